@@ -1,0 +1,234 @@
+// Package cc is the congestion-control plug-in boundary, shaped like the
+// Linux kernel's struct tcp_congestion_ops (include/net/tcp.h).
+//
+// An algorithm sees only an explicit *State — the fields of struct tcp_sock
+// and struct sock the kernel's CCs read or write — never the sender itself.
+// Windows are in packets (segments) as in the kernel, so the kernel's
+// fixed-point arithmetic ports unchanged. The required hooks are the
+// Algorithm interface; optional hooks are one-method interfaces detected once
+// when a flow attaches its CC (see Hooks).
+package cc
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/ccscope/ccscope/engine/sim"
+	"github.com/ccscope/ccscope/engine/units"
+)
+
+// CAState is the sender's congestion-avoidance state (enum tcp_ca_state).
+type CAState uint8
+
+// The kernel's CA states, in its order.
+const (
+	CAOpen CAState = iota
+	CADisorder
+	CACWR
+	CARecovery
+	CALoss
+)
+
+var caStateNames = [...]string{"open", "disorder", "cwr", "recovery", "loss"}
+
+// String returns the kernel's name for s without the TCP_CA_ prefix, lower case.
+func (s CAState) String() string {
+	if int(s) < len(caStateNames) {
+		return caStateNames[s]
+	}
+	return fmt.Sprintf("CAState(%d)", uint8(s))
+}
+
+// Event is a cwnd event (enum tcp_ca_event).
+type Event uint8
+
+// The kernel's cwnd events.
+const (
+	EventTxStart     Event = iota // first transmit when no packets in flight
+	EventCwndRestart              // congestion window restart after idle
+	EventCompleteCWR              // end of congestion recovery
+	EventLoss                     // loss timeout (RTO)
+	EventECNNoCE                  // ECT set, but not CE marked
+	EventECNIsCE                  // received CE marked IP packet
+)
+
+// AckFlags are the flags of the in_ack_event hook (enum tcp_ca_ack_event_flags).
+type AckFlags uint8
+
+// The kernel's in_ack_event flags.
+const (
+	AckSlowPath  AckFlags = 1 << iota // in slow path processing
+	AckWindowUpd                      // ACK updated the window
+	AckECE                            // ECE bit is set on the ACK
+)
+
+// State is what a CC reads and writes of its flow: the congestion window and
+// slow-start threshold it controls and the counters the kernel exposes to
+// tcp_congestion_ops through tcp_sock. The sender owns it and refreshes the
+// read-only fields before each hook.
+type State struct {
+	Now sim.Time // tcp_mstamp: the time of the ACK or event being processed
+
+	CwndPkts      uint32 // snd_cwnd, written by the CC
+	CwndCnt       uint32 // snd_cwnd_cnt: linear-increase counter, written by the CC
+	CwndClampPkts uint32 // snd_cwnd_clamp
+	SSThreshPkts  uint32 // snd_ssthresh, written by the CC (via SSThresh or directly)
+	PriorCwndPkts uint32 // prior_cwnd: cwnd when recovery began
+
+	MSS            units.Bytes // mss_cache
+	InFlightPkts   uint32      // tcp_packets_in_flight()
+	CwndLimited    bool        // tcp_is_cwnd_limited()
+	Delivered      uint32      // delivered: packets delivered so far, incl. retransmits
+	DeliveredCE    uint32      // delivered_ce: of those, CE-marked
+	Lost           uint32      // lost: packets marked lost so far
+	AppLimited     uint32      // app_limited: nonzero while the application limits sending
+	SRTT           sim.Duration
+	MinRTT         sim.Duration // tcp_min_rtt(): windowed min RTT, 0 before the first sample
+	CA             CAState
+	ECNOk          bool   // ECN negotiated on this connection
+	SndUna, SndNxt uint64 // byte sequence numbers (not wrapped) for per-window logic
+	LastAckSeq     uint64 // cumulative ACK of the ACK being processed
+
+	// PacingRate is sk_pacing_rate. The sender sets it from cwnd and srtt
+	// (tcp_update_pacing_rate) unless the algorithm implements CongController,
+	// in which case the algorithm sets it.
+	PacingRate units.BitRate
+	// GSOMaxSegs caps a TSO/GSO chunk, in segments (sk_gso_max_segs analogue).
+	GSOMaxSegs uint32
+
+	// Signals records the algorithm's internal variables. Never nil once the
+	// flow attaches the algorithm; recording may be off.
+	Signals *Signals
+}
+
+// AckSample is struct ack_sample, given to PktsAcked.
+type AckSample struct {
+	PktsAcked    uint32
+	RTT          sim.Duration // negative when the ACK gave no RTT sample
+	InFlightPkts uint32       // packets in flight before this ACK
+}
+
+// RateSample is struct rate_sample (tcp_rate.c), given to CongControl.
+type RateSample struct {
+	PriorTime         sim.Time     // prior_mstamp: start of the sampling interval
+	PriorDelivered    uint32       // delivered count at PriorTime
+	PriorDeliveredCE  uint32       // delivered_ce count at PriorTime
+	Delivered         int32        // packets delivered over the interval; -1 if no sample
+	DeliveredCE       int32        // CE-marked packets delivered over the interval
+	Interval          sim.Duration // sampling interval; -1 if no sample
+	SendInterval      sim.Duration // snd_interval_us
+	RecvInterval      sim.Duration // rcv_interval_us
+	RTT               sim.Duration // RTT of the last (s)acked packet; -1 if none
+	Losses            uint32       // packets newly marked lost on this ACK
+	AckedSacked       uint32       // packets newly (s)acked on this ACK
+	PriorInFlightPkts uint32       // in flight before this ACK
+	LastEndSeq        uint64       // end seq of the most recently (s)acked packet
+	IsAppLimited      bool
+	IsRetrans         bool // sample taken from a retransmitted packet
+	IsAckDelayed      bool // the ACK may have been delayed
+}
+
+// Algorithm is the required part of tcp_congestion_ops.
+type Algorithm interface {
+	// Name is the algorithm's name as scenarios select it.
+	Name() string
+	// SSThresh returns the slow-start threshold after a loss (ssthresh hook).
+	// It must not change State; the sender stores the result.
+	SSThresh(st *State) uint32
+	// CongAvoid grows the window on an ACK that acked this many packets
+	// (cong_avoid hook). Not called when the algorithm is a CongController.
+	CongAvoid(st *State, acked uint32)
+	// UndoCwnd returns the window to restore after a spurious reduction
+	// (undo_cwnd hook).
+	UndoCwnd(st *State) uint32
+}
+
+// Initer is the init hook: called once when the flow attaches the algorithm,
+// and where the algorithm defines its signals.
+type Initer interface{ Init(st *State) }
+
+// Releaser is the release hook, called when the flow ends.
+type Releaser interface{ Release(st *State) }
+
+// StateSetter is the set_state hook, called before CA changes to newState.
+type StateSetter interface{ SetState(st *State, newState CAState) }
+
+// CwndEventer is the cwnd_event hook.
+type CwndEventer interface{ CwndEvent(st *State, ev Event) }
+
+// InAckEventer is the in_ack_event hook.
+type InAckEventer interface{ InAckEvent(st *State, flags AckFlags) }
+
+// PktsAckeder is the pkts_acked hook, called on every ACK that acks data.
+type PktsAckeder interface{ PktsAcked(st *State, s AckSample) }
+
+// CongController is the cong_control hook: an algorithm that implements it
+// takes over window and pacing-rate control from cong_avoid and the sender's
+// default pacing (as BBR does).
+type CongController interface {
+	CongControl(st *State, rs *RateSample)
+}
+
+// MinTSOSegser is the min_tso_segs hook.
+type MinTSOSegser interface{ MinTSOSegs(st *State) uint32 }
+
+// Hooks is an Algorithm with its optional hooks resolved once, so the sender
+// pays one nil check per call instead of a type assertion.
+type Hooks struct {
+	Algorithm
+	Init        Initer
+	Release     Releaser
+	SetState    StateSetter
+	CwndEvent   CwndEventer
+	InAckEvent  InAckEventer
+	PktsAcked   PktsAckeder
+	CongControl CongController
+	MinTSOSegs  MinTSOSegser
+}
+
+// Resolve detects a's optional hooks.
+func Resolve(a Algorithm) Hooks {
+	h := Hooks{Algorithm: a}
+	h.Init, _ = a.(Initer)
+	h.Release, _ = a.(Releaser)
+	h.SetState, _ = a.(StateSetter)
+	h.CwndEvent, _ = a.(CwndEventer)
+	h.InAckEvent, _ = a.(InAckEventer)
+	h.PktsAcked, _ = a.(PktsAckeder)
+	h.CongControl, _ = a.(CongController)
+	h.MinTSOSegs, _ = a.(MinTSOSegser)
+	return h
+}
+
+// Factory makes a fresh instance of an algorithm for one flow.
+type Factory func() Algorithm
+
+var registry = map[string]Factory{}
+
+// Register adds an algorithm under name. It panics on a duplicate name,
+// since registration happens at package init.
+func Register(name string, f Factory) {
+	if _, dup := registry[name]; dup {
+		panic("cc: duplicate algorithm " + name)
+	}
+	registry[name] = f
+}
+
+// New returns a fresh instance of the named algorithm.
+func New(name string) (Algorithm, error) {
+	f, ok := registry[name]
+	if !ok {
+		return nil, fmt.Errorf("cc: unknown algorithm %q; known: %v", name, Names())
+	}
+	return f(), nil
+}
+
+// Names lists the registered algorithms in sorted order.
+func Names() []string {
+	names := make([]string, 0, len(registry))
+	for n := range registry {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
