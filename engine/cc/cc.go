@@ -151,13 +151,17 @@ type Initer interface{ Init(st *State) }
 type Releaser interface{ Release(st *State) }
 
 // StateSetter is the set_state hook, called before CA changes to newState.
-type StateSetter interface{ SetState(st *State, newState CAState) }
+type StateSetter interface {
+	SetState(st *State, newState CAState)
+}
 
 // CwndEventer is the cwnd_event hook.
 type CwndEventer interface{ CwndEvent(st *State, ev Event) }
 
 // InAckEventer is the in_ack_event hook.
-type InAckEventer interface{ InAckEvent(st *State, flags AckFlags) }
+type InAckEventer interface {
+	InAckEvent(st *State, flags AckFlags)
+}
 
 // PktsAckeder is the pkts_acked hook, called on every ACK that acks data.
 type PktsAckeder interface{ PktsAcked(st *State, s AckSample) }
