@@ -1,0 +1,124 @@
+package engine
+
+import (
+	"fmt"
+
+	"github.com/ccscope/ccscope/engine/config"
+	"github.com/ccscope/ccscope/engine/rng"
+	"github.com/ccscope/ccscope/engine/sim"
+	"github.com/ccscope/ccscope/engine/units"
+)
+
+// Action changes a parameter of a running simulation at the current instant.
+// Exactly one target (Link+Dir or Flow) and at least one value are set.
+type Action struct {
+	Link string `json:"link,omitempty" msgpack:"link,omitempty"`
+	Dir  string `json:"dir,omitempty" msgpack:"dir,omitempty"` // "ab" or "ba"
+	Flow string `json:"flow,omitempty" msgpack:"flow,omitempty"`
+
+	Rate       *units.BitRate     `json:"rate,omitempty" msgpack:"rate,omitempty"`
+	Delay      *sim.Duration      `json:"delay,omitempty" msgpack:"delay,omitempty"`
+	LossP      *float64           `json:"loss,omitempty" msgpack:"loss,omitempty"`
+	QueueLimit *config.QueueLimit `json:"queue_limit,omitempty" msgpack:"queue_limit,omitempty"`
+	CwndPkts   *uint32            `json:"cwnd,omitempty" msgpack:"cwnd,omitempty"`
+	PacingRate *units.BitRate     `json:"pacing_rate,omitempty" msgpack:"pacing_rate,omitempty"`
+}
+
+// FlowActor is a flow that accepts actions (a TCP sender: cwnd, pacing rate).
+type FlowActor interface {
+	Act(a Action) error
+}
+
+// limitSetter is a qdisc whose limit can change mid-run.
+type limitSetter interface {
+	SetLimit(bytes units.Bytes, pkts int) error
+}
+
+// Act applies a at the current instant.
+func (r *Run) Act(a Action) error {
+	switch {
+	case a.Flow != "" && a.Link != "":
+		return fmt.Errorf("engine: action names both link %q and flow %q; name one", a.Link, a.Flow)
+	case a.Flow != "":
+		for i, f := range r.Scenario.Flows {
+			if f.ID != a.Flow {
+				continue
+			}
+			fa, ok := r.Flows[i].(FlowActor)
+			if !ok {
+				return fmt.Errorf("engine: flow %q (%s) takes no actions", a.Flow, f.CC)
+			}
+			return fa.Act(a)
+		}
+		return fmt.Errorf("engine: action.flow: no flow %q", a.Flow)
+	case a.Link != "":
+		d, ok := r.Net.Dir(a.Link, a.Dir)
+		if !ok {
+			return fmt.Errorf("engine: action: no link direction %q %q (dir is \"ab\" or \"ba\")", a.Link, a.Dir)
+		}
+		if a.Rate == nil && a.Delay == nil && a.LossP == nil && a.QueueLimit == nil {
+			return fmt.Errorf("engine: action on link %q sets nothing (rate, delay, loss or queue_limit)", a.Link)
+		}
+		if a.Rate != nil && *a.Rate <= 0 {
+			return fmt.Errorf("engine: action.rate: %d bps is not positive", *a.Rate)
+		}
+		if a.Delay != nil && *a.Delay < 0 {
+			return fmt.Errorf("engine: action.delay: %v is negative", *a.Delay)
+		}
+		if a.LossP != nil && !(*a.LossP >= 0 && *a.LossP <= 1) {
+			return fmt.Errorf("engine: action.loss: %v is not a probability in [0, 1]", *a.LossP)
+		}
+		if a.QueueLimit != nil {
+			ls, ok := d.Qdisc().(limitSetter)
+			if !ok {
+				return fmt.Errorf("engine: action.queue_limit: the qdisc of %s cannot change its limit", d.Name)
+			}
+			if a.QueueLimit.MilliBDPs > 0 {
+				return fmt.Errorf("engine: action.queue_limit: give bytes or packets, not BDPs, mid-run")
+			}
+			if err := ls.SetLimit(a.QueueLimit.Bytes, int(a.QueueLimit.Packets)); err != nil {
+				return fmt.Errorf("engine: action.queue_limit: %w", err)
+			}
+		}
+		if a.Rate != nil {
+			d.SetRate(*a.Rate)
+		}
+		if a.Delay != nil {
+			d.SetDelay(*a.Delay)
+		}
+		if a.LossP != nil {
+			d.SetLoss(*a.LossP, rng.Stream(r.Scenario.Runtime.Seed, "link/"+d.Name+"/loss"))
+		}
+		return nil
+	}
+	return fmt.Errorf("engine: action names no target; give link and dir, or flow")
+}
+
+const kindChange sim.Kind = 1
+
+// changer applies the scenario's scheduled changes at their times.
+type changer struct {
+	run  *Run
+	self int32
+}
+
+func (c *changer) init(r *Run) {
+	c.run = r
+	c.self = r.Sim.Register(c, "changes")
+	for i, ch := range r.Scenario.Changes {
+		r.Sim.Schedule(sim.Time(ch.At), c.self, kindChange, uint64(i))
+	}
+}
+
+// Handle applies one scheduled change.
+func (c *changer) Handle(ev sim.Event) {
+	ch := c.run.Scenario.Changes[ev.Arg]
+	a := Action{Link: ch.Link, Dir: ch.Dir, Rate: ch.Rate, Delay: ch.Delay}
+	if ch.Loss != nil {
+		a.LossP = &ch.Loss.P
+	}
+	if err := c.run.Act(a); err != nil {
+		// The scenario was validated, so a failure here is an engine bug.
+		panic(fmt.Sprintf("engine: scheduled change %d at %v: %v", ev.Arg, ev.At, err))
+	}
+}

@@ -1,0 +1,170 @@
+// Package engine assembles a run from a validated scenario — the network,
+// its flows, scheduled changes and the trace — and drives it: step by events
+// or by time, run to the end, apply actions, summarise.
+package engine
+
+import (
+	"fmt"
+
+	"github.com/ccscope/ccscope/engine/config"
+	"github.com/ccscope/ccscope/engine/link"
+	"github.com/ccscope/ccscope/engine/packet"
+	"github.com/ccscope/ccscope/engine/pump"
+	"github.com/ccscope/ccscope/engine/sim"
+	"github.com/ccscope/ccscope/engine/topo"
+	"github.com/ccscope/ccscope/engine/trace"
+)
+
+// Version is the engine version stamped into checkpoints: runs replay bit for
+// bit only on the same version.
+const Version = "0.1.0"
+
+// Flow is one flow of a run, as the engine sees it.
+type Flow interface {
+	// Summary reports the flow's end-of-run figures at time now.
+	Summary(now sim.Time) FlowSummary
+}
+
+// Run is one simulation run.
+type Run struct {
+	Scenario *config.Scenario
+	Sim      *sim.Sim
+	Pool     *packet.Pool
+	Net      *topo.Network
+	Trace    *trace.Recorder
+	Flows    []Flow
+
+	horizon sim.Time
+	queues  []*queueObs
+	changes changer
+}
+
+// New builds a run of scn. sink receives full trace tables (nil: they
+// accumulate in Run.Trace).
+func New(scn *config.Scenario, sink trace.Sink) (*Run, error) {
+	r := &Run{Scenario: scn, Sim: sim.New(), Pool: &packet.Pool{}, horizon: sim.Time(scn.Runtime.Duration)}
+	r.Trace = trace.NewRecorder(scn.Trace.Detail, scn.Trace.Interval, sink)
+	nw, err := topo.Build(r.Sim, r.Pool, scn)
+	if err != nil {
+		return nil, err
+	}
+	r.Net = nw
+	for _, l := range scn.Links {
+		r.Trace.Links = append(r.Trace.Links, l.ID)
+	}
+	for i, d := range nw.Dirs {
+		q := &queueObs{run: r, link: int32(i / 2), ab: d.AB}
+		r.queues = append(r.queues, q)
+		to, _ := nodeOf(nw, scn, i)
+		d.Connect(to, q)
+	}
+	for i, f := range scn.Flows {
+		r.Trace.Flows = append(r.Trace.Flows, f.ID)
+		fl, err := r.newFlow(int32(i), f)
+		if err != nil {
+			return nil, fmt.Errorf("engine: flows[%s]: %w", f.ID, err)
+		}
+		r.Flows = append(r.Flows, fl)
+	}
+	r.changes.init(r)
+	return r, nil
+}
+
+// nodeOf is the far-end node of direction i (link i/2, ab if i is even).
+func nodeOf(nw *topo.Network, scn *config.Scenario, i int) (*topo.Node, bool) {
+	l := scn.Links[i/2]
+	if i%2 == 0 {
+		return nw.Node(l.B), true
+	}
+	return nw.Node(l.A), true
+}
+
+func (r *Run) newFlow(idx int32, f config.Flow) (Flow, error) {
+	src, dst := r.Net.Node(f.Src), r.Net.Node(f.Dst)
+	if f.CC == "pump" {
+		p := pump.New(r.Sim, r.Pool, src, r.Trace, pump.Config{
+			Flow: idx, Src: src.Index, Dst: dst.Index, Rate: f.Rate, PacketSize: f.PacketSize,
+			Start: sim.Time(f.Start), Size: f.Size,
+		})
+		dst.Attach(idx, p)
+		return pumpFlow{p, f}, nil
+	}
+	return nil, fmt.Errorf("cc %q: the TCP endpoint is not built yet; only \"pump\" flows run", f.CC)
+}
+
+// Now is the current simulated time.
+func (r *Run) Now() sim.Time { return r.Sim.Now() }
+
+// Horizon is the time the run ends.
+func (r *Run) Horizon() sim.Time { return r.horizon }
+
+// Done reports whether the run reached its horizon.
+func (r *Run) Done() bool {
+	return r.Sim.Now() >= r.horizon
+}
+
+// RunUntil advances to time t (capped at the horizon).
+func (r *Run) RunUntil(t sim.Time) {
+	r.Sim.RunUntil(min(t, r.horizon))
+}
+
+// StepEvents dispatches up to n events that fall before the horizon and
+// reports how many it dispatched.
+func (r *Run) StepEvents(n uint64) uint64 {
+	var done uint64
+	for done < n && r.Sim.NextAt() <= r.horizon {
+		done += r.Sim.Step(1)
+	}
+	if r.Sim.NextAt() > r.horizon {
+		r.Sim.RunUntil(r.horizon)
+	}
+	return done
+}
+
+// RunToEnd runs to the horizon and flushes the trace.
+func (r *Run) RunToEnd() {
+	r.Sim.RunUntil(r.horizon)
+	r.Trace.FlushAll()
+}
+
+// queueObs records a direction's queue activity for the trace and summary.
+type queueObs struct {
+	run     *Run
+	link    int32
+	ab      bool
+	last    sim.Time
+	sojourn trace.Hist
+}
+
+func (q *queueObs) Enqueued(d *link.Dir, now sim.Time) { q.record(d, now, 0) }
+
+func (q *queueObs) Dequeued(d *link.Dir, now sim.Time, sojourn sim.Duration) {
+	q.sojourn.Add(int64(sojourn))
+	q.record(d, now, sojourn)
+}
+
+func (q *queueObs) record(d *link.Dir, now sim.Time, sojourn sim.Duration) {
+	if !q.run.Trace.On() {
+		return
+	}
+	b, n := d.Qdisc().Backlog()
+	q.run.Trace.RecordQueue(&q.last, trace.QueueRow{T: now, Link: q.link, DirAB: q.ab, BacklogBytes: int64(b),
+		BacklogPkts: int64(n), Sojourn: sojourn, Drops: d.Stats.Drops, Marks: d.Stats.Marks})
+}
+
+func (q *queueObs) Dropped(d *link.Dir, now sim.Time, id packet.ID, onWire bool) {
+	p := q.run.Pool.Get(id)
+	q.run.Trace.RecordEvent(now, p.Flow, trace.EvDrop, int64(p.Seq), int32(p.Len))
+	if n, ok := q.run.Flows[p.Flow].(dropNotifier); ok {
+		n.NoteDrop(id)
+	}
+}
+
+func (q *queueObs) Marked(d *link.Dir, now sim.Time, id packet.ID) {
+	p := q.run.Pool.Get(id)
+	q.run.Trace.RecordEvent(now, p.Flow, trace.EvECNMark, int64(p.Seq), int32(p.Len))
+}
+
+// dropNotifier is a flow that wants to know of its dropped packets (for
+// ground-truth loss counts).
+type dropNotifier interface{ NoteDrop(id packet.ID) }

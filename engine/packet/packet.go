@@ -1,0 +1,120 @@
+// Package packet holds the simulated packet and the pool that owns them.
+// Packets are values in fixed-size slabs, referenced by ID, so per-packet work
+// allocates nothing once the pool has grown to the run's working set and a
+// *Packet stays valid while its ID is live.
+package packet
+
+import (
+	"fmt"
+
+	"github.com/ccscope/ccscope/engine/sim"
+	"github.com/ccscope/ccscope/engine/units"
+)
+
+// ID refers to a packet in a Pool.
+type ID int32
+
+// ECN is the IP header's ECN field (RFC 3168).
+type ECN uint8
+
+// ECN codepoints.
+const (
+	NotECT ECN = 0
+	ECT1   ECN = 1 // L4S (RFC 9331)
+	ECT0   ECN = 2
+	CE     ECN = 3
+)
+
+// Flags are TCP header flags.
+type Flags uint16
+
+// TCP flags.
+const (
+	FIN Flags = 1 << iota
+	SYN
+	RST
+	PSH
+	ACK
+	URG
+	ECE
+	CWR
+	AE // AccECN (RFC 9768) uses the former NS bit
+)
+
+// SackBlock is one SACK block [Start, End) in byte sequence space.
+type SackBlock struct{ Start, End uint64 }
+
+// MaxSack is the number of SACK blocks that fit beside the timestamp option.
+const MaxSack = 3
+
+// Packet is one simulated IP packet. Link and queue code reads only the
+// network fields; transport fields belong to the flow's endpoints.
+type Packet struct {
+	// Network.
+	Flow  int32       // index of the flow it belongs to
+	Src   int32       // source node index
+	Dst   int32       // destination node index
+	Size  units.Bytes // bytes on the wire
+	ECN   ECN
+	EnqAt sim.Time // when it entered its current queue (for sojourn)
+	Hash  uint32   // flow hash for fair queueing
+
+	// Transport (TCP; a pump uses Seq and SentAt only).
+	Flags  Flags
+	Seq    uint64 // first payload byte (unwrapped sequence space)
+	Len    uint32 // payload bytes
+	Ack    uint64 // cumulative ACK
+	Wnd    uint32 // advertised receive window, bytes
+	TSVal  uint32 // timestamp option (the sender's clock, usec)
+	TSEcr  uint32
+	NSack  uint8
+	Sack   [MaxSack]SackBlock
+	SentAt sim.Time  // when the sender handed it to the network
+	Tx     int32     // sender-private index of this transmission's record
+	AccECN [3]uint32 // AccECN (RFC 9768) echo counters, owned by the TCP endpoint
+}
+
+const (
+	slabShift = 12
+	slabSize  = 1 << slabShift
+)
+
+// Pool owns a run's packets.
+type Pool struct {
+	slabs [][]Packet
+	free  []ID
+	live  int
+}
+
+// Alloc returns a zeroed packet's ID.
+func (p *Pool) Alloc() ID {
+	if len(p.free) == 0 {
+		base := ID(len(p.slabs) * slabSize)
+		p.slabs = append(p.slabs, make([]Packet, slabSize))
+		for i := ID(slabSize - 1); i >= 0; i-- {
+			p.free = append(p.free, base+i)
+		}
+	}
+	id := p.free[len(p.free)-1]
+	p.free = p.free[:len(p.free)-1]
+	p.live++
+	*p.Get(id) = Packet{}
+	return id
+}
+
+// Get returns the packet with id. The pointer stays valid until Free(id).
+func (p *Pool) Get(id ID) *Packet {
+	return &p.slabs[id>>slabShift][id&(slabSize-1)]
+}
+
+// Free returns id to the pool.
+func (p *Pool) Free(id ID) {
+	if p.live <= 0 {
+		panic(fmt.Sprintf("packet: free of %d with no live packets", id))
+	}
+	p.live--
+	p.free = append(p.free, id)
+}
+
+// Live is the number of allocated packets.
+func (p *Pool) Live() int { return p.live }

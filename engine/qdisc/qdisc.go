@@ -1,0 +1,67 @@
+// Package qdisc holds the queueing disciplines a link direction's egress
+// uses: buffering plus a dequeue policy behind one small interface.
+package qdisc
+
+import (
+	"errors"
+
+	"github.com/ccscope/ccscope/engine/packet"
+	"github.com/ccscope/ccscope/engine/sim"
+	"github.com/ccscope/ccscope/engine/units"
+)
+
+// Env is what a discipline needs from its link direction: the packet pool,
+// and a place to send packets it drops (which frees and records them).
+type Env struct {
+	Pool *packet.Pool
+	Drop func(id packet.ID, now sim.Time)
+	Mark func(id packet.ID, now sim.Time) // called when a packet is CE-marked
+}
+
+// Qdisc is a queueing discipline.
+type Qdisc interface {
+	// Enqueue offers a packet; false means it was dropped at the tail and
+	// the caller still owns it.
+	Enqueue(id packet.ID, now sim.Time) bool
+	// Dequeue returns the next packet to transmit, if any. The discipline
+	// may drop or mark packets on the way (through Env).
+	Dequeue(now sim.Time) (packet.ID, bool)
+	// Backlog is the queued bytes and packets.
+	Backlog() (units.Bytes, int)
+}
+
+// ring is a growable FIFO of packet IDs with their sizes' running total.
+type ring struct {
+	buf     []packet.ID
+	head, n int
+	bytes   units.Bytes
+}
+
+func (r *ring) push(p *packet.Pool, id packet.ID) {
+	if r.n == len(r.buf) {
+		nb := make([]packet.ID, max(16, 2*len(r.buf)))
+		for i := 0; i < r.n; i++ {
+			nb[i] = r.buf[(r.head+i)%len(r.buf)]
+		}
+		r.buf, r.head = nb, 0
+	}
+	r.buf[(r.head+r.n)%len(r.buf)] = id
+	r.n++
+	r.bytes += p.Get(id).Size
+}
+
+func (r *ring) pop(p *packet.Pool) (packet.ID, bool) {
+	if r.n == 0 {
+		return 0, false
+	}
+	id := r.buf[r.head]
+	r.head = (r.head + 1) % len(r.buf)
+	r.n--
+	r.bytes -= p.Get(id).Size
+	return id, true
+}
+
+var (
+	errLimit      = errors.New("qdisc: a limit needs a positive byte or packet count")
+	errCoDelLimit = errors.New("qdisc: codel's limit is a positive packet count")
+)

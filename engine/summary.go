@@ -1,0 +1,139 @@
+package engine
+
+import (
+	"github.com/ccscope/ccscope/engine/config"
+	"github.com/ccscope/ccscope/engine/pump"
+	"github.com/ccscope/ccscope/engine/sim"
+	"github.com/ccscope/ccscope/engine/trace"
+	"github.com/ccscope/ccscope/engine/units"
+)
+
+// Summary is a run's end-of-run report; its JSON form is what
+// `ccscope run --json` prints and the server's summary op returns.
+type Summary struct {
+	Scenario   string         `json:"scenario" msgpack:"scenario"`
+	Seed       uint64         `json:"seed" msgpack:"seed"`
+	ConfigHash string         `json:"config_hash" msgpack:"config_hash"`
+	SimTimePs  int64          `json:"sim_time_ps" msgpack:"sim_time_ps"`
+	Events     uint64         `json:"events" msgpack:"events"`
+	Digest     string         `json:"digest" msgpack:"digest"`
+	WallS      float64        `json:"wall_s" msgpack:"wall_s"`
+	Flows      []FlowSummary  `json:"flows" msgpack:"flows"`
+	Queues     []QueueSummary `json:"queues" msgpack:"queues"`
+}
+
+// FlowSummary reports one flow. Pointers are null where a value does not
+// apply or was not reached.
+type FlowSummary struct {
+	ID             string `json:"id" msgpack:"id"`
+	Kind           string `json:"kind" msgpack:"kind"` // "pump" or "tcp"
+	CC             string `json:"cc" msgpack:"cc"`
+	BytesSent      int64  `json:"bytes_sent" msgpack:"bytes_sent"`
+	BytesDelivered int64  `json:"bytes_delivered" msgpack:"bytes_delivered"`
+	GoodputBps     *int64 `json:"goodput_bps" msgpack:"goodput_bps"`
+	Retransmits    *int64 `json:"retransmits" msgpack:"retransmits"`
+	T10MBPs        *int64 `json:"t_10MB_ps" msgpack:"t_10MB_ps"`
+	T100MBPs       *int64 `json:"t_100MB_ps" msgpack:"t_100MB_ps"`
+	RTTP50Ps       *int64 `json:"rtt_p50_ps" msgpack:"rtt_p50_ps"`
+	RTTP99Ps       *int64 `json:"rtt_p99_ps" msgpack:"rtt_p99_ps"`
+	// CC holds algorithm-specific final values (e.g. BBR's bw and min_rtt).
+	CCFinal map[string]float64 `json:"cc_final,omitempty" msgpack:"cc_final,omitempty"`
+}
+
+// QueueSummary reports one link direction's egress queue.
+type QueueSummary struct {
+	Link            string `json:"link" msgpack:"link"`
+	Dir             string `json:"dir" msgpack:"dir"`
+	Enqueued        uint64 `json:"enqueued" msgpack:"enqueued"`
+	Drops           uint64 `json:"drops" msgpack:"drops"`
+	Marks           uint64 `json:"marks" msgpack:"marks"`
+	WireLosses      uint64 `json:"wire_losses" msgpack:"wire_losses"`
+	MaxBacklogBytes int64  `json:"max_backlog_bytes" msgpack:"max_backlog_bytes"`
+	SojournP50Ps    *int64 `json:"sojourn_p50_ps" msgpack:"sojourn_p50_ps"`
+	SojournP99Ps    *int64 `json:"sojourn_p99_ps" msgpack:"sojourn_p99_ps"`
+}
+
+// Summary reports the run so far. hash is the scenario's config hash.
+func (r *Run) Summary(hash string) Summary {
+	now := r.Sim.Now()
+	s := Summary{Scenario: r.Scenario.Name, Seed: r.Scenario.Runtime.Seed, ConfigHash: hash,
+		SimTimePs: int64(now), Events: r.Sim.Events(), Digest: DigestString(r.Sim.Digest()),
+		Flows: []FlowSummary{}, Queues: []QueueSummary{}}
+	for _, f := range r.Flows {
+		s.Flows = append(s.Flows, f.Summary(now))
+	}
+	for i, d := range r.Net.Dirs {
+		if d.Stats.Enqueued == 0 && d.Stats.Drops == 0 {
+			continue
+		}
+		q := r.queues[i]
+		dir := "ba"
+		if d.AB {
+			dir = "ab"
+		}
+		s.Queues = append(s.Queues, QueueSummary{Link: d.Link, Dir: dir, Enqueued: d.Stats.Enqueued,
+			Drops: d.Stats.Drops, Marks: d.Stats.Marks, WireLosses: d.Stats.WireLosses,
+			MaxBacklogBytes: int64(d.Stats.MaxBacklog),
+			SojournP50Ps:    quantile(&q.sojourn, 0.5), SojournP99Ps: quantile(&q.sojourn, 0.99)})
+	}
+	return s
+}
+
+// DigestString formats a run digest as 16 hex digits.
+func DigestString(d uint64) string {
+	const hex = "0123456789abcdef"
+	var b [16]byte
+	for i := 15; i >= 0; i-- {
+		b[i] = hex[d&15]
+		d >>= 4
+	}
+	return string(b[:])
+}
+
+func quantile(h *trace.Hist, q float64) *int64 {
+	v, ok := h.Quantile(q)
+	if !ok {
+		return nil
+	}
+	return &v
+}
+
+func ptr(v int64) *int64 { return &v }
+
+// Goodput is payload bytes delivered per second of the flow's active time:
+// from its first data byte sent to its completion, or to now if it has not
+// completed.
+func Goodput(delivered units.Bytes, first, done, now sim.Time) *int64 {
+	end := now
+	if done != 0 {
+		end = done
+	}
+	if end <= first {
+		return nil
+	}
+	return ptr(int64(units.RateOf(delivered, end.Sub(first))))
+}
+
+// milestone converts a milestone duration (0: not reached) to a summary value.
+func milestone(d sim.Duration) *int64 {
+	if d == 0 {
+		return nil
+	}
+	return ptr(int64(d))
+}
+
+type pumpFlow struct {
+	p   *pump.Pump
+	cfg config.Flow
+}
+
+func (f pumpFlow) Summary(now sim.Time) FlowSummary {
+	p := f.p
+	s := FlowSummary{ID: f.cfg.ID, Kind: "pump", CC: "pump", BytesSent: int64(p.BytesSent),
+		BytesDelivered: int64(p.BytesDelivered), T10MBPs: milestone(p.Milestones.T10MB),
+		T100MBPs: milestone(p.Milestones.T100MB)}
+	if p.Sent > 0 {
+		s.GoodputBps = Goodput(p.BytesDelivered, p.FirstSend, p.Done, now)
+	}
+	return s
+}

@@ -1,0 +1,56 @@
+package trace
+
+import "math/bits"
+
+// Hist is a log-linear histogram of non-negative int64 values (picoseconds,
+// bytes): 64 sub-buckets per power of two, so a quantile is within 1/64
+// (1.6%) of the true value. It is fixed-size and never allocates on Add.
+type Hist struct {
+	n      uint64
+	counts [64 * 64]uint64
+}
+
+const histSub = 6 // log2 of sub-buckets per power of two
+
+func histBucket(v int64) int {
+	if v < 1<<histSub {
+		return int(max(v, 0))
+	}
+	e := bits.Len64(uint64(v)) - histSub - 1 // v >> e is in [64, 128)
+	return (e+1)<<histSub | int(uint64(v)>>e)&(1<<histSub-1)
+}
+
+// bucketMid is the midpoint of bucket b's value range.
+func bucketMid(b int) int64 {
+	if b < 1<<histSub {
+		return int64(b)
+	}
+	e := b>>histSub - 1
+	lo := (int64(1)<<histSub | int64(b&(1<<histSub-1))) << e
+	return lo + (int64(1)<<e)/2
+}
+
+// Add records v.
+func (h *Hist) Add(v int64) {
+	h.counts[histBucket(v)]++
+	h.n++
+}
+
+// Count is the number of values recorded.
+func (h *Hist) Count() uint64 { return h.n }
+
+// Quantile returns the q-quantile (0 ≤ q ≤ 1) and false when empty.
+func (h *Hist) Quantile(q float64) (int64, bool) {
+	if h.n == 0 {
+		return 0, false
+	}
+	rank := uint64(q*float64(h.n-1)) + 1
+	var seen uint64
+	for b, c := range h.counts {
+		seen += c
+		if seen >= rank {
+			return bucketMid(b), true
+		}
+	}
+	return bucketMid(len(h.counts) - 1), true
+}

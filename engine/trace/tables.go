@@ -1,0 +1,199 @@
+package trace
+
+import (
+	"github.com/ccscope/ccscope/engine/config"
+	"github.com/ccscope/ccscope/engine/sim"
+)
+
+// QueueTable holds queue state: one row per change of a direction's backlog.
+type QueueTable struct {
+	T            []int64 // t_ps
+	Link         []int32 // index into Recorder.Links
+	DirAB        []bool  // true: the a→b direction
+	BacklogBytes []int64
+	BacklogPkts  []int64
+	SojournPs    []int64 // of the packet just dequeued; 0 on enqueue
+	Drops        []uint64
+	Marks        []uint64
+}
+
+func (t *QueueTable) reset() {
+	*t = QueueTable{T: t.T[:0], Link: t.Link[:0], DirAB: t.DirAB[:0], BacklogBytes: t.BacklogBytes[:0], BacklogPkts: t.BacklogPkts[:0], SojournPs: t.SojournPs[:0], Drops: t.Drops[:0], Marks: t.Marks[:0]}
+}
+
+// Len is the number of rows.
+func (t *QueueTable) Len() int { return len(t.T) }
+
+// QueueRow is one row of the queue table.
+type QueueRow struct {
+	T            sim.Time
+	Link         int32
+	DirAB        bool
+	BacklogBytes int64
+	BacklogPkts  int64
+	Sojourn      sim.Duration
+	Drops, Marks uint64
+}
+
+// RecordQueue appends a queue row if the detail level and *last allow.
+func (r *Recorder) RecordQueue(last *sim.Time, row QueueRow) {
+	if !r.due(last, row.T) {
+		return
+	}
+	q := &r.Queue
+	q.T = append(q.T, int64(row.T))
+	q.Link = append(q.Link, row.Link)
+	q.DirAB = append(q.DirAB, row.DirAB)
+	q.BacklogBytes = append(q.BacklogBytes, row.BacklogBytes)
+	q.BacklogPkts = append(q.BacklogPkts, row.BacklogPkts)
+	q.SojournPs = append(q.SojournPs, int64(row.Sojourn))
+	q.Drops = append(q.Drops, row.Drops)
+	q.Marks = append(q.Marks, row.Marks)
+	r.maybeFlush(TableQueue, len(q.T))
+}
+
+// DeliveryTable holds per-flow cumulative payload bytes delivered.
+type DeliveryTable struct {
+	T              []int64
+	Flow           []int32
+	BytesDelivered []int64
+}
+
+func (t *DeliveryTable) reset() {
+	*t = DeliveryTable{T: t.T[:0], Flow: t.Flow[:0], BytesDelivered: t.BytesDelivered[:0]}
+}
+
+// Len is the number of rows.
+func (t *DeliveryTable) Len() int { return len(t.T) }
+
+// RecordDelivery appends a delivery row if the detail level and *last allow.
+func (r *Recorder) RecordDelivery(last *sim.Time, now sim.Time, flow int32, delivered int64) {
+	if !r.due(last, now) {
+		return
+	}
+	d := &r.Delivery
+	d.T = append(d.T, int64(now))
+	d.Flow = append(d.Flow, flow)
+	d.BytesDelivered = append(d.BytesDelivered, delivered)
+	r.maybeFlush(TableDelivery, len(d.T))
+}
+
+// FlowRow is one sample of a TCP sender's state.
+type FlowRow struct {
+	T               sim.Time
+	Flow            int32
+	CwndPkts        uint32
+	SSThreshPkts    uint32
+	InflightBytes   int64
+	InflightPkts    uint32
+	SRTT, RTTVar    sim.Duration
+	MinRTT          sim.Duration
+	PacingRateBps   int64
+	DeliveryRateBps int64
+	Delivered       uint64 // packets
+	Lost            uint64 // packets
+	Retrans         uint64 // packets
+	CAState         uint8
+}
+
+// FlowTable holds per-flow sender state.
+type FlowTable struct {
+	Rows []FlowRow
+}
+
+func (t *FlowTable) reset() { t.Rows = t.Rows[:0] }
+
+// Len is the number of rows.
+func (t *FlowTable) Len() int { return len(t.Rows) }
+
+// RecordFlow appends a sender-state row if the detail level and *last allow.
+func (r *Recorder) RecordFlow(last *sim.Time, row FlowRow) {
+	if !r.due(last, row.T) {
+		return
+	}
+	r.FlowsT.Rows = append(r.FlowsT.Rows, row)
+	r.maybeFlush(TableFlows, len(r.FlowsT.Rows))
+}
+
+// SignalTable holds CC-registered signals in long format.
+type SignalTable struct {
+	T      []int64
+	Flow   []int32
+	Signal []int32 // index into Recorder.Signals
+	Value  []float64
+}
+
+func (t *SignalTable) reset() {
+	*t = SignalTable{T: t.T[:0], Flow: t.Flow[:0], Signal: t.Signal[:0], Value: t.Value[:0]}
+}
+
+// Len is the number of rows.
+func (t *SignalTable) Len() int { return len(t.T) }
+
+// RecordSignal appends a signal change. Signals are recorded on every change
+// at change detail and subject to *last per flow when sampled.
+func (r *Recorder) RecordSignal(last *sim.Time, now sim.Time, flow, signal int32, v float64) {
+	if r.Detail == config.TraceSummary || r.Detail == config.TraceSampled && !r.due(last, now) {
+		return
+	}
+	s := &r.SignalT
+	s.T = append(s.T, int64(now))
+	s.Flow = append(s.Flow, flow)
+	s.Signal = append(s.Signal, signal)
+	s.Value = append(s.Value, v)
+	r.maybeFlush(TableSignals, len(s.T))
+}
+
+// EventKind is a discrete event in the events table.
+type EventKind uint8
+
+// Event kinds.
+const (
+	EvAck EventKind = iota
+	EvSack
+	EvDSack
+	EvTLP
+	EvRTO
+	EvRetransmit
+	EvDrop
+	EvECNMark
+	EvRecoveryEnter
+	EvRecoveryExit
+	EvUndo
+	EvSend
+	EvLoss // marked lost by the sender
+)
+
+// EventKindNames are the events' names in traces, indexed by EventKind.
+var EventKindNames = [...]string{"ack", "sack", "dsack", "tlp", "rto", "retransmit", "drop", "ecn_mark",
+	"recovery_enter", "recovery_exit", "undo", "send", "loss"}
+
+// EventTable holds discrete events.
+type EventTable struct {
+	T      []int64
+	Flow   []int32
+	Kind   []EventKind
+	Seq    []int64
+	Length []int32
+}
+
+func (t *EventTable) reset() {
+	*t = EventTable{T: t.T[:0], Flow: t.Flow[:0], Kind: t.Kind[:0], Seq: t.Seq[:0], Length: t.Length[:0]}
+}
+
+// Len is the number of rows.
+func (t *EventTable) Len() int { return len(t.T) }
+
+// RecordEvent appends an event; events are recorded at change detail only.
+func (r *Recorder) RecordEvent(now sim.Time, flow int32, kind EventKind, seq int64, length int32) {
+	if r.Detail != config.TraceChange {
+		return
+	}
+	e := &r.EventT
+	e.T = append(e.T, int64(now))
+	e.Flow = append(e.Flow, flow)
+	e.Kind = append(e.Kind, kind)
+	e.Seq = append(e.Seq, seq)
+	e.Length = append(e.Length, length)
+	r.maybeFlush(TableEvents, len(e.T))
+}

@@ -1,0 +1,126 @@
+// Package trace records a run's signals into columnar tables that leave as
+// Arrow record batches: queue state, per-flow delivery, per-flow sender
+// state, CC-registered signals (long format) and discrete events.
+//
+// Rows are appended to plain Go column slices (no per-row allocation once a
+// table has grown). When a table reaches its flush size the recorder hands it
+// to the Sink and starts it afresh, so a long run's memory stays bounded.
+package trace
+
+import (
+	"github.com/ccscope/ccscope/engine/config"
+	"github.com/ccscope/ccscope/engine/sim"
+)
+
+// Table names, as they appear in files and on the wire.
+const (
+	TableQueue    = "queue"
+	TableDelivery = "delivery"
+	TableFlows    = "flows"
+	TableSignals  = "signals"
+	TableEvents   = "events"
+)
+
+// Sink receives full tables. It must copy what it keeps: the recorder resets
+// the table after Flush returns.
+type Sink interface {
+	Flush(r *Recorder, table string) error
+}
+
+// Recorder owns a run's trace tables.
+type Recorder struct {
+	Detail   config.TraceDetail
+	Interval sim.Duration
+
+	Links   []string // link names, indexed by QueueTable.Link
+	Flows   []string // flow ids, indexed by the Flow columns
+	Signals []string // signal names, indexed by SignalTable.Signal
+
+	Queue    QueueTable
+	Delivery DeliveryTable
+	FlowsT   FlowTable
+	SignalT  SignalTable
+	EventT   EventTable
+
+	sink      Sink
+	flushRows int
+	err       error // sticky first sink error
+}
+
+// DefaultFlushRows is the table size at which a recorder with a sink flushes.
+const DefaultFlushRows = 1 << 16
+
+// NewRecorder returns a recorder at the given detail. With a nil sink tables
+// accumulate in memory until Reset.
+func NewRecorder(detail config.TraceDetail, interval sim.Duration, sink Sink) *Recorder {
+	return &Recorder{Detail: detail, Interval: interval, sink: sink, flushRows: DefaultFlushRows}
+}
+
+// On reports whether the recorder records time series at all.
+func (r *Recorder) On() bool { return r != nil && r.Detail != config.TraceSummary }
+
+// Err is the first error the sink returned.
+func (r *Recorder) Err() error { return r.err }
+
+// SetSink replaces the sink (nil: accumulate).
+func (r *Recorder) SetSink(s Sink) { r.sink = s }
+
+// SignalIndex interns a signal name.
+func (r *Recorder) SignalIndex(name string) int32 {
+	for i, s := range r.Signals {
+		if s == name {
+			return int32(i)
+		}
+	}
+	r.Signals = append(r.Signals, name)
+	return int32(len(r.Signals) - 1)
+}
+
+// due reports whether an entity last recorded at *last may record at now,
+// and if so advances *last. Every-change detail always records; sampled
+// detail records at most once per Interval per entity.
+func (r *Recorder) due(last *sim.Time, now sim.Time) bool {
+	if r.Detail == config.TraceChange {
+		return true
+	}
+	if r.Detail != config.TraceSampled || now < *last+sim.Time(r.Interval) && *last != 0 {
+		return false
+	}
+	*last = now
+	return true
+}
+
+func (r *Recorder) maybeFlush(table string, rows int) {
+	if r.sink == nil || rows < r.flushRows {
+		return
+	}
+	r.FlushTable(table)
+}
+
+// FlushTable hands a table to the sink and clears it.
+func (r *Recorder) FlushTable(table string) {
+	if r.sink != nil && r.err == nil {
+		if err := r.sink.Flush(r, table); err != nil {
+			r.err = err
+		}
+	}
+	switch table {
+	case TableQueue:
+		r.Queue.reset()
+	case TableDelivery:
+		r.Delivery.reset()
+	case TableFlows:
+		r.FlowsT.reset()
+	case TableSignals:
+		r.SignalT.reset()
+	case TableEvents:
+		r.EventT.reset()
+	}
+}
+
+// FlushAll flushes every table, e.g. at the end of a run.
+func (r *Recorder) FlushAll() {
+	for _, t := range []string{TableQueue, TableDelivery, TableFlows, TableSignals, TableEvents} {
+		r.FlushTable(t)
+	}
+}
