@@ -1,0 +1,62 @@
+"""ccscope: drive a deterministic packet-level TCP congestion-control simulator.
+
+Quick start::
+
+    import ccscope
+
+    with ccscope.connect() as client:               # starts a private local server
+        with client.open("p-rtr-p", set={"trace.detail": "change"}) as s:
+            s.run()
+            flows = ccscope.with_seconds(s.signals("flows"))   # a pyarrow.Table
+            print(s.summary()["flows"][0]["goodput_bps"])
+
+Everything raised is a :class:`ccscope.errors.CcscopeError`; see
+:mod:`ccscope.errors` for the tree. Plots live in :mod:`ccscope.plot`
+(matplotlib, optional), sweeps in :func:`ccscope.sweep`, a gymnasium
+environment in :mod:`ccscope.gym` (optional).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from . import errors
+from ._version import __version__
+from .client import Client, connect
+from .errors import CcscopeError, ServerDied, ServerError
+from .results import Checkpoint, Position, Summary
+from .session import Session, make_action
+from .tables import CA_STATES, flow_names, format_duration, parse_duration, with_seconds
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .sweep import sweep
+
+__all__ = [
+    "__version__",
+    "connect",
+    "Client",
+    "Session",
+    "Summary",
+    "Checkpoint",
+    "Position",
+    "make_action",
+    "with_seconds",
+    "flow_names",
+    "parse_duration",
+    "format_duration",
+    "CA_STATES",
+    "sweep",
+    "errors",
+    "CcscopeError",
+    "ServerError",
+    "ServerDied",
+]
+
+
+def __getattr__(name: str) -> Any:
+    # sweep pulls in concurrent.futures and optional dask; load it on use.
+    if name == "sweep":
+        from .sweep import sweep
+
+        return sweep
+    raise AttributeError(f"module 'ccscope' has no attribute {name!r}")

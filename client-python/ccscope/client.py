@@ -1,0 +1,378 @@
+"""The connection to a ccscope server: ``connect()`` and :class:`Client`."""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from . import codec
+from ._server import LocalServer
+from ._version import __version__
+from .codec import DataPush, ProgressPush, Response
+from .errors import CcscopeError, ConnectionLost, ProtocolError, ServerDied
+from .results import Checkpoint
+from .session import Session
+from .transport import Transport, WebSocketTransport
+
+__all__ = ["connect", "Client", "DEFAULT_TIMEOUT"]
+
+#: Seconds allowed to start a server, connect, and answer a quick request.
+DEFAULT_TIMEOUT = 30.0
+
+# How often a wait without a deadline checks that the local server lives.
+_POLL_S = 0.5
+
+
+def connect(url: str | None = None, *, token: str | None = None, timeout: float = DEFAULT_TIMEOUT) -> "Client":
+    """Connect to a ccscope server, starting a private one if no URL is given.
+
+    With no ``url`` the server binary compiled into this package is started as
+    ``ccscope serve --addr 127.0.0.1:0``; the client reads the URL it prints
+    and stops it again on :meth:`Client.close`, on leaving a ``with`` block,
+    and at interpreter exit.
+
+    Args:
+        url: ``ws://HOST:PORT/`` of a running server (its ``?token=`` may be
+            included), or None for a private local server.
+        token: The server's token, sent as a bearer header (not needed for a
+            URL that carries one, nor for a private server).
+        timeout: Seconds allowed to start the server, to connect, and for each
+            quick request (``open``, ``summary``, ...). ``step`` and ``run``
+            take their own timeout, default unlimited.
+
+    Returns:
+        A connected :class:`Client`, already past the ``hello`` handshake.
+
+    Raises:
+        BinaryNotFound: No url, and no server binary is installed.
+        ServerDied: The private server could not start (its stderr is in the
+            message).
+        Unauthorized: The server refused the token.
+        ConnectionLost: The server could not be reached.
+        ProtocolVersionError: The server speaks another protocol version.
+    """
+    server = None
+    if url is None:
+        server = LocalServer(timeout=timeout)
+        url = server.url
+    try:
+        transport = WebSocketTransport(url, token=token, timeout=timeout)
+    except CcscopeError:
+        if server is not None:
+            server.stop()
+        raise
+    try:
+        return Client(transport, timeout=timeout, server=server, url=url)
+    except BaseException:
+        transport.close()
+        if server is not None:
+            server.stop()
+        raise
+
+
+class Client:
+    """One connection to a ccscope server; opens sessions.
+
+    Use :func:`connect` rather than the constructor. A client is a context
+    manager; leaving it closes the connection (and with it its sessions) and
+    stops a private server. One client serves one thread at a time (calls
+    from several threads are serialised).
+
+    Args:
+        transport: A connected :class:`~ccscope.transport.Transport`.
+        timeout: Seconds for quick requests.
+        server: The private server to stop on close, if any.
+        url: The server's URL, for display.
+
+    Attributes:
+        server_info: The ``hello`` result: ``version``, ``engine_version``,
+            ``limits``.
+    """
+
+    def __init__(
+        self,
+        transport: Transport,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        server: LocalServer | None = None,
+        url: str | None = None,
+    ) -> None:
+        self._transport = transport
+        self._timeout = timeout
+        self._server = server
+        self._url = url
+        self._lock = threading.RLock()
+        self._next_id = 1
+        self._abandoned: set[int] = set()
+        self._pushes: dict[str, collections.deque[DataPush]] = collections.defaultdict(collections.deque)
+        self._closed = False
+        self.server_info: dict[str, Any] = self.call(
+            "hello", {"version": codec.PROTOCOL_VERSION, "client": f"ccscope-python/{__version__}"}
+        )
+
+    # -- context management -------------------------------------------------
+
+    def __enter__(self) -> "Client":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the connection and stop a private server (idempotent).
+
+        The server closes the connection's sessions with it.
+        """
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._transport.close()
+        finally:
+            if self._server is not None:
+                self._server.stop()
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called."""
+        return self._closed
+
+    @property
+    def engine_version(self) -> str:
+        """The server's engine version (checkpoints replay only on the same one)."""
+        return str(self.server_info.get("engine_version", ""))
+
+    @property
+    def limits(self) -> dict[str, Any]:
+        """The server's limits (sessions, events, sim time, message size)."""
+        return dict(self.server_info.get("limits", {}))
+
+    def __repr__(self) -> str:
+        where = "private local server" if self._server is not None else "server"
+        url = self._url.split("?")[0] if self._url else "?"
+        state = "closed" if self._closed else "open"
+        return f"<ccscope.Client {state} {where} {url} engine {self.engine_version}>"
+
+    # -- operations ---------------------------------------------------------
+
+    def scenarios(self) -> list[dict[str, str]]:
+        """The server's built-in scenarios.
+
+        Returns:
+            ``[{"name": ..., "description": ...}, ...]`` sorted by name.
+        """
+        return list(self.call("scenarios")["scenarios"])
+
+    def open(
+        self,
+        scenario_or_config: str | os.PathLike | Mapping[str, Any],
+        *,
+        seed: int | None = None,
+        set: Mapping[str, Any] | Sequence[str] | None = None,  # noqa: A002 - the protocol's name
+    ) -> Session:
+        """Open a simulation session.
+
+        Args:
+            scenario_or_config: A built-in scenario's name (``"p-rtr-p"``), a
+                scenario as a dict (the JSON's shape), or the path of a
+                scenario JSON file (``str`` ending in ``.json``, or a
+                ``pathlib.Path``).
+            seed: The run's master seed; None keeps the scenario's
+                ``runtime.seed``. 0 is a seed like any other.
+            set: Overrides, as ``{path: value}`` (``{"links.bottleneck.rate":
+                "50Mbps", "trace.detail": "change"}``) or a list of
+                ``"path=value"`` strings.
+
+        Returns:
+            The new :class:`Session`, at time 0.
+
+        Raises:
+            InvalidConfig: The scenario or an override is invalid (``path``
+                names the first problem).
+            NotFound: No built-in scenario of that name.
+            LimitExceeded: The server has too many sessions.
+            OSError: A scenario file cannot be read.
+        """
+        args: dict[str, Any] = {"seed": seed}
+        if isinstance(scenario_or_config, Mapping):
+            args["config"] = dict(scenario_or_config)
+        elif isinstance(scenario_or_config, os.PathLike) or str(scenario_or_config).endswith(".json"):
+            args["config"] = json.loads(Path(scenario_or_config).read_text())
+        elif isinstance(scenario_or_config, str):
+            args["scenario"] = scenario_or_config
+        else:
+            raise TypeError(
+                f"ccscope: open() takes a scenario name, a dict or a path, not {type(scenario_or_config).__name__}"
+            )
+        if set is not None:
+            args["set"] = dict(set) if isinstance(set, Mapping) else [str(s) for s in set]
+        return Session(self, self.call("open", args))
+
+    def restore(self, checkpoint: Checkpoint | Mapping[str, Any]) -> Session:
+        """Open a new session by replaying a checkpoint.
+
+        Args:
+            checkpoint: A :class:`Checkpoint` (or its map).
+
+        Returns:
+            A session at the checkpoint's position.
+
+        Raises:
+            ReplayMismatch: The replay did not reproduce the checkpoint's
+                digest, or it comes from another engine version.
+            BadArguments: The checkpoint is malformed.
+        """
+        return Session(self, self.call("restore", {"checkpoint": _checkpoint_map(checkpoint)}))
+
+    def fork(
+        self, checkpoint: Checkpoint | Mapping[str, Any], actions: Sequence[Mapping[str, Any]] = ()
+    ) -> Session:
+        """Restore a checkpoint and apply new actions at its position.
+
+        Args:
+            checkpoint: Where to branch.
+            actions: Action maps as :meth:`Session.act` takes them as keywords
+                (``{"link": "bottleneck", "dir": "ab", "queue_limit": 100}``).
+
+        Returns:
+            The new session.
+
+        Raises:
+            ReplayMismatch: As for :meth:`restore`.
+            BadArguments: An action is invalid (``path`` names it).
+        """
+        args = {"checkpoint": _checkpoint_map(checkpoint), "actions": [dict(a) for a in actions]}
+        return Session(self, self.call("fork", args))
+
+    def stats(self) -> dict[str, Any]:
+        """Server statistics: sessions, connections, heap bytes, goroutines, uptime."""
+        return self.call("stats")
+
+    # -- the request loop ---------------------------------------------------
+
+    def call(
+        self,
+        op: str,
+        args: Mapping[str, Any] | None = None,
+        *,
+        timeout: float | None | object = ...,
+        on_progress: Callable[[ProgressPush], None] | None = None,
+    ) -> dict[str, Any]:
+        """Send one request and wait for its response (the low-level API).
+
+        Data pushes that arrive meanwhile are kept for their session
+        (:meth:`take_pushes`); progress pushes for this request go to
+        ``on_progress``.
+
+        Args:
+            op: The operation (see ``proto/README.md``).
+            args: Its arguments; None values are left out.
+            timeout: Seconds to wait for the response; None waits as long as
+                the connection (and a private server) lives; default the
+                client's timeout.
+            on_progress: Called with each progress push of this request.
+
+        Returns:
+            The result map.
+
+        Raises:
+            ServerError: The server answered with an error (the subclass for
+                its code).
+            ConnectionLost: The connection closed, or no response came within
+                ``timeout`` (the connection is then closed: its state is
+                unknown).
+            ServerDied: The private server exited.
+            ProtocolError: The server sent something undecodable.
+        """
+        if timeout is ...:
+            timeout = self._timeout
+        with self._lock:
+            if self._closed:
+                raise ConnectionLost("ccscope: the client is closed")
+            rid = self._next_id
+            self._next_id += 1
+            self._send(codec.encode_request(rid, op, dict(args or {})))
+            deadline = None if timeout is None else time.monotonic() + float(timeout)  # type: ignore[arg-type]
+            answered = False
+            try:
+                while True:
+                    wait = _POLL_S if deadline is None else min(_POLL_S, deadline - time.monotonic())
+                    data = self._recv(max(wait, 0.0), context=f"waiting for the response to {op!r}")
+                    if data is None:
+                        if deadline is not None and time.monotonic() >= deadline:
+                            self.close()
+                            raise ConnectionLost(
+                                f"ccscope: no response to {op!r} within {timeout:g} s; connection closed"
+                            )
+                        continue
+                    frame = codec.decode_frame(data)
+                    if isinstance(frame, Response):
+                        if frame.id == rid or (frame.id is None and not frame.ok):
+                            answered = True
+                            return frame.raise_for_error()
+                        if frame.id in self._abandoned:
+                            self._abandoned.discard(frame.id)
+                            continue
+                        raise ProtocolError(f"ccscope: response to request {frame.id}, expected {rid}")
+                    if isinstance(frame, ProgressPush):
+                        if on_progress is not None and frame.request == rid:
+                            on_progress(frame)
+                        continue
+                    self._pushes[frame.session].append(frame)
+            finally:
+                # Interrupted (Ctrl-C in a notebook): the response still comes
+                # later and must not be taken for the next request's.
+                if not answered:
+                    self._abandoned.add(rid)
+
+    def take_pushes(self, session: str) -> list[DataPush]:
+        """Remove and return the data pushes received so far for a session.
+
+        Args:
+            session: The session id.
+
+        Returns:
+            The pushes in arrival order.
+        """
+        with self._lock:
+            q = self._pushes.pop(session, None)
+        return list(q) if q else []
+
+    def _send(self, data: bytes) -> None:
+        try:
+            self._transport.send(data)
+        except ConnectionLost as e:
+            raise self._lost(e, "sending a request") from e
+
+    def _recv(self, timeout: float, *, context: str) -> bytes | None:
+        try:
+            data = self._transport.recv(timeout)
+        except ConnectionLost as e:
+            raise self._lost(e, context) from e
+        if data is None and self._server is not None and not self._server.alive():
+            err = self._server.died(context)
+            self.close()
+            raise err
+        return data
+
+    def _lost(self, e: ConnectionLost, context: str) -> CcscopeError:
+        err: CcscopeError = e
+        if self._server is not None:
+            # A connection lost because the private server died says so.
+            for _ in range(20):
+                if not self._server.alive():
+                    err = self._server.died(context)
+                    break
+                time.sleep(0.025)
+        self.close()
+        return err
+
+
+def _checkpoint_map(c: Checkpoint | Mapping[str, Any]) -> dict[str, Any]:
+    return dict(c.data) if isinstance(c, Checkpoint) else dict(c)

@@ -1,0 +1,281 @@
+"""The wire codec, with no I/O: requests to bytes, bytes to frames.
+
+The protocol (``proto/README.md``, version 1.0) puts exactly one msgpack map
+in every binary websocket message. A request has an ``op``, a response an
+``ok``, a push a ``stream``. Data pushes and the ``signals`` result carry a
+complete Arrow IPC stream as msgpack ``bin``.
+
+This module knows the framing and nothing about sockets, so it is tested on
+bytes alone (``proto/vectors``) and the transport can be swapped for a fake.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+import msgpack
+import pyarrow as pa
+
+from .errors import ProtocolError, ServerError, error_from_frame
+
+__all__ = [
+    "PROTOCOL_VERSION",
+    "Response",
+    "DataPush",
+    "ProgressPush",
+    "Frame",
+    "encode",
+    "encode_request",
+    "decode",
+    "decode_frame",
+    "read_arrow",
+    "canonical",
+]
+
+#: The protocol version this client speaks ("MAJOR.MINOR").
+PROTOCOL_VERSION = "1.0"
+
+
+@dataclass(frozen=True)
+class Response:
+    """A response to the request with the same ``id``.
+
+    Attributes:
+        id: The request's id (None if the server could not read one).
+        ok: Whether the request succeeded.
+        result: The op's result map when ``ok``.
+        error: The error map (``code``, ``message``, ``path``, ...) otherwise.
+    """
+
+    id: int | None
+    ok: bool
+    result: dict[str, Any] = field(default_factory=dict)
+    error: dict[str, Any] = field(default_factory=dict)
+
+    def raise_for_error(self) -> dict[str, Any]:
+        """Return the result, or raise the error the response carries.
+
+        Returns:
+            The result map.
+
+        Raises:
+            ServerError: The subclass matching the error code.
+        """
+        if self.ok:
+            return self.result
+        raise self.exception()
+
+    def exception(self) -> ServerError:
+        """The :class:`ServerError` this (failed) response stands for."""
+        err = dict(self.error)
+        code = str(err.pop("code", "internal"))
+        message = str(err.pop("message", ""))
+        path = str(err.pop("path", "") or "")
+        return error_from_frame(code, message, path, err)
+
+
+@dataclass(frozen=True)
+class DataPush:
+    """Rows of one trace table, pushed while a session steps.
+
+    Attributes:
+        stream: The table name (``flows``, ``queue``, ...).
+        session: The session id.
+        seq: The session's push counter (gapless from 0).
+        arrow: A complete Arrow IPC stream (use :func:`read_arrow`).
+    """
+
+    stream: str
+    session: str
+    seq: int
+    arrow: bytes
+
+
+@dataclass(frozen=True)
+class ProgressPush:
+    """Progress of a long ``run``.
+
+    Attributes:
+        session: The session id.
+        seq: The session's push counter.
+        request: The id of the ``run`` request.
+        sim_time_ps: The simulated clock now.
+        events: Events dispatched so far.
+        fraction: Sim time done / sim time asked for, in [0, 1].
+    """
+
+    session: str
+    seq: int
+    request: int
+    sim_time_ps: int
+    events: int
+    fraction: float
+
+
+Frame = Union[Response, DataPush, ProgressPush]
+
+
+def canonical(value: Any) -> Any:
+    """Return ``value`` with every map's keys sorted, for canonical encoding.
+
+    Args:
+        value: A msgpack-able value (maps, lists, scalars, bytes).
+
+    Returns:
+        The same value with dicts rebuilt in sorted key order (msgpack-python
+        writes dicts in insertion order).
+    """
+    if isinstance(value, dict):
+        return {k: canonical(value[k]) for k in sorted(value, key=_key_bytes)}
+    if isinstance(value, (list, tuple)):
+        return [canonical(v) for v in value]
+    return value
+
+
+def _key_bytes(k: Any) -> bytes:
+    return k.encode() if isinstance(k, str) else bytes(k) if isinstance(k, (bytes, bytearray)) else str(k).encode()
+
+
+def encode(value: Any) -> bytes:
+    """Encode a value canonically: keys sorted, smallest ints, float64, str, bin.
+
+    Args:
+        value: A msgpack-able value.
+
+    Returns:
+        The msgpack bytes.
+    """
+    return msgpack.packb(canonical(value), use_bin_type=True, use_single_float=False)
+
+
+def encode_request(request_id: int, op: str, args: dict[str, Any] | None = None) -> bytes:
+    """Encode one request.
+
+    Arguments whose value is None are left out, so optional arguments can be
+    passed through unset.
+
+    Args:
+        request_id: A non-negative integer echoed in the response.
+        op: The operation name (``"open"``, ``"step"``, ...).
+        args: The operation's arguments.
+
+    Returns:
+        One websocket message.
+
+    Raises:
+        ValueError: ``request_id`` is negative or ``args`` uses a reserved key.
+    """
+    if request_id < 0:
+        raise ValueError(f"ccscope.codec: request id must be non-negative, got {request_id}")
+    msg: dict[str, Any] = {"id": request_id, "op": op}
+    for k, v in (args or {}).items():
+        if k in msg:
+            raise ValueError(f"ccscope.codec: argument name {k!r} is reserved")
+        if v is not None:
+            msg[k] = v
+    return encode(msg)
+
+
+def decode(data: bytes) -> Any:
+    """Decode one msgpack message into Python values (bin stays bytes).
+
+    Args:
+        data: The message bytes.
+
+    Returns:
+        The decoded value.
+
+    Raises:
+        ProtocolError: The bytes are not one well-formed msgpack value.
+    """
+    try:
+        return msgpack.unpackb(data, raw=False, strict_map_key=False)
+    except (msgpack.ExtraData, msgpack.FormatError, msgpack.StackError, ValueError) as e:
+        raise ProtocolError(f"ccscope.codec: undecodable frame: {e}") from e
+
+
+def decode_frame(data: bytes) -> Frame:
+    """Decode a server message into a :class:`Response` or a push.
+
+    Args:
+        data: One websocket message from the server.
+
+    Returns:
+        A :class:`Response`, :class:`DataPush` or :class:`ProgressPush`.
+
+    Raises:
+        ProtocolError: The message is not a map, has neither ``ok`` nor
+            ``stream``, or a field has the wrong type.
+    """
+    if isinstance(data, str):
+        raise ProtocolError("ccscope.codec: the server sent a text message; the protocol uses binary messages")
+    msg = decode(data)
+    if not isinstance(msg, dict):
+        raise ProtocolError(f"ccscope.codec: frame is a {type(msg).__name__}, want a map")
+    try:
+        if "ok" in msg:
+            return _response(msg)
+        if "stream" in msg:
+            return _push(msg)
+    except (KeyError, TypeError, ValueError) as e:
+        raise ProtocolError(f"ccscope.codec: malformed frame {_brief(msg)}: {e!r}") from e
+    raise ProtocolError(f"ccscope.codec: frame has neither 'ok' nor 'stream': {_brief(msg)}")
+
+
+def _response(msg: dict[str, Any]) -> Response:
+    rid = msg.get("id")
+    if rid is not None and not isinstance(rid, int):
+        raise TypeError(f"id is {type(rid).__name__}")
+    ok = msg["ok"]
+    if not isinstance(ok, bool):
+        raise TypeError(f"ok is {type(ok).__name__}")
+    if ok:
+        result = msg.get("result") or {}
+        if not isinstance(result, dict):
+            raise TypeError(f"result is {type(result).__name__}")
+        return Response(rid, True, result=result)
+    err = msg.get("error")
+    if not isinstance(err, dict):
+        raise TypeError(f"error is {type(err).__name__}")
+    return Response(rid, False, error=err)
+
+
+def _push(msg: dict[str, Any]) -> DataPush | ProgressPush:
+    stream = msg["stream"]
+    if stream == "progress":
+        return ProgressPush(
+            session=str(msg["session"]),
+            seq=int(msg["seq"]),
+            request=int(msg["request"]),
+            sim_time_ps=int(msg["sim_time_ps"]),
+            events=int(msg["events"]),
+            fraction=float(msg["fraction"]),
+        )
+    arrow = msg["arrow"]
+    if not isinstance(arrow, (bytes, bytearray, memoryview)):
+        raise TypeError(f"arrow is {type(arrow).__name__}, want bin")
+    return DataPush(stream=str(stream), session=str(msg["session"]), seq=int(msg["seq"]), arrow=bytes(arrow))
+
+
+def _brief(msg: dict[str, Any]) -> str:
+    return "{" + ", ".join(f"{k!r}: {type(v).__name__}" for k, v in list(msg.items())[:8]) + "}"
+
+
+def read_arrow(buf: bytes | bytearray | memoryview) -> pa.Table:
+    """Read a complete Arrow IPC stream (as pushed, or a ``signals`` result).
+
+    Args:
+        buf: The stream's bytes.
+
+    Returns:
+        The stream's rows as one table (zero-copy over ``buf``).
+
+    Raises:
+        ProtocolError: The bytes are not an Arrow IPC stream.
+    """
+    try:
+        with pa.ipc.open_stream(pa.py_buffer(buf)) as reader:
+            return reader.read_all()
+    except pa.ArrowInvalid as e:
+        raise ProtocolError(f"ccscope.codec: bad Arrow IPC stream: {e}") from e

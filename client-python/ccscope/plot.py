@@ -1,0 +1,507 @@
+"""Plots of a session's traces (needs the ``plot`` extra: matplotlib).
+
+- :func:`flow`: the per-flow view, four panels on one time axis: rates;
+  inflight and cwnd against the BDP with event ticks underneath; the CA
+  state / CC phase timeline; RTT and the CC's estimator signals.
+- :func:`queue`: a link direction's backlog and sojourn time, with drops.
+- :func:`compare`: one column of several runs on one axis (e.g. a run and
+  its fork).
+
+Every function takes a :class:`~ccscope.Session` (tables are fetched) or
+``pyarrow`` tables, and returns the matplotlib ``Figure``. Long every-change
+traces are thinned for drawing with a min/max envelope per pixel column, so
+spikes survive.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .tables import CA_STATES, flow_names
+
+if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+    from .session import Session
+
+__all__ = ["flow", "queue", "compare", "path_bdp"]
+
+_CA_COLOURS = {"open": "#8fd18f", "disorder": "#f2d16b", "cwr": "#7fb2e5", "recovery": "#f29e4c", "loss": "#e05a5a"}
+_EVENT_KINDS = ("ack", "sack", "dsack", "tlp", "rto", "retransmit", "loss", "drop", "ecn_mark")
+_EVENT_COLOURS = {
+    "ack": "#9e9e9e", "sack": "#5c6bc0", "dsack": "#3949ab", "tlp": "#8e24aa", "rto": "#d32f2f",
+    "retransmit": "#f57c00", "loss": "#6d4c41", "drop": "#000000", "ecn_mark": "#00897b",
+}  # fmt: skip
+_PHASE_WORDS = ("mode", "phase", "state")
+_MAX_POINTS = 4000  # per line, after thinning
+_MAX_TICKS = 4000  # per event kind
+
+
+def _plt():
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError as e:  # pragma: no cover - depends on the install
+        raise ImportError("ccscope.plot needs matplotlib: pip install 'ccscope[plot]'") from e
+    return plt
+
+
+# -- data helpers -------------------------------------------------------------
+
+
+def _secs(t: pa.ChunkedArray | pa.Array) -> np.ndarray:
+    return np.asarray(t.to_numpy(), dtype=np.int64) / 1e12
+
+
+def _col(table: pa.Table, name: str) -> np.ndarray:
+    return np.asarray(table[name].to_numpy(), dtype=np.float64)
+
+
+def _only(table: pa.Table | None, flow_id: str | None, flows: list[str] | None = None) -> pa.Table | None:
+    if table is None or table.num_rows == 0:
+        return table
+    table = flow_names(table, flows)
+    if flow_id is not None and "flow" in table.column_names:
+        table = table.filter(pc.equal(table["flow"], flow_id))
+    return table
+
+
+def _thin(t: np.ndarray, y: np.ndarray, n: int = _MAX_POINTS) -> tuple[np.ndarray, np.ndarray]:
+    """Keep each time bin's first, min and max point, so the drawn envelope matches."""
+    if len(t) <= n:
+        return t, y
+    starts = np.unique(np.searchsorted(t, np.linspace(t[0], t[-1], n // 3, endpoint=False)))
+    ends = np.r_[starts[1:], len(t)]
+    keep = [len(t) - 1]
+    for s, e in zip(starts.tolist(), ends.tolist()):
+        seg = y[s:e]
+        keep += [s, s + int(np.argmin(seg)), s + int(np.argmax(seg))]
+    k = np.unique(np.asarray(keep))
+    return t[k], y[k]
+
+
+def _rate_from_counter(t: np.ndarray, total_bytes: np.ndarray, width_s: float) -> tuple[np.ndarray, np.ndarray]:
+    """Rate in Mbps of a cumulative byte counter, over windows of width_s."""
+    if len(t) < 2:
+        return np.array([]), np.array([])
+    edges = np.arange(t[0], t[-1] + width_s, width_s)
+    at = np.interp(edges, t, total_bytes)
+    return edges[1:], np.diff(at) * 8 / width_s / 1e6
+
+
+def _rate_from_events(t: np.ndarray, length: np.ndarray, width_s: float, t_end: float) -> tuple[np.ndarray, np.ndarray]:
+    """Rate in Mbps of events carrying `length` bytes, over windows of width_s."""
+    if len(t) == 0:
+        return np.array([]), np.array([])
+    edges = np.arange(0.0, t_end + width_s, width_s)
+    sums, _ = np.histogram(t, bins=edges, weights=length)
+    return edges[1:], sums * 8 / width_s / 1e6
+
+
+def _segments(t: np.ndarray, values: Sequence[Any], t_end: float) -> list[tuple[Any, float, float]]:
+    """(value, start, width) runs of a step signal."""
+    out: list[tuple[Any, float, float]] = []
+    if len(t) == 0:
+        return out
+    start, cur = t[0], values[0]
+    for ti, v in zip(t[1:], values[1:]):
+        if v != cur:
+            out.append((cur, start, ti - start))
+            start, cur = ti, v
+    out.append((cur, start, max(t_end - start, 0.0)))
+    return out
+
+
+def _parse_rate_bps(v: Any) -> int | None:
+    if isinstance(v, (int, float)):
+        return int(v)
+    if not isinstance(v, str):
+        return None
+    s = v.strip()
+    for unit, mult in (("Tbps", 10**12), ("Gbps", 10**9), ("Mbps", 10**6), ("Kbps", 10**3), ("kbps", 10**3), ("bps", 1)):
+        if s.endswith(unit):
+            try:
+                return int(float(s[: -len(unit)]) * mult)
+            except ValueError:
+                return None
+    return None
+
+
+def _parse_delay_s(v: Any) -> float | None:
+    from .tables import parse_duration
+
+    if isinstance(v, (int, float)):
+        return float(v) / 1e12
+    try:
+        return parse_duration(str(v)) / 1e12
+    except ValueError:
+        return None
+
+
+def path_bdp(config: Mapping[str, Any], flow_id: str) -> tuple[float, float] | None:
+    """The bottleneck rate and base RTT of a flow's path, from a scenario.
+
+    The path is the shortest hop path from the flow's source to its
+    destination; the RTT counts each link's delay both ways (the reverse
+    direction's delay if it differs).
+
+    Args:
+        config: The scenario (``Session.config``).
+        flow_id: The flow.
+
+    Returns:
+        ``(rate_bps, rtt_s)``, or None when the path cannot be read.
+    """
+    flows = {f.get("id"): f for f in config.get("flows", [])}
+    f = flows.get(flow_id)
+    if f is None:
+        return None
+    adj: dict[str, list[tuple[str, Mapping[str, Any], str]]] = {}
+    for link in config.get("links", []):
+        adj.setdefault(link["a"], []).append((link["b"], link, "ab"))
+        adj.setdefault(link["b"], []).append((link["a"], link, "ba"))
+    prev: dict[str, tuple[str, Mapping[str, Any], str]] = {}
+    frontier, seen = [f["src"]], {f["src"]}
+    while frontier and f["dst"] not in seen:
+        nxt = []
+        for node in frontier:
+            for peer, link, d in adj.get(node, []):
+                if peer not in seen:
+                    seen.add(peer)
+                    prev[peer] = (node, link, d)
+                    nxt.append(peer)
+        frontier = nxt
+    if f["dst"] not in seen:
+        return None
+    rate, rtt, node = None, 0.0, f["dst"]
+    while node != f["src"]:
+        node, link, d = prev[node]
+        back = "ba" if d == "ab" else "ab"
+        fwd = {**link, **(link.get(d) or {})}
+        rev = {**link, **(link.get(back) or {})}
+        r = _parse_rate_bps(fwd.get("rate"))
+        d_fwd, d_rev = _parse_delay_s(fwd.get("delay", 0)), _parse_delay_s(rev.get("delay", 0))
+        if r is None or d_fwd is None or d_rev is None:
+            return None
+        rate = r if rate is None else min(rate, r)
+        rtt += d_fwd + d_rev
+    return (float(rate), rtt) if rate else None
+
+
+def _fetch(session: "Session", table: str, flow_id: str | None) -> pa.Table | None:
+    from .errors import NotFound
+
+    try:
+        return session.signals(table, flows=[flow_id] if flow_id else None)
+    except NotFound:
+        return None
+
+
+# -- the per-flow view --------------------------------------------------------
+
+
+def flow(
+    source: "Session | pa.Table",
+    flow: str = "f0",  # noqa: A002 - reads as plot.flow(s, flow="f0")
+    *,
+    signals: pa.Table | None = None,
+    events: pa.Table | None = None,
+    delivery: pa.Table | None = None,
+    estimators: Sequence[str] | None = None,
+    bdp_pkts: float | None = None,
+    packet_bytes: int = 1500,
+    rate_window_s: float | None = None,
+    title: str | None = None,
+    figsize: tuple[float, float] = (11, 10),
+) -> "Figure":
+    """The four-panel view of one flow on a shared time axis (seconds).
+
+    1. Rates (Mbps): send rate (from ``send`` events), delivery rate (the
+       rate sampler's), goodput (from the delivery counter), pacing rate.
+    2. Inflight and cwnd (packets) against the path's BDP, with ACK, SACK,
+       TLP, RTO, retransmit, loss and drop events as ticks underneath.
+    3. The CA state timeline (open/disorder/cwr/recovery/loss), and the CC's
+       phase (a signal named like ``mode``/``phase``/``state``) if any.
+    4. RTT: srtt and min_rtt (ms), with the CC's other estimator signals on
+       a second axis.
+
+    Args:
+        source: A session (its ``flows``, ``signals``, ``events`` and
+            ``delivery`` tables are fetched) or a ``flows`` table.
+        flow: The flow id.
+        signals: The ``signals`` table, when ``source`` is a table.
+        events: The ``events`` table, when ``source`` is a table.
+        delivery: The ``delivery`` table, when ``source`` is a table.
+        estimators: CC signals to draw in panel 4 (default: all but phase
+            signals, at most four).
+        bdp_pkts: The BDP line in packets (default: from the session's
+            scenario, bottleneck rate × base RTT / ``packet_bytes``).
+        packet_bytes: Wire bytes per packet for the BDP in packets.
+        rate_window_s: Averaging window of the send rate and goodput
+            (default: about 1/200 of the run, at least 10 ms).
+        title: Figure title (default: scenario, seed and flow).
+        figsize: Figure size in inches.
+
+    Returns:
+        The matplotlib Figure.
+
+    Raises:
+        ValueError: The flow has no rows (is ``trace.detail`` at least
+            ``"sampled"``?).
+    """
+    plt = _plt()
+    session = None if isinstance(source, pa.Table) else source
+    flows_list = session.flows if session is not None else None
+    if session is not None:
+        ft = _fetch(session, "flows", flow)
+        signals = _fetch(session, "signals", flow)
+        events = _fetch(session, "events", flow)
+        delivery = _fetch(session, "delivery", flow)
+        if bdp_pkts is None:
+            pb = path_bdp(session.config, flow)
+            if pb is not None:
+                bdp_pkts = pb[0] * pb[1] / 8 / packet_bytes
+        if title is None:
+            title = f"{session.scenario} · seed {session.seed} · flow {flow}"
+    else:
+        ft = source
+    ft = _only(ft, flow, flows_list)
+    if ft is None or ft.num_rows == 0:
+        raise ValueError(f"ccscope.plot: flow {flow!r} has no rows in the flows table (trace.detail off?)")
+    signals, events, delivery = (_only(x, flow, flows_list) for x in (signals, events, delivery))
+
+    t = _secs(ft["t_ps"])
+    t_end = float(t[-1]) if len(t) else 0.0
+    if session is not None:
+        t_end = max(t_end, session.sim_time_ps / 1e12)
+    width = rate_window_s or max(0.01, t_end / 200)
+
+    fig = plt.figure(figsize=figsize, layout="constrained")
+    gs = fig.add_gridspec(5, 1, height_ratios=[3, 3, 1.1, 0.9, 3])
+    ax_rate = fig.add_subplot(gs[0])
+    ax_win = fig.add_subplot(gs[1], sharex=ax_rate)
+    ax_ev = fig.add_subplot(gs[2], sharex=ax_rate)
+    ax_ca = fig.add_subplot(gs[3], sharex=ax_rate)
+    ax_rtt = fig.add_subplot(gs[4], sharex=ax_rate)
+
+    # (1) rates
+    if events is not None and events.num_rows:
+        sends = events.filter(pc.equal(events["kind"], "send"))
+        if sends.num_rows:
+            x, y = _rate_from_events(_secs(sends["t_ps"]), _col(sends, "len"), width, t_end)
+            ax_rate.step(x, y, where="pre", label=f"send rate ({width * 1e3:.0f} ms avg)", color="#1f77b4")
+    ax_rate.plot(*_thin(t, _col(ft, "delivery_rate_bps") / 1e6), label="delivery rate (sampler)", color="#2ca02c", lw=1)
+    if delivery is not None and delivery.num_rows:
+        x, y = _rate_from_counter(_secs(delivery["t_ps"]), _col(delivery, "bytes_delivered"), width)
+        ax_rate.step(x, y, where="pre", label=f"goodput ({width * 1e3:.0f} ms avg)", color="#d62728")
+    pacing = _col(ft, "pacing_rate_bps") / 1e6
+    if np.any(pacing > 0):
+        ax_rate.plot(*_thin(t, pacing), label="pacing rate", color="#9467bd", lw=0.8, ls="--")
+    ax_rate.set_ylabel("rate (Mbps)")
+    ax_rate.legend(loc="upper right", fontsize="small", ncol=2)
+
+    # (2) windows against the BDP
+    ax_win.plot(*_thin(t, _col(ft, "cwnd_pkts")), label="cwnd", color="#1f77b4", drawstyle="steps-post", lw=1)
+    ax_win.plot(*_thin(t, _col(ft, "inflight_pkts")), label="inflight", color="#ff7f0e", drawstyle="steps-post", lw=0.8)
+    ss = _col(ft, "ssthresh_pkts")
+    ss_ok = ss < 1e6  # the kernel's "infinite" ssthresh is not drawn
+    if np.any(ss_ok):
+        ax_win.plot(*_thin(t[ss_ok], ss[ss_ok]), label="ssthresh", color="#7f7f7f", ls=":", lw=1)
+    if bdp_pkts:
+        ax_win.axhline(bdp_pkts, color="#2ca02c", ls="--", lw=1, label=f"BDP ({bdp_pkts:.0f} pkts)")
+    ax_win.set_ylabel("packets")
+    ax_win.legend(loc="upper right", fontsize="small", ncol=2)
+
+    # event ticks under panel 2
+    kinds_drawn: list[str] = []
+    if events is not None and events.num_rows:
+        for kind in _EVENT_KINDS:
+            ev = events.filter(pc.equal(events["kind"], kind))
+            if not ev.num_rows:
+                continue
+            ts = _secs(ev["t_ps"])
+            label = kind
+            if len(ts) > _MAX_TICKS:
+                step = int(np.ceil(len(ts) / _MAX_TICKS))
+                ts, label = ts[::step], f"{kind} (1 in {step})"
+            ax_ev.eventplot(ts, lineoffsets=len(kinds_drawn), linelengths=0.8, colors=_EVENT_COLOURS[kind], lw=0.6)
+            kinds_drawn.append(label)
+    ax_ev.set_yticks(range(len(kinds_drawn)), kinds_drawn, fontsize="x-small")
+    ax_ev.set_ylim(-0.6, max(len(kinds_drawn), 1) - 0.4)
+    ax_ev.set_ylabel("events", fontsize="small")
+
+    # (3) CA state / CC phase timeline
+    rows = [("CA state", _segments(t, ft["ca_state"].to_pylist(), t_end), _CA_COLOURS)]
+    phase_sig = _phase_signal(signals)
+    if phase_sig is not None:
+        ph = signals.filter(pc.equal(signals["signal"], phase_sig))  # type: ignore[union-attr]
+        vals = [int(v) for v in _col(ph, "value")]
+        cmap = plt.get_cmap("tab10")
+        rows.append((phase_sig, _segments(_secs(ph["t_ps"]), vals, t_end), {v: cmap(v % 10) for v in set(vals)}))
+    seen: dict[Any, Any] = {}
+    for i, (_, segs, colours) in enumerate(rows):
+        for value, start, w in segs:
+            c = colours.get(value, "#cccccc")
+            ax_ca.broken_barh([(start, w)], (i + 0.1, 0.8), facecolors=c, label=None if (i, value) in seen else str(value))
+            seen[(i, value)] = c
+    ax_ca.set_yticks([i + 0.5 for i in range(len(rows))], [r[0] for r in rows], fontsize="x-small")
+    ax_ca.set_ylim(0, len(rows))
+    handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in seen.values()]
+    labels = [f"{v}" if i == 0 else f"{rows[i][0]}={v}" for (i, v) in seen]
+    ax_ca.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="x-small", frameon=False)
+
+    # (4) RTT and estimators
+    for name, colour in (("srtt_ps", "#1f77b4"), ("min_rtt_ps", "#2ca02c")):
+        y = _col(ft, name) / 1e9
+        ok = y > 0
+        ax_rtt.plot(*_thin(t[ok], y[ok]), label=name.removesuffix("_ps") + " (ms)", color=colour, lw=1)
+    ax_rtt.set_ylabel("RTT (ms)")
+    ax_rtt.set_xlabel("time (s)")
+    est = _estimators(signals, estimators, phase_sig)
+    if est:
+        ax2 = ax_rtt.twinx()
+        for i, name in enumerate(est):
+            s = signals.filter(pc.equal(signals["signal"], name))  # type: ignore[union-attr]
+            ax2.plot(*_thin(_secs(s["t_ps"]), _col(s, "value")), label=name, lw=0.8, ls="--", color=f"C{i + 3}",
+                     drawstyle="steps-post")  # fmt: skip
+        ax2.set_ylabel("CC signal (own units)")
+        ax2.legend(loc="upper left", fontsize="small")
+    ax_rtt.legend(loc="upper right", fontsize="small")
+
+    for ax in (ax_rate, ax_win, ax_ev, ax_ca):
+        ax.tick_params(labelbottom=False)
+    ax_rate.set_xlim(0, t_end or None)
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
+def _phase_signal(signals: pa.Table | None) -> str | None:
+    if signals is None or signals.num_rows == 0:
+        return None
+    for name in pc.unique(signals["signal"]).to_pylist():
+        if any(w in name.lower() for w in _PHASE_WORDS):
+            return name
+    return None
+
+
+def _estimators(signals: pa.Table | None, wanted: Sequence[str] | None, phase: str | None) -> list[str]:
+    if signals is None or signals.num_rows == 0:
+        return []
+    names = [n for n in pc.unique(signals["signal"]).to_pylist() if n != phase]
+    if wanted is not None:
+        return [n for n in wanted if n in names]
+    return names[:4]
+
+
+# -- queues -------------------------------------------------------------------
+
+
+def queue(
+    source: "Session | pa.Table",
+    *,
+    link: str = "bottleneck",
+    dir: str = "ab",  # noqa: A002 - the protocol's name
+    title: str | None = None,
+    figsize: tuple[float, float] = (11, 6),
+) -> "Figure":
+    """A link direction's queue: backlog and sojourn time, drops and marks as ticks.
+
+    Args:
+        source: A session (its ``queue`` table is fetched) or a ``queue`` table.
+        link: The link id.
+        dir: ``"ab"`` or ``"ba"``.
+        title: Figure title.
+        figsize: Figure size in inches.
+
+    Returns:
+        The matplotlib Figure.
+
+    Raises:
+        ValueError: No rows for that link direction.
+    """
+    plt = _plt()
+    if isinstance(source, pa.Table):
+        qt = source
+    else:
+        qt = source.signals("queue")
+        title = title or f"{source.scenario} · seed {source.seed} · {link} {dir}"
+    qt = qt.filter(pc.and_(pc.equal(qt["link"], link), pc.equal(qt["dir"], dir)))
+    if qt.num_rows == 0:
+        raise ValueError(f"ccscope.plot: no queue rows for link {link!r} dir {dir!r}")
+    t = _secs(qt["t_ps"])
+    fig, (ax_b, ax_s) = plt.subplots(2, 1, sharex=True, figsize=figsize, layout="constrained")
+    ax_b.plot(*_thin(t, _col(qt, "backlog_bytes") / 1e3), drawstyle="steps-post", lw=1, label="backlog")
+    ax_b.set_ylabel("backlog (KB)")
+    ax_p = ax_b.twinx()
+    ax_p.plot(*_thin(t, _col(qt, "backlog_pkts")), drawstyle="steps-post", lw=0.6, color="#ff7f0e", alpha=0.6)
+    ax_p.set_ylabel("backlog (packets)", color="#ff7f0e")
+    soj = _col(qt, "sojourn_ps") / 1e9
+    ok = soj > 0  # enqueue rows carry no sojourn
+    ax_s.plot(*_thin(t[ok], soj[ok]), lw=0.8, label="sojourn of dequeued packet")
+    ax_s.set_ylabel("sojourn (ms)")
+    ax_s.set_xlabel("time (s)")
+    for name, colour in (("drops", "#000000"), ("marks", "#00897b")):
+        c = _col(qt, name)
+        at = t[1:][np.diff(c) > 0]
+        if len(at):
+            if len(at) > _MAX_TICKS:
+                at = at[:: int(np.ceil(len(at) / _MAX_TICKS))]
+            ax_s.plot(at, np.zeros_like(at), "|", color=colour, ms=8, label=f"{name} ({int(c[-1] - c[0])})")
+    ax_s.legend(loc="upper right", fontsize="small")
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
+# -- comparisons --------------------------------------------------------------
+
+
+def compare(
+    runs: Mapping[str, "Session | pa.Table"],
+    *,
+    y: str = "cwnd_pkts",
+    flow: str | None = "f0",  # noqa: A002
+    table: str = "flows",
+    ylabel: str | None = None,
+    scale: float = 1.0,
+    ax: "Axes | None" = None,
+    figsize: tuple[float, float] = (11, 4),
+) -> "Figure":
+    """One column of several runs on one time axis.
+
+    Args:
+        runs: Label → session or table (e.g. ``{"1 BDP": s, "½ BDP": fork}``).
+        y: The column to draw.
+        flow: Keep only this flow (None: all rows).
+        table: The table to fetch from sessions.
+        ylabel: The y label (default: the column name).
+        scale: Multiply values by this (e.g. ``1e-9`` for ps → ms).
+        ax: Draw into these axes instead of a new figure.
+        figsize: Size of a new figure.
+
+    Returns:
+        The matplotlib Figure.
+    """
+    plt = _plt()
+    if ax is None:
+        fig, ax = plt.subplots(figsize=figsize, layout="constrained")
+    else:
+        fig = ax.figure
+    for label, src in runs.items():
+        if isinstance(src, pa.Table):
+            tb = _only(src, flow)
+        else:
+            tb = _only(src.signals(table, flows=[flow] if flow else None), flow, src.flows)
+        if tb is None or tb.num_rows == 0:
+            continue
+        ax.plot(*_thin(_secs(tb["t_ps"]), _col(tb, y) * scale), label=label, lw=1, drawstyle="steps-post")
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel(ylabel or y)
+    ax.legend(fontsize="small")
+    return fig

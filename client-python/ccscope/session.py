@@ -1,0 +1,487 @@
+"""A simulation session: step it, act on it, read its traces."""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from . import codec
+from .codec import ProgressPush
+from .errors import CcscopeError
+from .results import PS_PER_S, Checkpoint, Position, Summary, format_ps
+from .tables import TABLES, format_duration, parse_duration
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas
+    import polars
+
+    from .client import Client
+
+__all__ = ["Session"]
+
+
+class Session:
+    """One simulation run on the server, from time 0 to its horizon.
+
+    Sessions come from :meth:`Client.open`, :meth:`Client.restore` and
+    :meth:`Client.fork`. A session is a context manager: leaving the block
+    closes it on the server. Iterating a session steps it to the end and
+    yields the ``flows`` table's record batches (see :meth:`stream`).
+
+    Attributes:
+        id: The server's session id (``"s1"``).
+        scenario: The scenario's name.
+        seed: The run's master seed.
+        config: The canonical scenario, as a dict.
+        config_hash: SHA-256 of the canonical scenario JSON.
+        flows: The flow ids, in the order traces index them.
+        links: The link ids.
+        horizon_ps: The simulated time the run ends at.
+        sim_time_ps: The simulated clock now.
+        events: Events dispatched so far.
+        digest: The run digest, as last reported (restore/fork/run).
+    """
+
+    def __init__(self, client: "Client", opened: Mapping[str, Any]) -> None:
+        self._client = client
+        self.id: str = str(opened["session"])
+        cfg = opened.get("config", "{}")
+        self.config: dict[str, Any] = json.loads(cfg) if isinstance(cfg, str) else dict(cfg)
+        self.scenario: str = str(self.config.get("name", ""))
+        self.config_hash: str = str(opened.get("config_hash", ""))
+        self.seed: int = int(opened.get("seed", 0))
+        self.flows: list[str] = list(opened.get("flows", []))
+        self.links: list[str] = list(opened.get("links", []))
+        self.horizon_ps: int = int(opened["horizon_ps"])
+        self.sim_time_ps: int = int(opened.get("sim_time_ps", 0))
+        self.events: int = int(opened.get("events", 0))
+        self.digest: str | None = opened.get("digest")
+        self._closed = False
+        self._batches: dict[str, list[pa.RecordBatch]] = {}
+
+    # -- lifecycle ----------------------------------------------------------
+
+    def __enter__(self) -> "Session":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the session on the server (idempotent; quiet if the connection is gone)."""
+        if self._closed:
+            return
+        self._closed = True
+        if not self._client.closed:
+            try:
+                self._client.call("close", {"session": self.id})
+            except CcscopeError:
+                pass
+
+    @property
+    def closed(self) -> bool:
+        """Whether the session was closed."""
+        return self._closed
+
+    @property
+    def done(self) -> bool:
+        """Whether the run reached its horizon."""
+        return self.sim_time_ps >= self.horizon_ps
+
+    @property
+    def sim_time_s(self) -> float:
+        """The simulated clock in seconds."""
+        return self.sim_time_ps / PS_PER_S
+
+    def __repr__(self) -> str:
+        return (
+            f"<ccscope.Session {self.id} {self.scenario!r} seed={self.seed} "
+            f"t={format_ps(self.sim_time_ps)}/{format_ps(self.horizon_ps)} flows={self.flows}"
+            f"{' closed' if self._closed else ''}>"
+        )
+
+    def _repr_html_(self) -> str:
+        state = "closed" if self._closed else ("done" if self.done else "open")
+        frac = min(1.0, self.sim_time_ps / self.horizon_ps) if self.horizon_ps else 1.0
+        rows = [
+            ("scenario", self.scenario),
+            ("session", f"{self.id} ({state})"),
+            ("seed", str(self.seed)),
+            ("sim time", f"{format_ps(self.sim_time_ps)} of {format_ps(self.horizon_ps)} ({frac:.0%})"),
+            ("events", f"{self.events:,}"),
+            ("flows", ", ".join(f"{f} ({_flow_cc(self.config, f)})" for f in self.flows)),
+            ("links", ", ".join(self.links)),
+            ("config hash", self.config_hash[:16]),
+        ]
+        if self.digest:
+            rows.append(("digest", self.digest))
+        body = "".join(f"<tr><th style='text-align:left'>{k}</th><td>{html.escape(v)}</td></tr>" for k, v in rows)
+        return f"<table>{body}</table>"
+
+    # -- advancing ----------------------------------------------------------
+
+    def step(self, time: str | None = None, *, events: int | None = None, timeout: float | None = None) -> Position:
+        """Advance the simulation by simulated time or by a number of events.
+
+        Stepping is exact: 200 steps of ``"100ms"`` dispatch the same events
+        as one step of ``"20s"``.
+
+        Args:
+            time: A duration (``"100ms"``): dispatch every event up to the
+                clock plus this, capped at the horizon.
+            events: Dispatch this many events instead (fewer at the end).
+            timeout: Seconds to wait for the server; None waits as long as
+                the connection lives.
+
+        Returns:
+            The :class:`Position` after the step.
+
+        Raises:
+            ValueError: Neither or both of ``time`` and ``events``, or a bad
+                duration.
+            LimitExceeded: The session hit the server's event or time limit.
+        """
+        if (time is None) == (events is None):
+            raise ValueError("ccscope: step() takes a duration or events=N, exactly one")
+        args: dict[str, Any] = {"session": self.id}
+        if time is not None:
+            parse_duration(time)  # fail here, with the client's message, on a typo
+            args["time"] = time
+        else:
+            if int(events) <= 0:  # type: ignore[arg-type]
+                raise ValueError(f"ccscope: step(events=...) must be positive, got {events}")
+            args["events"] = int(events)  # type: ignore[arg-type]
+        return self._advance("step", args, timeout)
+
+    def run(self, *, until: str | None = None, progress: bool = True, timeout: float | None = None) -> Position:
+        """Run to the horizon (or ``until``), showing a progress bar.
+
+        Args:
+            until: Stop at this simulated time from zero (``"5s"``);
+                default the horizon.
+            progress: Show a tqdm bar in simulated seconds (a widget in
+                Jupyter, text in a terminal), fed by the server's progress
+                pushes.
+            timeout: Seconds to wait; None waits as long as the connection
+                lives.
+
+        Returns:
+            The :class:`Position` after the run, with the run digest.
+
+        Raises:
+            LimitExceeded: The session hit the server's event or time limit.
+        """
+        target = self.horizon_ps if until is None else min(parse_duration(until), self.horizon_ps)
+        args = {"session": self.id, "until": until}
+        if not progress or target <= self.sim_time_ps:
+            return self._advance("run", args, timeout)
+        from tqdm.auto import tqdm
+
+        start = self.sim_time_ps
+        total_s = (target - start) / PS_PER_S
+        bar = tqdm(total=round(total_s, 6), unit="sim s", desc=f"{self.scenario} {self.id}", leave=False)
+
+        def on_progress(p: ProgressPush) -> None:
+            bar.n = round(min(total_s, (p.sim_time_ps - start) / PS_PER_S), 6)
+            bar.set_postfix(events=f"{p.events:,}", refresh=False)
+            bar.refresh()
+
+        try:
+            pos = self._advance("run", args, timeout, on_progress=on_progress)
+            bar.n = round(total_s, 6)
+            bar.refresh()
+        finally:
+            bar.close()
+        return pos
+
+    def _advance(self, op: str, args: dict[str, Any], timeout: float | None, on_progress: Any = None) -> Position:
+        pos = Position.from_result(self._client.call(op, args, timeout=timeout, on_progress=on_progress))
+        self.sim_time_ps, self.events = pos.sim_time_ps, pos.events
+        if pos.digest:
+            self.digest = pos.digest
+        self._collect()
+        return pos
+
+    # -- acting -------------------------------------------------------------
+
+    def act(
+        self,
+        *,
+        link: str | None = None,
+        dir: str | None = None,  # noqa: A002 - the protocol's name
+        flow: str | None = None,
+        rate: str | int | None = None,
+        delay: str | None = None,
+        loss: float | None = None,
+        queue_limit: str | int | None = None,
+        cwnd: int | None = None,
+        pacing_rate: str | int | None = None,
+    ) -> dict[str, Any]:
+        """Change a link direction or a flow now; the action is logged.
+
+        Args:
+            link: The link to change (with ``dir``).
+            dir: ``"ab"`` or ``"ba"``; default ``"ab"`` when ``link`` is given.
+            flow: The flow to change (instead of a link).
+            rate: New link rate (``"50Mbps"`` or bits per second).
+            delay: New propagation delay (``"30ms"``).
+            loss: New random-loss probability in [0, 1].
+            queue_limit: New egress queue limit: packets (int or ``"100p"``)
+                or bytes (``"150KB"``).
+            cwnd: Set the flow's congestion window (packets).
+            pacing_rate: Set the flow's pacing rate.
+
+        Returns:
+            ``{"index": i, "at": {"events", "sim_time_ps", "drained"}}``: the
+            action's place in the log.
+
+        Raises:
+            ValueError: Neither a link nor a flow, or no value to set.
+            BadArguments: The server refused a value (``path`` names it).
+            NotFound: No such link or flow.
+        """
+        action = make_action(
+            link=link, dir=dir, flow=flow, rate=rate, delay=delay, loss=loss,
+            queue_limit=queue_limit, cwnd=cwnd, pacing_rate=pacing_rate,
+        )  # fmt: skip
+        return self._client.call("act", {"session": self.id, "action": action})
+
+    def checkpoint(self) -> Checkpoint:
+        """Capture where the session is (config, seed, position, actions, digest).
+
+        Returns:
+            A :class:`Checkpoint`; save it, restore it, fork it.
+        """
+        cp = Checkpoint(self._client.call("checkpoint", {"session": self.id})["checkpoint"])
+        self.digest = cp.digest
+        return cp
+
+    def fork(self, actions: Iterable[Mapping[str, Any]] = ()) -> "Session":
+        """Branch a new session from where this one is, then apply actions.
+
+        Args:
+            actions: Action maps with the keywords of :meth:`act`
+                (``[{"link": "bottleneck", "dir": "ab", "queue_limit": 50}]``).
+
+        Returns:
+            The new session; this one is unchanged.
+
+        Raises:
+            BadArguments: An action is invalid.
+        """
+        acts = [make_action(**dict(a)) for a in actions]
+        return type(self)(self._client, self._client.call("fork", {"session": self.id, "actions": acts}))
+
+    def summary(self) -> Summary:
+        """The run's summary so far (per flow: goodput, retransmits, RTT p50/p99; per queue: drops, sojourn).
+
+        Returns:
+            A :class:`Summary`.
+        """
+        return Summary(self._client.call("summary", {"session": self.id}))
+
+    # -- traces -------------------------------------------------------------
+
+    def signals(
+        self,
+        table: str = "flows",
+        *,
+        flows: Sequence[str] | None = None,
+        signals: Sequence[str] | None = None,
+    ) -> pa.Table:
+        """Everything one trace table recorded so far.
+
+        Tables (time is int64 picoseconds ``t_ps``; add seconds with
+        :func:`ccscope.with_seconds`):
+
+        - ``flows``: per-flow sender state (``cwnd_pkts``, ``ssthresh_pkts``,
+          ``inflight_bytes``, ``inflight_pkts``, ``srtt_ps``, ``rttvar_ps``,
+          ``min_rtt_ps``, ``pacing_rate_bps``, ``delivery_rate_bps``,
+          ``delivered_pkts``, ``lost_pkts``, ``retrans_pkts``, ``ca_state``);
+        - ``signals``: CC-registered signals, long format (``signal``,
+          ``value``);
+        - ``events``: ACK, SACK, TLP, RTO, retransmit, drop, ECN mark, ...
+          (``kind``, ``seq``, ``len``);
+        - ``queue``: per link direction (``backlog_bytes``, ``backlog_pkts``,
+          ``sojourn_ps``, ``drops``, ``marks``);
+        - ``delivery``: cumulative ``bytes_delivered`` per flow.
+
+        Rows exist only if the scenario records them (``trace.detail``
+        ``"sampled"`` or ``"change"``; set it with
+        ``open(..., set={"trace.detail": "change"})``).
+
+        Args:
+            table: One of the tables above.
+            flows: Keep only these flow ids.
+            signals: Keep only these signal names (``signals`` table).
+
+        Returns:
+            A ``pyarrow.Table``.
+
+        Raises:
+            NotFound: No such table, flow or signal.
+        """
+        args = {"session": self.id, "table": table, "flows": _list(flows), "signals": _list(signals)}
+        res = self._client.call("signals", args)
+        return codec.read_arrow(res["arrow"])
+
+    def to_arrow(self, table: str = "flows", **filters: Any) -> pa.Table:
+        """Same as :meth:`signals`."""
+        return self.signals(table, **filters)
+
+    def to_pandas(self, table: str = "flows", **filters: Any) -> "pandas.DataFrame":
+        """:meth:`signals` as a pandas DataFrame (needs the ``pandas`` extra)."""
+        return self.signals(table, **filters).to_pandas()
+
+    def to_polars(self, table: str = "flows", **filters: Any) -> "polars.DataFrame":
+        """:meth:`signals` as a polars DataFrame (needs the ``polars`` extra)."""
+        import polars as pl
+
+        return pl.from_arrow(self.signals(table, **filters))  # type: ignore[return-value]
+
+    def subscribe(
+        self,
+        tables: Sequence[str],
+        *,
+        flows: Sequence[str] | None = None,
+        signals: Sequence[str] | None = None,
+        every_ms: int | None = None,
+    ) -> list[str]:
+        """Have rows of these tables pushed while the session steps.
+
+        Pushed rows are kept until :meth:`received` takes them.
+
+        Args:
+            tables: Table names.
+            flows: Only these flows.
+            signals: Only these signals.
+            every_ms: Push at most this often during a step or run (server
+                default 100; 0 pushes once at the end of each step).
+
+        Returns:
+            The tables subscribed now.
+        """
+        args = {
+            "session": self.id, "tables": list(tables), "flows": _list(flows),
+            "signals": _list(signals), "every_ms": every_ms,
+        }  # fmt: skip
+        return list(self._client.call("subscribe", args)["tables"])
+
+    def unsubscribe(self, tables: Sequence[str] | None = None) -> list[str]:
+        """Stop pushing these tables (default all).
+
+        Returns:
+            The tables still subscribed.
+        """
+        res = self._client.call("unsubscribe", {"session": self.id, "tables": _list(tables)})
+        self._collect()
+        return list(res["tables"])
+
+    def received(self, table: str) -> pa.Table | None:
+        """Take the pushed rows of a subscribed table received so far.
+
+        Args:
+            table: The table name.
+
+        Returns:
+            The rows as one table, or None if none arrived.
+        """
+        self._collect()
+        batches = self._batches.pop(table, [])
+        return pa.Table.from_batches(batches) if batches else None
+
+    def stream(
+        self,
+        table: str = "flows",
+        *,
+        step: str = "100ms",
+        until: str | None = None,
+        flows: Sequence[str] | None = None,
+        signals: Sequence[str] | None = None,
+    ) -> Iterator[pa.RecordBatch]:
+        """Step the session and yield a table's new rows as they are made.
+
+        Subscribes to ``table``, steps by ``step`` until ``until`` (default
+        the horizon), yields each pushed record batch, and unsubscribes at the
+        end (also when the loop is left early).
+
+        Args:
+            table: The table to stream.
+            step: Simulated time per step.
+            until: Stop at this simulated time from zero.
+            flows: Only these flows.
+            signals: Only these signals.
+
+        Yields:
+            ``pyarrow.RecordBatch`` es of ``table``, in time order.
+        """
+        if table not in TABLES:
+            raise ValueError(f"ccscope: no table {table!r}; tables are {', '.join(TABLES)}")
+        step_ps = parse_duration(step)
+        end = self.horizon_ps if until is None else min(parse_duration(until), self.horizon_ps)
+        self.subscribe([table], flows=flows, signals=signals)
+        try:
+            while self.sim_time_ps < end:
+                self.step(format_duration(min(step_ps, end - self.sim_time_ps)))
+                self._collect()
+                yield from self._batches.pop(table, [])
+        finally:
+            if not self._closed and not self._client.closed:
+                self.unsubscribe([table])
+        yield from self._batches.pop(table, [])
+
+    def __iter__(self) -> Iterator[pa.RecordBatch]:
+        return self.stream()
+
+    def _collect(self) -> None:
+        for push in self._client.take_pushes(self.id):
+            self._batches.setdefault(push.stream, []).extend(codec.read_arrow(push.arrow).to_batches())
+
+
+def make_action(
+    *,
+    link: str | None = None,
+    dir: str | None = None,  # noqa: A002
+    flow: str | None = None,
+    rate: str | int | None = None,
+    delay: str | None = None,
+    loss: float | None = None,
+    queue_limit: str | int | None = None,
+    cwnd: int | None = None,
+    pacing_rate: str | int | None = None,
+) -> dict[str, Any]:
+    """Build an action map for ``act``/``fork`` (see :meth:`Session.act`).
+
+    Raises:
+        ValueError: No target, both targets, or no value.
+    """
+    if (link is None) == (flow is None):
+        raise ValueError("ccscope: an action targets a link (with dir) or a flow, exactly one")
+    values = {
+        "rate": rate, "delay": delay, "loss": loss, "queue_limit": queue_limit,
+        "cwnd": cwnd, "pacing_rate": pacing_rate,
+    }  # fmt: skip
+    values = {k: v for k, v in values.items() if v is not None}
+    if not values:
+        raise ValueError("ccscope: an action needs a value: rate, delay, loss, queue_limit, cwnd or pacing_rate")
+    target: dict[str, Any] = {"flow": flow} if flow is not None else {"link": link, "dir": dir or "ab"}
+    return {**target, **values}
+
+
+def _list(v: Sequence[str] | None) -> list[str] | None:
+    if v is None:
+        return None
+    if isinstance(v, str):
+        return [v]
+    return list(v)
+
+
+def _flow_cc(config: Mapping[str, Any], flow_id: str) -> str:
+    for f in config.get("flows", []):
+        if f.get("id") == flow_id:
+            return str(f.get("cc", "?"))
+    return "?"

@@ -1,0 +1,113 @@
+"""Helpers for trace tables: time columns, units, flow names.
+
+The server's tables keep time as int64 picoseconds (``t_ps``) so nothing is
+rounded; these helpers add float columns for plotting and parse the
+protocol's duration strings exactly.
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal, InvalidOperation
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+__all__ = ["TABLES", "CA_STATES", "with_seconds", "parse_duration", "format_duration", "flow_names"]
+
+#: The trace tables a session records (see ``engine/trace``).
+TABLES = ("flows", "signals", "events", "queue", "delivery")
+
+#: Linux ``tcp_ca_state`` names, in the kernel's order, as the ``ca_state``
+#: column holds them (``TCP_CA_Open`` ... ``TCP_CA_Loss``, lower case).
+CA_STATES = ("open", "disorder", "cwr", "recovery", "loss")
+
+_PS = {"ps": 1, "ns": 10**3, "us": 10**6, "µs": 10**6, "ms": 10**9, "s": 10**12}
+_DURATION = re.compile(r"^\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*(ps|ns|us|µs|ms|s)\s*$")
+
+
+def parse_duration(text: str) -> int:
+    """Parse a duration string exactly, as the server does.
+
+    Args:
+        text: A number and a unit (``"100ms"``, ``"0.5us"``, ``"20s"``;
+            units ps ns us ms s).
+
+    Returns:
+        The duration in picoseconds.
+
+    Raises:
+        ValueError: The text is not a duration or is not a whole number of
+            picoseconds.
+    """
+    m = _DURATION.match(text)
+    if not m:
+        raise ValueError(f"ccscope: {text!r} is not a duration like '100ms' (units ps ns us ms s)")
+    try:
+        ps = Decimal(m.group(1)) * _PS[m.group(2)]
+    except InvalidOperation as e:
+        raise ValueError(f"ccscope: {text!r} is not a duration") from e
+    if ps != ps.to_integral_value():
+        raise ValueError(f"ccscope: {text!r} is not a whole number of picoseconds")
+    return int(ps)
+
+
+def format_duration(ps: int) -> str:
+    """Write picoseconds as the exact duration string the server parses.
+
+    Args:
+        ps: A non-negative duration in picoseconds.
+
+    Returns:
+        The shortest exact form among ``"20s"``, ``"1500ms"``, ... ``"7ps"``.
+    """
+    for unit in ("s", "ms", "us", "ns"):
+        if ps % _PS[unit] == 0:
+            return f"{ps // _PS[unit]}{unit}"
+    return f"{ps}ps"
+
+
+def with_seconds(table: pa.Table, *, column: str = "t_ps", name: str = "t_s") -> pa.Table:
+    """Add a float64 seconds column computed from a picosecond column.
+
+    Args:
+        table: A trace table with an int64 ``t_ps`` column.
+        column: The picosecond column to convert.
+        name: The new column's name; replaced if it exists.
+
+    Returns:
+        The table with ``name`` (seconds) added after ``column``.
+    """
+    secs = pc.divide(pc.cast(table[column], pa.float64()), 1e12)
+    if name in table.column_names:
+        table = table.drop_columns([name])
+    return table.add_column(table.column_names.index(column) + 1, name, secs)
+
+
+def flow_names(table: pa.Table, flows: list[str] | None = None) -> pa.Table:
+    """Make the ``flow`` column hold flow ids as strings.
+
+    Tables may carry the flow as an index into the session's flow list or as
+    a dictionary-encoded string; plotting and filtering want plain strings.
+
+    Args:
+        table: A trace table with a ``flow`` column.
+        flows: The session's flow ids (needed when the column is an index).
+
+    Returns:
+        The table with a string ``flow`` column.
+    """
+    if "flow" not in table.column_names:
+        return table
+    col = table["flow"]
+    t = col.type
+    if pa.types.is_dictionary(t):
+        col = pc.cast(col, t.value_type)
+    elif pa.types.is_integer(t):
+        if flows is None:
+            raise ValueError("ccscope: the flow column holds indices; pass the session's flow ids")
+        col = pc.take(pa.array(flows, pa.string()), col)
+    elif not pa.types.is_string(t) and not pa.types.is_large_string(t):
+        return table
+    i = table.column_names.index("flow")
+    return table.set_column(i, "flow", col)
