@@ -12,13 +12,11 @@ Quick start::
 
 Everything raised is a :class:`ccscope.errors.CcscopeError`; see
 :mod:`ccscope.errors` for the tree. Plots live in :mod:`ccscope.plot`
-(matplotlib, optional), sweeps in :func:`ccscope.sweep`, a gymnasium
+(matplotlib, optional), sweeps in :func:`ccscope.sweep` (:mod:`ccscope.sweeps`), a gymnasium
 environment in :mod:`ccscope.gym` (optional).
 """
 
 from __future__ import annotations
-
-from typing import TYPE_CHECKING, Any
 
 from . import errors
 from ._version import __version__
@@ -26,10 +24,8 @@ from .client import Client, connect
 from .errors import CcscopeError, ServerDied, ServerError
 from .results import Checkpoint, Position, Summary
 from .session import Session, make_action
+from .sweeps import grid, sweep
 from .tables import CA_STATES, flow_names, format_duration, parse_duration, with_seconds
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .sweep import sweep
 
 __all__ = [
     "__version__",
@@ -46,17 +42,10 @@ __all__ = [
     "format_duration",
     "CA_STATES",
     "sweep",
+    "grid",
     "errors",
     "CcscopeError",
     "ServerError",
     "ServerDied",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    # sweep pulls in concurrent.futures and optional dask; load it on use.
-    if name == "sweep":
-        from .sweep import sweep
-
-        return sweep
-    raise AttributeError(f"module 'ccscope' has no attribute {name!r}")

@@ -1,0 +1,137 @@
+"""The sans-I/O codec, checked against the msgpack spec and the protocol text."""
+
+from __future__ import annotations
+
+import io
+
+import pyarrow as pa
+import pytest
+
+from ccscope import codec, errors
+
+
+def test_encode_request_bytes_follow_the_msgpack_spec():
+    # {"id": 7, "op": "step", "session": "s1", "time": "100ms"}, keys sorted:
+    # fixmap of 4 (0x84); fixstr "id" (0xa2 69 64) + positive fixint 7;
+    # "op" + fixstr(4) "step"; "session" (0xa7) + "s1" (0xa2); "time" + "100ms" (0xa5).
+    want = (
+        b"\x84"
+        b"\xa2id\x07"
+        b"\xa2op\xa4step"
+        b"\xa7session\xa2s1"
+        b"\xa4time\xa5100ms"
+    )
+    got = codec.encode_request(7, "step", {"time": "100ms", "session": "s1"})
+    assert got == want, f"encode_request(7, step) = {got!r}, want {want!r}"
+
+
+def test_encode_request_drops_unset_arguments():
+    got = codec.decode(codec.encode_request(1, "signals", {"session": "s1", "table": "flows", "flows": None}))
+    assert got == {"id": 1, "op": "signals", "session": "s1", "table": "flows"}
+
+
+@pytest.mark.parametrize(
+    "value, want",
+    [
+        (1.0, b"\xcb\x3f\xf0\x00\x00\x00\x00\x00\x00"),  # float64 1.0, never float32 nor int
+        (255, b"\xcc\xff"),  # uint8
+        (-33, b"\xd0\xdf"),  # int8 (below the negative fixint range)
+        (2**40, b"\xcf\x00\x00\x01\x00\x00\x00\x00\x00"),  # uint64: msgpack-python picks it over int64
+        (b"\x00\x01", b"\xc4\x02\x00\x01"),  # bin8, not str
+        ({"b": 1, "a": 2}, b"\x82\xa1a\x02\xa1b\x01"),  # keys sorted bytewise
+    ],
+)
+def test_encode_is_canonical(value, want):
+    got = codec.encode(value)
+    assert got == want, f"encode({value!r}) = {got.hex()}, want {want.hex()}"
+
+
+def test_encode_request_rejects_negative_id_and_reserved_keys():
+    with pytest.raises(ValueError):
+        codec.encode_request(-1, "hello")
+    with pytest.raises(ValueError):
+        codec.encode_request(1, "open", {"op": "x"})
+
+
+def test_decode_ok_response():
+    f = codec.decode_frame(codec.encode({"id": 3, "ok": True, "result": {"session": "s1"}}))
+    assert f == codec.Response(3, True, result={"session": "s1"})
+    assert f.raise_for_error() == {"session": "s1"}
+
+
+@pytest.mark.parametrize(
+    "code, cls",
+    [
+        ("bad_request", errors.InvalidRequest),
+        ("unknown_op", errors.UnknownOp),
+        ("bad_args", errors.BadArguments),
+        ("invalid_config", errors.InvalidConfig),
+        ("not_found", errors.NotFound),
+        ("limit", errors.LimitExceeded),
+        ("too_large", errors.TooLarge),
+        ("busy", errors.Busy),
+        ("replay_mismatch", errors.ReplayMismatch),
+        ("version", errors.ProtocolVersionError),
+        ("internal", errors.InternalError),
+        ("a_code_from_the_future", errors.ServerError),
+    ],
+)
+def test_error_codes_map_to_the_exception_tree(code, cls):
+    frame = {"id": 9, "ok": False, "error": {"code": code, "message": "m", "path": "time", "details": [1]}}
+    f = codec.decode_frame(codec.encode(frame))
+    with pytest.raises(cls) as info:
+        f.raise_for_error()
+    e = info.value
+    assert type(e) is cls, f"code {code!r} raised {type(e).__name__}, want {cls.__name__}"
+    assert (e.code, e.message, e.path, e.details) == (code, "m", "time", {"details": [1]})
+    assert isinstance(e, errors.CcscopeError)
+
+
+def test_limit_family():
+    assert issubclass(errors.TooLarge, errors.LimitExceeded)
+    assert issubclass(errors.Busy, errors.LimitExceeded)
+    assert issubclass(errors.BadArguments, errors.InvalidRequest)
+
+
+def _ipc(table: pa.Table) -> bytes:
+    sink = io.BytesIO()
+    with pa.ipc.new_stream(sink, table.schema) as w:
+        w.write_table(table)
+    return sink.getvalue()
+
+
+def test_decode_data_push_reads_arrow():
+    t = pa.table({"t_ps": pa.array([0, 10**9], pa.int64()), "flow": ["f0", "f0"]})
+    f = codec.decode_frame(codec.encode({"stream": "flows", "session": "s1", "seq": 12, "arrow": _ipc(t)}))
+    assert isinstance(f, codec.DataPush)
+    assert (f.stream, f.session, f.seq) == ("flows", "s1", 12)
+    assert codec.read_arrow(f.arrow).equals(t)
+
+
+def test_decode_progress_push():
+    msg = {"stream": "progress", "session": "s1", "seq": 13, "request": 9, "sim_time_ps": 5 * 10**12,
+           "events": 123456, "fraction": 0.25}  # fmt: skip
+    f = codec.decode_frame(codec.encode(msg))
+    assert f == codec.ProgressPush("s1", 13, 9, 5 * 10**12, 123456, 0.25)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"\xc1",  # never used in msgpack
+        codec.encode([1, 2]),  # not a map
+        codec.encode({"id": 1}),  # neither ok nor stream
+        codec.encode({"id": "x", "ok": True}),  # id not an integer
+        codec.encode({"id": 1, "ok": False, "error": "boom"}),  # error not a map
+        codec.encode({"stream": "flows", "session": "s1", "seq": 1, "arrow": "text"}),  # arrow not bin
+        codec.encode({"stream": "progress", "session": "s1", "seq": 1}),  # progress fields missing
+    ],
+)
+def test_malformed_frames_raise_protocol_error(data):
+    with pytest.raises(errors.ProtocolError):
+        codec.decode_frame(data)
+
+
+def test_read_arrow_rejects_garbage():
+    with pytest.raises(errors.ProtocolError):
+        codec.read_arrow(b"not arrow at all")
