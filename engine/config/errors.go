@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -46,8 +47,14 @@ type collector struct {
 	errs []FieldError
 }
 
+// add records an error. A value shared by both directions of a link is
+// checked once per direction; the repeat is dropped.
 func (c *collector) add(path, format string, args ...any) {
-	c.errs = append(c.errs, FieldError{Path: path, Reason: fmt.Sprintf(format, args...)})
+	fe := FieldError{Path: path, Reason: fmt.Sprintf(format, args...)}
+	if slices.Contains(c.errs, fe) {
+		return
+	}
+	c.errs = append(c.errs, fe)
 }
 
 // err returns the collected errors as *Errors, or nil if there are none.

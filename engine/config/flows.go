@@ -198,11 +198,12 @@ func (c *collector) tcp(flow obj) TCPOptions {
 			t.RcvBufInit = n
 		}
 	}
-	v, p, ok := o.get("rcvbuf_max")
-	if ok {
-		t.RcvBufMax, ok = c.size(p, v)
+	v, p, given := o.get("rcvbuf_max")
+	valid := true
+	if given {
+		t.RcvBufMax, valid = c.size(p, v)
 	}
-	if ok && t.RcvBufMax < t.RcvBufInit {
+	if valid && t.RcvBufMax < t.RcvBufInit {
 		c.add(p, "%v is below rcvbuf_init %v", t.RcvBufMax, t.RcvBufInit)
 	}
 	if v, p, ok := o.get("gro_interval"); ok {
