@@ -7,7 +7,6 @@ import (
 
 	"github.com/ccscope/ccscope/engine"
 	"github.com/ccscope/ccscope/engine/config"
-	"github.com/ccscope/ccscope/engine/sim"
 	"github.com/ccscope/ccscope/engine/units"
 )
 
@@ -219,5 +218,3 @@ func checkTarget(r *engine.Run, a engine.Action, prefix string) *Error {
 	}
 	return nil
 }
-
-var _ = sim.Duration(0)

@@ -43,7 +43,8 @@ type state struct {
 	seed    uint64
 	drained bool
 	actions []LoggedAction
-	wall    time.Duration // spent stepping
+	applied []engine.Action // actions[i] as applied
+	wall    time.Duration   // spent stepping
 	limits  Limits
 }
 
@@ -212,6 +213,7 @@ func (s *state) act(a engine.Action, prefix string) (int, *Error) {
 		return 0, errorf(CodeBadArgs, prefix[:max(len(prefix)-1, 0)], "%v", err)
 	}
 	s.actions = append(s.actions, LoggedAction{At: s.position(), Action: wireAction(a)})
+	s.applied = append(s.applied, a)
 	return len(s.actions) - 1, nil
 }
 
