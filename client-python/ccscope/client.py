@@ -15,9 +15,9 @@ from . import codec
 from ._server import LocalServer
 from ._version import __version__
 from .codec import DataPush, ProgressPush, Response
-from .errors import CcscopeError, ConnectionLost, ProtocolError, ServerDied
+from .errors import CcscopeError, ConnectionLost, ProtocolError, ProtocolVersionError
 from .results import Checkpoint
-from .session import Session
+from .session import Session, make_action
 from .transport import Transport, WebSocketTransport
 
 __all__ = ["connect", "Client", "DEFAULT_TIMEOUT"]
@@ -237,8 +237,9 @@ class Client:
 
         Args:
             checkpoint: Where to branch.
-            actions: Action maps as :meth:`Session.act` takes them as keywords
-                (``{"link": "bottleneck", "dir": "ab", "queue_limit": 100}``).
+            actions: Action maps with the keywords of :meth:`Session.act`
+                (``{"link": "bottleneck", "queue_limit": 100}``; ``dir``
+                defaults to ``"ab"``).
 
         Returns:
             The new session.
@@ -246,8 +247,9 @@ class Client:
         Raises:
             ReplayMismatch: As for :meth:`restore`.
             BadArguments: An action is invalid (``path`` names it).
+            ValueError: An action has no target or no value.
         """
-        args = {"checkpoint": _checkpoint_map(checkpoint), "actions": [dict(a) for a in actions]}
+        args = {"checkpoint": _checkpoint_map(checkpoint), "actions": [make_action(**dict(a)) for a in actions]}
         return Session(self, self.call("fork", args))
 
     def stats(self) -> dict[str, Any]:
@@ -349,12 +351,18 @@ class Client:
             self._transport.send(data)
         except ConnectionLost as e:
             raise self._lost(e, "sending a request") from e
+        except ProtocolVersionError:
+            self.close()
+            raise
 
     def _recv(self, timeout: float, *, context: str) -> bytes | None:
         try:
             data = self._transport.recv(timeout)
         except ConnectionLost as e:
             raise self._lost(e, context) from e
+        except ProtocolVersionError:
+            self.close()
+            raise
         if data is None and self._server is not None and not self._server.alive():
             err = self._server.died(context)
             self.close()

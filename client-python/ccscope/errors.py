@@ -75,8 +75,9 @@ class ServerError(CcscopeError):
         self.message = message
         self.path = path
         self.details = dict(details or {})
-        where = f" at {path}" if path else ""
-        super().__init__(f"[{code}]{where}: {message}")
+        # Server messages usually start with the path already.
+        where = f" (at {path})" if path and path not in message else ""
+        super().__init__(f"[{code}] {message}{where}")
 
 
 class InvalidRequest(ServerError):
@@ -144,7 +145,11 @@ class ReplayMismatch(ServerError):
 
 
 class ProtocolVersionError(ServerError):
-    """The client and server speak incompatible protocol versions."""
+    """The client and server speak incompatible protocol versions.
+
+    Raised for a ``version`` error frame and for a connection the server
+    closes with code 4000 after refusing the ``hello``.
+    """
 
     code_name = "version"
 

@@ -9,11 +9,12 @@ that need no server.
 from __future__ import annotations
 
 import collections
+import contextlib
 import time
 from typing import Any, Callable, Iterable, Protocol
 
 from . import codec
-from .errors import ConnectionLost, Unauthorized
+from .errors import ConnectionLost, ProtocolVersionError, Unauthorized
 
 __all__ = ["Transport", "WebSocketTransport", "FakeTransport"]
 
@@ -63,8 +64,11 @@ class WebSocketTransport:
         from websockets.sync.client import connect
 
         headers = {"Authorization": f"Bearer {token}"} if token else None
+        # Entered as a context manager (websockets ≥ 17.1 deprecates bare
+        # connections); close() leaves it.
+        self._stack = contextlib.ExitStack()
         try:
-            self._ws = connect(
+            self._ws = self._stack.enter_context(connect(
                 url,
                 additional_headers=headers,
                 open_timeout=timeout,
@@ -72,7 +76,7 @@ class WebSocketTransport:
                 max_size=None,  # the server bounds message sizes; results can be large Arrow streams
                 compression=None,  # Arrow bodies are binary; deflate costs more than it saves on loopback
                 proxy=None,  # never route a simulator connection through an environment proxy
-            )
+            ))
         except InvalidStatus as e:
             status = getattr(getattr(e, "response", None), "status_code", None)
             if status == 401:
@@ -87,7 +91,7 @@ class WebSocketTransport:
         try:
             self._ws.send(data)
         except ConnectionClosed as e:
-            raise ConnectionLost(f"ccscope: connection closed: {_close_reason(e)}") from e
+            raise _closed_error(e) from e
 
     def recv(self, timeout: float | None) -> bytes | None:
         from websockets.exceptions import ConnectionClosed
@@ -97,11 +101,22 @@ class WebSocketTransport:
         except TimeoutError:
             return None
         except ConnectionClosed as e:
-            raise ConnectionLost(f"ccscope: connection closed: {_close_reason(e)}") from e
+            raise _closed_error(e) from e
         return msg if isinstance(msg, bytes) else msg.encode()
 
     def close(self) -> None:
-        self._ws.close()
+        self._stack.close()
+
+
+#: The close code a server sends after refusing the client's protocol version.
+CLOSE_VERSION = 4000
+
+
+def _closed_error(e: Any) -> Exception:
+    rcvd = getattr(e, "rcvd", None)
+    if rcvd is not None and rcvd.code == CLOSE_VERSION:
+        return ProtocolVersionError("version", rcvd.reason or "unsupported protocol version")
+    return ConnectionLost(f"ccscope: connection closed: {_close_reason(e)}")
 
 
 def _close_reason(e: Any) -> str:

@@ -1,0 +1,246 @@
+"""Every API call against a real local server (the compiled binary).
+
+The physics checks use the `pump` scenario, whose outcome is known in closed
+form: a 120 Mbps constant-rate source of 1500 B packets into a 100 Mbps
+bottleneck with a 40 ms base RTT and a 1-BDP FIFO (100 Mbps × 40 ms = 500 kB
+= 333 packets of 1500 B).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+
+import ccscope
+from ccscope import errors
+
+pytestmark = pytest.mark.server
+
+PS = 10**12
+MBPS = 10**6
+
+
+def test_connect_starts_a_server_and_says_hello(client):
+    assert client.server_info["version"].startswith("1.")
+    assert client.engine_version
+    assert client.limits["max_sessions"] > 0
+    assert "private local server" in repr(client)
+
+
+def test_scenarios_lists_the_builtins(client):
+    names = [s["name"] for s in client.scenarios()]
+    assert names == sorted(names)
+    for want in ("pump", "p-rtr-p", "rebbr", "bufferbloat"):
+        assert want in names, f"scenarios() = {names}, missing {want}"
+
+
+def test_open_by_name_dict_and_file(client, tmp_path):
+    with client.open("pump", seed=0) as s:
+        assert (s.scenario, s.seed, s.flows, s.horizon_ps) == ("pump", 0, ["f0"], 10 * PS)
+        assert s.links == ["access", "bottleneck"]
+        cfg = s.config
+    cfg["runtime"]["duration"] = "1s"
+    with client.open(cfg) as s:
+        assert s.horizon_ps == PS
+    path = tmp_path / "pump.json"
+    path.write_text(json.dumps(cfg))
+    with client.open(str(path), set=["runtime.duration=2s"]) as s:
+        assert s.horizon_ps == 2 * PS
+
+
+def test_step_by_time_is_exact(client):
+    # The protocol promises that many small steps dispatch the same events as
+    # one big one; the digest is the witness.
+    with client.open("pump") as a, client.open("pump") as b:
+        for _ in range(10):
+            a.step("10ms")
+        b.step("100ms")
+        ca, cb = a.checkpoint(), b.checkpoint()
+        assert (ca.events, ca.digest) == (cb.events, cb.digest)
+        assert ca.sim_time_ps == 100 * 10**9
+
+
+def test_step_by_events(client):
+    with client.open("pump") as s:
+        pos = s.step(events=1000)
+        assert pos.events == 1000 and not pos.done
+
+
+def test_run_to_the_end_matches_the_pump_model(client):
+    with client.open("pump", set={"trace.detail": "change"}) as s:
+        pos = s.run(progress=True)
+        assert pos.done and pos.sim_time_ps == 10 * PS and pos.digest
+        summ = s.summary()
+        f = summ.flow("f0")
+        # The bottleneck drains at 100 Mbps once the pump has reached it
+        # (after the 1 ms access hop), so goodput is 100 Mbps of wire bytes.
+        assert f["goodput_bps"] == pytest.approx(100 * MBPS, rel=0.005)
+        q = {(x["link"], x["dir"]): x for x in summ["queues"]}[("bottleneck", "ab")]
+        # The FIFO holds 1 BDP = 500 kB: 333 whole packets of 1500 B.
+        assert q["max_backlog_bytes"] == 333 * 1500
+        # Packets reach the router from t = 1 ms at 10,000/s and leave at
+        # 8,333.3/s: the queue fills its 333 packets after 333 / 1,666.7 =
+        # 0.1998 s, and from then on the excess 1,666.7 packets/s is dropped:
+        # 1,666.7 × (10 − 0.001 − 0.1998) = 16,332.
+        assert q["drops"] == pytest.approx(16_332, abs=2)
+        # A full 333-packet FIFO at 100 Mbps waits 333 × 120 µs ≈ 40 ms.
+        assert q["sojourn_p99_ps"] == pytest.approx(333 * 120 * 10**6, rel=0.01)
+
+
+def test_signals_tables_and_filters(client):
+    with client.open("pump", set={"trace.detail": "change", "runtime.duration": "1s"}) as s:
+        s.run(progress=False)
+        d = s.signals("delivery", flows=["f0"])
+        assert d.column_names == ["t_ps", "flow", "bytes_delivered"]
+        assert d.schema.field("t_ps").type == pa.int64()
+        assert pc.all(pc.equal(d["flow"], "f0")).as_py()
+        # Cumulative delivered bytes grow at the 100 Mbps bottleneck rate.
+        t = ccscope.with_seconds(d)
+        last = t.slice(t.num_rows - 1)
+        rate = last["bytes_delivered"][0].as_py() * 8 / (last["t_s"][0].as_py() - t["t_s"][0].as_py())
+        assert rate == pytest.approx(100 * MBPS, rel=0.01)
+        q = s.signals("queue")
+        assert set(q["link"].unique().to_pylist()) <= {"access", "bottleneck"}
+        assert s.to_pandas("delivery").shape[0] == d.num_rows
+        assert s.to_polars("delivery").height == d.num_rows
+        ev = s.signals("events")
+        assert set(ev["kind"].unique().to_pylist()) <= {"drop", "send", "ack", "loss", "retransmit"}
+        with pytest.raises(errors.NotFound):
+            s.signals("nonsense")
+        with pytest.raises(errors.NotFound):
+            s.signals("flows", flows=["f9"])
+
+
+def test_stream_yields_the_same_rows_as_signals(client):
+    with client.open("pump", set={"trace.detail": "change", "runtime.duration": "2s"}) as s:
+        batches = list(s.stream("delivery", step="250ms"))
+        assert batches and all(isinstance(b, pa.RecordBatch) for b in batches)
+        streamed = pa.Table.from_batches(batches)
+        full = s.signals("delivery")
+        assert streamed.equals(full), f"streamed {streamed.num_rows} rows, signals() has {full.num_rows}"
+        assert s.done
+
+
+def test_subscribe_received_and_iteration(client):
+    with client.open("pump", set={"trace.detail": "change", "runtime.duration": "500ms"}) as s:
+        assert sorted(s.subscribe(["queue", "delivery"], every_ms=0)) == ["delivery", "queue"]
+        s.step("100ms")
+        q = s.received("queue")
+        assert q is not None and q.num_rows > 0
+        assert s.received("queue") is None
+        assert s.unsubscribe() == []
+        rows = sum(b.num_rows for b in s)  # iterating streams `flows` to the end
+        assert rows == 0  # a pump has no TCP sender state
+        assert s.done
+
+
+def test_act_checkpoint_restore_fork(client, tmp_path):
+    with client.open("pump") as s:
+        s.step("2s")
+        a = s.act(link="bottleneck", queue_limit=100)
+        assert a["index"] == 0 and a["at"]["sim_time_ps"] == 2 * PS
+        s.step("1s")
+        cp = s.checkpoint()
+        assert cp.sim_time_ps == 3 * PS and len(cp.actions) == 1
+        assert cp.actions[0]["action"]["queue_limit"] == "100p"
+        path = tmp_path / "cp.ccscope"
+        cp.save(path)
+        loaded = ccscope.Checkpoint.load(path)
+        assert loaded == cp
+        with client.restore(loaded) as r:
+            assert (r.sim_time_ps, r.events, r.digest) == (cp.sim_time_ps, cp.events, cp.digest)
+            s.run(progress=False)
+            r.run(progress=False)
+            assert r.digest == s.digest, "a restored session diverged from its original"
+        # Halving the buffer again at 3 s: a 50-packet FIFO waits at most
+        # 50 × 120 µs = 6 ms, the 100-packet one 12 ms.
+        with client.fork(cp, [{"link": "bottleneck", "queue_limit": 50}]) as f:
+            f.run(progress=False)
+            q = {(x["link"], x["dir"]): x for x in f.summary()["queues"]}[("bottleneck", "ab")]
+            assert q["sojourn_p50_ps"] <= 50 * 120 * 10**6 * 1.01
+        with client.open("pump") as live:
+            live.step("1s")
+            with live.fork([{"link": "bottleneck", "rate": "50Mbps"}]) as lf:
+                assert lf.sim_time_ps == PS
+                lf.run(progress=False)
+                assert lf.summary().flow("f0")["goodput_bps"] < 80 * MBPS
+
+
+def test_act_on_a_flow_and_bad_actions(client):
+    with client.open("pump") as s:
+        s.step("10ms")
+        with pytest.raises(errors.NotFound):
+            s.act(link="nope", rate="1Mbps")
+        with pytest.raises(errors.BadArguments) as e:
+            s.act(link="bottleneck", rate="fast")
+        assert e.value.path == "action.rate"
+        with pytest.raises(errors.NotFound):
+            s.act(flow="f9", cwnd=10)
+
+
+def test_stats(client):
+    with client.open("pump"):
+        st = client.stats()
+        assert st["sessions"] >= 1 and st["connections"] >= 1
+
+
+@pytest.mark.parametrize(
+    "scenario, kwargs, exc, path",
+    [
+        ("no-such-scenario", {}, errors.NotFound, "scenario"),
+        ("pump", {"set": {"links.bottleneck.rate": "fast"}}, errors.InvalidConfig, "links[bottleneck].rate"),
+        ("pump", {"set": {"links.nowhere.rate": "1Mbps"}}, errors.InvalidConfig, None),
+        ("pump", {"set": ["no equals sign"]}, errors.ServerError, None),
+        ({"name": "x"}, {}, errors.InvalidConfig, None),
+    ],
+)
+def test_bad_open_raises(client, scenario, kwargs, exc, path):
+    with pytest.raises(exc) as e:
+        client.open(scenario, **kwargs)
+    if path is not None:
+        assert e.value.path == path
+    assert e.value.message
+
+
+def test_bad_requests_raise(client):
+    with pytest.raises(errors.UnknownOp):
+        client.call("frobnicate")
+    with client.open("pump") as s:
+        with pytest.raises(errors.BadArguments) as e:
+            client.call("step", {"session": s.id, "time": "1 parsec"})
+        assert e.value.path == "time"
+        with pytest.raises(errors.BadArguments):
+            client.call("step", {"session": s.id, "time": "1s", "tyme": "1s"})
+        cp = s.checkpoint()
+    bad = dict(cp.data, digest="0000000000000000")
+    with pytest.raises(errors.ReplayMismatch):
+        client.restore(bad)
+    with pytest.raises(errors.NotFound):
+        s.step("1s")  # closed by the with block
+
+
+def test_version_refusal_closes_the_connection(binary_env):
+    with ccscope.connect() as c:
+        with pytest.raises(errors.ProtocolVersionError):
+            c.call("hello", {"version": "2.0"})
+        assert c.closed
+
+
+def test_connect_to_a_url_with_and_without_token(client):
+    url = client._server.url
+    base, _, query = url.partition("?")
+    token = query.removeprefix("token=")
+    with ccscope.connect(url) as c2:
+        assert c2.scenarios()
+    with ccscope.connect(base, token=token) as c3:
+        assert "private" not in repr(c3)
+        assert c3.stats()["connections"] >= 2
+    with pytest.raises(errors.Unauthorized):
+        ccscope.connect(base, token="0" * 32)
+    with pytest.raises(errors.Unauthorized):
+        ccscope.connect(base)
+    with pytest.raises(errors.ConnectionLost):
+        ccscope.connect("ws://127.0.0.1:1/", timeout=2)
