@@ -1,0 +1,110 @@
+"""The private server's life: start, failure to start, death mid-session, cleanup."""
+
+from __future__ import annotations
+
+import os
+import signal
+import stat
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+import ccscope
+from ccscope import errors
+
+pytestmark = pytest.mark.server
+
+
+def _gone(pid: int, within: float = 5.0) -> bool:
+    """Whether process pid has exited (reaped or a zombie) within the time."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                if f.read().split(") ", 1)[1].startswith("Z"):
+                    return True
+        except FileNotFoundError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def _script(tmp_path, body: str):
+    p = tmp_path / "fake-ccscope"
+    p.write_text("#!/bin/sh\n" + body)
+    p.chmod(p.stat().st_mode | stat.S_IEXEC)
+    return p
+
+
+def test_close_stops_the_server(binary_env):
+    c = ccscope.connect()
+    pid = c._server.proc.pid
+    c.close()
+    assert _gone(pid), f"server pid {pid} still running after close()"
+
+
+def test_a_failing_block_still_stops_the_server(binary_env):
+    pid = None
+    with pytest.raises(RuntimeError):
+        with ccscope.connect() as c:
+            pid = c._server.proc.pid
+            with c.open("pump"):
+                raise RuntimeError("test body fails")
+    assert _gone(pid), f"server pid {pid} survived a failing with-block"
+
+
+def test_interpreter_exit_stops_a_forgotten_server(binary_env):
+    # A script that connects, prints the server pid and exits by an uncaught
+    # exception without closing anything: atexit must stop the server.
+    code = textwrap.dedent(
+        """
+        import ccscope
+        c = ccscope.connect()
+        print(c._server.proc.pid, flush=True)
+        raise SystemExit(3)
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 3, out.stderr
+    pid = int(out.stdout.strip())
+    assert _gone(pid), f"server pid {pid} outlived its Python process"
+
+
+def test_server_killed_mid_session_raises_server_died(binary_env):
+    with ccscope.connect() as c:
+        s = c.open("pump")
+        s.step("10ms")
+        os.kill(c._server.proc.pid, signal.SIGKILL)
+        with pytest.raises(errors.ServerDied) as e:
+            s.run(progress=False)
+        assert e.value.returncode == -signal.SIGKILL
+        assert c.closed
+
+
+def test_binary_that_exits_reports_its_stderr(tmp_path, monkeypatch):
+    monkeypatch.setenv("CCSCOPE_BIN", str(_script(tmp_path, 'echo "listen tcp: address already in use" >&2\nexit 3\n')))
+    t0 = time.monotonic()
+    with pytest.raises(errors.ServerDied) as e:
+        ccscope.connect(timeout=10)
+    assert time.monotonic() - t0 < 5, "a dead server was waited for until the timeout"
+    assert e.value.returncode == 3
+    assert "address already in use" in e.value.stderr_tail
+    assert "address already in use" in str(e.value)
+
+
+def test_binary_that_never_announces_times_out(tmp_path, monkeypatch):
+    monkeypatch.setenv("CCSCOPE_BIN", str(_script(tmp_path, 'echo "starting slowly" >&2\nexec sleep 60\n')))
+    t0 = time.monotonic()
+    with pytest.raises(errors.ServerDied) as e:
+        ccscope.connect(timeout=1)
+    assert 0.9 < time.monotonic() - t0 < 8
+    assert "printed no URL line" in str(e.value) and "starting slowly" in str(e.value)
+
+
+def test_missing_binary(tmp_path, monkeypatch):
+    monkeypatch.setenv("CCSCOPE_BIN", str(tmp_path / "absent"))
+    with pytest.raises(errors.BinaryNotFound):
+        ccscope.connect()
