@@ -39,6 +39,8 @@ _EVENT_COLOURS = {
     "retransmit": "#f57c00", "loss": "#6d4c41", "drop": "#000000", "ecn_mark": "#00897b",
 }  # fmt: skip
 _PHASE_WORDS = ("mode", "phase", "state")
+_WINDOW_WORDS = ("cwnd", "target", "w_max", "inflight")  # CC signals counted in packets
+_ESTIMATOR_WORDS = ("rtt", "delay", "bw", "gain")  # rate, RTT and gain estimators
 _MAX_POINTS = 4000  # per line, after thinning
 _MAX_TICKS = 4000  # per event kind
 
@@ -213,6 +215,7 @@ def flow(
     events: pa.Table | None = None,
     delivery: pa.Table | None = None,
     estimators: Sequence[str] | None = None,
+    window_signals: Sequence[str] | None = None,
     bdp_pkts: float | None = None,
     packet_bytes: int = 1500,
     rate_window_s: float | None = None,
@@ -221,10 +224,12 @@ def flow(
 ) -> "Figure":
     """The four-panel view of one flow on a shared time axis (seconds).
 
-    1. Rates (Mbps): send rate (from ``send`` events), delivery rate (the
-       rate sampler's), goodput (from the delivery counter), pacing rate.
-    2. Inflight and cwnd (packets) against the path's BDP, with ACK, SACK,
-       TLP, RTO, retransmit, loss and drop events as ticks underneath.
+    1. Rates (Mbps): send rate (from ``send`` events, else from the
+       delivered + lost + inflight packet counts), delivery rate (the rate
+       sampler's), goodput (from the delivery counter), pacing rate.
+    2. Inflight, cwnd and ssthresh (packets) against the path's BDP, with
+       the CC's window-like signals, and ACK, SACK, TLP, RTO, retransmit,
+       loss and drop events as ticks underneath.
     3. The CA state timeline (open/disorder/cwr/recovery/loss), and the CC's
        phase (a signal named like ``mode``/``phase``/``state``) if any.
     4. RTT: srtt and min_rtt (ms), with the CC's other estimator signals on
@@ -237,8 +242,12 @@ def flow(
         signals: The ``signals`` table, when ``source`` is a table.
         events: The ``events`` table, when ``source`` is a table.
         delivery: The ``delivery`` table, when ``source`` is a table.
-        estimators: CC signals to draw in panel 4 (default: all but phase
-            signals, at most four).
+        estimators: CC signals to draw in panel 4 on a second axis, each
+            relative to its maximum (default: those named like
+            rtt/delay/bw/gain, at most four).
+        window_signals: CC signals counted in packets to draw in panel 2
+            (default: those named like cwnd/target/w_max/inflight, e.g.
+            CUBIC's ``last_max_cwnd`` and ``bic_target``).
         bdp_pkts: The BDP line in packets (default: from the session's
             scenario, bottleneck rate × base RTT / ``packet_bytes``).
         packet_bytes: Wire bytes per packet for the BDP in packets.
@@ -290,11 +299,17 @@ def flow(
     ax_rtt = fig.add_subplot(gs[4], sharex=ax_rate)
 
     # (1) rates
-    if events is not None and events.num_rows:
-        sends = events.filter(pc.equal(events["kind"], "send"))
-        if sends.num_rows:
-            x, y = _rate_from_events(_secs(sends["t_ps"]), _col(sends, "len"), width, t_end)
-            ax_rate.step(x, y, where="pre", label=f"send rate ({width * 1e3:.0f} ms avg)", color="#1f77b4")
+    sends = events.filter(pc.equal(events["kind"], "send")) if events is not None and events.num_rows else None
+    if sends is not None and sends.num_rows:
+        x, y = _rate_from_events(_secs(sends["t_ps"]), _col(sends, "len"), width, t_end)
+        ax_rate.step(x, y, where="pre", label=f"send rate ({width * 1e3:.0f} ms avg)", color="#1f77b4")
+    else:
+        # Without send events: every packet sent is delivered, in flight or
+        # lost, so delivered + lost + inflight counts transmissions.
+        sent = _col(ft, "delivered_pkts") + _col(ft, "lost_pkts") + _col(ft, "inflight_pkts")
+        x, y = _rate_from_counter(t, sent * packet_bytes, width)
+        ax_rate.step(x, y, where="pre", label=f"send rate ({width * 1e3:.0f} ms avg, {packet_bytes} B pkts)",
+                     color="#1f77b4", lw=1)  # fmt: skip
     ax_rate.plot(*_thin(t, _col(ft, "delivery_rate_bps") / 1e6), label="delivery rate (sampler)", color="#2ca02c", lw=1)
     if delivery is not None and delivery.num_rows:
         x, y = _rate_from_counter(_secs(delivery["t_ps"]), _col(delivery, "bytes_delivered"), width)
@@ -312,6 +327,10 @@ def flow(
     ss_ok = ss < 1e6  # the kernel's "infinite" ssthresh is not drawn
     if np.any(ss_ok):
         ax_win.plot(*_thin(t[ss_ok], ss[ss_ok]), label="ssthresh", color="#7f7f7f", ls=":", lw=1)
+    for i, name in enumerate(_pick(signals, window_signals, _WINDOW_WORDS, exclude=None)):
+        sg = signals.filter(pc.equal(signals["signal"], name))  # type: ignore[union-attr]
+        ax_win.plot(*_thin(_secs(sg["t_ps"]), _col(sg, "value")), label=f"{name} (CC)", lw=0.8, ls="-.",
+                    color=f"C{i + 4}", drawstyle="steps-post")  # fmt: skip
     if bdp_pkts:
         ax_win.axhline(bdp_pkts, color="#2ca02c", ls="--", lw=1, label=f"BDP ({bdp_pkts:.0f} pkts)")
     ax_win.set_ylabel("packets")
@@ -343,11 +362,14 @@ def flow(
         vals = [int(v) for v in _col(ph, "value")]
         cmap = plt.get_cmap("tab10")
         rows.append((phase_sig, _segments(_secs(ph["t_ps"]), vals, t_end), {v: cmap(v % 10) for v in set(vals)}))
-    seen: dict[Any, Any] = {}
+    seen: dict[tuple[int, Any], Any] = {}
     for i, (_, segs, colours) in enumerate(rows):
+        by_value: dict[Any, list[tuple[float, float]]] = {}
         for value, start, w in segs:
+            by_value.setdefault(value, []).append((start, w))
+        for value, spans in by_value.items():
             c = colours.get(value, "#cccccc")
-            ax_ca.broken_barh([(start, w)], (i + 0.1, 0.8), facecolors=c, label=None if (i, value) in seen else str(value))
+            ax_ca.broken_barh(spans, (i + 0.1, 0.8), facecolors=c)
             seen[(i, value)] = c
     ax_ca.set_yticks([i + 0.5 for i in range(len(rows))], [r[0] for r in rows], fontsize="x-small")
     ax_ca.set_ylim(0, len(rows))
@@ -362,14 +384,18 @@ def flow(
         ax_rtt.plot(*_thin(t[ok], y[ok]), label=name.removesuffix("_ps") + " (ms)", color=colour, lw=1)
     ax_rtt.set_ylabel("RTT (ms)")
     ax_rtt.set_xlabel("time (s)")
-    est = _estimators(signals, estimators, phase_sig)
+    est = _pick(signals, estimators, _ESTIMATOR_WORDS, exclude=phase_sig)
     if est:
+        # Estimators have units of their own (bps, µs, gains): each is
+        # drawn relative to its largest value, which the legend gives.
         ax2 = ax_rtt.twinx()
         for i, name in enumerate(est):
-            s = signals.filter(pc.equal(signals["signal"], name))  # type: ignore[union-attr]
-            ax2.plot(*_thin(_secs(s["t_ps"]), _col(s, "value")), label=name, lw=0.8, ls="--", color=f"C{i + 3}",
-                     drawstyle="steps-post")  # fmt: skip
-        ax2.set_ylabel("CC signal (own units)")
+            sg = signals.filter(pc.equal(signals["signal"], name))  # type: ignore[union-attr]
+            v = _col(sg, "value")
+            top = float(np.nanmax(np.abs(v))) if len(v) else 0.0
+            ax2.plot(*_thin(_secs(sg["t_ps"]), v / top if top else v), label=f"{name} (÷ {top:.4g})", lw=0.8,
+                     ls="--", color=f"C{i + 3}", drawstyle="steps-post")  # fmt: skip
+        ax2.set_ylabel("CC estimator / its max")
         ax2.legend(loc="upper left", fontsize="small")
     ax_rtt.legend(loc="upper right", fontsize="small")
 
@@ -390,13 +416,14 @@ def _phase_signal(signals: pa.Table | None) -> str | None:
     return None
 
 
-def _estimators(signals: pa.Table | None, wanted: Sequence[str] | None, phase: str | None) -> list[str]:
+def _pick(signals: pa.Table | None, wanted: Sequence[str] | None, words: tuple[str, ...], exclude: str | None) -> list[str]:
+    """The signals to draw: those asked for, else those whose names contain one of words (at most four)."""
     if signals is None or signals.num_rows == 0:
         return []
-    names = [n for n in pc.unique(signals["signal"]).to_pylist() if n != phase]
+    names = [n for n in pc.unique(signals["signal"]).to_pylist() if n != exclude]
     if wanted is not None:
         return [n for n in wanted if n in names]
-    return names[:4]
+    return [n for n in names if any(w in n.lower() for w in words) and (words is _ESTIMATOR_WORDS or "gain" not in n)][:4]
 
 
 # -- queues -------------------------------------------------------------------
