@@ -528,7 +528,9 @@ def compare(
         if tb is None or tb.num_rows == 0:
             continue
         ax.plot(*_thin(_secs(tb["t_ps"]), _col(tb, y) * scale), label=label, lw=1, drawstyle="steps-post")
-    ax.set_xlabel("time (s)")
+    spec = ax.get_subplotspec()
+    if spec is None or spec.is_last_row():
+        ax.set_xlabel("time (s)")
     ax.set_ylabel(ylabel or y)
     ax.legend(fontsize="small")
     return fig
