@@ -350,6 +350,9 @@ def flow(
                 ts, label = ts[::step], f"{kind} (1 in {step})"
             ax_ev.eventplot(ts, lineoffsets=len(kinds_drawn), linelengths=0.8, colors=_EVENT_COLOURS[kind], lw=0.6)
             kinds_drawn.append(label)
+    if not kinds_drawn:
+        ax_ev.text(0.5, 0.5, 'no events recorded (they need trace.detail = "change")', transform=ax_ev.transAxes,
+                   ha="center", va="center", fontsize="small", color="#777777")  # fmt: skip
     ax_ev.set_yticks(range(len(kinds_drawn)), kinds_drawn, fontsize="x-small")
     ax_ev.set_ylim(-0.6, max(len(kinds_drawn), 1) - 0.4)
     ax_ev.set_ylabel("events", fontsize="small")
@@ -532,5 +535,5 @@ def compare(
     if spec is None or spec.is_last_row():
         ax.set_xlabel("time (s)")
     ax.set_ylabel(ylabel or y)
-    ax.legend(fontsize="small")
+    ax.legend(fontsize="small", loc="upper left")
     return fig
