@@ -38,7 +38,7 @@ func (c *conn) serveCtl(req Request) {
 		res, e = c.opHello(a)
 		if e != nil && e.Code == CodeVersion {
 			c.reply(req.ID, nil, e)
-			c.closeWith(closeVersion, "unsupported protocol version")
+			c.closeAfterWrites(closeVersion, "unsupported protocol version")
 			return
 		}
 	case "scenarios":
