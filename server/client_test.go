@@ -156,4 +156,3 @@ func asInt(v any) int64 {
 	}
 	return -1
 }
-

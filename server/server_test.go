@@ -220,7 +220,9 @@ func TestRestoreMismatchIsLoud(t *testing.T) {
 		code Code
 	}{
 		{"digest", func(m map[string]any) { m["digest"] = "0000000000000000" }, CodeReplayMismatch},
-		{"events", func(m map[string]any) { m["at"].(map[string]any)["events"] = asInt(m["at"].(map[string]any)["events"]) + 1 }, CodeReplayMismatch},
+		{"events", func(m map[string]any) {
+			m["at"].(map[string]any)["events"] = asInt(m["at"].(map[string]any)["events"]) + 1
+		}, CodeReplayMismatch},
 		{"engine", func(m map[string]any) { m["engine_version"] = "0.0.0" }, CodeReplayMismatch},
 		{"hash", func(m map[string]any) { m["config_hash"] = "ab" }, CodeReplayMismatch},
 		{"format", func(m map[string]any) { m["format"] = "x" }, CodeBadArgs},
