@@ -340,6 +340,8 @@ func TestErrorsKeepServing(t *testing.T) {
 		{"malformed", []byte{0xc1, 0x00}, CodeBadRequest, ""},
 		{"truncated map", []byte{0x83, 0xa2, 'i', 'd'}, CodeBadRequest, ""},
 		{"huge claimed map", []byte{0xdf, 0xff, 0xff, 0xff, 0xff}, CodeBadRequest, ""},
+		{"huge claimed bin", []byte{0x81, 0xa1, 'x', 0xc6, 0xc6, 0xc6, 0xc6, 0xc6}, CodeBadRequest, ""},
+		{"huge claimed str", []byte{0x81, 0xa1, 'x', 0xdb, 0xc6, 0xc6, 0xc6, 0xc6}, CodeBadRequest, ""},
 		{"not a map", enc(map[string]any{"x": 1})[1:], CodeBadRequest, ""},
 		{"no id", enc(map[string]any{"op": "hello"}), CodeBadRequest, "id"},
 		{"unknown op", enc(map[string]any{"id": 1, "op": "teleport"}), CodeUnknownOp, "op"},

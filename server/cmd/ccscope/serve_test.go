@@ -116,7 +116,10 @@ func TestServeLoopbackWithoutToken(t *testing.T) {
 	pr, pw := io.Pipe()
 	stop := make(chan struct{})
 	rc := make(chan int, 1)
-	go func() { rc <- serve([]string{"--addr", "127.0.0.1:0", "--insecure-no-token"}, pw, io.Discard, stop); pw.Close() }()
+	go func() {
+		rc <- serve([]string{"--addr", "127.0.0.1:0", "--insecure-no-token"}, pw, io.Discard, stop)
+		pw.Close()
+	}()
 	line, _ := bufio.NewReader(pr).ReadString('\n')
 	go io.Copy(io.Discard, pr)
 	u := strings.TrimPrefix(strings.TrimSpace(line), "ccscope serving at ")
