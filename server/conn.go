@@ -31,7 +31,7 @@ type conn struct {
 	srv    *Server
 	ws     *websocket.Conn
 	log    zerolog.Logger
-	out    chan []byte
+	out    chan outFrame
 	budget *budget
 	ctl    chan Request // connection-level ops, answered in order
 
@@ -50,7 +50,7 @@ const ctlQueue = 16
 func newConn(s *Server, ws *websocket.Conn, remote string) *conn {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &conn{srv: s, ws: ws, log: s.log.With().Str("remote", remote).Logger(),
-		out: make(chan []byte, 256), budget: newBudget(s.opts.WriteBudget), ctl: make(chan Request, ctlQueue),
+		out: make(chan outFrame, 256), budget: newBudget(s.opts.WriteBudget), ctl: make(chan Request, ctlQueue),
 		sessions: map[string]*session{}, done: make(chan struct{}), ctx: ctx, cancel: cancel}
 }
 
@@ -172,9 +172,13 @@ func (c *conn) writeLoop() {
 	for {
 		select {
 		case f := <-c.out:
+			if f.closeCode != 0 {
+				c.closeWith(f.closeCode, f.reason)
+				return
+			}
 			_ = c.ws.SetWriteDeadline(time.Now().Add(c.srv.opts.WriteTimeout))
-			err := c.ws.WriteMessage(websocket.BinaryMessage, f)
-			c.budget.release(int64(len(f)))
+			err := c.ws.WriteMessage(websocket.BinaryMessage, f.data)
+			c.budget.release(int64(len(f.data)))
 			if err != nil {
 				c.log.Warn().Err(err).Msg("write failed; closing the connection")
 				c.closeWith(websocket.ClosePolicyViolation, "client stopped reading")
@@ -199,11 +203,27 @@ func (c *conn) send(f []byte) bool {
 		return false
 	}
 	select {
-	case c.out <- f:
+	case c.out <- outFrame{data: f}:
 		return true
 	case <-c.done:
 		c.budget.release(int64(len(f)))
 		return false
+	}
+}
+
+// outFrame is a frame for the writer, or (closeCode set) the instruction
+// to close the connection once the frames before it are written.
+type outFrame struct {
+	data      []byte
+	closeCode int
+	reason    string
+}
+
+// closeAfterWrites closes the connection after the frames queued so far.
+func (c *conn) closeAfterWrites(code int, reason string) {
+	select {
+	case c.out <- outFrame{closeCode: code, reason: reason}:
+	case <-c.done:
 	}
 }
 

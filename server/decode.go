@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"math"
 
 	"github.com/vmihailenco/msgpack/v5"
@@ -104,10 +105,24 @@ func decodeAny(dec *msgpack.Decoder, rd *bytes.Reader, depth int) (any, error) {
 		return u, nil
 	case c == msgpcode.Float || c == msgpcode.Double:
 		return dec.DecodeFloat64()
-	case msgpcode.IsString(c):
-		return dec.DecodeString()
-	case msgpcode.IsBin(c):
-		return dec.DecodeBytes()
+	case msgpcode.IsString(c) || msgpcode.IsBin(c):
+		// The library allocates a bin's claimed length before reading it;
+		// check the claim against the bytes left first.
+		n, err := dec.DecodeBytesLen()
+		if err != nil {
+			return nil, err
+		}
+		if n > rd.Len() {
+			return nil, fmt.Errorf("%d-byte string in %d bytes", n, rd.Len())
+		}
+		b := make([]byte, max(n, 0))
+		if _, err := io.ReadFull(rd, b); err != nil {
+			return nil, err
+		}
+		if msgpcode.IsBin(c) {
+			return b, nil
+		}
+		return string(b), nil
 	case msgpcode.IsFixedArray(c) || c == msgpcode.Array16 || c == msgpcode.Array32:
 		n, err := dec.DecodeArrayLen()
 		if err != nil {

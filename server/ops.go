@@ -38,7 +38,7 @@ func (c *conn) serveCtl(req Request) {
 		res, e = c.opHello(a)
 		if e != nil && e.Code == CodeVersion {
 			c.reply(req.ID, nil, e)
-			c.closeWith(closeVersion, "unsupported protocol version")
+			c.closeAfterWrites(closeVersion, "unsupported protocol version")
 			return
 		}
 	case "scenarios":
@@ -86,7 +86,7 @@ func (c *conn) opHello(a *args) (any, *Error) {
 	return map[string]any{"version": ProtocolVersion, "server": "ccscope", "engine_version": engine.Version,
 		"limits": map[string]any{"max_sessions": o.MaxSessions, "max_sessions_per_connection": o.MaxSessionsPerConn,
 			"max_events": o.MaxEvents, "max_sim_time_ps": int64(o.MaxSimTime), "max_message_bytes": o.MaxMessageBytes,
-			"idle_timeout_ms": o.IdleTimeout.Milliseconds()}}, nil
+			"idle_timeout_ms": o.IdleTimeout.Milliseconds(), "max_trace_rows": o.MaxTraceRows}}, nil
 }
 
 func (c *conn) limits() Limits {

@@ -42,6 +42,7 @@ type Options struct {
 	WriteTimeout       time.Duration // one frame's write; a client stalled longer is dropped; default 60 s
 	WriteBudget        int64         // bytes queued per connection before senders wait; default 8 MiB
 	ProgressEvery      time.Duration // progress pushes during run; default 100 ms
+	MaxTraceRows       int64         // trace rows a session keeps for the signals op; default 4 Mi
 
 	// Logger receives lifecycle and error lines; default zerolog.Nop().
 	Logger *zerolog.Logger
@@ -72,6 +73,9 @@ func (o *Options) defaults() {
 	}
 	if o.WriteBudget <= 0 {
 		o.WriteBudget = 8 << 20
+	}
+	if o.MaxTraceRows <= 0 {
+		o.MaxTraceRows = 4 << 20
 	}
 	if o.ProgressEvery <= 0 {
 		o.ProgressEvery = 100 * time.Millisecond

@@ -50,7 +50,7 @@ type session struct {
 // startSession registers st as a new session of c and starts its goroutine.
 func startSession(c *conn, st *state, scenario string) (*session, *Error) {
 	ctx, cancel := context.WithCancel(c.ctx)
-	s := &session{conn: c, st: st, tr: newTracer(), ctx: ctx, cancel: cancel,
+	s := &session{conn: c, st: st, tr: newTracer(c.srv.opts.MaxTraceRows), ctx: ctx, cancel: cancel,
 		reqs: make(chan sessionReq, sessionQueue), everyMS: 100 * time.Millisecond}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -430,7 +430,7 @@ func (s *session) opSignals(a *args) (any, *Error) {
 	if err != nil {
 		return nil, errorf(CodeInternal, "", "building the Arrow stream: %v", err)
 	}
-	return map[string]any{"arrow": b, "rows": rows}, nil
+	return map[string]any{"arrow": b, "rows": rows, "dropped_rows": s.tr.dropped[table]}, nil
 }
 
 // pushDue pushes subscribed rows: at the end of an op (final), or while
@@ -439,7 +439,9 @@ func (s *session) pushDue(final bool) *Error {
 	if len(s.tr.subs) == 0 {
 		return nil
 	}
-	if !final && (s.everyMS == 0 || time.Since(s.lastPush) < s.everyMS) {
+	// Between the intervals, rows the recorder flushed on its own (a full
+	// table) still leave at once, so they never pile up during a long op.
+	if !final && (s.everyMS == 0 || time.Since(s.lastPush) < s.everyMS) && !s.tr.hasPending() {
 		return nil
 	}
 	s.lastPush = time.Now()

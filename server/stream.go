@@ -23,11 +23,26 @@ type tracer struct {
 	subs     map[string]trace.Filter
 	pending  map[string][]arrow.Record
 	keptRows int64
+	maxKept  int64            // rows kept over all tables before the oldest go
+	dropped  map[string]int64 // rows per table dropped to stay under maxKept
 }
 
-func newTracer() *tracer {
+func newTracer(maxKept int64) *tracer {
 	return &tracer{mem: memory.DefaultAllocator, kept: map[string][]*trace.Recorder{},
-		subs: map[string]trace.Filter{}, pending: map[string][]arrow.Record{}}
+		subs: map[string]trace.Filter{}, pending: map[string][]arrow.Record{}, maxKept: maxKept,
+		dropped: map[string]int64{}}
+}
+
+// trim drops table's oldest kept chunks while the session keeps more rows
+// than maxKept, always keeping the newest chunk.
+func (t *tracer) trim(table string) {
+	for t.keptRows > t.maxKept && len(t.kept[table]) > 1 {
+		n := int64(tableLen(t.kept[table][0], table))
+		t.kept[table][0] = nil
+		t.kept[table] = t.kept[table][1:]
+		t.keptRows -= n
+		t.dropped[table] += n
+	}
 }
 
 // chunkOf copies one table of r into a recorder of its own.
@@ -78,6 +93,7 @@ func (t *tracer) Flush(r *trace.Recorder, table string) error {
 	}
 	t.kept[table] = append(t.kept[table], chunkOf(r, table))
 	t.keptRows += int64(tableLen(r, table))
+	t.trim(table)
 	f, ok := t.subs[table]
 	if !ok {
 		return nil
@@ -92,6 +108,16 @@ func (t *tracer) Flush(r *trace.Recorder, table string) error {
 	}
 	t.pending[table] = append(t.pending[table], rec)
 	return nil
+}
+
+// hasPending reports whether rows wait to be pushed.
+func (t *tracer) hasPending() bool {
+	for _, p := range t.pending {
+		if len(p) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // subscribed lists the subscribed tables in trace.Tables order.
