@@ -317,7 +317,12 @@ class Client:
                     if isinstance(frame, Response):
                         if frame.id == rid or (frame.id is None and not frame.ok):
                             answered = True
-                            return frame.raise_for_error()
+                            if frame.ok:
+                                return frame.result
+                            exc = frame.exception()
+                            if isinstance(exc, ProtocolVersionError):
+                                self.close()  # the server closes the connection after refusing
+                            raise exc
                         if frame.id in self._abandoned:
                             self._abandoned.discard(frame.id)
                             continue
