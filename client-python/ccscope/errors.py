@@ -79,6 +79,10 @@ class ServerError(CcscopeError):
         where = f" (at {path})" if path and path not in message else ""
         super().__init__(f"[{code}] {message}{where}")
 
+    def __reduce__(self):
+        # Picklable with its fields, so sweeps can carry it out of a worker.
+        return (type(self), (self.code, self.message, self.path, self.details))
+
 
 class InvalidRequest(ServerError):
     """The request was malformed, named an unknown op or had a bad argument."""
@@ -184,12 +188,20 @@ class ServerDied(CcscopeError):
     """
 
     def __init__(self, message: str, *, returncode: int | None = None, stderr_tail: str = "") -> None:
+        self.message = message
         self.returncode = returncode
         self.stderr_tail = stderr_tail
         text = message
         if stderr_tail:
             text += "\n--- server stderr (tail) ---\n" + stderr_tail
         super().__init__(text)
+
+    def __reduce__(self):
+        return (_server_died, (self.message, self.returncode, self.stderr_tail))
+
+
+def _server_died(message: str, returncode: int | None, stderr_tail: str) -> ServerDied:
+    return ServerDied(message, returncode=returncode, stderr_tail=stderr_tail)
 
 
 class BinaryNotFound(CcscopeError):

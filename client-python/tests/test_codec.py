@@ -135,3 +135,12 @@ def test_malformed_frames_raise_protocol_error(data):
 def test_read_arrow_rejects_garbage():
     with pytest.raises(errors.ProtocolError):
         codec.read_arrow(b"not arrow at all")
+
+
+def test_errors_pickle_with_their_fields():
+    import pickle
+
+    e = pickle.loads(pickle.dumps(errors.error_from_frame("bad_args", "no", "time", {"x": 1})))
+    assert type(e) is errors.BadArguments and (e.code, e.message, e.path, e.details) == ("bad_args", "no", "time", {"x": 1})
+    d = pickle.loads(pickle.dumps(errors.ServerDied("gone", returncode=2, stderr_tail="boom")))
+    assert (d.message, d.returncode, d.stderr_tail) == ("gone", 2, "boom") and "boom" in str(d)
