@@ -47,3 +47,14 @@ def test_function_sweep_with_a_shared_url(client):
 def test_a_failing_point_raises(binary_env):
     with pytest.raises(ccscope.errors.InvalidConfig):
         ccscope.sweep({"scenario": "pump"}, [{"links.bottleneck.rate": "lots"}], processes=1, progress=False)
+
+
+def test_dask_sweep_matches_the_local_pool(client):
+    distributed = pytest.importorskip("dask.distributed")
+    spec = {"scenario": "pump", "set": {"runtime.duration": "1s"}}
+    points = [{"links.bottleneck.rate": r} for r in ("20Mbps", "80Mbps")]
+    local = ccscope.sweep(spec, points, processes=2, progress=False, url=client._server.url)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as cluster:
+        with distributed.Client(cluster) as dc:
+            remote = ccscope.sweep(spec, points, client=dc, progress=False, url=client._server.url)
+    assert [r["digest"] for r in remote] == [r["digest"] for r in local]
