@@ -108,3 +108,16 @@ def test_missing_binary(tmp_path, monkeypatch):
     monkeypatch.setenv("CCSCOPE_BIN", str(tmp_path / "absent"))
     with pytest.raises(errors.BinaryNotFound):
         ccscope.connect()
+
+
+def test_the_package_carries_its_server_binary(monkeypatch):
+    # `pip install .` compiles the server into ccscope/_bin (hatch_build.py),
+    # so connect() needs nothing else.
+    from pathlib import Path
+
+    from ccscope._server import find_binary
+
+    monkeypatch.delenv("CCSCOPE_BIN", raising=False)
+    p = find_binary()
+    assert p.parent == Path(ccscope.__file__).resolve().parent / "_bin", f"binary found at {p}, not in the package"
+    assert os.access(p, os.X_OK)
