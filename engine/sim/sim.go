@@ -63,7 +63,7 @@ func (s *Sim) Schedule(at Time, target int32, kind Kind, arg uint64) {
 		panic(fmt.Sprintf("sim: %s schedules kind %d at %v, before now %v", s.names[target], kind, at, s.now))
 	}
 	s.seq++
-	s.q.push(Event{At: at, seq: s.seq, Target: target, Kind: kind, Arg: arg})
+	s.q.push(Event{At: at, seq: s.seq << 1, Target: target, Kind: kind, Arg: arg})
 }
 
 // Step dispatches at most n events and reports how many it dispatched.
@@ -99,7 +99,7 @@ func (s *Sim) Run() {
 func (s *Sim) dispatchNext() bool {
 	ev := s.q.pop()
 	s.now = ev.At
-	if ev.timer != 0 && !s.timers[ev.timer-1].due(ev) {
+	if ev.seq&1 != 0 && !s.timers[uint32(ev.Arg)].due(ev) {
 		return false
 	}
 	s.events++
