@@ -24,7 +24,9 @@ func TestApply(t *testing.T) {
 		{"a name that is not JSON stays a string", []string{"flows.f0.cc=bbr"},
 			func(s *Scenario) (any, any) { return s.Flows[0].CC, "bbr" }},
 		{"a shared link value", []string{"links.bottleneck.rate=1Gbps"},
-			func(s *Scenario) (any, any) { return []units.BitRate{s.Links[1].AB.Rate, s.Links[1].BA.Rate}, []units.BitRate{units.Gbps, units.Gbps} }},
+			func(s *Scenario) (any, any) {
+				return []units.BitRate{s.Links[1].AB.Rate, s.Links[1].BA.Rate}, []units.BitRate{units.Gbps, units.Gbps}
+			}},
 		{"creates an absent direction and qdisc", []string{"links.bottleneck.ba.qdisc.limit=2BDP"},
 			func(s *Scenario) (any, any) {
 				return s.Links[1].BA, Direction{Rate: 100 * units.Mbps, Delay: 19 * sim.Millisecond, Qdisc: Qdisc{Limit: QueueLimit{MilliBDPs: 2000}}}
@@ -32,9 +34,13 @@ func TestApply(t *testing.T) {
 		{"creates an absent tcp object", []string{"flows.f0.tcp.sack=false"},
 			func(s *Scenario) (any, any) { return s.Flows[0].TCP.SACK, false }},
 		{"creates an absent trace object", []string{"trace.detail=sampled"},
-			func(s *Scenario) (any, any) { return s.Trace, Trace{Detail: TraceSampled, Interval: 10 * sim.Millisecond} }},
+			func(s *Scenario) (any, any) {
+				return s.Trace, Trace{Detail: TraceSampled, Interval: 10 * sim.Millisecond}
+			}},
 		{"a JSON object value", []string{`links.access.ab.jitter={"kind":"gaussian","sigma":"2us"}`},
-			func(s *Scenario) (any, any) { return s.Links[0].AB.Jitter, Jitter{Kind: Gaussian, Sigma: 2 * sim.Microsecond} }},
+			func(s *Scenario) (any, any) {
+				return s.Links[0].AB.Jitter, Jitter{Kind: Gaussian, Sigma: 2 * sim.Microsecond}
+			}},
 		{"changes by index", []string{"changes.0.at=6s"},
 			func(s *Scenario) (any, any) { return s.Changes[0].At, 6 * sim.Second }},
 		{"later overrides win", []string{"runtime.seed=7", "runtime.seed=8"},
