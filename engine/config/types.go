@@ -1,5 +1,3 @@
-// Package config turns scenario JSON into a validated, typed Scenario: units
-// parsed exactly, defaults filled, every error reported with its JSON path.
 package config
 
 import (
@@ -73,7 +71,8 @@ const (
 type Qdisc struct {
 	Kind  QdiscKind
 	Limit QueueLimit
-	// CoDel parameters (codel.h defaults: 5 ms target, 100 ms interval, ECN on).
+	// CoDel parameters (sch_codel defaults: 5 ms target, 100 ms interval,
+	// ECN off).
 	Target   sim.Duration
 	Interval sim.Duration
 	ECN      bool
