@@ -25,7 +25,7 @@ func TestParseDuration(t *testing.T) {
 		{"5.ms", 5000000000},
 		{" 40 ms ", 40000000000},
 		{"0.5000000000000000000000s", 500000000000}, // trailing zeros are not precision
-		{"9223372.036854775807s", math.MaxInt64},   // the largest Duration
+		{"9223372.036854775807s", math.MaxInt64},    // the largest Duration
 		{"9223372036854775ns", 9223372036854775000},
 	}
 	for _, tc := range cases {
