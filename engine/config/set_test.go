@@ -45,6 +45,8 @@ func TestApply(t *testing.T) {
 			func(s *Scenario) (any, any) { return s.Changes[0].At, 6 * sim.Second }},
 		{"later overrides win", []string{"runtime.seed=7", "runtime.seed=8"},
 			func(s *Scenario) (any, any) { return s.Runtime.Seed, uint64(8) }},
+		{"null restores a default", []string{"flows.f0.tcp.sack=false", "flows.f0.tcp=null"},
+			func(s *Scenario) (any, any) { return s.Flows[0].TCP, DefaultTCPOptions() }},
 		{"a value containing '='", []string{"description=a=b"},
 			func(s *Scenario) (any, any) { return s.Description, "a=b" }},
 	}
