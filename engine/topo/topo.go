@@ -150,7 +150,7 @@ func Build(s *sim.Sim, pool *packet.Pool, scn *config.Scenario) (*Network, error
 }
 
 // route computes shortest paths by propagation delay with Dijkstra from every
-// node; ties go to fewer hops, then to the link listed first in the scenario,
+// node, forwarding only through routers (as config validates); ties go to fewer hops, then to the link listed first in the scenario,
 // so routes never depend on map order.
 func (nw *Network) route(scn *config.Scenario) {
 	n := len(nw.Nodes)
@@ -186,6 +186,9 @@ func (nw *Network) route(scn *config.Scenario) {
 				break
 			}
 			done[u] = true
+			if u != src && nw.Nodes[u].Kind == config.Endpoint {
+				continue // endpoints do not forward
+			}
 			for _, e := range adj[u] {
 				nd, nh := dist[u]+e.dir.Delay(), hops[u]+1
 				if dist[e.to] < 0 || nd < dist[e.to] || nd == dist[e.to] && nh < hops[e.to] {
