@@ -231,14 +231,20 @@ func (c *Conn) event(ev cc.Event) {
 	}
 }
 
-// Round sends a full window, advances the clock by rtt and acks the window
-// one packet per ACK, all arriving at that instant (no bottleneck spreads
-// them). It returns how many packets it sent.
-func (c *Conn) Round(rtt sim.Duration) uint32 {
-	n := c.Fill()
+// Round is one round trip of an ack-clocked flow with no bottleneck: if
+// nothing is in flight it first sends a window; then it advances the clock
+// by rtt and acks, one packet per ACK and all at that instant, the packets
+// that were in flight, sending after each ACK what the window allows. It
+// returns how many packets it acked.
+func (c *Conn) Round(rtt sim.Duration) int {
+	if len(c.out) == 0 {
+		c.Fill()
+	}
+	n := len(c.out)
 	c.Advance(rtt)
-	for range len(c.out) {
+	for range n {
 		c.Ack(1)
+		c.Fill()
 	}
 	return n
 }

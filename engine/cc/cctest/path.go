@@ -32,9 +32,10 @@ type Result struct {
 	Duration      sim.Duration
 	MeanCwndPkts  float64 // time-weighted mean of cwnd
 	DeliveredPkts uint32
-	Drops         uint64 // transmissions the path dropped
-	Recoveries    int    // entries into Recovery (loss events)
-	Timeouts      int    // retransmission timeouts
+	Drops         uint64   // transmissions the path dropped
+	FirstDropAt   sim.Time // when the first drop happened; meaningful if Drops > 0
+	Recoveries    int      // entries into Recovery (loss events)
+	Timeouts      int      // retransmission timeouts
 }
 
 // rtoMin is TCP_RTO_MIN. Run's retransmission timer is srtt + rtoMin, the
@@ -84,6 +85,9 @@ func Run(c *Conn, p Path, d sim.Duration, observe func(*Conn)) Result {
 				drop = backlog >= sim.Duration(p.BufferPkts)
 			}
 			if drop {
+				if res.Drops == 0 {
+					res.FirstDropAt = now
+				}
 				res.Drops++
 				q = append(q, inFlight{dropped: true})
 				continue
