@@ -7,7 +7,8 @@
 //
 //  1. snd_una and the delivered counters advance; the RTT sample updates
 //     srtt and min_rtt (tcp_ack_update_rtt);
-//  2. pkts_acked with the sample (tcp_clean_rtx_queue);
+//  2. pkts_acked with the sample (tcp_clean_rtx_queue), then in_ack_event
+//     (tcp_in_ack_event, after the delivered counters as in mainline);
 //  3. loss marking and CA state changes (tcp_fastretrans_alert): the first
 //     loss enters Recovery (tcp_enter_recovery: prior_cwnd, ssthresh hook,
 //     set_state); once snd_una reaches high_seq, Recovery ends with
