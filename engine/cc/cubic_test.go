@@ -44,9 +44,8 @@ func wCubic(t, k, wmax float64) float64 { return rfcC*math.Pow(t-k, 3) + wmax }
 // epochTrace runs c on path and records cwnd against the time since the
 // end of the n-th fast recovery (the start of that congestion-avoidance
 // epoch, RFC 9438's t = 0), and cwnd when that recovery began.
-func epochTrace(c *cctest.Conn, path cctest.Path, d sim.Duration, n int) (trace map[float64]uint32, cwndAtLoss uint32) {
+func epochTrace(c *cctest.Conn, path cctest.Path, d sim.Duration, n int) (trace map[float64]uint32, cwndAtLoss uint32, t0 sim.Time) {
 	trace = map[float64]uint32{}
-	var t0 sim.Time
 	recoveries := 0
 	prev := c.St.CA
 	cctest.Run(c, path, d, func(c *cctest.Conn) {
@@ -68,7 +67,7 @@ func epochTrace(c *cctest.Conn, path cctest.Path, d sim.Duration, n int) (trace 
 			}
 		}
 	})
-	return trace, cwndAtLoss
+	return trace, cwndAtLoss, t0
 }
 
 // dropFirst drops the first transmission only.
@@ -90,11 +89,21 @@ func TestCubicCurve(t *testing.T) {
 	c := newCubicConn(t, cc.DefaultCubicParams())
 	c.St.CwndPkts, c.St.SSThreshPkts = 1000, 1000 // in congestion avoidance at W_max
 	path := cctest.Path{RTT: 100 * sim.Millisecond, BDPPkts: 20000, Drop: dropFirst()}
-	trace, wmax := epochTrace(c, path, 16*sim.Second, 1)
+	trace, wmax, t0 := epochTrace(c, path, 16*sim.Second, 1)
 	if wmax != 1000 {
 		t.Fatalf("cwnd at loss = %d, want 1000", wmax)
 	}
 	k := math.Cbrt(1000 * (1 - rfcBeta) / rfcC)
+	// The signals: K in ms, W_max, and the epoch starting at t = 0.
+	if got := signal(t, c, "k"); math.Abs(got/(1000*k)-1) > 0.002 {
+		t.Errorf("signal k = %.1f ms, want %.1f ms ± 0.2%%", got, 1000*k)
+	}
+	if got := signal(t, c, "last_max_cwnd"); got != 1000 {
+		t.Errorf("signal last_max_cwnd = %v, want 1000", got)
+	}
+	if got, want := signal(t, c, "epoch_start"), math.Floor(t0.Seconds()*1000); got != want {
+		t.Errorf("signal epoch_start = %v ms, want %v ms (end of recovery)", got, want)
+	}
 	for _, ts := range []float64{0.5, 1, 2, 4, 6, 8, 9, 10, 12, 14, 15} {
 		want := wCubic(ts, k, 1000)
 		got := float64(trace[ts])
@@ -125,7 +134,7 @@ func TestCubicFastConvergence(t *testing.T) {
 				return false
 			}
 			path := cctest.Path{RTT: 100 * sim.Millisecond, BDPPkts: 20000, Drop: drop}
-			trace, w := epochTrace(c, path, 16*sim.Second, 2)
+			trace, w, _ := epochTrace(c, path, 16*sim.Second, 2)
 			wmax := float64(w)
 			if fc {
 				wmax = float64(w) * (1 + rfcBeta) / 2
