@@ -363,3 +363,47 @@ func TestCubicRegistered(t *testing.T) {
 		t.Errorf("DefaultCubicParams() = %+v, want %+v", got, want)
 	}
 }
+
+// TestCubicRenoFriendly checks RFC 9438 §4.3: where the cubic grows slower
+// than Reno would (short RTT, small W_max), the window follows the
+// Reno-friendly estimate W_est(t) = β·W_max + α·t/RTT with α =
+// 3(1−β)/(1+β) = 0.529 packets per RTT (eq. 4; the kernel's integer
+// beta_scale makes it 8/15 = 0.533). W_max = 100 at RTT 10 ms: K = 4.2 s,
+// and W_est passes the cubic within the first RTTs.
+func TestCubicRenoFriendly(t *testing.T) {
+	c := newCubicConn(t, cc.DefaultCubicParams())
+	c.St.CwndPkts, c.St.SSThreshPkts = 100, 100
+	rtt := 10 * sim.Millisecond
+	path := cctest.Path{RTT: rtt, BDPPkts: 20000, Drop: dropFirst()}
+	trace, _, _ := epochTrace(c, path, 4*sim.Second, 1)
+	alpha := 3 * (1 - rfcBeta) / (1 + rfcBeta)
+	k := math.Cbrt(100 * (1 - rfcBeta) / rfcC)
+	for _, ts := range []float64{0.5, 1, 2, 3} {
+		want := rfcBeta*100 + alpha*ts/rtt.Seconds()
+		got := float64(trace[ts])
+		t.Logf("t=%.1fs: cwnd %.0f, W_est %.1f, W_cubic %.1f", ts, got, want, wCubic(ts, k, 100))
+		if math.Abs(got/want-1) > 0.03 {
+			t.Errorf("cwnd(t=%.1fs) = %.0f, want W_est(t) = %.1f ± 3%%", ts, got, want)
+		}
+	}
+}
+
+// TestHyStartLowWindow checks hystart_low_window on a path of 6 packets at
+// 10 ms, whose ACKs come 1.67 ms apart (inside hystart_ack_delta). Hand
+// trace with the floor lowered to 2: the initial window of 10 returns
+// ACKs at 10, 11.67, … ms; the ACK-train threshold is (delay_min 10 ms +
+// ack_delay)/2, 5 ms at the first ACK (no pacing rate yet) and 5.5 ms after
+// (ack_delay's 1 ms cap), so the fifth ACK, 6.67 ms into the round, ends
+// slow start at cwnd 10 + 4 = 14. With the default floor of 16 HyStart may
+// not act there and slow start ends later, at or above 16.
+func TestHyStartLowWindow(t *testing.T) {
+	path := cctest.Path{RTT: 10 * sim.Millisecond, BDPPkts: 6, BufferPkts: 1000}
+	p := cc.DefaultCubicParams()
+	p.HyStartLowWindow = 2
+	if cwnd, _, _ := slowStartExit(t, p, path); cwnd != 14 {
+		t.Errorf("hystart_low_window 2: exit cwnd = %d, want 14", cwnd)
+	}
+	if cwnd, _, _ := slowStartExit(t, cc.DefaultCubicParams(), path); cwnd < 16 {
+		t.Errorf("hystart_low_window 16: exit cwnd = %d, want ≥ 16", cwnd)
+	}
+}
