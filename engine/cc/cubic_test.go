@@ -329,19 +329,22 @@ func TestCubicParamsValidate(t *testing.T) {
 	if err := cc.DefaultCubicParams().Validate(); err != nil {
 		t.Errorf("DefaultCubicParams().Validate() = %v, want nil", err)
 	}
-	bad := map[string]func(*cc.CubicParams){
-		"beta=0":                  func(p *cc.CubicParams) { p.Beta = 0 },
-		"beta=1024":               func(p *cc.CubicParams) { p.Beta = 1024 },
-		"bic_scale=0":             func(p *cc.CubicParams) { p.BicScale = 0 },
-		"hystart_detect=4":        func(p *cc.CubicParams) { p.HyStartDetect = 4 },
-		"hystart_ack_delta_us=2s": func(p *cc.CubicParams) { p.HyStartAckDeltaUS = 2_000_000 },
+	bad := []struct {
+		name   string
+		mutate func(*cc.CubicParams)
+	}{
+		{"beta=0", func(p *cc.CubicParams) { p.Beta = 0 }},
+		{"beta=1024", func(p *cc.CubicParams) { p.Beta = 1024 }},
+		{"bic_scale=0", func(p *cc.CubicParams) { p.BicScale = 0 }},
+		{"hystart_detect=4", func(p *cc.CubicParams) { p.HyStartDetect = 4 }},
+		{"hystart_ack_delta_us=2s", func(p *cc.CubicParams) { p.HyStartAckDeltaUS = 2_000_000 }},
 	}
-	for name, mutate := range bad {
-		t.Run(name, func(t *testing.T) {
+	for _, tc := range bad {
+		t.Run(tc.name, func(t *testing.T) {
 			p := cc.DefaultCubicParams()
-			mutate(&p)
+			tc.mutate(&p)
 			if _, err := cc.NewCubic(p); err == nil {
-				t.Errorf("NewCubic(%s) = nil error, want an error", name)
+				t.Errorf("NewCubic(%s) = nil error, want an error", tc.name)
 			}
 		})
 	}
