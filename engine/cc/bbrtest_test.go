@@ -11,8 +11,8 @@ import (
 
 // This file is a small single-bottleneck driver for the BBR tests: a bulk
 // sender with pacing, one FIFO link of rate R and a finite buffer, a fixed
-// base RTT (optionally with normally distributed forward jitter, which may
-// reorder), Bernoulli loss and step CE marking. It acknowledges every
+// base RTT (optionally with normally distributed jitter on each direction,
+// which may reorder), Bernoulli loss and step CE marking. It acknowledges every
 // packet and builds each ACK's rate sample as tcp_rate.c does
 // (tcp_rate_skb_sent, tcp_rate_skb_delivered, tcp_rate_gen). Loss detection
 // is an oracle (a dropped transmission is marked lost when one sent after it
@@ -26,7 +26,7 @@ type pathConfig struct {
 	baseRTT    sim.Duration // propagation RTT, excluding serialisation
 	bufferPkts int          // bottleneck queue capacity (tail drop)
 	lossProb   float64      // Bernoulli drop probability after the queue
-	jitter     sim.Duration // σ of the normal extra forward delay; 0: none
+	jitter     sim.Duration // σ of normal jitter on each direction's delay; 0: none
 	ceThresh   int          // CE-mark arrivals finding ≥ this many queued; 0: off
 	mss        units.Bytes
 	seed       uint64
@@ -235,14 +235,20 @@ func (p *pathSim) send() {
 	if !pk.dropped {
 		depart := p.linkFree
 		pk.ce = p.cfg.ceThresh > 0 && queued >= p.cfg.ceThresh
-		fwd := p.cfg.baseRTT / 2
-		if p.cfg.jitter > 0 {
-			fwd = max(0, fwd+sim.Duration(float64(p.cfg.jitter)*p.rng.NormFloat64()))
-		}
-		heap.Push(&p.acks, ackEvent{at: depart + sim.Time(fwd+p.cfg.baseRTT-p.cfg.baseRTT/2), seq: seq})
+		fwd, back := p.jittered(p.cfg.baseRTT/2), p.jittered(p.cfg.baseRTT-p.cfg.baseRTT/2)
+		heap.Push(&p.acks, ackEvent{at: depart + sim.Time(fwd+back), seq: seq})
 	}
 	p.pkts = append(p.pkts, pk)
 	p.st.SndNxt = uint64(len(p.segs)) * uint64(p.cfg.mss)
+}
+
+// jittered returns a one-way delay d plus, when jitter is configured, a
+// normal N(0, σ²) term, clipped at zero (netem's delay jitter).
+func (p *pathSim) jittered(d sim.Duration) sim.Duration {
+	if p.cfg.jitter == 0 {
+		return d
+	}
+	return max(0, d+sim.Duration(float64(p.cfg.jitter)*p.rng.NormFloat64()))
 }
 
 // setCA moves the CA state, calling the set_state hook first as
