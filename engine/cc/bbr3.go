@@ -624,11 +624,15 @@ func (b *bbr3) boundCwndForInflightModel(st *State) {
 // ecnCut follows bbr_ecn_cut: 1 - alpha*ecn_factor.
 func (b *bbr3) ecnCut() uint32 { return bbrUnit - (b.ecnAlpha*bbr3ECNFactor)>>bbrScale }
 
-// initLowerBounds follows bbr_init_lower_bounds.
-func (b *bbr3) initLowerBounds(st *State, initBW bool) {
-	if initBW && b.bwLo == unset32 {
+// initBWLo and initInflightLo follow bbr_init_lower_bounds (split by its
+// init_bw argument): start a lower bound from the current value.
+func (b *bbr3) initBWLo() {
+	if b.bwLo == unset32 {
 		b.bwLo = b.maxBW()
 	}
+}
+
+func (b *bbr3) initInflightLo(st *State) {
 	if b.inflightLo == unset32 {
 		b.inflightLo = st.CwndPkts
 	}
@@ -643,11 +647,12 @@ func (b *bbr3) adaptLowerBounds(st *State) {
 	}
 	ecnInflightLo := unset32
 	if b.ecnInRound {
-		b.initLowerBounds(st, false)
+		b.initInflightLo(st)
 		ecnInflightLo = uint32(uint64(b.inflightLo) * uint64(b.ecnCut()) >> bbrScale)
 	}
 	if b.lossInRound {
-		b.initLowerBounds(st, true)
+		b.initBWLo()
+		b.initInflightLo(st)
 		lossCut := uint64(bbrUnit - bbr3Beta)
 		b.bwLo = max(b.bwLatest, uint32(uint64(b.bwLo)*lossCut>>bbrScale))
 		b.inflightLo = max(b.inflightLatest, uint32(uint64(b.inflightLo)*lossCut>>bbrScale))

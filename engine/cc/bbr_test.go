@@ -323,3 +323,63 @@ func TestBBRRandomLoss(t *testing.T) {
 		})
 	}
 }
+
+// TestBBRPolicer checks BBRv1's long-term (policer) estimator against the
+// behaviour bbr_lt_bw_sampling documents: behind a 10 Mbit/s token-bucket
+// policer (100 KB bucket) on a 100 Mbit/s path, two consecutive sampling
+// intervals of ≥ 4 rounds with loss ≥ 50/256 and consistent rates make BBR
+// pace at their average rate (lt_bw ≈ 10 Mbit/s, lt_use_bw = 1) for
+// bbr_lt_bw_max_rtts = 48 rounds, during which the drops stop (after the
+// first two rounds, which still ACK packets sent at the higher rate).
+func TestBBRPolicer(t *testing.T) {
+	cfg := cleanPath()
+	cfg.policerRate = 10 * units.Mbps
+	cfg.policerBurst = 100_000
+	p := newPathSim(t, "bbr", cfg)
+	b := p.alg.Algorithm.(*bbr1)
+	type episode struct {
+		startRound, endRound uint32
+		ltBW                 float64
+		lostDuring           uint32
+		start                sim.Time
+	}
+	var (
+		eps     []episode
+		using   bool
+		lostAt2 uint32
+	)
+	p.onAck = func(*RateSample) {
+		switch {
+		case b.ltUseBW && !using:
+			eps = append(eps, episode{startRound: b.rttCnt, ltBW: bwToBps(&p.st, b.ltBW), start: p.st.Now})
+		case b.ltUseBW && b.rttCnt < eps[len(eps)-1].startRound+2:
+			lostAt2 = p.st.Lost
+		case !b.ltUseBW && using:
+			e := &eps[len(eps)-1]
+			e.endRound, e.lostDuring = b.rttCnt, p.st.Lost-lostAt2
+		}
+		using = b.ltUseBW
+	}
+	p.run(startTime + 6*sim.Time(sim.Second))
+	t.Logf("lt_bw episodes: %+v", eps)
+	if len(eps) < 2 || eps[0].endRound == 0 {
+		t.Fatalf("saw %d completed lt_use_bw episodes in 6 s, want ≥ 2", len(eps))
+	}
+	if d := eps[0].start.Sub(startTime); d > sim.Second {
+		t.Errorf("policer detected at %v, want within 1 s", d)
+	}
+	for i, e := range eps {
+		if rel := math.Abs(e.ltBW/float64(cfg.policerRate) - 1); rel > 0.05 {
+			t.Errorf("episode %d: lt_bw = %.0f bps, want the policed 10e6 ± 5%%", i, e.ltBW)
+		}
+		if e.endRound == 0 {
+			continue
+		}
+		if n := e.endRound - e.startRound; n != bbrLTBWMaxRTTs {
+			t.Errorf("episode %d used lt_bw for %d rounds, want bbr_lt_bw_max_rtts = %d", i, n, bbrLTBWMaxRTTs)
+		}
+		if e.lostDuring > 0 {
+			t.Errorf("episode %d: %d packets lost after 2 rounds at lt_bw, want 0", i, e.lostDuring)
+		}
+	}
+}

@@ -29,7 +29,13 @@ type pathConfig struct {
 	jitter     sim.Duration // σ of normal jitter on each direction's delay; 0: none
 	ceThresh   int          // CE-mark arrivals finding ≥ this many queued; 0: off
 	mss        units.Bytes
-	seed       uint64
+	seed       uint64 // the path's random stream (loss, jitter)
+	algSeed    uint64 // the algorithm's random stream (Seeder)
+
+	// A token-bucket policer before the queue: rate and bucket depth
+	// (policerRate 0: none).
+	policerRate  units.BitRate
+	policerBurst units.Bytes
 }
 
 // txPkt is one transmission of segment seg.
@@ -97,6 +103,8 @@ type pathSim struct {
 
 	linkFree   sim.Time
 	pacingNext sim.Time
+	tokens     units.Bytes // policer bucket
+	tokensAt   sim.Time
 	firstTx    sim.Time // tp->first_tx_mstamp
 	una        int      // first unacknowledged segment (snd_una)
 	txScan     int      // first transmission neither acked nor marked lost
@@ -136,7 +144,7 @@ func newPathSim(t *testing.T, name string, cfg pathConfig) *pathSim {
 	}
 	p.st.Signals = NewSignals(p.log, &p.st.Now)
 	if p.alg.Seed != nil {
-		p.alg.Seed.Seed(rand.New(rand.NewPCG(cfg.seed, 0xbb)))
+		p.alg.Seed.Seed(rand.New(rand.NewPCG(cfg.algSeed, 0xbb)))
 	}
 	if p.alg.Init != nil {
 		p.alg.Init.Init(&p.st)
@@ -223,7 +231,7 @@ func (p *pathSim) send() {
 	p.st.NextDepartureTime = p.pacingNext
 	tx := p.txTime()
 	queued := int((p.linkFree - now + sim.Time(tx) - 1) / sim.Time(tx))
-	if queued >= p.cfg.bufferPkts {
+	if p.policed(now) || queued >= p.cfg.bufferPkts {
 		pk.dropped = true
 	} else {
 		depart := max(now, p.linkFree) + sim.Time(tx)
@@ -240,6 +248,25 @@ func (p *pathSim) send() {
 	}
 	p.pkts = append(p.pkts, pk)
 	p.st.SndNxt = uint64(len(p.segs)) * uint64(p.cfg.mss)
+}
+
+// policed reports whether the token-bucket policer drops a packet sent at
+// now, taking its tokens if not.
+func (p *pathSim) policed(now sim.Time) bool {
+	if p.cfg.policerRate == 0 {
+		return false
+	}
+	if p.tokensAt == 0 {
+		p.tokens = p.cfg.policerBurst
+	} else {
+		p.tokens = min(p.cfg.policerBurst, p.tokens+units.BytesIn(p.cfg.policerRate, now.Sub(p.tokensAt)))
+	}
+	p.tokensAt = now
+	if p.tokens < p.cfg.mss {
+		return true
+	}
+	p.tokens -= p.cfg.mss
+	return false
 }
 
 // jittered returns a one-way delay d plus, when jitter is configured, a
@@ -355,8 +382,8 @@ func (p *pathSim) ack(seq int) {
 	}
 }
 
-// deliveredBetween runs the simulation from now to `to` and returns the
-// delivered bits per second over [from, to].
+// rateBetween runs the simulation to `to` and returns the delivered bits
+// per second over [from, to].
 func (p *pathSim) rateBetween(from, to sim.Time) units.BitRate {
 	p.run(from)
 	d0 := p.st.Delivered
