@@ -76,13 +76,17 @@ type State struct {
 	SSThreshPkts  uint32 // snd_ssthresh, written by the CC (via SSThresh or directly)
 	PriorCwndPkts uint32 // prior_cwnd: cwnd when recovery began
 
-	MSS            units.Bytes // mss_cache
-	InFlightPkts   uint32      // tcp_packets_in_flight()
-	CwndLimited    bool        // tcp_is_cwnd_limited()
-	Delivered      uint32      // delivered: packets delivered so far, incl. retransmits
-	DeliveredCE    uint32      // delivered_ce: of those, CE-marked
-	Lost           uint32      // lost: packets marked lost so far
-	AppLimited     uint32      // app_limited: nonzero while the application limits sending
+	MSS          units.Bytes // mss_cache
+	InFlightPkts uint32      // tcp_packets_in_flight()
+	CwndLimited  bool        // tcp_is_cwnd_limited()
+	Delivered    uint32      // delivered: packets delivered so far, incl. retransmits
+	DeliveredCE  uint32      // delivered_ce: of those, CE-marked
+	Lost         uint32      // lost: packets marked lost so far
+	// AppLimited is app_limited: nonzero while the application limits
+	// sending. BBR also writes it in PROBE_RTT, so the sampler treats that
+	// low-inflight interval as app-limited; the sender reads it back after
+	// CongControl.
+	AppLimited     uint32
 	SRTT           sim.Duration
 	MinRTT         sim.Duration // tcp_min_rtt(): windowed min RTT, 0 before the first sample
 	CA             CAState
@@ -107,10 +111,6 @@ type State struct {
 	PacingRate units.BitRate
 	// GSOMaxSegs caps a TSO/GSO chunk, in segments (sk_gso_max_segs analogue).
 	GSOMaxSegs uint32
-
-	// AppLimited is also written by BBR in PROBE_RTT (to make the sampler
-	// treat the low-inflight interval as app-limited); the sender must read
-	// it back after CongControl.
 
 	// Signals records the algorithm's internal variables. Never nil once the
 	// flow attaches the algorithm; recording may be off.
