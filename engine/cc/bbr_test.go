@@ -149,6 +149,10 @@ func TestBBRCleanPathStateMachine(t *testing.T) {
 		lastMode = b.mode
 	}
 	p.run(startTime + 10700*sim.Time(sim.Millisecond))
+	t.Logf("full_bw_cnt changes %+v; drain exit inflight %d (target %d); max bw %.2f Mbps; "+
+		"PROBE_RTT %v after the last min_rtt update, for %v, max cwnd %d",
+		cntRounds, drainExitInflight, drainExitTarget, bwToBps(&p.st, b.maxBW())/1e6,
+		probeRTTEnter.Sub(minRTTUpdated), probeRTTExit.Sub(probeRTTEnter), maxCwndInProbeRTT)
 
 	t.Run("startup exits after 3 rounds without 25% growth", func(t *testing.T) {
 		modes := p.signal(t, "mode")
