@@ -202,8 +202,18 @@ type parquetFile struct {
 
 func (s *FileSink) openParquet(f *os.File, schema *arrow.Schema) (tableWriter, error) {
 	bw := bufio.NewWriterSize(f, 1<<20)
-	props := parquet.NewWriterProperties(parquet.WithAllocator(s.mem),
-		parquet.WithCompression(compress.Codecs.Snappy))
+	// Dictionary encoding only for the string columns: it suits their few
+	// distinct names, while on numbers (unique times, counters) the Go
+	// encoder spends most of the write hashing and boxing values for
+	// dictionaries it then abandons.
+	pp := []parquet.WriterProperty{parquet.WithAllocator(s.mem), parquet.WithCompression(compress.Codecs.Snappy),
+		parquet.WithDictionaryDefault(false)}
+	for _, fd := range schema.Fields() {
+		if fd.Type.ID() == arrow.STRING {
+			pp = append(pp, parquet.WithDictionaryFor(fd.Name, true))
+		}
+	}
+	props := parquet.NewWriterProperties(pp...)
 	// Storing the Arrow schema lets readers restore it exactly, metadata
 	// included.
 	aprops := pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(s.mem), pqarrow.WithStoreSchema())
