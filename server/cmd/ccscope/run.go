@@ -14,6 +14,7 @@ import (
 	"github.com/ccscope/ccscope/engine"
 	"github.com/ccscope/ccscope/engine/config"
 	"github.com/ccscope/ccscope/engine/sim"
+	"github.com/ccscope/ccscope/engine/trace"
 )
 
 type setFlags []string
@@ -73,7 +74,11 @@ func runMain(args []string) int {
 	if err != nil {
 		return fail(err)
 	}
-	r, err := engine.New(prep.Scenario, sink)
+	var ts trace.Sink
+	if sink != nil {
+		ts = sink
+	}
+	r, err := engine.New(prep.Scenario, ts)
 	if err != nil {
 		return fail(err)
 	}
