@@ -153,4 +153,3 @@ func (h *harness) log() string {
 	}
 	return b.String()
 }
-
