@@ -113,18 +113,23 @@ func (r *Receiver) queueAndOut(sg segment) {
 
 // ofoQueue follows tcp_ofo_queue: data at the head of the out-of-order
 // queue that rcv_nxt now reaches moves in order; what the new segment
-// duplicated is reported as D-SACK.
+// duplicated is reported as D-SACK. The kernel extends the block from the
+// queued skb's start up to dsack_high even when the skb ends earlier,
+// which reports bytes that were not duplicates; this port reports only
+// the duplicated bytes, as RFC 2883 §4 asks.
 func (r *Receiver) ofoQueue() {
-	head := r.ofo.iv[0]
-	if head.Start > r.rcvNxt {
-		return
-	}
-	if head.Start < r.rcvNxt {
-		r.sack.dsackExtend(head.Start, min(r.rcvNxt, head.End))
-	}
-	r.ofo.popFront()
-	if head.End > r.rcvNxt {
-		r.rcvNxt = head.End
+	dsackHigh := r.rcvNxt
+	for len(r.ofo.iv) > 0 {
+		head := r.ofo.iv[0]
+		if head.Start > r.rcvNxt {
+			return
+		}
+		if head.Start < dsackHigh {
+			r.sack.dsackExtend(head.Start, min(dsackHigh, head.End))
+			dsackHigh = min(dsackHigh, head.End)
+		}
+		r.ofo.popFront()
+		r.rcvNxt = max(r.rcvNxt, head.End)
 	}
 }
 
