@@ -126,9 +126,9 @@ func (h *harness) segTS(seq uint64, n uint32, ecn packet.ECN, flags packet.Flags
 	h.r.Receive(id)
 }
 
-// handshake runs SYN at 0 and makes the first data segment arrive at rtt,
-// so the receiver's SYN-ACK RTT (its srtt) is rtt. It returns after the
-// SYN-ACK; the caller sends the data.
+// handshake delivers a SYN at time 0. The first data segment the caller
+// then delivers completes it, so the receiver's SYN-ACK RTT (its only srtt
+// sample) is that segment's arrival time.
 func (h *harness) handshake(flags packet.Flags, ecn packet.ECN) {
 	h.at(0)
 	h.syn(flags, ecn)

@@ -1,6 +1,8 @@
 package tcp
 
 import (
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/ccscope/ccscope/engine/packet"
@@ -163,39 +165,13 @@ func TestOutOfOrderSack(t *testing.T) {
 
 // ackBody is an ACK without its time and window.
 func ackBody(a ackRec) string {
-	a.At = 0
-	s := a.String()
-	// Drop "0s " and the window field.
-	out := ""
-	for _, f := range splitFields(s[3:]) {
-		if len(f) > 4 && f[:4] == "win=" {
-			continue
-		}
-		if out != "" {
-			out += " "
-		}
-		out += f
-	}
-	return out
-}
-
-func splitFields(s string) []string {
 	var out []string
-	cur := ""
-	for _, r := range s {
-		if r == ' ' {
-			if cur != "" {
-				out = append(out, cur)
-			}
-			cur = ""
-			continue
+	for _, f := range strings.Fields(a.String())[1:] {
+		if !strings.HasPrefix(f, "win=") {
+			out = append(out, f)
 		}
-		cur += string(r)
 	}
-	if cur != "" {
-		out = append(out, cur)
-	}
-	return out
+	return strings.Join(out, " ")
 }
 
 // TestDSack checks RFC 2883 reporting: a duplicate segment is reported in
@@ -356,35 +332,23 @@ func repeat(e packet.ECN, n int) []packet.ECN {
 	return v
 }
 
-// ackLine is an ACK as "segments-acked[ flags]".
+// ackLines renders ACKs as "last segment ACKed[ ecn flags]", segments
+// being 1448 bytes from sequence 1.
 func ackLines(acks []ackRec) []string {
 	var out []string
 	for _, a := range acks {
-		s := itoa((a.Ack - 1) / 1448)
-		if a.Flags&packet.AE != 0 {
-			s += " ae"
-		}
-		if a.Flags&packet.CWR != 0 {
-			s += " cwr"
-		}
-		if a.Flags&packet.ECE != 0 {
-			s += " ece"
+		s := strconv.FormatUint((a.Ack-1)/1448, 10)
+		for _, f := range []struct {
+			f packet.Flags
+			n string
+		}{{packet.AE, " ae"}, {packet.CWR, " cwr"}, {packet.ECE, " ece"}} {
+			if a.Flags&f.f != 0 {
+				s += f.n
+			}
 		}
 		out = append(out, s)
 	}
 	return out
-}
-
-func itoa(v uint64) string {
-	if v == 0 {
-		return "0"
-	}
-	var b []byte
-	for v > 0 {
-		b = append([]byte{byte('0' + v%10)}, b...)
-		v /= 10
-	}
-	return string(b)
 }
 
 // TestClassicECE: RFC 3168 §6.1.3. 20 ECT(0) segments (16 quick ACKs, then
