@@ -31,9 +31,10 @@ func segmentOf(p *packet.Packet) segment {
 func (r *Receiver) rcvSegment(sg segment) {
 	now := r.s.Now()
 	r.ecn.countAccECN(sg, &r.ack)
-	if sg.end < r.rcvWup {
-		// tcp_sequence: entirely before the advertised window's left
-		// edge → tcp_send_dupack (quick-ACK mode and a D-SACK).
+	if sg.end < r.rcvWup || sg.seq > r.rcvNxt+r.receiveWindow() {
+		// tcp_sequence: entirely left of the advertised window (an old
+		// duplicate: quick-ACK mode and a D-SACK) or beyond its right
+		// edge → tcp_send_dupack.
 		r.sack.dsackReset()
 		r.sendDupack(sg)
 		return

@@ -544,3 +544,26 @@ func TestGRO(t *testing.T) {
 		})
 	}
 }
+
+// TestOutOfWindow: after the first segment the receiver offered 64088
+// bytes from rcv_nxt = 1449, so the window ends at 65537. A segment
+// starting at or beyond that edge is dropped (tcp_sequence, or
+// tcp_data_queue's "out of window" check) and answered by an immediate
+// duplicate ACK without SACK blocks; nothing is queued.
+func TestOutOfWindow(t *testing.T) {
+	for _, seq := range []uint64{65537, 65538, 200000} {
+		h := newHarness(t, defaultOpts(), EchoClassic)
+		h.handshake(0, packet.NotECT)
+		h.at(10 * ms)
+		h.seg(1, 1448, packet.NotECT, 0)
+		h.at(11 * ms)
+		h.seg(seq, 1448, packet.NotECT, 0)
+		acks := h.acksFrom(0)
+		if got := ackBody(acks[len(acks)-1]); len(acks) != 2 || got != "ack=1449" || acks[1].At != h.s.Now() {
+			t.Errorf("seq %d: %d ACKs, last %q at %v, want 2, %q at %v", seq, len(acks), got, acks[len(acks)-1].At, "ack=1449", h.s.Now())
+		}
+		if n := h.r.Stats().OfoSegments; n != 0 {
+			t.Errorf("seq %d: OfoSegments = %d, want 0", seq, n)
+		}
+	}
+}
