@@ -30,6 +30,24 @@ type Qdisc interface {
 	Backlog() (units.Bytes, int)
 }
 
+// setCE follows INET_ECN_set_ce: an ECN-capable packet becomes CE and is
+// reported through env.Mark; a packet already CE stays so and counts as
+// marked without a new report; a Not-ECT packet cannot be marked.
+func setCE(env Env, id packet.ID, now sim.Time) bool {
+	p := env.Pool.Get(id)
+	switch p.ECN {
+	case packet.NotECT:
+		return false
+	case packet.CE:
+		return true
+	}
+	p.ECN = packet.CE
+	if env.Mark != nil {
+		env.Mark(id, now)
+	}
+	return true
+}
+
 // ring is a growable FIFO of packet IDs with their sizes' running total.
 type ring struct {
 	buf     []packet.ID

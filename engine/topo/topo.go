@@ -238,7 +238,13 @@ func (nw *Network) newQdisc(d *link.Dir, c config.Qdisc, scn *config.Scenario) (
 	env := d.QdiscEnv()
 	switch c.Kind {
 	case config.FIFO:
-		return qdisc.NewFIFO(env, limBytes, limPkts), nil
+		f := qdisc.NewFIFO(env, limBytes, limPkts)
+		k := c.ECNThreshold
+		if k.MilliBDPs > 0 {
+			k.Bytes = nw.bdp(d, scn) * units.Bytes(k.MilliBDPs) / 1000
+		}
+		f.SetECNThreshold(k.Bytes, int(k.Packets))
+		return f, nil
 	case config.CoDel:
 		if limBytes > 0 {
 			return nil, fmt.Errorf("codel limits packets (sch->limit), not bytes")
