@@ -80,6 +80,7 @@ func (r *ring) pop(p *packet.Pool) (packet.ID, bool) {
 }
 
 var (
-	errLimit      = errors.New("qdisc: a limit needs a positive byte or packet count")
-	errCoDelLimit = errors.New("qdisc: codel's limit is a positive packet count")
+	errLimit       = errors.New("qdisc: a limit needs a positive byte or packet count")
+	errCoDelLimit  = errors.New("qdisc: codel's limit is a positive packet count")
+	errPacketLimit = errors.New("qdisc: this discipline's limit is a positive packet count")
 )
