@@ -266,6 +266,14 @@ func (nw *Network) newQdisc(d *link.Dir, c config.Qdisc, scn *config.Scenario) (
 			CoDel: codelParams(c, limPkts), Flows: int(c.Flows), Quantum: c.Quantum,
 			HashSeed: rng.Stream(scn.Runtime.Seed, "link/"+d.Name+"/qdisc").Uint32(),
 		}), nil
+	case config.DualPI2:
+		if limBytes > 0 {
+			return nil, fmt.Errorf("dualpi2 limits packets (sch->limit), not bytes")
+		}
+		return qdisc.NewDualPI2(env, rng.Stream(scn.Runtime.Seed, "link/"+d.Name+"/qdisc"), qdisc.DualPI2Params{
+			LimitPkts: limPkts, Target: c.Target, TUpdate: c.TUpdate, StepThreshold: c.StepThreshold,
+			Coupling: uint32(c.Coupling), CProtection: uint32(c.CProtection), CProtectionSet: true,
+		}), nil
 	}
 	return nil, fmt.Errorf("unknown qdisc kind %d", c.Kind)
 }
