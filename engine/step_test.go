@@ -58,3 +58,35 @@ func TestStepMarking(t *testing.T) {
 		})
 	}
 }
+
+// Every qdisc kind, built from its config defaults, is work-conserving
+// below the bottleneck rate: a 50 Mbps pump through 100 Mbps loses nothing
+// and its median one-way delay is the propagation plus serialisation of
+// the two hops (1 ms + 12 µs, 19 ms + 120 µs), to the histogram's 1/64
+// resolution.
+func TestQdiscKindsBelowRate(t *testing.T) {
+	kinds := map[string]config.Qdisc{
+		"fifo with step marking": stepFIFO(),
+		"fq_codel":               {Kind: config.FQCoDel, Limit: config.QueueLimit{Packets: 10240}, Target: 5 * sim.Millisecond, Interval: 100 * sim.Millisecond, ECN: true, Flows: 1024, Quantum: 1500},
+		"dualpi2":                {Kind: config.DualPI2, Limit: config.QueueLimit{Packets: 10000}, Target: 15 * sim.Millisecond, TUpdate: 16 * sim.Millisecond, StepThreshold: sim.Millisecond, Coupling: 2, CProtection: 10},
+		"fq":                     {Kind: config.FQ, Limit: config.QueueLimit{Packets: 10000}, Quantum: 3000, InitialQuantum: 15000, FlowLimit: 100, Horizon: 10 * sim.Second},
+	}
+	want := sim.Millisecond + units.TxTime(1500, units.Gbps) + 19*sim.Millisecond + units.TxTime(1500, 100*units.Mbps)
+	for name, q := range kinds {
+		t.Run(name, func(t *testing.T) {
+			scn := pumpScenario(50*units.Mbps, 100*units.Mbps, 19*sim.Millisecond, q, 2*sim.Second)
+			scn.Links[0].AB.Qdisc = q // the host's egress too
+			scn.Flows[0].ECN = config.ECT1
+			r := run(t, scn)
+			for _, name := range []string{"access", "bottleneck"} {
+				if d, _ := r.Net.Dir(name, "ab"); d.Stats.Drops != 0 || d.Stats.Marks != 0 {
+					t.Errorf("%s: %d drops, %d marks below the rate, want none", name, d.Stats.Drops, d.Stats.Marks)
+				}
+			}
+			got, _ := r.Flows[0].(pumpFlow).p.OneWay.Quantile(0.5)
+			if d := got - int64(want); d < -int64(want)/64 || d > int64(want)/64 {
+				t.Errorf("median one-way delay = %v, want %v", sim.Duration(got), want)
+			}
+		})
+	}
+}

@@ -48,6 +48,15 @@ func setCE(env Env, id packet.ID, now sim.Time) bool {
 	return true
 }
 
+// Throttler is a discipline that can hold queued packets back (fq's
+// pacing). When Dequeue returns nothing although packets are queued, NextAt
+// is when one becomes eligible: the time fq_dequeue gives
+// qdisc_watchdog_schedule_ns. The link direction owns the watchdog timer
+// and tries Dequeue again then (without the kernel's 10 µs timer slack).
+type Throttler interface {
+	NextAt() (sim.Time, bool)
+}
+
 // ring is a growable FIFO of packet IDs with their sizes' running total.
 type ring struct {
 	buf     []packet.ID

@@ -274,6 +274,12 @@ func (nw *Network) newQdisc(d *link.Dir, c config.Qdisc, scn *config.Scenario) (
 			LimitPkts: limPkts, Target: c.Target, TUpdate: c.TUpdate, StepThreshold: c.StepThreshold,
 			Coupling: uint32(c.Coupling), CProtection: uint32(c.CProtection), CProtectionSet: true,
 		}), nil
+	case config.FQ:
+		if limBytes > 0 {
+			return nil, fmt.Errorf("fq limits packets (sch->limit), not bytes")
+		}
+		return qdisc.NewFQ(env, qdisc.FQParams{LimitPkts: limPkts, FlowLimit: int(c.FlowLimit),
+			Quantum: c.Quantum, InitialQuantum: c.InitialQuantum, Horizon: c.Horizon}), nil
 	}
 	return nil, fmt.Errorf("unknown qdisc kind %d", c.Kind)
 }
