@@ -150,6 +150,9 @@ func TestParseErrors(t *testing.T) {
 		{"too many fq_codel flows", func(m map[string]any) {
 			at(m, "links", "bottleneck", "ab")["qdisc"] = map[string]any{"kind": "fq_codel", "flows": 65537}
 		}, nil, want{"links[bottleneck].ab.qdisc.flows", "65537 is not an integer in [0, 65536]"}},
+		{"byte limit on fq", func(m map[string]any) {
+			at(m, "links", "access")["qdisc"] = map[string]any{"kind": "fq", "limit": "1BDP"}
+		}, nil, want{"links[access].qdisc.limit", `qdisc kind "fq" limits packets (sch->limit)`}},
 		{"zero fq_codel flows", func(m map[string]any) {
 			at(m, "links", "bottleneck", "ab")["qdisc"] = map[string]any{"kind": "fq_codel", "flows": 0}
 		}, nil, want{"links[bottleneck].ab.qdisc.flows", "0 is not an integer in [1, 65536]"}},

@@ -404,6 +404,9 @@ func (c *collector) qdisc(q qdiscSpec) Qdisc {
 	if q.kind.bad {
 		return out
 	}
+	if l := q.limit; l.set && !l.bad && l.v.Packets == 0 && (out.Kind == FQCoDel || out.Kind == DualPI2 || out.Kind == FQ) {
+		c.add(l.path, "qdisc kind %q limits packets (sch->limit); write a count such as \"1000p\"", nameOf(qdiscKinds, out.Kind))
+	}
 	for _, f := range q.params() {
 		if f.set && !slices.Contains(f.kinds, out.Kind) {
 			names := make([]string, len(f.kinds))

@@ -86,3 +86,31 @@ func TestDualPI2CProtection(t *testing.T) {
 		}
 	}
 }
+
+// do_step_aqm marks an L4S packet whose sojourn is strictly above the step
+// threshold (1 ms = 1,000,000 ns); a classic ECT(0) packet with the same
+// sojourn goes to the C-queue, which has no step. p' is still 0 here (the
+// first PI2 update is at 16 ms), so nothing else marks.
+func TestDualPI2Step(t *testing.T) {
+	cases := []struct {
+		name     string
+		ecn      packet.ECN
+		sojourn  sim.Duration
+		wantMark bool
+	}{
+		{"l4s at the threshold", packet.ECT1, sim.Millisecond, false},
+		{"l4s 1 ns above", packet.ECT1, sim.Millisecond + sim.Nanosecond, true},
+		{"classic above", packet.ECT0, 5 * sim.Millisecond, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e := &testEnv{}
+			q := NewDualPI2(e.env(), rand.New(rand.NewPCG(1, 2)), DualPI2Params{})
+			q.Enqueue(e.pkt(0, c.ecn), 0)
+			id, _ := q.Dequeue(sim.Time(c.sojourn))
+			if got := e.pool.Get(id).ECN == packet.CE; got != c.wantMark || (q.Stats.StepMarks == 1) != c.wantMark {
+				t.Errorf("CE = %v with %d step marks, want marked %v", got, q.Stats.StepMarks, c.wantMark)
+			}
+		})
+	}
+}

@@ -99,3 +99,37 @@ func TestFQCoDelNewFlowFirst(t *testing.T) {
 		t.Errorf("second dequeue from flow %d, want the new flow 1", e.pool.Get(id).Flow)
 	}
 }
+
+// ce_threshold (codel_dequeue's end) CE-marks an ECT packet whose sojourn
+// is after the threshold, whatever the control law says and even with ecn
+// off; a Not-ECT packet is left alone. Sojourns here stay below the 5 ms
+// target, so the control law itself never acts.
+func TestFQCoDelCEThreshold(t *testing.T) {
+	cases := []struct {
+		name     string
+		ecn      packet.ECN
+		sojourn  sim.Duration
+		wantMark bool
+	}{
+		{"ect0 above", packet.ECT0, 2 * sim.Millisecond, true},
+		{"ect1 above", packet.ECT1, 2 * sim.Millisecond, true},
+		{"ect0 below", packet.ECT0, 500 * sim.Microsecond, false},
+		{"not-ect above", packet.NotECT, 2 * sim.Millisecond, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e := &testEnv{}
+			q := NewFQCoDel(e.env(), FQCoDelParams{CoDel: CoDelParams{CEThreshold: sim.Millisecond}, HashSeed: 1})
+			id := e.pkt(0, c.ecn)
+			q.Enqueue(id, 0)
+			got, _ := q.Dequeue(sim.Time(c.sojourn))
+			marked := e.pool.Get(got).ECN == packet.CE
+			if marked != c.wantMark || (len(e.marks) == 1) != c.wantMark {
+				t.Errorf("after %v of sojourn: CE = %v (%d marks reported), want %v", c.sojourn, marked, len(e.marks), c.wantMark)
+			}
+			if _, _, ce := q.Stats(); (ce == 1) != c.wantMark {
+				t.Errorf("ce_mark = %d, want marked %v", ce, c.wantMark)
+			}
+		})
+	}
+}
