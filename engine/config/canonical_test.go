@@ -111,6 +111,12 @@ func TestCanonicalRoundTrip(t *testing.T) {
 	}
 	variants := map[string][]string{
 		"codel with ecn": {`links.bottleneck.ab.qdisc={"kind":"codel","target":"2.5ms","interval":"50ms","ecn":true,"limit":"64KiB"}`},
+		"fifo step marking": {`links.bottleneck.ab.qdisc={"kind":"fifo","limit":"1000p","ecn_threshold":"65p"}`,
+			`links.bottleneck.ba.qdisc={"kind":"fifo","ecn_threshold":"0.25BDP"}`},
+		"fq_codel and dualpi2": {`links.bottleneck.ab.qdisc={"kind":"fq_codel","flows":16,"quantum":"300B","ce_threshold":"1ms","ecn":false}`,
+			`links.bottleneck.ba.qdisc={"kind":"dualpi2","target":"1ms","tupdate":"2ms","step_threshold":"0.5ms","coupling":3,"c_protection":0}`},
+		"fq and an ect1 pump": {`links.access.qdisc={"kind":"fq","quantum":"1KB","initial_quantum":"3KB","flow_limit":5,"horizon":"1s","limit":"20p"}`,
+			`flows.p0.ecn=ect1`},
 		"jitter and changes": {`links.access.jitter={"kind":"gaussian","sigma":"0.1us"}`,
 			`changes=[{"at":"1s","link":"access","dir":"ba","delay":"3ms","loss":{"kind":"bernoulli","p":1e-7}},{"at":"2s","link":"access","dir":"ab","loss":{"kind":"none"}}]`},
 		"onoff app and tcp options": {`flows.f0.app={"kind":"onoff","on":"1.5s","off":"250ms"}`,

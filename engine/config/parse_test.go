@@ -46,6 +46,37 @@ func TestParseDefaults(t *testing.T) {
 	}
 }
 
+// TestParseQdiscDefaults checks each kind's defaults against the kernel's
+// init functions: fq_codel_init (limit 10*1024, flows 1024, quantum
+// psched_mtu, ECN on, target 5 ms, interval 100 ms), dualpi2_reset_default
+// (limit 10000, target 15 ms, tupdate 16 ms, step 1 ms, coupling 2, wc 10 %)
+// and fq_init (limit 10000, flow_plimit 100, quantum 2 MTU, initial quantum
+// 10 MTU, horizon 10 s), with our 1500-byte MTU.
+func TestParseQdiscDefaults(t *testing.T) {
+	cases := []struct {
+		kind string
+		want Qdisc
+	}{
+		{"fq_codel", Qdisc{Kind: FQCoDel, Limit: QueueLimit{Packets: 10240}, Target: 5 * sim.Millisecond,
+			Interval: 100 * sim.Millisecond, ECN: true, Flows: 1024, Quantum: 1500}},
+		{"dualpi2", Qdisc{Kind: DualPI2, Limit: QueueLimit{Packets: 10000}, Target: 15 * sim.Millisecond,
+			TUpdate: 16 * sim.Millisecond, StepThreshold: sim.Millisecond, Coupling: 2, CProtection: 10}},
+		{"fq", Qdisc{Kind: FQ, Limit: QueueLimit{Packets: 10000}, Quantum: 3000, InitialQuantum: 15000,
+			FlowLimit: 100, Horizon: 10 * sim.Second}},
+		{"fifo", Qdisc{Kind: FIFO, Limit: QueueLimit{Packets: 1000}}},
+	}
+	for _, c := range cases {
+		t.Run(c.kind, func(t *testing.T) {
+			s := mustParse(t, mutate(t, func(m map[string]any) {
+				at(m, "links", "bottleneck", "ab")["qdisc"] = map[string]any{"kind": c.kind}
+			}))
+			if d := cmp.Diff(c.want, s.Links[1].AB.Qdisc); d != "" {
+				t.Errorf("Parse(%s defaults) mismatch (-want +got):\n%s", c.kind, d)
+			}
+		})
+	}
+}
+
 // TestParseUnits checks that values arrive exactly: the integers are the
 // hand-computed products of the decimal and the unit.
 func TestParseUnits(t *testing.T) {

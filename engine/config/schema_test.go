@@ -56,6 +56,7 @@ var enumsByKey = map[string][]string{
 	"app.kind":     sortedKeys(appKinds),
 	"trace.detail": sortedKeys(traceDetails),
 	"changes.dir":  sortedKeys(changeDirs),
+	"flows.ecn":    sortedKeys(ecnMarkings),
 }
 
 func sortedKeys[T any](m map[string]T) []string {

@@ -40,6 +40,7 @@ type Observer interface {
 const (
 	kindTxDone sim.Kind = iota + 1
 	kindArrive
+	kindWatchdog
 )
 
 // Stats are a direction's counters.
@@ -69,6 +70,8 @@ type Dir struct {
 	self    int32
 	pool    *packet.Pool
 	q       qdisc.Qdisc
+	thr     qdisc.Throttler // q, if it can hold packets back
+	wdog    *sim.Timer      // wakes the direction for thr's next packet
 	to      Receiver
 	obs     Observer
 	rate    units.BitRate
@@ -112,8 +115,15 @@ func (d *Dir) QdiscEnv() qdisc.Env {
 	return qdisc.Env{Pool: d.pool, Drop: d.aqmDrop, Mark: d.aqmMark}
 }
 
-// SetQdisc attaches the egress queue.
-func (d *Dir) SetQdisc(q qdisc.Qdisc) { d.q = q }
+// SetQdisc attaches the egress queue. A qdisc.Throttler gets a watchdog
+// timer: when it holds packets back, the direction retries at its NextAt.
+func (d *Dir) SetQdisc(q qdisc.Qdisc) {
+	d.q = q
+	d.thr, _ = q.(qdisc.Throttler)
+	if d.thr != nil && d.wdog == nil {
+		d.wdog = d.s.NewTimer(d.self, kindWatchdog)
+	}
+}
 
 // Qdisc is the egress queue.
 func (d *Dir) Qdisc() qdisc.Qdisc { return d.q }
@@ -196,6 +206,11 @@ func (d *Dir) aqmMark(id packet.ID, now sim.Time) {
 func (d *Dir) startTx(now sim.Time) {
 	id, ok := d.q.Dequeue(now)
 	if !ok {
+		if d.thr != nil {
+			if at, ok := d.thr.NextAt(); ok {
+				d.wdog.Arm(max(at, now))
+			}
+		}
 		return
 	}
 	p := d.pool.Get(id)
@@ -227,6 +242,10 @@ func (d *Dir) Handle(ev sim.Event) {
 		d.startTx(ev.At)
 	case kindArrive:
 		d.arrive(ev.At)
+	case kindWatchdog:
+		if !d.txPending && ev.At >= d.busyUntil {
+			d.startTx(ev.At)
+		}
 	}
 }
 
