@@ -95,6 +95,12 @@ type State struct {
 	PacingRate units.BitRate
 	// GSOMaxSegs caps a TSO/GSO chunk, in segments (sk_gso_max_segs analogue).
 	GSOMaxSegs uint32
+	// Paced is sk_pacing_status != SK_PACING_NONE: the flow's packets are
+	// paced (internal pacing or an fq qdisc). HyStart reads it.
+	Paced bool
+	// LastSend is lsndtime: when data was last sent. When EventTxStart fires
+	// it still holds the send before the idle period (CUBIC reads it).
+	LastSend sim.Time
 
 	// Signals records the algorithm's internal variables. Never nil once the
 	// flow attaches the algorithm; recording may be off.
