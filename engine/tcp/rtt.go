@@ -2,10 +2,8 @@ package tcp
 
 import "github.com/ccscope/ccscope/engine/sim"
 
-// Kernel timer constants (include/net/tcp.h), with HZ = 1000 so a jiffy is
-// one millisecond.
+// Kernel timer constants of the sender (include/net/tcp.h); the receiver declares jiffy (1 ms, HZ = 1000).
 const (
-	jiffy          = sim.Millisecond
 	rtoMin         = 200 * sim.Millisecond // TCP_RTO_MIN
 	rtoMax         = 120 * sim.Second      // TCP_RTO_MAX
 	timeoutInit    = sim.Second            // TCP_TIMEOUT_INIT: SYN and no-RTT RTO

@@ -57,7 +57,7 @@ type SenderStats struct {
 	SegsSent     uint64      // data segments sent, retransmissions included
 	Retransmits  uint64      // data segments retransmitted (tp->total_retrans)
 	BytesAcked   units.Bytes // payload bytes cumulatively acknowledged
-	FirstSend    sim.Time    // first data segment sent
+	FirstSend    sim.Time    // first data txSeg sent
 	Started      bool        // FirstSend is valid
 	Done         sim.Time    // Size fully acknowledged; 0 if not (yet)
 	SYNRetrans   uint32      // SYN retransmissions
@@ -70,13 +70,13 @@ type SenderStats struct {
 }
 
 // connection states the sender goes through.
-type connState uint8
+type sndState uint8
 
 const (
-	stateClosed connState = iota
-	stateSynSent
-	stateEstablished
-	stateFailed // SYN retries exhausted
+	sndClosed sndState = iota
+	sndSynSent
+	sndEstablished
+	sndFailed // SYN retries exhausted
 )
 
 // what the write timer is armed for (icsk_pending).
@@ -119,7 +119,7 @@ type DataSender struct {
 	rate rateState
 	rack rackState
 
-	state connState
+	state sndState
 	mss   uint64
 
 	sndUna   uint64
@@ -144,7 +144,7 @@ type DataSender struct {
 	tlpRetrans     bool
 	retransmits    uint32 // icsk_retransmits
 	highestSackEnd uint64
-	rtxHint        uint64 // lowest segment that may be lost and not retransmitted
+	rtxHint        uint64 // lowest txSeg that may be lost and not retransmitted
 	lostHint       uint64 // tcp_mark_head_lost's resume point (lost_skb_hint)
 	lostCntHint    uint32 // sacked segments below lostHint (lost_cnt_hint)
 	dsackDups      uint32
@@ -235,11 +235,11 @@ func (d *DataSender) Receive(id packet.ID) {
 	p := d.pool.Get(id)
 	d.st.Now = d.s.Now()
 	switch d.state {
-	case stateSynSent:
+	case sndSynSent:
 		if p.Flags&packet.SYN != 0 && p.Flags&packet.ACK != 0 && p.Ack == 1 {
 			d.synAck(p)
 		}
-	case stateEstablished:
+	case sndEstablished:
 		if p.Flags&packet.SYN == 0 {
 			d.ack(p)
 		}
@@ -323,6 +323,8 @@ func (d *DataSender) fillState() {
 		st.MinRTT = sim.Duration(d.rtt.minRTTUs()) * sim.Microsecond
 	}
 	st.ECNOk = d.ecnOK
+	st.Paced = d.cfg.Opts.Pacing
+	st.LastSend = d.lsndTime
 	st.SndUna, st.SndNxt = d.sndUna, d.sndNxt
 }
 

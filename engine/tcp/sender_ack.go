@@ -39,8 +39,8 @@ const (
 	rexmitNew
 )
 
-// sackState is struct tcp_sacktag_state.
-type sackState struct {
+// sackTagState is struct tcp_sacktag_state.
+type sackTagState struct {
 	firstSackt, lastSackt sim.Time
 	sackedAny             bool
 	reord                 uint64
@@ -60,7 +60,7 @@ func (d *DataSender) ack(p *packet.Packet) {
 	delivered := d.rate.delivered
 	lost := d.lost
 	rexmit := rexmitNone
-	var ss sackState
+	var ss sackTagState
 	ss.rate.RTT = -1
 
 	if p.TSVal != 0 {
@@ -182,7 +182,7 @@ func (d *DataSender) checkDone() {
 }
 
 // countSackDelivered is the tcp_count_delivered call for newly sacked data.
-func (d *DataSender) countSackDelivered(ss *sackState, flag int) {
+func (d *DataSender) countSackDelivered(ss *sackTagState, flag int) {
 	if ss.sackDelivered > 0 {
 		d.countDelivered(ss.sackDelivered, flag&flagECE != 0)
 	}
@@ -237,7 +237,7 @@ func (d *DataSender) highestSackSeq() uint64 {
 
 // cleanRtxQueue follows tcp_clean_rtx_queue: free cumulatively acked
 // segments, take RTT and rate samples, and call pkts_acked.
-func (d *DataSender) cleanRtxQueue(priorFack, priorSndUna uint64, ss *sackState, eceAck bool) int {
+func (d *DataSender) cleanRtxQueue(priorFack, priorSndUna uint64, ss *sackTagState, eceAck bool) int {
 	flag := 0
 	priorSacked := d.sb.sackedOut
 	reord := d.sndNxt
@@ -322,8 +322,8 @@ func (d *DataSender) cleanRtxQueue(priorFack, priorSndUna uint64, ss *sackState,
 }
 
 // spuriousRetrans is tcp_skb_spurious_retrans: the timestamp echo predates
-// the segment's retransmission.
-func (d *DataSender) spuriousRetrans(s *segment) bool {
+// the txSeg's retransmission.
+func (d *DataSender) spuriousRetrans(s *txSeg) bool {
 	return s.flags&flagRetrans != 0 && d.tsecrBefore(uint32(s.sent/sim.Time(sim.Millisecond))+1)
 }
 

@@ -12,10 +12,10 @@ import (
 // a rate-limited application or the on/off switch.
 func (d *DataSender) appEvent() {
 	switch d.state {
-	case stateClosed:
+	case sndClosed:
 		d.connect()
 		return
-	case stateEstablished:
+	case sndEstablished:
 	default:
 		return
 	}
@@ -65,7 +65,7 @@ func (d *DataSender) fillWrite() {
 
 // checkAppLimited follows tcp_rate_check_app_limited, called when the
 // application writes: mark the flow app-limited if it has less than a
-// segment to send, is not cwnd-limited and has no lost data unrepaired.
+// txSeg to send, is not cwnd-limited and has no lost data unrepaired.
 func (d *DataSender) checkAppLimited() {
 	d.fillWrite()
 	if d.writeSeq-d.sndNxt < d.mss && d.sb.inFlight() < d.st.CwndPkts && d.sb.lostOut <= d.sb.retransOut {
@@ -75,7 +75,7 @@ func (d *DataSender) checkAppLimited() {
 
 // connect sends the SYN (tcp_connect); its timer starts at TCP_TIMEOUT_INIT.
 func (d *DataSender) connect() {
-	d.state = stateSynSent
+	d.state = sndSynSent
 	d.synSentAt = d.st.Now
 	d.sendSYN()
 	d.rto = timeoutInit
@@ -103,7 +103,7 @@ func (d *DataSender) sendSYN() {
 // the timeout doubled, up to tcp_syn_retries times.
 func (d *DataSender) synTimer() {
 	if d.retransmits >= synRetriesMax {
-		d.state = stateFailed
+		d.state = sndFailed
 		return
 	}
 	d.retransmits++
@@ -118,7 +118,7 @@ func (d *DataSender) synTimer() {
 // tcp_init_transfer): negotiate ECN, take the SYN's RTT, set the initial
 // window and start the CC.
 func (d *DataSender) synAck(p *packet.Packet) {
-	d.state = stateEstablished
+	d.state = sndEstablished
 	d.sndUna, d.sndNxt, d.writeSeq = 1, 1, 1
 	d.sndWnd = uint64(p.Wnd)
 	d.maxWnd = d.sndWnd

@@ -8,7 +8,7 @@ import (
 
 // sacktag follows tcp_sacktag_write_queue: detect a D-SACK, then tag the
 // segments the SACK blocks newly cover.
-func (d *DataSender) sacktag(p *packet.Packet, priorSndUna uint64, ss *sackState) int {
+func (d *DataSender) sacktag(p *packet.Packet, priorSndUna uint64, ss *sackTagState) int {
 	blocks := p.Sack[:p.NSack]
 	first := 0
 	if d.checkDSack(p, blocks, priorSndUna, ss) {
@@ -60,7 +60,7 @@ func (d *DataSender) sacktag(p *packet.Packet, priorSndUna uint64, ss *sackState
 
 // checkDSack follows tcp_check_dsack and tcp_dsack_seen: the first block is
 // a D-SACK if it lies below the cumulative ACK or inside the second block.
-func (d *DataSender) checkDSack(p *packet.Packet, blocks []packet.SackBlock, priorSndUna uint64, ss *sackState) bool {
+func (d *DataSender) checkDSack(p *packet.Packet, blocks []packet.SackBlock, priorSndUna uint64, ss *sackTagState) bool {
 	if len(blocks) == 0 {
 		return false
 	}
@@ -102,8 +102,8 @@ func (d *DataSender) checkDSack(p *packet.Packet, blocks []packet.SackBlock, pri
 	return true
 }
 
-// sacktagOne follows tcp_sacktag_one for segment n.
-func (d *DataSender) sacktagOne(n uint64, dup bool, ss *sackState) {
+// sacktagOne follows tcp_sacktag_one for txSeg n.
+func (d *DataSender) sacktagOne(n uint64, dup bool, ss *sackTagState) {
 	s := d.sb.seg(n)
 	start := d.sb.start(n)
 	if dup && s.flags&flagRetrans != 0 {
@@ -127,7 +127,7 @@ func (d *DataSender) sacktagOne(n uint64, dup bool, ss *sackState) {
 			}
 		} else {
 			if s.flags&flagRetrans == 0 {
-				// A never-retransmitted segment in a hole: reordering.
+				// A never-retransmitted txSeg in a hole: reordering.
 				if start < d.highestSackSeq() && start < ss.reord {
 					ss.reord = start
 				}
@@ -143,7 +143,7 @@ func (d *DataSender) sacktagOne(n uint64, dup bool, ss *sackState) {
 		}
 		d.sb.markSacked(n)
 		if d.lostHint > n && d.lostHint > d.sb.una {
-			d.lostCntHint++ // tcp_mark_head_lost's count passes this segment
+			d.lostCntHint++ // tcp_mark_head_lost's count passes this txSeg
 		}
 		ss.flag |= flagDataSacked
 		ss.sackDelivered++
