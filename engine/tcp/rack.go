@@ -12,7 +12,7 @@ const rackRecoveryThresh = 16
 
 // rackState is tp->rack.
 type rackState struct {
-	mstamp        sim.Time // send time of the most recently sent (s)acked txSeg
+	mstamp        sim.Time // send time of the most recently sent (s)acked segment
 	mstampSet     bool
 	endSeq        uint64
 	rttUs         int64
@@ -25,7 +25,7 @@ type rackState struct {
 }
 
 // rackAdvance follows tcp_rack_advance: remember the most recently sent
-// txSeg that was (s)acked and the RTT it implies. A retransmitted txSeg
+// segment that was (s)acked and the RTT it implies. A retransmitted segment
 // acked sooner than min_rtt after its retransmission was probably acked by
 // its original transmission, so it does not count.
 func (d *DataSender) rackAdvance(flags uint8, endSeq uint64, xmit sim.Time) {
@@ -57,7 +57,7 @@ func (d *DataSender) rackReoWndUs() int64 {
 }
 
 // rackDetectLoss follows tcp_rack_detect_loss: walk the time-sorted list
-// from the oldest transmission; a txSeg sent before the most recently
+// from the oldest transmission; a segment sent before the most recently
 // (s)acked one is lost once RACK.rtt + reo_wnd has passed since it was
 // sent. It returns the longest remaining wait (µs, 0: none) and how many
 // segments it marked.
@@ -82,7 +82,7 @@ func (d *DataSender) rackDetectLoss() (reoTimeoutUs int64, marked uint32) {
 	return reoTimeoutUs, marked
 }
 
-// markLost marks txSeg n lost (tcp_mark_skb_lost) with the loss counter
+// markLost marks segment n lost (tcp_mark_skb_lost) with the loss counter
 // and the retransmit hint.
 func (d *DataSender) markLost(n uint64) {
 	if d.sb.markLost(n) {

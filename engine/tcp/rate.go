@@ -18,7 +18,7 @@ type rateState struct {
 }
 
 // skbSent follows tcp_rate_skb_sent: snapshot the delivery state into the
-// txSeg so its (s)ack can produce a rate sample. packetsOut is the count
+// segment so its (s)ack can produce a rate sample. packetsOut is the count
 // before this transmission.
 func (r *rateState) skbSent(s *txSeg, packetsOut uint32) {
 	if packetsOut == 0 {
@@ -51,7 +51,7 @@ func (r *rateState) skbDelivered(s *txSeg, rs *cc.RateSample, hasPrior *bool) {
 		rs.Interval = s.sent.Sub(s.firstTx) // the send phase of this window
 		r.firstTx = s.sent
 	}
-	// A sacked txSeg must not supply a second sample when it is
+	// A sacked segment must not supply a second sample when it is
 	// cumulatively acked later.
 	if s.flags&flagSacked != 0 {
 		s.rateValid = false
@@ -60,7 +60,7 @@ func (r *rateState) skbDelivered(s *txSeg, rs *cc.RateSample, hasPrior *bool) {
 
 // gen follows tcp_rate_gen: finish the sample of one ACK that newly
 // delivered `delivered` packets and marked `lost` lost. hasPrior tells
-// whether some (s)acked txSeg supplied prior state (the kernel tests
+// whether some (s)acked segment supplied prior state (the kernel tests
 // prior_mstamp != 0; time 0 is a valid instant here).
 func (r *rateState) gen(now sim.Time, delivered, lost uint32, hasPrior bool, minRTTUs int64, rs *cc.RateSample) {
 	if r.appLimited != 0 && int32(r.delivered-r.appLimited) > 0 {

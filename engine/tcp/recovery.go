@@ -235,7 +235,7 @@ func (d *DataSender) initCwndReduction() {
 	d.queueECNCWR()
 }
 
-// queueECNCWR is tcp_ecn_queue_cwr: the next new txSeg carries CWR.
+// queueECNCWR is tcp_ecn_queue_cwr: the next new segment carries CWR.
 func (d *DataSender) queueECNCWR() {
 	if d.ecnOK {
 		d.queueCWR = true
@@ -534,7 +534,7 @@ func (d *DataSender) xmitRecovery(rexmit int) {
 }
 
 // addRenoSack follows tcp_add_reno_sack: without SACK each dupack counts as
-// one txSeg that left the network.
+// one segment that left the network.
 func (d *DataSender) addRenoSack(numDupack int, eceAck bool) {
 	if numDupack == 0 {
 		return

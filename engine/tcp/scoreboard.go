@@ -11,7 +11,7 @@ const (
 	flagRetrans     = flagRetransOut | flagEverRetrans             // TCPCB_RETRANS
 )
 
-// txSeg is one sent MSS-sized txSeg of the retransmission queue: the
+// segment is one sent MSS-sized segment of the retransmission queue: the
 // fields of its skb's control block the sender uses.
 type txSeg struct {
 	end  uint64   // end_seq
@@ -27,12 +27,12 @@ type txSeg struct {
 
 	flags  uint8
 	listed bool  // on the time-sorted list
-	prev   int64 // time-sorted list links (txSeg numbers, -1: none)
+	prev   int64 // time-sorted list links (segment numbers, -1: none)
 	next   int64
 }
 
 // scoreboard is the retransmission queue as a ring of segments indexed by
-// txSeg number, n covering [1+n·mss, 1+(n+1)·mss) (the last may be
+// segment number, n covering [1+n·mss, 1+(n+1)·mss) (the last may be
 // shorter), with the counters of struct tcp_sock that describe it
 // (packets_out, sacked_out, lost_out, retrans_out) and the kernel's
 // tsorted_sent_queue: a list of the unacked segments in transmission order,
@@ -45,8 +45,8 @@ type scoreboard struct {
 	mss  uint64
 	ring []txSeg
 	mask uint64
-	una  uint64 // first unacked txSeg
-	nxt  uint64 // next txSeg to send (snd_nxt's txSeg)
+	una  uint64 // first unacked segment
+	nxt  uint64 // next segment to send (snd_nxt's segment)
 
 	head, tail int64 // time-sorted list ends, -1 when empty
 
@@ -54,7 +54,7 @@ type scoreboard struct {
 	lostOut    uint32
 	retransOut uint32
 
-	cache  [4][2]uint64 // previous ACK's SACK blocks, txSeg numbers [s, e)
+	cache  [4][2]uint64 // previous ACK's SACK blocks, segment numbers [s, e)
 	ncache int
 }
 
@@ -63,13 +63,13 @@ func newScoreboard(mss uint64) *scoreboard {
 	return &scoreboard{mss: mss, ring: make([]txSeg, initial), mask: initial - 1, head: -1, tail: -1}
 }
 
-// seg returns txSeg n, which must be in [una, nxt).
+// seg returns segment n, which must be in [una, nxt).
 func (b *scoreboard) seg(n uint64) *txSeg { return &b.ring[n&b.mask] }
 
-// start is the first sequence number of txSeg n.
+// start is the first sequence number of segment n.
 func (b *scoreboard) start(n uint64) uint64 { return 1 + n*b.mss }
 
-// segOf is the txSeg holding sequence number seq (≥ 1).
+// segOf is the segment holding sequence number seq (≥ 1).
 func (b *scoreboard) segOf(seq uint64) uint64 { return (seq - 1) / b.mss }
 
 // packetsOut is tp->packets_out.
@@ -80,7 +80,7 @@ func (b *scoreboard) inFlight() uint32 {
 	return b.packetsOut() - (b.sackedOut + b.lostOut) + b.retransOut
 }
 
-// push appends a newly sent txSeg ending at end and returns its number.
+// push appends a newly sent segment ending at end and returns its number.
 func (b *scoreboard) push(end uint64, now sim.Time) uint64 {
 	if b.nxt-b.una == uint64(len(b.ring)) {
 		b.grow()
@@ -184,8 +184,8 @@ func (b *scoreboard) clearRetransOut(n uint64) {
 	}
 }
 
-// markLost follows tcp_mark_skb_lost: a sacked txSeg is never lost; a
-// lost txSeg whose retransmission is in flight has that retransmission
+// markLost follows tcp_mark_skb_lost: a sacked segment is never lost; a
+// lost segment whose retransmission is in flight has that retransmission
 // declared lost too. It reports whether the loss counts towards tp->lost
 // (tcp_sum_lost: a first loss or a lost retransmission).
 func (b *scoreboard) markLost(n uint64) bool {
@@ -206,23 +206,30 @@ func (b *scoreboard) markLost(n uint64) bool {
 	return true
 }
 
-// retransmitted records a retransmission of n at now (tcp_retransmit_skb's
-// bookkeeping): RETRANS bits set, the txSeg moves to the tail of the
+// resent records a retransmission of n at now (__tcp_retransmit_skb's
+// bookkeeping): EVER_RETRANS set, the segment moves to the tail of the
 // time-sorted list.
-func (b *scoreboard) retransmitted(n uint64, now sim.Time) {
+func (b *scoreboard) resent(n uint64, now sim.Time) {
+	s := b.seg(n)
+	s.flags |= flagEverRetrans
+	s.sent = now
+	b.listAppend(n)
+}
+
+// setRetransOut marks n's retransmission as in flight (tcp_retransmit_skb:
+// sacked |= TCPCB_RETRANS, retrans_out++).
+func (b *scoreboard) setRetransOut(n uint64) {
 	s := b.seg(n)
 	if s.flags&flagRetransOut == 0 {
 		b.retransOut++
 	}
 	s.flags |= flagRetrans
-	s.sent = now
-	b.listAppend(n)
 }
 
-// newSackRanges clips blocks (txSeg numbers [s, e)) to [una, nxt), returns
+// newSackRanges clips blocks (segment numbers [s, e)) to [una, nxt), returns
 // in out the parts not covered by the previous call's blocks, and remembers
 // blocks for the next call. This is the kernel's recv_sack_cache trick: a
-// receiver repeats its SACK blocks, grown by a txSeg or two, on every ACK,
+// receiver repeats its SACK blocks, grown by a segment or two, on every ACK,
 // so walking only the new parts keeps per-ACK work small.
 func (b *scoreboard) newSackRanges(blocks [][2]uint64, out [][2]uint64) [][2]uint64 {
 	out = out[:0]

@@ -57,7 +57,7 @@ type SenderStats struct {
 	SegsSent     uint64      // data segments sent, retransmissions included
 	Retransmits  uint64      // data segments retransmitted (tp->total_retrans)
 	BytesAcked   units.Bytes // payload bytes cumulatively acknowledged
-	FirstSend    sim.Time    // first data txSeg sent
+	FirstSend    sim.Time    // first data segment sent
 	Started      bool        // FirstSend is valid
 	Done         sim.Time    // Size fully acknowledged; 0 if not (yet)
 	SYNRetrans   uint32      // SYN retransmissions
@@ -144,7 +144,7 @@ type DataSender struct {
 	tlpRetrans     bool
 	retransmits    uint32 // icsk_retransmits
 	highestSackEnd uint64
-	rtxHint        uint64 // lowest txSeg that may be lost and not retransmitted
+	rtxHint        uint64 // lowest segment that may be lost and not retransmitted
 	lostHint       uint64 // tcp_mark_head_lost's resume point (lost_skb_hint)
 	lostCntHint    uint32 // sacked segments below lostHint (lost_cnt_hint)
 	dsackDups      uint32

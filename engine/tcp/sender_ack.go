@@ -322,7 +322,7 @@ func (d *DataSender) cleanRtxQueue(priorFack, priorSndUna uint64, ss *sackTagSta
 }
 
 // spuriousRetrans is tcp_skb_spurious_retrans: the timestamp echo predates
-// the txSeg's retransmission.
+// the segment's retransmission.
 func (d *DataSender) spuriousRetrans(s *txSeg) bool {
 	return s.flags&flagRetrans != 0 && d.tsecrBefore(uint32(s.sent/sim.Time(sim.Millisecond))+1)
 }

@@ -65,7 +65,7 @@ func (d *DataSender) fillWrite() {
 
 // checkAppLimited follows tcp_rate_check_app_limited, called when the
 // application writes: mark the flow app-limited if it has less than a
-// txSeg to send, is not cwnd-limited and has no lost data unrepaired.
+// segment to send, is not cwnd-limited and has no lost data unrepaired.
 func (d *DataSender) checkAppLimited() {
 	d.fillWrite()
 	if d.writeSeq-d.sndNxt < d.mss && d.sb.inFlight() < d.st.CwndPkts && d.sb.lostOut <= d.sb.retransOut {

@@ -83,7 +83,7 @@ func (d *DataSender) pacingDelay() sim.Duration {
 }
 
 // writeXmit follows tcp_write_xmit. pushOne is 0 (send all allowed), or 2
-// (a loss probe: one txSeg even if cwnd is full). It reports whether the
+// (a loss probe: one segment even if cwnd is full). It reports whether the
 // sender has data it cannot send with nothing in flight.
 func (d *DataSender) writeXmit(pushOne int) bool {
 	var sent uint32
@@ -101,7 +101,7 @@ func (d *DataSender) writeXmit(pushOne int) bool {
 			quota = 1
 		}
 		quota = min(quota, maxSegs)
-		// tcp_snd_wnd_test: the first txSeg must fit the receive window.
+		// tcp_snd_wnd_test: the first segment must fit the receive window.
 		segEnd := min(d.sndNxt+d.mss, d.writeSeq)
 		if segEnd > d.sndUna+d.sndWnd {
 			break
@@ -151,7 +151,7 @@ func (d *DataSender) sendChunk(quota uint32) uint32 {
 		d.emit(d.sndNxt, end, false)
 		d.sndNxt = end
 		n++
-		// tcp_event_new_data_sent: the first txSeg in flight arms the RTO.
+		// tcp_event_new_data_sent: the first segment in flight arms the RTO.
 		if packetsOut == 0 || d.pending == timeLossProbe {
 			d.rearmRTO()
 		}
@@ -175,7 +175,7 @@ func (d *DataSender) afterSend(bytes units.Bytes, priorWstamp sim.Time) {
 	d.wstamp = d.wstamp.Add(length)
 }
 
-// emit puts one data txSeg [start, end) on the network.
+// emit puts one data segment [start, end) on the network.
 func (d *DataSender) emit(start, end uint64, retrans bool) {
 	id := d.pool.Alloc()
 	p := d.pool.Get(id)
@@ -188,7 +188,7 @@ func (d *DataSender) emit(start, end uint64, retrans bool) {
 	p.Tx = int32(d.sb.segOf(start))
 	if d.ecnOK {
 		// tcp_ecn_send: classic ECN marks only new data ECT and sets CWR
-		// on the first new txSeg after a reduction; ECN-needing CCs
+		// on the first new segment after a reduction; ECN-needing CCs
 		// (DCTCP, AccECN/Prague) keep retransmissions ECT too.
 		if !retrans || d.cfg.Echo != EchoClassic {
 			p.ECN = packet.ECT0
@@ -210,19 +210,11 @@ func (d *DataSender) emit(start, end uint64, retrans bool) {
 	d.out.Send(id)
 }
 
-// retransmitSeg follows tcp_retransmit_skb for one txSeg.
+// retransmitSeg follows tcp_retransmit_skb for one segment: the
+// retransmission counts as in flight (retrans_out) and may be undone.
 func (d *DataSender) retransmitSeg(n uint64) {
-	s := d.sb.seg(n)
-	start := d.sb.start(n)
-	priorWstamp := d.wstamp
-	d.wstamp = max(d.wstamp, d.st.Now)
-	d.sb.retransmitted(n, d.st.Now)
-	// A retransmission restarts the txSeg's rate sample (tcp_rate_skb_sent
-	// runs on every transmission).
-	d.rate.skbSent(s, d.sb.packetsOut())
-	d.emit(start, s.end, true)
-	d.totalRetrans++
-	d.Stats.Retransmits++
+	d.resendSeg(n)
+	d.sb.setRetransOut(n)
 	if d.retransStamp == 0 {
 		d.retransStamp = d.tsNow()
 	}
@@ -230,6 +222,21 @@ func (d *DataSender) retransmitSeg(n uint64) {
 		d.undoRetrans = 0
 	}
 	d.undoRetrans++
+}
+
+// resendSeg follows __tcp_retransmit_skb: put segment n on the wire again.
+// A loss probe uses it directly, so the probe is not counted in retrans_out.
+func (d *DataSender) resendSeg(n uint64) {
+	s := d.sb.seg(n)
+	start := d.sb.start(n)
+	priorWstamp := d.wstamp
+	d.wstamp = max(d.wstamp, d.st.Now)
+	d.sb.resent(n, d.st.Now)
+	// Every transmission takes a fresh rate snapshot (tcp_rate_skb_sent).
+	d.rate.skbSent(s, d.sb.packetsOut())
+	d.emit(start, s.end, true)
+	d.totalRetrans++
+	d.Stats.Retransmits++
 	d.afterSend(units.Bytes(s.end-start)+HeaderBytes, priorWstamp)
 	if d.rec.On() {
 		d.event(trace.EvRetransmit, start, uint32(s.end-start))
@@ -238,8 +245,8 @@ func (d *DataSender) retransmitSeg(n uint64) {
 
 // xmitRetransmitQueue follows tcp_xmit_retransmit_queue: retransmit lost,
 // not yet retransmitted segments in sequence order while cwnd allows. The
-// walk starts at the lowest such txSeg (the kernel's retransmit hint) and
-// stops once every lost txSeg has a retransmission out.
+// walk starts at the lowest such segment (the kernel's retransmit hint) and
+// stops once every lost segment has a retransmission out.
 func (d *DataSender) xmitRetransmitQueue() {
 	if d.sb.packetsOut() == 0 {
 		return
@@ -274,7 +281,7 @@ func (d *DataSender) xmitRetransmitQueue() {
 	}
 }
 
-// noteRetransCandidate keeps the retransmit hint at or below txSeg n,
+// noteRetransCandidate keeps the retransmit hint at or below segment n,
 // which just became lost and unretransmitted.
 func (d *DataSender) noteRetransCandidate(n uint64) {
 	if n < d.rtxHint {

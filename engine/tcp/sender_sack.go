@@ -102,7 +102,7 @@ func (d *DataSender) checkDSack(p *packet.Packet, blocks []packet.SackBlock, pri
 	return true
 }
 
-// sacktagOne follows tcp_sacktag_one for txSeg n.
+// sacktagOne follows tcp_sacktag_one for segment n.
 func (d *DataSender) sacktagOne(n uint64, dup bool, ss *sackTagState) {
 	s := d.sb.seg(n)
 	start := d.sb.start(n)
@@ -127,7 +127,7 @@ func (d *DataSender) sacktagOne(n uint64, dup bool, ss *sackTagState) {
 			}
 		} else {
 			if s.flags&flagRetrans == 0 {
-				// A never-retransmitted txSeg in a hole: reordering.
+				// A never-retransmitted segment in a hole: reordering.
 				if start < d.highestSackSeq() && start < ss.reord {
 					ss.reord = start
 				}
@@ -143,7 +143,7 @@ func (d *DataSender) sacktagOne(n uint64, dup bool, ss *sackTagState) {
 		}
 		d.sb.markSacked(n)
 		if d.lostHint > n && d.lostHint > d.sb.una {
-			d.lostCntHint++ // tcp_mark_head_lost's count passes this txSeg
+			d.lostCntHint++ // tcp_mark_head_lost's count passes this segment
 		}
 		ss.flag |= flagDataSacked
 		ss.sackDelivered++

@@ -22,7 +22,7 @@ func (d *DataSender) clearXmitTimer() {
 }
 
 // rtoDelta is tcp_rto_delta_us: how far in the future the RTO of the head
-// txSeg lies (it may be negative).
+// segment lies (it may be negative).
 func (d *DataSender) rtoDelta() sim.Duration {
 	head := d.sb.seg(d.sb.una)
 	return head.sent.Add(d.rto).Sub(d.st.Now)
@@ -30,7 +30,7 @@ func (d *DataSender) rtoDelta() sim.Duration {
 
 // rearmRTO follows tcp_rearm_rto: restart the RTO after forward progress;
 // if a TLP or reordering timer was pending, keep the RTO anchored to the
-// head txSeg's transmission.
+// head segment's transmission.
 func (d *DataSender) rearmRTO() {
 	if d.sb.packetsOut() == 0 {
 		d.clearXmitTimer()
@@ -106,8 +106,8 @@ func (d *DataSender) writeTimer() {
 	}
 }
 
-// sendLossProbe follows tcp_send_loss_probe: send one new txSeg if the
-// window allows, else retransmit the last txSeg; at most one probe per
+// sendLossProbe follows tcp_send_loss_probe: send one new segment if the
+// window allows, else retransmit the last segment; at most one probe per
 // tail-loss episode.
 func (d *DataSender) sendLossProbe() {
 	if d.tlpHighSeq != 0 {
@@ -122,8 +122,7 @@ func (d *DataSender) sendLossProbe() {
 		d.writeXmit(2)
 		sent = d.sb.packetsOut() > before
 	} else if d.sb.packetsOut() > 0 {
-		last := d.sb.nxt - 1
-		d.retransmitSeg(last)
+		d.resendSeg(d.sb.nxt - 1)
 		d.tlpRetrans = true
 		sent = true
 	}
