@@ -20,6 +20,7 @@ func (d *DataSender) appEvent() {
 		return
 	}
 	app := d.cfg.App
+	d.slowStartAfterIdleCheck()
 	switch app.Kind {
 	case config.AppRate:
 		d.appOwed += d.mss
@@ -39,6 +40,8 @@ func (d *DataSender) appEvent() {
 
 // fillWrite advances write_seq as far as the application and the send
 // buffer allow (the send buffer counts payload bytes, unacked plus unsent).
+// A greedy application fills the buffer; a rate application writes a
+// segment per segment-time at its rate.
 func (d *DataSender) fillWrite() {
 	limit := uint64(1<<63 - 1)
 	if d.endSeq > 0 {
@@ -55,8 +58,11 @@ func (d *DataSender) fillWrite() {
 			d.writeSeq = w
 		}
 	case config.OnOff:
+		// While on, the application keeps up with the socket: it writes
+		// what the windows let the sender send now, so the data it wrote
+		// when an off period starts drains within a round trip.
 		if d.appOn {
-			d.writeSeq = max(d.writeSeq, limit)
+			d.writeSeq = max(d.writeSeq, min(limit, d.sndUna+min(uint64(d.st.CwndPkts)*d.mss, d.sndWnd)))
 		}
 	default:
 		d.writeSeq = max(d.writeSeq, limit)
@@ -178,4 +184,31 @@ func (d *DataSender) synAck(p *packet.Packet) {
 		d.appTimer.Arm(d.st.Now.Add(d.cfg.App.On))
 	}
 	d.push()
+}
+
+// slowStartAfterIdleCheck follows tcp_slow_start_after_idle_check: an
+// application that writes after more than an RTO of silence restarts from a
+// smaller window (tcp_cwnd_restart, RFC 2861): cwnd is halved per RTO idle,
+// down to the initial window.
+func (d *DataSender) slowStartAfterIdleCheck() {
+	if d.sb.packetsOut() > 0 || d.hooks.CongControl != nil || !d.Stats.Started {
+		return
+	}
+	delta := d.st.Now.Sub(d.lsndTime)
+	if delta <= d.rto {
+		return
+	}
+	d.caEvent(cc.EventCwndRestart)
+	d.st.SSThreshPkts = d.currentSSThresh()
+	iw := d.cfg.Opts.InitCwnd
+	if iw == 0 {
+		iw = initCwnd
+	}
+	restart := min(iw, d.st.CwndPkts)
+	cwnd := d.st.CwndPkts
+	for delta -= d.rto; delta > 0 && cwnd > restart; delta -= d.rto {
+		cwnd >>= 1
+	}
+	d.st.CwndPkts = max(cwnd, restart)
+	d.cwndStamp = d.st.Now
 }
