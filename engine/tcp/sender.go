@@ -178,8 +178,9 @@ type DataSender struct {
 	appOwed   uint64 // rate app: bytes written but not yet fitting the send buffer
 	synSentAt sim.Time
 
-	lastRec sim.Time
-	scratch [][2]uint64
+	lastRec  sim.Time
+	scratch  [][2]uint64
+	ackState sackTagState
 
 	// Stats are the sender's counters.
 	Stats SenderStats

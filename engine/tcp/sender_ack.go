@@ -60,7 +60,10 @@ func (d *DataSender) ack(p *packet.Packet) {
 	delivered := d.rate.delivered
 	lost := d.lost
 	rexmit := rexmitNone
-	var ss sackTagState
+	// The per-ACK state lives in the sender so that handing its rate
+	// sample to the CC does not allocate.
+	ss := &d.ackState
+	*ss = sackTagState{}
 	ss.rate.RTT = -1
 
 	if p.TSVal != 0 {
@@ -71,8 +74,8 @@ func (d *DataSender) ack(p *packet.Packet) {
 	if ackSeq < priorSndUna {
 		// An old ACK: use its SACK information only.
 		if p.NSack > 0 && d.isSACK() {
-			flag |= d.sacktag(p, priorSndUna, &ss)
-			d.countSackDelivered(&ss, flag)
+			flag |= d.sacktag(p, priorSndUna, ss)
+			d.countSackDelivered(ss, flag)
 			d.fastretransAlert(priorSndUna, numDupack, &flag, &rexmit)
 			d.xmitRecovery(rexmit)
 		}
@@ -111,13 +114,13 @@ func (d *DataSender) ack(p *packet.Packet) {
 		}
 		d.sndUna = ackSeq
 		if p.NSack > 0 && d.isSACK() {
-			flag |= d.sacktag(p, priorSndUna, &ss)
+			flag |= d.sacktag(p, priorSndUna, ss)
 		}
 		if d.ecnEcho(p) {
 			flag |= flagECE
 			evFlags |= cc.AckECE
 		}
-		d.countSackDelivered(&ss, flag)
+		d.countSackDelivered(ss, flag)
 		if flag&flagWinUpdate != 0 {
 			evFlags |= cc.AckWindowUpd
 		}
@@ -144,7 +147,7 @@ func (d *DataSender) ack(p *packet.Packet) {
 		return
 	}
 
-	flag |= d.cleanRtxQueue(priorFack, priorSndUna, &ss, flag&flagECE != 0)
+	flag |= d.cleanRtxQueue(priorFack, priorSndUna, ss, flag&flagECE != 0)
 	d.rackUpdateReoWnd(&ss.rate)
 	if d.tlpHighSeq != 0 {
 		d.processTLPAck(ackSeq, flag)
