@@ -216,7 +216,8 @@ func (d *DataSender) ecnEcho(p *packet.Packet) bool {
 	delta := (ace - d.lastACE) & 7
 	d.lastACE = ace
 	ceBytes := p.AccECN[2]
-	if byteDelta := ceBytes - d.lastCEByte; byteDelta > 0 {
+	// The option's byte counters are 24 bits wide.
+	if byteDelta := (ceBytes - d.lastCEByte) & (1<<24 - 1); byteDelta > 0 {
 		est := (uint64(byteDelta) + d.mss - 1) / d.mss
 		if est > uint64(delta) {
 			delta += uint32((est-uint64(delta)+4)/8) * 8

@@ -24,6 +24,7 @@ type shPipe struct {
 	to    interface{ Receive(packet.ID) }
 	drop  func(p *packet.Packet, now sim.Time) bool
 	extra func(p *packet.Packet) sim.Duration
+	ce    func(p *packet.Packet) bool // marks CE (ECT packets only)
 	log   []shSent
 }
 
@@ -53,6 +54,9 @@ func (p *shPipe) Send(id packet.ID) {
 	if drop {
 		p.pool.Free(id)
 		return
+	}
+	if p.ce != nil && pk.ECN != packet.NotECT && p.ce(pk) {
+		pk.ECN = packet.CE
 	}
 	start := max(now, p.busy)
 	p.busy = start.Add(units.TxTime(pk.Size, p.rate))
@@ -96,6 +100,7 @@ type shHarness struct {
 	opts  config.TCPOptions
 	app   config.AppPattern
 	trace config.TraceDetail
+	echo  EchoMode
 }
 
 // linux are the options of a default Linux host.
@@ -119,8 +124,8 @@ func (h shHarness) build(t *testing.T) *shConn {
 	rec := trace.NewRecorder(h.trace, 0, nil)
 	rec.Flows = []string{"f0"}
 	c.snd = NewSender(s, pool, c.fwd, rec, SenderConfig{Flow: 0, Node: 0, Peer: 1, Opts: h.opts, CC: alg,
-		ECN: h.opts.ECN, Size: h.size, App: h.app})
-	c.rcv = NewReceiver(s, pool, c.rev, rec, ReceiverConfig{Flow: 0, Node: 1, Peer: 0, Opts: h.opts})
+		ECN: h.opts.ECN, Echo: h.echo, Size: h.size, App: h.app})
+	c.rcv = NewReceiver(s, pool, c.rev, rec, ReceiverConfig{Flow: 0, Node: 1, Peer: 0, Opts: h.opts, Echo: h.echo})
 	c.fwd.to = c.rcv
 	c.rev.to = c.snd
 	return c
