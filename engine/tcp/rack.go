@@ -106,7 +106,7 @@ func (d *DataSender) rackMarkLost() bool {
 	if timeout == 0 {
 		return false
 	}
-	d.resetXmitTimer(timeReoTimeout, usToJiffies(timeout)+timeoutMinUs/1000*jiffy, d.rto)
+	d.armXmitTimer(timeReoTimeout, usToJiffies(timeout)+timeoutMinUs/1000*jiffy, d.rto)
 	return true
 }
 

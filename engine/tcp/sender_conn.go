@@ -23,15 +23,18 @@ func (d *DataSender) appEvent() {
 	d.slowStartAfterIdleCheck()
 	switch app.Kind {
 	case config.AppRate:
+		// tcp_sendmsg checks for an app-limited gap before it queues the
+		// new data.
+		d.checkAppLimited()
 		d.appOwed += d.mss
 		d.appTimer.Arm(d.st.Now.Add(units.TxTime(units.Bytes(d.mss), app.Rate)))
-		d.checkAppLimited()
 	case config.OnOff:
-		d.appOn = !d.appOn
-		if d.appOn {
+		if !d.appOn {
+			d.checkAppLimited() // before the first write of the on period
+			d.appOn = true
 			d.appTimer.Arm(d.st.Now.Add(app.On))
-			d.checkAppLimited()
 		} else {
+			d.appOn = false
 			d.appTimer.Arm(d.st.Now.Add(app.Off))
 		}
 	}
@@ -41,7 +44,9 @@ func (d *DataSender) appEvent() {
 // fillWrite advances write_seq as far as the application and the send
 // buffer allow (the send buffer counts payload bytes, unacked plus unsent).
 // A greedy application fills the buffer; a rate application writes a
-// segment per segment-time at its rate.
+// segment per segment-time at its rate. Writes are whole segments (as if
+// the application wrote in MSS multiples), so a sub-MSS segment is only
+// ever the flow's last.
 func (d *DataSender) fillWrite() {
 	limit := uint64(1<<63 - 1)
 	if d.endSeq > 0 {
@@ -66,6 +71,11 @@ func (d *DataSender) fillWrite() {
 		}
 	default:
 		d.writeSeq = max(d.writeSeq, limit)
+	}
+	// The application writes whole segments except the flow's last: the
+	// scoreboard numbers segments by MSS from sequence 1.
+	if d.writeSeq != d.endSeq {
+		d.writeSeq = 1 + (d.writeSeq-1)/d.mss*d.mss
 	}
 }
 

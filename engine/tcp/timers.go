@@ -10,9 +10,13 @@ import (
 // after when (capped at maxWhen), plus the pacing delay so a timer never
 // fires before the paced departure it would send.
 func (d *DataSender) resetXmitTimer(what pendingTimer, when, maxWhen sim.Duration) {
-	when = min(when+d.pacingDelay(), maxWhen)
+	d.armXmitTimer(what, when+d.pacingDelay(), maxWhen)
+}
+
+// armXmitTimer is inet_csk_reset_xmit_timer: no pacing allowance.
+func (d *DataSender) armXmitTimer(what pendingTimer, when, maxWhen sim.Duration) {
 	d.pending = what
-	d.xmitTimer.Arm(d.st.Now.Add(when))
+	d.xmitTimer.Arm(d.st.Now.Add(min(when, maxWhen)))
 }
 
 // clearXmitTimer is inet_csk_clear_xmit_timer.
