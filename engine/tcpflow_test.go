@@ -7,6 +7,7 @@ import (
 
 	"github.com/ccscope/ccscope/engine/config"
 	"github.com/ccscope/ccscope/engine/sim"
+	"github.com/ccscope/ccscope/engine/trace"
 	"github.com/ccscope/ccscope/engine/units"
 )
 
@@ -160,5 +161,46 @@ func TestTCPSummaryAndActions(t *testing.T) {
 	}
 	if fs.BytesSent < fs.BytesDelivered {
 		t.Errorf("bytes_sent %d < bytes_delivered %d", fs.BytesSent, fs.BytesDelivered)
+	}
+}
+
+// Runs are deterministic: the same scenario and seed give the same event
+// digest, with random loss and a CC that draws on its stream. With the
+// trace at change detail the sender records its state, events and the CC's
+// signals.
+func TestTCPDeterministicAndTraced(t *testing.T) {
+	build := func(detail config.TraceDetail) *Run {
+		access := config.Direction{Rate: 10 * units.Gbps, Delay: sim.Millisecond, Qdisc: fifo(1000)}
+		bn := config.Direction{Rate: 100 * units.Mbps, Delay: 19 * sim.Millisecond, Qdisc: bdpFIFO(),
+			Loss: config.Loss{Kind: config.Bernoulli, P: 0.001}}
+		scn := tcpScenario("cubic", access, bn, 0, 5*sim.Second, linuxOpts())
+		scn.Trace.Detail = detail
+		r, err := New(scn, nil)
+		if err != nil {
+			t.Fatalf("New: %v", err)
+		}
+		r.RunUntil(r.Horizon())
+		return r
+	}
+	a, b := build(config.TraceSummary), build(config.TraceChange)
+	if a.Sim.Digest() != b.Sim.Digest() {
+		t.Errorf("digests differ: %x vs %x (trace detail must not change the run)", a.Sim.Digest(), b.Sim.Digest())
+	}
+	if n := a.Trace.FlowsT.Len() + a.Trace.EventT.Len() + a.Trace.SignalT.Len(); n != 0 {
+		t.Errorf("summary detail recorded %d rows, want 0", n)
+	}
+	tr := b.Trace
+	if tr.FlowsT.Len() == 0 || tr.EventT.Len() == 0 || tr.SignalT.Len() == 0 {
+		t.Errorf("change detail recorded flows, events, signals = %d, %d, %d rows; want all > 0",
+			tr.FlowsT.Len(), tr.EventT.Len(), tr.SignalT.Len())
+	}
+	kinds := map[trace.EventKind]bool{}
+	for _, k := range tr.EventT.Kind {
+		kinds[k] = true
+	}
+	for _, k := range []trace.EventKind{trace.EvAck, trace.EvSack, trace.EvRetransmit, trace.EvRecoveryEnter, trace.EvLoss} {
+		if !kinds[k] {
+			t.Errorf("no %s event recorded", trace.EventKindNames[k])
+		}
 	}
 }
