@@ -92,7 +92,7 @@ func (r *Run) newFlow(idx int32, f config.Flow) (Flow, error) {
 		dst.Attach(idx, p)
 		return pumpFlow{p, f}, nil
 	}
-	return nil, fmt.Errorf("cc %q: the TCP endpoint is not built yet; only \"pump\" flows run", f.CC)
+	return r.newTCPFlow(idx, f)
 }
 
 // Now is the current simulated time.
