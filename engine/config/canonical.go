@@ -89,17 +89,39 @@ func (s *Scenario) tree() tree {
 }
 
 func (d Direction) tree() tree {
-	q := tree{"kind": nameOf(qdiscKinds, d.Qdisc.Kind), "limit": formatLimit(d.Qdisc.Limit)}
-	if d.Qdisc.Kind == CoDel {
-		q["target"] = d.Qdisc.Target.String()
-		q["interval"] = d.Qdisc.Interval.String()
-		q["ecn"] = d.Qdisc.ECN
-	}
 	j := tree{"kind": nameOf(jitterKinds, d.Jitter.Kind)}
 	if d.Jitter.Kind == Gaussian {
 		j["sigma"] = d.Jitter.Sigma.String()
 	}
-	return tree{"rate": d.Rate.String(), "delay": d.Delay.String(), "qdisc": q, "loss": d.Loss.tree(), "jitter": j}
+	return tree{"rate": d.Rate.String(), "delay": d.Delay.String(), "qdisc": d.Qdisc.tree(), "loss": d.Loss.tree(), "jitter": j}
+}
+
+// tree writes every parameter of the kind, defaults included; the optional
+// thresholds only when on.
+func (q Qdisc) tree() tree {
+	t := tree{"kind": nameOf(qdiscKinds, q.Kind), "limit": formatLimit(q.Limit)}
+	count := func(n int64) json.Number { return json.Number(strconv.FormatInt(n, 10)) }
+	switch q.Kind {
+	case FIFO:
+		if q.ECNThreshold != (QueueLimit{}) {
+			t["ecn_threshold"] = formatLimit(q.ECNThreshold)
+		}
+	case CoDel, FQCoDel:
+		t["target"], t["interval"], t["ecn"] = q.Target.String(), q.Interval.String(), q.ECN
+		if q.CEThreshold != 0 {
+			t["ce_threshold"] = q.CEThreshold.String()
+		}
+		if q.Kind == FQCoDel {
+			t["flows"], t["quantum"] = count(q.Flows), formatSize(q.Quantum)
+		}
+	case DualPI2:
+		t["target"], t["tupdate"], t["step_threshold"] = q.Target.String(), q.TUpdate.String(), q.StepThreshold.String()
+		t["coupling"], t["c_protection"] = count(q.Coupling), count(q.CProtection)
+	case FQ:
+		t["quantum"], t["initial_quantum"] = formatSize(q.Quantum), formatSize(q.InitialQuantum)
+		t["flow_limit"], t["horizon"] = count(q.FlowLimit), q.Horizon.String()
+	}
+	return t
 }
 
 func (l Loss) tree() tree {
@@ -116,6 +138,9 @@ func (f Flow) tree() tree {
 	if f.CC == Pump {
 		t["rate"] = f.Rate.String()
 		t["packet_size"] = formatSize(f.PacketSize)
+		if f.ECN != NotECT { // absent keeps older scenarios' hashes
+			t["ecn"] = nameOf(ecnMarkings, f.ECN)
+		}
 		return t
 	}
 	a := tree{"kind": nameOf(appKinds, f.App.Kind)}

@@ -58,9 +58,19 @@
 // key, except that naming a different kind there starts that object afresh.
 // Every direction needs a rate and a delay from one place or the other.
 //   - qdisc: kind "fifo" (default) with limit (default "1000p", Linux's
-//     txqueuelen); or "codel" with limit (default "1000p"), target (default
-//     5ms), interval (default 100ms) and ecn (default false), the defaults of
-//     the kernel's sch_codel (fq_codel enables ECN; codel does not).
+//     txqueuelen) and optional ecn_threshold (a limit: CE-mark ECT packets
+//     arriving to a queue at least that long, a DCTCP-style step marker);
+//     "codel" with limit (default "1000p"), target (default 5ms), interval
+//     (default 100ms), ecn (default false) and optional ce_threshold, the
+//     defaults of the kernel's sch_codel; "fq_codel" with the same plus
+//     flows (default 1024) and quantum (default 1500B), limit default
+//     "10240p" and ecn default true (fq_codel_init); "dualpi2" with limit
+//     (default "10000p"), target (15ms), tupdate (16ms), step_threshold
+//     (1ms), coupling (2) and c_protection (10, percent), the defaults of
+//     dualpi2_reset_default; "fq" (a host's pacing qdisc) with limit
+//     (default "10000p"), flow_limit (100), quantum (3000B), initial_quantum
+//     (15000B) and horizon (10s), fq_init's defaults. Only fifo takes byte
+//     or BDP limits; the others count packets as the kernel's sch->limit.
 //   - loss: kind "none" (default) or "bernoulli" with p.
 //   - jitter: kind "none" (default) or "gaussian" with sigma, per-packet extra
 //     delay that keeps the link's order.
@@ -69,8 +79,9 @@
 // through routers only), cc (default "cubic"; "pump" is a constant-rate
 // sender), start (default 0), size (payload bytes, default 0 = unbounded).
 //   - A pump flow needs rate and takes packet_size (default "1500B", wire
-//     bytes); it takes no app or tcp.
-//   - A TCP flow takes no rate or packet_size; instead app: kind "greedy"
+//     bytes) and ecn ("not-ect" default, "ect0" or "ect1": the codepoint
+//     of every packet); it takes no app or tcp.
+//   - A TCP flow takes no rate, packet_size or ecn; instead app: kind "greedy"
 //     (default, always has data), "rate" with rate (writes at that rate), or
 //     "onoff" with on and off (greedy for on, silent for off, repeating).
 //   - tcp: switches sack, rack, tlp, prr, frto, pacing, tso, gro, delayed_ack
@@ -109,7 +120,9 @@
 //	runtime.seed=7
 //	changes.0.at=12s
 //
-// The value is JSON if it parses as JSON, else a string. Objects the format
+// The value is JSON if it parses as JSON, else a string; null anywhere in a
+// scenario means the key is absent, so "--set flows.f0.tcp=null" restores the
+// defaults. Objects the format
 // allows but the file leaves out are created on the way, so
 // links.bottleneck.ab.qdisc.limit=2BDP works on a link without "ab". Override
 // and OverrideAll do the same for values already decoded (the server's

@@ -66,7 +66,7 @@ func TestParseErrors(t *testing.T) {
 		{"string where a rate belongs is a type error", func(m map[string]any) { at(m, "links", "access")["rate"] = true },
 			nil, want{"links[access].rate", "must be a rate"}},
 		{"unknown qdisc kind", func(m map[string]any) { at(m, "links", "bottleneck", "ab", "qdisc")["kind"] = "red" },
-			nil, want{"links[bottleneck].ab.qdisc.kind", `unknown value "red"; expected one of "codel", "fifo"`}},
+			nil, want{"links[bottleneck].ab.qdisc.kind", `unknown value "red"; expected one of "codel", "dualpi2", "fifo", "fq", "fq_codel"`}},
 		{"unknown loss kind", func(m map[string]any) { at(m, "links", "bottleneck", "ab", "loss")["kind"] = "gilbert" },
 			nil, want{"links[bottleneck].ab.loss.kind", `unknown value "gilbert"`}},
 		{"unknown jitter kind", func(m map[string]any) { at(m, "links", "access")["jitter"] = map[string]any{"kind": "pareto"} },
@@ -141,6 +141,28 @@ func TestParseErrors(t *testing.T) {
 		}, nil, want{"links[access].ba.rate", `missing; give "rate" on the link or in "ba"`}},
 		{"codel parameter on a fifo", func(m map[string]any) { at(m, "links", "bottleneck", "ab", "qdisc")["target"] = "5ms" },
 			nil, want{"links[bottleneck].ab.qdisc.target", `only for qdisc kind "codel"`}},
+		{"fq parameter on fq_codel", func(m map[string]any) {
+			at(m, "links", "bottleneck", "ab")["qdisc"] = map[string]any{"kind": "fq_codel", "horizon": "1s"}
+		}, nil, want{"links[bottleneck].ab.qdisc.horizon", `only for qdisc kind "fq"`}},
+		{"ecn_threshold on codel", func(m map[string]any) {
+			at(m, "links", "bottleneck", "ab")["qdisc"] = map[string]any{"kind": "codel", "ecn_threshold": "65p"}
+		}, nil, want{"links[bottleneck].ab.qdisc.ecn_threshold", `only for qdisc kind "fifo"`}},
+		{"too many fq_codel flows", func(m map[string]any) {
+			at(m, "links", "bottleneck", "ab")["qdisc"] = map[string]any{"kind": "fq_codel", "flows": 65537}
+		}, nil, want{"links[bottleneck].ab.qdisc.flows", "65537 is not an integer in [0, 65536]"}},
+		{"byte limit on fq", func(m map[string]any) {
+			at(m, "links", "access")["qdisc"] = map[string]any{"kind": "fq", "limit": "1BDP"}
+		}, nil, want{"links[access].qdisc.limit", `qdisc kind "fq" limits packets (sch->limit)`}},
+		{"zero fq_codel flows", func(m map[string]any) {
+			at(m, "links", "bottleneck", "ab")["qdisc"] = map[string]any{"kind": "fq_codel", "flows": 0}
+		}, nil, want{"links[bottleneck].ab.qdisc.flows", "0 is not an integer in [1, 65536]"}},
+		{"c_protection above 100", func(m map[string]any) {
+			at(m, "links", "bottleneck", "ab")["qdisc"] = map[string]any{"kind": "dualpi2", "c_protection": 101}
+		}, nil, want{"links[bottleneck].ab.qdisc.c_protection", "101 is not an integer in [0, 100]"}},
+		{"ecn on a tcp flow", func(m map[string]any) { at(m, "flows", "f0")["ecn"] = "ect1" },
+			nil, want{"flows[f0].ecn", "only for pump flows"}},
+		{"unknown pump ecn", func(m map[string]any) { at(m, "flows", "p0")["ecn"] = "ce" },
+			nil, want{"flows[p0].ecn", `unknown value "ce"`}},
 		{"zero codel interval", func(m map[string]any) {
 			at(m, "links", "access")["qdisc"] = map[string]any{"kind": "codel", "interval": "0ms"}
 		}, nil, want{"links[access].qdisc.interval", "must be positive"}},
@@ -219,12 +241,13 @@ func TestParseInvalidJSON(t *testing.T) {
 		{"trailing data", `{} {}`, "unexpected data after the top-level value"},
 		{"empty", ``, "unexpected end of JSON input"},
 		{"not an object", `[1]`, "must be an object, not an array"},
+		{"hostile nesting", `{"name":` + strings.Repeat("[", 100000), "nested deeper than 64 levels"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse([]byte(tc.in))
 			if err == nil || !strings.Contains(err.Error(), tc.reason) {
-				t.Errorf("Parse(%q) error = %v, want one containing %q", tc.in, err, tc.reason)
+				t.Errorf("Parse(%.40q) error = %v, want one containing %q", tc.in, err, tc.reason)
 			}
 		})
 	}

@@ -35,7 +35,11 @@ func object(fields map[string]*shape) *shape { return &shape{kind: kObject, fiel
 var (
 	qdiscShape = object(map[string]*shape{
 		"kind": leaf(kString), "limit": leaf(kLimit),
-		"target": leaf(kDuration), "interval": leaf(kDuration), "ecn": leaf(kBool),
+		"ecn_threshold": leaf(kLimit), "target": leaf(kDuration), "interval": leaf(kDuration),
+		"ecn": leaf(kBool), "ce_threshold": leaf(kDuration), "flows": leaf(kCount),
+		"quantum": leaf(kSize), "tupdate": leaf(kDuration), "step_threshold": leaf(kDuration),
+		"coupling": leaf(kCount), "c_protection": leaf(kCount), "initial_quantum": leaf(kSize),
+		"flow_limit": leaf(kCount), "horizon": leaf(kDuration),
 	})
 	lossShape   = object(map[string]*shape{"kind": leaf(kString), "p": leaf(kProb)})
 	jitterShape = object(map[string]*shape{"kind": leaf(kString), "sigma": leaf(kDuration)})
@@ -66,7 +70,7 @@ var (
 	flowShape = object(map[string]*shape{
 		"id": leaf(kString), "src": leaf(kString), "dst": leaf(kString), "cc": leaf(kString),
 		"rate": leaf(kRate), "start": leaf(kDuration), "size": leaf(kSize),
-		"packet_size": leaf(kSize), "app": appShape, "tcp": tcpShape,
+		"packet_size": leaf(kSize), "ecn": leaf(kString), "app": appShape, "tcp": tcpShape,
 	})
 
 	changeShape = object(map[string]*shape{

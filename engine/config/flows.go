@@ -38,7 +38,10 @@ func DefaultTCPOptions() TCPOptions {
 	}
 }
 
-var appKinds = map[string]AppKind{"greedy": Greedy, "rate": AppRate, "onoff": OnOff}
+var (
+	appKinds    = map[string]AppKind{"greedy": Greedy, "rate": AppRate, "onoff": OnOff}
+	ecnMarkings = map[string]ECNField{"not-ect": NotECT, "ect0": ECT0, "ect1": ECT1}
+)
 
 func (c *collector) flow(path string, o obj, id string, opts options) Flow {
 	f := Flow{ID: id, CC: DefaultCC}
@@ -56,7 +59,7 @@ func (c *collector) flow(path string, o obj, id string, opts options) Flow {
 		if s, ok := c.str(p, v); ok {
 			f.CC = s
 			if s != Pump && opts.ccs != nil && !slices.Contains(opts.ccs, s) {
-				c.add(p, "unknown congestion control %q; known: %s, %s", s, Pump, strings.Join(opts.ccs, ", "))
+				c.add(p, "unknown congestion control %q; known: %s", s, strings.Join(append([]string{Pump}, opts.ccs...), ", "))
 			}
 		}
 	}
@@ -70,7 +73,7 @@ func (c *collector) flow(path string, o obj, id string, opts options) Flow {
 		c.pump(path, o, &f)
 		return f
 	}
-	for _, key := range []string{"rate", "packet_size"} {
+	for _, key := range []string{"rate", "packet_size", "ecn"} {
 		if _, p, ok := o.get(key); ok {
 			c.add(p, "only for pump flows (cc %q); a TCP flow's app sets its rate", Pump)
 		}
@@ -95,6 +98,9 @@ func (c *collector) pump(path string, o obj, f *Flow) {
 			}
 			f.PacketSize = n
 		}
+	}
+	if v, p, ok := o.get("ecn"); ok {
+		f.ECN, _ = enum(c, p, v, ecnMarkings)
 	}
 	for _, key := range []string{"app", "tcp"} {
 		if _, p, ok := o.get(key); ok {

@@ -1,6 +1,10 @@
 package config
 
 import (
+	"slices"
+	"strconv"
+	"strings"
+
 	"github.com/ccscope/ccscope/engine/sim"
 	"github.com/ccscope/ccscope/engine/units"
 )
@@ -9,10 +13,35 @@ import (
 // CoDel follows sch_codel.c's codel_init and codel_params_init in
 // include/net/codel.h: limit DEFAULT_CODEL_LIMIT = 1000 packets, target
 // 5 ms, interval 100 ms and ECN off (fq_codel turns ECN on; codel does not).
+// FQ-CoDel follows fq_codel_init: limit 10*1024 packets, 1024 flows, quantum
+// psched_mtu() (1514 on Ethernet; 1500 here, since packet sizes here leave
+// out the 14-byte link header), ECN on. DualPI2 follows
+// dualpi2_reset_default: limit 10000, target 15 ms, tupdate 16 ms, step
+// threshold 1 ms, coupling 2, C-queue protection 10 %. FQ follows fq_init:
+// limit 10000, flow_limit 100, quantum 2 MTU, initial quantum 10 MTU,
+// horizon 10 s.
 const (
 	DefaultQueuePackets  = 1000
 	DefaultCoDelTarget   = 5 * sim.Millisecond
 	DefaultCoDelInterval = 100 * sim.Millisecond
+
+	DefaultFQCoDelPackets = 10 * 1024
+	DefaultFQCoDelFlows   = 1024
+	MaxFQCoDelFlows       = 65536
+	DefaultMTU            = 1500
+
+	DefaultDualPI2Packets     = 10000
+	DefaultDualPI2Target      = 15 * sim.Millisecond
+	DefaultDualPI2TUpdate     = 16 * sim.Millisecond
+	DefaultDualPI2Step        = sim.Millisecond
+	DefaultDualPI2Coupling    = 2
+	DefaultDualPI2CProtection = 10
+
+	DefaultFQPackets     = 10000
+	DefaultFQFlowLimit   = 100
+	DefaultFQQuantum     = 2 * DefaultMTU
+	DefaultFQInitQuantum = 10 * DefaultMTU
+	DefaultFQHorizon     = 10 * sim.Second
 )
 
 // opt is a field that may be absent, remembering the path it came from so
@@ -52,11 +81,18 @@ type dirSpec struct {
 }
 
 type qdiscSpec struct {
-	path             string
-	kind             opt[QdiscKind]
-	limit            opt[QueueLimit]
-	target, interval opt[sim.Duration]
-	ecn              opt[bool]
+	path                string
+	kind                opt[QdiscKind]
+	limit, ecnThreshold opt[QueueLimit]
+	target, interval    opt[sim.Duration]
+	ceThreshold         opt[sim.Duration]
+	tupdate, step       opt[sim.Duration]
+	horizon             opt[sim.Duration]
+	ecn                 opt[bool]
+	flows, coupling     opt[int64]
+	cProtection         opt[int64]
+	flowLimit           opt[int64]
+	quantum, initQuant  opt[units.Bytes]
 }
 
 type lossSpec struct {
@@ -72,7 +108,7 @@ type jitterSpec struct {
 }
 
 var (
-	qdiscKinds  = map[string]QdiscKind{"fifo": FIFO, "codel": CoDel}
+	qdiscKinds  = map[string]QdiscKind{"fifo": FIFO, "codel": CoDel, "fq_codel": FQCoDel, "dualpi2": DualPI2, "fq": FQ}
 	lossKinds   = map[string]LossKind{"none": NoLoss, "bernoulli": Bernoulli}
 	jitterKinds = map[string]JitterKind{"none": NoJitter, "gaussian": Gaussian}
 )
@@ -140,14 +176,22 @@ func (c *collector) qdiscSpec(path string, v any) qdiscSpec {
 		k, ok := enum(c, p, v, qdiscKinds)
 		q.kind.put(k, ok, p)
 	}
-	if v, p, ok := o.get("limit"); ok {
-		l, ok := c.limit(p, v)
-		q.limit.put(l, ok, p)
+	for _, f := range []struct {
+		key string
+		dst *opt[QueueLimit]
+	}{{"limit", &q.limit}, {"ecn_threshold", &q.ecnThreshold}} {
+		if v, p, ok := o.get(f.key); ok {
+			l, ok := c.limit(p, v)
+			f.dst.put(l, ok, p)
+		}
 	}
 	for _, f := range []struct {
 		key string
 		dst *opt[sim.Duration]
-	}{{"target", &q.target}, {"interval", &q.interval}} {
+	}{
+		{"target", &q.target}, {"interval", &q.interval}, {"ce_threshold", &q.ceThreshold},
+		{"tupdate", &q.tupdate}, {"step_threshold", &q.step}, {"horizon", &q.horizon},
+	} {
 		if v, p, ok := o.get(f.key); ok {
 			d, ok := c.duration(p, v)
 			if ok && d == 0 {
@@ -155,6 +199,36 @@ func (c *collector) qdiscSpec(path string, v any) qdiscSpec {
 				ok = false
 			}
 			f.dst.put(d, ok, p)
+		}
+	}
+	for _, f := range []struct {
+		key      string
+		min, max uint64
+		dst      *opt[int64]
+	}{
+		{"flows", 1, MaxFQCoDelFlows, &q.flows}, {"coupling", 1, 255, &q.coupling},
+		{"c_protection", 0, 100, &q.cProtection}, {"flow_limit", 1, 1 << 31, &q.flowLimit},
+	} {
+		if v, p, ok := o.get(f.key); ok {
+			n, ok := c.count(p, v, f.max)
+			if ok && n < f.min {
+				c.add(p, "%d is not an integer in [%d, %d]", n, f.min, f.max)
+				ok = false
+			}
+			f.dst.put(int64(n), ok, p)
+		}
+	}
+	for _, f := range []struct {
+		key string
+		dst *opt[units.Bytes]
+	}{{"quantum", &q.quantum}, {"initial_quantum", &q.initQuant}} {
+		if v, p, ok := o.get(f.key); ok {
+			n, ok := c.size(p, v)
+			if ok && n == 0 {
+				c.add(p, "must be positive")
+				ok = false
+			}
+			f.dst.put(n, ok, p)
 		}
 	}
 	if v, p, ok := o.get("ecn"); ok {
@@ -209,12 +283,7 @@ func mergeDir(base, over dirSpec) dirSpec {
 	if kindChanged(base.qdisc.kind, over.qdisc.kind) {
 		out.qdisc = over.qdisc
 	} else if over.qdisc.path != "" {
-		out.qdisc = qdiscSpec{
-			path: over.qdisc.path, kind: pick(base.qdisc.kind, over.qdisc.kind),
-			limit:  pick(base.qdisc.limit, over.qdisc.limit),
-			target: pick(base.qdisc.target, over.qdisc.target), interval: pick(base.qdisc.interval, over.qdisc.interval),
-			ecn: pick(base.qdisc.ecn, over.qdisc.ecn),
-		}
+		out.qdisc = base.qdisc.under(over.qdisc)
 	}
 
 	out.loss = base.loss
@@ -255,20 +324,96 @@ func (c *collector) direction(path string, d dirSpec) Direction {
 	return out
 }
 
+// under lays over's present fields on q's, field by field.
+func (q qdiscSpec) under(over qdiscSpec) qdiscSpec {
+	return qdiscSpec{
+		path: over.path, kind: pick(q.kind, over.kind),
+		limit: pick(q.limit, over.limit), ecnThreshold: pick(q.ecnThreshold, over.ecnThreshold),
+		target: pick(q.target, over.target), interval: pick(q.interval, over.interval),
+		ceThreshold: pick(q.ceThreshold, over.ceThreshold), tupdate: pick(q.tupdate, over.tupdate),
+		step: pick(q.step, over.step), horizon: pick(q.horizon, over.horizon), ecn: pick(q.ecn, over.ecn),
+		flows: pick(q.flows, over.flows), coupling: pick(q.coupling, over.coupling),
+		cProtection: pick(q.cProtection, over.cProtection), flowLimit: pick(q.flowLimit, over.flowLimit),
+		quantum: pick(q.quantum, over.quantum), initQuant: pick(q.initQuant, over.initQuant),
+	}
+}
+
+// qdiscParam is an optional qdisc parameter as written, with the kinds that
+// take it.
+type qdiscParam struct {
+	set   bool
+	path  string
+	kinds []QdiscKind
+}
+
+// params lists the optional parameters; the parser rejects one given under
+// any other kind.
+func (q qdiscSpec) params() []qdiscParam {
+	return []qdiscParam{
+		{q.ecnThreshold.set, q.ecnThreshold.path, []QdiscKind{FIFO}},
+		{q.target.set, q.target.path, []QdiscKind{CoDel, FQCoDel, DualPI2}},
+		{q.interval.set, q.interval.path, []QdiscKind{CoDel, FQCoDel}},
+		{q.ecn.set, q.ecn.path, []QdiscKind{CoDel, FQCoDel}},
+		{q.ceThreshold.set, q.ceThreshold.path, []QdiscKind{CoDel, FQCoDel}},
+		{q.flows.set, q.flows.path, []QdiscKind{FQCoDel}},
+		{q.quantum.set, q.quantum.path, []QdiscKind{FQCoDel, FQ}},
+		{q.tupdate.set, q.tupdate.path, []QdiscKind{DualPI2}},
+		{q.step.set, q.step.path, []QdiscKind{DualPI2}},
+		{q.coupling.set, q.coupling.path, []QdiscKind{DualPI2}},
+		{q.cProtection.set, q.cProtection.path, []QdiscKind{DualPI2}},
+		{q.initQuant.set, q.initQuant.path, []QdiscKind{FQ}},
+		{q.flowLimit.set, q.flowLimit.path, []QdiscKind{FQ}},
+		{q.horizon.set, q.horizon.path, []QdiscKind{FQ}},
+	}
+}
+
 func (c *collector) qdisc(q qdiscSpec) Qdisc {
-	out := Qdisc{Kind: q.kind.or(FIFO), Limit: q.limit.or(QueueLimit{Packets: DefaultQueuePackets})}
-	if out.Kind == CoDel {
+	out := Qdisc{Kind: q.kind.or(FIFO)}
+	switch out.Kind {
+	case FIFO:
+		out.Limit = q.limit.or(QueueLimit{Packets: DefaultQueuePackets})
+		out.ECNThreshold = q.ecnThreshold.v
+	case CoDel:
+		out.Limit = q.limit.or(QueueLimit{Packets: DefaultQueuePackets})
 		out.Target = q.target.or(DefaultCoDelTarget)
 		out.Interval = q.interval.or(DefaultCoDelInterval)
 		out.ECN = q.ecn.or(false)
+		out.CEThreshold = q.ceThreshold.v
+	case FQCoDel:
+		out.Limit = q.limit.or(QueueLimit{Packets: DefaultFQCoDelPackets})
+		out.Target = q.target.or(DefaultCoDelTarget)
+		out.Interval = q.interval.or(DefaultCoDelInterval)
+		out.ECN = q.ecn.or(true)
+		out.CEThreshold = q.ceThreshold.v
+		out.Flows = q.flows.or(DefaultFQCoDelFlows)
+		out.Quantum = q.quantum.or(DefaultMTU)
+	case DualPI2:
+		out.Limit = q.limit.or(QueueLimit{Packets: DefaultDualPI2Packets})
+		out.Target = q.target.or(DefaultDualPI2Target)
+		out.TUpdate = q.tupdate.or(DefaultDualPI2TUpdate)
+		out.StepThreshold = q.step.or(DefaultDualPI2Step)
+		out.Coupling = q.coupling.or(DefaultDualPI2Coupling)
+		out.CProtection = q.cProtection.or(DefaultDualPI2CProtection)
+	case FQ:
+		out.Limit = q.limit.or(QueueLimit{Packets: DefaultFQPackets})
+		out.Quantum = q.quantum.or(DefaultFQQuantum)
+		out.InitialQuantum = q.initQuant.or(DefaultFQInitQuantum)
+		out.FlowLimit = q.flowLimit.or(DefaultFQFlowLimit)
+		out.Horizon = q.horizon.or(DefaultFQHorizon)
+	}
+	if q.kind.bad {
 		return out
 	}
-	for _, f := range []struct {
-		set  bool
-		path string
-	}{{q.target.set, q.target.path}, {q.interval.set, q.interval.path}, {q.ecn.set, q.ecn.path}} {
-		if f.set && !q.kind.bad {
-			c.add(f.path, "only for qdisc kind \"codel\"")
+	if l := q.limit; l.set && !l.bad && l.v.Packets == 0 && (out.Kind == FQCoDel || out.Kind == DualPI2 || out.Kind == FQ) {
+		c.add(l.path, "qdisc kind %q limits packets (sch->limit); write a count such as \"1000p\"", nameOf(qdiscKinds, out.Kind))
+	}
+	for _, f := range q.params() {
+		if f.set && !slices.Contains(f.kinds, out.Kind) {
+			names := make([]string, len(f.kinds))
+			for i, k := range f.kinds {
+				names[i] = strconv.Quote(nameOf(qdiscKinds, k))
+			}
+			c.add(f.path, "only for qdisc kind %s", strings.Join(names, ", "))
 		}
 	}
 	return out

@@ -1,0 +1,328 @@
+package cctest
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/ccscope/ccscope/engine/cc"
+	"github.com/ccscope/ccscope/engine/sim"
+	"github.com/ccscope/ccscope/engine/units"
+)
+
+// ACK is what one incoming ACK tells the sender, in packets. The packets
+// it marks lost come first in transmission order (the holes), then the ones
+// it acks or SACKs.
+type ACK struct {
+	Lost  uint32 // oldest outstanding transmissions this ACK marks lost
+	Acked uint32 // the next oldest, newly acked or SACKed
+	CE    uint32 // of the acked packets, how many were CE-marked
+	ECE   bool   // the ACK echoes congestion (ECN-Echo)
+}
+
+// Ack acks or SACKs the n oldest outstanding packets.
+func (c *Conn) Ack(n uint32) { c.OnACK(ACK{Acked: n}) }
+
+// Lose processes an ACK that marks the n oldest outstanding packets lost and
+// SACKs the next one, as the first SACK above a hole does.
+func (c *Conn) Lose(n uint32) { c.OnACK(ACK{Lost: n, Acked: 1}) }
+
+// OnACK processes one ACK in tcp_ack's order (see the package comment).
+func (c *Conn) OnACK(a ACK) {
+	st := &c.St
+	if n := a.Lost + a.Acked; int(n) > len(c.out) {
+		panic(fmt.Sprintf("cctest: ACK of %d packets with %d outstanding", n, len(c.out)))
+	}
+	priorInFlight, priorUna := st.InFlightPkts, c.una
+	lost := c.out[:a.Lost]
+	acked := c.out[a.Lost : a.Lost+a.Acked]
+	c.out = c.out[a.Lost+a.Acked:]
+
+	// tcp_clean_rtx_queue: deliver, take the RTT of the newest packet
+	// (none if it was a retransmission: Karn), then pkts_acked.
+	var newest *packet
+	for i := range acked {
+		p := &acked[i]
+		c.done[p.seq-c.una] = true
+		if p.retrans {
+			c.retransOut--
+		}
+		st.InFlightPkts--
+		st.Delivered++
+		newest = p
+	}
+	st.DeliveredCE += a.CE
+	for len(c.done) > 0 && c.done[0] {
+		c.done = c.done[1:]
+		c.una++
+	}
+	rtt := sim.Duration(-1)
+	if newest != nil && !newest.retrans {
+		rtt = st.Now.Sub(newest.sent)
+		c.updateRTT(rtt)
+	}
+	rs := c.rateSample(newest, a, priorInFlight, rtt)
+	c.refresh()
+	st.LastAckSeq = st.SndUna
+	if c.Hooks.PktsAcked != nil && a.Acked > 0 {
+		c.Hooks.PktsAcked.PktsAcked(st, cc.AckSample{PktsAcked: a.Acked, RTT: rtt, InFlightPkts: priorInFlight})
+	}
+
+	c.inAckEvent(a, c.una > priorUna)
+	c.fastRetransAlert(lost, a.ECE)
+	c.congControl(a, &rs, c.una > priorUna)
+}
+
+// inAckEvent follows tcp_in_ack_event, which mainline calls after the
+// delivered counters are updated. An in-order ACK that advances snd_una
+// takes the fast path (a window update); anything else, including every
+// ECE, the slow path.
+func (c *Conn) inAckEvent(a ACK, unaAdvanced bool) {
+	if c.Hooks.InAckEvent == nil {
+		return
+	}
+	var flags cc.AckFlags
+	if unaAdvanced && a.Lost == 0 && !a.ECE {
+		flags = cc.AckWindowUpd
+	} else {
+		flags = cc.AckSlowPath
+		if a.ECE {
+			flags |= cc.AckECE
+		}
+	}
+	c.Hooks.InAckEvent.InAckEvent(&c.St, flags)
+}
+
+// fastRetransAlert follows tcp_fastretrans_alert's steps D (leave a state
+// once high_seq is acked) and E (mark losses, enter Recovery or CWR).
+func (c *Conn) fastRetransAlert(lost []packet, ece bool) {
+	st := &c.St
+	if ece {
+		c.priorSSThresh = 0 // step A: no undo of an ECN reduction
+	}
+	if st.CA != cc.CAOpen && c.una >= c.highSeq {
+		switch st.CA {
+		case cc.CACWR:
+			if c.una != c.highSeq {
+				c.endCwndReduction()
+				c.setState(cc.CAOpen)
+			}
+		case cc.CARecovery:
+			// tcp_try_undo_recovery (no undo) opens, then
+			// tcp_end_cwnd_reduction sets cwnd = ssthresh.
+			c.setState(cc.CAOpen)
+			c.endCwndReduction()
+		case cc.CALoss:
+			c.setState(cc.CAOpen) // tcp_process_loss: recovered
+		}
+	}
+	for _, p := range lost {
+		c.rtx = append(c.rtx, p.seq)
+		if p.retrans {
+			c.retransOut--
+		}
+		st.InFlightPkts--
+		st.Lost++
+	}
+	switch {
+	case st.CA == cc.CARecovery || st.CA == cc.CALoss:
+	case len(lost) > 0:
+		c.enterRecovery(ece)
+	case ece:
+		c.enterCWR()
+	}
+}
+
+// enterRecovery follows tcp_enter_recovery.
+func (c *Conn) enterRecovery(ece bool) {
+	c.priorSSThresh = 0
+	c.undoMarker = true // tcp_init_undo
+	if !c.inCwndReduction() {
+		if !ece {
+			c.priorSSThresh = c.currentSSThresh()
+		}
+		c.initCwndReduction()
+	}
+	c.setState(cc.CARecovery)
+}
+
+// enterCWR follows tcp_enter_cwr.
+func (c *Conn) enterCWR() {
+	c.priorSSThresh = 0
+	if c.St.CA < cc.CACWR {
+		c.undoMarker = false
+		c.initCwndReduction()
+		c.setState(cc.CACWR)
+	}
+}
+
+// initCwndReduction follows tcp_init_cwnd_reduction: remember the window,
+// reset PRR and ask the algorithm for ssthresh.
+func (c *Conn) initCwndReduction() {
+	st := &c.St
+	c.highSeq = c.next
+	st.CwndCnt = 0
+	st.PriorCwndPkts = st.CwndPkts
+	c.prrDelivered, c.prrOut = 0, 0
+	c.refresh()
+	st.SSThreshPkts = c.Hooks.SSThresh(st)
+}
+
+// currentSSThresh follows tcp_current_ssthresh.
+func (c *Conn) currentSSThresh() uint32 {
+	st := &c.St
+	if c.inCwndReduction() {
+		return st.SSThreshPkts
+	}
+	return max(st.SSThreshPkts, st.CwndPkts>>1+st.CwndPkts>>2)
+}
+
+// endCwndReduction follows tcp_end_cwnd_reduction.
+func (c *Conn) endCwndReduction() {
+	st := &c.St
+	if c.Hooks.CongControl != nil {
+		return
+	}
+	if st.SSThreshPkts < InfiniteSSThresh && (st.CA == cc.CACWR || c.undoMarker) {
+		st.CwndPkts = st.SSThreshPkts
+	}
+	c.event(cc.EventCompleteCWR)
+}
+
+// congControl follows tcp_cong_control.
+func (c *Conn) congControl(a ACK, rs *cc.RateSample, unaAdvanced bool) {
+	st := &c.St
+	c.refresh()
+	switch {
+	case c.Hooks.CongControl != nil:
+		c.Hooks.CongControl.CongControl(st, rs)
+		return
+	case c.inCwndReduction():
+		c.cwndReduction(a.Acked, a.Lost, unaAdvanced)
+	case a.Acked > 0:
+		c.Hooks.CongAvoid(st, a.Acked)
+	}
+	c.updatePacingRate()
+}
+
+// cwndReduction follows tcp_cwnd_reduction: Proportional Rate Reduction
+// (RFC 6937) towards ssthresh, as the kernel writes it.
+func (c *Conn) cwndReduction(newlyAckedSacked, newlyLost uint32, unaAdvanced bool) {
+	st := &c.St
+	if newlyAckedSacked == 0 || st.PriorCwndPkts == 0 {
+		return
+	}
+	delta := int64(st.SSThreshPkts) - int64(st.InFlightPkts)
+	c.prrDelivered += newlyAckedSacked
+	var sndcnt int64
+	if delta < 0 {
+		dividend := uint64(st.SSThreshPkts)*uint64(c.prrDelivered) + uint64(st.PriorCwndPkts) - 1
+		sndcnt = int64(dividend/uint64(st.PriorCwndPkts)) - int64(c.prrOut)
+	} else {
+		sndcnt = max(int64(c.prrDelivered)-int64(c.prrOut), int64(newlyAckedSacked))
+		if unaAdvanced && newlyLost == 0 {
+			sndcnt++
+		}
+		sndcnt = min(delta, sndcnt)
+	}
+	floor := int64(0)
+	if c.prrOut == 0 {
+		floor = 1 // force the fast retransmit
+	}
+	st.CwndPkts = uint32(int64(st.InFlightPkts) + max(sndcnt, floor))
+}
+
+// Timeout fires the retransmission timer: tcp_enter_loss after
+// tcp_timeout_mark_lost marked everything outstanding lost.
+func (c *Conn) Timeout() {
+	st := &c.St
+	for _, p := range c.out {
+		c.rtx = append(c.rtx, p.seq)
+		st.Lost++
+	}
+	slices.Sort(c.rtx)
+	c.out = c.out[:0]
+	st.InFlightPkts, c.retransOut = 0, 0
+	if st.CA <= cc.CADisorder || c.highSeq <= c.una {
+		c.priorSSThresh = c.currentSSThresh()
+		st.PriorCwndPkts = st.CwndPkts
+		c.refresh()
+		st.SSThreshPkts = c.Hooks.SSThresh(st)
+		c.event(cc.EventLoss)
+		c.undoMarker = true
+	}
+	st.CwndPkts = st.InFlightPkts + 1
+	st.CwndCnt = 0
+	c.setState(cc.CALoss)
+	c.highSeq = c.next
+}
+
+// Undo reverts the current reduction as spurious (a DSACK or timestamps
+// proved the loss was not one): tcp_undo_cwnd_reduction, then Open.
+func (c *Conn) Undo() {
+	st := &c.St
+	if c.priorSSThresh != 0 {
+		c.refresh()
+		st.CwndPkts = c.Hooks.UndoCwnd(st)
+		st.SSThreshPkts = max(st.SSThreshPkts, c.priorSSThresh)
+	}
+	c.undoMarker = false
+	c.setState(cc.CAOpen)
+}
+
+// updateRTT is tcp_rtt_estimator's srtt (gain 1/8) plus a plain minimum.
+func (c *Conn) updateRTT(rtt sim.Duration) {
+	m := max(uint64(rtt/sim.Microsecond), 1)
+	if c.srttUS == 0 {
+		c.srttUS = m
+	} else {
+		c.srttUS = uint64(int64(c.srttUS) + (int64(m)-int64(c.srttUS))/8)
+	}
+	c.St.SRTT = sim.Duration(c.srttUS) * sim.Microsecond
+	if c.St.MinRTT == 0 || rtt < c.St.MinRTT {
+		c.St.MinRTT = rtt
+	}
+}
+
+// rateSample follows tcp_rate_skb_delivered on the most recently sent
+// packet this ACK delivered, then tcp_rate_gen.
+func (c *Conn) rateSample(newest *packet, a ACK, priorInFlight uint32, rtt sim.Duration) cc.RateSample {
+	st := &c.St
+	rs := cc.RateSample{
+		Delivered: -1, Interval: -1, RTT: rtt,
+		Losses: a.Lost, AckedSacked: a.Acked, PriorInFlightPkts: priorInFlight,
+	}
+	if newest == nil {
+		return rs
+	}
+	rs.PriorDelivered = newest.delivered
+	rs.PriorTime = newest.deliveredTime
+	rs.IsRetrans = newest.retrans
+	rs.SendInterval = newest.sent.Sub(newest.firstTx)
+	rs.LastEndSeq = (newest.seq + 1) * uint64(st.MSS)
+	c.firstTx = newest.sent
+	c.deliveredTime = st.Now
+
+	rs.Delivered = int32(st.Delivered - rs.PriorDelivered)
+	rs.RecvInterval = st.Now.Sub(rs.PriorTime)
+	rs.Interval = max(rs.SendInterval, rs.RecvInterval)
+	if rs.Interval < st.MinRTT {
+		rs.Interval = -1 // too short to trust, as tcp_rate_gen rules
+	}
+	return rs
+}
+
+// updatePacingRate follows tcp_update_pacing_rate: 200% of cwnd/srtt in
+// slow start, 120% after.
+func (c *Conn) updatePacingRate() {
+	st := &c.St
+	if c.srttUS == 0 {
+		return
+	}
+	ratio := uint64(pacingCARatio)
+	if st.CwndPkts < st.SSThreshPkts/2 {
+		ratio = pacingSSRatio
+	}
+	pkts := max(uint64(st.CwndPkts), c.next-c.una)
+	bytesPerSec := uint64(st.MSS) * 10000 * ratio * pkts / c.srttUS
+	st.PacingRate = units.BitRate(bytesPerSec * 8)
+}

@@ -1,0 +1,217 @@
+package tcp
+
+import (
+	"github.com/ccscope/ccscope/engine/packet"
+	"github.com/ccscope/ccscope/engine/sim"
+	"github.com/ccscope/ccscope/engine/trace"
+	"github.com/ccscope/ccscope/engine/units"
+)
+
+// Event kinds of the receiver's timers.
+const (
+	kindDelack   sim.Kind = 1 // icsk_delack_timer
+	kindCompress sim.Kind = 2 // tp->compressed_ack_timer (an hrtimer)
+	kindGRO      sim.Kind = 3 // the end of a GRO coalescing interval
+)
+
+// Kernel constants (include/net/tcp.h, HZ = 1000 so one jiffy is 1 ms).
+const (
+	jiffy                = sim.Millisecond
+	tcpAtoMin            = 40                    // TCP_ATO_MIN = HZ/25, jiffies
+	tcpDelackMin         = 40                    // TCP_DELACK_MIN = HZ/25, jiffies
+	tcpDelackMax         = 200                   // TCP_DELACK_MAX = HZ/5, jiffies
+	tcpTimeoutInit       = 1000                  // TCP_TIMEOUT_INIT, jiffies: the RTO before any RTT sample
+	tcpRtoMin            = 200                   // TCP_RTO_MIN = HZ/5, jiffies
+	tcpRtoMax            = 120000                // TCP_RTO_MAX, jiffies
+	tcpMaxQuickacks      = 16                    // TCP_MAX_QUICKACKS
+	tcpMssDefault        = 536                   // TCP_MSS_DEFAULT
+	tcpMinMss            = 88                    // TCP_MIN_MSS
+	tcpNumSacks          = 4                     // TCP_NUM_SACKS: blocks remembered (3 fit beside timestamps)
+	tcpFastRetransThresh = 3                     // TCP_FASTRETRANS_THRESH
+	compSackNr           = 44                    // sysctl_tcp_comp_sack_nr
+	compSackDelay        = 1 * sim.Millisecond   // sysctl_tcp_comp_sack_delay_ns
+	compSackSlack        = 100 * sim.Microsecond // sysctl_tcp_comp_sack_slack_ns
+	tcpHeaderLen         = 32                    // tp->tcp_header_len: 20 B + 12 B timestamps
+	tcpMaxWindow         = 65535                 // largest unscaled window, for the SYN-ACK
+)
+
+// conn is the receiver's connection state (the part of tcp_sock it uses).
+type conn uint8
+
+const (
+	stateListen conn = iota
+	stateSynRcvd
+	stateEstablished
+)
+
+// ReceiverStats counts what the receiver did, for summaries and tests.
+type ReceiverStats struct {
+	Acks           uint64 // ACKs sent, SYN-ACKs excluded
+	DelayedAcks    uint64 // ACKs sent by the delayed-ACK timer (LINUX_MIB_DELAYEDACKS)
+	CompressedAcks uint64 // ACKs suppressed by SACK compression (LINUX_MIB_TCPACKCOMPRESSED)
+	DSacks         uint64 // ACKs that carried a D-SACK block
+	OfoSegments    uint64 // segments queued out of order (tp->rcv_ooopack)
+	GROFlushes     uint64 // GRO aggregates handed to TCP
+	CEPackets      uint64 // data packets that arrived CE-marked on an ECN connection
+}
+
+// Receiver is the receiving end of one TCP flow: it answers the handshake,
+// reassembles the byte stream, and ACKs as Linux does (delayed ACK with
+// quick-ACK, SACK and D-SACK, SACK compression, receive-window autotuning,
+// ECN echo). The application reads in-order data at once.
+type Receiver struct {
+	cfg  ReceiverConfig
+	s    *sim.Sim
+	pool *packet.Pool
+	out  Sender
+	self int32
+
+	delack   *sim.Timer
+	compress *sim.Timer
+	groTimer *sim.Timer
+
+	state  conn
+	synTS  uint32   // TSVal of the last SYN, echoed on the SYN-ACK
+	synAck sim.Time // when the last SYN-ACK left, for the SYN-ACK RTT
+
+	// Sequence space (tcp_sock).
+	rcvNxt    uint64
+	rcvWup    uint64 // rcv_nxt when the window was last advertised
+	copiedSeq uint64
+	tsRecent  uint32
+
+	win  window
+	ack  ackState
+	ofo  ofoQueue
+	sack sackState
+	ecn  ecnEcho
+	gro  groState
+
+	stats ReceiverStats
+}
+
+// NewReceiver registers a receiver for c.Flow with s. It sends ACKs through
+// out. The receiver records no trace of its own (rec is accepted for symmetry
+// with the sender; the engine records deliveries).
+func NewReceiver(s *sim.Sim, pool *packet.Pool, out Sender, rec *trace.Recorder, c ReceiverConfig) *Receiver {
+	_ = rec
+	r := &Receiver{cfg: c, s: s, pool: pool, out: out}
+	r.self = s.Register(r, "tcp-receiver")
+	r.delack = s.NewTimer(r.self, kindDelack)
+	r.compress = s.NewTimer(r.self, kindCompress)
+	r.groTimer = s.NewTimer(r.self, kindGRO)
+	r.win.init(c.Opts)
+	r.ack.init()
+	r.ofo.iv = make([]packet.SackBlock, 0, 16)
+	r.ecn.mode = c.Echo
+	return r
+}
+
+// BytesDelivered is the in-order payload delivered to the application.
+func (r *Receiver) BytesDelivered() units.Bytes {
+	if r.copiedSeq == 0 {
+		return 0
+	}
+	return units.Bytes(r.copiedSeq - 1)
+}
+
+// Stats returns the receiver's counters.
+func (r *Receiver) Stats() ReceiverStats { return r.stats }
+
+// Window is the receive window last advertised, in bytes.
+func (r *Receiver) Window() uint32 { return uint32(r.win.rcvWnd) }
+
+// RcvBuf is the receive buffer (sk_rcvbuf) as autotuning has grown it.
+func (r *Receiver) RcvBuf() units.Bytes { return units.Bytes(r.win.rcvBuf) }
+
+// Receive takes a packet of this flow arriving at the receiving node and
+// frees it.
+func (r *Receiver) Receive(id packet.ID) {
+	p := r.pool.Get(id)
+	switch {
+	case p.Flags&packet.SYN != 0:
+		r.flushGRO()
+		r.rcvSyn(p)
+	case r.state == stateListen:
+		// No connection: a real stack would answer with a RST; the
+		// simulated sender never sends before the handshake.
+	case r.cfg.Opts.GRO && r.cfg.Opts.GROInterval > 0:
+		if r.state == stateSynRcvd {
+			r.establish(p)
+		}
+		r.groReceive(p)
+	default:
+		if r.state == stateSynRcvd {
+			r.establish(p)
+		}
+		r.rcvSegment(segmentOf(p))
+	}
+	r.pool.Free(id)
+}
+
+// Handle runs the receiver's timers.
+func (r *Receiver) Handle(ev sim.Event) {
+	switch ev.Kind {
+	case kindDelack:
+		r.delackTimer()
+	case kindCompress:
+		r.compressedAckKick()
+	case kindGRO:
+		r.flushGRO()
+	}
+}
+
+// rcvSyn answers a SYN (or a retransmitted one) with a SYN-ACK, negotiating
+// ECN as tcp_ecn_create_request / tcp_ecn_make_synack do and AccECN as RFC
+// 9768 §3.1.1 does. A SYN on an established connection gets a challenge ACK
+// (tcp_validate_incoming step 4).
+func (r *Receiver) rcvSyn(p *packet.Packet) {
+	if r.state == stateEstablished {
+		r.sendAck(r.rcvNxt)
+		return
+	}
+	r.state = stateSynRcvd
+	r.rcvNxt, r.rcvWup, r.copiedSeq = p.Seq+1, p.Seq+1, p.Seq+1
+	r.synTS = p.TSVal
+	r.tsRecent = p.TSVal
+	r.ecn.negotiate(p.Flags, r.cfg.Opts.ECN, r.rcvNxt)
+
+	id := r.pool.Alloc()
+	a := r.pool.Get(id)
+	a.Flow, a.Src, a.Dst = r.cfg.Flow, r.cfg.Node, r.cfg.Peer
+	a.Size = HeaderBytes
+	a.Flags = packet.SYN | packet.ACK | r.ecn.synAckFlags(p.ECN)
+	a.Seq, a.Ack = 0, r.rcvNxt
+	// RFC 7323: the window on a SYN-ACK is never scaled.
+	a.Wnd = uint32(min(r.win.rcvWnd, tcpMaxWindow))
+	a.TSVal, a.TSEcr = tsNow(r.s.Now()), r.synTS
+	a.SentAt = r.s.Now()
+	r.synAck = r.s.Now()
+	r.out.Send(id)
+}
+
+// establish moves SYN_RCVD to ESTABLISHED on the first ACK, as
+// tcp_rcv_state_process does: the SYN-ACK RTT seeds srtt and the RTO
+// (tcp_synack_rtt_meas → tcp_rtt_estimator, tcp_set_rto) and
+// tcp_init_buffer_space sets up autotuning.
+func (r *Receiver) establish(p *packet.Packet) {
+	r.state = stateEstablished
+	rttUs := int64(r.s.Now().Sub(r.synAck) / sim.Microsecond)
+	if rttUs < 1 {
+		rttUs = 1
+	}
+	r.ack.rttSample(rttUs)
+	r.win.initBufferSpace(r.s.Now(), r.copiedSeq)
+	r.ack.initRcvMss(r.win.advmss, uint32(r.win.rcvWnd))
+	r.ack.lrcvtime = jiffies(r.s.Now())
+}
+
+// tsNow is the TCP timestamp clock: milliseconds, as tcp_time_stamp_ts
+// without usec timestamps.
+func tsNow(t sim.Time) uint32 { return uint32(t / sim.Time(sim.Millisecond)) }
+
+// jiffies is the kernel's tick count at HZ = 1000.
+func jiffies(t sim.Time) int64 { return int64(t / sim.Time(jiffy)) }
+
+// usNow is tp->tcp_mstamp in microseconds.
+func usNow(t sim.Time) int64 { return int64(t / sim.Time(sim.Microsecond)) }

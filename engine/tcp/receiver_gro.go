@@ -1,0 +1,77 @@
+package tcp
+
+import (
+	"github.com/ccscope/ccscope/engine/packet"
+)
+
+// GRO limits: an aggregate holds at most 64 KB (GRO_LEGACY_MAX_SIZE) and
+// 44 segments.
+const (
+	groMaxBytes = 65536
+	groMaxSegs  = 44
+)
+
+// groState is the one GRO aggregate held for this flow.
+type groState struct {
+	active bool
+	sg     segment
+	ack    uint64
+}
+
+// groReceive models GRO (tcp_gro_receive) with a coalescing interval:
+// in-order packets arriving within Opts.GROInterval of the aggregate's
+// first packet merge into one skb, which TCP then sees as a single
+// segment, so one ACK decision covers them all (more than one MSS is
+// unacknowledged, so the aggregate is ACKed at once, by
+// __tcp_ack_snd_check or by the read that follows). A packet that may
+// not merge — not contiguous, a different ECN codepoint or timestamp
+// option or flags, CWR, larger than the first — flushes the aggregate; a
+// packet shorter than the first, or with PSH, is merged and then flushes
+// it. With GROInterval 0 nothing is ever held: in a simulation no two
+// packets arrive at the same picosecond, so GRO has no effect.
+func (r *Receiver) groReceive(p *packet.Packet) {
+	g := &r.gro
+	if g.active {
+		if r.groCanMerge(p) {
+			g.sg.end += uint64(p.Len)
+			g.sg.segs++
+			g.sg.flags |= p.Flags & packet.PSH
+			if p.Len < g.sg.segLen || p.Flags&packet.PSH != 0 ||
+				g.sg.segs >= groMaxSegs {
+				r.flushGRO()
+			}
+			return
+		}
+		r.flushGRO()
+	}
+	if p.Len == 0 || p.Flags&(packet.SYN|packet.FIN|packet.RST|packet.URG|packet.PSH) != 0 {
+		r.rcvSegment(segmentOf(p))
+		return
+	}
+	g.active = true
+	g.sg = segmentOf(p)
+	g.ack = p.Ack
+	r.groTimer.Arm(r.s.Now().Add(r.cfg.Opts.GROInterval))
+}
+
+// groCanMerge is tcp_gro_receive's flush test for p against the held skb.
+func (r *Receiver) groCanMerge(p *packet.Packet) bool {
+	sg := &r.gro.sg
+	return p.Seq == sg.end && p.Len > 0 && p.Len <= sg.segLen &&
+		sg.end-sg.seq+uint64(p.Len) <= groMaxBytes &&
+		p.ECN == sg.ecn && p.TSVal == sg.tsVal && p.TSEcr == sg.tsEcr &&
+		p.Ack == r.gro.ack &&
+		(p.Flags^sg.flags)&^(packet.PSH|packet.FIN|packet.CWR) == 0 &&
+		p.Flags&packet.CWR == 0
+}
+
+// flushGRO hands the held aggregate to TCP (napi_gro_flush).
+func (r *Receiver) flushGRO() {
+	if !r.gro.active {
+		return
+	}
+	r.gro.active = false
+	r.groTimer.Stop()
+	r.stats.GROFlushes++
+	r.rcvSegment(r.gro.sg)
+}

@@ -1,0 +1,257 @@
+package tcp
+
+import "github.com/ccscope/ccscope/engine/packet"
+
+// segment is what TCP sees of an arriving skb: one packet, or a GRO
+// aggregate of several back-to-back packets.
+type segment struct {
+	seq, end     uint64
+	flags        packet.Flags
+	tsVal, tsEcr uint32
+	ecn          packet.ECN
+	segs         uint32 // gso_segs: packets in this skb
+	segLen       uint32 // gso_size, or the length of a lone packet
+}
+
+// segmentOf describes a lone packet.
+func segmentOf(p *packet.Packet) segment {
+	return segment{
+		seq: p.Seq, end: p.Seq + uint64(p.Len), flags: p.Flags,
+		tsVal: p.TSVal, tsEcr: p.TSEcr, ecn: p.ECN, segs: 1, segLen: p.Len,
+	}
+}
+
+// rcvSegment processes one segment in ESTABLISHED state. It follows
+// tcp_rcv_established's slow path (the fast path does the same for the
+// receiver's purposes): tcp_ack's receiver-side effects (ts_recent,
+// tcp_ecn_accept_cwr), tcp_rcv_rtt_measure_ts, tcp_data_queue and
+// tcp_ack_snd_check; then the application reads (tcp_recvmsg →
+// tcp_rcv_space_adjust, tcp_cleanup_rbuf). sg is one packet or a GRO
+// aggregate.
+func (r *Receiver) rcvSegment(sg segment) {
+	now := r.s.Now()
+	r.ecn.countAccECN(sg, &r.ack)
+	if sg.end < r.rcvWup || sg.seq > r.rcvNxt+r.receiveWindow() {
+		// tcp_sequence: entirely left of the advertised window (an old
+		// duplicate: quick-ACK mode and a D-SACK) or beyond its right
+		// edge → tcp_send_dupack.
+		r.sack.dsackReset()
+		r.sendDupack(sg)
+		return
+	}
+	// tcp_replace_ts_recent (RFC 7323 §4.3): only a segment covering the
+	// last ACKed point updates the echoed timestamp, and never backwards.
+	if sg.seq <= r.rcvWup && int32(sg.tsVal-r.tsRecent) >= 0 {
+		r.tsRecent = sg.tsVal
+	}
+	r.ecn.acceptCWR(sg, &r.ack)
+	if sg.end-sg.seq >= uint64(r.ack.rcvMss) {
+		r.win.rcvRttMeasureTS(sg.tsEcr, now)
+	}
+	r.dataQueue(sg)
+	if r.ack.pending&ackSched != 0 {
+		r.ackSndCheck()
+	}
+	r.appRead()
+}
+
+// dataQueue follows tcp_data_queue.
+func (r *Receiver) dataQueue(sg segment) {
+	if sg.seq == sg.end {
+		return
+	}
+	r.sack.dsackReset()
+	switch {
+	case sg.seq == r.rcvNxt:
+		if r.receiveWindow() == 0 {
+			r.outOfWindow()
+			return
+		}
+		r.queueAndOut(sg)
+	case sg.end <= r.rcvNxt:
+		// A retransmit, 2nd most common case: force an immediate ACK.
+		r.sack.dsackSet(sg.seq, sg.end)
+		r.outOfWindow()
+	case sg.seq >= r.rcvNxt+r.receiveWindow():
+		// Out of window, e.g. a zero-window probe.
+		r.outOfWindow()
+	case sg.seq < r.rcvNxt:
+		// Partial packet, seq < rcv_nxt < end_seq.
+		r.sack.dsackSet(sg.seq, r.rcvNxt)
+		if r.receiveWindow() == 0 {
+			r.outOfWindow()
+			return
+		}
+		r.queueAndOut(sg)
+	default:
+		r.dataQueueOfo(sg)
+	}
+}
+
+// outOfWindow is tcp_data_queue's out_of_window label: quick-ACK mode and
+// an ACK for a segment that was dropped.
+func (r *Receiver) outOfWindow() {
+	r.ack.enterQuickack(tcpMaxQuickacks, uint32(r.win.rcvWnd))
+	r.ack.pending |= ackSched
+}
+
+// queueAndOut is tcp_data_queue's in-sequence branch: tcp_queue_rcv,
+// tcp_event_data_recv, tcp_ofo_queue and tcp_sack_remove.
+func (r *Receiver) queueAndOut(sg segment) {
+	r.rcvNxt = sg.end
+	r.eventDataRecv(sg)
+	if len(r.ofo.iv) > 0 {
+		r.ofoQueue()
+		// RFC 5681 §4.2: SHOULD send an immediate ACK when a gap is filled.
+		if len(r.ofo.iv) == 0 {
+			r.ack.pending |= ackNow
+		}
+	}
+	if r.sack.num > 0 {
+		r.sack.remove(r.rcvNxt, len(r.ofo.iv) == 0)
+	}
+}
+
+// ofoQueue follows tcp_ofo_queue: data at the head of the out-of-order
+// queue that rcv_nxt now reaches moves in order; what the new segment
+// duplicated is reported as D-SACK. The kernel extends the block from the
+// queued skb's start up to dsack_high even when the skb ends earlier,
+// which reports bytes that were not duplicates; this port reports only
+// the duplicated bytes, as RFC 2883 §4 asks.
+func (r *Receiver) ofoQueue() {
+	dsackHigh := r.rcvNxt
+	for len(r.ofo.iv) > 0 {
+		head := r.ofo.iv[0]
+		if head.Start > r.rcvNxt {
+			return
+		}
+		if head.Start < dsackHigh {
+			r.sack.dsackExtend(head.Start, min(dsackHigh, head.End))
+			dsackHigh = min(dsackHigh, head.End)
+		}
+		r.ofo.popFront()
+		r.rcvNxt = max(r.rcvNxt, head.End)
+	}
+}
+
+// dataQueueOfo follows tcp_data_queue_ofo: the segment joins the sorted
+// interval set, duplicate bytes become D-SACK, and the SACK blocks are
+// updated with the most recent first.
+func (r *Receiver) dataQueueOfo(sg segment) {
+	r.ecn.checkCE(sg, r)
+	r.ack.pending |= ackSched
+	r.stats.OfoSegments += uint64(sg.segs)
+	r.ofo.insert(sg.seq, sg.end, &r.sack)
+	if r.cfg.Opts.SACK {
+		r.sackNewOfoSkb(sg.seq, sg.end)
+		// For SACK flows only, grow the window on out-of-order data.
+		r.growWindow(sg)
+	}
+}
+
+// eventDataRecv follows tcp_event_data_recv: schedule an ACK, measure the
+// peer's MSS and the receiver RTT, adapt the delayed-ACK timeout ato to the
+// inter-arrival time, check ECN and grow the window.
+func (r *Receiver) eventDataRecv(sg segment) {
+	now := r.s.Now()
+	a := &r.ack
+	a.pending |= ackSched
+	a.measureRcvMss(sg, r.win.advmss)
+	r.win.rcvRttMeasure(r.rcvNxt, now)
+	j := jiffies(now)
+	if a.ato == 0 {
+		// The first data packet received: initialise delayed ACK.
+		a.incrQuickack(tcpMaxQuickacks, uint32(r.win.rcvWnd))
+		a.ato = tcpAtoMin
+	} else {
+		m := j - a.lrcvtime
+		switch {
+		case m <= tcpAtoMin/2:
+			// The fastest case is the first.
+			a.ato = a.ato>>1 + tcpAtoMin/2
+		case m < a.ato:
+			a.ato = a.ato>>1 + m
+			a.ato = min(a.ato, a.rto)
+		case m > a.rto:
+			// Too long gap: the sender failed to restart its window;
+			// send ACKs quickly.
+			a.incrQuickack(tcpMaxQuickacks, uint32(r.win.rcvWnd))
+		}
+	}
+	a.lrcvtime = j
+	r.ecn.checkCE(sg, r)
+	if sg.end-sg.seq >= 128 {
+		r.growWindow(sg)
+	}
+}
+
+// receiveWindow is tcp_receive_window: what is left of the window last
+// advertised.
+func (r *Receiver) receiveWindow() uint64 {
+	edge := r.rcvWup + r.win.rcvWnd
+	if edge <= r.rcvNxt {
+		return 0
+	}
+	return edge - r.rcvNxt
+}
+
+// growWindow follows tcp_grow_window: rcv_ssthresh, the cap on the
+// advertised window, grows by two segments per arriving segment while the
+// buffer has room; growing asks for a quick ACK so the sender learns it.
+// Every skb fits ("check #2" passes) because truesize is modelled as
+// exactly len / scaling_ratio.
+func (r *Receiver) growWindow(sg segment) {
+	w := &r.win
+	room := int64(min(w.windowClamp, w.space(r.rmemAlloc()))) - int64(w.rcvSsthresh)
+	if room <= 0 {
+		return
+	}
+	incr := max(2*uint64(w.advmss), 2*(sg.end-sg.seq))
+	w.rcvSsthresh += min(uint64(room), incr)
+	r.ack.quick |= 1
+}
+
+// rmemAlloc is sk_rmem_alloc: the truesize of unread and out-of-order data.
+func (r *Receiver) rmemAlloc() uint64 {
+	return spaceFromWin(r.rcvNxt - r.copiedSeq + r.ofo.bytes)
+}
+
+// appRead is the application's recvmsg: it copies all in-order data at
+// once, then tcp_rcv_space_adjust autotunes the buffer and tcp_cleanup_rbuf
+// may send an ACK.
+func (r *Receiver) appRead() {
+	copied := r.rcvNxt - r.copiedSeq
+	if copied == 0 {
+		return
+	}
+	r.copiedSeq = r.rcvNxt
+	r.win.rcvSpaceAdjust(r.copiedSeq, r.s.Now())
+	r.cleanupRbuf()
+}
+
+// cleanupRbuf follows the ACK decision of tcp_cleanup_rbuf after a read:
+// ACK if the every-second-segment ACK is still owed, if a pushed segment
+// was drained, or if the read opened the window "significantly" (at least
+// doubled it).
+func (r *Receiver) cleanupRbuf() {
+	a := &r.ack
+	timeToAck := false
+	if a.pending&ackSched != 0 {
+		if r.rcvNxt-r.rcvWup > uint64(a.rcvMss) ||
+			(a.pending&(ackPushed|ackPushed2) != 0 && r.rmemAlloc() == 0) {
+			timeToAck = true
+		}
+	}
+	if !timeToAck {
+		now := r.receiveWindow()
+		if 2*now <= r.win.windowClamp {
+			nw := r.selectWindowRaw()
+			if nw != 0 && nw >= 2*now {
+				timeToAck = true
+			}
+		}
+	}
+	if timeToAck {
+		r.sendAck(r.rcvNxt)
+	}
+}

@@ -1,0 +1,185 @@
+package tcp
+
+import "github.com/ccscope/ccscope/engine/packet"
+
+// ofoQueue is the out-of-order queue as a sorted set of disjoint,
+// non-adjacent byte intervals. The kernel's rbtree of skbs coalesces
+// contiguous skbs (tcp_ooo_try_coalesce), so one interval stands for what
+// the kernel holds as one run; work per segment is O(intervals), and the
+// slice does not allocate once it has grown to the run's largest hole
+// count.
+type ofoQueue struct {
+	iv    []packet.SackBlock
+	bytes uint64 // payload bytes held
+}
+
+// insert adds [seq, end) and reports the bytes it duplicates to sk: the
+// first overlap sets the D-SACK block, later ones extend it, as
+// tcp_data_queue_ofo does for "all bits present", partial overlap and
+// merge_right.
+func (q *ofoQueue) insert(seq, end uint64, sk *sackState) {
+	iv := q.iv
+	i := 0
+	for i < len(iv) && iv[i].End < seq {
+		i++
+	}
+	lo, hi := seq, end
+	held := uint64(0)
+	first := true
+	j := i
+	for ; j < len(iv) && iv[j].Start <= end; j++ {
+		if s, e := max(seq, iv[j].Start), min(end, iv[j].End); s < e {
+			if first {
+				sk.dsackSet(s, e)
+				first = false
+			} else {
+				sk.dsackExtend(s, e)
+			}
+		}
+		lo, hi = min(lo, iv[j].Start), max(hi, iv[j].End)
+		held += iv[j].End - iv[j].Start
+	}
+	q.bytes += hi - lo - held
+	nb := packet.SackBlock{Start: lo, End: hi}
+	switch {
+	case j > i:
+		iv[i] = nb
+		q.iv = append(iv[:i+1], iv[j:]...)
+	default:
+		iv = append(iv, packet.SackBlock{})
+		copy(iv[i+1:], iv[i:])
+		iv[i] = nb
+		q.iv = iv
+	}
+}
+
+// popFront removes the first interval.
+func (q *ofoQueue) popFront() {
+	q.bytes -= q.iv[0].End - q.iv[0].Start
+	n := copy(q.iv, q.iv[1:])
+	q.iv = q.iv[:n]
+}
+
+// sackState holds the SACK blocks (tp->selective_acks, up to
+// TCP_NUM_SACKS) and the D-SACK block (tp->duplicate_sack[0]).
+type sackState struct {
+	blocks [tcpNumSacks]packet.SackBlock
+	num    int
+	dsack  bool
+	dup    packet.SackBlock
+}
+
+// sackExtend is tcp_sack_extend: grow sp by [seq, end) if they overlap or
+// touch.
+func sackExtend(sp *packet.SackBlock, seq, end uint64) bool {
+	if seq <= sp.End && sp.Start <= end {
+		sp.Start = min(sp.Start, seq)
+		sp.End = max(sp.End, end)
+		return true
+	}
+	return false
+}
+
+// dsackReset clears the D-SACK state at the start of tcp_data_queue.
+func (s *sackState) dsackReset() { s.dsack = false }
+
+// dsackSet is tcp_dsack_set.
+func (s *sackState) dsackSet(seq, end uint64) {
+	s.dsack = true
+	s.dup = packet.SackBlock{Start: seq, End: end}
+}
+
+// dsackExtend is tcp_dsack_extend.
+func (s *sackState) dsackExtend(seq, end uint64) {
+	if !s.dsack {
+		s.dsackSet(seq, end)
+		return
+	}
+	sackExtend(&s.dup, seq, end)
+}
+
+// write fills an ACK's SACK blocks as tcp_established_options does: the
+// D-SACK block first, then the most recent blocks, 3 at most beside
+// timestamps.
+func (s *sackState) write(out *[packet.MaxSack]packet.SackBlock) uint8 {
+	n := 0
+	if s.dsack {
+		out[0] = s.dup
+		n = 1
+	}
+	for i := 0; i < s.num && n < packet.MaxSack; i++ {
+		out[n] = s.blocks[i]
+		n++
+	}
+	return uint8(n)
+}
+
+// maybeCoalesce is tcp_sack_maybe_coalesce: after the first block grew,
+// absorb any block it now overlaps or touches.
+func (s *sackState) maybeCoalesce() {
+	for i := 1; i < s.num; {
+		if sackExtend(&s.blocks[0], s.blocks[i].Start, s.blocks[i].End) {
+			s.num--
+			copy(s.blocks[i:s.num], s.blocks[i+1:s.num+1])
+			continue
+		}
+		i++
+	}
+}
+
+// remove is tcp_sack_remove: rcv_nxt advanced; drop the blocks it covers,
+// or all of them when the out-of-order queue emptied.
+func (s *sackState) remove(rcvNxt uint64, ofoEmpty bool) {
+	if ofoEmpty {
+		s.num = 0
+		return
+	}
+	for i := 0; i < s.num; {
+		if rcvNxt >= s.blocks[i].Start {
+			s.num--
+			copy(s.blocks[i:s.num], s.blocks[i+1:s.num+1])
+			continue
+		}
+		i++
+	}
+}
+
+// sackBlocksExpected is TCP_SACK_BLOCKS_EXPECTED: touching a block beyond
+// the first two flushes a compressed ACK, since SACKs might be lost.
+const sackBlocksExpected = 2
+
+// sackNewOfoSkb follows tcp_sack_new_ofo_skb: the block the segment joins
+// (or a new one) moves to the front; when all TCP_NUM_SACKS are in use the
+// oldest is forgotten.
+func (r *Receiver) sackNewOfoSkb(seq, end uint64) {
+	s := &r.sack
+	if s.num == 0 {
+		s.blocks[0] = packet.SackBlock{Start: seq, End: end}
+		s.num = 1
+		return
+	}
+	for i := 0; i < s.num; i++ {
+		if sackExtend(&s.blocks[i], seq, end) {
+			if i >= sackBlocksExpected {
+				r.sackCompressSendAck()
+			}
+			// Rotate this block to the front.
+			for ; i > 0; i-- {
+				s.blocks[i], s.blocks[i-1] = s.blocks[i-1], s.blocks[i]
+			}
+			if s.num > 1 {
+				s.maybeCoalesce()
+			}
+			return
+		}
+	}
+	if s.num >= sackBlocksExpected {
+		r.sackCompressSendAck()
+	}
+	if s.num >= tcpNumSacks {
+		s.num--
+	}
+	copy(s.blocks[1:s.num+1], s.blocks[:s.num])
+	s.blocks[0] = packet.SackBlock{Start: seq, End: end}
+	s.num++
+}

@@ -1,0 +1,217 @@
+package tcp
+
+import (
+	"github.com/ccscope/ccscope/engine/config"
+	"github.com/ccscope/ccscope/engine/sim"
+	"github.com/ccscope/ccscope/engine/units"
+)
+
+// Receive-buffer defaults: tcp_rmem[1], tcp_rmem[2] and the MSS of a
+// 1500-byte MTU with timestamps.
+const (
+	defaultRcvBufInit = 128 * units.KiB
+	defaultRcvBufMax  = 6 * units.MiB
+	defaultMSS        = 1448
+)
+
+// window is the receive-window and autotuning state of tcp_sock. The
+// buffer-to-window ratio is the kernel's default scaling_ratio, one half
+// (TCP_DEFAULT_SCALING_RATIO): every skb's truesize is modelled as twice
+// its payload, so tcp_win_from_space(b) = b/2. Windows are plain bytes
+// (window scaling is implicit), and no rounding to the scale factor is
+// applied.
+type window struct {
+	advmss      uint32
+	rcvBuf      uint64 // sk_rcvbuf
+	maxBuf      uint64 // tcp_rmem[2]
+	windowClamp uint64
+	rcvSsthresh uint64
+	rcvWnd      uint64
+
+	// Receiver RTT estimate (tp->rcv_rtt_est), <<3-scaled microseconds.
+	rcvRttUs        uint32
+	rcvRttSeq       uint64
+	rcvRttTime      int64
+	rcvRttStarted   bool
+	rcvRttLastTsecr uint32
+
+	// DRS autotuning (tp->rcvq_space).
+	rcvqSpace uint64
+	rcvqSeq   uint64
+	rcvqTime  int64
+}
+
+// winFromSpace is tcp_win_from_space with scaling_ratio one half.
+func winFromSpace(space uint64) uint64 { return space >> 1 }
+
+// spaceFromWin is tcp_space_from_win with scaling_ratio one half.
+func spaceFromWin(win uint64) uint64 { return win << 1 }
+
+// init follows tcp_openreq_init_rwin → tcp_select_initial_window for a
+// passive open: the initial window is the buffer's window part rounded
+// down to whole segments, and at most 65535 as it travels unscaled on the
+// SYN-ACK (128 KiB with MSS 1448 gives 65160; Linux with MSS 1460 gives
+// the familiar 64240).
+func (w *window) init(o config.TCPOptions) {
+	w.advmss = uint32(o.MSS)
+	if w.advmss == 0 {
+		w.advmss = defaultMSS
+	}
+	w.rcvBuf = uint64(o.RcvBufInit)
+	if w.rcvBuf == 0 {
+		w.rcvBuf = uint64(defaultRcvBufInit)
+	}
+	w.maxBuf = max(uint64(o.RcvBufMax), w.rcvBuf)
+	if o.RcvBufMax == 0 {
+		w.maxBuf = max(uint64(defaultRcvBufMax), w.rcvBuf)
+	}
+	space := winFromSpace(w.rcvBuf)
+	if space > uint64(w.advmss) {
+		space -= space % uint64(w.advmss)
+	}
+	w.rcvWnd = min(space, tcpMaxWindow)
+	w.rcvSsthresh = w.rcvWnd
+	// tcp_select_initial_window leaves the largest scaled window as the
+	// clamp; tcp_init_buffer_space lowers it at establishment.
+	w.windowClamp = 65535 << 14
+}
+
+// initBufferSpace follows tcp_init_buffer_space at establishment: the
+// clamp becomes the buffer's window part less one reserved segment
+// (tcp_app_win = 31), and DRS starts measuring from ten segments.
+func (w *window) initBufferSpace(now sim.Time, copiedSeq uint64) {
+	maxwin := winFromSpace(w.rcvBuf)
+	adv := uint64(w.advmss)
+	if w.windowClamp >= maxwin {
+		w.windowClamp = maxwin
+		if maxwin > 4*adv {
+			w.windowClamp = max(maxwin-(maxwin>>31), 4*adv)
+		}
+	}
+	if w.windowClamp > 2*adv && w.windowClamp+adv > maxwin {
+		w.windowClamp = max(2*adv, maxwin-adv)
+	}
+	w.rcvSsthresh = min(w.rcvSsthresh, w.windowClamp)
+	w.rcvqTime = usNow(now)
+	w.rcvqSeq = copiedSeq
+	w.rcvqSpace = min(w.rcvSsthresh, w.rcvWnd, 10*adv)
+}
+
+// space is tcp_space: the window part of the buffer not yet used.
+func (w *window) space(rmem uint64) uint64 {
+	if rmem >= w.rcvBuf {
+		return 0
+	}
+	return winFromSpace(w.rcvBuf - rmem)
+}
+
+// selectWindowRaw follows __tcp_select_window: the free window part of the
+// buffer, capped by rcv_ssthresh; when the buffer is more than half full,
+// quick-ACK mode ends and a window below one segment (or 1/16 of the
+// buffer) is announced as zero.
+func (r *Receiver) selectWindowRaw() uint64 {
+	w := &r.win
+	mss := uint64(r.ack.rcvMss)
+	free := w.space(r.rmemAlloc())
+	allowed := winFromSpace(w.rcvBuf)
+	full := min(w.windowClamp, allowed)
+	if mss > full {
+		mss = full
+		if mss == 0 {
+			return 0
+		}
+	}
+	if free < full>>1 {
+		r.ack.quick = 0
+		if free < allowed>>4 || free < mss {
+			return 0
+		}
+	}
+	return min(free, w.rcvSsthresh)
+}
+
+// selectWindow follows tcp_select_window: never shrink the window already
+// offered, and remember what is advertised (rcv_wnd, rcv_wup).
+func (r *Receiver) selectWindow() uint64 {
+	cur := r.receiveWindow()
+	nw := r.selectWindowRaw()
+	if nw < cur {
+		nw = cur
+	}
+	r.win.rcvWnd = nw
+	r.rcvWup = r.rcvNxt
+	return nw
+}
+
+// rcvRttUpdate follows tcp_rcv_rtt_update: timestamp samples are smoothed
+// with gain 1/8; window-based samples only ever lower the estimate.
+func (w *window) rcvRttUpdate(sampleUs int64, winDep bool) {
+	cur := int64(w.rcvRttUs)
+	m := sampleUs
+	switch {
+	case cur == 0:
+		cur = m << 3
+	case !winDep:
+		m -= cur >> 3
+		cur += m
+	case m<<3 < cur:
+		cur = m << 3
+	}
+	w.rcvRttUs = uint32(cur)
+}
+
+// rcvRttMeasure follows tcp_rcv_rtt_measure: the time to receive one
+// window of data is an upper bound on the RTT.
+func (w *window) rcvRttMeasure(rcvNxt uint64, now sim.Time) {
+	us := usNow(now)
+	if w.rcvRttStarted {
+		if rcvNxt < w.rcvRttSeq {
+			return
+		}
+		w.rcvRttUpdate(max(us-w.rcvRttTime, 1), true)
+	}
+	w.rcvRttStarted = true
+	w.rcvRttSeq = rcvNxt + w.rcvWnd
+	w.rcvRttTime = us
+}
+
+// rcvRttMeasureTS follows tcp_rcv_rtt_measure_ts: a full-sized segment
+// echoing a new timestamp of ours measures the RTT in timestamp ticks
+// (milliseconds). The caller checks the segment size.
+func (w *window) rcvRttMeasureTS(tsEcr uint32, now sim.Time) {
+	if tsEcr == w.rcvRttLastTsecr {
+		return
+	}
+	w.rcvRttLastTsecr = tsEcr
+	delta := tsNow(now) - tsEcr
+	if delta >= (1<<31-1)/1000 {
+		return
+	}
+	w.rcvRttUpdate(int64(max(delta, 1))*1000, false)
+}
+
+// rcvSpaceAdjust follows tcp_rcv_space_adjust (DRS): once per receiver
+// RTT, if the application read more than in the previous RTT, size the
+// buffer for twice that plus 16 segments, plus twice the growth to follow
+// a sender in slow start, up to tcp_rmem[2].
+func (w *window) rcvSpaceAdjust(copiedSeq uint64, now sim.Time) {
+	us := usNow(now)
+	elapsed := us - w.rcvqTime
+	if w.rcvRttUs == 0 || elapsed < int64(w.rcvRttUs>>3) {
+		return
+	}
+	copied := copiedSeq - w.rcvqSeq
+	if copied > w.rcvqSpace {
+		rcvwin := copied<<1 + 16*uint64(w.advmss)
+		grow := rcvwin * (copied - w.rcvqSpace) / w.rcvqSpace
+		rcvwin += grow << 1
+		rcvbuf := min(spaceFromWin(rcvwin), w.maxBuf)
+		if rcvbuf > w.rcvBuf {
+			w.rcvBuf = rcvbuf
+			w.windowClamp = winFromSpace(rcvbuf)
+		}
+		w.rcvqSpace = copied
+	}
+	w.rcvqSeq = copiedSeq
+	w.rcvqTime = us
+}

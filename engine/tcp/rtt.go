@@ -1,0 +1,157 @@
+package tcp
+
+import "github.com/ccscope/ccscope/engine/sim"
+
+// Kernel timer constants of the sender (include/net/tcp.h); the receiver declares jiffy (1 ms, HZ = 1000).
+const (
+	rtoMin         = 200 * sim.Millisecond // TCP_RTO_MIN
+	rtoMax         = 120 * sim.Second      // TCP_RTO_MAX
+	timeoutInit    = sim.Second            // TCP_TIMEOUT_INIT: SYN and no-RTT RTO
+	timeoutMinUs   = 2000                  // TCP_TIMEOUT_MIN_US: 2 jiffies
+	rtoMinUs       = 200000                // tcp_rto_min_us()
+	minRTTWindow   = 300 * sim.Second      // sysctl_tcp_min_rtt_wlen
+	synRetriesMax  = 6                     // sysctl_tcp_syn_retries
+	reorderingInit = 3                     // sysctl_tcp_reordering
+	reorderingMax  = 300                   // sysctl_tcp_max_reordering
+)
+
+// toUs converts a duration to whole microseconds, the kernel's tcp_mstamp unit.
+func toUs(d sim.Duration) int64 { return int64(d / sim.Microsecond) }
+
+// usToJiffies rounds microseconds up to whole jiffies, as usecs_to_jiffies.
+func usToJiffies(us int64) sim.Duration {
+	return sim.Duration((us+999)/1000) * jiffy
+}
+
+// rttEstimator holds the kernel's RTT state in its own units: srtt in
+// microseconds << 3, mdev and rttvar in microseconds (scaled by 4 as the
+// kernel keeps them: rto = srtt/8 + rttvar).
+type rttEstimator struct {
+	srttUs8   int64 // tp->srtt_us
+	mdevUs    int64 // tp->mdev_us
+	mdevMaxUs int64 // tp->mdev_max_us
+	rttvarUs  int64 // tp->rttvar_us
+	rttSeq    uint64
+	rto       sim.Duration // icsk_rto (before backoff is applied by the timer)
+	minRTT    minmax
+}
+
+// sample follows tcp_rtt_estimator in tcp_input.c (Van Jacobson's algorithm
+// with the kernel's mdev_max/rttvar refinement). sndUna and sndNxt are the
+// sender's sequence numbers at the sample.
+func (r *rttEstimator) sample(mUs int64, sndUna, sndNxt uint64) {
+	m := mUs
+	srtt := r.srttUs8
+	if srtt != 0 {
+		m -= srtt >> 3 // m is now the error in the estimate
+		srtt += m      // rtt = 7/8 rtt + 1/8 new
+		if m < 0 {
+			m = -m
+			m -= r.mdevUs >> 2
+			// A sample below the estimate moves mdev 8 times more
+			// slowly, so RTT decreases do not inflate the RTO.
+			if m > 0 {
+				m >>= 3
+			}
+		} else {
+			m -= r.mdevUs >> 2
+		}
+		r.mdevUs += m // mdev = 3/4 mdev + 1/4 new
+		if r.mdevUs > r.mdevMaxUs {
+			r.mdevMaxUs = r.mdevUs
+			if r.mdevMaxUs > r.rttvarUs {
+				r.rttvarUs = r.mdevMaxUs
+			}
+		}
+		if sndUna > r.rttSeq {
+			// Once per RTT, let rttvar decay towards this RTT's mdev_max.
+			if r.mdevMaxUs < r.rttvarUs {
+				r.rttvarUs -= (r.rttvarUs - r.mdevMaxUs) >> 2
+			}
+			r.rttSeq = sndNxt
+			r.mdevMaxUs = rtoMinUs
+		}
+	} else {
+		srtt = m << 3
+		r.mdevUs = m << 1 // makes the first RTO 3·RTT
+		r.rttvarUs = max(r.mdevUs, rtoMinUs)
+		r.mdevMaxUs = r.rttvarUs
+		r.rttSeq = sndNxt
+	}
+	r.srttUs8 = max(1, srtt)
+}
+
+// setRTO follows tcp_set_rto / __tcp_set_rto / tcp_bound_rto:
+// rto = srtt + rttvar (already ≥ 200 ms through rttvar's floor), rounded up
+// to jiffies and capped at TCP_RTO_MAX.
+func (r *rttEstimator) setRTO() {
+	r.rto = min(usToJiffies(r.srttUs8>>3+r.rttvarUs), rtoMax)
+}
+
+// srtt is the smoothed RTT as a duration.
+func (r *rttEstimator) srtt() sim.Duration { return sim.Duration(r.srttUs8>>3) * sim.Microsecond }
+
+// rttvar is the RTT variance term of the RTO (rttvar_us / 4 is the RFC
+// 6298 RTTVAR; the kernel keeps it scaled by 4).
+func (r *rttEstimator) rttvar() sim.Duration { return sim.Duration(r.rttvarUs>>2) * sim.Microsecond }
+
+// minRTTUs is tcp_min_rtt(): the windowed minimum, ^0 (all ones) before any
+// sample as the kernel's minmax reports ~0U.
+func (r *rttEstimator) minRTTUs() int64 {
+	if !r.minRTT.valid {
+		return 1<<32 - 1
+	}
+	return r.minRTT.s[0].v
+}
+
+// minmaxSample is one (time, value) of a windowed min filter.
+type minmaxSample struct {
+	t sim.Time
+	v int64
+}
+
+// minmax is lib/minmax.c's windowed running minimum (Kathleen Nichols'
+// algorithm): the best, second-best and third-best samples of the window.
+type minmax struct {
+	s     [3]minmaxSample
+	valid bool
+}
+
+// runningMin follows minmax_running_min.
+func (m *minmax) runningMin(win sim.Duration, t sim.Time, v int64) {
+	val := minmaxSample{t, v}
+	if !m.valid || v <= m.s[0].v || t.Sub(m.s[2].t) > win {
+		m.s = [3]minmaxSample{val, val, val}
+		m.valid = true
+		return
+	}
+	if v <= m.s[1].v {
+		m.s[2] = val
+		m.s[1] = val
+	} else if v <= m.s[2].v {
+		m.s[2] = val
+	}
+	m.subwinUpdate(win, val)
+}
+
+// subwinUpdate follows minmax_subwin_update.
+func (m *minmax) subwinUpdate(win sim.Duration, val minmaxSample) {
+	dt := val.t.Sub(m.s[0].t)
+	if dt > win {
+		// The best sample expired: promote the others.
+		m.s[0] = m.s[1]
+		m.s[1] = m.s[2]
+		m.s[2] = val
+		if val.t.Sub(m.s[0].t) > win {
+			m.s[0] = m.s[1]
+			m.s[1] = m.s[2]
+			m.s[2] = val
+		}
+	} else if m.s[1].t == m.s[0].t && dt > win/4 {
+		// A quarter of the window passed without a second choice.
+		m.s[2] = val
+		m.s[1] = val
+	} else if m.s[2].t == m.s[1].t && dt > win/2 {
+		m.s[2] = val
+	}
+}

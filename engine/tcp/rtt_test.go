@@ -1,0 +1,69 @@
+package tcp
+
+import (
+	"testing"
+
+	"github.com/ccscope/ccscope/engine/sim"
+)
+
+// The RTO follows RFC 6298 §2 as the kernel computes it (tcp_rtt_estimator,
+// tcp_set_rto): on the first sample R, SRTT = R and RTTVAR = R/2, so
+// RTO = R + 4·R/2 = 3R — but the kernel floors the variance term at
+// TCP_RTO_MIN (rttvar_us ≥ 200 ms), so RTO = R + max(2R, 200 ms). A second
+// sample R' updates SRTT = 7/8·SRTT + 1/8·R' and mdev = 3/4·mdev + 1/4·|R'−SRTT|
+// (scaled by 4 in the kernel), rttvar tracking the larger of the two.
+func TestRTOFromSamples(t *testing.T) {
+	ms := func(v int64) int64 { return v * 1000 }
+	for _, tc := range []struct {
+		name    string
+		samples []int64 // µs
+		srtt    sim.Duration
+		rto     sim.Duration
+	}{
+		// R = 300 ms: 3R = 900 ms (above the floor).
+		{"first sample 300ms", []int64{ms(300)}, 300 * sim.Millisecond, 900 * sim.Millisecond},
+		// R = 40 ms: 40 + max(80, 200) = 240 ms.
+		{"first sample 40ms", []int64{ms(40)}, 40 * sim.Millisecond, 240 * sim.Millisecond},
+		// R = 100 ms then 180 ms: SRTT = 100 + 80/8 = 110 ms; mdev (the
+		// kernel's, 4·RFC RTTVAR) = 200 + (80 − 200/4) = 230 ms, so
+		// rttvar = max(230, 200) ms and RTO = 110 + 230 = 340 ms.
+		{"rise", []int64{ms(100), ms(180)}, 110 * sim.Millisecond, 340 * sim.Millisecond},
+		// R = 100 ms then 20 ms: SRTT = 100 − 80/8 = 90 ms; a fall moves
+		// mdev 8× slower: mdev = 200 + (80 − 50)/8 = 203.75 → 203 ms (µs
+		// integer arithmetic: 200000 + 30000>>3 = 203750), RTO = 90 + 203.75
+		// = 293.75 → 294 ms (rounded up to jiffies).
+		{"fall", []int64{ms(100), ms(20)}, 90 * sim.Millisecond, 294 * sim.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var r rttEstimator
+			for _, s := range tc.samples {
+				r.sample(s, 1, 1)
+				r.setRTO()
+			}
+			if got := r.srtt(); got != tc.srtt {
+				t.Errorf("srtt = %v, want %v", got, tc.srtt)
+			}
+			if r.rto != tc.rto {
+				t.Errorf("rto = %v, want %v", r.rto, tc.rto)
+			}
+		})
+	}
+}
+
+// The windowed min filter (lib/minmax.c) keeps the minimum over its window
+// and forgets it once it is older than the window.
+func TestMinRTTWindow(t *testing.T) {
+	var m minmax
+	win := 10 * sim.Second
+	m.runningMin(win, 0, 50)
+	m.runningMin(win, sim.Time(sim.Second), 60)
+	m.runningMin(win, sim.Time(2*sim.Second), 40)
+	if m.s[0].v != 40 {
+		t.Errorf("min = %d, want 40", m.s[0].v)
+	}
+	m.runningMin(win, sim.Time(5*sim.Second), 70)
+	m.runningMin(win, sim.Time(13*sim.Second), 80)
+	if m.s[0].v != 70 {
+		t.Errorf("min after the 40 expired = %d, want 70 (the best sample within the window)", m.s[0].v)
+	}
+}

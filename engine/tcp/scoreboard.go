@@ -1,0 +1,273 @@
+package tcp
+
+import "github.com/ccscope/ccscope/engine/sim"
+
+// Segment flags: the kernel's TCP_SKB_CB(skb)->sacked bits.
+const (
+	flagSacked      uint8                              = 1 << iota // TCPCB_SACKED_ACKED
+	flagRetransOut                                                 // TCPCB_SACKED_RETRANS: a retransmission is in flight
+	flagLost                                                       // TCPCB_LOST
+	flagEverRetrans                                                // TCPCB_EVER_RETRANS
+	flagRetrans     = flagRetransOut | flagEverRetrans             // TCPCB_RETRANS
+)
+
+// segment is one sent MSS-sized segment of the retransmission queue: the
+// fields of its skb's control block the sender uses.
+type txSeg struct {
+	end  uint64   // end_seq
+	sent sim.Time // skb_mstamp: time of the latest (re)transmission
+
+	// tcp_rate.c's per-skb snapshot (TCP_SKB_CB(skb)->tx).
+	firstTx     sim.Time
+	delivAt     sim.Time
+	delivered   uint32
+	deliveredCE uint32
+	rateValid   bool // delivered_mstamp != 0 in the kernel
+	appLimited  bool
+
+	flags  uint8
+	listed bool  // on the time-sorted list
+	prev   int64 // time-sorted list links (segment numbers, -1: none)
+	next   int64
+}
+
+// scoreboard is the retransmission queue as a ring of segments indexed by
+// segment number, n covering [1+n·mss, 1+(n+1)·mss) (the last may be
+// shorter), with the counters of struct tcp_sock that describe it
+// (packets_out, sacked_out, lost_out, retrans_out) and the kernel's
+// tsorted_sent_queue: a list of the unacked segments in transmission order,
+// so RACK visits only segments old enough to be loss candidates.
+//
+// Per-ACK work is proportional to the newly acked or sacked segments and
+// the number of SACK blocks: SACK blocks are compared with the previous
+// ACK's (the kernel's recv_sack_cache) so only their new parts are walked.
+type scoreboard struct {
+	mss  uint64
+	ring []txSeg
+	mask uint64
+	una  uint64 // first unacked segment
+	nxt  uint64 // next segment to send (snd_nxt's segment)
+
+	head, tail int64 // time-sorted list ends, -1 when empty
+
+	sackedOut  uint32
+	lostOut    uint32
+	retransOut uint32
+
+	cache  [4][2]uint64 // previous ACK's SACK blocks, segment numbers [s, e)
+	ncache int
+}
+
+func newScoreboard(mss uint64) *scoreboard {
+	const initial = 64
+	return &scoreboard{mss: mss, ring: make([]txSeg, initial), mask: initial - 1, head: -1, tail: -1}
+}
+
+// seg returns segment n, which must be in [una, nxt).
+func (b *scoreboard) seg(n uint64) *txSeg { return &b.ring[n&b.mask] }
+
+// start is the first sequence number of segment n.
+func (b *scoreboard) start(n uint64) uint64 { return 1 + n*b.mss }
+
+// segOf is the segment holding sequence number seq (≥ 1).
+func (b *scoreboard) segOf(seq uint64) uint64 { return (seq - 1) / b.mss }
+
+// packetsOut is tp->packets_out.
+func (b *scoreboard) packetsOut() uint32 { return uint32(b.nxt - b.una) }
+
+// inFlight is tcp_packets_in_flight(): packets_out - left_out + retrans_out.
+func (b *scoreboard) inFlight() uint32 {
+	return b.packetsOut() - (b.sackedOut + b.lostOut) + b.retransOut
+}
+
+// push appends a newly sent segment ending at end and returns its number.
+func (b *scoreboard) push(end uint64, now sim.Time) uint64 {
+	if b.nxt-b.una == uint64(len(b.ring)) {
+		b.grow()
+	}
+	n := b.nxt
+	b.nxt++
+	*b.seg(n) = txSeg{end: end, sent: now, prev: -1, next: -1}
+	b.listAppend(n)
+	return n
+}
+
+func (b *scoreboard) grow() {
+	ring := make([]txSeg, 2*len(b.ring))
+	mask := uint64(len(ring) - 1)
+	for n := b.una; n < b.nxt; n++ {
+		ring[n&mask] = b.ring[n&b.mask]
+	}
+	b.ring, b.mask = ring, mask
+}
+
+// listAppend puts n at the tail of the time-sorted list (most recent).
+func (b *scoreboard) listAppend(n uint64) {
+	s := b.seg(n)
+	if s.listed {
+		b.listRemove(n)
+	}
+	s.listed, s.prev, s.next = true, b.tail, -1
+	if b.tail >= 0 {
+		b.seg(uint64(b.tail)).next = int64(n)
+	} else {
+		b.head = int64(n)
+	}
+	b.tail = int64(n)
+}
+
+// listRemove takes n off the time-sorted list.
+func (b *scoreboard) listRemove(n uint64) {
+	s := b.seg(n)
+	if !s.listed {
+		return
+	}
+	if s.prev >= 0 {
+		b.seg(uint64(s.prev)).next = s.next
+	} else {
+		b.head = s.next
+	}
+	if s.next >= 0 {
+		b.seg(uint64(s.next)).prev = s.prev
+	} else {
+		b.tail = s.prev
+	}
+	s.listed, s.prev, s.next = false, -1, -1
+}
+
+// ackTo removes segments below n from the queue (cumulative ACK), keeping
+// the counters; the caller has already inspected them.
+func (b *scoreboard) ackTo(n uint64) {
+	for ; b.una < n; b.una++ {
+		s := b.seg(b.una)
+		if s.flags&flagSacked != 0 {
+			b.sackedOut--
+		}
+		if s.flags&flagLost != 0 {
+			b.lostOut--
+		}
+		if s.flags&flagRetransOut != 0 {
+			b.retransOut--
+		}
+		b.listRemove(b.una)
+	}
+}
+
+// markSacked sets n's SACKED_ACKED bit and takes it off the time-sorted
+// list; it reports false if n was already sacked.
+func (b *scoreboard) markSacked(n uint64) bool {
+	s := b.seg(n)
+	if s.flags&flagSacked != 0 {
+		return false
+	}
+	s.flags |= flagSacked
+	b.sackedOut++
+	b.listRemove(n)
+	return true
+}
+
+// clearLost clears n's LOST bit.
+func (b *scoreboard) clearLost(n uint64) {
+	s := b.seg(n)
+	if s.flags&flagLost != 0 {
+		s.flags &^= flagLost
+		b.lostOut--
+	}
+}
+
+// clearRetransOut clears n's SACKED_RETRANS bit.
+func (b *scoreboard) clearRetransOut(n uint64) {
+	s := b.seg(n)
+	if s.flags&flagRetransOut != 0 {
+		s.flags &^= flagRetransOut
+		b.retransOut--
+	}
+}
+
+// markLost follows tcp_mark_skb_lost: a sacked segment is never lost; a
+// lost segment whose retransmission is in flight has that retransmission
+// declared lost too. It reports whether the loss counts towards tp->lost
+// (tcp_sum_lost: a first loss or a lost retransmission).
+func (b *scoreboard) markLost(n uint64) bool {
+	s := b.seg(n)
+	if s.flags&flagSacked != 0 {
+		return false
+	}
+	b.listRemove(n)
+	if s.flags&flagLost != 0 {
+		if s.flags&flagRetransOut != 0 {
+			b.clearRetransOut(n)
+			return true
+		}
+		return false
+	}
+	s.flags |= flagLost
+	b.lostOut++
+	return true
+}
+
+// resent records a retransmission of n at now (__tcp_retransmit_skb's
+// bookkeeping): EVER_RETRANS set, the segment moves to the tail of the
+// time-sorted list.
+func (b *scoreboard) resent(n uint64, now sim.Time) {
+	s := b.seg(n)
+	s.flags |= flagEverRetrans
+	s.sent = now
+	b.listAppend(n)
+}
+
+// setRetransOut marks n's retransmission as in flight (tcp_retransmit_skb:
+// sacked |= TCPCB_RETRANS, retrans_out++).
+func (b *scoreboard) setRetransOut(n uint64) {
+	s := b.seg(n)
+	if s.flags&flagRetransOut == 0 {
+		b.retransOut++
+	}
+	s.flags |= flagRetrans
+}
+
+// newSackRanges clips blocks (segment numbers [s, e)) to [una, nxt), returns
+// in out the parts not covered by the previous call's blocks, and remembers
+// blocks for the next call. This is the kernel's recv_sack_cache trick: a
+// receiver repeats its SACK blocks, grown by a segment or two, on every ACK,
+// so walking only the new parts keeps per-ACK work small.
+func (b *scoreboard) newSackRanges(blocks [][2]uint64, out [][2]uint64) [][2]uint64 {
+	out = out[:0]
+	var next [4][2]uint64
+	nn := 0
+	for _, blk := range blocks {
+		s, e := max(blk[0], b.una), min(blk[1], b.nxt)
+		if s >= e {
+			continue
+		}
+		if nn < len(next) {
+			next[nn] = [2]uint64{s, e}
+			nn++
+		}
+		out = b.subtractCache(s, e, out)
+	}
+	b.cache, b.ncache = next, nn
+	return out
+}
+
+// subtractCache appends [s, e) minus the cached blocks to out.
+func (b *scoreboard) subtractCache(s, e uint64, out [][2]uint64) [][2]uint64 {
+	for s < e {
+		// Find the cached block that starts lowest and ends after s.
+		cs, ce, found := e, e, false
+		for i := 0; i < b.ncache; i++ {
+			c := b.cache[i]
+			if c[1] > s && c[0] < cs {
+				cs, ce, found = c[0], c[1], true
+			}
+		}
+		if !found || cs >= e {
+			return append(out, [2]uint64{s, e})
+		}
+		if cs > s {
+			out = append(out, [2]uint64{s, cs})
+		}
+		s = ce
+	}
+	return out
+}

@@ -1,0 +1,433 @@
+// Package tcp is the TCP endpoint: a sender that follows the Linux kernel's
+// tcp_output.c, tcp_input.c, tcp_recovery.c, tcp_timer.c and tcp_rate.c, and
+// a receiver. A flow's two ends exchange simulated packets through the
+// network; the congestion-control algorithm plugs in through engine/cc.
+package tcp
+
+import (
+	"math/rand/v2"
+
+	"github.com/ccscope/ccscope/engine/cc"
+	"github.com/ccscope/ccscope/engine/config"
+	"github.com/ccscope/ccscope/engine/packet"
+	"github.com/ccscope/ccscope/engine/sim"
+	"github.com/ccscope/ccscope/engine/trace"
+	"github.com/ccscope/ccscope/engine/units"
+)
+
+// Kernel constants of the sender.
+const (
+	initCwnd         = 10         // TCP_INIT_CWND
+	infiniteSSThresh = 0x7fffffff // TCP_INFINITE_SSTHRESH
+	gsoMaxBytes      = 65536      // GSO_LEGACY_MAX_SIZE: sk_gso_max_size
+	gsoMaxSegs       = 65535      // GSO_MAX_SEGS
+	pacingShift      = 10         // sk_pacing_shift default
+	tsoRTTLog        = 9          // sysctl_tcp_tso_rtt_log
+	minTSOSegs       = 2          // sysctl_tcp_min_tso_segs
+	pacingSSRatio    = 200        // sysctl_tcp_pacing_ss_ratio
+	pacingCARatio    = 120        // sysctl_tcp_pacing_ca_ratio
+	unpacedSegs      = 10         // sch_fq / EDT: the first 10 segments go unpaced
+)
+
+// Seeder is implemented by algorithms that draw random numbers (BBR's
+// probing phases); the sender seeds them with the flow's own stream before
+// Init.
+type Seeder interface{ Seed(r *rand.Rand) }
+
+// SenderConfig configures the sending end of a flow.
+type SenderConfig struct {
+	Flow int32 // flow index (packet.Packet.Flow)
+	Node int32 // the sending node
+	Peer int32 // the receiving node
+	Opts config.TCPOptions
+	CC   cc.Algorithm
+	RNG  *rand.Rand // the CC's stream (rng.Stream(seed, "flow/<id>/cc"))
+	// ECN requests ECN in the SYN; Echo says which kind (EchoAccECN asks for
+	// AccECN and marks ECT(1), the others classic ECN with ECT(0)).
+	ECN   bool
+	Echo  EchoMode
+	Start sim.Time
+	Size  units.Bytes // payload to send; 0: unbounded
+	App   config.AppPattern
+}
+
+// SenderStats are a sender's counters for the summary.
+type SenderStats struct {
+	BytesSent    units.Bytes // payload bytes handed to the network, retransmissions included
+	SegsSent     uint64      // data segments sent, retransmissions included
+	Retransmits  uint64      // data segments retransmitted (tp->total_retrans)
+	BytesAcked   units.Bytes // payload bytes cumulatively acknowledged
+	FirstSend    sim.Time    // first data segment sent
+	Started      bool        // FirstSend is valid
+	Done         sim.Time    // Size fully acknowledged; 0 if not (yet)
+	SYNRetrans   uint32      // SYN retransmissions
+	RTOs         uint64      // retransmission timeouts
+	TLPs         uint64      // loss probes sent
+	Recoveries   uint64      // fast recovery episodes
+	Undos        uint64      // reductions undone
+	RTT          trace.Hist  // every RTT sample, ps
+	DeliveryRate units.BitRate
+}
+
+// connection states the sender goes through.
+type sndState uint8
+
+const (
+	sndClosed sndState = iota
+	sndSynSent
+	sndEstablished
+	sndFailed // SYN retries exhausted
+)
+
+// what the write timer is armed for (icsk_pending).
+type pendingTimer uint8
+
+const (
+	timeNone pendingTimer = iota
+	timeRetrans
+	timeReoTimeout
+	timeLossProbe
+)
+
+const (
+	kindXmit sim.Kind = iota + 1
+	kindPace
+	kindApp
+)
+
+// DataSender is the sending end of a TCP flow.
+type DataSender struct {
+	cfg  SenderConfig
+	s    *sim.Sim
+	pool *packet.Pool
+	out  Sender
+	rec  *trace.Recorder
+	self int32
+
+	xmitTimer *sim.Timer // RTO, TLP, RACK reordering timeout, SYN (icsk_retransmit_timer)
+	paceTimer *sim.Timer // internal pacing (tp->pacing_timer)
+	appTimer  *sim.Timer // application writes and connection start
+	pending   pendingTimer
+
+	hooks   cc.Hooks
+	st      cc.State
+	signals *cc.Signals
+	sigSink signalSink
+
+	sb   *scoreboard
+	rtt  rttEstimator
+	rate rateState
+	rack rackState
+
+	state sndState
+	mss   uint64
+
+	sndUna   uint64
+	sndNxt   uint64
+	writeSeq uint64 // end of the data the application has written
+	endSeq   uint64 // end of the flow's data (1+Size), or 0 when unbounded
+	sndWnd   uint64
+	maxWnd   uint64
+
+	// Recovery (struct tcp_sock fields of the same names).
+	highSeq        uint64
+	priorSSThresh  uint32
+	undoMarker     uint64
+	undoRetrans    int32
+	retransStamp   uint32
+	prrDelivered   uint32
+	prrOut         uint32
+	reordering     uint32
+	reordSeen      uint32
+	frto           bool
+	tlpHighSeq     uint64
+	tlpRetrans     bool
+	retransmits    uint32 // icsk_retransmits
+	highestSackEnd uint64
+	rtxHint        uint64 // lowest segment that may be lost and not retransmitted
+	lostHint       uint64 // tcp_mark_head_lost's resume point (lost_skb_hint)
+	lostCntHint    uint32 // sacked segments below lostHint (lost_cnt_hint)
+	dsackDups      uint32
+	totalRetrans   uint32
+	lost           uint32 // tp->lost
+	rto            sim.Duration
+
+	isCwndLimited bool
+	maxPacketsOut uint32
+	cwndUsageSeq  uint64
+	lsndTime      sim.Time
+	cwndStamp     sim.Time
+
+	// ECN.
+	ecnOK      bool
+	accECN     bool
+	queueCWR   bool
+	lastACE    uint32
+	lastCEByte uint32
+
+	// Pacing.
+	wstamp         sim.Time // tcp_wstamp_ns
+	pacingOverride units.BitRate
+
+	// Timestamps (RFC 7323).
+	tsRecent uint32
+	rcvTsecr uint32
+
+	// Application.
+	appOn     bool
+	appOwed   uint64 // rate app: bytes written but not yet fitting the send buffer
+	synSentAt sim.Time
+
+	lastRec  sim.Time
+	scratch  [][2]uint64
+	ackState sackTagState
+
+	// Stats are the sender's counters.
+	Stats SenderStats
+}
+
+// NewSender registers a sender with s; it connects at c.Start. out puts
+// packets on the network at the sending node; sink receives the CC's
+// signal changes (nil: none recorded).
+func NewSender(s *sim.Sim, pool *packet.Pool, out Sender, rec *trace.Recorder, c SenderConfig) *DataSender {
+	d := &DataSender{cfg: c, s: s, pool: pool, out: out, rec: rec, mss: uint64(c.Opts.MSS),
+		reordering: reorderingInit, rto: timeoutInit, appOn: true}
+	if d.mss == 0 {
+		d.mss = 1448
+	}
+	d.self = s.Register(d, "tcp-sender")
+	d.xmitTimer = s.NewTimer(d.self, kindXmit)
+	d.paceTimer = s.NewTimer(d.self, kindPace)
+	d.appTimer = s.NewTimer(d.self, kindApp)
+	d.sb = newScoreboard(d.mss)
+	d.rack.reoWndSteps = 1
+	if c.Size > 0 {
+		d.endSeq = 1 + uint64(c.Size)
+	}
+	d.hooks = cc.Resolve(c.CC)
+	d.sigSink = signalSink{rec: rec, flow: c.Flow}
+	d.signals = cc.NewSignals(&d.sigSink, &d.st.Now)
+	d.sigSink.sig = d.signals
+	d.st.Signals = d.signals
+	d.st.MSS = units.Bytes(d.mss)
+	d.st.CwndClampPkts = ^uint32(0)
+	d.st.GSOMaxSegs = gsoMaxSegs
+	d.appTimer.Arm(c.Start)
+	return d
+}
+
+// Handle dispatches the sender's timers.
+func (d *DataSender) Handle(ev sim.Event) {
+	d.st.Now = ev.At
+	switch ev.Kind {
+	case kindXmit:
+		d.writeTimer()
+	case kindPace:
+		d.paceKick()
+	case kindApp:
+		d.appEvent()
+	}
+	d.record()
+}
+
+// Receive processes a packet of this flow arriving at the sending node: the
+// SYN-ACK or an ACK. It frees the packet.
+func (d *DataSender) Receive(id packet.ID) {
+	p := d.pool.Get(id)
+	d.st.Now = d.s.Now()
+	switch d.state {
+	case sndSynSent:
+		if p.Flags&packet.SYN != 0 && p.Flags&packet.ACK != 0 && p.Ack == 1 {
+			d.synAck(p)
+		}
+	case sndEstablished:
+		if p.Flags&packet.SYN == 0 {
+			d.ack(p)
+		}
+	}
+	d.pool.Free(id)
+	d.record()
+}
+
+// CC is the flow's congestion-control algorithm.
+func (d *DataSender) CC() cc.Algorithm { return d.cfg.CC }
+
+// CCFinal returns the last value of each signal the CC defined.
+func (d *DataSender) CCFinal() map[string]float64 {
+	defs := d.signals.Defs()
+	if len(defs) == 0 {
+		return nil
+	}
+	m := make(map[string]float64, len(defs))
+	for i, def := range defs {
+		if v := d.signals.Value(cc.SignalID(i)); v == v { // skip never-set (NaN)
+			m[def.Name] = v
+		}
+	}
+	return m
+}
+
+// Cwnd is snd_cwnd in packets.
+func (d *DataSender) Cwnd() uint32 { return d.st.CwndPkts }
+
+// SSThresh is snd_ssthresh in packets.
+func (d *DataSender) SSThresh() uint32 { return d.st.SSThreshPkts }
+
+// SRTT is the smoothed RTT.
+func (d *DataSender) SRTT() sim.Duration { return d.rtt.srtt() }
+
+// RTO is the current retransmission timeout, backoff included.
+func (d *DataSender) RTO() sim.Duration { return d.rto }
+
+// PacingRate is the rate the sender paces at (an override if one is set).
+func (d *DataSender) PacingRate() units.BitRate { return d.pacingRate() }
+
+// CAState is the congestion-avoidance state.
+func (d *DataSender) CAState() cc.CAState { return d.st.CA }
+
+// SetCwnd sets snd_cwnd now (an action) and sends what it allows.
+func (d *DataSender) SetCwnd(pkts uint32) {
+	d.st.Now = d.s.Now()
+	d.st.CwndPkts = max(pkts, 1)
+	d.push()
+	d.record()
+}
+
+// SetPacingRate overrides sk_pacing_rate until cleared with 0: the CC's
+// and the sender's own pacing-rate updates are ignored meanwhile.
+func (d *DataSender) SetPacingRate(r units.BitRate) {
+	d.st.Now = d.s.Now()
+	d.pacingOverride = r
+	d.push()
+	d.record()
+}
+
+// pacingRate is sk_pacing_rate in bits per second; 0 means unlimited (~0UL).
+func (d *DataSender) pacingRate() units.BitRate {
+	if d.pacingOverride > 0 {
+		return d.pacingOverride
+	}
+	return d.st.PacingRate
+}
+
+// fillState refreshes the read-only fields of the CC's state.
+func (d *DataSender) fillState() {
+	st := &d.st
+	st.InFlightPkts = d.sb.inFlight()
+	st.CwndLimited = d.cwndLimited()
+	st.Delivered = d.rate.delivered
+	st.DeliveredCE = d.rate.deliveredCE
+	st.Lost = d.lost
+	st.AppLimited = d.rate.appLimited
+	st.SRTT = d.rtt.srtt()
+	if d.rtt.minRTT.valid {
+		st.MinRTT = sim.Duration(d.rtt.minRTTUs()) * sim.Microsecond
+	}
+	st.ECNOk = d.ecnOK
+	st.Paced = d.cfg.Opts.Pacing
+	st.LastSend = d.lsndTime
+	st.SndUna, st.SndNxt = d.sndUna, d.sndNxt
+}
+
+// setCAState follows tcp_set_ca_state: the CC hears of it first.
+func (d *DataSender) setCAState(s cc.CAState) {
+	if d.hooks.SetState != nil {
+		d.fillState()
+		d.hooks.SetState.SetState(&d.st, s)
+	}
+	d.st.CA = s
+}
+
+// caEvent follows tcp_ca_event.
+func (d *DataSender) caEvent(ev cc.Event) {
+	if d.hooks.CwndEvent != nil {
+		d.fillState()
+		d.hooks.CwndEvent.CwndEvent(&d.st, ev)
+	}
+}
+
+// ssthresh calls the CC's ssthresh hook.
+func (d *DataSender) ssthresh() uint32 {
+	d.fillState()
+	return d.hooks.SSThresh(&d.st)
+}
+
+// cwndLimited is tcp_is_cwnd_limited.
+func (d *DataSender) cwndLimited() bool {
+	if d.isCwndLimited {
+		return true
+	}
+	if d.st.CwndPkts < d.st.SSThreshPkts { // tcp_in_slow_start
+		return d.st.CwndPkts < 2*d.maxPacketsOut
+	}
+	return false
+}
+
+// inCwndReduction is tcp_in_cwnd_reduction: CWR or Recovery.
+func (d *DataSender) inCwndReduction() bool {
+	return d.st.CA == cc.CACWR || d.st.CA == cc.CARecovery
+}
+
+// currentSSThresh is tcp_current_ssthresh.
+func (d *DataSender) currentSSThresh() uint32 {
+	if d.inCwndReduction() {
+		return d.st.SSThreshPkts
+	}
+	c := d.st.CwndPkts
+	return max(d.st.SSThreshPkts, c>>1+c>>2)
+}
+
+// isSACK is tcp_is_sack; without it the sender runs NewReno recovery.
+func (d *DataSender) isSACK() bool { return d.cfg.Opts.SACK }
+
+// isRACK is tcp_is_rack (sysctl_tcp_recovery & TCP_RACK_LOSS_DETECTION).
+func (d *DataSender) isRACK() bool { return d.cfg.Opts.RACK }
+
+// tsNow is tcp_time_stamp_ts: the sender's millisecond clock for the TS
+// option, offset by one so it is never 0 (0 means "no timestamp").
+func (d *DataSender) tsNow() uint32 { return uint32(d.st.Now/sim.Time(sim.Millisecond)) + 1 }
+
+// record writes the sender's state row to the trace.
+func (d *DataSender) record() {
+	if !d.rec.On() {
+		return
+	}
+	var rate int64
+	if d.rate.rateInterval > 0 {
+		rate = int64(units.RateOf(units.Bytes(uint64(d.rate.rateDelivered)*d.mss), d.rate.rateInterval))
+	}
+	var minRTT sim.Duration
+	if d.rtt.minRTT.valid {
+		minRTT = sim.Duration(d.rtt.minRTTUs()) * sim.Microsecond
+	}
+	d.rec.RecordFlow(&d.lastRec, trace.FlowRow{T: d.st.Now, Flow: d.cfg.Flow, CwndPkts: d.st.CwndPkts,
+		SSThreshPkts: d.st.SSThreshPkts, InflightBytes: int64(uint64(d.sb.inFlight()) * d.mss),
+		InflightPkts: d.sb.inFlight(), SRTT: d.rtt.srtt(), RTTVar: d.rtt.rttvar(), MinRTT: minRTT,
+		PacingRateBps: int64(d.pacingRate()), DeliveryRateBps: rate, Delivered: uint64(d.rate.delivered),
+		Lost: uint64(d.lost), Retrans: uint64(d.totalRetrans), CAState: uint8(d.st.CA)})
+}
+
+// event records a discrete event when tracing is on.
+func (d *DataSender) event(k trace.EventKind, seq uint64, length uint32) {
+	d.rec.RecordEvent(d.st.Now, d.cfg.Flow, k, int64(seq), int32(length))
+}
+
+// signalSink writes a flow's CC signals to the trace's signals table.
+type signalSink struct {
+	rec  *trace.Recorder
+	sig  *cc.Signals
+	flow int32
+	ids  []int32 // SignalID → Recorder.Signals index
+	last sim.Time
+}
+
+// RecordSignal implements cc.SignalSink.
+func (k *signalSink) RecordSignal(t sim.Time, id cc.SignalID, v float64) {
+	if !k.rec.On() {
+		return
+	}
+	for int(id) >= len(k.ids) {
+		k.ids = append(k.ids, k.rec.SignalIndex(k.sig.Defs()[len(k.ids)].Name))
+	}
+	k.rec.RecordSignal(&k.last, t, k.flow, k.ids[id], v)
+}

@@ -1,0 +1,417 @@
+package tcp
+
+import (
+	"github.com/ccscope/ccscope/engine/cc"
+	"github.com/ccscope/ccscope/engine/packet"
+	"github.com/ccscope/ccscope/engine/sim"
+	"github.com/ccscope/ccscope/engine/trace"
+	"github.com/ccscope/ccscope/engine/units"
+)
+
+// ACK flags of tcp_input.c.
+const (
+	flagData            = 0x01
+	flagWinUpdate       = 0x02
+	flagDataAcked       = 0x04
+	flagRetransAcked    = 0x08
+	flagSynAcked        = 0x10
+	flagDataSacked      = 0x20
+	flagECE             = 0x40
+	flagLostRetrans     = 0x80
+	flagSlowPath        = 0x100
+	flagOrigSackAcked   = 0x200
+	flagSndUnaAdvanced  = 0x400
+	flagDSackingAck     = 0x800
+	flagSetXmitTimer    = 0x1000
+	flagAckMaybeDelayed = 0x10000
+	flagDSackTLP        = 0x20000
+
+	flagAcked           = flagDataAcked | flagSynAcked
+	flagNotDup          = flagData | flagWinUpdate | flagAcked
+	flagCAAlert         = flagDataSacked | flagECE | flagDSackingAck
+	flagForwardProgress = flagAcked | flagDataSacked
+)
+
+// What to (re)transmit after an ACK (REXMIT_*).
+const (
+	rexmitNone = iota
+	rexmitLost
+	rexmitNew
+)
+
+// sackTagState is struct tcp_sacktag_state.
+type sackTagState struct {
+	firstSackt, lastSackt sim.Time
+	sackedAny             bool
+	reord                 uint64
+	flag                  int
+	sackDelivered         uint32
+	rate                  cc.RateSample
+	hasPrior              bool
+}
+
+// ack follows tcp_ack: process one ACK.
+func (d *DataSender) ack(p *packet.Packet) {
+	priorSndUna := d.sndUna
+	ackSeq := p.Ack
+	flag := 0
+	numDupack := 0
+	priorPackets := d.sb.packetsOut()
+	delivered := d.rate.delivered
+	lost := d.lost
+	rexmit := rexmitNone
+	// The per-ACK state lives in the sender so that handing its rate
+	// sample to the CC does not allocate.
+	ss := &d.ackState
+	*ss = sackTagState{}
+	ss.rate.RTT = -1
+
+	if p.TSVal != 0 {
+		d.tsRecent = p.TSVal
+	}
+	d.rcvTsecr = p.TSEcr
+
+	if ackSeq < priorSndUna {
+		// An old ACK: use its SACK information only.
+		if p.NSack > 0 && d.isSACK() {
+			flag |= d.sacktag(p, priorSndUna, ss)
+			d.countSackDelivered(ss, flag)
+			d.fastretransAlert(priorSndUna, numDupack, &flag, &rexmit)
+			d.xmitRecovery(rexmit)
+		}
+		return
+	}
+	if ackSeq > d.sndNxt {
+		return // acks data never sent (RFC 793 3.9)
+	}
+	if ackSeq > priorSndUna {
+		flag |= flagSndUnaAdvanced
+		d.retransmits = 0
+	}
+	priorFack := d.sndUna
+	if d.isSACK() {
+		priorFack = d.highestSackSeq()
+	}
+	ss.rate.PriorInFlightPkts = d.sb.inFlight()
+	ss.reord = d.sndNxt
+
+	nwin := uint64(p.Wnd)
+	slow := p.NSack > 0 || p.Flags&packet.ECE != 0 || d.accECN || nwin != d.sndWnd
+	var evFlags cc.AckFlags
+	if !slow && flag&flagSndUnaAdvanced != 0 {
+		// Header prediction's fast path: a pure forward advance.
+		d.sndUna = ackSeq
+		flag |= flagWinUpdate
+		evFlags = cc.AckWindowUpd
+	} else {
+		evFlags = cc.AckSlowPath
+		// tcp_ack_update_window: the ACK carries no data, so the window
+		// is taken when the ACK advances or the window grows.
+		if ackSeq > d.sndUna || nwin > d.sndWnd {
+			flag |= flagWinUpdate
+			d.sndWnd = nwin
+			d.maxWnd = max(d.maxWnd, nwin)
+		}
+		d.sndUna = ackSeq
+		if p.NSack > 0 && d.isSACK() {
+			flag |= d.sacktag(p, priorSndUna, ss)
+		}
+		if d.ecnEcho(p) {
+			flag |= flagECE
+			evFlags |= cc.AckECE
+		}
+		d.countSackDelivered(ss, flag)
+		if flag&flagWinUpdate != 0 {
+			evFlags |= cc.AckWindowUpd
+		}
+	}
+	if d.hooks.InAckEvent != nil {
+		d.fillState()
+		d.st.LastAckSeq = ackSeq
+		d.hooks.InAckEvent.InAckEvent(&d.st, evFlags)
+	}
+	if d.rec.On() {
+		d.event(trace.EvAck, ackSeq, 0)
+		if p.NSack > 0 {
+			d.event(trace.EvSack, p.Sack[0].Start, uint32(p.Sack[0].End-p.Sack[0].Start))
+		}
+	}
+
+	if priorPackets == 0 {
+		if flag&flagDSackingAck != 0 {
+			d.fastretransAlert(priorSndUna, numDupack, &flag, &rexmit)
+		}
+		if d.tlpHighSeq != 0 {
+			d.processTLPAck(ackSeq, flag)
+		}
+		return
+	}
+
+	flag |= d.cleanRtxQueue(priorFack, priorSndUna, ss, flag&flagECE != 0)
+	d.rackUpdateReoWnd(&ss.rate)
+	if d.tlpHighSeq != 0 {
+		d.processTLPAck(ackSeq, flag)
+	}
+	// tcp_ack_is_dubious
+	if flag&flagNotDup == 0 || flag&flagCAAlert != 0 || d.st.CA != cc.CAOpen {
+		if flag&(flagSndUnaAdvanced|flagNotDup|flagDSackingAck) == 0 {
+			numDupack = 1
+		}
+		d.fastretransAlert(priorSndUna, numDupack, &flag, &rexmit)
+	}
+	if flag&flagSetXmitTimer != 0 {
+		d.setXmitTimer()
+	}
+	newly := d.rate.delivered - delivered
+	newlyLost := d.lost - lost
+	ss.rate.IsAckDelayed = flag&flagAckMaybeDelayed != 0
+	d.rate.gen(d.st.Now, newly, newlyLost, ss.hasPrior, d.rtt.minRTTUs(), &ss.rate)
+	if ss.rate.Interval > 0 && ss.rate.Delivered > 0 && !ss.rate.IsAppLimited {
+		d.Stats.DeliveryRate = units.RateOf(units.Bytes(uint64(ss.rate.Delivered)*d.mss), ss.rate.Interval)
+	}
+	d.congControl(ackSeq, newly, flag, &ss.rate)
+	d.xmitRecovery(rexmit)
+	d.push()
+	d.checkDone()
+}
+
+// checkDone notes when a sized flow's last byte is acknowledged.
+func (d *DataSender) checkDone() {
+	d.Stats.BytesAcked = units.Bytes(d.sndUna - 1)
+	if d.endSeq > 0 && d.sndUna >= d.endSeq && d.Stats.Done == 0 {
+		d.Stats.Done = d.st.Now
+		d.clearXmitTimer()
+	}
+}
+
+// countSackDelivered is the tcp_count_delivered call for newly sacked data.
+func (d *DataSender) countSackDelivered(ss *sackTagState, flag int) {
+	if ss.sackDelivered > 0 {
+		d.countDelivered(ss.sackDelivered, flag&flagECE != 0)
+	}
+}
+
+// countDelivered is tcp_count_delivered. With AccECN the CE count comes
+// from the ACE counter instead (ecnEcho).
+func (d *DataSender) countDelivered(n uint32, eceAck bool) {
+	d.rate.delivered += n
+	if eceAck && !d.accECN {
+		d.rate.deliveredCE += n
+	}
+}
+
+// ecnEcho follows tcp_ecn_rcv_ecn_echo, and for AccECN the ACE counter
+// parsing of RFC 9768: it reports whether the ACK signals congestion.
+func (d *DataSender) ecnEcho(p *packet.Packet) bool {
+	if !d.ecnOK {
+		return false
+	}
+	if !d.accECN {
+		return p.Flags&packet.ECE != 0
+	}
+	// The ACE field is the CE packet counter mod 8. When more than 7
+	// packets may have been marked since the last ACK, the CE byte
+	// counter disambiguates (RFC 9768 §3.2.2.5.2).
+	ace := p.AccECN[0] & 7
+	delta := (ace - d.lastACE) & 7
+	d.lastACE = ace
+	ceBytes := p.AccECN[2]
+	// The option's byte counters are 24 bits wide.
+	if byteDelta := (ceBytes - d.lastCEByte) & (1<<24 - 1); byteDelta > 0 {
+		est := (uint64(byteDelta) + d.mss - 1) / d.mss
+		if est > uint64(delta) {
+			delta += uint32((est-uint64(delta)+4)/8) * 8
+		}
+	}
+	d.lastCEByte = ceBytes
+	if delta == 0 {
+		return false
+	}
+	d.rate.deliveredCE += delta
+	return true
+}
+
+// highestSackSeq is tcp_highest_sack_seq.
+func (d *DataSender) highestSackSeq() uint64 {
+	if d.sb.sackedOut == 0 {
+		return d.sndUna
+	}
+	return max(d.highestSackEnd, d.sndUna)
+}
+
+// cleanRtxQueue follows tcp_clean_rtx_queue: free cumulatively acked
+// segments, take RTT and rate samples, and call pkts_acked.
+func (d *DataSender) cleanRtxQueue(priorFack, priorSndUna uint64, ss *sackTagState, eceAck bool) int {
+	flag := 0
+	priorSacked := d.sb.sackedOut
+	reord := d.sndNxt
+	var firstAckt, lastAckt sim.Time
+	haveAckt := false
+	var pktsAcked uint32
+	ackSeg := d.sb.una
+	for ackSeg < d.sb.nxt && d.sb.seg(ackSeg).end <= d.sndUna {
+		ackSeg++
+	}
+	for n := d.sb.una; n < ackSeg; n++ {
+		s := d.sb.seg(n)
+		start := d.sb.start(n)
+		if s.flags&flagRetrans != 0 {
+			flag |= flagRetransAcked
+		} else if s.flags&flagSacked == 0 {
+			lastAckt = s.sent
+			if !haveAckt {
+				firstAckt, haveAckt = s.sent, true
+			}
+			reord = min(reord, start)
+			if s.end <= d.highSeq {
+				flag |= flagOrigSackAcked
+			}
+		}
+		if s.flags&flagSacked == 0 && d.isSACK() {
+			d.countDelivered(1, eceAck)
+			if !d.spuriousRetrans(s) {
+				d.rackAdvance(s.flags, s.end, s.sent)
+			}
+		}
+		pktsAcked++
+		d.rate.skbDelivered(s, &ss.rate, &ss.hasPrior)
+		flag |= flagDataAcked
+	}
+	d.sb.ackTo(ackSeg)
+	if d.rtxHint < ackSeg {
+		d.rtxHint = ackSeg
+	}
+
+	seqRTT, caRTT, sackRTT := int64(-1), int64(-1), int64(-1)
+	if haveAckt && flag&flagRetransAcked == 0 {
+		seqRTT = toUs(d.st.Now.Sub(firstAckt))
+		caRTT = toUs(d.st.Now.Sub(lastAckt))
+		if pktsAcked == 1 && priorSacked == 0 && d.sndUna-priorSndUna < d.mss &&
+			ss.rate.PriorDelivered+1 == d.rate.delivered {
+			flag |= flagAckMaybeDelayed // a lone runt, likely a delayed ACK
+		}
+	}
+	if ss.sackedAny {
+		sackRTT = toUs(d.st.Now.Sub(ss.firstSackt))
+		caRTT = toUs(d.st.Now.Sub(ss.lastSackt))
+	}
+	rttUpdate := d.ackUpdateRTT(flag, seqRTT, sackRTT, caRTT, &ss.rate)
+
+	if flag&flagAcked != 0 {
+		flag |= flagSetXmitTimer
+		if !d.isSACK() {
+			d.removeRenoSacks(pktsAcked, eceAck)
+			if flag&flagRetransAcked != 0 {
+				flag &^= flagOrigSackAcked
+			}
+		} else {
+			if reord < priorFack {
+				d.checkSackReordering(reord, false) // a never-retransmitted hole was filled
+			}
+			delta := priorSacked - d.sb.sackedOut
+			d.lostCntHint -= min(d.lostCntHint, delta)
+		}
+	} else if d.sb.packetsOut() > 0 && rttUpdate && sackRTT >= 0 &&
+		sackRTT > toUs(d.st.Now.Sub(d.sb.seg(d.sb.una).sent)) {
+		flag |= flagSetXmitTimer
+	}
+
+	if d.hooks.PktsAcked != nil && pktsAcked > 0 {
+		d.fillState()
+		d.hooks.PktsAcked.PktsAcked(&d.st, cc.AckSample{PktsAcked: pktsAcked,
+			RTT:          ss.rate.RTT,
+			InFlightPkts: ss.rate.PriorInFlightPkts})
+	}
+	return flag
+}
+
+// spuriousRetrans is tcp_skb_spurious_retrans: the timestamp echo predates
+// the segment's retransmission.
+func (d *DataSender) spuriousRetrans(s *txSeg) bool {
+	return s.flags&flagRetrans != 0 && d.tsecrBefore(uint32(s.sent/sim.Time(sim.Millisecond))+1)
+}
+
+// tsecrBefore is tcp_tsopt_ecr_before.
+func (d *DataSender) tsecrBefore(when uint32) bool {
+	return d.rcvTsecr != 0 && int32(d.rcvTsecr-when) < 0
+}
+
+// ackUpdateRTT follows tcp_ack_update_rtt: prefer the ACK's timing, fall
+// back to the timestamp echo (RFC 7323 RTTM) when Karn forbids it.
+func (d *DataSender) ackUpdateRTT(flag int, seqRTT, sackRTT, caRTT int64, rs *cc.RateSample) bool {
+	if seqRTT < 0 {
+		seqRTT = sackRTT
+	}
+	if seqRTT < 0 && d.rcvTsecr != 0 && flag&flagAcked != 0 {
+		if delta := int32(d.tsNow() - d.rcvTsecr); delta >= 0 {
+			seqRTT = max(int64(delta), 1) * 1000
+			caRTT = seqRTT
+		}
+	}
+	if caRTT >= 0 {
+		rs.RTT = sim.Duration(caRTT) * sim.Microsecond
+	} else {
+		rs.RTT = -1
+	}
+	if seqRTT < 0 {
+		return false
+	}
+	// tcp_update_rtt_min: skip suspected delayed ACKs above the minimum.
+	if !(flag&flagAckMaybeDelayed != 0 && caRTT > d.rtt.minRTTUs()) {
+		d.rtt.minRTT.runningMin(minRTTWindow, d.st.Now, max(caRTT, 1000))
+	}
+	d.rtt.sample(seqRTT, d.sndUna, d.sndNxt)
+	d.rtt.setRTO()
+	d.rto = d.rtt.rto // RFC 6298: a valid sample resets the backoff
+	d.Stats.RTT.Add(seqRTT * int64(sim.Microsecond))
+	return true
+}
+
+// congControl follows tcp_cong_control: the CC's cong_control if it has
+// one; else PRR during a reduction or cong_avoid when cwnd may grow; then
+// the pacing rate.
+func (d *DataSender) congControl(ackSeq uint64, ackedSacked uint32, flag int, rs *cc.RateSample) {
+	d.st.LastAckSeq = ackSeq
+	if d.hooks.CongControl != nil {
+		d.fillState()
+		d.hooks.CongControl.CongControl(&d.st, rs)
+		return
+	}
+	if d.inCwndReduction() {
+		d.cwndReduction(int32(ackedSacked), int32(rs.Losses), flag)
+	} else if d.mayRaiseCwnd(flag) {
+		d.fillState()
+		d.hooks.CongAvoid(&d.st, ackedSacked)
+		d.cwndStamp = d.st.Now
+	}
+	d.updatePacingRate()
+}
+
+// mayRaiseCwnd is tcp_may_raise_cwnd.
+func (d *DataSender) mayRaiseCwnd(flag int) bool {
+	if d.reordering > reorderingInit {
+		return flag&flagForwardProgress != 0
+	}
+	return flag&flagDataAcked != 0
+}
+
+// processTLPAck follows tcp_process_tlp_ack: end a TLP episode; if the
+// probe repaired a real loss, reduce cwnd once (as CWR).
+func (d *DataSender) processTLPAck(ackSeq uint64, flag int) {
+	if ackSeq < d.tlpHighSeq {
+		return
+	}
+	switch {
+	case !d.tlpRetrans:
+		d.tlpHighSeq = 0 // a probe of new data was acked
+	case flag&flagDSackTLP != 0:
+		d.tlpHighSeq = 0 // both original and probe arrived: no loss
+	case ackSeq > d.tlpHighSeq:
+		d.initCwndReduction()
+		d.setCAState(cc.CACWR)
+		d.endCwndReduction()
+		d.tryKeepOpen()
+	case flag&(flagSndUnaAdvanced|flagNotDup|flagDataSacked) == 0:
+		d.tlpHighSeq = 0 // a pure dupack: original and probe arrived
+	}
+}

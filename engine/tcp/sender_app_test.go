@@ -1,0 +1,53 @@
+package tcp
+
+import (
+	"testing"
+
+	"github.com/ccscope/ccscope/engine/config"
+	"github.com/ccscope/ccscope/engine/sim"
+	"github.com/ccscope/ccscope/engine/units"
+)
+
+// A fixed-rate application is the bottleneck of a fast path: the receiver
+// gets the application's rate, and the sender marks its rate samples
+// app-limited (tcp_rate_check_app_limited) since it never has a full
+// segment waiting while cwnd is open.
+func TestRateAppIsAppLimited(t *testing.T) {
+	const appRate = 10 * units.Mbps
+	h := shHarness{cc: "reno", rate: 100 * units.Mbps, owd: 20 * sim.Millisecond, opts: shLinuxOpts(),
+		app: config.AppPattern{Kind: config.AppRate, Rate: appRate}}
+	c := h.build(t)
+	c.runUntil(sim.Time(sim.Second))
+	before := c.rcv.BytesDelivered()
+	c.runUntil(sim.Time(6 * sim.Second))
+	got := float64(c.rcv.BytesDelivered()-before) * 8 / 5
+	if got < 0.98*float64(appRate) || got > 1.02*float64(appRate) {
+		t.Errorf("delivered %.4g bps over 5 s, want the app rate %v ± 2%%", got, appRate)
+	}
+	if !c.snd.rate.rateAppLimited {
+		t.Errorf("last rate sample not app-limited, want app-limited")
+	}
+}
+
+// The send buffer bounds unacked plus unsent data, so a greedy flow with a
+// small send buffer on a long path delivers about sndbuf per RTT:
+// 128 KB / 40 ms = 25.6 Mbps (the 100 Mbps path never fills).
+func TestSndBufLimitsThroughput(t *testing.T) {
+	opts := shLinuxOpts()
+	opts.SndBuf = 128 * units.KB
+	h := shHarness{cc: "reno", rate: 100 * units.Mbps, owd: 20 * sim.Millisecond, opts: opts}
+	c := h.build(t)
+	c.runUntil(sim.Time(sim.Second))
+	before := c.rcv.BytesDelivered()
+	c.runUntil(sim.Time(6 * sim.Second))
+	got := float64(c.rcv.BytesDelivered()-before) * 8 / 5
+	// The RTT includes the serialisation of a segment and its ACK: a little
+	// over 40 ms, so the rate is a little under 25.6 Mbps.
+	want := float64(opts.SndBuf) * 8 / 0.040
+	if got < 0.95*want || got > want {
+		t.Errorf("delivered %.4g bps, want sndbuf/RTT = %.4g (−5%%)", got, want)
+	}
+	if out := uint64(c.snd.sb.packetsOut()) * 1448; out > uint64(opts.SndBuf) {
+		t.Errorf("%d bytes in flight exceed the send buffer %d", out, opts.SndBuf)
+	}
+}

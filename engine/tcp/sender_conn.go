@@ -1,0 +1,225 @@
+package tcp
+
+import (
+	"github.com/ccscope/ccscope/engine/cc"
+	"github.com/ccscope/ccscope/engine/config"
+	"github.com/ccscope/ccscope/engine/packet"
+	"github.com/ccscope/ccscope/engine/sim"
+	"github.com/ccscope/ccscope/engine/units"
+)
+
+// appEvent is the application timer: the connection start, then writes of
+// a rate-limited application or the on/off switch.
+func (d *DataSender) appEvent() {
+	switch d.state {
+	case sndClosed:
+		d.connect()
+		return
+	case sndEstablished:
+	default:
+		return
+	}
+	app := d.cfg.App
+	d.slowStartAfterIdleCheck()
+	switch app.Kind {
+	case config.AppRate:
+		// tcp_sendmsg checks for an app-limited gap before it queues the
+		// new data.
+		d.checkAppLimited()
+		d.appOwed += d.mss
+		d.appTimer.Arm(d.st.Now.Add(units.TxTime(units.Bytes(d.mss), app.Rate)))
+	case config.OnOff:
+		if !d.appOn {
+			d.checkAppLimited() // before the first write of the on period
+			d.appOn = true
+			d.appTimer.Arm(d.st.Now.Add(app.On))
+		} else {
+			d.appOn = false
+			d.appTimer.Arm(d.st.Now.Add(app.Off))
+		}
+	}
+	d.push()
+}
+
+// fillWrite advances write_seq as far as the application and the send
+// buffer allow (the send buffer counts payload bytes, unacked plus unsent).
+// A greedy application fills the buffer; a rate application writes a
+// segment per segment-time at its rate. Writes are whole segments (as if
+// the application wrote in MSS multiples), so a sub-MSS segment is only
+// ever the flow's last.
+func (d *DataSender) fillWrite() {
+	limit := uint64(1<<63 - 1)
+	if d.endSeq > 0 {
+		limit = d.endSeq
+	}
+	if b := uint64(d.cfg.Opts.SndBuf); b > 0 {
+		limit = min(limit, d.sndUna+b)
+	}
+	switch d.cfg.App.Kind {
+	case config.AppRate:
+		w := min(d.writeSeq+d.appOwed, limit)
+		if w > d.writeSeq {
+			d.appOwed -= w - d.writeSeq
+			d.writeSeq = w
+		}
+	case config.OnOff:
+		// While on, the application keeps up with the socket: it writes
+		// what the windows let the sender send now, so the data it wrote
+		// when an off period starts drains within a round trip.
+		if d.appOn {
+			d.writeSeq = max(d.writeSeq, min(limit, d.sndUna+min(uint64(d.st.CwndPkts)*d.mss, d.sndWnd)))
+		}
+	default:
+		d.writeSeq = max(d.writeSeq, limit)
+	}
+	// The application writes whole segments except the flow's last: the
+	// scoreboard numbers segments by MSS from sequence 1.
+	if d.writeSeq != d.endSeq {
+		d.writeSeq = 1 + (d.writeSeq-1)/d.mss*d.mss
+	}
+}
+
+// checkAppLimited follows tcp_rate_check_app_limited, called when the
+// application writes: mark the flow app-limited if it has less than a
+// segment to send, is not cwnd-limited and has no lost data unrepaired.
+func (d *DataSender) checkAppLimited() {
+	d.fillWrite()
+	if d.writeSeq-d.sndNxt < d.mss && d.sb.inFlight() < d.st.CwndPkts && d.sb.lostOut <= d.sb.retransOut {
+		d.rate.appLimited = max(d.rate.delivered+d.sb.inFlight(), 1)
+	}
+}
+
+// connect sends the SYN (tcp_connect); its timer starts at TCP_TIMEOUT_INIT.
+func (d *DataSender) connect() {
+	d.state = sndSynSent
+	d.synSentAt = d.st.Now
+	d.sendSYN()
+	d.rto = timeoutInit
+	d.resetXmitTimer(timeRetrans, d.rto, rtoMax)
+}
+
+func (d *DataSender) sendSYN() {
+	id := d.pool.Alloc()
+	p := d.pool.Get(id)
+	p.Flow, p.Src, p.Dst = d.cfg.Flow, d.cfg.Node, d.cfg.Peer
+	p.Size = HeaderBytes
+	p.Flags = packet.SYN
+	if d.cfg.ECN {
+		p.Flags |= packet.ECE | packet.CWR
+		if d.cfg.Echo == EchoAccECN {
+			p.Flags |= packet.AE
+		}
+	}
+	p.TSVal = d.tsNow()
+	p.SentAt = d.st.Now
+	d.out.Send(id)
+}
+
+// synTimer follows tcp_retransmit_timer in SYN-SENT: resend the SYN with
+// the timeout doubled, up to tcp_syn_retries times.
+func (d *DataSender) synTimer() {
+	if d.retransmits >= synRetriesMax {
+		d.state = sndFailed
+		return
+	}
+	d.retransmits++
+	d.Stats.SYNRetrans++
+	d.totalRetrans++
+	d.sendSYN()
+	d.rto = min(d.rto<<1, rtoMax)
+	d.resetXmitTimer(timeRetrans, d.rto, rtoMax)
+}
+
+// synAck completes the handshake (tcp_rcv_synsent_state_process and
+// tcp_init_transfer): negotiate ECN, take the SYN's RTT, set the initial
+// window and start the CC.
+func (d *DataSender) synAck(p *packet.Packet) {
+	d.state = sndEstablished
+	d.sndUna, d.sndNxt, d.writeSeq = 1, 1, 1
+	d.sndWnd = uint64(p.Wnd)
+	d.maxWnd = d.sndWnd
+	d.tsRecent = p.TSVal
+	if d.cfg.ECN {
+		switch {
+		case d.cfg.Echo == EchoAccECN && p.Flags&(packet.AE|packet.CWR) != 0:
+			d.ecnOK, d.accECN = true, true
+			d.lastACE = 5 // r.cep starts at 5 (RFC 9768 §3.2.1)
+		case p.Flags&packet.ECE != 0 && p.Flags&(packet.AE|packet.CWR) == 0:
+			d.ecnOK = true // RFC 3168 ECN (also the AccECN fallback)
+		}
+	}
+	// Karn: a retransmitted SYN gives no RTT sample from timing; fall back
+	// to the timestamp echo as tcp_ack_update_rtt does.
+	var rttUs int64 = -1
+	if d.retransmits == 0 {
+		rttUs = toUs(d.st.Now.Sub(d.synSentAt))
+	} else if p.TSEcr != 0 {
+		rttUs = max(int64(d.tsNow()-p.TSEcr), 1) * 1000
+	}
+	if rttUs >= 0 {
+		d.rtt.minRTT.runningMin(minRTTWindow, d.st.Now, max(rttUs, 1))
+		d.rtt.sample(rttUs, d.sndUna, d.sndNxt)
+		d.rtt.setRTO()
+		d.rto = d.rtt.rto
+		d.Stats.RTT.Add(rttUs * int64(sim.Microsecond))
+	} else {
+		d.rto = 3 * sim.Second // TCP_TIMEOUT_FALLBACK
+	}
+	d.retransmits = 0
+	d.pending = timeNone
+	d.xmitTimer.Stop()
+
+	iw := d.cfg.Opts.InitCwnd
+	if iw == 0 {
+		iw = initCwnd
+	}
+	// RFC 6298 5.7 as tcp_init_transfer: a lost SYN handshake starts at 1.
+	if d.totalRetrans > 1 {
+		iw = 1
+	}
+	d.st.CwndPkts = iw
+	d.st.SSThreshPkts = infiniteSSThresh
+	d.st.CA = cc.CAOpen
+	d.cwndStamp = d.st.Now
+	if sd, ok := d.cfg.CC.(Seeder); ok && d.cfg.RNG != nil {
+		sd.Seed(d.cfg.RNG)
+	}
+	if d.hooks.Init != nil {
+		d.fillState()
+		d.hooks.Init.Init(&d.st)
+	}
+	switch d.cfg.App.Kind {
+	case config.AppRate:
+		d.appTimer.Arm(d.st.Now)
+	case config.OnOff:
+		d.appTimer.Arm(d.st.Now.Add(d.cfg.App.On))
+	}
+	d.push()
+}
+
+// slowStartAfterIdleCheck follows tcp_slow_start_after_idle_check: an
+// application that writes after more than an RTO of silence restarts from a
+// smaller window (tcp_cwnd_restart, RFC 2861): cwnd is halved per RTO idle,
+// down to the initial window.
+func (d *DataSender) slowStartAfterIdleCheck() {
+	if d.sb.packetsOut() > 0 || d.hooks.CongControl != nil || !d.Stats.Started {
+		return
+	}
+	delta := d.st.Now.Sub(d.lsndTime)
+	if delta <= d.rto {
+		return
+	}
+	d.caEvent(cc.EventCwndRestart)
+	d.st.SSThreshPkts = d.currentSSThresh()
+	iw := d.cfg.Opts.InitCwnd
+	if iw == 0 {
+		iw = initCwnd
+	}
+	restart := min(iw, d.st.CwndPkts)
+	cwnd := d.st.CwndPkts
+	for delta -= d.rto; delta > 0 && cwnd > restart; delta -= d.rto {
+		cwnd >>= 1
+	}
+	d.st.CwndPkts = max(cwnd, restart)
+	d.cwndStamp = d.st.Now
+}

@@ -1,0 +1,167 @@
+package tcp
+
+import (
+	"testing"
+
+	"github.com/ccscope/ccscope/engine/cc"
+	"github.com/ccscope/ccscope/engine/config"
+	"github.com/ccscope/ccscope/engine/packet"
+	"github.com/ccscope/ccscope/engine/sim"
+	"github.com/ccscope/ccscope/engine/trace"
+	"github.com/ccscope/ccscope/engine/units"
+)
+
+// shPipe is a test link: it serialises at rate, delays by delay (plus a
+// per-packet extra delay, which can reorder), and drops what drop selects.
+// Every packet it carries is logged.
+type shPipe struct {
+	s     *sim.Sim
+	pool  *packet.Pool
+	self  int32
+	rate  units.BitRate
+	delay sim.Duration
+	busy  sim.Time
+	to    interface{ Receive(packet.ID) }
+	drop  func(p *packet.Packet, now sim.Time) bool
+	extra func(p *packet.Packet) sim.Duration
+	ce    func(p *packet.Packet) bool // marks CE (ECT packets only)
+	log   []shSent
+}
+
+// shSent is one packet a shPipe carried (or dropped).
+type shSent struct {
+	at      sim.Time
+	seq     uint64
+	len     uint32
+	flags   packet.Flags
+	nsack   uint8
+	dropped bool
+	arr     sim.Time // when it reached the far end
+}
+
+func newShPipe(s *sim.Sim, pool *packet.Pool, rate units.BitRate, delay sim.Duration) *shPipe {
+	p := &shPipe{s: s, pool: pool, rate: rate, delay: delay}
+	p.self = s.Register(p, "pipe")
+	return p
+}
+
+// Send implements Sender.
+func (p *shPipe) Send(id packet.ID) {
+	pk := p.pool.Get(id)
+	now := p.s.Now()
+	drop := p.drop != nil && p.drop(pk, now)
+	p.log = append(p.log, shSent{at: now, seq: pk.Seq, len: pk.Len, flags: pk.Flags, nsack: pk.NSack, dropped: drop})
+	if drop {
+		p.pool.Free(id)
+		return
+	}
+	if p.ce != nil && pk.ECN != packet.NotECT && p.ce(pk) {
+		pk.ECN = packet.CE
+	}
+	start := max(now, p.busy)
+	p.busy = start.Add(units.TxTime(pk.Size, p.rate))
+	at := p.busy.Add(p.delay)
+	if p.extra != nil {
+		at = at.Add(p.extra(pk))
+	}
+	p.log[len(p.log)-1].arr = at
+	p.s.Schedule(at, p.self, 1, uint64(id))
+}
+
+// Handle delivers a packet.
+func (p *shPipe) Handle(ev sim.Event) { p.to.Receive(packet.ID(ev.Arg)) }
+
+// transmissions returns the times data segment seq was handed to the shPipe.
+func (p *shPipe) transmissions(seq uint64) []sim.Time {
+	var ts []sim.Time
+	for _, x := range p.log {
+		if x.seq == seq && x.len > 0 {
+			ts = append(ts, x.at)
+		}
+	}
+	return ts
+}
+
+// shConn is a sender and a receiver joined by two pipes.
+type shConn struct {
+	s        *sim.Sim
+	pool     *packet.Pool
+	snd      *DataSender
+	rcv      *Receiver
+	fwd, rev *shPipe
+}
+
+// shHarness configures a test connection.
+type shHarness struct {
+	cc    string
+	rate  units.BitRate // both directions
+	owd   sim.Duration  // one-way propagation delay
+	size  units.Bytes
+	opts  config.TCPOptions
+	app   config.AppPattern
+	trace config.TraceDetail
+	echo  EchoMode
+}
+
+// linux are the options of a default Linux host.
+func shLinuxOpts() config.TCPOptions {
+	return config.TCPOptions{SACK: true, RACK: true, TLP: true, PRR: true, FRTO: true, Pacing: true,
+		TSO: true, GRO: false, DelayedAck: true, MSS: 1448, InitCwnd: 10, SndBuf: 0,
+		RcvBufInit: 128 * units.KiB, RcvBufMax: 64 * units.MiB}
+}
+
+func (h shHarness) build(t *testing.T) *shConn {
+	t.Helper()
+	s := sim.New()
+	pool := &packet.Pool{}
+	alg, err := cc.New(h.cc)
+	if err != nil {
+		t.Fatalf("cc.New(%q): %v", h.cc, err)
+	}
+	c := &shConn{s: s, pool: pool}
+	c.fwd = newShPipe(s, pool, h.rate, h.owd)
+	c.rev = newShPipe(s, pool, h.rate, h.owd)
+	rec := trace.NewRecorder(h.trace, 0, nil)
+	rec.Flows = []string{"f0"}
+	c.snd = NewSender(s, pool, c.fwd, rec, SenderConfig{Flow: 0, Node: 0, Peer: 1, Opts: h.opts, CC: alg,
+		ECN: h.opts.ECN, Echo: h.echo, Size: h.size, App: h.app})
+	c.rcv = NewReceiver(s, pool, c.rev, rec, ReceiverConfig{Flow: 0, Node: 1, Peer: 0, Opts: h.opts, Echo: h.echo})
+	c.fwd.to = c.rcv
+	c.rev.to = c.snd
+	return c
+}
+
+// seqOfSeg is the first sequence number of data segment n (MSS 1448).
+func seqOfSeg(n uint64) uint64 { return 1 + n*1448 }
+
+// dropOnce drops the first transmission of the data segments starting at
+// the given sequence numbers.
+func dropOnce(seqs ...uint64) func(p *packet.Packet, now sim.Time) bool {
+	seen := map[uint64]bool{}
+	return func(p *packet.Packet, now sim.Time) bool {
+		if p.Len == 0 || seen[p.Seq] {
+			return false
+		}
+		for _, s := range seqs {
+			if p.Seq == s {
+				seen[s] = true
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// runUntil runs the connection to time t.
+func (c *shConn) runUntil(t sim.Time) { c.s.RunUntil(t) }
+
+// firstSackAfter is when the sender received the first ACK carrying SACK
+// blocks sent by the receiver at or after t.
+func (c *shConn) firstSackAfter(t sim.Time) (sim.Time, bool) {
+	for _, x := range c.rev.log {
+		if x.at >= t && x.nsack > 0 && !x.dropped {
+			return x.arr, true
+		}
+	}
+	return 0, false
+}

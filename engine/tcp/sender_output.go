@@ -1,0 +1,320 @@
+package tcp
+
+import (
+	"github.com/ccscope/ccscope/engine/cc"
+	"github.com/ccscope/ccscope/engine/packet"
+	"github.com/ccscope/ccscope/engine/sim"
+	"github.com/ccscope/ccscope/engine/trace"
+	"github.com/ccscope/ccscope/engine/units"
+)
+
+// push is tcp_push_pending_frames: send what the windows allow.
+func (d *DataSender) push() {
+	if d.state != sndEstablished {
+		return
+	}
+	d.fillWrite()
+	d.writeXmit(0)
+}
+
+// paceKick is the pacing timer (tcp_pace_kick → tcp_tsq_write): repair
+// losses first, then send new data.
+func (d *DataSender) paceKick() {
+	if d.state != sndEstablished {
+		return
+	}
+	if d.sb.lostOut > d.sb.retransOut && d.st.CwndPkts > d.sb.inFlight() {
+		d.xmitRetransmitQueue()
+	}
+	d.push()
+}
+
+// cwndTest follows tcp_cwnd_test: the segments cwnd allows now, at most half
+// the window so that at least two TSO chunks are in flight.
+func (d *DataSender) cwndTest() uint32 {
+	inFlight, cwnd := d.sb.inFlight(), d.st.CwndPkts
+	if inFlight >= cwnd {
+		return 0
+	}
+	return min(max(cwnd>>1, 1), cwnd-inFlight)
+}
+
+// tsoSegs follows tcp_tso_segs and tcp_tso_autosize: about 1 ms of data at
+// the pacing rate (rate >> sk_pacing_shift), plus a bonus for small RTTs,
+// capped at 64 KB, at least min_tso_segs.
+func (d *DataSender) tsoSegs() uint32 {
+	if !d.cfg.Opts.TSO {
+		return 1
+	}
+	minSegs := uint32(minTSOSegs)
+	if d.hooks.MinTSOSegs != nil {
+		minSegs = d.hooks.MinTSOSegs.MinTSOSegs(&d.st)
+	}
+	bytes := uint64(gsoMaxBytes)
+	if r := d.pacingRate(); r > 0 {
+		bytes = uint64(r/8) >> pacingShift
+	}
+	if sh := d.rtt.minRTTUs() >> tsoRTTLog; sh < 32 {
+		bytes += gsoMaxBytes >> sh
+	}
+	bytes = min(bytes, gsoMaxBytes)
+	segs := max(uint32(bytes/d.mss), minSegs)
+	return min(segs, d.st.GSOMaxSegs)
+}
+
+// pacingCheck follows tcp_pacing_check: with internal pacing, nothing may
+// leave before tcp_wstamp_ns; the pacing timer wakes the sender then.
+func (d *DataSender) pacingCheck() bool {
+	if !d.cfg.Opts.Pacing || d.wstamp <= d.st.Now {
+		return false
+	}
+	if !d.paceTimer.Armed() {
+		d.paceTimer.Arm(d.wstamp)
+	}
+	return true
+}
+
+// pacingDelay is tcp_pacing_delay: how far the next departure lies ahead.
+func (d *DataSender) pacingDelay() sim.Duration {
+	if !d.cfg.Opts.Pacing || d.wstamp <= d.st.Now {
+		return 0
+	}
+	return d.wstamp.Sub(d.st.Now)
+}
+
+// writeXmit follows tcp_write_xmit. pushOne is 0 (send all allowed), or 2
+// (a loss probe: one segment even if cwnd is full). It reports whether the
+// sender has data it cannot send with nothing in flight.
+func (d *DataSender) writeXmit(pushOne int) bool {
+	var sent uint32
+	cwndLimited := false
+	maxSegs := d.tsoSegs()
+	for d.writeSeq > d.sndNxt {
+		if d.pacingCheck() {
+			break
+		}
+		quota := d.cwndTest()
+		if quota == 0 {
+			if pushOne != 2 {
+				break
+			}
+			quota = 1
+		}
+		quota = min(quota, maxSegs)
+		// tcp_snd_wnd_test: the first segment must fit the receive window.
+		segEnd := min(d.sndNxt+d.mss, d.writeSeq)
+		if segEnd > d.sndUna+d.sndWnd {
+			break
+		}
+		n := d.sendChunk(quota)
+		sent += n
+		if pushOne != 0 {
+			break
+		}
+	}
+	cwndLimited = cwndLimited || d.sb.inFlight() >= d.st.CwndPkts
+	if sent > 0 || cwndLimited {
+		d.cwndValidate(cwndLimited)
+	}
+	if sent > 0 {
+		if d.inCwndReduction() {
+			d.prrOut += sent
+		}
+		if pushOne != 2 {
+			d.scheduleLossProbe(false)
+		}
+		return false
+	}
+	return d.sb.packetsOut() == 0 && d.writeSeq > d.sndNxt
+}
+
+// sendChunk sends up to quota new segments as one TSO chunk (one skb): they
+// leave together and advance the pacing clock by their total length.
+func (d *DataSender) sendChunk(quota uint32) uint32 {
+	priorWstamp := d.wstamp
+	d.wstamp = max(d.wstamp, d.st.Now)
+	var n uint32
+	var bytes units.Bytes
+	wndEnd := d.sndUna + d.sndWnd
+	for n < quota && d.writeSeq > d.sndNxt {
+		end := min(d.sndNxt+d.mss, d.writeSeq)
+		if end > wndEnd {
+			break
+		}
+		if d.sb.inFlight() == 0 {
+			d.caEvent(cc.EventTxStart) // tcp_event_data_sent
+		}
+		packetsOut := d.sb.packetsOut()
+		seg := d.sb.push(end, d.st.Now)
+		d.rate.skbSent(d.sb.seg(seg), packetsOut)
+		bytes += units.Bytes(end-d.sndNxt) + HeaderBytes
+		d.emit(d.sndNxt, end, false)
+		d.sndNxt = end
+		n++
+		// tcp_event_new_data_sent: the first segment in flight arms the RTO.
+		if packetsOut == 0 || d.pending == timeLossProbe {
+			d.rearmRTO()
+		}
+	}
+	d.afterSend(bytes, priorWstamp)
+	return n
+}
+
+// afterSend follows tcp_update_skb_after_send: advance tcp_wstamp_ns by the
+// chunk's length at the pacing rate, less up to half of it as credit for
+// time the sender sat idle. The first 10 segments go unpaced.
+func (d *DataSender) afterSend(bytes units.Bytes, priorWstamp sim.Time) {
+	d.lsndTime = d.st.Now
+	rate := d.pacingRate()
+	if !d.cfg.Opts.Pacing || rate <= 0 || d.Stats.SegsSent < unpacedSegs || bytes == 0 {
+		return
+	}
+	length := units.TxTime(bytes, rate)
+	credit := d.wstamp.Sub(priorWstamp)
+	length -= min(length/2, credit)
+	d.wstamp = d.wstamp.Add(length)
+}
+
+// emit puts one data segment [start, end) on the network.
+func (d *DataSender) emit(start, end uint64, retrans bool) {
+	id := d.pool.Alloc()
+	p := d.pool.Get(id)
+	p.Flow, p.Src, p.Dst = d.cfg.Flow, d.cfg.Node, d.cfg.Peer
+	p.Seq, p.Len = start, uint32(end-start)
+	p.Size = units.Bytes(p.Len) + HeaderBytes
+	p.Flags = packet.ACK
+	p.TSVal, p.TSEcr = d.tsNow(), d.tsRecent
+	p.SentAt = d.st.Now
+	p.Tx = int32(d.sb.segOf(start))
+	if d.ecnOK {
+		// tcp_ecn_send: classic ECN marks only new data ECT and sets CWR
+		// on the first new segment after a reduction; ECN-needing CCs
+		// (DCTCP, AccECN/Prague) keep retransmissions ECT too.
+		if !retrans || d.cfg.Echo != EchoClassic {
+			p.ECN = packet.ECT0
+			if d.accECN {
+				p.ECN = packet.ECT1
+			}
+		}
+		if !retrans && d.queueCWR && !d.accECN {
+			d.queueCWR = false
+			p.Flags |= packet.CWR
+		}
+	}
+	if !d.Stats.Started {
+		d.Stats.Started = true
+		d.Stats.FirstSend = d.st.Now
+	}
+	d.Stats.SegsSent++
+	d.Stats.BytesSent += units.Bytes(p.Len)
+	d.out.Send(id)
+}
+
+// retransmitSeg follows tcp_retransmit_skb for one segment: the
+// retransmission counts as in flight (retrans_out) and may be undone.
+func (d *DataSender) retransmitSeg(n uint64) {
+	d.resendSeg(n)
+	d.sb.setRetransOut(n)
+	if d.retransStamp == 0 {
+		d.retransStamp = d.tsNow()
+	}
+	if d.undoRetrans < 0 {
+		d.undoRetrans = 0
+	}
+	d.undoRetrans++
+}
+
+// resendSeg follows __tcp_retransmit_skb: put segment n on the wire again.
+// A loss probe uses it directly, so the probe is not counted in retrans_out.
+func (d *DataSender) resendSeg(n uint64) {
+	s := d.sb.seg(n)
+	start := d.sb.start(n)
+	priorWstamp := d.wstamp
+	d.wstamp = max(d.wstamp, d.st.Now)
+	d.sb.resent(n, d.st.Now)
+	// Every transmission takes a fresh rate snapshot (tcp_rate_skb_sent).
+	d.rate.skbSent(s, d.sb.packetsOut())
+	d.emit(start, s.end, true)
+	d.totalRetrans++
+	d.Stats.Retransmits++
+	d.afterSend(units.Bytes(s.end-start)+HeaderBytes, priorWstamp)
+	if d.rec.On() {
+		d.event(trace.EvRetransmit, start, uint32(s.end-start))
+	}
+}
+
+// xmitRetransmitQueue follows tcp_xmit_retransmit_queue: retransmit lost,
+// not yet retransmitted segments in sequence order while cwnd allows. The
+// walk starts at the lowest such segment (the kernel's retransmit hint) and
+// stops once every lost segment has a retransmission out.
+func (d *DataSender) xmitRetransmitQueue() {
+	if d.sb.packetsOut() == 0 {
+		return
+	}
+	rearm := false
+	for n := max(d.rtxHint, d.sb.una); n < d.sb.nxt; n++ {
+		if d.pacingCheck() {
+			break
+		}
+		if int64(d.st.CwndPkts)-int64(d.sb.inFlight()) <= 0 {
+			break
+		}
+		if d.sb.retransOut >= d.sb.lostOut {
+			break
+		}
+		s := d.sb.seg(n)
+		if s.flags&flagLost == 0 || s.flags&(flagSacked|flagRetransOut) != 0 {
+			d.rtxHint = n + 1
+			continue
+		}
+		d.retransmitSeg(n)
+		d.rtxHint = n + 1
+		if d.inCwndReduction() {
+			d.prrOut++
+		}
+		if n == d.sb.una && d.pending != timeReoTimeout {
+			rearm = true
+		}
+	}
+	if rearm {
+		d.resetXmitTimer(timeRetrans, d.rto, rtoMax)
+	}
+}
+
+// noteRetransCandidate keeps the retransmit hint at or below segment n,
+// which just became lost and unretransmitted.
+func (d *DataSender) noteRetransCandidate(n uint64) {
+	if n < d.rtxHint {
+		d.rtxHint = n
+	}
+}
+
+// cwndValidate follows tcp_cwnd_validate: remember whether this window was
+// cwnd-limited (for tcp_is_cwnd_limited).
+func (d *DataSender) cwndValidate(cwndLimited bool) {
+	if d.sndUna >= d.cwndUsageSeq || cwndLimited || !d.isCwndLimited && d.sb.packetsOut() > d.maxPacketsOut {
+		d.isCwndLimited = cwndLimited
+		d.maxPacketsOut = d.sb.packetsOut()
+		d.cwndUsageSeq = d.sndNxt
+	}
+	if d.cwndLimited() {
+		d.cwndStamp = d.st.Now
+	}
+}
+
+// updatePacingRate follows tcp_update_pacing_rate: 200% of cwnd·mss/srtt in
+// slow start (cwnd < ssthresh/2), 120% after.
+func (d *DataSender) updatePacingRate() {
+	// rate in bytes/s = mss · (USEC_PER_SEC/100 << 3) · ratio · cwnd / srtt_us(<<3).
+	rate := d.mss * ((1000000 / 100) << 3)
+	if d.st.CwndPkts < d.st.SSThreshPkts/2 {
+		rate *= pacingSSRatio
+	} else {
+		rate *= pacingCARatio
+	}
+	rate *= uint64(max(d.st.CwndPkts, d.sb.packetsOut()))
+	if d.rtt.srttUs8 != 0 {
+		rate /= uint64(d.rtt.srttUs8)
+	}
+	d.st.PacingRate = units.BitRate(rate * 8)
+}

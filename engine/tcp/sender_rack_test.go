@@ -1,0 +1,161 @@
+package tcp
+
+import (
+	"testing"
+
+	"github.com/ccscope/ccscope/engine/cc"
+	"github.com/ccscope/ccscope/engine/packet"
+	"github.com/ccscope/ccscope/engine/sim"
+	"github.com/ccscope/ccscope/engine/units"
+)
+
+// One segment lost mid-window is repaired by RACK, not by the RTO, about
+// min_rtt/4 after the first SACK above the hole. tcp_rack_detect_loss marks
+// the segment lost once RACK.rtt + reo_wnd has passed since it was sent,
+// RACK.rtt being the RTT of the most recently sent (s)acked segment. With t0
+// the lost segment's send time, t0' the next segment's and tS the first
+// SACK's arrival, that is tS + min_rtt/4 − (t0' − t0): either a later SACK
+// finds the deadline passed (ACKs arrive every ~0.1 ms here) or the
+// reordering timer fires, rounded up to a jiffy plus TCP_TIMEOUT_MIN (2 ms).
+// So the retransmission leaves in
+//
+//	tS + min_rtt/4 − (t0' − t0) + [−1 ms, 3 ms],
+//
+// the −1 ms allowing for RTT variation between the segments (queueing in
+// slow start).
+func TestRACKRepairsMidWindowLossAfterReorderWindow(t *testing.T) {
+	const lostSeg = 200
+	h := shHarness{cc: "reno", rate: 100 * units.Mbps, owd: 20 * sim.Millisecond, size: 3 * units.MB, opts: shLinuxOpts()}
+	c := h.build(t)
+	c.fwd.drop = dropOnce(seqOfSeg(lostSeg))
+	c.runUntil(sim.Time(5 * sim.Second))
+
+	tx := c.fwd.transmissions(seqOfSeg(lostSeg))
+	if len(tx) != 2 {
+		t.Fatalf("segment %d sent %d times, want 2", lostSeg, len(tx))
+	}
+	next := c.fwd.transmissions(seqOfSeg(lostSeg + 1))[0]
+	tS, ok := c.firstSackAfter(tx[0])
+	if !ok {
+		t.Fatalf("no SACK after the loss")
+	}
+	quarter := sim.Duration(c.snd.rtt.minRTTUs()>>2) * sim.Microsecond
+	lo := tS.Add(quarter - next.Sub(tx[0]) - sim.Millisecond)
+	hi := lo.Add(4 * sim.Millisecond)
+	if tx[1] < lo || tx[1] > hi {
+		t.Errorf("retransmission at %v, want in [%v, %v] (SACK at %v, min_rtt/4 = %v)", tx[1], lo, hi, tS, quarter)
+	}
+	st := c.snd.Stats
+	if st.RTOs != 0 || st.Retransmits != 1 || st.Recoveries != 1 {
+		t.Errorf("RTOs, retransmits, recoveries = %d, %d, %d; want 0, 1, 1", st.RTOs, st.Retransmits, st.Recoveries)
+	}
+	if got := c.rcv.BytesDelivered(); got != h.size {
+		t.Errorf("delivered %d bytes, want %d", got, h.size)
+	}
+}
+
+// A tail loss — the last three segments of a transfer — is repaired by a
+// loss probe after PTO = 2·srtt + TCP_TIMEOUT_MIN (more than one packet
+// out), rounded up to jiffies, counted from the last ACK that re-armed the
+// timer (tcp_schedule_loss_probe). Without TLP the same loss waits for the
+// RTO (≥ 200 ms + srtt), so the transfer ends later by about RTO − PTO.
+func TestTLPRepairsTailLoss(t *testing.T) {
+	const segs = 100
+	size := units.Bytes(segs * 1448)
+	for _, tc := range []struct {
+		name       string
+		tlp        bool
+		rtos, tlps uint64
+	}{
+		{"tlp on", true, 0, 1},
+		{"tlp off", false, 1, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := shLinuxOpts()
+			opts.TLP = tc.tlp
+			h := shHarness{cc: "reno", rate: 100 * units.Mbps, owd: 20 * sim.Millisecond, size: size, opts: opts}
+			c := h.build(t)
+			c.fwd.drop = dropOnce(seqOfSeg(segs-3), seqOfSeg(segs-2), seqOfSeg(segs-1))
+			c.runUntil(sim.Time(5 * sim.Second))
+			st := c.snd.Stats
+			if st.RTOs != tc.rtos || st.TLPs != tc.tlps {
+				t.Errorf("RTOs, TLPs = %d, %d; want %d, %d", st.RTOs, st.TLPs, tc.rtos, tc.tlps)
+			}
+			if got := c.rcv.BytesDelivered(); got != size {
+				t.Fatalf("delivered %d, want %d", got, size)
+			}
+			// The first repair (the probe, or the RTO's retransmission of
+			// the head) follows the last ACK, which acknowledged segs-4.
+			repair := sim.Never
+			for n := uint64(segs - 3); n < segs; n++ {
+				if tx := c.fwd.transmissions(seqOfSeg(n)); len(tx) > 1 {
+					repair = min(repair, tx[1])
+				}
+			}
+			var lastAck sim.Time
+			for _, x := range c.rev.log {
+				if x.arr < repair {
+					lastAck = max(lastAck, x.arr)
+				}
+			}
+			srttLo := 2*sim.Duration(c.snd.rtt.minRTTUs())*sim.Microsecond + 2*sim.Millisecond
+			if tc.tlp {
+				// srtt is within a few ms of min_rtt on this clean path.
+				if d := repair.Sub(lastAck); d < srttLo || d > srttLo+6*sim.Millisecond {
+					t.Errorf("probe %v after the last ACK, want 2·srtt + 2 ms ≈ %v (+ ≤ 6 ms)", d, srttLo)
+				}
+			} else if d := repair.Sub(lastAck); d < 200*sim.Millisecond {
+				t.Errorf("repair %v after the last ACK, want an RTO (≥ 200 ms)", d)
+			}
+		})
+	}
+}
+
+// Reordering shorter than the reordering window (min_rtt/4 = 10 ms here)
+// causes no retransmission. Reordering longer than it triggers one spurious
+// retransmission; the D-SACK that reports it widens the window by a step
+// (tcp_rack_update_reo_wnd), the reduction is undone, and a later
+// reordering of 15 ms — beyond one step, within two — is then tolerated.
+func TestRACKReorderingWindow(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		delays     map[uint64]sim.Duration // segment → extra delay
+		retrans    uint64
+		steps      uint32
+		minUndos   uint64
+		retransSeg []uint64
+	}{
+		{"5ms within window", map[uint64]sim.Duration{300: 5 * sim.Millisecond}, 0, 1, 0, nil},
+		{"25ms beyond window, then 15ms", map[uint64]sim.Duration{300: 25 * sim.Millisecond, 1500: 15 * sim.Millisecond}, 1, 2, 1, []uint64{300}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := shHarness{cc: "reno", rate: 100 * units.Mbps, owd: 20 * sim.Millisecond, size: 4 * units.MB, opts: shLinuxOpts()}
+			c := h.build(t)
+			c.fwd.extra = func(p *packet.Packet) sim.Duration {
+				if p.Len > 0 && (p.Seq-1)%1448 == 0 {
+					return tc.delays[(p.Seq-1)/1448]
+				}
+				return 0
+			}
+			c.runUntil(sim.Time(5 * sim.Second))
+			st := c.snd.Stats
+			if st.Retransmits != tc.retrans {
+				t.Errorf("retransmits = %d, want %d", st.Retransmits, tc.retrans)
+			}
+			for _, n := range tc.retransSeg {
+				if got := len(c.fwd.transmissions(seqOfSeg(n))); got != 2 {
+					t.Errorf("segment %d sent %d times, want 2", n, got)
+				}
+			}
+			if c.snd.rack.reoWndSteps != tc.steps {
+				t.Errorf("reo_wnd_steps = %d, want %d", c.snd.rack.reoWndSteps, tc.steps)
+			}
+			if st.Undos < tc.minUndos {
+				t.Errorf("undos = %d, want ≥ %d", st.Undos, tc.minUndos)
+			}
+			if c.snd.st.CA != cc.CAOpen {
+				t.Errorf("final CA state %v, want open", c.snd.st.CA)
+			}
+		})
+	}
+}

@@ -1,0 +1,214 @@
+package tcp
+
+import (
+	"github.com/ccscope/ccscope/engine/config"
+	"testing"
+
+	"github.com/ccscope/ccscope/engine/cc"
+	"github.com/ccscope/ccscope/engine/sim"
+	"github.com/ccscope/ccscope/engine/units"
+)
+
+// runRecovery runs c until the sender has entered and left one recovery
+// episode (or until limit).
+func runRecovery(c *shConn, limit sim.Time) bool {
+	entered := false
+	for c.s.Now() < limit && c.s.Step(1) > 0 {
+		switch {
+		case c.snd.st.CA == cc.CARecovery:
+			entered = true
+		case entered:
+			return true
+		}
+	}
+	return false
+}
+
+// During one fast recovery, PRR (RFC 6937 §3) sends
+//
+//	prr_out = ⌈prr_delivered · ssthresh / RecoverFS⌉
+//
+// while in flight stays above ssthresh, RecoverFS being the window when
+// recovery began (tcp_cwnd_reduction uses prior_cwnd). Reno halves the
+// window, so about one segment leaves per two delivered. A single loss
+// keeps in flight above ssthresh for the whole episode. Pacing is off so
+// every segment PRR allows leaves at once (a paced sender may still hold
+// some when recovery ends).
+func TestPRRSendsInProportionToDelivered(t *testing.T) {
+	opts := shLinuxOpts()
+	opts.Pacing = false
+	h := shHarness{cc: "reno", rate: 100 * units.Mbps, owd: 20 * sim.Millisecond, size: 20 * units.MB, opts: opts}
+	c := h.build(t)
+	c.fwd.drop = dropOnce(seqOfSeg(400))
+	if !runRecovery(c, sim.Time(10*sim.Second)) {
+		t.Fatalf("no complete recovery episode")
+	}
+	d := c.snd
+	prior, ss := uint64(d.st.PriorCwndPkts), uint64(d.st.SSThreshPkts)
+	if ss != prior/2 {
+		t.Errorf("ssthresh = %d, want prior_cwnd/2 = %d (Reno)", ss, prior/2)
+	}
+	want := (uint64(d.prrDelivered)*ss + prior - 1) / prior
+	if got := uint64(d.prrOut); got+1 < want || got > want+1 {
+		t.Errorf("prr_out = %d after prr_delivered = %d, want ⌈%d·%d/%d⌉ = %d ± 1", got, d.prrDelivered, d.prrDelivered, ss, prior, want)
+	}
+	if d.prrDelivered < uint32(prior/2) {
+		t.Errorf("prr_delivered = %d, want about a window (%d)", d.prrDelivered, prior)
+	}
+}
+
+// Without PRR the window drops to ssthresh at the first reduction ACK
+// (tcp_cwnd_reduction's job is skipped: cwnd = ssthresh), so nothing new is
+// sent until in flight falls below ssthresh.
+func TestNoPRRDropsCwndToSSThresh(t *testing.T) {
+	opts := shLinuxOpts()
+	opts.PRR = false
+	h := shHarness{cc: "reno", rate: 100 * units.Mbps, owd: 20 * sim.Millisecond, size: 20 * units.MB, opts: opts}
+	c := h.build(t)
+	c.fwd.drop = dropOnce(seqOfSeg(400))
+	for c.s.Now() < sim.Time(10*sim.Second) && c.s.Step(1) > 0 {
+		if c.snd.st.CA == cc.CARecovery && c.snd.prrDelivered == 0 && c.snd.st.CwndPkts != c.snd.st.SSThreshPkts {
+			continue // entered, before the first reduction ACK
+		}
+		if c.snd.st.CA == cc.CARecovery {
+			if got, want := c.snd.st.CwndPkts, c.snd.st.SSThreshPkts; got != want {
+				t.Fatalf("in recovery cwnd = %d, want ssthresh = %d", got, want)
+			}
+			return
+		}
+	}
+	t.Fatalf("no recovery")
+}
+
+// Without SACK, NewReno learns of one hole per partial ACK: three losses in
+// one window are repaired one round trip apart (RFC 6582). With SACK all
+// three are known from the SACK blocks and leave within a fraction of an
+// RTT of each other (here PRR releases one per two ACKs).
+func TestSACKOffRepairsOneHolePerRTT(t *testing.T) {
+	const rtt = 40 * sim.Millisecond
+	lost := []uint64{400, 410, 420}
+	for _, tc := range []struct {
+		name   string
+		sack   bool
+		lo, hi sim.Duration // gap between consecutive repairs
+	}{
+		{"sack", true, 0, rtt / 2},
+		{"newreno", false, rtt * 9 / 10, rtt * 3 / 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := shLinuxOpts()
+			opts.SACK = tc.sack
+			h := shHarness{cc: "reno", rate: 100 * units.Mbps, owd: 20 * sim.Millisecond, size: 20 * units.MB, opts: opts}
+			c := h.build(t)
+			c.fwd.drop = dropOnce(seqOfSeg(lost[0]), seqOfSeg(lost[1]), seqOfSeg(lost[2]))
+			c.runUntil(sim.Time(10 * sim.Second))
+			var repairs []sim.Time
+			for _, n := range lost {
+				tx := c.fwd.transmissions(seqOfSeg(n))
+				if len(tx) != 2 {
+					t.Fatalf("segment %d sent %d times, want 2", n, len(tx))
+				}
+				repairs = append(repairs, tx[1])
+			}
+			for i := 1; i < len(repairs); i++ {
+				if gap := repairs[i].Sub(repairs[i-1]); gap < tc.lo || gap > tc.hi {
+					t.Errorf("repair %d − repair %d = %v, want in [%v, %v]", i, i-1, gap, tc.lo, tc.hi)
+				}
+			}
+			if c.snd.Stats.RTOs != 0 {
+				t.Errorf("RTOs = %d, want 0", c.snd.Stats.RTOs)
+			}
+			if got := c.rcv.BytesDelivered(); got != h.size {
+				t.Errorf("delivered %d, want %d", got, h.size)
+			}
+		})
+	}
+}
+
+// Without RACK, SACK recovery starts at the classic duplicate threshold:
+// when sacked_out + 1 exceeds `reordering` (3) (tcp_time_to_recover's
+// tcp_dupack_heuristics), i.e. at the third duplicate ACK — the receiver
+// ACKs every out-of-order segment at once, each ACK carrying SACK — without
+// waiting a reordering window; tcp_mark_head_lost marks the hole lost.
+func TestRACKOffUsesDupThresh(t *testing.T) {
+	opts := shLinuxOpts()
+	opts.RACK = false
+	h := shHarness{cc: "reno", rate: 100 * units.Mbps, owd: 20 * sim.Millisecond, size: 4 * units.MB, opts: opts}
+	c := h.build(t)
+	c.fwd.drop = dropOnce(seqOfSeg(200))
+	c.runUntil(sim.Time(5 * sim.Second))
+	tx := c.fwd.transmissions(seqOfSeg(200))
+	if len(tx) != 2 {
+		t.Fatalf("segment 200 sent %d times, want 2", len(tx))
+	}
+	// The ACK that reports the third sacked segment (segment 203) triggers
+	// the retransmission.
+	var at sim.Time
+	seen := 0
+	for _, x := range c.rev.log {
+		if x.at > tx[0] && x.nsack > 0 {
+			seen++
+			if seen == 3 {
+				at = x.arr
+				break
+			}
+		}
+	}
+	if tx[1] != at {
+		t.Errorf("retransmission at %v, want at the third SACK's arrival %v", tx[1], at)
+	}
+}
+
+// Internal pacing spreads a window over the RTT; without it the sender
+// hands a whole window to the network at once. After an idle period of an
+// on/off application (shorter than the RTO), the paced sender emits at most
+// one TSO chunk (≤ 64 KB = 45 segments) per instant; the unpaced one emits
+// its whole window — hundreds of segments — in one burst.
+func TestPacingOffSendsLineRateBursts(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		pacing   bool
+		min, max int
+	}{
+		{"paced", true, 1, 45},
+		{"unpaced", false, 100, 1 << 30},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := shLinuxOpts()
+			opts.Pacing = tc.pacing
+			opts.RcvBufMax = 4 * units.MiB // keeps cwnd near the BDP: no standing queue
+			h := shHarness{cc: "reno", rate: units.Gbps, owd: 20 * sim.Millisecond, opts: opts,
+				app: appOnOff(500*sim.Millisecond, 100*sim.Millisecond)}
+			c := h.build(t)
+			c.runUntil(sim.Time(3 * sim.Second))
+			burst := maxBurstAfter(c.fwd.log, sim.Time(sim.Second))
+			if burst < tc.min || burst > tc.max {
+				t.Errorf("largest same-instant burst after 1 s = %d segments, want in [%d, %d]", burst, tc.min, tc.max)
+			}
+		})
+	}
+}
+
+// maxBurstAfter is the largest number of data segments handed to a pipe at
+// the same instant after t.
+func maxBurstAfter(log []shSent, t sim.Time) int {
+	best, run := 0, 0
+	var at sim.Time = -1
+	for _, x := range log {
+		if x.at < t || x.len == 0 {
+			continue
+		}
+		if x.at == at {
+			run++
+		} else {
+			at, run = x.at, 1
+		}
+		best = max(best, run)
+	}
+	return best
+}
+
+// appOnOff is an application greedy for on, silent for off.
+func appOnOff(on, off sim.Duration) config.AppPattern {
+	return config.AppPattern{Kind: config.OnOff, On: on, Off: off}
+}

@@ -1,0 +1,174 @@
+package tcp
+
+import (
+	"github.com/ccscope/ccscope/engine/cc"
+	"github.com/ccscope/ccscope/engine/packet"
+	"github.com/ccscope/ccscope/engine/trace"
+)
+
+// sacktag follows tcp_sacktag_write_queue: detect a D-SACK, then tag the
+// segments the SACK blocks newly cover.
+func (d *DataSender) sacktag(p *packet.Packet, priorSndUna uint64, ss *sackTagState) int {
+	blocks := p.Sack[:p.NSack]
+	first := 0
+	if d.checkDSack(p, blocks, priorSndUna, ss) {
+		first = 1
+		b := blocks[0]
+		// Walk the D-SACKed segments still in the queue (tcp_sacktag_one
+		// with dup_sack).
+		if b.End > d.sndUna && b.Start >= 1 {
+			lo := max(d.sb.segOf(max(b.Start, d.sndUna)), d.sb.una)
+			hi := min(d.sb.segOf(b.End-1)+1, d.sb.nxt)
+			for n := lo; n < hi; n++ {
+				if d.sb.start(n) >= b.Start && d.sb.seg(n).end <= b.End {
+					d.sacktagOne(n, true, ss)
+				}
+			}
+		}
+	}
+	var segBlocks [packet.MaxSack][2]uint64
+	nb := 0
+	for _, b := range blocks[first:] {
+		if b.End <= b.Start || b.Start < 1 {
+			continue
+		}
+		// Whole segments inside [Start, End).
+		s := (b.Start - 1 + d.mss - 1) / d.mss
+		e := min(d.sb.segOf(b.End-1), d.sb.nxt)
+		if e < d.sb.nxt && e >= d.sb.una && d.sb.seg(e).end <= b.End {
+			e++
+		}
+		if e > s {
+			segBlocks[nb] = [2]uint64{s, e}
+			nb++
+		}
+	}
+	d.scratch = d.sb.newSackRanges(segBlocks[:nb], d.scratch)
+	for _, r := range d.scratch {
+		for n := r[0]; n < r[1]; n++ {
+			if d.sb.seg(n).flags&flagSacked == 0 {
+				d.sacktagOne(n, false, ss)
+			}
+		}
+	}
+	// tcp_check_sack_reordering unless in Loss after an undo was ruled out.
+	if d.st.CA != cc.CALoss || d.undoMarker != 0 {
+		d.checkSackReordering(ss.reord, false)
+	}
+	return ss.flag
+}
+
+// checkDSack follows tcp_check_dsack and tcp_dsack_seen: the first block is
+// a D-SACK if it lies below the cumulative ACK or inside the second block.
+func (d *DataSender) checkDSack(p *packet.Packet, blocks []packet.SackBlock, priorSndUna uint64, ss *sackTagState) bool {
+	if len(blocks) == 0 {
+		return false
+	}
+	b0 := blocks[0]
+	if b0.Start >= p.Ack {
+		if len(blocks) < 2 || b0.End > blocks[1].End || b0.Start < blocks[1].Start {
+			return false
+		}
+	}
+	if b0.Start >= b0.End {
+		return false
+	}
+	length := b0.End - b0.Start
+	if length > d.maxWnd && d.maxWnd > 0 {
+		return false // dubious: larger than any window advertised
+	}
+	dupSegs := uint32(1)
+	if length > d.mss {
+		dupSegs = uint32((length + d.mss - 1) / d.mss)
+	} else if d.tlpHighSeq != 0 && d.tlpHighSeq == b0.End {
+		ss.flag |= flagDSackTLP
+	}
+	d.dsackDups += dupSegs
+	if d.dsackDups > d.totalRetrans {
+		return false // duplicates the sender never retransmitted
+	}
+	if d.reordSeen > 0 && ss.flag&flagDSackTLP == 0 {
+		d.rack.dsackSeen = true
+	}
+	ss.flag |= flagDSackingAck
+	ss.sackDelivered += dupSegs // a spurious retransmission was delivered
+	if d.rec.On() {
+		d.event(trace.EvDSack, b0.Start, uint32(length))
+	}
+	// D-SACK for data already cumulatively acked: dumb counting.
+	if d.undoMarker != 0 && d.undoRetrans > 0 && b0.End <= priorSndUna && b0.End > d.undoMarker {
+		d.undoRetrans = max(0, d.undoRetrans-int32(dupSegs))
+	}
+	return true
+}
+
+// sacktagOne follows tcp_sacktag_one for segment n.
+func (d *DataSender) sacktagOne(n uint64, dup bool, ss *sackTagState) {
+	s := d.sb.seg(n)
+	start := d.sb.start(n)
+	if dup && s.flags&flagRetrans != 0 {
+		if d.undoMarker != 0 && d.undoRetrans > 0 && s.end > d.undoMarker {
+			d.undoRetrans--
+		}
+		if s.flags&flagSacked != 0 && start < ss.reord {
+			ss.reord = start
+		}
+	}
+	if s.end <= d.sndUna {
+		return
+	}
+	if s.flags&flagSacked == 0 {
+		d.rackAdvance(s.flags, s.end, s.sent)
+		if s.flags&flagRetransOut != 0 {
+			// A retransmission not marked lost is believed in flight.
+			if s.flags&flagLost != 0 {
+				d.sb.clearLost(n)
+				d.sb.clearRetransOut(n)
+			}
+		} else {
+			if s.flags&flagRetrans == 0 {
+				// A never-retransmitted segment in a hole: reordering.
+				if start < d.highestSackSeq() && start < ss.reord {
+					ss.reord = start
+				}
+				if s.end <= d.highSeq {
+					ss.flag |= flagOrigSackAcked
+				}
+				if !ss.sackedAny {
+					ss.firstSackt, ss.sackedAny = s.sent, true
+				}
+				ss.lastSackt = s.sent
+			}
+			d.sb.clearLost(n)
+		}
+		d.sb.markSacked(n)
+		if d.lostHint > n && d.lostHint > d.sb.una {
+			d.lostCntHint++ // tcp_mark_head_lost's count passes this segment
+		}
+		ss.flag |= flagDataSacked
+		ss.sackDelivered++
+		if s.end > d.highestSackEnd {
+			d.highestSackEnd = s.end
+		}
+		d.rate.skbDelivered(s, &ss.rate, &ss.hasPrior)
+	}
+	if dup && s.flags&flagRetransOut != 0 {
+		d.sb.clearRetransOut(n)
+	}
+}
+
+// checkSackReordering follows tcp_check_sack_reordering: a hole at lowSeq
+// filled below the highest SACK means reordering of that many segments.
+func (d *DataSender) checkSackReordering(lowSeq uint64, ts bool) {
+	fack := d.highestSackSeq()
+	if lowSeq >= fack {
+		return
+	}
+	metric := fack - lowSeq
+	if metric > uint64(d.reordering)*d.mss {
+		d.reordering = uint32(min((metric+d.mss-1)/d.mss, reorderingMax))
+	}
+	d.reordSeen++
+	d.rack.reord = true
+	_ = ts
+}

@@ -1,0 +1,126 @@
+package tcp
+
+import (
+	"testing"
+
+	"github.com/ccscope/ccscope/engine/packet"
+	"github.com/ccscope/ccscope/engine/sim"
+	"github.com/ccscope/ccscope/engine/units"
+)
+
+// Lost SYNs are retransmitted after TCP_TIMEOUT_INIT (1 s), doubling each
+// time: at 1, 3, 7 s after the first (tcp_retransmit_timer in SYN-SENT).
+// With more than one retransmission the first window is 1 segment (RFC 6298
+// §5.7, tcp_init_transfer).
+func TestSYNRetransmissionBackoff(t *testing.T) {
+	for _, tc := range []struct {
+		lost int
+		want []sim.Duration
+		iw   uint32
+	}{
+		{0, []sim.Duration{0}, 10},
+		{1, []sim.Duration{0, sim.Second}, 10},
+		{3, []sim.Duration{0, sim.Second, 3 * sim.Second, 7 * sim.Second}, 1},
+	} {
+		t.Run("", func(t *testing.T) {
+			h := shHarness{cc: "reno", rate: 100 * units.Mbps, owd: 10 * sim.Millisecond, size: 1448, opts: shLinuxOpts()}
+			c := h.build(t)
+			dropped := 0
+			c.fwd.drop = func(p *packet.Packet, now sim.Time) bool {
+				if p.Flags&packet.SYN != 0 && dropped < tc.lost {
+					dropped++
+					return true
+				}
+				return false
+			}
+			var iw uint32
+			for c.s.Now() < sim.Time(20*sim.Second) && c.s.Step(1) > 0 {
+				if iw == 0 && c.snd.state == sndEstablished {
+					iw = c.snd.st.CwndPkts
+				}
+			}
+			var syns []sim.Duration
+			for _, x := range c.fwd.log {
+				if x.flags&packet.SYN != 0 {
+					syns = append(syns, sim.Duration(x.at))
+				}
+			}
+			if len(syns) != len(tc.want) {
+				t.Fatalf("SYNs at %v, want at %v", syns, tc.want)
+			}
+			for i := range syns {
+				if syns[i] != tc.want[i] {
+					t.Errorf("SYN %d at %v, want %v", i, syns[i], tc.want[i])
+				}
+			}
+			if iw != tc.iw {
+				t.Errorf("initial cwnd = %d, want %d", iw, tc.iw)
+			}
+		})
+	}
+}
+
+// In a blackout (both directions) the RTO fires and backs off exponentially
+// (tcp_retransmit_timer: icsk_rto <<= 1). The RTO is srtt + rttvar with
+// rttvar floored at TCP_RTO_MIN (tcp_rtt_estimator): on a 2 ms path,
+// rto = srtt + 200 ms rounded up to jiffies. The head segment is retransmitted at r1, r1 + 2·rto,
+// r1 + 6·rto, ...: each gap doubles. tcp_reset_xmit_timer adds the pacing
+// delay the retransmission itself created (one segment at the pacing rate,
+// ~16 µs here), so gaps are compared within 0.1 ms.
+func TestRTOMinimumAndBackoff(t *testing.T) {
+	opts := shLinuxOpts()
+	opts.RcvBufMax = 64 * units.KiB // no standing queue: srtt stays near 2 ms
+	h := shHarness{cc: "reno", rate: 100 * units.Mbps, owd: sim.Millisecond, opts: opts}
+	c := h.build(t)
+	blackout := sim.Time(sim.Second)
+	c.fwd.drop = func(p *packet.Packet, now sim.Time) bool { return now >= blackout }
+	c.rev.drop = c.fwd.drop
+	c.runUntil(blackout - 1)
+	rto := c.snd.rto
+	srtt := c.snd.rtt.srtt()
+	if want := usToJiffies(toUs(srtt) + rtoMinUs); rto != want {
+		t.Errorf("RTO before the blackout = %v, want srtt + 200 ms rounded up = %v (srtt %v)", rto, want, srtt)
+	}
+	c.runUntil(sim.Time(20 * sim.Second))
+	// The head at the first RTO is the segment sent most often (a loss
+	// probe may have resent the last segment once).
+	counts := map[uint64]int{}
+	var head uint64
+	for _, x := range c.fwd.log {
+		if x.len > 0 {
+			counts[x.seq]++
+			if counts[x.seq] > counts[head] {
+				head = x.seq
+			}
+		}
+	}
+	tx := c.fwd.transmissions(head)
+	if len(tx) < 5 {
+		t.Fatalf("head retransmitted %d times, want ≥ 4", len(tx)-1)
+	}
+	for i := 2; i+1 < len(tx) && i < 5; i++ {
+		g1, g2 := tx[i].Sub(tx[i-1]), tx[i+1].Sub(tx[i])
+		if d := g2 - 2*g1; d < -100*sim.Microsecond || d > 100*sim.Microsecond {
+			t.Errorf("gap %d = %v, gap %d = %v, want double", i-1, g1, i, g2)
+		}
+	}
+	if g := tx[2].Sub(tx[1]); g < 2*rto || g > 2*rto+100*sim.Microsecond {
+		t.Errorf("second RTO gap = %v, want 2·rto = %v (+ ≤ 0.1 ms)", g, 2*rto)
+	}
+	if c.snd.Stats.RTOs < 4 {
+		t.Errorf("RTOs = %d, want ≥ 4", c.snd.Stats.RTOs)
+	}
+}
+
+// On a clean bottleneck the delivery-rate samples (tcp_rate_gen) measure
+// the bottleneck's payload rate: 100 Mbps · 1448/1500 = 96.53 Mbps.
+func TestDeliveryRateEqualsBottleneck(t *testing.T) {
+	h := shHarness{cc: "reno", rate: 100 * units.Mbps, owd: 20 * sim.Millisecond, opts: shLinuxOpts()}
+	c := h.build(t)
+	c.runUntil(sim.Time(5 * sim.Second))
+	want := 100e6 * 1448.0 / 1500
+	got := float64(c.snd.Stats.DeliveryRate)
+	if got < want*0.98 || got > want*1.02 {
+		t.Errorf("delivery rate = %.0f bps, want %.0f ± 2%%", got, want)
+	}
+}

@@ -1,0 +1,132 @@
+package engine
+
+import (
+	"fmt"
+
+	"github.com/ccscope/ccscope/engine/cc"
+	"github.com/ccscope/ccscope/engine/config"
+	"github.com/ccscope/ccscope/engine/packet"
+	"github.com/ccscope/ccscope/engine/pump"
+	"github.com/ccscope/ccscope/engine/rng"
+	"github.com/ccscope/ccscope/engine/sim"
+	"github.com/ccscope/ccscope/engine/tcp"
+	"github.com/ccscope/ccscope/engine/units"
+)
+
+// tcpFlow is a TCP flow: a sender at its source node and a receiver at its
+// destination.
+type tcpFlow struct {
+	cfg  config.Flow
+	idx  int32
+	run  *Run
+	snd  *tcp.DataSender
+	rcv  *tcp.Receiver
+	done sim.Time // when the receiver had all of a sized flow; 0 if not
+
+	milestones pump.Milestones
+	delivered  units.Bytes
+	lastRec    sim.Time
+}
+
+// echoMode is how the receiver of a flow with this CC feeds back CE marks:
+// DCTCP's per-packet echo, AccECN for Prague, else RFC 3168.
+func echoMode(ccName string) tcp.EchoMode {
+	switch ccName {
+	case "dctcp":
+		return tcp.EchoDCTCP
+	case "prague":
+		return tcp.EchoAccECN
+	}
+	return tcp.EchoClassic
+}
+
+// needsECN reports whether the CC requires ECN whatever the options say
+// (TCP_CONG_NEEDS_ECN in the kernel).
+func needsECN(ccName string) bool { return ccName == "dctcp" || ccName == "prague" }
+
+// newTCPFlow builds flow f's two ends and attaches them to their nodes.
+func (r *Run) newTCPFlow(idx int32, f config.Flow) (Flow, error) {
+	alg, err := cc.New(f.CC)
+	if err != nil {
+		return nil, fmt.Errorf("cc: %w", err)
+	}
+	src, dst := r.Net.Node(f.Src), r.Net.Node(f.Dst)
+	echo := echoMode(f.CC)
+	ecn := f.TCP.ECN || needsECN(f.CC)
+	opts := f.TCP
+	opts.ECN = ecn
+	t := &tcpFlow{cfg: f, idx: idx, run: r}
+	t.snd = tcp.NewSender(r.Sim, r.Pool, src, r.Trace, tcp.SenderConfig{
+		Flow: idx, Node: src.Index, Peer: dst.Index, Opts: opts, CC: alg,
+		RNG: rng.Stream(r.Scenario.Runtime.Seed, "flow/"+f.ID+"/cc"),
+		ECN: ecn, Echo: echo, Start: sim.Time(f.Start), Size: f.Size, App: f.App,
+	})
+	t.rcv = tcp.NewReceiver(r.Sim, r.Pool, dst, r.Trace, tcp.ReceiverConfig{
+		Flow: idx, Node: dst.Index, Peer: src.Index, Opts: opts, Echo: echo,
+	})
+	src.Attach(idx, t.snd)
+	dst.Attach(idx, tcpDelivery{t})
+	return t, nil
+}
+
+// tcpDelivery is the receiving node's hook for a TCP flow: it hands packets
+// to the receiver and notes what reached the application.
+type tcpDelivery struct{ t *tcpFlow }
+
+// Receive passes id to the receiver and records delivery progress.
+func (h tcpDelivery) Receive(id packet.ID) {
+	t := h.t
+	t.rcv.Receive(id)
+	got := t.rcv.BytesDelivered()
+	if got == t.delivered {
+		return
+	}
+	now := t.run.Sim.Now()
+	t.milestones.Note(t.delivered, got, now, t.snd.Stats.FirstSend)
+	t.delivered = got
+	if t.cfg.Size > 0 && got >= t.cfg.Size && t.done == 0 {
+		t.done = now
+	}
+	if t.run.Trace.On() {
+		t.run.Trace.RecordDelivery(&t.lastRec, now, t.idx, int64(got))
+	}
+}
+
+// Summary reports the flow. bytes_sent counts payload bytes handed to the
+// network, retransmissions included; bytes_delivered is in-order payload
+// the receiving application got; goodput is delivered bytes over the time
+// from the first data segment sent to completion (or now).
+func (t *tcpFlow) Summary(now sim.Time) FlowSummary {
+	st := &t.snd.Stats
+	delivered := t.rcv.BytesDelivered()
+	s := FlowSummary{ID: t.cfg.ID, Kind: "tcp", CC: t.cfg.CC, BytesSent: int64(st.BytesSent),
+		BytesDelivered: int64(delivered), Retransmits: ptr(int64(st.Retransmits)),
+		T10MBPs: milestone(t.milestones.T10MB), T100MBPs: milestone(t.milestones.T100MB),
+		RTTP50Ps: quantile(&st.RTT, 0.5), RTTP99Ps: quantile(&st.RTT, 0.99), CCFinal: t.snd.CCFinal()}
+	if st.Started {
+		s.GoodputBps = Goodput(delivered, st.FirstSend, t.done, now)
+	}
+	return s
+}
+
+// Act applies a flow action: cwnd sets snd_cwnd at once (the CC may change
+// it again on the next ACK); pacing_rate overrides the pacing rate until an
+// action sets it to 0, which returns control to the CC and the sender.
+func (t *tcpFlow) Act(a Action) error {
+	if a.CwndPkts == nil && a.PacingRate == nil {
+		return fmt.Errorf("engine: action on flow %q sets nothing (cwnd or pacing_rate)", t.cfg.ID)
+	}
+	if a.CwndPkts != nil && *a.CwndPkts == 0 {
+		return fmt.Errorf("engine: action.cwnd: 0 packets; give at least 1")
+	}
+	if a.PacingRate != nil && *a.PacingRate < 0 {
+		return fmt.Errorf("engine: action.pacing_rate: %d bps is negative", *a.PacingRate)
+	}
+	if a.CwndPkts != nil {
+		t.snd.SetCwnd(*a.CwndPkts)
+	}
+	if a.PacingRate != nil {
+		t.snd.SetPacingRate(*a.PacingRate)
+	}
+	return nil
+}

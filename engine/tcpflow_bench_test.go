@@ -1,0 +1,68 @@
+package engine
+
+import (
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ccscope/ccscope/engine/config"
+	"github.com/ccscope/ccscope/engine/sim"
+	"github.com/ccscope/ccscope/engine/units"
+)
+
+// dumbbell1G is the built-in dumbbell-1g scenario: h1 —10 Gbps, 1 ms— r1
+// —1 Gbps, 13 ms, 1-BDP FIFO— r2 —10 Gbps, 1 ms— h2 (30 ms base RTT), one
+// bulk flow for 60 s, summary-only trace.
+func dumbbell1G(ccName string) *config.Scenario {
+	access := config.Direction{Rate: 10 * units.Gbps, Delay: sim.Millisecond, Qdisc: fifo(1000)}
+	bn := config.Direction{Rate: units.Gbps, Delay: 13 * sim.Millisecond, Qdisc: bdpFIFO()}
+	return &config.Scenario{
+		Name:    "dumbbell-1g",
+		Runtime: config.Runtime{Seed: 1, Duration: 60 * sim.Second},
+		Nodes:   []config.Node{{ID: "h1"}, {ID: "r1", Kind: config.Router}, {ID: "r2", Kind: config.Router}, {ID: "h2"}},
+		Links: []config.Link{
+			{ID: "left", A: "h1", B: "r1", AB: access, BA: access},
+			{ID: "bottleneck", A: "r1", B: "r2", AB: bn, BA: config.Direction{Rate: units.Gbps, Delay: 13 * sim.Millisecond, Qdisc: fifo(1000)}},
+			{ID: "right", A: "r2", B: "h2", AB: access, BA: access},
+		},
+		Flows: []config.Flow{{ID: "f0", Src: "h1", Dst: "h2", CC: ccName, TCP: linuxOpts()}},
+	}
+}
+
+// BenchmarkDumbbell1G runs the whole dumbbell-1g scenario (one CUBIC bulk
+// flow, 60 simulated seconds, ~5 M data packets) per iteration with the
+// summary-only trace, and reports wall seconds per run, dispatched events
+// per wall second, wall nanoseconds per data packet sent, and the process
+// CPU seconds per run (on a shared machine wall time includes waiting for
+// a core; CPU time is what one uncontended core would take).
+func BenchmarkDumbbell1G(b *testing.B) {
+	b.ReportAllocs()
+	var events, pkts uint64
+	var wall time.Duration
+	cpu0 := cpuTime()
+	for b.Loop() {
+		start := time.Now()
+		r, err := New(dumbbell1G("cubic"), nil)
+		if err != nil {
+			b.Fatalf("New: %v", err)
+		}
+		r.RunToEnd()
+		wall += time.Since(start)
+		events += r.Sim.Events()
+		pkts += r.Flows[0].(*tcpFlow).snd.Stats.SegsSent
+	}
+	b.ReportMetric(wall.Seconds()/float64(b.N), "wall-s/op")
+	b.ReportMetric(float64(events)/wall.Seconds(), "events/s")
+	b.ReportMetric(float64(wall.Nanoseconds())/float64(pkts), "ns/packet")
+	b.ReportMetric(float64(pkts)/float64(b.N), "pkts/op")
+	b.ReportMetric((cpuTime()-cpu0).Seconds()/float64(b.N), "cpu-s/op")
+}
+
+// cpuTime is the process's user plus system CPU time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

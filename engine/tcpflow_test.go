@@ -1,0 +1,206 @@
+package engine
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/ccscope/ccscope/engine/config"
+	"github.com/ccscope/ccscope/engine/sim"
+	"github.com/ccscope/ccscope/engine/trace"
+	"github.com/ccscope/ccscope/engine/units"
+)
+
+// linuxOpts are the TCP options of a default Linux host, as the config
+// package fills them in.
+func linuxOpts() config.TCPOptions {
+	return config.TCPOptions{SACK: true, RACK: true, TLP: true, PRR: true, FRTO: true, Pacing: true,
+		TSO: true, GRO: true, DelayedAck: true, MSS: 1448, InitCwnd: 10, SndBuf: 4 * units.MB,
+		RcvBufInit: 128 * units.KiB, RcvBufMax: 6 * units.MiB}
+}
+
+// tcpScenario is h1 —access— r1 —bottleneck— h2 with one TCP flow f0.
+func tcpScenario(ccName string, access, bn config.Direction, size units.Bytes, dur sim.Duration, opts config.TCPOptions) *config.Scenario {
+	return &config.Scenario{
+		Name:    "test-tcp",
+		Runtime: config.Runtime{Seed: 1, Duration: dur},
+		Nodes:   []config.Node{{ID: "h1"}, {ID: "r1", Kind: config.Router}, {ID: "h2"}},
+		Links: []config.Link{
+			{ID: "access", A: "h1", B: "r1", AB: access, BA: access},
+			{ID: "bottleneck", A: "r1", B: "h2", AB: bn, BA: bn},
+		},
+		Flows: []config.Flow{{ID: "f0", Src: "h1", Dst: "h2", CC: ccName, Size: size, TCP: opts}},
+	}
+}
+
+func fifo(pkts int64) config.Qdisc {
+	return config.Qdisc{Kind: config.FIFO, Limit: config.QueueLimit{Packets: pkts}}
+}
+
+// Slow start from IW10 on a clean path (100 Mbps, 40 ms base RTT, a buffer
+// that never fills): Linux Reno grows cwnd by the segments each ACK
+// covers (tcp_slow_start), so the window doubles every RTT whatever the
+// delayed-ACK ratio. Hand computation of the time from the first data byte
+// to 10 MB delivered (6907 segments of 1448 B, 1500 B on the wire):
+//
+//   - rounds of 10, 20, 40, 80 and 160 segments (310 in all) take 5 RTTs
+//     = 200 ms, each round's ACKs returning one RTT after it started;
+//   - the sixth round's window (320) covers the BDP (100 Mbps · 40 ms /
+//     1500 B = 333 packets), so from 200 ms the bottleneck stays busy:
+//     the remaining 6597 segments take 6597 · 120 µs = 791.6 ms;
+//   - the last one reaches the receiver one propagation delay (20 ms)
+//     after it leaves the bottleneck.
+//
+// T ≈ 200 + 791.6 + 20 = 1011.6 ms; the test allows one RTT either way.
+func TestSlowStartTimeTo10MB(t *testing.T) {
+	access := config.Direction{Rate: 10 * units.Gbps, Delay: sim.Millisecond, Qdisc: fifo(100000)}
+	bn := config.Direction{Rate: 100 * units.Mbps, Delay: 19 * sim.Millisecond, Qdisc: fifo(100000)}
+	r := run(t, tcpScenario("reno", access, bn, 10*units.MB, 10*sim.Second, linuxOpts()))
+	f := r.Summary("").Flows[0]
+	if f.T10MBPs == nil {
+		t.Fatalf("10 MB not delivered")
+	}
+	want := sim.Duration(1011600 * sim.Microsecond)
+	if got := sim.Duration(*f.T10MBPs); got < want-40*sim.Millisecond || got > want+40*sim.Millisecond {
+		t.Errorf("t_10MB = %v, want %v ± 40 ms", got, want)
+	}
+	if *f.Retransmits != 0 {
+		t.Errorf("retransmits = %d on a clean path, want 0", *f.Retransmits)
+	}
+	if f.BytesDelivered != 10*int64(units.MB) {
+		t.Errorf("bytes_delivered = %d, want %d", f.BytesDelivered, 10*units.MB)
+	}
+}
+
+// Reno under random loss follows the Mathis et al. model
+//
+//	goodput = MSS/RTT · sqrt(3/(2p))
+//
+// (b = 1 packet acked per ACK in the derivation's window growth of 1/b per
+// RTT). Linux Reno counts acked packets in congestion avoidance
+// (tcp_cong_avoid_ai with acked = newly delivered), so cwnd grows by one per
+// RTT even with delayed ACKs, and the b = 1 constant applies, not the
+// delayed-ACK one sqrt(3/(4p)). The path does not bind: 10 Gbps links,
+// 50 ms RTT, a buffer that never fills, loss only on the data direction.
+func TestRenoMathis(t *testing.T) {
+	for _, tc := range []struct {
+		p   float64
+		dur sim.Duration
+	}{
+		{0.001, 300 * sim.Second},
+		{0.005, 120 * sim.Second},
+		{0.01, 120 * sim.Second},
+		{0.02, 120 * sim.Second},
+	} {
+		t.Run(fmt.Sprintf("p=%v", tc.p), func(t *testing.T) {
+			access := config.Direction{Rate: 10 * units.Gbps, Delay: sim.Millisecond, Qdisc: fifo(100000)}
+			bn := config.Direction{Rate: 10 * units.Gbps, Delay: 24 * sim.Millisecond, Qdisc: fifo(100000)}
+			scn := tcpScenario("reno", access, bn, 0, tc.dur, linuxOpts())
+			scn.Links[1].AB.Loss = config.Loss{Kind: config.Bernoulli, P: tc.p}
+			r := run(t, scn)
+			f := r.Summary("").Flows[0]
+			want := 1448 * 8 / 0.050 * math.Sqrt(3/(2*tc.p))
+			got := float64(*f.GoodputBps)
+			t.Logf("goodput = %.4g bps, Mathis %.4g, ratio %.3f", got, want, got/want)
+			if got < 0.8*want || got > 1.2*want {
+				t.Errorf("goodput = %.3g bps, want Mathis %.3g ± 20%%", got, want)
+			}
+		})
+	}
+}
+
+// A TCP flow's summary says what it is, and flow actions take effect at
+// once: a cwnd action sets snd_cwnd, a pacing_rate action overrides the
+// pacing rate until a 0 rate hands it back to the sender (which then paces
+// at 120% of cwnd·mss/srtt again, tcp_update_pacing_rate).
+func TestTCPSummaryAndActions(t *testing.T) {
+	access := config.Direction{Rate: 10 * units.Gbps, Delay: sim.Millisecond, Qdisc: fifo(1000)}
+	bn := config.Direction{Rate: 100 * units.Mbps, Delay: 19 * sim.Millisecond, Qdisc: bdpFIFO()}
+	r, err := New(tcpScenario("cubic", access, bn, 0, 10*sim.Second, linuxOpts()), nil)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	r.RunUntil(sim.Time(2 * sim.Second))
+	f := r.Flows[0].(*tcpFlow)
+	cwnd := uint32(7)
+	if err := r.Act(Action{Flow: "f0", CwndPkts: &cwnd}); err != nil {
+		t.Fatalf("Act(cwnd): %v", err)
+	}
+	if got := f.snd.Cwnd(); got != 7 {
+		t.Errorf("cwnd after action = %d, want 7", got)
+	}
+	rate := 5 * units.Mbps
+	if err := r.Act(Action{Flow: "f0", PacingRate: &rate}); err != nil {
+		t.Fatalf("Act(pacing_rate): %v", err)
+	}
+	r.RunUntil(sim.Time(3 * sim.Second))
+	if got := f.snd.PacingRate(); got != rate {
+		t.Errorf("pacing rate under override = %v, want %v", got, rate)
+	}
+	zero := units.BitRate(0)
+	if err := r.Act(Action{Flow: "f0", PacingRate: &zero}); err != nil {
+		t.Fatalf("Act(pacing_rate 0): %v", err)
+	}
+	r.RunUntil(sim.Time(4 * sim.Second))
+	if got := f.snd.PacingRate(); got == rate || got <= 0 {
+		t.Errorf("pacing rate after clearing = %v, want the sender's own again", got)
+	}
+	r.RunToEnd()
+	fs := r.Summary("").Flows[0]
+	if fs.Kind != "tcp" || fs.CC != "cubic" {
+		t.Errorf("kind, cc = %q, %q; want tcp, cubic", fs.Kind, fs.CC)
+	}
+	if fs.GoodputBps == nil || fs.RTTP50Ps == nil || fs.Retransmits == nil {
+		t.Fatalf("goodput, rtt_p50, retransmits missing: %+v", fs)
+	}
+	if *fs.RTTP50Ps < int64(40*sim.Millisecond) || *fs.RTTP50Ps > int64(80*sim.Millisecond) {
+		t.Errorf("rtt_p50 = %v, want between the base RTT (40 ms) and base + a full BDP buffer (80 ms)", sim.Duration(*fs.RTTP50Ps))
+	}
+	if len(fs.CCFinal) == 0 {
+		t.Errorf("cc_final is empty; CUBIC defines signals")
+	}
+	if fs.BytesSent < fs.BytesDelivered {
+		t.Errorf("bytes_sent %d < bytes_delivered %d", fs.BytesSent, fs.BytesDelivered)
+	}
+}
+
+// Runs are deterministic: the same scenario and seed give the same event
+// digest, with random loss and a CC that draws on its stream. With the
+// trace at change detail the sender records its state, events and the CC's
+// signals.
+func TestTCPDeterministicAndTraced(t *testing.T) {
+	build := func(detail config.TraceDetail) *Run {
+		access := config.Direction{Rate: 10 * units.Gbps, Delay: sim.Millisecond, Qdisc: fifo(1000)}
+		bn := config.Direction{Rate: 100 * units.Mbps, Delay: 19 * sim.Millisecond, Qdisc: bdpFIFO(),
+			Loss: config.Loss{Kind: config.Bernoulli, P: 0.001}}
+		scn := tcpScenario("cubic", access, bn, 0, 5*sim.Second, linuxOpts())
+		scn.Trace.Detail = detail
+		r, err := New(scn, nil)
+		if err != nil {
+			t.Fatalf("New: %v", err)
+		}
+		r.RunUntil(r.Horizon())
+		return r
+	}
+	a, b := build(config.TraceSummary), build(config.TraceChange)
+	if a.Sim.Digest() != b.Sim.Digest() {
+		t.Errorf("digests differ: %x vs %x (trace detail must not change the run)", a.Sim.Digest(), b.Sim.Digest())
+	}
+	if n := a.Trace.FlowsT.Len() + a.Trace.EventT.Len() + a.Trace.SignalT.Len(); n != 0 {
+		t.Errorf("summary detail recorded %d rows, want 0", n)
+	}
+	tr := b.Trace
+	if tr.FlowsT.Len() == 0 || tr.EventT.Len() == 0 || tr.SignalT.Len() == 0 {
+		t.Errorf("change detail recorded flows, events, signals = %d, %d, %d rows; want all > 0",
+			tr.FlowsT.Len(), tr.EventT.Len(), tr.SignalT.Len())
+	}
+	kinds := map[trace.EventKind]bool{}
+	for _, k := range tr.EventT.Kind {
+		kinds[k] = true
+	}
+	for _, k := range []trace.EventKind{trace.EvAck, trace.EvSack, trace.EvRetransmit, trace.EvRecoveryEnter, trace.EvLoss} {
+		if !kinds[k] {
+			t.Errorf("no %s event recorded", trace.EventKindNames[k])
+		}
+	}
+}
