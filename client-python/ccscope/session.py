@@ -44,6 +44,9 @@ class Session:
         sim_time_ps: The simulated clock now.
         events: Events dispatched so far.
         digest: The run digest, as last reported (restore/fork/run).
+        dropped_rows: Per table, the oldest rows the server no longer holds
+            (it keeps at most ``client.limits["max_trace_rows"]`` per
+            session), as of the last :meth:`signals` call.
     """
 
     def __init__(self, client: "Client", opened: Mapping[str, Any]) -> None:
@@ -60,6 +63,7 @@ class Session:
         self.sim_time_ps: int = int(opened.get("sim_time_ps", 0))
         self.events: int = int(opened.get("events", 0))
         self.digest: str | None = opened.get("digest")
+        self.dropped_rows: dict[str, int] = {}
         self._closed = False
         self._batches: dict[str, list[pa.RecordBatch]] = {}
 
@@ -319,6 +323,11 @@ class Session:
             flows: Keep only these flow ids.
             signals: Keep only these signal names (``signals`` table).
 
+        The server keeps a bounded number of rows per session; if it dropped
+        the oldest, :attr:`dropped_rows` says how many and the table's schema
+        metadata carries ``ccscope.dropped_rows``. :meth:`stream` and
+        :meth:`subscribe` see every row.
+
         Returns:
             A ``pyarrow.Table``.
 
@@ -327,7 +336,14 @@ class Session:
         """
         args = {"session": self.id, "table": table, "flows": _list(flows), "signals": _list(signals)}
         res = self._client.call("signals", args)
-        return codec.read_arrow(res["arrow"])
+        out = codec.read_arrow(res["arrow"])
+        dropped = int(res.get("dropped_rows") or 0)
+        self.dropped_rows[table] = dropped
+        if dropped:
+            meta = dict(out.schema.metadata or {})
+            meta[b"ccscope.dropped_rows"] = str(dropped).encode()
+            out = out.replace_schema_metadata(meta)
+        return out
 
     def to_arrow(self, table: str = "flows", **filters: Any) -> pa.Table:
         """Same as :meth:`signals`."""

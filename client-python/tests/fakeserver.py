@@ -41,6 +41,7 @@ class FakeServer:
         self.seq = 0
         self.subscribed: list[str] = []
         self.closed: list[str] = []
+        self.dropped = 0  # rows the (pretend) server's bounded trace lost
 
     def _push(self, **kw: Any) -> dict[str, Any]:
         kw.setdefault("session", "s1")
@@ -97,7 +98,7 @@ class FakeServer:
             return [ok({"tables": self.subscribed})]
         if op == "signals":
             t = flows_rows(0, self.now)
-            return [ok({"arrow": ipc(t), "rows": t.num_rows})]
+            return [ok({"arrow": ipc(t), "rows": t.num_rows, "dropped_rows": self.dropped})]
         if op == "act":
             if "rate" in req["action"] and req["action"]["rate"] == "fast":
                 return [fail("bad_args", "rate does not parse", "action.rate")]

@@ -225,3 +225,14 @@ def test_version_refusal():
 
     with pytest.raises(errors.ProtocolVersionError):
         ccscope.Client(FakeTransport(handler))
+
+
+def test_signals_marks_dropped_rows(fake):
+    c, _, srv = fake
+    s = c.open("toy")
+    s.step("300ms")
+    assert s.signals("flows").schema.metadata is None and s.dropped_rows == {"flows": 0}
+    srv.dropped = 42
+    t = s.signals("flows")
+    assert s.dropped_rows == {"flows": 42}
+    assert t.schema.metadata[b"ccscope.dropped_rows"] == b"42"

@@ -244,3 +244,4 @@ def test_connect_to_a_url_with_and_without_token(client):
         ccscope.connect(base)
     with pytest.raises(errors.ConnectionLost):
         ccscope.connect("ws://127.0.0.1:1/", timeout=2)
+
