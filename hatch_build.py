@@ -64,7 +64,5 @@ class CustomBuildHook(BuildHookInterface):
         self.app.display_info(f"ccscope: {' '.join(cmd)}")
         proc = subprocess.run(cmd, cwd=root, capture_output=True, text=True)
         if proc.returncode != 0:
-            raise RuntimeError(
-                f"ccscope: `{' '.join(cmd)}` failed with exit code {proc.returncode}:\n{proc.stderr}"
-            )
+            raise RuntimeError(f"ccscope: `{' '.join(cmd)}` failed with exit code {proc.returncode}:\n{proc.stderr}")
         self.app.display_info(f"ccscope: built {out}")

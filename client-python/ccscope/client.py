@@ -29,7 +29,7 @@ DEFAULT_TIMEOUT = 30.0
 _POLL_S = 0.5
 
 
-def connect(url: str | None = None, *, token: str | None = None, timeout: float = DEFAULT_TIMEOUT) -> "Client":
+def connect(url: str | None = None, *, token: str | None = None, timeout: float = DEFAULT_TIMEOUT) -> Client:
     """Connect to a ccscope server, starting a private one if no URL is given.
 
     With no ``url`` the server binary compiled into this package is started as
@@ -118,7 +118,7 @@ class Client:
 
     # -- context management -------------------------------------------------
 
-    def __enter__(self) -> "Client":
+    def __enter__(self) -> Client:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -174,7 +174,7 @@ class Client:
         scenario_or_config: str | os.PathLike | Mapping[str, Any],
         *,
         seed: int | None = None,
-        set: Mapping[str, Any] | Sequence[str] | None = None,  # noqa: A002 - the protocol's name
+        set: Mapping[str, Any] | Sequence[str] | None = None,
     ) -> Session:
         """Open a simulation session.
 
@@ -230,9 +230,7 @@ class Client:
         """
         return Session(self, self.call("restore", {"checkpoint": _checkpoint_map(checkpoint)}))
 
-    def fork(
-        self, checkpoint: Checkpoint | Mapping[str, Any], actions: Sequence[Mapping[str, Any]] = ()
-    ) -> Session:
+    def fork(self, checkpoint: Checkpoint | Mapping[str, Any], actions: Sequence[Mapping[str, Any]] = ()) -> Session:
         """Restore a checkpoint and apply new actions at its position.
 
         Args:

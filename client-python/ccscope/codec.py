@@ -12,7 +12,7 @@ bytes alone (``proto/vectors``) and the transport can be swapped for a fake.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any
 
 import msgpack
 import pyarrow as pa
@@ -113,7 +113,7 @@ class ProgressPush:
     fraction: float
 
 
-Frame = Union[Response, DataPush, ProgressPush]
+Frame = Response | DataPush | ProgressPush
 
 
 def canonical(value: Any) -> Any:

@@ -109,7 +109,7 @@ class CCEnv(gymnasium.Env):
         interval: str = "10ms",
         max_cwnd_pkts: int = 10_000,
         max_rate_mbps: float = 10_000.0,
-        set: Mapping[str, Any] | None = None,  # noqa: A002 - as in Client.open
+        set: Mapping[str, Any] | None = None,
         reward: Reward | None = None,
         client: Client | None = None,
         url: str | None = None,
@@ -128,6 +128,7 @@ class CCEnv(gymnasium.Env):
         self._prev = np.zeros(len(OBSERVATION), dtype=np.float64)
         self._lost = self._retrans = 0
         high = float(max_cwnd_pkts) if control == "cwnd" else float(max_rate_mbps)
+        self._bounds = (1.0, high)
         self.action_space = spaces.Box(low=np.float32(1.0), high=np.float32(high), shape=(1,), dtype=np.float32)
         self.observation_space = spaces.Box(low=-1.0, high=np.inf, shape=(len(OBSERVATION),), dtype=np.float64)
 
@@ -169,10 +170,9 @@ class CCEnv(gymnasium.Env):
         """
         if self.session is None:
             raise RuntimeError("ccscope.gym: call reset() before step()")
-        a = float(np.clip(np.asarray(action, dtype=np.float64).reshape(-1)[0], self.action_space.low[0],
-                          self.action_space.high[0]))  # fmt: skip
+        a = float(np.clip(np.asarray(action, dtype=np.float64).reshape(-1)[0], *self._bounds))
         if self.control == "cwnd":
-            self.session.act(flow=self.flow, cwnd=int(round(a)))
+            self.session.act(flow=self.flow, cwnd=round(a))
         else:
             self.session.act(flow=self.flow, pacing_rate=int(a * 1e6))
         obs = self._advance()

@@ -22,7 +22,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .tables import CA_STATES, flow_names
+from .tables import flow_names
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
@@ -125,7 +125,14 @@ def _parse_rate_bps(v: Any) -> int | None:
     if not isinstance(v, str):
         return None
     s = v.strip()
-    for unit, mult in (("Tbps", 10**12), ("Gbps", 10**9), ("Mbps", 10**6), ("Kbps", 10**3), ("kbps", 10**3), ("bps", 1)):
+    for unit, mult in (
+        ("Tbps", 10**12),
+        ("Gbps", 10**9),
+        ("Mbps", 10**6),
+        ("Kbps", 10**3),
+        ("kbps", 10**3),
+        ("bps", 1),
+    ):
         if s.endswith(unit):
             try:
                 return int(float(s[: -len(unit)]) * mult)
@@ -195,7 +202,7 @@ def path_bdp(config: Mapping[str, Any], flow_id: str) -> tuple[float, float] | N
     return (float(rate), rtt) if rate else None
 
 
-def _fetch(session: "Session", table: str, flow_id: str | None) -> pa.Table | None:
+def _fetch(session: Session, table: str, flow_id: str | None) -> pa.Table | None:
     from .errors import NotFound
 
     try:
@@ -208,8 +215,8 @@ def _fetch(session: "Session", table: str, flow_id: str | None) -> pa.Table | No
 
 
 def flow(
-    source: "Session | pa.Table",
-    flow: str = "f0",  # noqa: A002 - reads as plot.flow(s, flow="f0")
+    source: Session | pa.Table,
+    flow: str = "f0",
     *,
     signals: pa.Table | None = None,
     events: pa.Table | None = None,
@@ -221,7 +228,7 @@ def flow(
     rate_window_s: float | None = None,
     title: str | None = None,
     figsize: tuple[float, float] = (11, 10),
-) -> "Figure":
+) -> Figure:
     """The four-panel view of one flow on a shared time axis (seconds).
 
     1. Rates (Mbps): send rate (from ``send`` events, else from the
@@ -328,7 +335,8 @@ def flow(
     if np.any(ss_ok):
         ax_win.plot(*_thin(t[ss_ok], ss[ss_ok]), label="ssthresh", color="#7f7f7f", ls=":", lw=1)
     for i, name in enumerate(_pick(signals, window_signals, _WINDOW_WORDS, exclude=None)):
-        sg = signals.filter(pc.equal(signals["signal"], name))  # type: ignore[union-attr]
+        assert signals is not None  # _pick found names in it
+        sg = signals.filter(pc.equal(signals["signal"], name))
         ax_win.plot(*_thin(_secs(sg["t_ps"]), _col(sg, "value")), label=f"{name} (CC)", lw=0.8, ls="-.",
                     color=f"C{i + 4}", drawstyle="steps-post")  # fmt: skip
     if bdp_pkts:
@@ -358,10 +366,12 @@ def flow(
     ax_ev.set_ylabel("events", fontsize="small")
 
     # (3) CA state / CC phase timeline
-    rows = [("CA state", _segments(t, ft["ca_state"].to_pylist(), t_end), _CA_COLOURS)]
+    rows: list[tuple[str, list[tuple[Any, float, float]], dict[Any, Any]]] = [
+        ("CA state", _segments(t, ft["ca_state"].to_pylist(), t_end), dict(_CA_COLOURS))
+    ]
     phase_sig = _phase_signal(signals)
-    if phase_sig is not None:
-        ph = signals.filter(pc.equal(signals["signal"], phase_sig))  # type: ignore[union-attr]
+    if phase_sig is not None and signals is not None:
+        ph = signals.filter(pc.equal(signals["signal"], phase_sig))
         vals = [int(v) for v in _col(ph, "value")]
         cmap = plt.get_cmap("tab10")
         rows.append((phase_sig, _segments(_secs(ph["t_ps"]), vals, t_end), {v: cmap(v % 10) for v in set(vals)}))
@@ -393,7 +403,8 @@ def flow(
         # drawn relative to its largest value, which the legend gives.
         ax2 = ax_rtt.twinx()
         for i, name in enumerate(est):
-            sg = signals.filter(pc.equal(signals["signal"], name))  # type: ignore[union-attr]
+            assert signals is not None  # _pick found names in it
+            sg = signals.filter(pc.equal(signals["signal"], name))
             v = _col(sg, "value")
             top = float(np.nanmax(np.abs(v))) if len(v) else 0.0
             ax2.plot(*_thin(_secs(sg["t_ps"]), v / top if top else v), label=f"{name} (÷ {top:.4g})", lw=0.8,
@@ -419,27 +430,31 @@ def _phase_signal(signals: pa.Table | None) -> str | None:
     return None
 
 
-def _pick(signals: pa.Table | None, wanted: Sequence[str] | None, words: tuple[str, ...], exclude: str | None) -> list[str]:
+def _pick(
+    signals: pa.Table | None, wanted: Sequence[str] | None, words: tuple[str, ...], exclude: str | None
+) -> list[str]:
     """The signals to draw: those asked for, else those whose names contain one of words (at most four)."""
     if signals is None or signals.num_rows == 0:
         return []
     names = [n for n in pc.unique(signals["signal"]).to_pylist() if n != exclude]
     if wanted is not None:
         return [n for n in wanted if n in names]
-    return [n for n in names if any(w in n.lower() for w in words) and (words is _ESTIMATOR_WORDS or "gain" not in n)][:4]
+    return [n for n in names if any(w in n.lower() for w in words) and (words is _ESTIMATOR_WORDS or "gain" not in n)][
+        :4
+    ]
 
 
 # -- queues -------------------------------------------------------------------
 
 
 def queue(
-    source: "Session | pa.Table",
+    source: Session | pa.Table,
     *,
     link: str = "bottleneck",
-    dir: str = "ab",  # noqa: A002 - the protocol's name
+    dir: str = "ab",
     title: str | None = None,
     figsize: tuple[float, float] = (11, 6),
-) -> "Figure":
+) -> Figure:
     """A link direction's queue: backlog and sojourn time, drops and marks as ticks.
 
     Args:
@@ -493,16 +508,16 @@ def queue(
 
 
 def compare(
-    runs: Mapping[str, "Session | pa.Table"],
+    runs: Mapping[str, Session | pa.Table],
     *,
     y: str = "cwnd_pkts",
-    flow: str | None = "f0",  # noqa: A002
+    flow: str | None = "f0",
     table: str = "flows",
     ylabel: str | None = None,
     scale: float = 1.0,
-    ax: "Axes | None" = None,
+    ax: Axes | None = None,
     figsize: tuple[float, float] = (11, 4),
-) -> "Figure":
+) -> Figure:
     """One column of several runs on one time axis.
 
     Args:

@@ -57,7 +57,7 @@ class Position:
         return self.sim_time_ps / PS_PER_S
 
     @classmethod
-    def from_result(cls, r: Mapping[str, Any]) -> "Position":
+    def from_result(cls, r: Mapping[str, Any]) -> Position:
         """Build from a ``step``/``run`` result map."""
         return cls(int(r["sim_time_ps"]), int(r["events"]), bool(r.get("done", False)), r.get("digest"))
 
@@ -214,7 +214,7 @@ class Checkpoint:
             f.write(codec.encode(self.data))
 
     @classmethod
-    def load(cls, path: str | os.PathLike) -> "Checkpoint":
+    def load(cls, path: str | os.PathLike) -> Checkpoint:
         """Read a checkpoint written by :meth:`save`.
 
         Args:

@@ -49,7 +49,7 @@ class Session:
             session), as of the last :meth:`signals` call.
     """
 
-    def __init__(self, client: "Client", opened: Mapping[str, Any]) -> None:
+    def __init__(self, client: Client, opened: Mapping[str, Any]) -> None:
         self._client = client
         self.id: str = str(opened["session"])
         cfg = opened.get("config", "{}")
@@ -69,7 +69,7 @@ class Session:
 
     # -- lifecycle ----------------------------------------------------------
 
-    def __enter__(self) -> "Session":
+    def __enter__(self) -> Session:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -216,7 +216,7 @@ class Session:
         self,
         *,
         link: str | None = None,
-        dir: str | None = None,  # noqa: A002 - the protocol's name
+        dir: str | None = None,
         flow: str | None = None,
         rate: str | int | None = None,
         delay: str | None = None,
@@ -264,7 +264,7 @@ class Session:
         self.digest = cp.digest
         return cp
 
-    def fork(self, actions: Iterable[Mapping[str, Any]] = ()) -> "Session":
+    def fork(self, actions: Iterable[Mapping[str, Any]] = ()) -> Session:
         """Branch a new session from where this one is, then apply actions.
 
         Args:
@@ -349,11 +349,11 @@ class Session:
         """Same as :meth:`signals`."""
         return self.signals(table, **filters)
 
-    def to_pandas(self, table: str = "flows", **filters: Any) -> "pandas.DataFrame":
+    def to_pandas(self, table: str = "flows", **filters: Any) -> pandas.DataFrame:
         """:meth:`signals` as a pandas DataFrame (needs the ``pandas`` extra)."""
         return self.signals(table, **filters).to_pandas()
 
-    def to_polars(self, table: str = "flows", **filters: Any) -> "polars.DataFrame":
+    def to_polars(self, table: str = "flows", **filters: Any) -> polars.DataFrame:
         """:meth:`signals` as a polars DataFrame (needs the ``polars`` extra)."""
         import polars as pl
 
@@ -461,7 +461,7 @@ class Session:
 def make_action(
     *,
     link: str | None = None,
-    dir: str | None = None,  # noqa: A002
+    dir: str | None = None,
     flow: str | None = None,
     rate: str | int | None = None,
     delay: str | None = None,

@@ -11,7 +11,8 @@ from __future__ import annotations
 import collections
 import contextlib
 import time
-from typing import Any, Callable, Iterable, Protocol
+from collections.abc import Callable, Iterable
+from typing import Any, Protocol
 
 from . import codec
 from .errors import ConnectionLost, ProtocolVersionError, Unauthorized
@@ -68,15 +69,17 @@ class WebSocketTransport:
         # connections); close() leaves it.
         self._stack = contextlib.ExitStack()
         try:
-            self._ws = self._stack.enter_context(connect(
-                url,
-                additional_headers=headers,
-                open_timeout=timeout,
-                close_timeout=2.0,
-                max_size=None,  # the server bounds message sizes; results can be large Arrow streams
-                compression=None,  # Arrow bodies are binary; deflate costs more than it saves on loopback
-                proxy=None,  # never route a simulator connection through an environment proxy
-            ))
+            self._ws = self._stack.enter_context(
+                connect(
+                    url,
+                    additional_headers=headers,
+                    open_timeout=timeout,
+                    close_timeout=2.0,
+                    max_size=None,  # the server bounds message sizes; results can be large Arrow streams
+                    compression=None,  # Arrow bodies are binary; deflate costs more than it saves on loopback
+                    proxy=None,  # never route a simulator connection through an environment proxy
+                )
+            )
         except InvalidStatus as e:
             status = getattr(getattr(e, "response", None), "status_code", None)
             if status == 401:

@@ -7,9 +7,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import pytest
-
 import ccscope
+import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import pytest
-
 import ccscope
+import pytest
 from ccscope import codec, errors
 from ccscope.transport import FakeTransport
-
 from fakeserver import PS, FakeServer
 
 

@@ -6,7 +6,6 @@ import io
 
 import pyarrow as pa
 import pytest
-
 from ccscope import codec, errors
 
 
@@ -14,13 +13,7 @@ def test_encode_request_bytes_follow_the_msgpack_spec():
     # {"id": 7, "op": "step", "session": "s1", "time": "100ms"}, keys sorted:
     # fixmap of 4 (0x84); fixstr "id" (0xa2 69 64) + positive fixint 7;
     # "op" + fixstr(4) "step"; "session" (0xa7) + "s1" (0xa2); "time" + "100ms" (0xa5).
-    want = (
-        b"\x84"
-        b"\xa2id\x07"
-        b"\xa2op\xa4step"
-        b"\xa7session\xa2s1"
-        b"\xa4time\xa5100ms"
-    )
+    want = b"\x84\xa2id\x07\xa2op\xa4step\xa7session\xa2s1\xa4time\xa5100ms"
     got = codec.encode_request(7, "step", {"time": "100ms", "session": "s1"})
     assert got == want, f"encode_request(7, step) = {got!r}, want {want!r}"
 
@@ -141,6 +134,11 @@ def test_errors_pickle_with_their_fields():
     import pickle
 
     e = pickle.loads(pickle.dumps(errors.error_from_frame("bad_args", "no", "time", {"x": 1})))
-    assert type(e) is errors.BadArguments and (e.code, e.message, e.path, e.details) == ("bad_args", "no", "time", {"x": 1})
+    assert type(e) is errors.BadArguments and (e.code, e.message, e.path, e.details) == (
+        "bad_args",
+        "no",
+        "time",
+        {"x": 1},
+    )
     d = pickle.loads(pickle.dumps(errors.ServerDied("gone", returncode=2, stderr_tail="boom")))
     assert (d.message, d.returncode, d.stderr_tail) == ("gone", 2, "boom") and "boom" in str(d)

@@ -7,9 +7,8 @@ import pytest
 
 pytest.importorskip("gymnasium")
 
-from gymnasium.utils.env_checker import check_env  # noqa: E402
-
-from ccscope.gym import OBSERVATION, CCEnv  # noqa: E402
+from ccscope.gym import OBSERVATION, CCEnv
+from gymnasium.utils.env_checker import check_env
 
 pytestmark = pytest.mark.server
 
@@ -29,7 +28,7 @@ def _episode(client, seed, steps=60):
         obs, _ = env.reset(seed=seed)
         out = [obs]
         for _ in range(steps):
-            obs, reward, terminated, truncated, info = env.step(np.array([40.0], np.float32))
+            obs, _, _, _, info = env.step(np.array([40.0], np.float32))
             out.append(obs)
         return np.array(out), info
     finally:

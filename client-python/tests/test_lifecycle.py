@@ -10,9 +10,8 @@ import sys
 import textwrap
 import time
 
-import pytest
-
 import ccscope
+import pytest
 from ccscope import errors
 
 pytestmark = pytest.mark.server

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import json
 
+import ccscope
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
-
-import ccscope
 from ccscope import errors
 
 pytestmark = pytest.mark.server
@@ -244,4 +243,3 @@ def test_connect_to_a_url_with_and_without_token(client):
         ccscope.connect(base)
     with pytest.raises(errors.ConnectionLost):
         ccscope.connect("ws://127.0.0.1:1/", timeout=2)
-

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import pytest
-
 import ccscope
+import pytest
 
 pytestmark = pytest.mark.server
 
@@ -12,7 +11,12 @@ MBPS = 10**6
 
 
 def test_grid_is_the_cartesian_product():
-    assert ccscope.grid(a=[1, 2], b="xy") == [{"a": 1, "b": "x"}, {"a": 1, "b": "y"}, {"a": 2, "b": "x"}, {"a": 2, "b": "y"}]
+    assert ccscope.grid(a=[1, 2], b="xy") == [
+        {"a": 1, "b": "x"},
+        {"a": 1, "b": "y"},
+        {"a": 2, "b": "x"},
+        {"a": 2, "b": "y"},
+    ]
 
 
 def test_spec_sweep_returns_summaries_in_order(binary_env):
@@ -54,7 +58,9 @@ def test_dask_sweep_matches_the_local_pool(client):
     spec = {"scenario": "pump", "set": {"runtime.duration": "1s"}}
     points = [{"links.bottleneck.rate": r} for r in ("20Mbps", "80Mbps")]
     local = ccscope.sweep(spec, points, processes=2, progress=False, url=client._server.url)
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as cluster:
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None
+    ) as cluster:
         with distributed.Client(cluster) as dc:
             remote = ccscope.sweep(spec, points, client=dc, progress=False, url=client._server.url)
     assert [r["digest"] for r in remote] == [r["digest"] for r in local]

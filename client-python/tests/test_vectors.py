@@ -10,10 +10,9 @@ import base64
 import json
 from pathlib import Path
 
+import ccscope
 import pyarrow as pa
 import pytest
-
-import ccscope
 from ccscope import codec, errors
 
 VECTORS = Path(__file__).resolve().parents[2] / "proto" / "vectors"
@@ -70,7 +69,9 @@ def test_decode_matches_json_twin(name):
 def test_canonical_encoding_is_byte_identical(name):
     raw, want = load(name)
     got = codec.encode(want)
-    assert got == raw, f"encode({name}) differs at byte {next(i for i, (x, y) in enumerate(zip(got + b'?', raw + b'!')) if x != y)}"
+    assert got == raw, (
+        f"encode({name}) differs at byte {next(i for i, (x, y) in enumerate(zip(got + b'?', raw + b'!')) if x != y)}"
+    )
 
 
 @pytest.mark.parametrize("name", [n for n in NAMES if n.startswith("request_")])
