@@ -1,0 +1,134 @@
+"""ccscope.plot on hand-made tables (no server): layout, units, and the helpers' arithmetic."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+matplotlib = pytest.importorskip("matplotlib")
+matplotlib.use("Agg")
+
+from ccscope import plot  # noqa: E402
+
+PS = 10**12
+MS = 10**9
+
+
+def flows_table():
+    # f0 in slow start, then a loss episode from 0.5 s to 0.7 s.
+    t = [0, 100 * MS, 200 * MS, 500 * MS, 700 * MS, 1000 * MS]
+    ca = ["open", "open", "open", "recovery", "open", "open"]
+    n = len(t)
+    return pa.table({
+        "t_ps": pa.array(t, pa.int64()), "flow": ["f0"] * n,
+        "cwnd_pkts": pa.array([10, 20, 40, 28, 28, 30], pa.uint32()),
+        "ssthresh_pkts": pa.array([2**31 - 1] * 3 + [28] * 3, pa.uint32()),
+        "inflight_bytes": pa.array([0] * n, pa.int64()),
+        "inflight_pkts": pa.array([10, 20, 40, 30, 28, 30], pa.uint32()),
+        "srtt_ps": pa.array([0, 40 * MS, 41 * MS, 60 * MS, 50 * MS, 45 * MS], pa.int64()),
+        "rttvar_ps": pa.array([0] * n, pa.int64()),
+        "min_rtt_ps": pa.array([0] + [40 * MS] * 5, pa.int64()),
+        "pacing_rate_bps": pa.array([0] * n, pa.int64()),
+        "delivery_rate_bps": pa.array([0, 10**6, 5 * 10**6, 8 * 10**6, 7 * 10**6, 7 * 10**6], pa.int64()),
+        "delivered_pkts": pa.array([0, 10, 30, 70, 100, 150], pa.uint64()),
+        "lost_pkts": pa.array([0, 0, 0, 2, 2, 2], pa.uint64()),
+        "retrans_pkts": pa.array([0, 0, 0, 2, 2, 2], pa.uint64()),
+        "ca_state": ca,
+    })  # fmt: skip
+
+
+def events_table():
+    return pa.table({
+        "t_ps": pa.array([450 * MS, 500 * MS, 520 * MS, 600 * MS], pa.int64()), "flow": ["f0"] * 4,
+        "kind": ["drop", "sack", "retransmit", "rto"], "seq": pa.array([1, 2, 3, 4], pa.int64()),
+        "len": pa.array([1448] * 4, pa.int32()),
+    })  # fmt: skip
+
+
+def signals_table():
+    return pa.table({
+        "t_ps": pa.array([0, 500 * MS, 0, 300 * MS], pa.int64()), "flow": ["f0"] * 4,
+        "signal": ["bic_target", "bic_target", "delay_min", "delay_min"],
+        "value": pa.array([10.0, 40.0, 40000.0, 40000.0]),
+    })  # fmt: skip
+
+
+def test_flow_view_has_four_panels_on_one_time_axis_with_units():
+    fig = plot.flow(flows_table(), "f0", events=events_table(), signals=signals_table(), bdp_pkts=33)
+    axes = fig.axes
+    rate, win, ev, ca, rtt = axes[:5]
+    assert rate.get_ylabel() == "rate (Mbps)"
+    assert win.get_ylabel() == "packets"
+    assert rtt.get_ylabel() == "RTT (ms)" and rtt.get_xlabel() == "time (s)"
+    for ax in (win, ev, ca, rtt):
+        assert ax.get_shared_x_axes().joined(rate, ax), "panels do not share the time axis"
+    # the BDP line sits at 33 packets
+    assert any(list(line.get_ydata()) == [33, 33] for line in win.get_lines())
+    # CUBIC's bic_target, a window in packets, is drawn on the window panel
+    assert "bic_target (CC)" in [t.get_text() for t in win.get_legend().get_texts()]
+    # one tick row per event kind present
+    assert [t.get_text() for t in ev.get_yticklabels()] == ["sack", "rto", "retransmit", "drop"]
+    # the CA timeline: open [0, 0.5), recovery [0.5, 0.7), open [0.7, 1.0]
+    spans = []
+    for coll in ca.collections:
+        for path in coll.get_paths():
+            xs = path.vertices[:, 0]
+            spans.append((round(xs.min(), 6), round(xs.max() - xs.min(), 6)))
+    assert sorted(spans) == [(0.0, 0.5), (0.5, 0.2), (0.7, 0.3)], f"CA spans {sorted(spans)}"
+    matplotlib.pyplot.close(fig)
+
+
+def test_flow_view_without_rows_says_so():
+    with pytest.raises(ValueError, match="no rows"):
+        plot.flow(flows_table(), "f9")
+
+
+def test_queue_view_marks_drops():
+    q = pa.table({
+        "t_ps": pa.array([0, 10 * MS, 20 * MS, 30 * MS], pa.int64()), "link": ["b"] * 4, "dir": ["ab"] * 4,
+        "backlog_bytes": pa.array([0, 1500, 3000, 1500], pa.int64()), "backlog_pkts": pa.array([0, 1, 2, 1], pa.int64()),
+        "sojourn_ps": pa.array([0, 0, 0, 120 * 10**6], pa.int64()),
+        "drops": pa.array([0, 0, 1, 1], pa.uint64()), "marks": pa.array([0] * 4, pa.uint64()),
+    })  # fmt: skip
+    fig = plot.queue(q, link="b")
+    ax_b, ax_s = fig.axes[0], fig.axes[1]
+    assert ax_b.get_ylabel() == "backlog (KB)" and ax_s.get_ylabel() == "sojourn (ms)"
+    assert "drops (1)" in [t.get_text() for t in ax_s.get_legend().get_texts()]
+    matplotlib.pyplot.close(fig)
+    with pytest.raises(ValueError):
+        plot.queue(q, link="other")
+
+
+def test_thin_keeps_the_envelope():
+    t = np.arange(100_000, dtype=float)
+    y = np.zeros_like(t)
+    y[54_321] = 7.0  # a one-sample spike must survive thinning
+    y[12_345] = -3.0
+    tt, yy = plot._thin(t, y, n=300)
+    assert len(tt) <= 302
+    assert yy.max() == 7.0 and yy.min() == -3.0
+    assert tt[0] == 0 and tt[-1] == 99_999
+
+
+def test_rate_from_counter():
+    # 1,250,000 bytes per 100 ms is 100 Mbps
+    t = np.array([0.0, 0.1, 0.2, 0.3])
+    b = np.array([0.0, 1.25e6, 2.5e6, 3.75e6])
+    x, r = plot._rate_from_counter(t, b, 0.1)
+    assert np.allclose(r, 100.0)
+
+
+def test_path_bdp_of_p_rtr_p():
+    # h1 -1 Gbps, 1 ms- r1 -100 Mbps, 19 ms- h2: bottleneck 100 Mbps, RTT 2 × 20 ms
+    cfg = {
+        "links": [
+            {"id": "access", "a": "h1", "b": "r1", "ab": {"rate": "1Gbps", "delay": "1ms"}, "ba": {"rate": "1Gbps", "delay": "1ms"}},
+            {"id": "bottleneck", "a": "r1", "b": "h2", "ab": {"rate": "100Mbps", "delay": "19ms"},
+             "ba": {"rate": "100Mbps", "delay": "19ms"}},
+        ],
+        "flows": [{"id": "f0", "src": "h1", "dst": "h2"}],
+    }  # fmt: skip
+    rate, rtt = plot.path_bdp(cfg, "f0")
+    assert rate == 100e6 and rtt == pytest.approx(0.040)
+    assert plot.path_bdp(cfg, "nope") is None
