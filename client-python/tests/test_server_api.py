@@ -243,3 +243,17 @@ def test_connect_to_a_url_with_and_without_token(client):
         ccscope.connect(base)
     with pytest.raises(errors.ConnectionLost):
         ccscope.connect("ws://127.0.0.1:1/", timeout=2)
+
+
+def test_run_receives_progress_pushes(client):
+    # Progress pushes come about every 100 ms of wall time during a run; a
+    # 400 s pump run takes ~0.8 s here, so several arrive, each with
+    # the run's request id and a growing clock.
+    seen = []
+    with client.open("pump", set={"runtime.duration": "400s"}) as s:
+        res = client.call("run", {"session": s.id}, timeout=None, on_progress=seen.append)
+    assert seen, "no progress push during a long run"
+    times = [p.sim_time_ps for p in seen]
+    assert times == sorted(times) and all(0 < p.fraction <= 1 for p in seen)
+    assert {p.request for p in seen} == {client._next_id - 2}  # the run's id (close came after)
+    assert res["sim_time_ps"] == 400 * PS
