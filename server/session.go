@@ -251,7 +251,7 @@ func (s *session) opStep(a *args) (any, *Error) {
 		if n == 0 {
 			return nil, errorf(CodeBadArgs, "events", "events must be positive")
 		}
-		e = s.st.stepEvents(n)
+		e = s.st.stepEvents(s.ctx, n)
 		if pe := s.pushDue(true); e == nil {
 			e = pe
 		}
