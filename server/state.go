@@ -2,8 +2,8 @@ package server
 
 import (
 	"context"
-	"math"
 	"encoding/json"
+	"math"
 	"time"
 
 	"github.com/ccscope/ccscope/engine"
