@@ -288,3 +288,21 @@ func BenchmarkBatchFlows(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N)*DefaultFlushRows/b.Elapsed().Seconds(), "rows/s")
 }
+
+// TestFlushWithoutSinkKeepsRows: a recorder without a sink accumulates, so
+// the flush at the end of a run (engine.Run.RunToEnd) must not discard its
+// rows.
+func TestFlushWithoutSinkKeepsRows(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	r := sampleRecorder()
+	r.FlushAll()
+	rec, err := r.Batch(TableFlows, mem)
+	if err != nil {
+		t.Fatalf("Batch(flows) error %v", err)
+	}
+	defer rec.Release()
+	if d := cmp.Diff(wantFlows, rowsOf(t, rec)); d != "" {
+		t.Errorf("flows after FlushAll without a sink (-want +got):\n%s", d)
+	}
+}
