@@ -144,22 +144,24 @@ func (r *Recorder) flowColumns(b *batch, flows []bool) {
 		}
 		rows = kept
 	}
+	// Reslicing every column to n lets the compiler prove the loop's
+	// indices in range and drop its bounds checks.
 	n := len(rows)
-	t := newFixed[int64](b, i64, n)
-	flowCol, flow := b.reserve(), make([]int32, n)
-	cwnd := newFixed[uint32](b, u32, n)
-	ssthresh := newFixed[uint32](b, u32, n)
-	inflightBytes := newFixed[int64](b, i64, n)
-	inflightPkts := newFixed[uint32](b, u32, n)
-	srtt := newFixed[int64](b, i64, n)
-	rttvar := newFixed[int64](b, i64, n)
-	minRTT := newFixed[int64](b, i64, n)
-	pacing := newFixed[int64](b, i64, n)
-	rate := newFixed[int64](b, i64, n)
-	delivered := newFixed[uint64](b, u64, n)
-	lost := newFixed[uint64](b, u64, n)
-	retrans := newFixed[uint64](b, u64, n)
-	ca := make([]uint8, n)
+	t := newFixed[int64](b, i64, n)[:n]
+	flowCol, flow := b.reserve(), make([]int32, n)[:n]
+	cwnd := newFixed[uint32](b, u32, n)[:n]
+	ssthresh := newFixed[uint32](b, u32, n)[:n]
+	inflightBytes := newFixed[int64](b, i64, n)[:n]
+	inflightPkts := newFixed[uint32](b, u32, n)[:n]
+	srtt := newFixed[int64](b, i64, n)[:n]
+	rttvar := newFixed[int64](b, i64, n)[:n]
+	minRTT := newFixed[int64](b, i64, n)[:n]
+	pacing := newFixed[int64](b, i64, n)[:n]
+	rate := newFixed[int64](b, i64, n)[:n]
+	delivered := newFixed[uint64](b, u64, n)[:n]
+	lost := newFixed[uint64](b, u64, n)[:n]
+	retrans := newFixed[uint64](b, u64, n)[:n]
+	ca := make([]uint8, n)[:n]
 	for i := range rows {
 		row := &rows[i]
 		t[i] = int64(row.T)
@@ -294,29 +296,35 @@ func utf8Into[I ~int32 | ~uint8](b *batch, col int, names []string, idx []I, sel
 		}
 		idx = g
 	}
+	// Count each name's rows first: the data size is then exact and one
+	// pass writes offsets and bytes together.
+	counts := make([]int64, len(names))
+	for _, x := range idx {
+		counts[x]++
+	}
+	var total int64
+	for i, c := range counts {
+		total += c * int64(len(names[i]))
+	}
 	n := len(idx)
+	if total > math.MaxInt32 {
+		if b.err == nil {
+			b.err = fmt.Errorf("trace: column %d: %d rows of strings exceed utf8's 2 GiB limit", col, n)
+		}
+		return
+	}
 	offBuf := memory.NewResizableBuffer(b.mem)
 	offBuf.Resize((n + 1) * arrow.Int32SizeBytes)
-	off := arrow.GetData[int32](offBuf.Bytes())
-	var total int64
-	for i, x := range idx {
-		off[i] = int32(total)
-		total += int64(len(names[x]))
-		if total > math.MaxInt32 {
-			offBuf.Release()
-			if b.err == nil {
-				b.err = fmt.Errorf("trace: column %d: %d rows of strings exceed utf8's 2 GiB limit", col, n)
-			}
-			return
-		}
-	}
-	off[n] = int32(total)
+	off := arrow.GetData[int32](offBuf.Bytes())[:n+1]
 	data := memory.NewResizableBuffer(b.mem)
 	data.Resize(int(total))
 	bytes := data.Bytes()
+	var o int32
 	for i, x := range idx {
-		copy(bytes[off[i]:], names[x])
+		off[i] = o
+		o += int32(copy(bytes[o:], names[x]))
 	}
+	off[n] = o
 	d := array.NewData(utf8, n, []*memory.Buffer{nil, offBuf, data}, nil, 0, 0)
 	offBuf.Release()
 	data.Release()
