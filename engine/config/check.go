@@ -65,8 +65,8 @@ func (c *collector) crossCheck(s *Scenario) {
 		}
 	}
 	adj := make([][]int, len(s.Nodes))
-	for _, l := range s.Links {
-		path := fmt.Sprintf("links[%s]", l.ID)
+	for i, l := range s.Links {
+		path := elemPath("links", l.ID, i)
 		a, aOK := c.nodeRef(nodes, join(path, "a"), l.A)
 		b, bOK := c.nodeRef(nodes, join(path, "b"), l.B)
 		if aOK && bOK {
@@ -82,8 +82,8 @@ func (c *collector) crossCheck(s *Scenario) {
 		links[l.ID] = true
 	}
 	end := s.Runtime.Duration
-	for _, f := range s.Flows {
-		path := fmt.Sprintf("flows[%s]", f.ID)
+	for i, f := range s.Flows {
+		path := elemPath("flows", f.ID, i)
 		src, srcOK := c.endpointRef(s, nodes, join(path, "src"), f.Src)
 		dst, dstOK := c.endpointRef(s, nodes, join(path, "dst"), f.Dst)
 		switch {
@@ -106,6 +106,14 @@ func (c *collector) crossCheck(s *Scenario) {
 			c.add(join(path, "at"), "%v is after the run ends at %v", ch.At, end)
 		}
 	}
+}
+
+// elemPath addresses an element of an id-addressed array as list does.
+func elemPath(key, id string, i int) string {
+	if id == "" {
+		return fmt.Sprintf("%s[#%d]", key, i)
+	}
+	return fmt.Sprintf("%s[%s]", key, id)
 }
 
 func (c *collector) nodeRef(nodes map[string]int, path, id string) (int, bool) {

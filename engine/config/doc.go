@@ -109,7 +109,9 @@
 //	runtime.seed=7
 //	changes.0.at=12s
 //
-// The value is JSON if it parses as JSON, else a string. Objects the format
+// The value is JSON if it parses as JSON, else a string; null anywhere in a
+// scenario means the key is absent, so "--set flows.f0.tcp=null" restores the
+// defaults. Objects the format
 // allows but the file leaves out are created on the way, so
 // links.bottleneck.ab.qdisc.limit=2BDP works on a link without "ab". Override
 // and OverrideAll do the same for values already decoded (the server's

@@ -219,12 +219,13 @@ func TestParseInvalidJSON(t *testing.T) {
 		{"trailing data", `{} {}`, "unexpected data after the top-level value"},
 		{"empty", ``, "unexpected end of JSON input"},
 		{"not an object", `[1]`, "must be an object, not an array"},
+		{"hostile nesting", `{"name":` + strings.Repeat("[", 100000), "nested deeper than 64 levels"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse([]byte(tc.in))
 			if err == nil || !strings.Contains(err.Error(), tc.reason) {
-				t.Errorf("Parse(%q) error = %v, want one containing %q", tc.in, err, tc.reason)
+				t.Errorf("Parse(%.40q) error = %v, want one containing %q", tc.in, err, tc.reason)
 			}
 		})
 	}

@@ -56,7 +56,7 @@ func (c *collector) flow(path string, o obj, id string, opts options) Flow {
 		if s, ok := c.str(p, v); ok {
 			f.CC = s
 			if s != Pump && opts.ccs != nil && !slices.Contains(opts.ccs, s) {
-				c.add(p, "unknown congestion control %q; known: %s, %s", s, Pump, strings.Join(opts.ccs, ", "))
+				c.add(p, "unknown congestion control %q; known: %s", s, strings.Join(append([]string{Pump}, opts.ccs...), ", "))
 			}
 		}
 	}

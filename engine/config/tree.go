@@ -15,7 +15,7 @@ import (
 func decodeTree(data []byte) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
-	v, err := decodeValue(dec)
+	v, err := decodeValue(dec, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -25,7 +25,14 @@ func decodeTree(data []byte) (any, error) {
 	return v, nil
 }
 
-func decodeValue(dec *json.Decoder) (any, error) {
+// maxDepth bounds nesting far above what the format needs (about 6), so
+// hostile input cannot drive the recursion deep.
+const maxDepth = 64
+
+func decodeValue(dec *json.Decoder, depth int) (any, error) {
+	if depth > maxDepth {
+		return nil, fmt.Errorf("nested deeper than %d levels at byte %d", maxDepth, dec.InputOffset())
+	}
 	tok, err := dec.Token()
 	if err != nil {
 		if errors.Is(err, io.EOF) {
@@ -47,7 +54,7 @@ func decodeValue(dec *json.Decoder) (any, error) {
 				if _, dup := m[k]; dup {
 					return nil, fmt.Errorf("duplicate key %q at byte %d", k, dec.InputOffset())
 				}
-				v, err := decodeValue(dec)
+				v, err := decodeValue(dec, depth+1)
 				if err != nil {
 					return nil, err
 				}
@@ -60,7 +67,7 @@ func decodeValue(dec *json.Decoder) (any, error) {
 		case '[':
 			a := []any{}
 			for dec.More() {
-				v, err := decodeValue(dec)
+				v, err := decodeValue(dec, depth+1)
 				if err != nil {
 					return nil, err
 				}
