@@ -271,12 +271,22 @@ type response struct {
 	Error  *Error `msgpack:"error,omitempty"`
 }
 
-// reply sends the response to request id: result, or e if not nil.
+// reply sends the response to request id: result, or e if not nil. An
+// error is logged on c's logger.
 func (c *conn) reply(id any, result any, e *Error) bool {
+	return c.replyLog(c.log, id, result, e)
+}
+
+// replyLog is reply, logging an error on log (a session's, with its id).
+func (c *conn) replyLog(log zerolog.Logger, id any, result any, e *Error) bool {
 	r := response{ID: id, OK: e == nil, Result: result, Error: e}
 	if e != nil {
 		r.Result = nil
-		c.log.Info().Str("code", string(e.Code)).Str("path", e.Path).Str("error", e.Message).Msg("request failed")
+		ev := log.Info()
+		if e.Code == CodeInternal || e.Code == CodeReplayMismatch {
+			ev = log.Error()
+		}
+		ev.Any("id", id).Str("code", string(e.Code)).Str("path", e.Path).Str("error", e.Message).Msg("request failed")
 	}
 	b, err := marshal(&r)
 	if err != nil {

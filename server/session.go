@@ -170,7 +170,7 @@ func (s *session) serve(r sessionReq) (more bool) {
 			if r.call != nil {
 				r.call(nil)
 			} else {
-				s.conn.reply(id, nil, errorf(CodeInternal, "", "the session failed and was closed: %v", p))
+				s.conn.replyLog(s.log, id, nil, errorf(CodeInternal, "", "the session failed and was closed: %v", p))
 			}
 			more = false
 		}
@@ -215,7 +215,7 @@ func (s *session) serve(r sessionReq) (more bool) {
 	if e != nil && e.Code == CodeInternal && s.ctx.Err() != nil {
 		return false // the connection is gone; nobody to answer
 	}
-	s.conn.reply(id, res, e)
+	s.conn.replyLog(s.log, id, res, e)
 	return true
 }
 
