@@ -197,7 +197,11 @@ func (s *state) replayTo(ctx context.Context, p Position, path string) *Error {
 		if sm.Now() > t {
 			return errorf(CodeReplayMismatch, path, "replay is at %v after event %d, past the position's %v", sm.Now(), p.Events, t)
 		}
-		s.run.RunUntil(t)
+		// A bogus position could hide any number of events before t:
+		// stop as soon as one more than p.Events is dispatched.
+		if err := s.runChunked(ctx, t, p.Events+1, nil); err != nil {
+			return err
+		}
 		if sm.Events() != p.Events {
 			return errorf(CodeReplayMismatch, path, "events remained before %v after event %d: the position was not drained", t, p.Events)
 		}

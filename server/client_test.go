@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"net/http/httptest"
 	"strings"
@@ -43,6 +44,7 @@ type client struct {
 	ws     *websocket.Conn
 	id     uint64
 	pushes []map[string]any
+	buf    bytes.Buffer // the frame being read, reused
 }
 
 func dial(t testing.TB, url string) *client {
@@ -68,11 +70,15 @@ func (c *client) raw(frame []byte) {
 func (c *client) next() map[string]any {
 	c.t.Helper()
 	_ = c.ws.SetReadDeadline(time.Now().Add(30 * time.Second))
-	_, b, err := c.ws.ReadMessage()
+	_, rd, err := c.ws.NextReader()
 	if err != nil {
 		c.t.Fatalf("read: %v", err)
 	}
-	v, err := decodeValue(b)
+	c.buf.Reset()
+	if _, err := c.buf.ReadFrom(rd); err != nil {
+		c.t.Fatalf("read: %v", err)
+	}
+	v, err := decodeValue(c.buf.Bytes())
 	if err != nil {
 		c.t.Fatalf("server sent undecodable frame: %v", err)
 	}

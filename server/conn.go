@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -179,6 +180,7 @@ func (c *conn) writeLoop() {
 			_ = c.ws.SetWriteDeadline(time.Now().Add(c.srv.opts.WriteTimeout))
 			err := c.ws.WriteMessage(websocket.BinaryMessage, f.data)
 			c.budget.release(int64(len(f.data)))
+			recycle(f.pooled)
 			if err != nil {
 				c.log.Warn().Err(err).Msg("write failed; closing the connection")
 				c.closeWith(websocket.ClosePolicyViolation, "client stopped reading")
@@ -198,16 +200,49 @@ func (c *conn) writeLoop() {
 // send queues a frame, waiting while the connection's write budget is spent:
 // a client that stops reading stops its sessions here instead of making the
 // server buffer. It reports false once the connection is gone.
-func (c *conn) send(f []byte) bool {
-	if !c.budget.acquire(int64(len(f)), c.done) {
+func (c *conn) send(f []byte) bool { return c.sendFrame(outFrame{data: f}) }
+
+// sendPooled queues a frame held in a pooled buffer; the writer returns
+// the buffer to framePool once the frame is written.
+func (c *conn) sendPooled(b *bytes.Buffer) bool {
+	return c.sendFrame(outFrame{data: b.Bytes(), pooled: b})
+}
+
+func (c *conn) sendFrame(f outFrame) bool {
+	n := int64(len(f.data))
+	if !c.budget.acquire(n, c.done) {
 		return false
 	}
 	select {
-	case c.out <- outFrame{data: f}:
+	case c.out <- f:
 		return true
 	case <-c.done:
-		c.budget.release(int64(len(f)))
+		c.budget.release(n)
 		return false
+	}
+}
+
+// marshal encodes a frame with the smallest integer encodings.
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := msgpack.NewEncoder(&b)
+	enc.UseCompactInts(true)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// framePool recycles push frame buffers: a push is megabytes, and a fresh
+// buffer each time costs more in zeroing than the encoding itself.
+var framePool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxPooled is the largest buffer kept for reuse.
+const maxPooled = 32 << 20
+
+func recycle(b *bytes.Buffer) {
+	if b != nil && b.Cap() <= maxPooled {
+		framePool.Put(b)
 	}
 }
 
@@ -215,6 +250,7 @@ func (c *conn) send(f []byte) bool {
 // to close the connection once the frames before it are written.
 type outFrame struct {
 	data      []byte
+	pooled    *bytes.Buffer // holds data; recycled after the write
 	closeCode int
 	reason    string
 }
@@ -235,16 +271,26 @@ type response struct {
 	Error  *Error `msgpack:"error,omitempty"`
 }
 
-// reply sends the response to request id: result, or e if not nil.
+// reply sends the response to request id: result, or e if not nil. An
+// error is logged on c's logger.
 func (c *conn) reply(id any, result any, e *Error) bool {
+	return c.replyLog(c.log, id, result, e)
+}
+
+// replyLog is reply, logging an error on log (a session's, with its id).
+func (c *conn) replyLog(log zerolog.Logger, id any, result any, e *Error) bool {
 	r := response{ID: id, OK: e == nil, Result: result, Error: e}
 	if e != nil {
 		r.Result = nil
-		c.log.Info().Str("code", string(e.Code)).Str("path", e.Path).Str("error", e.Message).Msg("request failed")
+		ev := log.Info()
+		if e.Code == CodeInternal || e.Code == CodeReplayMismatch {
+			ev = log.Error()
+		}
+		ev.Any("id", id).Str("code", string(e.Code)).Str("path", e.Path).Str("error", e.Message).Msg("request failed")
 	}
-	b, err := msgpack.Marshal(&r)
+	b, err := marshal(&r)
 	if err != nil {
-		b, _ = msgpack.Marshal(&response{ID: id, Error: errorf(CodeInternal, "", "encoding the response: %v", err)})
+		b, _ = marshal(&response{ID: id, Error: errorf(CodeInternal, "", "encoding the response: %v", err)})
 	}
 	return c.send(b)
 }

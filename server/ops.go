@@ -195,9 +195,6 @@ func (c *conn) opRestore(a *args, fork bool) (any, *Error) {
 	}
 	st, e := restoreState(c.ctx, cp, c.limits())
 	if e != nil {
-		if e.Code == CodeReplayMismatch {
-			c.log.Error().Str("path", e.Path).Str("error", e.Message).Msg("replay mismatch")
-		}
 		return nil, e
 	}
 	for _, act := range acts {

@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow/go/v17/arrow/ipc"
 	"github.com/google/go-cmp/cmp"
@@ -382,3 +383,28 @@ func TestErrorsKeepServing(t *testing.T) {
 }
 
 func hasPrefix(s, p string) bool { return len(s) >= len(p) && s[:len(p)] == p }
+
+// A run pushes progress, tagged with the run's request id, with fractions
+// rising to at most 1, before its response.
+func TestRunProgress(t *testing.T) {
+	t.Parallel()
+	_, url := newTestServer(t, Options{ProgressEvery: time.Millisecond})
+	c := dial(t, url)
+	id := c.open(testScenario, "runtime.duration=30s")
+	rid := c.send("run", map[string]any{"session": id, "until": "20s"})
+	r := c.await(rid)
+	if r["ok"] != true || asInt(r["result"].(map[string]any)["sim_time_ps"]) != int64(20*sim.Second) {
+		t.Fatalf("run until 20s = %v, want sim_time_ps %d", r, int64(20*sim.Second))
+	}
+	if len(c.pushes) < 2 {
+		t.Fatalf("%d progress pushes, want several", len(c.pushes))
+	}
+	prev := -1.0
+	for _, p := range c.pushes {
+		f, _ := p["fraction"].(float64)
+		if p["stream"] != "progress" || asInt(p["request"]) != int64(rid) || f < prev || f > 1 {
+			t.Errorf("push %v: want progress for request %d with fraction rising in [0, 1]", p, rid)
+		}
+		prev = f
+	}
+}

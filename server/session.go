@@ -3,14 +3,18 @@ package server
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
+	"math"
 	"runtime/debug"
 	"slices"
 	"sync"
 	"time"
 
+	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/rs/zerolog"
 	"github.com/vmihailenco/msgpack/v5"
+	"github.com/vmihailenco/msgpack/v5/msgpcode"
 
 	"github.com/ccscope/ccscope/engine/sim"
 	"github.com/ccscope/ccscope/engine/trace"
@@ -166,7 +170,7 @@ func (s *session) serve(r sessionReq) (more bool) {
 			if r.call != nil {
 				r.call(nil)
 			} else {
-				s.conn.reply(id, nil, errorf(CodeInternal, "", "the session failed and was closed: %v", p))
+				s.conn.replyLog(s.log, id, nil, errorf(CodeInternal, "", "the session failed and was closed: %v", p))
 			}
 			more = false
 		}
@@ -211,7 +215,7 @@ func (s *session) serve(r sessionReq) (more bool) {
 	if e != nil && e.Code == CodeInternal && s.ctx.Err() != nil {
 		return false // the connection is gone; nobody to answer
 	}
-	s.conn.reply(id, res, e)
+	s.conn.replyLog(s.log, id, res, e)
 	return true
 }
 
@@ -251,7 +255,7 @@ func (s *session) opStep(a *args) (any, *Error) {
 		if n == 0 {
 			return nil, errorf(CodeBadArgs, "events", "events must be positive")
 		}
-		e = s.st.stepEvents(n)
+		e = s.st.stepEvents(s.ctx, n)
 		if pe := s.pushDue(true); e == nil {
 			e = pe
 		}
@@ -452,19 +456,17 @@ func (s *session) pushDue(final bool) *Error {
 	if err := rec.Err(); err != nil {
 		return errorf(CodeInternal, "", "trace: %v", err)
 	}
-	var buf bytes.Buffer
 	for _, t := range s.tr.subscribed() {
 		for len(s.tr.pending[t]) > 0 {
 			recs := s.tr.takePending(t)
-			buf.Reset()
-			err := trace.WriteIPCStream(&buf, trace.Schema(t), recs...)
+			frame, err := s.arrowFrame(t, recs)
 			for _, r := range recs {
 				r.Release()
 			}
 			if err != nil {
 				return errorf(CodeInternal, "", "encoding Arrow: %v", err)
 			}
-			if !s.push(map[string]any{"stream": t, "arrow": buf.Bytes()}) {
+			if !s.conn.sendPooled(frame) {
 				return errorf(CodeInternal, "", "connection closed")
 			}
 		}
@@ -472,12 +474,44 @@ func (s *session) pushDue(final bool) *Error {
 	return nil
 }
 
+// arrowFrame encodes a data push, {stream, session, seq, arrow}, writing
+// the Arrow IPC stream straight into the frame behind a bin32 header whose
+// length is patched in afterwards: the payload is written once, not copied.
+func (s *session) arrowFrame(table string, recs []arrow.Record) (*bytes.Buffer, error) {
+	b := framePool.Get().(*bytes.Buffer)
+	b.Reset()
+	enc := msgpack.NewEncoder(b)
+	enc.UseCompactInts(true)
+	for _, err := range []error{enc.EncodeMapLen(4), enc.EncodeString("stream"), enc.EncodeString(table),
+		enc.EncodeString("session"), enc.EncodeString(s.id), enc.EncodeString("seq"), enc.EncodeUint(s.seq),
+		enc.EncodeString("arrow")} {
+		if err != nil {
+			recycle(b)
+			return nil, err
+		}
+	}
+	b.Write([]byte{msgpcode.Bin32, 0, 0, 0, 0})
+	start := b.Len()
+	if err := trace.WriteIPCStream(b, trace.Schema(table), recs...); err != nil {
+		recycle(b)
+		return nil, err
+	}
+	n := b.Len() - start
+	if uint64(n) > math.MaxUint32 {
+		recycle(b)
+		return nil, fmt.Errorf("server: Arrow stream of %d bytes exceeds a msgpack bin", n)
+	}
+	binary.BigEndian.PutUint32(b.Bytes()[start-4:start], uint32(n))
+	s.seq++
+	return b, nil
+}
+
 // push sends a push frame: fields plus session and seq.
 func (s *session) push(fields map[string]any) bool {
 	fields["session"] = s.id
 	fields["seq"] = s.seq
 	s.seq++
-	b, err := msgpack.Marshal(fields)
+	b, err := marshal(fields)
 	if err != nil {
 		s.log.Error().Err(err).Msg("encoding a push")
 		return false

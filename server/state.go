@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"time"
 
 	"github.com/ccscope/ccscope/engine"
@@ -135,28 +136,45 @@ const (
 	chunkWallHi = 8 * time.Millisecond
 )
 
-// runTo advances to sim time target (capped at the horizon) in chunks,
-// calling tick after each. Chunks end at RunUntil boundaries, and since
-// RunUntil(a) then RunUntil(b) dispatches exactly what RunUntil(b) does,
-// chunking never changes the run. It stops early, at a chunk boundary, on
-// ctx's end, on tick's error or at the events limit.
+// runTo advances to sim time target (capped at the horizon), calling tick
+// after each chunk. It stops early, at a chunk boundary, on ctx's end, on
+// tick's error or at the events limit.
 func (s *state) runTo(ctx context.Context, target sim.Time, tick func() *Error) *Error {
-	target = min(target, s.run.Horizon())
-	chunk := sim.Duration(sim.Millisecond)
 	start := time.Now()
 	defer func() { s.wall += time.Since(start) }()
-	for s.run.Now() < target {
-		t0 := time.Now()
-		s.run.RunUntil(min(s.run.Now().Add(chunk), target))
-		s.drained = true
-		switch d := time.Since(t0); {
-		case d < chunkWallLo && chunk < sim.Second:
-			chunk *= 2
-		case d > chunkWallHi && chunk > sim.Nanosecond:
-			chunk /= 2
+	if err := s.runChunked(ctx, min(target, s.run.Horizon()), s.limits.MaxEvents, tick); err != nil {
+		return err
+	}
+	return s.overLimit()
+}
+
+// runChunked runs RunUntil(target) as a series of RunUntil calls to
+// increasing times. Since RunUntil(a) then RunUntil(b) dispatches exactly
+// what RunUntil(b) does, chunking never changes the run; it lets the loop
+// look at ctx, tick and the event count between chunks. Chunks start at a
+// microsecond of sim time and double while they are cheap, so a target far
+// away costs few chunks and a dense instant cannot run far past maxEvents
+// (0: no limit) before the loop stops.
+func (s *state) runChunked(ctx context.Context, target sim.Time, maxEvents uint64, tick func() *Error) *Error {
+	chunk := sim.Duration(sim.Microsecond)
+	sm := s.run.Sim
+	for sm.Now() < target {
+		t0, ev0 := time.Now(), sm.Events()
+		next := target
+		if target.Sub(sm.Now()) > chunk {
+			next = sm.Now().Add(chunk)
 		}
-		if err := s.overLimit(); err != nil {
-			return err
+		sm.RunUntil(next)
+		s.drained = true
+		if maxEvents > 0 && sm.Events() >= maxEvents {
+			return nil
+		}
+		dense := maxEvents > 0 && sm.Events()-ev0 > (maxEvents-ev0)/8
+		switch d := time.Since(t0); {
+		case (d > chunkWallHi || dense) && chunk > sim.Picosecond:
+			chunk /= 2
+		case d < chunkWallLo && chunk < sim.Duration(math.MaxInt64/4):
+			chunk *= 2
 		}
 		if ctx.Err() != nil {
 			return errorf(CodeInternal, "", "session closed while stepping")
@@ -171,8 +189,10 @@ func (s *state) runTo(ctx context.Context, target sim.Time, tick func() *Error) 
 }
 
 // stepEvents dispatches up to n events (fewer at the horizon or the events
-// limit).
-func (s *state) stepEvents(n uint64) *Error {
+// limit), in batches so that a closed session stops soon. Batching does not
+// change the run: StepEvents only ends with RunUntil(horizon) when no event
+// is left before the horizon, when a further batch would do nothing else.
+func (s *state) stepEvents(ctx context.Context, n uint64) *Error {
 	capped := false
 	if m := s.limits.MaxEvents; m > 0 {
 		if left := m - min(m, s.run.Sim.Events()); n > left {
@@ -180,22 +200,36 @@ func (s *state) stepEvents(n uint64) *Error {
 		}
 	}
 	start := time.Now()
-	before := s.run.Sim.Events()
-	s.run.StepEvents(n)
-	s.wall += time.Since(start)
-	if s.run.Sim.Events() != before {
-		s.drained = false
-	}
-	// StepEvents ends with RunUntil(horizon) once no event is left at or
-	// before the horizon: the instant is then drained.
-	if s.run.Sim.NextAt() > s.run.Horizon() {
-		s.drained = true
+	defer func() { s.wall += time.Since(start) }()
+	for n > 0 {
+		batch := min(n, stepBatch)
+		before := s.run.Sim.Events()
+		done := s.run.StepEvents(batch)
+		if s.run.Sim.Events() != before {
+			s.drained = false
+		}
+		// StepEvents ends with RunUntil(horizon) once no event is left at
+		// or before the horizon: the instant is then drained.
+		if s.run.Sim.NextAt() > s.run.Horizon() {
+			s.drained = true
+		}
+		if done < batch {
+			break
+		}
+		n -= batch
+		if ctx.Err() != nil {
+			return errorf(CodeInternal, "", "session closed while stepping")
+		}
 	}
 	if capped {
 		return s.overLimit()
 	}
 	return nil
 }
+
+// stepBatch is how many events stepEvents dispatches between looks at its
+// context.
+const stepBatch = 1 << 16
 
 func (s *state) overLimit() *Error {
 	if m := s.limits.MaxEvents; m > 0 && s.run.Sim.Events() >= m {
