@@ -288,3 +288,54 @@ func BenchmarkBatchFlows(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N)*DefaultFlushRows/b.Elapsed().Seconds(), "rows/s")
 }
+
+// TestFlushWithoutSinkKeepsRows: a recorder without a sink accumulates, so
+// the flush at the end of a run (engine.Run.RunToEnd) must not discard its
+// rows.
+func TestFlushWithoutSinkKeepsRows(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	r := sampleRecorder()
+	r.FlushAll()
+	rec, err := r.Batch(TableFlows, mem)
+	if err != nil {
+		t.Fatalf("Batch(flows) error %v", err)
+	}
+	defer rec.Release()
+	if d := cmp.Diff(wantFlows, rowsOf(t, rec)); d != "" {
+		t.Errorf("flows after FlushAll without a sink (-want +got):\n%s", d)
+	}
+}
+
+// BenchmarkBatchSignals measures building a record batch from a full signals
+// table (DefaultFlushRows rows, 4 flows × 4 signals), whole and filtered to
+// one flow and two signals (an eighth of the rows) as a subscription would.
+func BenchmarkBatchSignals(b *testing.B) {
+	r := NewRecorder(config.TraceChange, 0, nil)
+	r.Flows = []string{"f0", "f1", "cubic-2", "bbr-3"}
+	sigs := []int32{r.SignalIndex("bw"), r.SignalIndex("min_rtt"), r.SignalIndex("pacing_gain"), r.SignalIndex("cwnd_gain")}
+	var last sim.Time
+	for i := range DefaultFlushRows {
+		r.RecordSignal(&last, sim.Time(i)*1000, int32(i%4), sigs[i/4%4], float64(i))
+	}
+	for _, tt := range []struct {
+		name string
+		f    Filter
+	}{
+		{"all", Filter{}},
+		{"filtered", Filter{Flows: []string{"f1"}, Signals: []string{"bw", "min_rtt"}}},
+	} {
+		b.Run(tt.name, func(b *testing.B) {
+			mem := memory.NewGoAllocator()
+			b.ReportAllocs()
+			for b.Loop() {
+				rec, err := r.BatchFiltered(TableSignals, mem, tt.f)
+				if err != nil {
+					b.Fatal(err)
+				}
+				rec.Release()
+			}
+			b.ReportMetric(float64(b.N)*DefaultFlushRows/b.Elapsed().Seconds(), "rows/s")
+		})
+	}
+}

@@ -51,7 +51,7 @@ type Recorder struct {
 const DefaultFlushRows = 1 << 16
 
 // NewRecorder returns a recorder at the given detail. With a nil sink tables
-// accumulate in memory until Reset.
+// accumulate in memory: flushing keeps them.
 func NewRecorder(detail config.TraceDetail, interval sim.Duration, sink Sink) *Recorder {
 	return &Recorder{Detail: detail, Interval: interval, sink: sink, flushRows: DefaultFlushRows}
 }
@@ -98,9 +98,13 @@ func (r *Recorder) maybeFlush(table string, rows int) {
 	r.FlushTable(table)
 }
 
-// FlushTable hands a table to the sink and clears it.
+// FlushTable hands a table to the sink and clears it. Without a sink it does
+// nothing, so a run's trace stays readable after RunToEnd.
 func (r *Recorder) FlushTable(table string) {
-	if r.sink != nil && r.err == nil {
+	if r.sink == nil {
+		return
+	}
+	if r.err == nil {
 		if err := r.sink.Flush(r, table); err != nil {
 			r.err = err
 		}

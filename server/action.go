@@ -1,0 +1,220 @@
+package server
+
+import (
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/ccscope/ccscope/engine"
+	"github.com/ccscope/ccscope/engine/config"
+	"github.com/ccscope/ccscope/engine/units"
+)
+
+// WireAction is an action in the canonical wire form checkpoints carry:
+// rates and delays as exact unit strings, queue limits as "NB" or "Np".
+type WireAction struct {
+	Link       string   `msgpack:"link,omitempty"`
+	Dir        string   `msgpack:"dir,omitempty"`
+	Flow       string   `msgpack:"flow,omitempty"`
+	Rate       string   `msgpack:"rate,omitempty"`
+	Delay      string   `msgpack:"delay,omitempty"`
+	Loss       *float64 `msgpack:"loss,omitempty"`
+	QueueLimit string   `msgpack:"queue_limit,omitempty"`
+	Cwnd       *uint32  `msgpack:"cwnd,omitempty"`
+	PacingRate string   `msgpack:"pacing_rate,omitempty"`
+}
+
+// wireAction is the canonical wire form of a.
+func wireAction(a engine.Action) WireAction {
+	w := WireAction{Link: a.Link, Dir: a.Dir, Flow: a.Flow, Loss: a.LossP, Cwnd: a.CwndPkts}
+	if a.Rate != nil {
+		w.Rate = a.Rate.String()
+	}
+	if a.Delay != nil {
+		w.Delay = a.Delay.String()
+	}
+	if a.PacingRate != nil {
+		w.PacingRate = a.PacingRate.String()
+	}
+	if q := a.QueueLimit; q != nil {
+		if q.Packets > 0 {
+			w.QueueLimit = strconv.FormatInt(q.Packets, 10) + "p"
+		} else {
+			w.QueueLimit = q.Bytes.String()
+		}
+	}
+	return w
+}
+
+// parseAction reads an action map (proto/README.md, "act"); prefix is its
+// path ("action.", "actions[2].").
+func parseAction(m map[string]any, prefix string) (engine.Action, *Error) {
+	var a engine.Action
+	ar := newArgs(m, prefix)
+	var err *Error
+	if a.Link, _, err = ar.optStr("link"); err != nil {
+		return a, err
+	}
+	if a.Dir, _, err = ar.optStr("dir"); err != nil {
+		return a, err
+	}
+	if a.Flow, _, err = ar.optStr("flow"); err != nil {
+		return a, err
+	}
+	switch {
+	case a.Link != "" && a.Flow != "":
+		return a, errorf(CodeBadArgs, prefix+"flow", "%sflow and %slink both given; an action has one target", prefix, prefix)
+	case a.Link == "" && a.Flow == "":
+		return a, errorf(CodeBadArgs, prefix+"link", "%slink (with %sdir) or %sflow is required", prefix, prefix, prefix)
+	case a.Link != "" && a.Dir != "ab" && a.Dir != "ba":
+		return a, errorf(CodeBadArgs, prefix+"dir", "%sdir is %q, want \"ab\" or \"ba\"", prefix, a.Dir)
+	case a.Flow != "" && ar.has("dir"):
+		return a, errorf(CodeBadArgs, prefix+"dir", "%sdir applies to a link, not a flow", prefix)
+	}
+	linkOnly := []string{"rate", "delay", "loss", "queue_limit"}
+	flowOnly := []string{"cwnd", "pacing_rate"}
+	wrong, target := flowOnly, "link"
+	if a.Flow != "" {
+		wrong, target = linkOnly, "flow"
+	}
+	for _, k := range wrong {
+		if ar.has(k) {
+			return a, errorf(CodeBadArgs, prefix+k, "%s%s does not apply to a %s", prefix, k, target)
+		}
+	}
+	if ar.has("rate") {
+		r, err := ar.rate("rate")
+		if err != nil {
+			return a, err
+		}
+		a.Rate = &r
+	}
+	if ar.has("delay") {
+		d, err := ar.duration("delay")
+		if err != nil {
+			return a, err
+		}
+		a.Delay = &d
+	}
+	if ar.has("loss") {
+		p, err := ar.probability("loss")
+		if err != nil {
+			return a, err
+		}
+		a.LossP = &p
+	}
+	if ar.has("queue_limit") {
+		q, err := ar.queueLimit("queue_limit")
+		if err != nil {
+			return a, err
+		}
+		a.QueueLimit = &q
+	}
+	if ar.has("cwnd") {
+		n, err := ar.uint("cwnd")
+		if err != nil {
+			return a, err
+		}
+		if n == 0 || n > math.MaxUint32 {
+			return a, errorf(CodeBadArgs, prefix+"cwnd", "%scwnd is %d packets, want 1..%d", prefix, n, uint32(math.MaxUint32))
+		}
+		c := uint32(n)
+		a.CwndPkts = &c
+	}
+	if ar.has("pacing_rate") {
+		r, err := ar.rate("pacing_rate")
+		if err != nil {
+			return a, err
+		}
+		a.PacingRate = &r
+	}
+	if err := ar.done(); err != nil {
+		return a, err
+	}
+	if a.Rate == nil && a.Delay == nil && a.LossP == nil && a.QueueLimit == nil && a.CwndPkts == nil && a.PacingRate == nil {
+		return a, errorf(CodeBadArgs, strings.TrimSuffix(prefix, "."), "the action sets nothing: give %s", strings.Join(append(linkOnly, flowOnly...), ", "))
+	}
+	if a.Rate != nil && *a.Rate <= 0 || a.PacingRate != nil && *a.PacingRate <= 0 {
+		key := "rate"
+		if a.PacingRate != nil && *a.PacingRate <= 0 {
+			key = "pacing_rate"
+		}
+		return a, errorf(CodeBadArgs, prefix+key, "%s%s must be positive", prefix, key)
+	}
+	return a, nil
+}
+
+// probability reads a number in [0, 1].
+func (a *args) probability(key string) (float64, *Error) {
+	v, _ := a.get(key)
+	var p float64
+	switch n := v.(type) {
+	case float64:
+		p = n
+	case int64:
+		p = float64(n)
+	case uint64:
+		p = float64(n)
+	default:
+		return 0, a.typeErr(key, "a probability (a number in [0, 1])", v)
+	}
+	if !(p >= 0 && p <= 1) {
+		return 0, errorf(CodeBadArgs, a.path(key), "%s is %v, want a probability in [0, 1]", a.path(key), p)
+	}
+	return p, nil
+}
+
+// queueLimit reads a queue limit: packets as an integer or "100p", bytes as
+// a size string ("100KB").
+func (a *args) queueLimit(key string) (config.QueueLimit, *Error) {
+	v, _ := a.get(key)
+	bad := func(why string) (config.QueueLimit, *Error) {
+		return config.QueueLimit{}, errorf(CodeBadArgs, a.path(key), "%s: %s", a.path(key), why)
+	}
+	switch n := v.(type) {
+	case string:
+		if num, ok := strings.CutSuffix(n, "p"); ok {
+			p, err := strconv.ParseInt(num, 10, 64)
+			if err != nil || p <= 0 {
+				return bad(strconv.Quote(n) + " is not a positive whole number of packets")
+			}
+			return config.QueueLimit{Packets: p}, nil
+		}
+		if strings.HasSuffix(n, "BDP") {
+			return bad("a limit in BDPs is resolved when the run is built; give bytes (\"100KB\") or packets (\"100p\") mid-run")
+		}
+		b, err := units.ParseSize(n)
+		if err != nil {
+			return bad(err.Error() + ", or packets as \"100p\"")
+		}
+		if b <= 0 {
+			return bad("the limit must be positive")
+		}
+		return config.QueueLimit{Bytes: b}, nil
+	}
+	p, err := a.toUint(key, v)
+	if err != nil {
+		return config.QueueLimit{}, a.typeErr(key, `a size ("100KB") or a number of packets`, v)
+	}
+	if p == 0 || p > math.MaxInt64 {
+		return bad(strconv.FormatUint(p, 10) + " packets is out of range")
+	}
+	return config.QueueLimit{Packets: int64(p)}, nil
+}
+
+// checkTarget reports a missing link direction or flow as not_found before
+// the engine sees the action.
+func checkTarget(r *engine.Run, a engine.Action, prefix string) *Error {
+	if a.Flow != "" {
+		for _, f := range r.Scenario.Flows {
+			if f.ID == a.Flow {
+				return nil
+			}
+		}
+		return errorf(CodeNotFound, prefix+"flow", "%sflow: no flow %q", prefix, a.Flow)
+	}
+	if _, ok := r.Net.Dir(a.Link, a.Dir); !ok {
+		return errorf(CodeNotFound, prefix+"link", "%slink: no link %q", prefix, a.Link)
+	}
+	return nil
+}

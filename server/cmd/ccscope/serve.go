@@ -1,0 +1,156 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/ccscope/ccscope/server"
+)
+
+// serveMain runs `ccscope serve`: it prints the connection URL on stdout
+// and serves until SIGINT or SIGTERM. It returns the exit status.
+func serveMain(args []string) int {
+	return serve(args, os.Stdout, os.Stderr, shutdownSignals())
+}
+
+// shutdownSignals is closed on the first SIGINT or SIGTERM.
+func shutdownSignals() <-chan struct{} {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { <-ch; close(done) }()
+	return done
+}
+
+// serve is serveMain with its outputs and stop signal passed in, for tests.
+func serve(args []string, stdout, stderr io.Writer, stop <-chan struct{}) int {
+	fs := flag.NewFlagSet("ccscope serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", "127.0.0.1:8765", "listen address HOST:PORT (port 0: any free port)")
+	token := fs.String("token", "", "access token clients must present (default: a random one, printed)")
+	noToken := fs.Bool("insecure-no-token", false, "accept clients without a token (loopback addresses only)")
+	maxSessions := fs.Int("max-sessions", 256, "maximum sessions on the server")
+	maxPerConn := fs.Int("max-sessions-per-conn", 64, "maximum sessions per connection")
+	maxEvents := fs.Uint64("max-events", 1e10, "maximum events a session may dispatch")
+	maxMsg := fs.Int64("max-message-bytes", 16<<20, "maximum request size in bytes")
+	idle := fs.Duration("idle-timeout", 30*time.Minute, "close sessions untouched for this long")
+	logFormat := fs.String("log-format", "", "log format on stderr: json or console (default: console on a terminal, else json)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "ccscope serve: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	log, err := newLogger(*logFormat, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "ccscope serve: %v\n", err)
+		return 2
+	}
+	host, _, err := net.SplitHostPort(*addr)
+	if err != nil {
+		fmt.Fprintf(stderr, "ccscope serve: --addr %q: %v\n", *addr, err)
+		return 2
+	}
+	if *noToken {
+		if *token != "" {
+			fmt.Fprintln(stderr, "ccscope serve: --token and --insecure-no-token contradict each other")
+			return 2
+		}
+		if !isLoopback(host) {
+			fmt.Fprintf(stderr, "ccscope serve: refusing --insecure-no-token on %s, which is not a loopback address\n", host)
+			return 2
+		}
+	} else if *token == "" {
+		*token = newToken()
+	}
+	srv, err := server.New(server.Options{Token: *token, InsecureNoToken: *noToken, MaxSessions: *maxSessions,
+		MaxSessionsPerConn: *maxPerConn, MaxEvents: *maxEvents, MaxMessageBytes: *maxMsg, IdleTimeout: *idle, Logger: &log})
+	if err != nil {
+		fmt.Fprintf(stderr, "ccscope serve: %v\n", err)
+		return 2
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		fmt.Fprintf(stderr, "ccscope serve: %v\n", err)
+		return 1
+	}
+	url := "ws://" + ln.Addr().String() + "/"
+	if *token != "" {
+		url += "?token=" + *token
+	}
+	fmt.Fprintf(stdout, "ccscope serving at %s\n", url)
+	log.Info().Str("addr", ln.Addr().String()).Msg("serving")
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		log.Error().Err(err).Msg("server failed")
+		return 1
+	case <-stop:
+	}
+	log.Info().Msg("shutting down")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = hs.Shutdown(ctx)
+	if err := srv.Shutdown(ctx); err != nil {
+		log.Warn().Err(err).Msg("sessions did not end in time")
+	}
+	log.Info().Msg("stopped")
+	return 0
+}
+
+// isLoopback reports whether host names the loopback interface.
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// newToken is 128 random bits in hex, as Jupyter's tokens are.
+func newToken() string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("ccscope serve: no randomness for a token: " + err.Error())
+	}
+	return hex.EncodeToString(b[:])
+}
+
+// newLogger writes JSON lines, or console lines when asked or when stderr
+// is a terminal.
+func newLogger(format string, w io.Writer) (zerolog.Logger, error) {
+	if format == "" {
+		format = "json"
+		if f, ok := w.(*os.File); ok {
+			if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+				format = "console"
+			}
+		}
+	}
+	switch format {
+	case "json":
+		return zerolog.New(w).With().Timestamp().Logger(), nil
+	case "console":
+		return zerolog.New(zerolog.ConsoleWriter{Out: w}).With().Timestamp().Logger(), nil
+	}
+	return zerolog.Logger{}, fmt.Errorf("--log-format %q: want json or console", format)
+}

@@ -1,0 +1,138 @@
+package server
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/gorilla/websocket"
+)
+
+// seedVectors adds every request vector to f's corpus.
+func seedVectors(f *testing.F) {
+	names, _ := filepath.Glob(filepath.Join(vectorDir, "*.msgpack"))
+	for _, n := range names {
+		b, err := os.ReadFile(n)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+}
+
+// The decoder never panics, and what it accepts survives a canonical
+// re-encode and decode unchanged.
+func FuzzDecodeRequest(f *testing.F) {
+	seedVectors(f)
+	f.Fuzz(func(t *testing.T, frame []byte) {
+		v, err := decodeValue(frame)
+		if err != nil {
+			return
+		}
+		b, err2 := canonicalMsgpack(v)
+		if err2 != nil {
+			t.Fatalf("re-encoding a decoded value: %v", err2)
+		}
+		w, err := decodeValue(b)
+		if err != nil {
+			t.Fatalf("decoding the re-encoded value: %v", err)
+		}
+		if !sameValue(v, w) {
+			t.Fatalf("round trip changed %#v to %#v", v, w)
+		}
+		DecodeRequest(frame)
+	})
+}
+
+// sameValue is deep equality that counts NaN equal to NaN.
+func sameValue(a, b any) bool {
+	switch x := a.(type) {
+	case float64:
+		y, ok := b.(float64)
+		return ok && (x == y || x != x && y != y)
+	case []byte:
+		y, ok := b.([]byte)
+		return ok && string(x) == string(y)
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !sameValue(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for k, e := range x {
+			if !sameValue(e, y[k]) {
+				return false
+			}
+		}
+		return true
+	}
+	return a == b
+}
+
+// Any frame gets an answer and leaves the server serving: the frame goes to
+// a live server whose connection holds an open session, then a stats
+// request must succeed.
+func FuzzServeFrame(f *testing.F) {
+	seedVectors(f)
+	_, url := newTestServer(f, Options{MaxEvents: 50_000, MaxMessageBytes: 1 << 16, MaxSessionsPerConn: 4})
+	var c *client
+	connect := func(t *testing.T) {
+		ws, _, err := websocket.DefaultDialer.Dial(url+"?token="+testToken, nil)
+		if err != nil {
+			t.Fatalf("Dial: %v", err)
+		}
+		c = &client{t: t, ws: ws}
+		c.open(testScenario)
+	}
+	// answered sends frame and reads until its response; a close with
+	// code 4000 (a refused hello) is an answer too, after which the client
+	// reconnects.
+	answered := func(t *testing.T, frame []byte) {
+		if err := c.ws.WriteMessage(websocket.BinaryMessage, frame); err != nil {
+			t.Fatalf("write: %v", err)
+		}
+		for {
+			_, b, err := c.ws.ReadMessage()
+			if websocket.IsCloseError(err, closeVersion) {
+				c.ws.Close()
+				connect(t)
+				return
+			}
+			if err != nil {
+				t.Fatalf("no answer to % x: %v", frame[:min(len(frame), 64)], err)
+			}
+			v, err := decodeValue(b)
+			if err != nil {
+				t.Fatalf("server sent undecodable frame: %v", err)
+			}
+			if _, ok := v.(map[string]any)["ok"]; ok {
+				return
+			}
+		}
+	}
+	stats, _ := canonicalMsgpack(map[string]any{"id": 1 << 40, "op": "stats"})
+	f.Fuzz(func(t *testing.T, frame []byte) {
+		if c == nil {
+			connect(t)
+		}
+		c.t = t
+		answered(t, frame)
+		// Still serving (a second answer after a refused hello is the
+		// close, read by the next answered).
+		answered(t, stats)
+		if asInt(c.call("stats", nil)["connection_sessions"]) >= 3 {
+			c.ws.Close()
+			connect(t)
+		}
+	})
+}

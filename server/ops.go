@@ -1,0 +1,248 @@
+package server
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/ccscope/ccscope/engine"
+	"github.com/ccscope/ccscope/engine/config"
+)
+
+// ctlLoop answers connection-level ops in order.
+func (c *conn) ctlLoop() {
+	for {
+		select {
+		case req := <-c.ctl:
+			c.serveCtl(req)
+		case <-c.done:
+			return
+		}
+	}
+}
+
+// serveCtl answers one connection-level op, recovering from a panic.
+func (c *conn) serveCtl(req Request) {
+	defer func() {
+		if p := recover(); p != nil {
+			c.log.Error().Str("op", req.Op).Str("panic", fmt.Sprint(p)).Msg("request panicked")
+			c.reply(req.ID, nil, errorf(CodeInternal, "", "%s failed: %v", req.Op, p))
+		}
+	}()
+	a := newArgs(req.Args, "")
+	var res any
+	var e *Error
+	switch req.Op {
+	case "hello":
+		res, e = c.opHello(a)
+		if e != nil && e.Code == CodeVersion {
+			c.reply(req.ID, nil, e)
+			c.closeAfterWrites(closeVersion, "unsupported protocol version")
+			return
+		}
+	case "scenarios":
+		if e = a.done(); e == nil {
+			list := []map[string]string{}
+			for _, b := range config.Builtins() {
+				list = append(list, map[string]string{"name": b.Name, "description": b.Description})
+			}
+			res = map[string]any{"scenarios": list}
+		}
+	case "open":
+		res, e = c.opOpen(a)
+	case "restore":
+		res, e = c.opRestore(a, false)
+	case "fork":
+		res, e = c.opRestore(a, true)
+	case "stats":
+		if e = a.done(); e == nil {
+			st := c.srv.stats(c)
+			res = &st
+		}
+	}
+	c.reply(req.ID, res, e)
+}
+
+func (c *conn) opHello(a *args) (any, *Error) {
+	v, e := a.str("version")
+	if e != nil {
+		return nil, e
+	}
+	client, _, e := a.optStr("client")
+	if e != nil {
+		return nil, e
+	}
+	if e := a.done(); e != nil {
+		return nil, e
+	}
+	major, _, _ := strings.Cut(v, ".")
+	want, _, _ := strings.Cut(ProtocolVersion, ".")
+	if _, err := strconv.ParseUint(major, 10, 32); err != nil || major != want {
+		return nil, errorf(CodeVersion, "version", "protocol version %q is not served; this server speaks %s (any %s.x)", v, ProtocolVersion, want)
+	}
+	c.log.Info().Str("client", client).Str("version", v).Msg("hello")
+	o := c.srv.opts
+	return map[string]any{"version": ProtocolVersion, "server": "ccscope", "engine_version": engine.Version,
+		"limits": map[string]any{"max_sessions": o.MaxSessions, "max_sessions_per_connection": o.MaxSessionsPerConn,
+			"max_events": o.MaxEvents, "max_sim_time_ps": int64(o.MaxSimTime), "max_message_bytes": o.MaxMessageBytes,
+			"idle_timeout_ms": o.IdleTimeout.Milliseconds(), "max_trace_rows": o.MaxTraceRows}}, nil
+}
+
+func (c *conn) limits() Limits {
+	return Limits{MaxEvents: c.srv.opts.MaxEvents, MaxSimTime: c.srv.opts.MaxSimTime}
+}
+
+func (c *conn) opOpen(a *args) (any, *Error) {
+	hasName, hasCfg := a.has("scenario"), a.has("config")
+	if hasName == hasCfg {
+		return nil, errorf(CodeBadArgs, "scenario", "give exactly one of scenario (a built-in name) and config (a scenario map)")
+	}
+	var raw []byte
+	var e *Error
+	if hasName {
+		name, e := a.str("scenario")
+		if e != nil {
+			return nil, e
+		}
+		b, err := config.Builtin(name)
+		if err != nil {
+			return nil, errorf(CodeNotFound, "scenario", "%v", err)
+		}
+		raw = b
+	} else {
+		m, e := a.mapArg("config")
+		if e != nil {
+			return nil, e
+		}
+		if raw, e = inlineConfig(m); e != nil {
+			return nil, e
+		}
+	}
+	var seed *uint64
+	if a.has("seed") {
+		v, e := a.uint("seed")
+		if e != nil {
+			return nil, e
+		}
+		seed = &v
+	}
+	set, _ := a.get("set")
+	if e = a.done(); e != nil {
+		return nil, e
+	}
+	canon, e := buildScenario(raw, seed, set)
+	if e != nil {
+		return nil, e
+	}
+	st, e := newState(canon, c.limits())
+	if e != nil {
+		return nil, e
+	}
+	sess, e := startSession(c, st, st.run.Scenario.Name)
+	if e != nil {
+		return nil, e
+	}
+	return st.describe(sess.id), nil
+}
+
+// opRestore restores a checkpoint (or, for fork, a live session's) into a
+// new session; fork then applies its actions at the restored position.
+func (c *conn) opRestore(a *args, fork bool) (any, *Error) {
+	var cp *parsedCheckpoint
+	if fork && a.has("session") {
+		id, e := a.str("session")
+		if e != nil {
+			return nil, e
+		}
+		if a.has("checkpoint") {
+			return nil, errorf(CodeBadArgs, "checkpoint", "give checkpoint or session, not both")
+		}
+		if cp, e = c.liveCheckpoint(id); e != nil {
+			return nil, e
+		}
+	} else {
+		m, e := a.mapArg("checkpoint")
+		if e != nil {
+			return nil, e
+		}
+		if cp, e = parseCheckpoint(m, "checkpoint."); e != nil {
+			return nil, e
+		}
+	}
+	var acts []pathAction
+	if fork {
+		v, _ := a.get("actions")
+		list, ok := v.([]any)
+		if !ok || len(list) == 0 {
+			return nil, errorf(CodeBadArgs, "actions", "fork needs actions, a non-empty list of action maps")
+		}
+		for i, e := range list {
+			p := fmt.Sprintf("actions[%d]", i)
+			m, ok := e.(map[string]any)
+			if !ok {
+				return nil, errorf(CodeBadArgs, p, "%s is a %s, want an action map", p, typeName(e))
+			}
+			act, err := parseAction(m, p+".")
+			if err != nil {
+				return nil, err
+			}
+			acts = append(acts, pathAction{act, p + "."})
+		}
+	}
+	if e := a.done(); e != nil {
+		return nil, e
+	}
+	st, e := restoreState(c.ctx, cp, c.limits())
+	if e != nil {
+		return nil, e
+	}
+	for _, act := range acts {
+		if _, e := st.act(act.a, act.path); e != nil {
+			return nil, e
+		}
+	}
+	sess, e := startSession(c, st, st.run.Scenario.Name)
+	if e != nil {
+		return nil, e
+	}
+	res := st.describe(sess.id)
+	res["actions"] = len(st.actions)
+	return res, nil
+}
+
+// pathAction is a parsed action with the argument path it came from.
+type pathAction struct {
+	a    engine.Action
+	path string
+}
+
+// liveCheckpoint asks session id for its checkpoint on the session's own
+// goroutine and waits for it.
+func (c *conn) liveCheckpoint(id string) (*parsedCheckpoint, *Error) {
+	sess := c.session(id)
+	if sess == nil {
+		return nil, errorf(CodeNotFound, "session", "no session %q on this connection", id)
+	}
+	got := make(chan *parsedCheckpoint, 1)
+	e := sess.enqueue(sessionReq{call: func(s *session) {
+		if s == nil {
+			got <- nil
+			return
+		}
+		cp := s.st.checkpoint()
+		got <- &parsedCheckpoint{Checkpoint: cp, actions: slices.Clone(s.st.applied)}
+	}})
+	if e != nil {
+		return nil, e
+	}
+	select {
+	case cp := <-got:
+		if cp == nil {
+			return nil, errorf(CodeNotFound, "session", "session %q closed", id)
+		}
+		return cp, nil
+	case <-c.done:
+		return nil, errorf(CodeInternal, "", "connection closed")
+	}
+}

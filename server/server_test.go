@@ -1,0 +1,410 @@
+package server
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow/go/v17/arrow/ipc"
+	"github.com/google/go-cmp/cmp"
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/ccscope/ccscope/engine"
+	"github.com/ccscope/ccscope/engine/config"
+	"github.com/ccscope/ccscope/engine/sim"
+)
+
+// The scenario the wire tests drive: any built-in whose flows run works; the
+// tests only compare a session against a straight engine run of the same
+// config, never against pinned numbers.
+const (
+	testScenario = "pump"
+	testDuration = "runtime.duration=20s"
+)
+
+// engineDigest runs canonical config straight to the end with the engine
+// alone: the reference for every stepped, restored or replayed session.
+func engineDigest(t *testing.T, canonical string, actions ...func(r *engine.Run)) (string, uint64) {
+	t.Helper()
+	scn, err := config.Parse([]byte(canonical))
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	r, err := engine.New(scn, nil)
+	if err != nil {
+		t.Fatalf("engine.New: %v", err)
+	}
+	for _, a := range actions {
+		a(r)
+	}
+	r.RunToEnd()
+	return engine.DigestString(r.Sim.Digest()), r.Sim.Events()
+}
+
+func TestHelloAndScenarios(t *testing.T) {
+	t.Parallel()
+	_, url := newTestServer(t, Options{})
+	c := dial(t, url)
+	h := c.call("hello", map[string]any{"version": "1.3", "client": "test"})
+	if h["version"] != ProtocolVersion || h["engine_version"] != engine.Version {
+		t.Errorf("hello = %v, want version %s engine %s", h, ProtocolVersion, engine.Version)
+	}
+	var names []string
+	for _, s := range c.call("scenarios", nil)["scenarios"].([]any) {
+		names = append(names, s.(map[string]any)["name"].(string))
+	}
+	var want []string
+	for _, b := range config.Builtins() {
+		want = append(want, b.Name)
+	}
+	if diff := cmp.Diff(want, names); diff != "" {
+		t.Errorf("scenarios (-want +got):\n%s", diff)
+	}
+	st := c.call("stats", nil)
+	if asInt(st["connections"]) != 1 || asInt(st["sessions"]) != 0 {
+		t.Errorf("stats = %v, want 1 connection, 0 sessions", st)
+	}
+}
+
+func TestHelloOtherMajorIsRefused(t *testing.T) {
+	t.Parallel()
+	_, url := newTestServer(t, Options{})
+	c := dial(t, url)
+	e := c.fail("hello", map[string]any{"version": "2.0"})
+	if e["code"] != string(CodeVersion) {
+		t.Errorf("hello 2.0: code = %v, want version", e["code"])
+	}
+	if _, _, err := c.ws.ReadMessage(); err == nil {
+		t.Errorf("connection still open after a refused hello")
+	}
+}
+
+// Stepping by 10 ms 2,000 times over the wire ends where one straight engine
+// run to 20 s does.
+func TestStepsOverWireMatchStraightRun(t *testing.T) {
+	t.Parallel()
+	_, url := newTestServer(t, Options{})
+	c := dial(t, url)
+	res := c.call("open", map[string]any{"scenario": testScenario, "set": map[string]any{"runtime.duration": "20s"}})
+	id := res["session"].(string)
+	wantDigest, wantEvents := engineDigest(t, res["config"].(string))
+	var last map[string]any
+	for i := range 2000 {
+		last = c.call("step", map[string]any{"session": id, "time": "10ms"})
+		if got, want := asInt(last["sim_time_ps"]), int64(i+1)*int64(10*sim.Millisecond); got != want {
+			t.Fatalf("step %d: sim_time_ps = %d, want %d", i, got, want)
+		}
+	}
+	if last["done"] != true {
+		t.Errorf("after 20 s of steps done = %v, want true", last["done"])
+	}
+	sum := c.call("summary", map[string]any{"session": id})
+	if sum["digest"] != wantDigest || uint64(asInt(sum["events"])) != wantEvents {
+		t.Errorf("stepped digest %v events %v, want %s %d (straight run)", sum["digest"], sum["events"], wantDigest, wantEvents)
+	}
+}
+
+// A checkpoint at 7 s restores to the same state: running the restored
+// session to the end gives the straight run's digest.
+func TestCheckpointRestoreRunToEnd(t *testing.T) {
+	t.Parallel()
+	_, url := newTestServer(t, Options{})
+	c := dial(t, url)
+	id := c.open(testScenario, testDuration)
+	c.call("step", map[string]any{"session": id, "time": "7s"})
+	c.call("step", map[string]any{"session": id, "events": 5}) // end at a non-drained instant too
+	cp := c.call("checkpoint", map[string]any{"session": id})["checkpoint"].(map[string]any)
+	want := c.call("run", map[string]any{"session": id})
+	r := c.call("restore", map[string]any{"checkpoint": cp})
+	if r["digest"] != cp["digest"] {
+		t.Errorf("restored digest %v, want the checkpoint's %v", r["digest"], cp["digest"])
+	}
+	got := c.call("run", map[string]any{"session": r["session"]})
+	if got["digest"] != want["digest"] || asInt(got["events"]) != asInt(want["events"]) {
+		t.Errorf("restored run ends with %v/%v, original with %v/%v", got["digest"], got["events"], want["digest"], want["events"])
+	}
+	straight, _ := engineDigest(t, r["config"].(string))
+	if got["digest"] != straight {
+		t.Errorf("restored run digest %v, straight engine run %s", got["digest"], straight)
+	}
+}
+
+// An action is replayed at the event where it was applied: the restored
+// session's log shows the same position, and running both to the end gives
+// equal digests that differ from a run without the action.
+func TestCheckpointAfterActReplaysActionAtSameEvent(t *testing.T) {
+	t.Parallel()
+	_, url := newTestServer(t, Options{})
+	c := dial(t, url)
+	id := c.open(testScenario, testDuration)
+	c.call("step", map[string]any{"session": id, "time": "3s"})
+	c.call("step", map[string]any{"session": id, "events": 17})
+	act := c.call("act", map[string]any{"session": id, "action": map[string]any{"link": "bottleneck", "dir": "ab", "rate": "50Mbps"}})
+	c.call("step", map[string]any{"session": id, "time": "1s"})
+	cp := c.call("checkpoint", map[string]any{"session": id})["checkpoint"].(map[string]any)
+	logged := cp["actions"].([]any)[0].(map[string]any)
+	if diff := cmp.Diff(act["at"], logged["at"]); diff != "" {
+		t.Errorf("logged position differs from act's (-act +log):\n%s", diff)
+	}
+	if got := logged["action"].(map[string]any)["rate"]; got != "50Mbps" {
+		t.Errorf("logged rate = %v, want 50Mbps", got)
+	}
+	r := c.call("restore", map[string]any{"checkpoint": cp})
+	rcp := c.call("checkpoint", map[string]any{"session": r["session"]})["checkpoint"].(map[string]any)
+	if diff := cmp.Diff(cp, rcp); diff != "" {
+		t.Errorf("restored checkpoint differs (-orig +restored):\n%s", diff)
+	}
+	a := c.call("run", map[string]any{"session": id})
+	b := c.call("run", map[string]any{"session": r["session"]})
+	if a["digest"] != b["digest"] {
+		t.Errorf("original ends with %v, restored with %v", a["digest"], b["digest"])
+	}
+	plain, _ := engineDigest(t, cp["config"].(string))
+	if a["digest"] == plain {
+		t.Errorf("halving the bottleneck left the digest unchanged (%v)", plain)
+	}
+}
+
+// A fork with a new action diverges from its parent, and its log holds the
+// parent's action and its own.
+func TestForkAppliesNewAction(t *testing.T) {
+	t.Parallel()
+	_, url := newTestServer(t, Options{})
+	c := dial(t, url)
+	id := c.open(testScenario, testDuration)
+	c.call("step", map[string]any{"session": id, "time": "2s"})
+	c.call("act", map[string]any{"session": id, "action": map[string]any{"link": "bottleneck", "dir": "ab", "delay": "30ms"}})
+	c.call("step", map[string]any{"session": id, "time": "5s"})
+	cp := c.call("checkpoint", map[string]any{"session": id})["checkpoint"].(map[string]any)
+	f := c.call("fork", map[string]any{"checkpoint": cp, "actions": []any{
+		map[string]any{"link": "bottleneck", "dir": "ab", "queue_limit": "100p"}}})
+	fcp := c.call("checkpoint", map[string]any{"session": f["session"]})["checkpoint"].(map[string]any)
+	acts := fcp["actions"].([]any)
+	if len(acts) != 2 {
+		t.Fatalf("fork's log has %d actions, want 2", len(acts))
+	}
+	first, second := acts[0].(map[string]any)["action"].(map[string]any), acts[1].(map[string]any)["action"].(map[string]any)
+	if first["delay"] != "30ms" || second["queue_limit"] != "100p" {
+		t.Errorf("fork's log = %v, want the parent's delay action then queue_limit 100p", acts)
+	}
+	if diff := cmp.Diff(cp["at"], acts[1].(map[string]any)["at"]); diff != "" {
+		t.Errorf("fork action not at the checkpoint's position (-cp +action):\n%s", diff)
+	}
+	a := c.call("run", map[string]any{"session": id})
+	b := c.call("run", map[string]any{"session": f["session"]})
+	if a["digest"] == b["digest"] {
+		t.Errorf("fork with a 100-packet queue ends with the parent's digest %v", a["digest"])
+	}
+	// The fork's own checkpoint replays too.
+	r := c.call("restore", map[string]any{"checkpoint": fcp})
+	if r["digest"] != fcp["digest"] {
+		t.Errorf("fork checkpoint restores to %v, want %v", r["digest"], fcp["digest"])
+	}
+	// Fork a live session by id.
+	g := c.call("fork", map[string]any{"session": id, "actions": []any{map[string]any{"link": "access", "dir": "ab", "loss": 0.01}}})
+	if asInt(g["actions"]) != 2 {
+		t.Errorf("live fork has %v actions, want 2", g["actions"])
+	}
+}
+
+// A checkpoint whose digest was tampered with is refused loudly.
+func TestRestoreMismatchIsLoud(t *testing.T) {
+	t.Parallel()
+	_, url := newTestServer(t, Options{})
+	c := dial(t, url)
+	id := c.open(testScenario, testDuration)
+	c.call("step", map[string]any{"session": id, "time": "1s"})
+	cp := c.call("checkpoint", map[string]any{"session": id})["checkpoint"].(map[string]any)
+	tests := []struct {
+		name string
+		edit func(m map[string]any)
+		code Code
+	}{
+		{"digest", func(m map[string]any) { m["digest"] = "0000000000000000" }, CodeReplayMismatch},
+		{"events", func(m map[string]any) {
+			m["at"].(map[string]any)["events"] = asInt(m["at"].(map[string]any)["events"]) + 1
+		}, CodeReplayMismatch},
+		{"engine", func(m map[string]any) { m["engine_version"] = "0.0.0" }, CodeReplayMismatch},
+		{"hash", func(m map[string]any) { m["config_hash"] = "ab" }, CodeReplayMismatch},
+		{"format", func(m map[string]any) { m["format"] = "x" }, CodeBadArgs},
+		{"drained type", func(m map[string]any) { m["at"].(map[string]any)["drained"] = 1 }, CodeBadArgs},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m := deepCopy(cp).(map[string]any)
+			tc.edit(m)
+			e := c.fail("restore", map[string]any{"checkpoint": m})
+			if e["code"] != string(tc.code) {
+				t.Errorf("restore with bad %s: code = %v (%v), want %s", tc.name, e["code"], e["message"], tc.code)
+			}
+		})
+	}
+}
+
+func deepCopy(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[k] = deepCopy(e)
+		}
+		return m
+	case []any:
+		l := make([]any, len(x))
+		for i, e := range x {
+			l[i] = deepCopy(e)
+		}
+		return l
+	}
+	return v
+}
+
+// Subscribed rows arrive before the step's response, as Arrow IPC streams
+// that hold exactly the rows the signals op reports recorded.
+func TestSubscribeStreamsArrow(t *testing.T) {
+	t.Parallel()
+	_, url := newTestServer(t, Options{})
+	c := dial(t, url)
+	id := c.open(testScenario, testDuration, "trace.detail=change")
+	c.call("subscribe", map[string]any{"session": id, "tables": []any{"queue", "delivery"}, "every_ms": 0})
+	c.call("step", map[string]any{"session": id, "time": "500ms"})
+	rows := map[string]int64{}
+	var seq int64
+	for _, p := range c.pushes {
+		if asInt(p["seq"]) != seq {
+			t.Errorf("push seq = %v, want %d", p["seq"], seq)
+		}
+		seq++
+		rows[p["stream"].(string)] += arrowRows(t, p["arrow"].([]byte))
+	}
+	for _, table := range []string{"queue", "delivery"} {
+		s := c.call("signals", map[string]any{"session": id, "table": table})
+		if n := arrowRows(t, s["arrow"].([]byte)); n != asInt(s["rows"]) || n == 0 {
+			t.Errorf("signals %s: stream has %d rows, result says %v; want equal and > 0", table, n, s["rows"])
+		}
+		if rows[table] != asInt(s["rows"]) {
+			t.Errorf("pushed %d %s rows, recorded %v", rows[table], table, s["rows"])
+		}
+	}
+	f := c.call("signals", map[string]any{"session": id, "table": "delivery", "flows": []any{"f0"}})
+	if asInt(f["rows"]) != rows["delivery"] {
+		t.Errorf("delivery rows for f0 = %v, want all %d (one flow)", f["rows"], rows["delivery"])
+	}
+	c.call("unsubscribe", map[string]any{"session": id})
+	c.pushes = nil
+	c.call("step", map[string]any{"session": id, "time": "100ms"})
+	if len(c.pushes) != 0 {
+		t.Errorf("%d pushes after unsubscribe, want 0", len(c.pushes))
+	}
+}
+
+// arrowRows reads a complete IPC stream and counts its rows.
+func arrowRows(t testing.TB, b []byte) int64 {
+	t.Helper()
+	rd, err := ipc.NewReader(bytes.NewReader(b))
+	if err != nil {
+		t.Fatalf("ipc.NewReader: %v", err)
+	}
+	defer rd.Release()
+	var n int64
+	for rd.Next() {
+		n += rd.Record().NumRows()
+	}
+	if err := rd.Err(); err != nil {
+		t.Fatalf("ipc stream: %v", err)
+	}
+	return n
+}
+
+// Bad input gets an error response with the right code and path, and the
+// connection and other sessions keep working.
+func TestErrorsKeepServing(t *testing.T) {
+	t.Parallel()
+	_, url := newTestServer(t, Options{MaxMessageBytes: 4096})
+	c := dial(t, url)
+	other := dial(t, url)
+	oid := other.open(testScenario, testDuration)
+	id := c.open(testScenario, testDuration)
+	enc := func(m map[string]any) []byte {
+		b, err := msgpack.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	tests := []struct {
+		name  string
+		frame []byte
+		code  Code
+		path  string
+	}{
+		{"malformed", []byte{0xc1, 0x00}, CodeBadRequest, ""},
+		{"truncated map", []byte{0x83, 0xa2, 'i', 'd'}, CodeBadRequest, ""},
+		{"huge claimed map", []byte{0xdf, 0xff, 0xff, 0xff, 0xff}, CodeBadRequest, ""},
+		{"huge claimed bin", []byte{0x81, 0xa1, 'x', 0xc6, 0xc6, 0xc6, 0xc6, 0xc6}, CodeBadRequest, ""},
+		{"huge claimed str", []byte{0x81, 0xa1, 'x', 0xdb, 0xc6, 0xc6, 0xc6, 0xc6}, CodeBadRequest, ""},
+		{"not a map", enc(map[string]any{"x": 1})[1:], CodeBadRequest, ""},
+		{"no id", enc(map[string]any{"op": "hello"}), CodeBadRequest, "id"},
+		{"unknown op", enc(map[string]any{"id": 1, "op": "teleport"}), CodeUnknownOp, "op"},
+		{"step time type", enc(map[string]any{"id": 2, "op": "step", "session": id, "time": 100}), CodeBadArgs, "time"},
+		{"step bad unit", enc(map[string]any{"id": 3, "op": "step", "session": id, "time": "100 parsecs"}), CodeBadArgs, "time"},
+		{"step both", enc(map[string]any{"id": 4, "op": "step", "session": id, "time": "1ms", "events": 3}), CodeBadArgs, "time"},
+		{"unknown arg", enc(map[string]any{"id": 5, "op": "summary", "session": id, "verbose": true}), CodeBadArgs, "verbose"},
+		{"no session", enc(map[string]any{"id": 6, "op": "summary", "session": "s999"}), CodeNotFound, "session"},
+		{"act rate", enc(map[string]any{"id": 7, "op": "act", "session": id, "action": map[string]any{"link": "bottleneck", "dir": "ab", "rate": "fast"}}), CodeBadArgs, "action.rate"},
+		{"act link", enc(map[string]any{"id": 8, "op": "act", "session": id, "action": map[string]any{"link": "nope", "dir": "ab", "rate": "1Mbps"}}), CodeNotFound, "action.link"},
+		{"act loss", enc(map[string]any{"id": 9, "op": "act", "session": id, "action": map[string]any{"link": "bottleneck", "dir": "ab", "loss": 1.5}}), CodeBadArgs, "action.loss"},
+		{"act cwnd on link", enc(map[string]any{"id": 10, "op": "act", "session": id, "action": map[string]any{"link": "bottleneck", "dir": "ab", "cwnd": 10}}), CodeBadArgs, "action.cwnd"},
+		{"invalid config", enc(map[string]any{"id": 11, "op": "open", "scenario": testScenario, "set": map[string]any{"links.bottleneck.rate": "-5Mbps"}}), CodeInvalidConfig, "links[bottleneck]"},
+		{"bad set path", enc(map[string]any{"id": 15, "op": "open", "scenario": testScenario, "set": []any{"links.nope.rate=1Mbps"}}), CodeInvalidConfig, "set.links.nope"},
+		{"unknown scenario", enc(map[string]any{"id": 12, "op": "open", "scenario": "atlantis"}), CodeNotFound, "scenario"},
+		{"oversized", enc(map[string]any{"id": 13, "op": "hello", "version": string(make([]byte, 8000))}), CodeTooLarge, ""},
+		{"text seed type", enc(map[string]any{"id": 14, "op": "open", "scenario": testScenario, "seed": "one"}), CodeBadArgs, "seed"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c.raw(tc.frame)
+			r := c.next()
+			e, _ := r["error"].(map[string]any)
+			if r["ok"] != false || e["code"] != string(tc.code) {
+				t.Fatalf("%s: response %v, want error %s", tc.name, r, tc.code)
+			}
+			if p, _ := e["path"].(string); tc.path != "" && !hasPrefix(p, tc.path) {
+				t.Errorf("%s: path = %q, want %q", tc.name, p, tc.path)
+			}
+			if m, _ := e["message"].(string); m == "" {
+				t.Errorf("%s: empty message", tc.name)
+			}
+		})
+	}
+	// Both connections still serve.
+	c.call("step", map[string]any{"session": id, "time": "10ms"})
+	other.call("step", map[string]any{"session": oid, "time": "10ms"})
+}
+
+func hasPrefix(s, p string) bool { return len(s) >= len(p) && s[:len(p)] == p }
+
+// A run pushes progress, tagged with the run's request id, with fractions
+// rising to at most 1, before its response.
+func TestRunProgress(t *testing.T) {
+	t.Parallel()
+	_, url := newTestServer(t, Options{ProgressEvery: time.Millisecond})
+	c := dial(t, url)
+	id := c.open(testScenario, "runtime.duration=30s")
+	rid := c.send("run", map[string]any{"session": id, "until": "20s"})
+	r := c.await(rid)
+	if r["ok"] != true || asInt(r["result"].(map[string]any)["sim_time_ps"]) != int64(20*sim.Second) {
+		t.Fatalf("run until 20s = %v, want sim_time_ps %d", r, int64(20*sim.Second))
+	}
+	if len(c.pushes) < 2 {
+		t.Fatalf("%d progress pushes, want several", len(c.pushes))
+	}
+	prev := -1.0
+	for _, p := range c.pushes {
+		f, _ := p["fraction"].(float64)
+		if p["stream"] != "progress" || asInt(p["request"]) != int64(rid) || f < prev || f > 1 {
+			t.Errorf("push %v: want progress for request %d with fraction rising in [0, 1]", p, rid)
+		}
+		prev = f
+	}
+}

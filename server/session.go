@@ -1,0 +1,520 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"runtime/debug"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/rs/zerolog"
+	"github.com/vmihailenco/msgpack/v5"
+	"github.com/vmihailenco/msgpack/v5/msgpcode"
+
+	"github.com/ccscope/ccscope/engine/sim"
+	"github.com/ccscope/ccscope/engine/trace"
+)
+
+// sessionQueue bounds a session's waiting requests; beyond it the client
+// gets busy.
+const sessionQueue = 32
+
+// sessionReq is a wire request for the session, or an internal call (fork
+// of a live session) run on the session's goroutine.
+type sessionReq struct {
+	req  Request
+	call func(*session)
+}
+
+// session is one simulation, served by its own goroutine: requests to it are
+// processed in arrival order.
+type session struct {
+	id     string
+	conn   *conn
+	log    zerolog.Logger
+	st     *state
+	tr     *tracer
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu     sync.Mutex
+	closed bool
+	reqs   chan sessionReq
+
+	seq      uint64        // pushes sent
+	everyMS  time.Duration // push interval while stepping
+	lastPush time.Time
+}
+
+// startSession registers st as a new session of c and starts its goroutine.
+func startSession(c *conn, st *state, scenario string) (*session, *Error) {
+	ctx, cancel := context.WithCancel(c.ctx)
+	s := &session{conn: c, st: st, tr: newTracer(c.srv.opts.MaxTraceRows), ctx: ctx, cancel: cancel,
+		reqs: make(chan sessionReq, sessionQueue), everyMS: 100 * time.Millisecond}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ctx.Err() != nil {
+		cancel()
+		return nil, errorf(CodeInternal, "", "connection closed")
+	}
+	if e := c.srv.addSession(c, s); e != nil {
+		cancel()
+		return nil, e
+	}
+	c.sessions[s.id] = s
+	s.log = c.log.With().Str("session_id", s.id).Str("scenario", scenario).Uint64("seed", st.seed).Logger()
+	st.run.Trace.SetSink(s.tr)
+	s.log.Info().Str("config_hash", st.hash).Uint64("events", st.run.Sim.Events()).Msg("session opened")
+	go s.loop()
+	return s, nil
+}
+
+// enqueue hands a request to the session, or refuses it when the session
+// is closed or its queue is full.
+func (s *session) enqueue(r sessionReq) *Error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return errorf(CodeNotFound, "session", "session %q is closed", s.id)
+	}
+	select {
+	case s.reqs <- r:
+		return nil
+	default:
+		return errorf(CodeBusy, "session", "session %q has %d requests waiting; wait for their responses", s.id, sessionQueue)
+	}
+}
+
+// stop ends the session from outside its goroutine (connection closed,
+// server shutdown); the goroutine logs and cleans up.
+func (s *session) stop(reason string) {
+	s.mu.Lock()
+	if !s.closed {
+		s.log.Info().Str("reason", reason).Msg("session stopping")
+	}
+	s.mu.Unlock()
+	s.cancel()
+}
+
+// loop serves requests until close, idleness or cancellation.
+func (s *session) loop() {
+	srv := s.conn.srv
+	defer srv.wg.Done()
+	reason := "closed by client"
+	idle := time.NewTimer(srv.opts.IdleTimeout)
+	defer func() {
+		idle.Stop()
+		s.finish(reason)
+	}()
+	for {
+		select {
+		case r := <-s.reqs:
+			if !s.serve(r) {
+				return
+			}
+			idle.Reset(srv.opts.IdleTimeout)
+		case <-idle.C:
+			reason = "idle timeout"
+			return
+		case <-s.ctx.Done():
+			reason = "connection closed"
+			return
+		}
+	}
+}
+
+// finish unregisters the session and answers requests still queued.
+func (s *session) finish(reason string) {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	s.cancel()
+	c := s.conn
+	c.mu.Lock()
+	delete(c.sessions, s.id)
+	c.mu.Unlock()
+	c.srv.removeSession(s.id)
+	for {
+		select {
+		case r := <-s.reqs:
+			if r.call != nil {
+				r.call(nil)
+			} else {
+				c.reply(r.req.ID, nil, errorf(CodeNotFound, "session", "session %q closed (%s)", s.id, reason))
+			}
+		default:
+			s.tr.close()
+			s.log.Info().Str("reason", reason).Uint64("events", s.st.run.Sim.Events()).
+				Int64("sim_time_ps", int64(s.st.run.Now())).Float64("wall_s", s.st.wall.Seconds()).Msg("session closed")
+			return
+		}
+	}
+}
+
+// serve handles one request, recovering from a panic in the engine: the
+// client gets internal and the session ends, the server goes on. It reports
+// whether the session continues.
+func (s *session) serve(r sessionReq) (more bool) {
+	var id any
+	if r.call == nil {
+		id = r.req.ID
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Error().Str("panic", fmt.Sprint(p)).Str("stack", string(debug.Stack())).Msg("session panicked; closing it")
+			if r.call != nil {
+				r.call(nil)
+			} else {
+				s.conn.replyLog(s.log, id, nil, errorf(CodeInternal, "", "the session failed and was closed: %v", p))
+			}
+			more = false
+		}
+	}()
+	if r.call != nil {
+		r.call(s)
+		return true
+	}
+	a := newArgs(r.req.Args, "")
+	a.used = append(a.used, "session")
+	var res any
+	var e *Error
+	switch r.req.Op {
+	case "step":
+		res, e = s.opStep(a)
+	case "run":
+		res, e = s.opRun(a, id)
+	case "act":
+		res, e = s.opAct(a)
+	case "subscribe":
+		res, e = s.opSubscribe(a)
+	case "unsubscribe":
+		res, e = s.opUnsubscribe(a)
+	case "signals":
+		res, e = s.opSignals(a)
+	case "summary":
+		if e = a.done(); e == nil {
+			sum := s.st.summary()
+			res = &sum
+		}
+	case "checkpoint":
+		if e = a.done(); e == nil {
+			cp := s.st.checkpoint()
+			res = map[string]any{"checkpoint": &cp}
+		}
+	case "close":
+		if e = a.done(); e == nil {
+			s.conn.reply(id, map[string]any{"session": s.id, "closed": true}, nil)
+			return false
+		}
+	}
+	if e != nil && e.Code == CodeInternal && s.ctx.Err() != nil {
+		return false // the connection is gone; nobody to answer
+	}
+	s.conn.replyLog(s.log, id, res, e)
+	return true
+}
+
+func (s *session) opStep(a *args) (any, *Error) {
+	hasT, hasN := a.has("time"), a.has("events")
+	switch {
+	case hasT == hasN:
+		a.get("time")
+		a.get("events")
+		if e := a.done(); e != nil {
+			return nil, e
+		}
+		return nil, errorf(CodeBadArgs, "time", "give exactly one of time (a duration) and events (a count)")
+	case hasT:
+		d, e := a.duration("time")
+		if e == nil {
+			e = a.done()
+		}
+		if e != nil {
+			return nil, e
+		}
+		e = s.st.runTo(s.ctx, s.st.run.Now().Add(d), func() *Error { return s.pushDue(false) })
+		if pe := s.pushDue(true); e == nil {
+			e = pe
+		}
+		if e != nil {
+			return nil, e
+		}
+	default:
+		n, e := a.uint("events")
+		if e == nil {
+			e = a.done()
+		}
+		if e != nil {
+			return nil, e
+		}
+		if n == 0 {
+			return nil, errorf(CodeBadArgs, "events", "events must be positive")
+		}
+		e = s.st.stepEvents(s.ctx, n)
+		if pe := s.pushDue(true); e == nil {
+			e = pe
+		}
+		if e != nil {
+			return nil, e
+		}
+	}
+	return s.st.result(), nil
+}
+
+func (s *session) opRun(a *args, id any) (any, *Error) {
+	target := s.st.run.Horizon()
+	if a.has("until") {
+		d, e := a.duration("until")
+		if e != nil {
+			return nil, e
+		}
+		target = min(target, sim.Time(d))
+	}
+	if e := a.done(); e != nil {
+		return nil, e
+	}
+	every := s.conn.srv.opts.ProgressEvery
+	from := s.st.run.Now()
+	last := time.Now()
+	progress := func() *Error {
+		if time.Since(last) < every {
+			return s.pushDue(false)
+		}
+		last = time.Now()
+		frac := 1.0
+		if target > from {
+			frac = float64(s.st.run.Now()-from) / float64(target-from)
+		}
+		if !s.push(map[string]any{"stream": "progress", "request": id, "sim_time_ps": int64(s.st.run.Now()),
+			"events": s.st.run.Sim.Events(), "fraction": min(frac, 1.0)}) {
+			return errorf(CodeInternal, "", "connection closed")
+		}
+		return s.pushDue(false)
+	}
+	e := s.st.runTo(s.ctx, target, progress)
+	if pe := s.pushDue(true); e == nil {
+		e = pe
+	}
+	if e != nil {
+		return nil, e
+	}
+	res := s.st.result()
+	res.Digest = s.st.digest()
+	return res, nil
+}
+
+func (s *session) opAct(a *args) (any, *Error) {
+	m, e := a.mapArg("action")
+	if e != nil {
+		return nil, e
+	}
+	if e := a.done(); e != nil {
+		return nil, e
+	}
+	act, e := parseAction(m, "action.")
+	if e != nil {
+		return nil, e
+	}
+	i, e := s.st.act(act, "action.")
+	if e != nil {
+		return nil, e
+	}
+	s.log.Info().Int("index", i).Uint64("events", s.st.run.Sim.Events()).Int64("sim_time_ps", int64(s.st.run.Now())).Msg("action applied")
+	return map[string]any{"index": i, "at": s.st.actions[i].At}, s.pushDue(true)
+}
+
+// filterArgs reads flows and signals, checking flow ids.
+func (s *session) filterArgs(a *args) (trace.Filter, *Error) {
+	var f trace.Filter
+	var e *Error
+	if f.Flows, e = a.strList("flows"); e != nil {
+		return f, e
+	}
+	for i, fl := range f.Flows {
+		if !slices.Contains(s.st.run.Trace.Flows, fl) {
+			return f, errorf(CodeNotFound, fmt.Sprintf("flows[%d]", i), "no flow %q", fl)
+		}
+	}
+	if f.Signals, e = a.strList("signals"); e != nil {
+		return f, e
+	}
+	return f, nil
+}
+
+func tableArg(v string, path string) *Error {
+	if trace.Schema(v) == nil {
+		return errorf(CodeNotFound, path, "no table %q; tables: %v", v, trace.Tables)
+	}
+	return nil
+}
+
+func (s *session) opSubscribe(a *args) (any, *Error) {
+	tables, e := a.strList("tables")
+	if e != nil {
+		return nil, e
+	}
+	if len(tables) == 0 {
+		return nil, errorf(CodeBadArgs, "tables", "tables must list at least one table")
+	}
+	for i, t := range tables {
+		if e := tableArg(t, fmt.Sprintf("tables[%d]", i)); e != nil {
+			return nil, e
+		}
+	}
+	f, e := s.filterArgs(a)
+	if e != nil {
+		return nil, e
+	}
+	if a.has("every_ms") {
+		ms, e := a.uint("every_ms")
+		if e != nil {
+			return nil, e
+		}
+		if ms > 3600_000 {
+			return nil, errorf(CodeBadArgs, "every_ms", "every_ms is %d, want at most an hour", ms)
+		}
+		s.everyMS = time.Duration(ms) * time.Millisecond
+	}
+	if e := a.done(); e != nil {
+		return nil, e
+	}
+	// Rows recorded so far are kept, not pushed: flush them first.
+	s.st.run.Trace.FlushAll()
+	if err := s.st.run.Trace.Err(); err != nil {
+		return nil, errorf(CodeInternal, "", "trace: %v", err)
+	}
+	for _, t := range tables {
+		s.tr.unsubscribe(t)
+		s.tr.subs[t] = f
+	}
+	return map[string]any{"tables": s.tr.subscribed()}, nil
+}
+
+func (s *session) opUnsubscribe(a *args) (any, *Error) {
+	tables, e := a.strList("tables")
+	if e != nil {
+		return nil, e
+	}
+	if e := a.done(); e != nil {
+		return nil, e
+	}
+	if tables == nil {
+		tables = s.tr.subscribed()
+	}
+	for i, t := range tables {
+		if e := tableArg(t, fmt.Sprintf("tables[%d]", i)); e != nil {
+			return nil, e
+		}
+		s.tr.unsubscribe(t)
+	}
+	return map[string]any{"tables": s.tr.subscribed()}, nil
+}
+
+func (s *session) opSignals(a *args) (any, *Error) {
+	table, e := a.str("table")
+	if e != nil {
+		return nil, e
+	}
+	if e := tableArg(table, "table"); e != nil {
+		return nil, e
+	}
+	f, e := s.filterArgs(a)
+	if e != nil {
+		return nil, e
+	}
+	if e := a.done(); e != nil {
+		return nil, e
+	}
+	b, rows, err := s.tr.snapshot(s.st.run.Trace, table, f)
+	if err != nil {
+		return nil, errorf(CodeInternal, "", "building the Arrow stream: %v", err)
+	}
+	return map[string]any{"arrow": b, "rows": rows, "dropped_rows": s.tr.dropped[table]}, nil
+}
+
+// pushDue pushes subscribed rows: at the end of an op (final), or while
+// stepping once the push interval has passed.
+func (s *session) pushDue(final bool) *Error {
+	if len(s.tr.subs) == 0 {
+		return nil
+	}
+	// Between the intervals, rows the recorder flushed on its own (a full
+	// table) still leave at once, so they never pile up during a long op.
+	if !final && (s.everyMS == 0 || time.Since(s.lastPush) < s.everyMS) && !s.tr.hasPending() {
+		return nil
+	}
+	s.lastPush = time.Now()
+	rec := s.st.run.Trace
+	for _, t := range s.tr.subscribed() {
+		rec.FlushTable(t)
+	}
+	if err := rec.Err(); err != nil {
+		return errorf(CodeInternal, "", "trace: %v", err)
+	}
+	for _, t := range s.tr.subscribed() {
+		for len(s.tr.pending[t]) > 0 {
+			recs := s.tr.takePending(t)
+			frame, err := s.arrowFrame(t, recs)
+			for _, r := range recs {
+				r.Release()
+			}
+			if err != nil {
+				return errorf(CodeInternal, "", "encoding Arrow: %v", err)
+			}
+			if !s.conn.sendPooled(frame) {
+				return errorf(CodeInternal, "", "connection closed")
+			}
+		}
+	}
+	return nil
+}
+
+// arrowFrame encodes a data push, {stream, session, seq, arrow}, writing
+// the Arrow IPC stream straight into the frame behind a bin32 header whose
+// length is patched in afterwards: the payload is written once, not copied.
+func (s *session) arrowFrame(table string, recs []arrow.Record) (*bytes.Buffer, error) {
+	b := framePool.Get().(*bytes.Buffer)
+	b.Reset()
+	enc := msgpack.NewEncoder(b)
+	enc.UseCompactInts(true)
+	for _, err := range []error{enc.EncodeMapLen(4), enc.EncodeString("stream"), enc.EncodeString(table),
+		enc.EncodeString("session"), enc.EncodeString(s.id), enc.EncodeString("seq"), enc.EncodeUint(s.seq),
+		enc.EncodeString("arrow")} {
+		if err != nil {
+			recycle(b)
+			return nil, err
+		}
+	}
+	b.Write([]byte{msgpcode.Bin32, 0, 0, 0, 0})
+	start := b.Len()
+	if err := trace.WriteIPCStream(b, trace.Schema(table), recs...); err != nil {
+		recycle(b)
+		return nil, err
+	}
+	n := b.Len() - start
+	if uint64(n) > math.MaxUint32 {
+		recycle(b)
+		return nil, fmt.Errorf("server: Arrow stream of %d bytes exceeds a msgpack bin", n)
+	}
+	binary.BigEndian.PutUint32(b.Bytes()[start-4:start], uint32(n))
+	s.seq++
+	return b, nil
+}
+
+// push sends a push frame: fields plus session and seq.
+func (s *session) push(fields map[string]any) bool {
+	fields["session"] = s.id
+	fields["seq"] = s.seq
+	s.seq++
+	b, err := marshal(fields)
+	if err != nil {
+		s.log.Error().Err(err).Msg("encoding a push")
+		return false
+	}
+	return s.conn.send(b)
+}

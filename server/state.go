@@ -1,0 +1,277 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"time"
+
+	"github.com/ccscope/ccscope/engine"
+	"github.com/ccscope/ccscope/engine/cc"
+	"github.com/ccscope/ccscope/engine/config"
+	"github.com/ccscope/ccscope/engine/sim"
+)
+
+// Position is where in a run's event sequence something happened
+// (proto/README.md, "Checkpoints"). Drained is true when every event at or
+// before SimTimePs had been dispatched: replay then finishes the instant
+// with RunUntil; false after a step by events, when more events at the same
+// instant may still be queued and must not be dispatched.
+type Position struct {
+	Events    uint64 `msgpack:"events"`
+	SimTimePs int64  `msgpack:"sim_time_ps"`
+	Drained   bool   `msgpack:"drained"`
+}
+
+// LoggedAction is an entry of a session's action log.
+type LoggedAction struct {
+	At     Position   `msgpack:"at"`
+	Action WireAction `msgpack:"action"`
+}
+
+// Limits bound what one session may consume.
+type Limits struct {
+	MaxEvents  uint64       // events dispatched per session (0: no limit)
+	MaxSimTime sim.Duration // horizon per session (0: no limit)
+}
+
+// state is a session's simulation: the run, where it stands and how it got
+// there. It has no network code and is used by one goroutine at a time.
+type state struct {
+	run     *engine.Run
+	config  []byte // canonical scenario JSON
+	hash    string
+	seed    uint64
+	drained bool
+	actions []LoggedAction
+	applied []engine.Action // actions[i] as applied
+	wall    time.Duration   // spent stepping
+	limits  Limits
+}
+
+// buildScenario turns open's inputs into canonical JSON: raw scenario JSON,
+// then the seed, then the overrides (a map or a list of "path=value").
+func buildScenario(raw []byte, seed *uint64, set any) ([]byte, *Error) {
+	var err error
+	if seed != nil {
+		if raw, err = config.Override(raw, "runtime.seed", *seed); err != nil {
+			return nil, configError(err, "")
+		}
+	}
+	switch s := set.(type) {
+	case nil:
+	case map[string]any:
+		if raw, err = config.OverrideAll(raw, s); err != nil {
+			return nil, configError(err, "set.")
+		}
+	case []any:
+		sets := make([]string, len(s))
+		for i, e := range s {
+			str, ok := e.(string)
+			if !ok {
+				return nil, errorf(CodeBadArgs, "set", "set[%d] is a %s, want \"path=value\"", i, typeName(e))
+			}
+			sets[i] = str
+		}
+		if raw, err = config.Apply(raw, sets); err != nil {
+			return nil, configError(err, "set.")
+		}
+	default:
+		return nil, errorf(CodeBadArgs, "set", "set is a %s, want a map {path: value} or a list of \"path=value\"", typeName(set))
+	}
+	scn, err := config.Parse(raw, config.WithCCs(cc.Names()))
+	if err != nil {
+		return nil, configError(err, "")
+	}
+	return scn.Canonical(), nil
+}
+
+// inlineConfig is the JSON of an inline config map.
+func inlineConfig(m map[string]any) ([]byte, *Error) {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil, errorf(CodeBadArgs, "config", "config cannot be read as scenario JSON: %v", err)
+	}
+	return b, nil
+}
+
+// newState builds a fresh run of canonical scenario JSON.
+func newState(canonical []byte, limits Limits) (*state, *Error) {
+	scn, err := config.Parse(canonical, config.WithCCs(cc.Names()))
+	if err != nil {
+		return nil, configError(err, "")
+	}
+	if limits.MaxSimTime > 0 && scn.Runtime.Duration > limits.MaxSimTime {
+		return nil, errorf(CodeLimit, "", "runtime.duration %v exceeds the server's limit of %v per session", scn.Runtime.Duration, limits.MaxSimTime)
+	}
+	r, err := engine.New(scn, nil)
+	if err != nil {
+		return nil, &Error{Code: CodeInvalidConfig, Message: err.Error()}
+	}
+	return &state{run: r, config: canonical, hash: scn.Hash(), seed: scn.Runtime.Seed, limits: limits}, nil
+}
+
+// position is where the run stands.
+func (s *state) position() Position {
+	return Position{Events: s.run.Sim.Events(), SimTimePs: int64(s.run.Now()), Drained: s.drained}
+}
+
+// stepResult is step's and run's result.
+type stepResult struct {
+	SimTimePs int64  `msgpack:"sim_time_ps"`
+	Events    uint64 `msgpack:"events"`
+	Done      bool   `msgpack:"done"`
+	Digest    string `msgpack:"digest,omitempty"`
+}
+
+func (s *state) result() stepResult {
+	return stepResult{SimTimePs: int64(s.run.Now()), Events: s.run.Sim.Events(), Done: s.run.Done()}
+}
+
+// chunkWall is the wall time one chunk of a time step aims at: short enough
+// to notice a cancelled context and push streams, long enough that the
+// per-chunk overhead does not show.
+const (
+	chunkWallLo = 2 * time.Millisecond
+	chunkWallHi = 8 * time.Millisecond
+)
+
+// runTo advances to sim time target (capped at the horizon), calling tick
+// after each chunk. It stops early, at a chunk boundary, on ctx's end, on
+// tick's error or at the events limit.
+func (s *state) runTo(ctx context.Context, target sim.Time, tick func() *Error) *Error {
+	start := time.Now()
+	defer func() { s.wall += time.Since(start) }()
+	if err := s.runChunked(ctx, min(target, s.run.Horizon()), s.limits.MaxEvents, tick); err != nil {
+		return err
+	}
+	return s.overLimit()
+}
+
+// runChunked runs RunUntil(target) as a series of RunUntil calls to
+// increasing times. Since RunUntil(a) then RunUntil(b) dispatches exactly
+// what RunUntil(b) does, chunking never changes the run; it lets the loop
+// look at ctx, tick and the event count between chunks. Chunks start at a
+// microsecond of sim time and double while they are cheap, so a target far
+// away costs few chunks and a dense instant cannot run far past maxEvents
+// (0: no limit) before the loop stops.
+func (s *state) runChunked(ctx context.Context, target sim.Time, maxEvents uint64, tick func() *Error) *Error {
+	chunk := sim.Duration(sim.Microsecond)
+	sm := s.run.Sim
+	for sm.Now() < target {
+		t0, ev0 := time.Now(), sm.Events()
+		next := target
+		if target.Sub(sm.Now()) > chunk {
+			next = sm.Now().Add(chunk)
+		}
+		sm.RunUntil(next)
+		s.drained = true
+		if maxEvents > 0 && sm.Events() >= maxEvents {
+			return nil
+		}
+		dense := maxEvents > 0 && sm.Events()-ev0 > (maxEvents-ev0)/8
+		switch d := time.Since(t0); {
+		case (d > chunkWallHi || dense) && chunk > sim.Picosecond:
+			chunk /= 2
+		case d < chunkWallLo && chunk < sim.Duration(math.MaxInt64/4):
+			chunk *= 2
+		}
+		if ctx.Err() != nil {
+			return errorf(CodeInternal, "", "session closed while stepping")
+		}
+		if tick != nil {
+			if err := tick(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// stepEvents dispatches up to n events (fewer at the horizon or the events
+// limit), in batches so that a closed session stops soon. Batching does not
+// change the run: StepEvents only ends with RunUntil(horizon) when no event
+// is left before the horizon, when a further batch would do nothing else.
+func (s *state) stepEvents(ctx context.Context, n uint64) *Error {
+	capped := false
+	if m := s.limits.MaxEvents; m > 0 {
+		if left := m - min(m, s.run.Sim.Events()); n > left {
+			n, capped = left, true
+		}
+	}
+	start := time.Now()
+	defer func() { s.wall += time.Since(start) }()
+	for n > 0 {
+		batch := min(n, stepBatch)
+		before := s.run.Sim.Events()
+		done := s.run.StepEvents(batch)
+		if s.run.Sim.Events() != before {
+			s.drained = false
+		}
+		// StepEvents ends with RunUntil(horizon) once no event is left at
+		// or before the horizon: the instant is then drained.
+		if s.run.Sim.NextAt() > s.run.Horizon() {
+			s.drained = true
+		}
+		if done < batch {
+			break
+		}
+		n -= batch
+		if ctx.Err() != nil {
+			return errorf(CodeInternal, "", "session closed while stepping")
+		}
+	}
+	if capped {
+		return s.overLimit()
+	}
+	return nil
+}
+
+// stepBatch is how many events stepEvents dispatches between looks at its
+// context.
+const stepBatch = 1 << 16
+
+func (s *state) overLimit() *Error {
+	if m := s.limits.MaxEvents; m > 0 && s.run.Sim.Events() >= m {
+		return errorf(CodeLimit, "", "the session reached the server's limit of %d events", m)
+	}
+	return nil
+}
+
+// act applies a (already checked by parseAction) now and logs it.
+func (s *state) act(a engine.Action, prefix string) (int, *Error) {
+	if err := checkTarget(s.run, a, prefix); err != nil {
+		return 0, err
+	}
+	if err := s.run.Act(a); err != nil {
+		return 0, errorf(CodeBadArgs, prefix[:max(len(prefix)-1, 0)], "%v", err)
+	}
+	s.actions = append(s.actions, LoggedAction{At: s.position(), Action: wireAction(a)})
+	s.applied = append(s.applied, a)
+	return len(s.actions) - 1, nil
+}
+
+// digest is the run's digest so far.
+func (s *state) digest() string { return engine.DigestString(s.run.Sim.Digest()) }
+
+// summary is the run's summary so far.
+func (s *state) summary() engine.Summary {
+	sum := s.run.Summary(s.hash)
+	sum.WallS = s.wall.Seconds()
+	return sum
+}
+
+// describe is open's and restore's result.
+func (s *state) describe(id string) map[string]any {
+	flows := []string{}
+	for _, f := range s.run.Scenario.Flows {
+		flows = append(flows, f.ID)
+	}
+	links := []string{}
+	for _, l := range s.run.Scenario.Links {
+		links = append(links, l.ID)
+	}
+	return map[string]any{"session": id, "config_hash": s.hash, "config": string(s.config), "seed": s.seed,
+		"horizon_ps": int64(s.run.Horizon()), "sim_time_ps": int64(s.run.Now()), "events": s.run.Sim.Events(),
+		"digest": s.digest(), "flows": flows, "links": links}
+}
