@@ -64,6 +64,9 @@ type Options struct {
 	InitCwnd uint32        // initial cwnd, packets; default InitCwnd
 	MSS      units.Bytes   // default DefaultMSS
 	Sink     cc.SignalSink // receives the algorithm's signals; nil: off
+	// ECNOk sets State.ECNOk before the init hook: ECN was negotiated, so
+	// DCTCP and Prague run as themselves rather than their Reno fallbacks.
+	ECNOk bool
 }
 
 // packet is one transmission still outstanding.
@@ -127,6 +130,7 @@ func New(a cc.Algorithm, o Options) *Conn {
 		SSThreshPkts:  InfiniteSSThresh,
 		MSS:           o.MSS,
 		GSOMaxSegs:    uint32(gsoMaxSize / o.MSS),
+		ECNOk:         o.ECNOk,
 	}
 	c.St.Signals = cc.NewSignals(o.Sink, &c.St.Now)
 	if c.Hooks.Init != nil {
