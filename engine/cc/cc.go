@@ -14,6 +14,7 @@ import (
 	"math/rand/v2"
 	"sort"
 
+	"github.com/ccscope/ccscope/engine/packet"
 	"github.com/ccscope/ccscope/engine/sim"
 	"github.com/ccscope/ccscope/engine/units"
 )
@@ -237,6 +238,12 @@ type LossMarker interface {
 	SkbMarkedLost(st *State, p LostPacket)
 }
 
+// ECNCodepoint is implemented by algorithms that want their data packets
+// to carry a particular ECN codepoint once ECN is negotiated (the kernel's
+// TCP_CONG_WANTS_ECT_1 flag): Prague returns packet.ECT1, the L4S
+// identifier. A sender uses ECT(0) for an algorithm without it.
+type ECNCodepoint interface{ ECNCodepoint() packet.ECN }
+
 // Seeder is implemented by algorithms that draw random numbers (the
 // kernel's get_random_u32_below in BBR). The flow calls Seed once, before
 // Init, with its own stream derived from the run seed and a stable name; an
@@ -259,6 +266,7 @@ type Hooks struct {
 	TSOSegs     TSOSegser
 	MarkedLost  LossMarker
 	Seed        Seeder
+	ECN         ECNCodepoint
 }
 
 // Resolve detects a's optional hooks.
@@ -275,6 +283,7 @@ func Resolve(a Algorithm) Hooks {
 	h.TSOSegs, _ = a.(TSOSegser)
 	h.MarkedLost, _ = a.(LossMarker)
 	h.Seed, _ = a.(Seeder)
+	h.ECN, _ = a.(ECNCodepoint)
 	return h
 }
 

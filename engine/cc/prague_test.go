@@ -1,0 +1,208 @@
+package cc_test
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/ccscope/ccscope/engine/cc"
+	"github.com/ccscope/ccscope/engine/cc/cctest"
+	"github.com/ccscope/ccscope/engine/packet"
+	"github.com/ccscope/ccscope/engine/sim"
+)
+
+// newPragueConn attaches Prague with parameters p to a connection whose
+// initial window is initCwnd (Prague takes its fractional window from it).
+func newPragueConn(t *testing.T, p cc.PragueParams, initCwnd uint32) (*cctest.Conn, *cc.Prague) {
+	t.Helper()
+	r, err := cc.NewPrague(p)
+	if err != nil {
+		t.Fatalf("NewPrague(%+v): %v", p, err)
+	}
+	return cctest.New(r, cctest.Options{ECNOk: true, InitCwnd: initCwnd}), r
+}
+
+func pragueAlpha(r *cc.Prague) float64 { return float64(r.Alpha()) / (1 << cc.PragueAlphaBits) }
+func pragueFrac(r *cc.Prague) float64  { return float64(r.FracCwnd()) / (1 << cc.PragueCwndUnit) }
+
+// TestPragueKernelConstants checks the registered defaults against
+// tcp_prague.c (module version 0.7): PRAGUE_ALPHA_BITS 24, CWND_UNIT 20,
+// PRAGUE_SHIFT_G 4, prague_rtt_target 25 ms, prague_rtt_transition 4,
+// prague_cwnd_mode 2 (switch), prague_alpha_mode 0; and the L4S
+// requirements of RFC 9331: ECT(1) on data packets (§4), paced sending.
+func TestPragueKernelConstants(t *testing.T) {
+	if cc.PragueAlphaBits != 24 || cc.PragueCwndUnit != 20 || cc.PragueShiftG != 4 {
+		t.Errorf("alpha bits, cwnd unit, shift g = %d, %d, %d, want 24, 20, 4", cc.PragueAlphaBits, cc.PragueCwndUnit, cc.PragueShiftG)
+	}
+	p := cc.DefaultPragueParams()
+	if p.RTTTarget != 25*sim.Millisecond || p.RTTTransition != 4 || p.CwndMode != cc.PragueSwitch ||
+		p.AlphaMode != cc.PragueHalveOnFirstMark || p.BurstShift != 12 || p.CwndTransitPkts != 4 {
+		t.Errorf("DefaultPragueParams() = %+v, want the module defaults", p)
+	}
+	a, err := cc.New("prague")
+	if err != nil {
+		t.Fatalf("cc.New(prague): %v", err)
+	}
+	c := cctest.New(a, cctest.Options{ECNOk: true})
+	if c.Hooks.ECN == nil || c.Hooks.ECN.ECNCodepoint() != packet.ECT1 {
+		t.Errorf("prague's ECN codepoint is not ECT(1)")
+	}
+	if !c.St.Paced || c.Hooks.CongControl == nil {
+		t.Errorf("prague: paced %v, cong_control %v, want both", c.St.Paced, c.Hooks.CongControl != nil)
+	}
+	if got := pragueAlpha(a.(*cc.Prague)); got != 0 {
+		t.Errorf("alpha after init = %v, want 0", got)
+	}
+	noECN := cctest.New(&cc.Prague{}, cctest.Options{})
+	if got := noECN.Hooks.ECN.ECNCodepoint(); got != packet.NotECT {
+		t.Errorf("prague without ECN sends %v, want Not-ECT (prague_reno)", got)
+	}
+	if _, err := cc.NewPrague(cc.PragueParams{RTTTarget: 0}); err == nil {
+		t.Errorf("NewPrague(rtt_target 0) = nil error, want out of range")
+	}
+}
+
+// TestPragueAlphaAndReduction checks alpha against the EWMA α ← (1 − g)·α +
+// g·F, g = 1/16, under a constant marking fraction F = 1/n, and then the
+// scalable response cwnd ← cwnd·(1 − α/2) on the fractional window.
+//
+// As in TestDCTCPAlphaConvergence the window is held at W = 201 by
+// ssthresh and the clamp and CE comes without ECE, so rounds hold exactly
+// W − 1 = 200 packets. The RTT is 40 ms, above the 25 ms target, so a round
+// is one RTT. alpha starts at 1 (prague_alpha_mode 1, so the first mark does
+// not also halve the window); the first round (packet 0) has no mark and
+// Prague does not update alpha before it has seen CE, so α_k follows the
+// EWMA from α₀ = 1 with F in every round. Prague keeps alpha·16 in 2^-24
+// units, so the only error is the floor of F·2^24: the bound is 16·2^-24.
+//
+// Then one ECE: Prague enters CWR and takes round(α·frac/2) off the
+// fractional window (here above the clamped cwnd: unmarked packets kept
+// growing it, as in the kernel).
+func TestPragueAlphaAndReduction(t *testing.T) {
+	const w = 201
+	rtt := 40 * sim.Millisecond
+	for _, n := range []uint32{2, 4, 10, 50} {
+		t.Run(fmt.Sprintf("F=1/%d", n), func(t *testing.T) {
+			f := 1 / float64(n)
+			p := cc.DefaultPragueParams()
+			p.AlphaMode = cc.PragueAlphaInitMax
+			c, r := newPragueConn(t, p, w)
+			c.St.SSThreshPkts, c.St.CwndClampPkts = w, w
+			c.Fill()
+			want := 1.0
+			rounds := 0
+			lastRound := signal(t, c, "round")
+			var seq uint32
+			for rounds < 150 {
+				seq++
+				var ce uint32
+				if seq%n == 0 {
+					ce = 1
+				}
+				c.Advance(rtt / w)
+				c.OnACK(cctest.ACK{Acked: 1, CE: ce})
+				c.Fill()
+				if rd := signal(t, c, "round"); rd != lastRound {
+					lastRound = rd
+					if rounds > 0 || c.St.DeliveredCE > 0 {
+						want = want - want/16 + f/16
+					}
+					rounds++
+					if got := pragueAlpha(r); math.Abs(got-want) > 16.0/(1<<24) {
+						t.Fatalf("alpha after round %d = %.7f, want %.7f ± 2^-20", rounds, got, want)
+					}
+				}
+			}
+			alpha := pragueAlpha(r)
+			if math.Abs(alpha-f) > 1e-3 {
+				t.Errorf("alpha after %d rounds = %.5f, want F = %.5f ± 0.001", rounds, alpha, f)
+			}
+			if cf := signal(t, c, "ce_fraction"); cf != f {
+				t.Errorf("ce_fraction of the last round = %v, want %v", cf, f)
+			}
+
+			frac := pragueFrac(r)
+			c.Advance(rtt / w)
+			c.OnACK(cctest.ACK{Acked: 1, CE: 1, ECE: true})
+			wantFrac := frac * (1 - alpha/2)
+			if got := pragueFrac(r); math.Abs(got-wantFrac) > 1.0/(1<<cc.PragueCwndUnit) {
+				t.Errorf("frac_cwnd after CE = %.6f, want %.6f·(1 − %.5f/2) = %.6f", got, frac, alpha, wantFrac)
+			}
+			if c.St.CA != cc.CACWR {
+				t.Errorf("CA after ECE = %v, want cwr", c.St.CA)
+			}
+		})
+	}
+}
+
+// pragueRound acks, one packet per ACK spread evenly over rtt, the packets
+// in flight, CE-marking each (with ECE) if mark, refilling after each ACK.
+// It calls onReduce with the ACK's time whenever the fractional window
+// shrank.
+func pragueRound(c *cctest.Conn, r *cc.Prague, rtt sim.Duration, mark bool, onReduce func(sim.Time)) {
+	if c.St.InFlightPkts == 0 {
+		c.Fill()
+	}
+	n := c.St.InFlightPkts
+	for range n {
+		c.Advance(rtt / sim.Duration(n))
+		before := r.FracCwnd()
+		a := cctest.ACK{Acked: 1}
+		if mark {
+			a.CE, a.ECE = 1, true
+		}
+		c.OnACK(a)
+		if r.FracCwnd() < before && onReduce != nil {
+			onReduce(c.St.Now)
+		}
+		c.Fill()
+	}
+}
+
+// TestPragueReductionOncePerRound checks the reduction's timing. With alpha
+// = 1 (prague_alpha_mode 1) and every packet marked, each reduction halves
+// the fractional window. Before the flow is RTT-independent it reduces once
+// per round trip (the sender's CWR lasts a window); cwnd follows the
+// fractional window down one packet per ACK and ssthresh with it. Once
+// RTT-independent (4 rounds after slow start) it reduces at most once per
+// 25 ms target: at RTT 10 ms, CWR is re-entered every 10 ms, so reductions
+// come every ⌈25/10⌉·10 = 30 ms.
+func TestPragueReductionOncePerRound(t *testing.T) {
+	const w = 800
+	rtt := 10 * sim.Millisecond
+	p := cc.DefaultPragueParams()
+	p.AlphaMode = cc.PragueAlphaInitMax
+	c, r := newPragueConn(t, p, w)
+	c.St.SSThreshPkts = w
+
+	var reductions []sim.Time
+	onReduce := func(t sim.Time) { reductions = append(reductions, t) }
+	pragueRound(c, r, rtt, true, onReduce)
+	if len(reductions) != 1 || pragueFrac(r) != w/2 {
+		t.Fatalf("first marked round: %d reductions to frac_cwnd %v, want 1 to %d", len(reductions), pragueFrac(r), w/2)
+	}
+	if c.St.CwndPkts != w/2 || c.St.SSThreshPkts != w/2 {
+		t.Errorf("cwnd, ssthresh after the first marked round = %d, %d, want %d, %d", c.St.CwndPkts, c.St.SSThreshPkts, w/2, w/2)
+	}
+	pragueRound(c, r, rtt, true, onReduce)
+	if len(reductions) != 2 || pragueFrac(r) != w/4 {
+		t.Fatalf("second marked round: %d reductions to frac_cwnd %v, want 2 to %d", len(reductions), pragueFrac(r), w/4)
+	}
+
+	for signal(t, c, "rtt_indep") == 0 {
+		pragueRound(c, r, rtt, false, nil)
+	}
+	reductions = reductions[:0]
+	for range 12 { // 4 reductions, 800/4 → 12.5 packets: stays in window mode
+		pragueRound(c, r, rtt, true, onReduce)
+	}
+	if len(reductions) != 4 {
+		t.Fatalf("%d reductions in 12 marked RTT-independent rounds of 10 ms, want 4 (at 0, 30, 60, 90 ms)", len(reductions))
+	}
+	for i := 1; i < len(reductions); i++ {
+		gap := reductions[i].Sub(reductions[i-1])
+		if gap < 25*sim.Millisecond || gap > 31*sim.Millisecond {
+			t.Errorf("RTT-independent reductions %d and %d %v apart, want 30ms (⌈25ms/RTT⌉ RTTs)", i-1, i, gap)
+		}
+	}
+}
