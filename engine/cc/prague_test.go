@@ -206,3 +206,125 @@ func TestPragueReductionOncePerRound(t *testing.T) {
 		}
 	}
 }
+
+// TestPragueRTTIndependence checks RFC 9331 Appendix A.1's RTT independence
+// as tcp_prague.c realises it: below the 25 ms target, the additive increase
+// per unmarked ACK is scaled by (rtt/target)² (prague_rate_scaled_ai_ack_
+// increase), so the window grows rtt/T² packets per second and the rate,
+// cwnd/rtt, grows 1/T² packets/s per second: as a 25 ms Reno flow's
+// (1 packet per 25 ms, per 25 ms), whatever the real RTT. At or above the
+// target the increase is unscaled, one packet per RTT: the rate grows
+// 1/rtt². Flows run unmarked and unqueued on a pipe wide enough never to
+// fill, from cwnd = ssthresh = 10 (no slow start), paced; growth is
+// measured on the fractional window between 2 s and 10 s, well after the 4
+// transition rounds.
+func TestPragueRTTIndependence(t *testing.T) {
+	const target = 0.025
+	for _, tc := range []struct {
+		rtt  sim.Duration
+		want float64 // rate growth, packets/s²
+	}{
+		{1 * sim.Millisecond, 1 / (target * target)},
+		{5 * sim.Millisecond, 1 / (target * target)},
+		{20 * sim.Millisecond, 1 / (target * target)},
+		{25 * sim.Millisecond, 1 / (target * target)},
+		{50 * sim.Millisecond, 1 / (0.05 * 0.05)},
+	} {
+		t.Run(tc.rtt.String(), func(t *testing.T) {
+			c, r := newPragueConn(t, cc.DefaultPragueParams(), 10)
+			c.St.SSThreshPkts = 10
+			path := cctest.Path{RTT: tc.rtt, BDPPkts: 100000, Pacing: true}
+			var w1, w2 float64
+			t1, t2 := sim.Time(0).Add(2*sim.Second), sim.Time(0).Add(10*sim.Second)
+			cctest.Run(c, path, 10*sim.Second+sim.Millisecond, func(c *cctest.Conn) {
+				switch {
+				case w1 == 0 && c.St.Now >= t1:
+					w1, t1 = pragueFrac(r), c.St.Now
+				case w2 == 0 && c.St.Now >= t2:
+					w2, t2 = pragueFrac(r), c.St.Now
+				}
+			})
+			if signal(t, c, "rtt_indep") != 1 {
+				t.Fatalf("flow not RTT-independent after 10 s")
+			}
+			rtt := c.St.SRTT.Seconds()
+			got := (w2 - w1) / rtt / t2.Sub(t1).Seconds()
+			t.Logf("rtt %v: cwnd %.2f → %.2f, rate growth %.1f pkts/s², want %.1f", tc.rtt, w1, w2, got, tc.want)
+			if math.Abs(got/tc.want-1) > 0.02 {
+				t.Errorf("rate growth at rtt %v = %.1f packets/s², want %.1f ± 2%%", tc.rtt, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestPragueLossIsClassic checks RFC 9331 Appendix A.1.3 (an L4S sender
+// responds to loss as a classic one) as tcp_prague.c does it: on fast
+// retransmit and on RTO the fractional window halves (frac − frac>>1),
+// whatever alpha is, and does not grow until the flow is Open again; on
+// fast retransmit cwnd then steps down one packet per ACK to ⌈frac⌉, which
+// is Reno's max(cwnd/2, 2) for even windows. Undo restores the window
+// before the loss (prague_cwnd_undo: max(loss_cwnd, cwnd)).
+func TestPragueLossIsClassic(t *testing.T) {
+	rtt := 10 * sim.Millisecond
+	for _, w := range []uint32{4, 10, 100, 101} {
+		t.Run(fmt.Sprintf("recovery/%d", w), func(t *testing.T) {
+			c, r := newPragueConn(t, cc.DefaultPragueParams(), w)
+			c.St.SSThreshPkts = w
+			pragueRound(c, r, rtt, false, nil)
+			frac := pragueFrac(r)
+			c.Advance(rtt / 2)
+			c.Lose(1)
+			if got, want := pragueFrac(r), frac/2; math.Abs(got-want) > 1.0/(1<<cc.PragueCwndUnit) {
+				t.Errorf("frac_cwnd after loss = %.6f, want %.6f/2", got, frac)
+			}
+			if signal(t, c, "in_loss") != 1 || c.St.CA != cc.CARecovery {
+				t.Fatalf("in_loss %v, CA %v after a loss, want 1, recovery", signal(t, c, "in_loss"), c.St.CA)
+			}
+			halved := pragueFrac(r)
+			var last uint32 // cwnd at the last ACK of recovery
+			for c.St.CA == cc.CARecovery {
+				last = c.St.CwndPkts
+				c.Advance(rtt / sim.Duration(w))
+				c.Ack(1)
+				c.Fill()
+				if got := pragueFrac(r); c.St.CA == cc.CARecovery && got != halved {
+					t.Fatalf("frac_cwnd grew in recovery: %.6f, want %.6f", got, halved)
+				}
+			}
+			if want := uint32(math.Ceil(halved)); last != want {
+				t.Errorf("cwnd at the end of recovery = %d, want ⌈%.4f/2⌉ = %d", last, frac, want)
+			}
+			if signal(t, c, "in_loss") != 0 {
+				t.Errorf("in_loss after recovery = 1, want 0")
+			}
+		})
+		t.Run(fmt.Sprintf("rto/%d", w), func(t *testing.T) {
+			c, r := newPragueConn(t, cc.DefaultPragueParams(), w)
+			c.St.SSThreshPkts = w
+			pragueRound(c, r, rtt, false, nil)
+			frac := pragueFrac(r)
+			c.Advance(rtt / 2)
+			c.Timeout()
+			if got, want := pragueFrac(r), frac/2; math.Abs(got-want) > 1.0/(1<<cc.PragueCwndUnit) {
+				t.Errorf("frac_cwnd after RTO = %.6f, want %.6f/2", got, frac)
+			}
+			if signal(t, c, "in_loss") != 1 {
+				t.Errorf("in_loss after RTO = 0, want 1")
+			}
+		})
+		t.Run(fmt.Sprintf("undo/%d", w), func(t *testing.T) {
+			c, r := newPragueConn(t, cc.DefaultPragueParams(), w)
+			c.St.SSThreshPkts = w
+			pragueRound(c, r, rtt, false, nil)
+			before := c.St.CwndPkts
+			c.Lose(1)
+			c.Undo()
+			if got := c.St.CwndPkts; got != before {
+				t.Errorf("cwnd after undo = %d, want %d", got, before)
+			}
+			if signal(t, c, "in_loss") != 0 {
+				t.Errorf("in_loss after undo = 1, want 0")
+			}
+		})
+	}
+}
