@@ -9,6 +9,7 @@ import (
 	"github.com/ccscope/ccscope/engine/cc/cctest"
 	"github.com/ccscope/ccscope/engine/packet"
 	"github.com/ccscope/ccscope/engine/sim"
+	"github.com/ccscope/ccscope/engine/units"
 )
 
 // newPragueConn attaches Prague with parameters p to a connection whose
@@ -326,5 +327,91 @@ func TestPragueLossIsClassic(t *testing.T) {
 				t.Errorf("in_loss after undo = 1, want 0")
 			}
 		})
+	}
+}
+
+// TestPraguePacing checks Prague's own pacing against the file's design
+// notes (tcp_prague.c, items 5 and 6): it paces at the window per smoothed
+// RTT, max(frac_cwnd, in flight)·MTU/srtt, with none of the default 120%
+// headroom (tcp_update_pacing_rate), and sizes GSO bursts to at most
+// 2^-12 s ≈ 244 µs of data at that rate (prague_burst_shift 12): the
+// largest whole number of packets that fits, at least one.
+func TestPraguePacing(t *testing.T) {
+	for _, w := range []uint32{10, 100, 1000, 5000} {
+		t.Run(fmt.Sprint(w), func(t *testing.T) {
+			r, err := cc.NewPrague(cc.DefaultPragueParams())
+			if err != nil {
+				t.Fatalf("NewPrague: %v", err)
+			}
+			probe := &pragueProbe{Prague: r}
+			c := cctest.New(probe, cctest.Options{ECNOk: true, InitCwnd: w})
+			c.St.SSThreshPkts = w
+			cctest.Run(c, cctest.Path{RTT: 10 * sim.Millisecond, BDPPkts: 100000, Pacing: true}, 200*sim.Millisecond, nil)
+			const mtu = 1500 // 1448-byte MSS + 52 bytes of headers
+			s := probe.last
+			pkts := max(math.Floor(s.frac), float64(s.inflight))
+			want := pkts * mtu * 8 / s.srtt.Seconds()
+			got := float64(s.rate)
+			if math.Abs(got/want-1) > 1e-4 {
+				t.Errorf("pacing rate = %.0f bps, want %.0f·%d·8/%v = %.0f bps", got, pkts, mtu, s.srtt, want)
+			}
+			burst := s.burst
+			maxBurst := 1.0 / (1 << 12) // s
+			dur := func(n uint32) float64 { return float64(n) * mtu * 8 / got }
+			if burst < 1 || (burst > 1 && dur(burst) > maxBurst) || dur(burst+1) <= maxBurst {
+				t.Errorf("GSO burst = %d packets (%.1f µs), want the most that fit in 2^-12 s at %.0f bps", burst, dur(burst)*1e6, got)
+			}
+		})
+	}
+}
+
+// pragueProbe records what Prague's cong_control left behind on the last
+// ACK, before the sender sends again.
+type pragueProbe struct {
+	*cc.Prague
+	last probeSample
+}
+
+type probeSample struct {
+	inflight, burst uint32
+	frac            float64
+	srtt            sim.Duration
+	rate            units.BitRate
+}
+
+func (p *pragueProbe) CongControl(st *cc.State, rs *cc.RateSample) {
+	p.Prague.CongControl(st, rs)
+	p.last = probeSample{
+		inflight: st.InFlightPkts, burst: p.TSOSegs(st, st.MSS),
+		frac: pragueFrac(p.Prague), srtt: st.SRTT, rate: st.PacingRate,
+	}
+}
+
+// TestPragueFirstMarkHalves checks prague_alpha_mode 0 (the default):
+// alpha starts at 0, so the CWR on the first mark would reduce nothing;
+// instead the first CE halves the fractional window, which ends slow start
+// as cwnd steps down to it.
+func TestPragueFirstMarkHalves(t *testing.T) {
+	rtt := 10 * sim.Millisecond
+	c, r := newPragueConn(t, cc.DefaultPragueParams(), 10)
+	for c.St.CwndPkts < 80 {
+		pragueRound(c, r, rtt, false, nil)
+	}
+	frac := pragueFrac(r)
+	c.Advance(rtt / 100)
+	c.OnACK(cctest.ACK{Acked: 1, CE: 1, ECE: true})
+	if got, want := pragueFrac(r), frac/2; math.Abs(got-want) > 1.0/(1<<cc.PragueCwndUnit) {
+		t.Errorf("frac_cwnd after the first mark = %.6f, want %.6f/2", got, frac)
+	}
+	for range 2 {
+		pragueRound(c, r, rtt, false, nil)
+	}
+	if cc.InSlowStart(&c.St) {
+		t.Errorf("in slow start after the first mark: cwnd %d, ssthresh %d", c.St.CwndPkts, c.St.SSThreshPkts)
+	}
+	// Two rounds of additive increase (one packet each, unscaled in the
+	// first rounds after slow start) on top, and the rounding up.
+	if got, limit := c.St.CwndPkts, uint32(math.Ceil(frac/2))+3; got > limit {
+		t.Errorf("cwnd two rounds after the first mark = %d, want %.1f/2 + 2 rounds of AI (at most %d)", got, frac, limit)
 	}
 }
