@@ -31,7 +31,7 @@
 // RFC 6298's 7/8 filter without rttvar; no cwnd decay after idle
 // (tcp_cwnd_application_limited); the rate sample is tcp_rate.c's
 // delivered/interval without app-limited marking. Conn sends in bursts;
-// Run can pace (Path.Pacing).
+// Run can pace (Path.Pacing) and CE-mark at the bottleneck (Path.MarkCE).
 package cctest
 
 import (
