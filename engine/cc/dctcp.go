@@ -28,7 +28,7 @@ type DCTCP struct {
 	oldDelivered   uint32 // delivered at that time
 	oldDeliveredCE uint32 // delivered_ce at that time
 	lossCwnd       uint32 // cwnd before the last reduction, for undo
-	reno           bool   // ECN not negotiated: the dctcp_reno fallback
+	reno           bool   // ECN not negotiated: hand over to dctcp_reno
 
 	sig struct{ alpha, ceFrac, nextSeq, lossCwnd SignalID }
 }
@@ -78,7 +78,7 @@ func (d *DCTCP) Alpha() uint32 { return d.alpha }
 // Init follows dctcp_init: alpha starts at dctcp_alpha_on_init (the maximum,
 // so the first marks halve the window as classic ECN would) and the first
 // observation window starts now. Without ECN the flow falls back to Reno
-// (the kernel swaps in dctcp_reno).
+// (see Fallback).
 func (d *DCTCP) Init(st *State) {
 	sg := st.Signals
 	d.sig.alpha = sg.Define("alpha", "ratio", "dctcp_alpha/1024: EWMA of the CE-marked fraction")
@@ -110,14 +110,20 @@ func (d *DCTCP) publish(st *State) {
 	sg.Set(d.sig.lossCwnd, float64(d.lossCwnd))
 }
 
+// Fallback returns Reno, the kernel's dctcp_reno, when Init found ECN not
+// negotiated, else nil.
+func (d *DCTCP) Fallback() Algorithm {
+	if d.reno {
+		return &Reno{}
+	}
+	return nil
+}
+
 // SSThresh follows dctcp_ssthresh: cwnd·(1 − alpha/2), at least 2. The
 // sender calls it once per window of data, on entering CWR or Recovery.
 // Like the kernel it also records loss_cwnd for undo: its one side effect,
 // on DCTCP's own state, never on st.
 func (d *DCTCP) SSThresh(st *State) uint32 {
-	if d.reno {
-		return max(st.CwndPkts>>1, 2)
-	}
 	d.lossCwnd = st.CwndPkts
 	d.publish(st)
 	return max(st.CwndPkts-(st.CwndPkts*d.alpha)>>11, 2)
@@ -127,11 +133,8 @@ func (d *DCTCP) SSThresh(st *State) uint32 {
 func (*DCTCP) CongAvoid(st *State, acked uint32) { (&Reno{}).CongAvoid(st, acked) }
 
 // UndoCwnd follows dctcp_cwnd_undo: the larger of cwnd and the window
-// before the reduction (tcp_reno_undo_cwnd in the fallback).
+// before the reduction.
 func (d *DCTCP) UndoCwnd(st *State) uint32 {
-	if d.reno {
-		return max(st.CwndPkts, st.PriorCwndPkts)
-	}
 	return max(st.CwndPkts, d.lossCwnd)
 }
 
@@ -142,7 +145,7 @@ func (d *DCTCP) UndoCwnd(st *State) uint32 {
 // State's sequence numbers are unwrapped, so !before(snd_una, next_seq) is
 // a plain comparison.
 func (d *DCTCP) InAckEvent(st *State, _ AckFlags) {
-	if d.reno || st.SndUna < d.nextSeq {
+	if st.SndUna < d.nextSeq {
 		return
 	}
 	delivered := st.Delivered - d.oldDelivered
@@ -171,7 +174,7 @@ func (d *DCTCP) InAckEvent(st *State, _ AckFlags) {
 // answers as Reno does (dctcp_react_to_loss). The RTO's loss is handled in
 // CwndEvent so it is counted once.
 func (d *DCTCP) SetState(st *State, newState CAState) {
-	if !d.reno && newState == CARecovery && newState != st.CA {
+	if newState == CARecovery && newState != st.CA {
 		d.reactToLoss(st)
 	}
 }
@@ -180,7 +183,7 @@ func (d *DCTCP) SetState(st *State, newState CAState) {
 // The ECN_IS_CE / ECN_NO_CE events drive the receiver's echo state
 // machine, which lives in the receiver here.
 func (d *DCTCP) CwndEvent(st *State, ev Event) {
-	if !d.reno && ev == EventLoss {
+	if ev == EventLoss {
 		d.reactToLoss(st)
 	}
 }

@@ -206,13 +206,16 @@ func TestDCTCPLoss(t *testing.T) {
 }
 
 // TestDCTCPNoECNFallsBackToReno checks dctcp_init's fallback: without ECN
-// the flow is dctcp_reno, whose ssthresh is tcp_reno_ssthresh.
+// the flow runs dctcp_reno, whose ssthresh is tcp_reno_ssthresh.
 func TestDCTCPNoECNFallsBackToReno(t *testing.T) {
 	a, err := cc.New("dctcp")
 	if err != nil {
 		t.Fatalf("cc.New(dctcp): %v", err)
 	}
 	c := cctest.New(a, cctest.Options{})
+	if got := c.Hooks.Name(); got != "reno" {
+		t.Errorf("algorithm without ECN = %q, want reno", got)
+	}
 	c.St.CwndPkts, c.St.SSThreshPkts = 101, 101
 	if got := c.Hooks.SSThresh(&c.St); got != 50 {
 		t.Errorf("ssthresh without ECN at cwnd 101 = %d, want Reno's 50", got)

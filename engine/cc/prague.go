@@ -126,7 +126,7 @@ func (p PragueParams) Validate() error {
 //
 // Prague needs ECN with AccECN feedback: it reads the sender's delivered_ce
 // (State.DeliveredCE), and its packets must carry ECT(1) (see
-// ECNCodepoint). Without ECN it falls back to Reno (prague_reno).
+// ECNCodepoint). Without ECN it hands the flow to Reno (see Fallback).
 //
 // Left out: the MSS reduction below two packets per virtual RTT
 // (prague_update_alpha's tcp_sync_mss, which needs the sender to shrink its
@@ -153,7 +153,7 @@ type Prague struct {
 	rateMode      bool     // cwnd_mode == 1: rate-based
 	modeTransit   bool     // cwnd_mode_transit: switch modes by window size
 	inLoss        bool     // in_loss: reducing after a loss
-	reno          bool     // ECN not negotiated: the prague_reno fallback
+	reno          bool     // ECN not negotiated: hand over to prague_reno
 
 	sig struct {
 		alpha, fracCwnd, rate, aiIncrease, rttIndep, round, ceFrac, inLoss, rateMode SignalID
@@ -176,13 +176,17 @@ func init() {
 func (*Prague) Name() string { return "prague" }
 
 // ECNCodepoint returns ECT(1), the L4S identifier (RFC 9331 §4), which
-// tcp_prague asks for with TCP_CONG_WANTS_ECT_1; the Reno fallback sends
-// Not-ECT.
-func (r *Prague) ECNCodepoint() packet.ECN {
+// tcp_prague asks for with TCP_CONG_WANTS_ECT_1.
+func (r *Prague) ECNCodepoint() packet.ECN { return packet.ECT1 }
+
+// Fallback returns Reno, the kernel's prague_reno, when Init found ECN not
+// negotiated (Prague needs it), else nil. The Reno flow sends Not-ECT, as
+// prague_release's INET_ECN_dontxmit makes it.
+func (r *Prague) Fallback() Algorithm {
 	if r.reno {
-		return packet.NotECT
+		return &Reno{}
 	}
-	return packet.ECT1
+	return nil
 }
 
 // Alpha returns alpha in units of 2^-PragueAlphaBits.
@@ -238,25 +242,16 @@ func (r *Prague) Init(st *State) {
 
 // SSThresh follows prague_ssthresh: Prague reduces in SetState and
 // CongControl, so the sender's ssthresh stays as it is.
-func (r *Prague) SSThresh(st *State) uint32 {
-	if r.reno {
-		return max(st.CwndPkts>>1, 2)
-	}
-	return st.SSThreshPkts
-}
+func (r *Prague) SSThresh(st *State) uint32 { return st.SSThreshPkts }
 
-// CongAvoid is the Reno fallback's tcp_reno_cong_avoid; Prague itself
-// grows in CongControl, and the sender calls CongAvoid only for the
-// fallback.
-func (r *Prague) CongAvoid(st *State, acked uint32) { (&Reno{}).CongAvoid(st, acked) }
+// CongAvoid does nothing: Prague has no cong_avoid, it grows in
+// CongControl, and the sender calls CongAvoid only for algorithms without.
+func (*Prague) CongAvoid(*State, uint32) {}
 
 // UndoCwnd follows prague_cwnd_undo: restore the rate before the loss (or
 // the progress since), rederive the fractional window from it, and return
 // the larger of cwnd and the window before the loss.
 func (r *Prague) UndoCwnd(st *State) uint32 {
-	if r.reno {
-		return max(st.CwndPkts, st.PriorCwndPkts)
-	}
 	r.inLoss = false
 	r.rateBytes = max(r.rateBytes, r.lossRateBytes)
 	r.fracCwnd = r.pacingRateToFracCwnd(st)
@@ -268,7 +263,7 @@ func (r *Prague) UndoCwnd(st *State) uint32 {
 // halving), entering CWR a CE-marked round (alpha/2), and Open ends the
 // loss response.
 func (r *Prague) SetState(st *State, newState CAState) {
-	if r.reno || newState == st.CA {
+	if newState == st.CA {
 		return
 	}
 	switch newState {
@@ -284,7 +279,7 @@ func (r *Prague) SetState(st *State, newState CAState) {
 
 // CwndEvent follows prague_cwnd_event: an RTO is a loss.
 func (r *Prague) CwndEvent(st *State, ev Event) {
-	if !r.reno && ev == EventLoss {
+	if ev == EventLoss {
 		r.enterLoss(st)
 		r.publish(st)
 	}
@@ -294,9 +289,6 @@ func (r *Prague) CwndEvent(st *State, ev Event) {
 // the round (alpha) when due, set the pacing rate, and switch between the
 // window and rate modes by window size.
 func (r *Prague) CongControl(st *State, rs *RateSample) {
-	if r.reno {
-		return // prague_reno has no cong_control; unreachable via Resolve
-	}
 	r.updateCwnd(st, rs)
 	if r.shouldUpdateEWMA(st) {
 		r.updateAlpha(st)

@@ -55,8 +55,8 @@ func TestPragueKernelConstants(t *testing.T) {
 		t.Errorf("alpha after init = %v, want 0", got)
 	}
 	noECN := cctest.New(&cc.Prague{}, cctest.Options{})
-	if got := noECN.Hooks.ECN.ECNCodepoint(); got != packet.NotECT {
-		t.Errorf("prague without ECN sends %v, want Not-ECT (prague_reno)", got)
+	if got := noECN.Hooks.Name(); got != "reno" || noECN.Hooks.ECN != nil || noECN.Hooks.CongControl != nil {
+		t.Errorf("prague without ECN runs %q (ECN hook %v), want plain reno (prague_reno)", got, noECN.Hooks.ECN != nil)
 	}
 	if _, err := cc.NewPrague(cc.PragueParams{RTTTarget: 0}); err == nil {
 		t.Errorf("NewPrague(rtt_target 0) = nil error, want out of range")

@@ -115,7 +115,8 @@ type Conn struct {
 	Transmissions uint64
 }
 
-// New attaches a to a fresh connection at time 0 and calls its init hook.
+// New attaches a to a fresh connection at time 0 and calls its init hook,
+// then takes the algorithm's fallback if it names one (cc.Fallbacker).
 func New(a cc.Algorithm, o Options) *Conn {
 	if o.InitCwnd == 0 {
 		o.InitCwnd = InitCwnd
@@ -135,6 +136,11 @@ func New(a cc.Algorithm, o Options) *Conn {
 	c.St.Signals = cc.NewSignals(o.Sink, &c.St.Now)
 	if c.Hooks.Init != nil {
 		c.Hooks.Init.Init(&c.St)
+	}
+	if c.Hooks.Fallback != nil {
+		if alt := c.Hooks.Fallback.Fallback(); alt != nil {
+			c.Hooks = cc.Resolve(alt)
+		}
 	}
 	return c
 }
