@@ -43,7 +43,7 @@ func TestDCTCPKernelConstants(t *testing.T) {
 }
 
 // TestDCTCPAlphaConvergence checks alpha against the EWMA of the DCTCP
-// paper (Alizadeh et al. 2010, eq. 1), α ← (1 − g)·α + g·F with g = 1/16,
+// paper (Alizadeh et al. 2010, §3.1), α ← (1 − g)·α + g·F with g = 1/16,
 // under a constant marking fraction F = 1/n: every n-th packet is CE-marked.
 //
 // The window is held at W = 201 (ssthresh and the clamp at W) and the ACKs
@@ -124,7 +124,7 @@ func (l *ssthreshLog) SSThresh(st *cc.State) uint32 {
 	return r.ssthresh
 }
 
-// TestDCTCPReductionOncePerWindow checks the DCTCP paper's eq. 2, cwnd ←
+// TestDCTCPReductionOncePerWindow checks the DCTCP paper's (§3.1) cwnd ←
 // cwnd·(1 − α/2), applied once per window of data however many of its
 // packets are marked (the sender's CWR state lasts until the window sent
 // before the reduction is acked), with every packet marked for several
@@ -169,8 +169,8 @@ func TestDCTCPReductionOncePerWindow(t *testing.T) {
 	}
 }
 
-// TestDCTCPLoss checks the loss response against RFC 8257 §3.5 ("a DCTCP
-// sender ... MUST react to loss ... in the same way as a conventional
+// TestDCTCPLoss checks the loss response against RFC 8257 §3.5 ("A DCTCP
+// sender MUST react to loss episodes in the same way as conventional
 // TCP"): ssthresh = max(cwnd/2, 2) whatever alpha, on fast retransmit and
 // on RTO (dctcp_react_to_loss), and undo restores the window before the
 // reduction. Odd windows tell the two apart: with alpha = 1 DCTCP's own
@@ -228,8 +228,8 @@ func TestDCTCPNoECNFallsBackToReno(t *testing.T) {
 // than K packets queued). The window at which the queue reaches K is W* =
 // C·RTT + K (packets); the window rises one packet per RTT to W* + 1, and
 // the flow cuts by α/2, where α, the fraction of packets marked, solves
-// α²·(1 − α/4) = (2W* + 1)/(W* + 1)² (the paper's eq. 6, rearranged;
-// ≈ sqrt(2/W*)). The sawtooth's amplitude is D = (W* + 1)·α/2 (eq. 7).
+// α²·(1 − α/4) = (2W* + 1)/(W* + 1)² (≈ 2/W*, so α ≈ sqrt(2/W*)). The
+// sawtooth's amplitude is D = (W* + 1)·α/2.
 //
 // The analysis assumes the queue exceeds K for exactly one RTT and α is
 // constant. Here (as in the kernel) alpha dips between marking episodes, and
