@@ -120,7 +120,7 @@ func (p PragueParams) Validate() error {
 // fraction EWMA with a finer alpha, a window reduction of alpha/2 per CE
 // episode applied to a fractional window, additive increase only for
 // unmarked packets, scaled so that flows below the target RTT (25 ms) grow
-// their rate as a 25 ms flow would (RFC 9331 Appendix A.1), Reno-like
+// their rate as a 25 ms flow would (RFC 9331 §4.3), Reno-like
 // halving on loss, and its own pacing rate and GSO burst size. It
 // implements cong_control, so it owns the window and the pacing rate.
 //
@@ -175,7 +175,7 @@ func init() {
 // Name returns "prague".
 func (*Prague) Name() string { return "prague" }
 
-// ECNCodepoint returns ECT(1), the L4S identifier (RFC 9331 §4), which
+// ECNCodepoint returns ECT(1), the L4S identifier (RFC 9331 §4.1), which
 // tcp_prague asks for with TCP_CONG_WANTS_ECT_1.
 func (r *Prague) ECNCodepoint() packet.ECN { return packet.ECT1 }
 

@@ -30,7 +30,7 @@ func pragueFrac(r *cc.Prague) float64  { return float64(r.FracCwnd()) / (1 << cc
 // tcp_prague.c (module version 0.7): PRAGUE_ALPHA_BITS 24, CWND_UNIT 20,
 // PRAGUE_SHIFT_G 4, prague_rtt_target 25 ms, prague_rtt_transition 4,
 // prague_cwnd_mode 2 (switch), prague_alpha_mode 0; and the L4S
-// requirements of RFC 9331: ECT(1) on data packets (§4), paced sending.
+// requirements of RFC 9331: ECT(1) on data packets (§4.1), paced sending.
 func TestPragueKernelConstants(t *testing.T) {
 	if cc.PragueAlphaBits != 24 || cc.PragueCwndUnit != 20 || cc.PragueShiftG != 4 {
 		t.Errorf("alpha bits, cwnd unit, shift g = %d, %d, %d, want 24, 20, 4", cc.PragueAlphaBits, cc.PragueCwndUnit, cc.PragueShiftG)
@@ -208,7 +208,7 @@ func TestPragueReductionOncePerRound(t *testing.T) {
 	}
 }
 
-// TestPragueRTTIndependence checks RFC 9331 Appendix A.1's RTT independence
+// TestPragueRTTIndependence checks RFC 9331 §4.3's reduced RTT dependence
 // as tcp_prague.c realises it: below the 25 ms target, the additive increase
 // per unmarked ACK is scaled by (rtt/target)² (prague_rate_scaled_ai_ack_
 // increase), so the window grows rtt/T² packets per second and the rate,
@@ -258,7 +258,7 @@ func TestPragueRTTIndependence(t *testing.T) {
 	}
 }
 
-// TestPragueLossIsClassic checks RFC 9331 Appendix A.1.3 (an L4S sender
+// TestPragueLossIsClassic checks RFC 9331 §4.3 (an L4S sender
 // responds to loss as a classic one) as tcp_prague.c does it: on fast
 // retransmit and on RTO the fractional window halves (frac − frac>>1),
 // whatever alpha is, and does not grow until the flow is Open again; on
