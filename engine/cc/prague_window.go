@@ -22,10 +22,7 @@ func mtu(st *State) uint64 { return uint64(st.MSS) + headerBytes }
 // bits as the kernel does.
 func mulShr(a, b uint64, s uint) uint64 {
 	hi, lo := bits.Mul64(a, b)
-	if s == 0 {
-		return lo
-	}
-	return hi<<(64-s) | lo>>s
+	return hi<<(64-s) | lo>>s // Go: a shift by 64 gives 0, so s = 0 works
 }
 
 // divRoundClosest is DIV64_U64_ROUND_CLOSEST for unsigned operands.
