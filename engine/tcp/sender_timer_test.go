@@ -3,6 +3,8 @@ package tcp
 import (
 	"testing"
 
+	"github.com/ccscope/ccscope/engine/cc"
+
 	"github.com/ccscope/ccscope/engine/packet"
 	"github.com/ccscope/ccscope/engine/sim"
 	"github.com/ccscope/ccscope/engine/units"
@@ -122,5 +124,46 @@ func TestDeliveryRateEqualsBottleneck(t *testing.T) {
 	got := float64(c.snd.Stats.DeliveryRate)
 	if got < want*0.98 || got > want*1.02 {
 		t.Errorf("delivery rate = %.0f bps, want %.0f ± 2%%", got, want)
+	}
+}
+
+// A delay spike longer than the RTO makes the timeout spurious: the ACKs of
+// the original transmissions then echo timestamps older than the
+// retransmission (tcp_packet_delayed), so tcp_process_loss undoes the
+// reduction (tcp_try_undo_loss; F-RTO, RFC 5682, would detect it from
+// never-retransmitted data as well) and the sender returns to Open with its
+// window restored instead of retransmitting the whole window.
+func TestSpuriousRTOUndone(t *testing.T) {
+	opts := shLinuxOpts()
+	opts.RcvBufMax = 256 * units.KiB
+	h := shHarness{cc: "reno", rate: 100 * units.Mbps, owd: 20 * sim.Millisecond, opts: opts}
+	c := h.build(t)
+	spikeFrom, spikeTo := sim.Time(2*sim.Second), sim.Time(2600*sim.Millisecond)
+	// Everything sent during the spike arrives at its end, in order.
+	c.fwd.extra = func(p *packet.Packet) sim.Duration {
+		if now := c.s.Now(); now >= spikeFrom && now < spikeTo {
+			return spikeTo.Sub(now)
+		}
+		return 0
+	}
+	c.runUntil(spikeFrom)
+	cwnd, ss := c.snd.st.CwndPkts, c.snd.st.SSThreshPkts
+	for c.s.Now() < sim.Time(4*sim.Second) && c.snd.Stats.Undos == 0 {
+		if c.s.Step(1) == 0 {
+			break
+		}
+	}
+	st := c.snd.Stats
+	if st.RTOs == 0 || st.Undos == 0 {
+		t.Fatalf("RTOs, undos = %d, %d; want ≥ 1, ≥ 1", st.RTOs, st.Undos)
+	}
+	if st.Retransmits > 2 {
+		t.Errorf("retransmits = %d, want ≤ 2 (the RTO's and a loss probe)", st.Retransmits)
+	}
+	// tcp_undo_cwnd_reduction: cwnd = undo_cwnd (Reno: max(cwnd,
+	// prior_cwnd)), ssthresh back to prior_ssthresh.
+	d := c.snd
+	if d.st.CA != cc.CAOpen || d.st.CwndPkts < cwnd || d.st.SSThreshPkts != ss {
+		t.Errorf("at the undo: state %v, cwnd %d, ssthresh %d; want open, ≥ %d, %d", d.st.CA, d.st.CwndPkts, d.st.SSThreshPkts, cwnd, ss)
 	}
 }
