@@ -156,7 +156,8 @@ type DataSender struct {
 	maxPacketsOut uint32
 	cwndUsageSeq  uint64
 	lsndTime      sim.Time
-	cwndStamp     sim.Time
+	cwndStamp     sim.Time // snd_cwnd_stamp
+	cwndUsed      uint32   // snd_cwnd_used
 
 	// ECN.
 	ecnOK      bool

@@ -169,10 +169,7 @@ func (d *DataSender) synAck(p *packet.Packet) {
 	d.pending = timeNone
 	d.xmitTimer.Stop()
 
-	iw := d.cfg.Opts.InitCwnd
-	if iw == 0 {
-		iw = initCwnd
-	}
+	iw := d.initCwnd()
 	// RFC 6298 5.7 as tcp_init_transfer: a lost SYN handshake starts at 1.
 	if d.totalRetrans > 1 {
 		iw = 1
@@ -187,6 +184,11 @@ func (d *DataSender) synAck(p *packet.Packet) {
 	if d.hooks.Init != nil {
 		d.fillState()
 		d.hooks.Init.Init(&d.st)
+	}
+	// The SYN-ACK went through tcp_ack, whose tcp_cong_control set the
+	// pacing rate from the SYN's RTT sample.
+	if d.hooks.CongControl == nil {
+		d.updatePacingRate()
 	}
 	switch d.cfg.App.Kind {
 	case config.AppRate:
@@ -211,15 +213,12 @@ func (d *DataSender) slowStartAfterIdleCheck() {
 	}
 	d.caEvent(cc.EventCwndRestart)
 	d.st.SSThreshPkts = d.currentSSThresh()
-	iw := d.cfg.Opts.InitCwnd
-	if iw == 0 {
-		iw = initCwnd
-	}
-	restart := min(iw, d.st.CwndPkts)
+	restart := min(d.initCwnd(), d.st.CwndPkts)
 	cwnd := d.st.CwndPkts
 	for delta -= d.rto; delta > 0 && cwnd > restart; delta -= d.rto {
 		cwnd >>= 1
 	}
 	d.st.CwndPkts = max(cwnd, restart)
 	d.cwndStamp = d.st.Now
+	d.cwndUsed = 0
 }
