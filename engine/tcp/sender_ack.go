@@ -72,10 +72,10 @@ func (d *DataSender) ack(p *packet.Packet) {
 	d.rcvTsecr = p.TSEcr
 
 	if ackSeq < priorSndUna {
-		// An old ACK: use its SACK information only.
+		// An old ACK: use its SACK information only (the kernel's old_ack
+		// path does not count sack_delivered).
 		if p.NSack > 0 && d.isSACK() {
 			flag |= d.sacktag(p, priorSndUna, ss)
-			d.countSackDelivered(ss, flag)
 			d.fastretransAlert(priorSndUna, numDupack, &flag, &rexmit)
 			d.xmitRecovery(rexmit)
 		}
