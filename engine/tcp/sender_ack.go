@@ -96,15 +96,14 @@ func (d *DataSender) ack(p *packet.Packet) {
 	ss.reord = d.sndNxt
 
 	nwin := uint64(p.Wnd)
-	slow := p.NSack > 0 || p.Flags&packet.ECE != 0 || d.accECN || nwin != d.sndWnd
-	var evFlags cc.AckFlags
-	if !slow && flag&flagSndUnaAdvanced != 0 {
-		// Header prediction's fast path: a pure forward advance.
+	if p.NSack > 0 || p.Flags&packet.ECE != 0 || d.accECN || nwin != d.sndWnd {
+		flag |= flagSlowPath // header prediction fails
+	}
+	if flag&(flagSlowPath|flagSndUnaAdvanced) == flagSndUnaAdvanced {
+		// The fast path: a pure forward advance, window unchanged.
 		d.sndUna = ackSeq
 		flag |= flagWinUpdate
-		evFlags = cc.AckWindowUpd
 	} else {
-		evFlags = cc.AckSlowPath
 		// tcp_ack_update_window: the ACK carries no data, so the window
 		// is taken when the ACK advances or the window grows.
 		if ackSeq > d.sndUna || nwin > d.sndWnd {
@@ -118,17 +117,8 @@ func (d *DataSender) ack(p *packet.Packet) {
 		}
 		if d.ecnEcho(p) {
 			flag |= flagECE
-			evFlags |= cc.AckECE
 		}
 		d.countSackDelivered(ss, flag)
-		if flag&flagWinUpdate != 0 {
-			evFlags |= cc.AckWindowUpd
-		}
-	}
-	if d.hooks.InAckEvent != nil {
-		d.fillState()
-		d.st.LastAckSeq = ackSeq
-		d.hooks.InAckEvent.InAckEvent(&d.st, evFlags)
 	}
 	if d.rec.On() {
 		d.event(trace.EvAck, ackSeq, 0)
@@ -138,6 +128,7 @@ func (d *DataSender) ack(p *packet.Packet) {
 	}
 
 	if priorPackets == 0 {
+		d.inAckEvent(flag)
 		if flag&flagDSackingAck != 0 {
 			d.fastretransAlert(priorSndUna, numDupack, &flag, &rexmit)
 		}
@@ -149,6 +140,7 @@ func (d *DataSender) ack(p *packet.Packet) {
 
 	flag |= d.cleanRtxQueue(priorFack, priorSndUna, ss, flag&flagECE != 0)
 	d.rackUpdateReoWnd(&ss.rate)
+	d.inAckEvent(flag)
 	if d.tlpHighSeq != 0 {
 		d.processTLPAck(ackSeq, flag)
 	}
@@ -173,6 +165,27 @@ func (d *DataSender) ack(p *packet.Packet) {
 	d.xmitRecovery(rexmit)
 	d.push()
 	d.checkDone()
+}
+
+// inAckEvent follows tcp_in_ack_event, which mainline calls after
+// tcp_clean_rtx_queue so the CC sees this ACK's delivered and delivered_ce.
+func (d *DataSender) inAckEvent(flag int) {
+	if d.hooks.InAckEvent == nil {
+		return
+	}
+	var ev cc.AckFlags
+	if flag&flagWinUpdate != 0 {
+		ev |= cc.AckWindowUpd
+	}
+	if flag&flagSlowPath != 0 {
+		ev |= cc.AckSlowPath
+		if flag&flagECE != 0 {
+			ev |= cc.AckECE
+		}
+	}
+	d.fillState()
+	d.st.LastAckSeq = d.sndUna
+	d.hooks.InAckEvent.InAckEvent(&d.st, ev)
 }
 
 // checkDone notes when a sized flow's last byte is acknowledged.
