@@ -17,17 +17,17 @@ const (
 // Kernel constants (include/net/tcp.h, HZ = 1000 so one jiffy is 1 ms).
 const (
 	jiffy                = sim.Millisecond
-	tcpAtoMin            = 40  // TCP_ATO_MIN = HZ/25, jiffies
-	tcpDelackMin         = 40  // TCP_DELACK_MIN = HZ/25, jiffies
-	tcpDelackMax         = 200 // TCP_DELACK_MAX = HZ/5, jiffies
-	tcpTimeoutInit       = 1000
-	tcpRtoMin            = 200 // TCP_RTO_MIN = HZ/5, jiffies
-	tcpRtoMax            = 120000
-	tcpMaxQuickacks      = 16  // TCP_MAX_QUICKACKS
-	tcpMssDefault        = 536 // TCP_MSS_DEFAULT
-	tcpMinMss            = 88  // TCP_MIN_MSS
-	tcpNumSacks          = 4   // TCP_NUM_SACKS: blocks remembered (3 fit beside timestamps)
-	tcpFastRetransThresh = 3
+	tcpAtoMin            = 40                    // TCP_ATO_MIN = HZ/25, jiffies
+	tcpDelackMin         = 40                    // TCP_DELACK_MIN = HZ/25, jiffies
+	tcpDelackMax         = 200                   // TCP_DELACK_MAX = HZ/5, jiffies
+	tcpTimeoutInit       = 1000                  // TCP_TIMEOUT_INIT, jiffies: the RTO before any RTT sample
+	tcpRtoMin            = 200                   // TCP_RTO_MIN = HZ/5, jiffies
+	tcpRtoMax            = 120000                // TCP_RTO_MAX, jiffies
+	tcpMaxQuickacks      = 16                    // TCP_MAX_QUICKACKS
+	tcpMssDefault        = 536                   // TCP_MSS_DEFAULT
+	tcpMinMss            = 88                    // TCP_MIN_MSS
+	tcpNumSacks          = 4                     // TCP_NUM_SACKS: blocks remembered (3 fit beside timestamps)
+	tcpFastRetransThresh = 3                     // TCP_FASTRETRANS_THRESH
 	compSackNr           = 44                    // sysctl_tcp_comp_sack_nr
 	compSackDelay        = 1 * sim.Millisecond   // sysctl_tcp_comp_sack_delay_ns
 	compSackSlack        = 100 * sim.Microsecond // sysctl_tcp_comp_sack_slack_ns
@@ -52,7 +52,7 @@ type ReceiverStats struct {
 	DSacks         uint64 // ACKs that carried a D-SACK block
 	OfoSegments    uint64 // segments queued out of order (tp->rcv_ooopack)
 	GROFlushes     uint64 // GRO aggregates handed to TCP
-	CEPackets      uint64 // data packets that arrived CE-marked
+	CEPackets      uint64 // data packets that arrived CE-marked on an ECN connection
 }
 
 // Receiver is the receiving end of one TCP flow: it answers the handshake,

@@ -110,14 +110,17 @@ func (a *ackState) enterQuickack(maxQuick uint32, rcvWnd uint32) {
 func (a *ackState) inQuickack() bool { return a.quick != 0 }
 
 // ackSndCheck follows __tcp_ack_snd_check: ACK now if more than one
-// full-sized segment is unacknowledged (and the application has read it,
-// which it always has here), in quick-ACK mode, or when ICSK_ACK_NOW asks;
-// otherwise delay the ACK, or, with out-of-order data, send the first
-// three duplicate ACKs for a given rcv_nxt and then compress SACKs.
+// full-sized segment is unacknowledged and the window would not shrink
+// (the application has not read yet: it runs after this softirq work, so
+// the SO_RCVLOWAT clause never holds), in quick-ACK mode, or when
+// ICSK_ACK_NOW asks; otherwise delay the ACK, or, with out-of-order data,
+// send the first three duplicate ACKs for a given rcv_nxt and then compress
+// SACKs. A delayed every-second-segment ACK still leaves at once when the
+// application reads (cleanupRbuf).
 func (r *Receiver) ackSndCheck() {
 	a := &r.ack
 	if !r.cfg.Opts.DelayedAck ||
-		r.rcvNxt-r.rcvWup > uint64(a.rcvMss) ||
+		(r.rcvNxt-r.rcvWup > uint64(a.rcvMss) && r.selectWindowRaw() >= r.win.rcvWnd) ||
 		a.inQuickack() || a.pending&ackNow != 0 {
 		r.sendAck(r.rcvNxt)
 		return

@@ -22,7 +22,8 @@ type groState struct {
 // in-order packets arriving within Opts.GROInterval of the aggregate's
 // first packet merge into one skb, which TCP then sees as a single
 // segment, so one ACK decision covers them all (more than one MSS is
-// unacknowledged, so __tcp_ack_snd_check ACKs at once). A packet that may
+// unacknowledged, so the aggregate is ACKed at once, by
+// __tcp_ack_snd_check or by the read that follows). A packet that may
 // not merge — not contiguous, a different ECN codepoint or timestamp
 // option or flags, CWR, larger than the first — flushes the aggregate; a
 // packet shorter than the first, or with PSH, is merged and then flushes

@@ -31,9 +31,10 @@ func segmentOf(p *packet.Packet) segment {
 func (r *Receiver) rcvSegment(sg segment) {
 	now := r.s.Now()
 	r.ecn.countAccECN(sg, &r.ack)
-	if sg.end < r.rcvWup {
-		// tcp_sequence: entirely before the advertised window's left
-		// edge → tcp_send_dupack (quick-ACK mode and a D-SACK).
+	if sg.end < r.rcvWup || sg.seq > r.rcvNxt+r.receiveWindow() {
+		// tcp_sequence: entirely left of the advertised window (an old
+		// duplicate: quick-ACK mode and a D-SACK) or beyond its right
+		// edge → tcp_send_dupack.
 		r.sack.dsackReset()
 		r.sendDupack(sg)
 		return
@@ -113,18 +114,23 @@ func (r *Receiver) queueAndOut(sg segment) {
 
 // ofoQueue follows tcp_ofo_queue: data at the head of the out-of-order
 // queue that rcv_nxt now reaches moves in order; what the new segment
-// duplicated is reported as D-SACK.
+// duplicated is reported as D-SACK. The kernel extends the block from the
+// queued skb's start up to dsack_high even when the skb ends earlier,
+// which reports bytes that were not duplicates; this port reports only
+// the duplicated bytes, as RFC 2883 §4 asks.
 func (r *Receiver) ofoQueue() {
-	head := r.ofo.iv[0]
-	if head.Start > r.rcvNxt {
-		return
-	}
-	if head.Start < r.rcvNxt {
-		r.sack.dsackExtend(head.Start, min(r.rcvNxt, head.End))
-	}
-	r.ofo.popFront()
-	if head.End > r.rcvNxt {
-		r.rcvNxt = head.End
+	dsackHigh := r.rcvNxt
+	for len(r.ofo.iv) > 0 {
+		head := r.ofo.iv[0]
+		if head.Start > r.rcvNxt {
+			return
+		}
+		if head.Start < dsackHigh {
+			r.sack.dsackExtend(head.Start, min(dsackHigh, head.End))
+			dsackHigh = min(dsackHigh, head.End)
+		}
+		r.ofo.popFront()
+		r.rcvNxt = max(r.rcvNxt, head.End)
 	}
 }
 

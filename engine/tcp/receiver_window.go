@@ -71,12 +71,10 @@ func (w *window) init(o config.TCPOptions) {
 	}
 	w.rcvWnd = min(space, tcpMaxWindow)
 	w.rcvSsthresh = w.rcvWnd
-	w.windowClamp = w.maxWinClamp()
+	// tcp_select_initial_window leaves the largest scaled window as the
+	// clamp; tcp_init_buffer_space lowers it at establishment.
+	w.windowClamp = 65535 << 14
 }
-
-// maxWinClamp is the clamp tcp_select_initial_window leaves for a
-// scaled connection: 65535 << 14.
-func (w *window) maxWinClamp() uint64 { return 65535 << 14 }
 
 // initBufferSpace follows tcp_init_buffer_space at establishment: the
 // clamp becomes the buffer's window part less one reserved segment
