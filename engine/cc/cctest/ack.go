@@ -37,18 +37,6 @@ func (c *Conn) OnACK(a ACK) {
 	acked := c.out[a.Lost : a.Lost+a.Acked]
 	c.out = c.out[a.Lost+a.Acked:]
 
-	if c.Hooks.InAckEvent != nil {
-		var flags cc.AckFlags
-		if a.Lost > 0 {
-			flags |= cc.AckSlowPath
-		}
-		if a.ECE {
-			flags |= cc.AckECE
-		}
-		c.refresh()
-		c.Hooks.InAckEvent.InAckEvent(st, flags)
-	}
-
 	// tcp_clean_rtx_queue: deliver, take the RTT of the newest packet
 	// (none if it was a retransmission: Karn), then pkts_acked.
 	var newest *packet
@@ -79,8 +67,29 @@ func (c *Conn) OnACK(a ACK) {
 		c.Hooks.PktsAcked.PktsAcked(st, cc.AckSample{PktsAcked: a.Acked, RTT: rtt, InFlightPkts: priorInFlight})
 	}
 
+	c.inAckEvent(a, c.una > priorUna)
 	c.fastRetransAlert(lost, a.ECE)
 	c.congControl(a, &rs, c.una > priorUna)
+}
+
+// inAckEvent follows tcp_in_ack_event, which mainline calls after the
+// delivered counters are updated. An in-order ACK that advances snd_una
+// takes the fast path (a window update); anything else, including every
+// ECE, the slow path.
+func (c *Conn) inAckEvent(a ACK, unaAdvanced bool) {
+	if c.Hooks.InAckEvent == nil {
+		return
+	}
+	var flags cc.AckFlags
+	if unaAdvanced && a.Lost == 0 && !a.ECE {
+		flags = cc.AckWindowUpd
+	} else {
+		flags = cc.AckSlowPath
+		if a.ECE {
+			flags |= cc.AckECE
+		}
+	}
+	c.Hooks.InAckEvent.InAckEvent(&c.St, flags)
 }
 
 // fastRetransAlert follows tcp_fastretrans_alert's steps D (leave a state

@@ -10,6 +10,7 @@ import (
 	"github.com/ccscope/ccscope/engine/cc"
 	"github.com/ccscope/ccscope/engine/cc/cctest"
 	"github.com/ccscope/ccscope/engine/sim"
+	"github.com/ccscope/ccscope/engine/units"
 )
 
 // pinned keeps cwnd where the test put it, through losses too.
@@ -199,6 +200,40 @@ func TestCwndLimited(t *testing.T) {
 			}
 			if grew := c.St.CwndPkts > 10 || c.St.CwndCnt > 0; grew != tc.want {
 				t.Errorf("Reno grew (cwnd %d, cnt %d) = %v, want %v", c.St.CwndPkts, c.St.CwndCnt, grew, tc.want)
+			}
+		})
+	}
+}
+
+// pacer is pinned, and as a cong_control algorithm it paces at a fixed
+// rate.
+type pacer struct {
+	pinned
+	rate units.BitRate
+}
+
+func (p *pacer) CongControl(st *cc.State, _ *cc.RateSample) { st.PacingRate = p.rate }
+
+// TestRunPacing checks the pacer against the bottleneck arithmetic: a flow
+// allowed three BDPs in flight but paced at exactly the bottleneck rate
+// builds no queue, so it sees the bare RTT and delivers at the bottleneck
+// rate; unpaced, the same window queues two BDPs and triples the RTT.
+func TestRunPacing(t *testing.T) {
+	rate := units.RateOf(bdp*cctest.DefaultMSS, rtt) // the bottleneck
+	for _, tc := range []struct {
+		pacing bool
+		want   sim.Duration
+	}{{true, rtt}, {false, 3 * rtt}} {
+		t.Run(fmt.Sprintf("pacing=%v", tc.pacing), func(t *testing.T) {
+			c := newConn(&pacer{rate: rate}, 3*bdp)
+			c.St.PacingRate = rate
+			path := cctest.Path{RTT: rtt, BDPPkts: bdp, Pacing: tc.pacing}
+			res := cctest.Run(c, path, sim.Second, nil)
+			if got := c.St.SRTT; math.Abs(got.Seconds()/tc.want.Seconds()-1) > 0.02 {
+				t.Errorf("srtt = %v, want %v ± 2%%", got, tc.want)
+			}
+			if got, want := float64(res.DeliveredPkts), bdp*sim.Second.Seconds()/rtt.Seconds(); math.Abs(got/want-1) > 0.02 {
+				t.Errorf("delivered in 1 s = %.0f, want %.0f ± 2%%", got, want)
 			}
 		})
 	}

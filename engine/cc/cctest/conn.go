@@ -7,7 +7,8 @@
 //
 //  1. snd_una and the delivered counters advance; the RTT sample updates
 //     srtt and min_rtt (tcp_ack_update_rtt);
-//  2. pkts_acked with the sample (tcp_clean_rtx_queue);
+//  2. pkts_acked with the sample (tcp_clean_rtx_queue), then in_ack_event
+//     (tcp_in_ack_event, after the delivered counters as in mainline);
 //  3. loss marking and CA state changes (tcp_fastretrans_alert): the first
 //     loss enters Recovery (tcp_enter_recovery: prior_cwnd, ssthresh hook,
 //     set_state); once snd_una reaches high_seq, Recovery ends with
@@ -29,7 +30,8 @@
 // min_rtt is the minimum over the whole run, not a windowed filter; srtt is
 // RFC 6298's 7/8 filter without rttvar; no cwnd decay after idle
 // (tcp_cwnd_application_limited); the rate sample is tcp_rate.c's
-// delivered/interval without app-limited marking; nothing is paced.
+// delivered/interval without app-limited marking. Conn sends in bursts;
+// Run can pace (Path.Pacing).
 package cctest
 
 import (
@@ -125,7 +127,6 @@ func New(a cc.Algorithm, o Options) *Conn {
 		SSThreshPkts:  InfiniteSSThresh,
 		MSS:           o.MSS,
 		GSOMaxSegs:    uint32(gsoMaxSize / o.MSS),
-		MinRTT:        0,
 	}
 	c.St.Signals = cc.NewSignals(o.Sink, &c.St.Now)
 	if c.Hooks.Init != nil {
@@ -156,8 +157,11 @@ func (c *Conn) Send(n uint32) uint32 {
 		c.sendOne()
 		sent++
 	}
-	// tcp_write_xmit: cwnd-limited when it stopped for want of window.
-	c.validateCwnd(c.St.InFlightPkts >= c.St.CwndPkts)
+	// tcp_write_xmit: cwnd-limited when it stopped for want of window;
+	// the usage tracking runs only if it sent or was so limited.
+	if limited := c.St.InFlightPkts >= c.St.CwndPkts; sent > 0 || limited {
+		c.validateCwnd(limited)
+	}
 	return sent
 }
 
@@ -165,9 +169,8 @@ func (c *Conn) sendOne() {
 	st := &c.St
 	if st.InFlightPkts == 0 {
 		// tcp_event_data_sent fires TX_START before it stamps lsndtime.
-		if c.Hooks.CwndEvent != nil {
-			c.Hooks.CwndEvent.CwndEvent(st, cc.EventTxStart)
-		}
+		c.refresh()
+		c.event(cc.EventTxStart)
 		// tcp_rate_skb_sent: a fresh sampling interval after idle.
 		c.firstTx, c.deliveredTime = st.Now, st.Now
 	}
@@ -201,7 +204,6 @@ func (c *Conn) validateCwnd(isCwndLimited bool) {
 		c.maxPacketsOut = packetsOut
 		c.cwndUsageSeq = c.next
 	}
-	c.refresh()
 }
 
 // refresh recomputes the derived read-only fields of St before a hook:
