@@ -79,12 +79,15 @@ func nodeOf(nw *topo.Network, scn *config.Scenario, i int) (*topo.Node, bool) {
 	return nw.Node(l.A), true
 }
 
+// pumpECN maps a pump's configured codepoint to the IP field.
+var pumpECN = [...]packet.ECN{config.NotECT: packet.NotECT, config.ECT0: packet.ECT0, config.ECT1: packet.ECT1}
+
 func (r *Run) newFlow(idx int32, f config.Flow) (Flow, error) {
 	src, dst := r.Net.Node(f.Src), r.Net.Node(f.Dst)
 	if f.CC == "pump" {
 		p := pump.New(r.Sim, r.Pool, src, r.Trace, pump.Config{
 			Flow: idx, Src: src.Index, Dst: dst.Index, Rate: f.Rate, PacketSize: f.PacketSize,
-			Start: sim.Time(f.Start), Size: f.Size,
+			Start: sim.Time(f.Start), Size: f.Size, ECN: pumpECN[f.ECN],
 		})
 		dst.Attach(idx, p)
 		return pumpFlow{p, f}, nil

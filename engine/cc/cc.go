@@ -11,6 +11,7 @@ package cc
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"sort"
 
 	"github.com/ccscope/ccscope/engine/sim"
@@ -75,19 +76,34 @@ type State struct {
 	SSThreshPkts  uint32 // snd_ssthresh, written by the CC (via SSThresh or directly)
 	PriorCwndPkts uint32 // prior_cwnd: cwnd when recovery began
 
-	MSS            units.Bytes // mss_cache
-	InFlightPkts   uint32      // tcp_packets_in_flight()
-	CwndLimited    bool        // tcp_is_cwnd_limited()
-	Delivered      uint32      // delivered: packets delivered so far, incl. retransmits
-	DeliveredCE    uint32      // delivered_ce: of those, CE-marked
-	Lost           uint32      // lost: packets marked lost so far
-	AppLimited     uint32      // app_limited: nonzero while the application limits sending
+	MSS          units.Bytes // mss_cache
+	InFlightPkts uint32      // tcp_packets_in_flight()
+	CwndLimited  bool        // tcp_is_cwnd_limited()
+	Delivered    uint32      // delivered: packets delivered so far, incl. retransmits
+	DeliveredCE  uint32      // delivered_ce: of those, CE-marked
+	Lost         uint32      // lost: packets marked lost so far
+	// AppLimited is app_limited: nonzero while the application limits
+	// sending. BBR also writes it in PROBE_RTT, so the sampler treats that
+	// low-inflight interval as app-limited; the sender reads it back after
+	// CongControl.
+	AppLimited     uint32
 	SRTT           sim.Duration
 	MinRTT         sim.Duration // tcp_min_rtt(): windowed min RTT, 0 before the first sample
 	CA             CAState
 	ECNOk          bool   // ECN negotiated on this connection
 	SndUna, SndNxt uint64 // byte sequence numbers (not wrapped) for per-window logic
 	LastAckSeq     uint64 // cumulative ACK of the ACK being processed
+
+	// DeliveredTime is delivered_mstamp: when Delivered last grew (the
+	// ACK time of the most recent delivery), which BBR times its phases by.
+	DeliveredTime sim.Time
+	// NextDepartureTime is tcp_wstamp_ns: the earliest departure time the
+	// pacer has set for the next packet; at or before Now when the sender
+	// may transmit immediately.
+	NextDepartureTime sim.Time
+	// ECNLow is TCP_ECN_LOW (google/bbr v3 branch): the route declares
+	// shallow-threshold CE marking, so BBRv3 may treat CE as congestion.
+	ECNLow bool
 
 	// PacingRate is sk_pacing_rate. The sender sets it from cwnd and srtt
 	// (tcp_update_pacing_rate) unless the algorithm implements CongController,
@@ -132,6 +148,32 @@ type RateSample struct {
 	IsAppLimited      bool
 	IsRetrans         bool // sample taken from a retransmitted packet
 	IsAckDelayed      bool // the ACK may have been delayed
+
+	// The fields below exist in the google/bbr v3 branch's struct
+	// rate_sample, not in mainline. They describe the packet that set
+	// PriorDelivered (the most recently sent of those this ACK delivered).
+
+	// TxInFlight is tx_in_flight: packets in flight just after that packet
+	// was sent, counting itself.
+	TxInFlight uint32
+	// Lost is lost: State.Lost now minus State.Lost when that packet was
+	// sent, i.e. packets marked lost while it was in flight.
+	Lost uint32
+	// IsECE is is_ece: this ACK carried ECE (the receiver echoed CE).
+	IsECE bool
+	// IsAckingTLPRetransSeq is is_acking_tlp_retrans_seq: this ACK covers
+	// the sequence a TLP retransmitted.
+	IsAckingTLPRetransSeq bool
+}
+
+// LostPacket is what the skb_marked_lost hook reads of a packet the sender
+// just marked lost (its tcp_skb_cb tx fields). The sender increments
+// State.Lost before calling the hook.
+type LostPacket struct {
+	PCount       uint32 // tcp_skb_pcount: segments in the packet
+	TxInFlight   uint32 // tx.in_flight: in flight just after it was sent, counting itself
+	TxLost       uint32 // tx.lost: State.Lost when it was sent
+	TxAppLimited bool   // tx.is_app_limited
 }
 
 // Algorithm is the required part of tcp_congestion_ops.
@@ -182,6 +224,26 @@ type CongController interface {
 // MinTSOSegser is the min_tso_segs hook.
 type MinTSOSegser interface{ MinTSOSegs(st *State) uint32 }
 
+// TSOSegser is the tso_segs hook (google/bbr v3 branch): how many segments
+// of mss bytes the algorithm wants in one TSO/GSO burst, replacing the
+// sender's tcp_tso_autosize.
+type TSOSegser interface {
+	TSOSegs(st *State, mss units.Bytes) uint32
+}
+
+// LossMarker is the skb_marked_lost hook (google/bbr v3 branch), called
+// once for each packet the sender marks lost.
+type LossMarker interface {
+	SkbMarkedLost(st *State, p LostPacket)
+}
+
+// Seeder is implemented by algorithms that draw random numbers (the
+// kernel's get_random_u32_below in BBR). The flow calls Seed once, before
+// Init, with its own stream derived from the run seed and a stable name; an
+// algorithm that is never seeded uses a fixed stream, so runs stay
+// deterministic either way.
+type Seeder interface{ Seed(r *rand.Rand) }
+
 // Hooks is an Algorithm with its optional hooks resolved once, so the sender
 // pays one nil check per call instead of a type assertion.
 type Hooks struct {
@@ -194,6 +256,9 @@ type Hooks struct {
 	PktsAcked   PktsAckeder
 	CongControl CongController
 	MinTSOSegs  MinTSOSegser
+	TSOSegs     TSOSegser
+	MarkedLost  LossMarker
+	Seed        Seeder
 }
 
 // Resolve detects a's optional hooks.
@@ -207,6 +272,9 @@ func Resolve(a Algorithm) Hooks {
 	h.PktsAcked, _ = a.(PktsAckeder)
 	h.CongControl, _ = a.(CongController)
 	h.MinTSOSegs, _ = a.(MinTSOSegser)
+	h.TSOSegs, _ = a.(TSOSegser)
+	h.MarkedLost, _ = a.(LossMarker)
+	h.Seed, _ = a.(Seeder)
 	return h
 }
 

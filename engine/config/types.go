@@ -1,5 +1,3 @@
-// Package config turns scenario JSON into a validated, typed Scenario: units
-// parsed exactly, defaults filled, every error reported with its JSON path.
 package config
 
 import (
@@ -65,18 +63,43 @@ type QdiscKind uint8
 
 // Queueing disciplines.
 const (
-	FIFO QdiscKind = iota
-	CoDel
+	FIFO    QdiscKind = iota
+	CoDel             // sch_codel
+	FQCoDel           // sch_fq_codel
+	DualPI2           // sch_dualpi2 (RFC 9332)
+	FQ                // sch_fq, a host's pacing qdisc
 )
 
-// Qdisc configures a direction's egress queue.
+// Qdisc configures a direction's egress queue. Each kind reads only its own
+// parameters; the parser rejects the others and fills in the kind's kernel
+// defaults (see the Default* constants).
 type Qdisc struct {
 	Kind  QdiscKind
 	Limit QueueLimit
-	// CoDel parameters (codel.h defaults: 5 ms target, 100 ms interval, ECN on).
+	// ECNThreshold (fifo) CE-marks ECN-capable packets arriving to a queue
+	// at least this long: a step marker, RED with min = max = K and
+	// probability 1 as DCTCP deployments configure it. Zero: no marking.
+	ECNThreshold QueueLimit
+
+	// Target is CoDel's and FQ-CoDel's sojourn target, or DualPI2's PI2
+	// target queueing delay.
 	Target   sim.Duration
-	Interval sim.Duration
-	ECN      bool
+	Interval sim.Duration // CoDel, FQ-CoDel
+	ECN      bool         // CoDel, FQ-CoDel: mark ECT packets instead of dropping
+	// CEThreshold (CoDel, FQ-CoDel) CE-marks ECT packets whose sojourn
+	// exceeds it, whatever the control law says; zero: off.
+	CEThreshold sim.Duration
+	Flows       int64       // FQ-CoDel hash buckets
+	Quantum     units.Bytes // FQ-CoDel, FQ: DRR quantum
+
+	TUpdate       sim.Duration // DualPI2: PI2 update interval
+	StepThreshold sim.Duration // DualPI2: L-queue sojourn that CE-marks
+	Coupling      int64        // DualPI2: k in p_L = k·p'
+	CProtection   int64        // DualPI2: classic queue's WRR weight in %
+
+	InitialQuantum units.Bytes  // FQ: credit of a new flow
+	FlowLimit      int64        // FQ: packets per flow
+	Horizon        sim.Duration // FQ: packets departing later are dropped
 }
 
 // QueueLimit bounds a queue in bytes, packets or bandwidth-delay products.
@@ -130,10 +153,22 @@ type Flow struct {
 	// Pump: constant-rate flow of fixed-size packets.
 	Rate       units.BitRate
 	PacketSize units.Bytes // wire bytes per packet, default 1500
+	ECN        ECNField    // codepoint of every packet, default NotECT
 
 	App AppPattern
 	TCP TCPOptions
 }
+
+// ECNField is the IP ECN codepoint a pump puts on its packets (RFC 3168;
+// ECT(1) identifies L4S traffic, RFC 9331).
+type ECNField uint8
+
+// ECN codepoints a pump can send.
+const (
+	NotECT ECNField = iota
+	ECT0
+	ECT1
+)
 
 // AppKind is how the application offers data to a TCP flow.
 type AppKind uint8

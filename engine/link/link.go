@@ -40,6 +40,7 @@ type Observer interface {
 const (
 	kindTxDone sim.Kind = iota + 1
 	kindArrive
+	kindWatchdog
 )
 
 // Stats are a direction's counters.
@@ -69,6 +70,8 @@ type Dir struct {
 	self    int32
 	pool    *packet.Pool
 	q       qdisc.Qdisc
+	thr     qdisc.Throttler // q, if it can hold packets back
+	wdog    *sim.Timer      // wakes the direction for thr's next packet
 	to      Receiver
 	obs     Observer
 	rate    units.BitRate
@@ -77,10 +80,13 @@ type Dir struct {
 	lossRNG *rand.Rand
 	sigma   sim.Duration
 	jitRNG  *rand.Rand
-	busy    bool
-	wire    []inflight // ring of packets propagating, in arrival order
-	head, n int
-	lastArr sim.Time
+	// busyUntil is when the packet being serialised has left; txPending
+	// says a kindTxDone event is queued for then, to dequeue the next.
+	busyUntil sim.Time
+	txPending bool
+	wire      []inflight // ring of packets propagating, in arrival order
+	head, n   int
+	lastArr   sim.Time
 }
 
 // Config holds a direction's parameters.
@@ -109,8 +115,15 @@ func (d *Dir) QdiscEnv() qdisc.Env {
 	return qdisc.Env{Pool: d.pool, Drop: d.aqmDrop, Mark: d.aqmMark}
 }
 
-// SetQdisc attaches the egress queue.
-func (d *Dir) SetQdisc(q qdisc.Qdisc) { d.q = q }
+// SetQdisc attaches the egress queue. A qdisc.Throttler gets a watchdog
+// timer: when it holds packets back, the direction retries at its NextAt.
+func (d *Dir) SetQdisc(q qdisc.Qdisc) {
+	d.q = q
+	d.thr, _ = q.(qdisc.Throttler)
+	if d.thr != nil && d.wdog == nil {
+		d.wdog = d.s.NewTimer(d.self, kindWatchdog)
+	}
+}
 
 // Qdisc is the egress queue.
 func (d *Dir) Qdisc() qdisc.Qdisc { return d.q }
@@ -161,8 +174,13 @@ func (d *Dir) Send(id packet.ID) {
 	if d.obs != nil {
 		d.obs.Enqueued(d, now)
 	}
-	if !d.busy {
+	switch {
+	case d.txPending:
+	case now >= d.busyUntil:
 		d.startTx(now)
+	default:
+		d.txPending = true
+		d.s.Schedule(d.busyUntil, d.self, kindTxDone, 0)
 	}
 }
 
@@ -181,34 +199,25 @@ func (d *Dir) aqmMark(id packet.ID, now sim.Time) {
 	}
 }
 
-// startTx dequeues the next packet and schedules the end of its
-// serialisation. The packet under serialisation is carried in the event.
+// startTx dequeues the next packet and serialises it. Its departure time is
+// known now, so it goes on the wire (or is lost) at once; only when more
+// packets wait does the direction need an event at the end of serialisation.
+// An idle link therefore costs one event per packet (the arrival), not two.
 func (d *Dir) startTx(now sim.Time) {
 	id, ok := d.q.Dequeue(now)
 	if !ok {
+		if d.thr != nil {
+			if at, ok := d.thr.NextAt(); ok {
+				d.wdog.Arm(max(at, now))
+			}
+		}
 		return
 	}
 	p := d.pool.Get(id)
 	if d.obs != nil {
 		d.obs.Dequeued(d, now, now.Sub(p.EnqAt))
 	}
-	d.busy = true
-	d.s.Schedule(now.Add(units.TxTime(p.Size, d.rate)), d.self, kindTxDone, uint64(id))
-}
-
-// Handle dispatches the direction's events.
-func (d *Dir) Handle(ev sim.Event) {
-	switch ev.Kind {
-	case kindTxDone:
-		d.txDone(packet.ID(ev.Arg), ev.At)
-	case kindArrive:
-		d.arrive(ev.At)
-	}
-}
-
-func (d *Dir) txDone(id packet.ID, now sim.Time) {
-	d.busy = false
-	p := d.pool.Get(id)
+	d.busyUntil = now.Add(units.TxTime(p.Size, d.rate))
 	d.Stats.SentBytes += p.Size
 	if d.lossP > 0 && d.lossRNG.Float64() < d.lossP {
 		d.Stats.WireLosses++
@@ -217,12 +226,31 @@ func (d *Dir) txDone(id packet.ID, now sim.Time) {
 		}
 		d.pool.Free(id)
 	} else {
-		d.propagate(id, now)
+		d.propagate(id, d.busyUntil)
 	}
-	d.startTx(now)
+	if _, n := d.q.Backlog(); n > 0 {
+		d.txPending = true
+		d.s.Schedule(d.busyUntil, d.self, kindTxDone, 0)
+	}
 }
 
-// propagate puts a serialised packet on the wire. Its arrival is now + delay
+// Handle dispatches the direction's events.
+func (d *Dir) Handle(ev sim.Event) {
+	switch ev.Kind {
+	case kindTxDone:
+		d.txPending = false
+		d.startTx(ev.At)
+	case kindArrive:
+		d.arrive(ev.At)
+	case kindWatchdog:
+		if !d.txPending && ev.At >= d.busyUntil {
+			d.startTx(ev.At)
+		}
+	}
+}
+
+// propagate puts a packet on the wire as it finishes serialisation at
+// departure (now is its departure time here). Its arrival is now + delay
 // + jitter, but never before the packet ahead of it: a link keeps order, so
 // a delayed packet holds back the ones behind it.
 func (d *Dir) propagate(id packet.ID, now sim.Time) {

@@ -57,7 +57,12 @@ type Packet struct {
 	Size  units.Bytes // bytes on the wire
 	ECN   ECN
 	EnqAt sim.Time // when it entered its current queue (for sojourn)
-	Hash  uint32   // flow hash for fair queueing
+	Hash  uint32   // flow hash for fair queueing; 0: the qdisc hashes the flow's identity
+	// TxTime is the earliest departure time the sender asks for (EDT,
+	// skb->tstamp), 0 for none. Only the fq qdisc honours it, holding the
+	// packet until then and dropping it if it lies beyond fq's horizon;
+	// a paced TCP sender stamps each segment with its pacing schedule.
+	TxTime sim.Time
 
 	// Transport (TCP; a pump uses Seq and SentAt only).
 	Flags  Flags

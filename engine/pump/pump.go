@@ -25,6 +25,7 @@ type Config struct {
 	PacketSize units.Bytes
 	Start      sim.Time
 	Size       units.Bytes // 0: until the run ends
+	ECN        packet.ECN  // codepoint of every packet
 }
 
 // Pump is the source and the sink of one flow.
@@ -87,6 +88,7 @@ func (p *Pump) Handle(ev sim.Event) {
 	pk := p.pool.Get(id)
 	pk.Flow, pk.Src, pk.Dst = p.cfg.Flow, p.cfg.Src, p.cfg.Dst
 	pk.Size = p.cfg.PacketSize
+	pk.ECN = p.cfg.ECN
 	pk.Seq = p.seq
 	pk.Len = uint32(p.cfg.PacketSize)
 	pk.SentAt = ev.At

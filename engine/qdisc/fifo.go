@@ -6,12 +6,17 @@ import (
 	"github.com/ccscope/ccscope/engine/units"
 )
 
-// FIFO is a tail-drop queue bounded in bytes or packets (bfifo / pfifo).
+// FIFO is a tail-drop queue bounded in bytes or packets (bfifo / pfifo),
+// optionally with a step ECN marker.
 type FIFO struct {
 	env        Env
 	q          ring
 	limitBytes units.Bytes // 0: no byte limit
 	limitPkts  int         // 0: no packet limit
+	markBytes  units.Bytes // step-marking threshold K in bytes; 0: none
+	markPkts   int         // step-marking threshold K in packets; 0: none
+
+	Marks uint64 // packets CE-marked by the step marker
 }
 
 // NewFIFO returns a tail-drop FIFO. A zero limit is no limit of that kind.
@@ -19,12 +24,31 @@ func NewFIFO(env Env, limitBytes units.Bytes, limitPkts int) *FIFO {
 	return &FIFO{env: env, limitBytes: limitBytes, limitPkts: limitPkts}
 }
 
+// SetECNThreshold turns on step marking at K = bytes or pkts (one of them
+// non-zero; both zero turns it off). It is the marking DCTCP deployments
+// configure as sch_red with min = max = K and probability 1 (RFC 8257
+// §3.1: "mark ... if the queue occupancy is greater than K upon arrival"),
+// except that a packet that is not ECN-capable is never dropped for it:
+// like fq_codel's ce_threshold, the marker only marks, and the tail limit
+// alone drops.
+func (f *FIFO) SetECNThreshold(bytes units.Bytes, pkts int) {
+	f.markBytes, f.markPkts = bytes, pkts
+}
+
 // Enqueue follows bfifo_enqueue / pfifo_enqueue in sch_fifo.c: the packet is
-// accepted only if the queue stays within its limit with it.
+// accepted only if the queue stays within its limit with it. With a step
+// threshold it then marks as red_enqueue does for a queue at or above
+// max_th (RED_HARD_MARK): on the backlog found on arrival, before the packet
+// joins it (red_calc_qavg with W = 1 is the instantaneous backlog).
 func (f *FIFO) Enqueue(id packet.ID, now sim.Time) bool {
 	p := f.env.Pool.Get(id)
 	if f.limitBytes > 0 && f.q.bytes+p.Size > f.limitBytes || f.limitPkts > 0 && f.q.n >= f.limitPkts {
 		return false
+	}
+	if f.markBytes > 0 && f.q.bytes >= f.markBytes || f.markPkts > 0 && f.q.n >= f.markPkts {
+		if setCE(f.env, id, now) {
+			f.Marks++
+		}
 	}
 	p.EnqAt = now
 	f.q.push(f.env.Pool, id)

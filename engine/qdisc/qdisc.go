@@ -30,6 +30,33 @@ type Qdisc interface {
 	Backlog() (units.Bytes, int)
 }
 
+// setCE follows INET_ECN_set_ce: an ECN-capable packet becomes CE and is
+// reported through env.Mark; a packet already CE stays so and counts as
+// marked without a new report; a Not-ECT packet cannot be marked.
+func setCE(env Env, id packet.ID, now sim.Time) bool {
+	p := env.Pool.Get(id)
+	switch p.ECN {
+	case packet.NotECT:
+		return false
+	case packet.CE:
+		return true
+	}
+	p.ECN = packet.CE
+	if env.Mark != nil {
+		env.Mark(id, now)
+	}
+	return true
+}
+
+// Throttler is a discipline that can hold queued packets back (fq's
+// pacing). When Dequeue returns nothing although packets are queued, NextAt
+// is when one becomes eligible: the time fq_dequeue gives
+// qdisc_watchdog_schedule_ns. The link direction owns the watchdog timer
+// and tries Dequeue again then (without the kernel's 10 µs timer slack).
+type Throttler interface {
+	NextAt() (sim.Time, bool)
+}
+
 // ring is a growable FIFO of packet IDs with their sizes' running total.
 type ring struct {
 	buf     []packet.ID
@@ -62,6 +89,7 @@ func (r *ring) pop(p *packet.Pool) (packet.ID, bool) {
 }
 
 var (
-	errLimit      = errors.New("qdisc: a limit needs a positive byte or packet count")
-	errCoDelLimit = errors.New("qdisc: codel's limit is a positive packet count")
+	errLimit       = errors.New("qdisc: a limit needs a positive byte or packet count")
+	errCoDelLimit  = errors.New("qdisc: codel's limit is a positive packet count")
+	errPacketLimit = errors.New("qdisc: this discipline's limit is a positive packet count")
 )

@@ -5,13 +5,14 @@ type Kind uint8
 
 // Event is one scheduled occurrence. Events are small values so the queue
 // never boxes them and the hot loop does not allocate.
+// An Event is 32 bytes: the timer flag rides in seq's low bit, and a timer
+// entry's Arg packs the timer's index and generation.
 type Event struct {
 	At     Time
-	seq    uint64
+	seq    uint64 // insertion sequence << 1 | 1 if a Timer owns the entry
+	Arg    uint64 // handler-defined: a packet index, ...; for timers idx | gen<<32
 	Target int32  // index of the handler, from Sim.Register
 	Kind   Kind   // meaning for the handler
-	timer  int32  // 1 + index of the Timer that owns this entry, 0 if none
-	Arg    uint64 // handler-defined: a packet index, a timer generation, ...
 }
 
 // queue is a 4-ary min-heap of events ordered by (At, seq). A 4-ary heap

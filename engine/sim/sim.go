@@ -63,7 +63,7 @@ func (s *Sim) Schedule(at Time, target int32, kind Kind, arg uint64) {
 		panic(fmt.Sprintf("sim: %s schedules kind %d at %v, before now %v", s.names[target], kind, at, s.now))
 	}
 	s.seq++
-	s.q.push(Event{At: at, seq: s.seq, Target: target, Kind: kind, Arg: arg})
+	s.q.push(Event{At: at, seq: s.seq << 1, Target: target, Kind: kind, Arg: arg})
 }
 
 // Step dispatches at most n events and reports how many it dispatched.
@@ -99,7 +99,7 @@ func (s *Sim) Run() {
 func (s *Sim) dispatchNext() bool {
 	ev := s.q.pop()
 	s.now = ev.At
-	if ev.timer != 0 && !s.timers[ev.timer-1].due(ev) {
+	if ev.seq&1 != 0 && !s.timers[uint32(ev.Arg)].due(ev) {
 		return false
 	}
 	s.events++
@@ -110,15 +110,13 @@ func (s *Sim) dispatchNext() bool {
 
 const (
 	digestSeed = 0x9e3779b97f4a7c15
-	mulA       = 0xbf58476d1ce4e5b9
-	mulB       = 0x94d049bb133111eb
+	digestMul  = 0xbf58476d1ce4e5b9
 )
 
-// fold mixes an event's time, target, kind and argument into the digest:
-// two multiply-rotate rounds per event, a few nanoseconds.
+// fold mixes an event's time, target, kind and argument into the digest
+// with one multiply-rotate round: the digest is a fingerprint of the event
+// sequence, cheap enough to be always on.
 func (s *Sim) fold(ev Event) {
-	d := s.digest
-	d = bits.RotateLeft64((d^uint64(ev.At))*mulA, 29)
-	d = bits.RotateLeft64((d^uint64(ev.Target)<<8^uint64(ev.Kind)^ev.Arg<<24)*mulB, 31)
-	s.digest = d
+	x := uint64(ev.At) ^ bits.RotateLeft64(ev.Arg, 32) ^ uint64(ev.Target)<<8 ^ uint64(ev.Kind)
+	s.digest = bits.RotateLeft64((s.digest^x)*digestMul, 29)
 }

@@ -13,7 +13,7 @@ type Timer struct {
 	kind     Kind
 	deadline Time   // when the timer should fire; Never when disarmed
 	pending  Time   // time of the live queue entry; Never when none
-	gen      uint64 // generation of the live queue entry
+	gen      uint32 // generation of the live queue entry
 }
 
 // NewTimer returns a disarmed timer that delivers an event of kind to target.
@@ -32,10 +32,15 @@ func (t *Timer) Arm(at Time) {
 	if t.pending <= at {
 		return // the live entry fires first and defers itself to at
 	}
-	t.gen++
 	t.pending = at
+	t.push(at)
+}
+
+// push queues a new live entry at at; earlier entries go stale.
+func (t *Timer) push(at Time) {
+	t.gen++
 	t.s.seq++
-	t.s.q.push(Event{At: at, seq: t.s.seq, Target: t.target, Kind: t.kind, timer: t.idx + 1, Arg: t.gen})
+	t.s.q.push(Event{At: at, seq: t.s.seq<<1 | 1, Target: t.target, Kind: t.kind, Arg: uint64(uint32(t.idx)) | uint64(t.gen)<<32})
 }
 
 // Stop disarms the timer. Its queue entry, if any, will be skipped.
@@ -50,7 +55,7 @@ func (t *Timer) Deadline() Time { return t.deadline }
 // due is called when one of the timer's entries is popped; it reports whether
 // the timer fires now, deferring or dropping the entry otherwise.
 func (t *Timer) due(ev Event) bool {
-	if ev.Arg != t.gen {
+	if uint32(ev.Arg>>32) != t.gen {
 		return false // stale: superseded by an earlier re-arm
 	}
 	t.pending = Never
@@ -58,10 +63,8 @@ func (t *Timer) due(ev Event) bool {
 	case t.deadline == Never:
 		return false
 	case t.deadline > ev.At:
-		t.gen++
 		t.pending = t.deadline
-		t.s.seq++
-		t.s.q.push(Event{At: t.deadline, seq: t.s.seq, Target: t.target, Kind: t.kind, timer: t.idx + 1, Arg: t.gen})
+		t.push(t.deadline)
 		return false
 	}
 	t.deadline = Never

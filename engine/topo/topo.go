@@ -150,7 +150,7 @@ func Build(s *sim.Sim, pool *packet.Pool, scn *config.Scenario) (*Network, error
 }
 
 // route computes shortest paths by propagation delay with Dijkstra from every
-// node; ties go to fewer hops, then to the link listed first in the scenario,
+// node, forwarding only through routers (as config validates); ties go to fewer hops, then to the link listed first in the scenario,
 // so routes never depend on map order.
 func (nw *Network) route(scn *config.Scenario) {
 	n := len(nw.Nodes)
@@ -186,6 +186,9 @@ func (nw *Network) route(scn *config.Scenario) {
 				break
 			}
 			done[u] = true
+			if u != src && nw.Nodes[u].Kind == config.Endpoint {
+				continue // endpoints do not forward
+			}
 			for _, e := range adj[u] {
 				nd, nh := dist[u]+e.dir.Delay(), hops[u]+1
 				if dist[e.to] < 0 || nd < dist[e.to] || nd == dist[e.to] && nh < hops[e.to] {
@@ -227,6 +230,14 @@ func (nw *Network) bdp(d *link.Dir, scn *config.Scenario) units.Bytes {
 	return units.BytesIn(d.Rate(), 2*d.Delay())
 }
 
+// codelParams are a CoDel or FQ-CoDel config's struct codel_params.
+func codelParams(c config.Qdisc, limPkts int) qdisc.CoDelParams {
+	return qdisc.CoDelParams{Target: c.Target, Interval: c.Interval, ECN: c.ECN, LimitPkts: limPkts, CEThreshold: c.CEThreshold}
+}
+
+// newQdisc builds a direction's queue. A discipline that draws random
+// numbers (a hash perturbation, DualPI2's coin flips) gets the stream
+// "link/<id>/<dir>/qdisc".
 func (nw *Network) newQdisc(d *link.Dir, c config.Qdisc, scn *config.Scenario) (qdisc.Qdisc, error) {
 	limBytes, limPkts := c.Limit.Bytes, int(c.Limit.Packets)
 	if c.Limit.MilliBDPs > 0 {
@@ -235,12 +246,40 @@ func (nw *Network) newQdisc(d *link.Dir, c config.Qdisc, scn *config.Scenario) (
 	env := d.QdiscEnv()
 	switch c.Kind {
 	case config.FIFO:
-		return qdisc.NewFIFO(env, limBytes, limPkts), nil
+		f := qdisc.NewFIFO(env, limBytes, limPkts)
+		k := c.ECNThreshold
+		if k.MilliBDPs > 0 {
+			k.Bytes = nw.bdp(d, scn) * units.Bytes(k.MilliBDPs) / 1000
+		}
+		f.SetECNThreshold(k.Bytes, int(k.Packets))
+		return f, nil
 	case config.CoDel:
 		if limBytes > 0 {
 			return nil, fmt.Errorf("codel limits packets (sch->limit), not bytes")
 		}
-		return qdisc.NewCoDel(env, qdisc.CoDelParams{Target: c.Target, Interval: c.Interval, ECN: c.ECN, LimitPkts: limPkts}), nil
+		return qdisc.NewCoDel(env, codelParams(c, limPkts)), nil
+	case config.FQCoDel:
+		if limBytes > 0 {
+			return nil, fmt.Errorf("fq_codel limits packets (sch->limit), not bytes")
+		}
+		return qdisc.NewFQCoDel(env, qdisc.FQCoDelParams{
+			CoDel: codelParams(c, limPkts), Flows: int(c.Flows), Quantum: c.Quantum,
+			HashSeed: rng.Stream(scn.Runtime.Seed, "link/"+d.Name+"/qdisc").Uint32(),
+		}), nil
+	case config.DualPI2:
+		if limBytes > 0 {
+			return nil, fmt.Errorf("dualpi2 limits packets (sch->limit), not bytes")
+		}
+		return qdisc.NewDualPI2(env, rng.Stream(scn.Runtime.Seed, "link/"+d.Name+"/qdisc"), qdisc.DualPI2Params{
+			LimitPkts: limPkts, Target: c.Target, TUpdate: c.TUpdate, StepThreshold: c.StepThreshold,
+			Coupling: uint32(c.Coupling), CProtection: uint32(c.CProtection), CProtectionSet: true,
+		}), nil
+	case config.FQ:
+		if limBytes > 0 {
+			return nil, fmt.Errorf("fq limits packets (sch->limit), not bytes")
+		}
+		return qdisc.NewFQ(env, qdisc.FQParams{LimitPkts: limPkts, FlowLimit: int(c.FlowLimit),
+			Quantum: c.Quantum, InitialQuantum: c.InitialQuantum, Horizon: c.Horizon}), nil
 	}
 	return nil, fmt.Errorf("unknown qdisc kind %d", c.Kind)
 }

@@ -76,17 +76,18 @@ func (r *Recorder) SignalIndex(name string) int32 {
 	return int32(len(r.Signals) - 1)
 }
 
-// due reports whether an entity last recorded at *last may record at now,
-// and if so advances *last. Every-change detail always records; sampled
-// detail records at most once per Interval per entity.
-func (r *Recorder) due(last *sim.Time, now sim.Time) bool {
+// due reports whether an entity may record at now. *next is the entity's
+// own "next sample due" time (zero before its first record). Every-change
+// detail always records; sampled detail records at most once per Interval
+// per entity.
+func (r *Recorder) due(next *sim.Time, now sim.Time) bool {
 	if r.Detail == config.TraceChange {
 		return true
 	}
-	if r.Detail != config.TraceSampled || now < *last+sim.Time(r.Interval) && *last != 0 {
+	if r.Detail != config.TraceSampled || now < *next {
 		return false
 	}
-	*last = now
+	*next = now.Add(r.Interval)
 	return true
 }
 

@@ -1,0 +1,176 @@
+// Units, fixed-point constants and helpers shared by BBRv1 (bbr.go) and
+// BBRv3 (bbr3.go, bbr3_model.go): the kernel's rate_sample in its own
+// units, and tcp_mstamp / jiffies / sk_pacing_rate conversions.
+
+package cc
+
+import (
+	"math/rand/v2"
+
+	"github.com/ccscope/ccscope/engine/sim"
+	"github.com/ccscope/ccscope/engine/units"
+)
+
+// Fixed-point units shared by BBRv1 (mainline net/ipv4/tcp_bbr.c) and BBRv3
+// (google/bbr v3 branch net/ipv4/tcp_bbr.c); both files define them alike.
+const (
+	// bwScale scales a bandwidth in packets per microsecond: one unit is
+	// about 1500 B / 1 us / 2^24 ≈ 715 bps (BW_SCALE).
+	bwScale = 24
+	bwUnit  = 1 << bwScale // BW_UNIT
+
+	bbrScale = 8             // BBR_SCALE: fixed-point fractions such as gains
+	bbrUnit  = 1 << bbrScale // BBR_UNIT: a gain of 1.0
+
+	// tcpInitCwnd is TCP_INIT_CWND, the cap BBR uses before any RTT sample.
+	tcpInitCwnd = 10
+	// tcpInfiniteSSThresh is TCP_INFINITE_SSTHRESH.
+	tcpInfiniteSSThresh = 0x7fffffff
+	// noMinRTT is the ~0U a kernel min_rtt filter holds before any sample.
+	noMinRTT = ^uint32(0)
+
+	// gsoLegacyMaxSize is GSO_LEGACY_MAX_SIZE (GSO_MAX_SIZE before 5.19).
+	gsoLegacyMaxSize = 65536
+	// maxTCPHeader is MAX_TCP_HEADER on x86-64: L1_CACHE_ALIGN(128 +
+	// MAX_HEADER) with MAX_HEADER = LL_MAX_HEADER 128 + 48 = 176, i.e. 320.
+	maxTCPHeader = 320
+	// skPacingShift is the default sk_pacing_shift: a TSO burst holds
+	// about 1 ms (2^-10 s) of data at the pacing rate.
+	skPacingShift = 10
+	// sysctlTCPMinTSOSegs is the default net.ipv4.tcp_min_tso_segs.
+	sysctlTCPMinTSOSegs = 2
+)
+
+// The BBR modes (enum bbr_mode), in the kernel's order; the mode signal
+// carries these values.
+const (
+	bbrStartup  = iota // ramp up sending rate rapidly to fill pipe
+	bbrDrain           // drain any queue created during startup
+	bbrProbeBW         // discover, share bw: pace around estimated bw
+	bbrProbeRTT        // cut inflight to min to probe min_rtt
+)
+
+// rateSample is struct rate_sample in the kernel's own units (packets,
+// microseconds, -1 for "no sample"), converted once per ACK from
+// RateSample so the ported arithmetic reads as in C.
+type rateSample struct {
+	priorDelivered uint32
+	delivered      int32
+	deliveredCE    int32
+	intervalUs     int64 // interval_us; <= 0: not a valid sample
+	rttUs          int64 // rtt_us; -1: no RTT sample
+	losses         uint32
+	ackedSacked    uint32
+	priorInFlight  uint32
+	isAppLimited   bool
+	isAckDelayed   bool
+
+	// google/bbr v3 branch fields.
+	txInFlight            uint32
+	lost                  uint32
+	isECE                 bool
+	isAckingTLPRetransSeq bool
+}
+
+// usOrNeg converts a sampled duration to whole microseconds, keeping a
+// negative "no sample" marker negative.
+func usOrNeg(d sim.Duration) int64 {
+	if d < 0 {
+		return -1
+	}
+	return int64(d / sim.Microsecond)
+}
+
+// kernelSample converts rs to the kernel's units. interval_us truncates to
+// whole microseconds as tcp_stamp_us_delta does.
+func kernelSample(rs *RateSample) rateSample {
+	return rateSample{
+		priorDelivered:        rs.PriorDelivered,
+		delivered:             rs.Delivered,
+		deliveredCE:           rs.DeliveredCE,
+		intervalUs:            usOrNeg(rs.Interval),
+		rttUs:                 usOrNeg(rs.RTT),
+		losses:                rs.Losses,
+		ackedSacked:           rs.AckedSacked,
+		priorInFlight:         rs.PriorInFlightPkts,
+		isAppLimited:          rs.IsAppLimited,
+		isAckDelayed:          rs.IsAckDelayed,
+		txInFlight:            rs.TxInFlight,
+		lost:                  rs.Lost,
+		isECE:                 rs.IsECE,
+		isAckingTLPRetransSeq: rs.IsAckingTLPRetransSeq,
+	}
+}
+
+// tcpMstamp is tp->tcp_mstamp: the current time in microseconds.
+func tcpMstamp(st *State) uint64 { return uint64(st.Now / sim.Time(sim.Microsecond)) }
+
+// deliveredMstamp is tp->delivered_mstamp in microseconds.
+func deliveredMstamp(st *State) uint64 {
+	return uint64(st.DeliveredTime / sim.Time(sim.Microsecond))
+}
+
+// tcpJiffies32 is tcp_jiffies32 with HZ = 1000: milliseconds, wrapping u32.
+func tcpJiffies32(st *State) uint32 { return uint32(st.Now / sim.Time(sim.Millisecond)) }
+
+// after32 is the kernel's after() on u32 stamps and sequence counts.
+func after32(a, b uint32) bool { return int32(b-a) < 0 }
+
+// before32 is the kernel's before().
+func before32(a, b uint32) bool { return int32(a-b) < 0 }
+
+// stampUsDelta is tcp_stamp_us_delta: t1 - t0 in microseconds, never
+// negative.
+func stampUsDelta(t1, t0 uint64) uint32 {
+	if t1 <= t0 {
+		return 0
+	}
+	return uint32(t1 - t0)
+}
+
+// tcpMinRTTUs is tcp_min_rtt(tp): ~0U before the first RTT sample.
+func tcpMinRTTUs(st *State) uint32 {
+	if st.MinRTT <= 0 {
+		return noMinRTT
+	}
+	return uint32(st.MinRTT / sim.Microsecond)
+}
+
+// srttUs is tp->srtt_us >> 3: the smoothed RTT in microseconds, 0 before
+// the first sample.
+func srttUs(st *State) uint32 {
+	if st.SRTT <= 0 {
+		return 0
+	}
+	return uint32(st.SRTT / sim.Microsecond)
+}
+
+// pacingBytesPerSec is sk_pacing_rate, which the kernel keeps in bytes per
+// second.
+func pacingBytesPerSec(st *State) uint64 { return uint64(st.PacingRate / 8) }
+
+// setPacingBytesPerSec stores a kernel pacing rate (bytes/s) as bits/s.
+func setPacingBytesPerSec(st *State, rate uint64) {
+	st.PacingRate = units.BitRate(rate * 8)
+}
+
+// bwToBps converts a bw in packets/us << BW_SCALE to bits/s for signals,
+// as tcp_get_info reports it (bw * mss * USEC_PER_SEC >> BW_SCALE, bytes).
+func bwToBps(st *State, bw uint32) float64 {
+	return float64(uint64(bw)*uint64(st.MSS)*1_000_000>>bwScale) * 8
+}
+
+// gainRatio expresses a BBR_UNIT-scaled gain as a plain ratio for signals.
+func gainRatio(g uint32) float64 { return float64(g) / bbrUnit }
+
+// boolSignal is 1 for true, 0 for false.
+func boolSignal(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// newUnseededRand is the fixed stream an algorithm uses until the flow
+// seeds it (see Seeder).
+func newUnseededRand() *rand.Rand { return rand.New(rand.NewPCG(0, 0)) }

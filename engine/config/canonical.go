@@ -1,0 +1,191 @@
+package config
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"strconv"
+
+	"github.com/ccscope/ccscope/engine/units"
+)
+
+// Canonical returns the scenario's canonical JSON: every default filled in,
+// each link's shared values resolved into both "ab" and "ba", values written
+// exactly in their largest whole unit ("19ms", "100Mbps", "1500B", "1000p"),
+// object keys sorted, no whitespace. Array order is kept: nodes, links, flows
+// and changes stay in the order the scenario gives them. Parse(Canonical())
+// yields the same Scenario, which is how a checkpoint rebuilds its run.
+func (s *Scenario) Canonical() []byte {
+	return encodeTree(s.tree())
+}
+
+// Hash returns the hex SHA-256 of Canonical. Two scenarios hash equal exactly
+// when they mean the same run (including name and description): key order,
+// whitespace, unit spelling ("1000ms" or "1s") and spelled-out defaults do
+// not change it.
+func (s *Scenario) Hash() string {
+	sum := sha256.Sum256(s.Canonical())
+	return hex.EncodeToString(sum[:])
+}
+
+// Canonical parses raw scenario JSON and returns its canonical form; see
+// Scenario.Canonical.
+func Canonical(raw []byte, opts ...Option) ([]byte, error) {
+	s, err := Parse(raw, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return s.Canonical(), nil
+}
+
+// Hash parses raw scenario JSON and returns the hash of its canonical form;
+// see Scenario.Hash.
+func Hash(raw []byte, opts ...Option) (string, error) {
+	s, err := Parse(raw, opts...)
+	if err != nil {
+		return "", err
+	}
+	return s.Hash(), nil
+}
+
+type tree = map[string]any
+
+func (s *Scenario) tree() tree {
+	nodes := make([]any, len(s.Nodes))
+	for i, n := range s.Nodes {
+		nodes[i] = tree{"id": n.ID, "kind": nameOf(nodeKinds, n.Kind)}
+	}
+	links := make([]any, len(s.Links))
+	for i, l := range s.Links {
+		links[i] = tree{"id": l.ID, "a": l.A, "b": l.B, "ab": l.AB.tree(), "ba": l.BA.tree()}
+	}
+	flows := make([]any, len(s.Flows))
+	for i, f := range s.Flows {
+		flows[i] = f.tree()
+	}
+	changes := make([]any, len(s.Changes))
+	for i, ch := range s.Changes {
+		t := tree{"at": ch.At.String(), "link": ch.Link, "dir": ch.Dir}
+		if ch.Rate != nil {
+			t["rate"] = ch.Rate.String()
+		}
+		if ch.Delay != nil {
+			t["delay"] = ch.Delay.String()
+		}
+		if ch.Loss != nil {
+			t["loss"] = ch.Loss.tree()
+		}
+		changes[i] = t
+	}
+	tr := tree{"detail": nameOf(traceDetails, s.Trace.Detail)}
+	if s.Trace.Detail == TraceSampled {
+		tr["interval"] = s.Trace.Interval.String()
+	}
+	return tree{
+		"name": s.Name, "description": s.Description,
+		"runtime": tree{"seed": json.Number(strconv.FormatUint(s.Runtime.Seed, 10)), "duration": s.Runtime.Duration.String()},
+		"nodes":   nodes, "links": links, "flows": flows, "changes": changes, "trace": tr,
+	}
+}
+
+func (d Direction) tree() tree {
+	j := tree{"kind": nameOf(jitterKinds, d.Jitter.Kind)}
+	if d.Jitter.Kind == Gaussian {
+		j["sigma"] = d.Jitter.Sigma.String()
+	}
+	return tree{"rate": d.Rate.String(), "delay": d.Delay.String(), "qdisc": d.Qdisc.tree(), "loss": d.Loss.tree(), "jitter": j}
+}
+
+// tree writes every parameter of the kind, defaults included; the optional
+// thresholds only when on.
+func (q Qdisc) tree() tree {
+	t := tree{"kind": nameOf(qdiscKinds, q.Kind), "limit": formatLimit(q.Limit)}
+	count := func(n int64) json.Number { return json.Number(strconv.FormatInt(n, 10)) }
+	switch q.Kind {
+	case FIFO:
+		if q.ECNThreshold != (QueueLimit{}) {
+			t["ecn_threshold"] = formatLimit(q.ECNThreshold)
+		}
+	case CoDel, FQCoDel:
+		t["target"], t["interval"], t["ecn"] = q.Target.String(), q.Interval.String(), q.ECN
+		if q.CEThreshold != 0 {
+			t["ce_threshold"] = q.CEThreshold.String()
+		}
+		if q.Kind == FQCoDel {
+			t["flows"], t["quantum"] = count(q.Flows), formatSize(q.Quantum)
+		}
+	case DualPI2:
+		t["target"], t["tupdate"], t["step_threshold"] = q.Target.String(), q.TUpdate.String(), q.StepThreshold.String()
+		t["coupling"], t["c_protection"] = count(q.Coupling), count(q.CProtection)
+	case FQ:
+		t["quantum"], t["initial_quantum"] = formatSize(q.Quantum), formatSize(q.InitialQuantum)
+		t["flow_limit"], t["horizon"] = count(q.FlowLimit), q.Horizon.String()
+	}
+	return t
+}
+
+func (l Loss) tree() tree {
+	t := tree{"kind": nameOf(lossKinds, l.Kind)}
+	if l.Kind == Bernoulli {
+		// strconv's shortest form parses back to the same float64.
+		t["p"] = json.Number(strconv.FormatFloat(l.P, 'g', -1, 64))
+	}
+	return t
+}
+
+func (f Flow) tree() tree {
+	t := tree{"id": f.ID, "src": f.Src, "dst": f.Dst, "cc": f.CC, "start": f.Start.String(), "size": formatSize(f.Size)}
+	if f.CC == Pump {
+		t["rate"] = f.Rate.String()
+		t["packet_size"] = formatSize(f.PacketSize)
+		if f.ECN != NotECT { // absent keeps older scenarios' hashes
+			t["ecn"] = nameOf(ecnMarkings, f.ECN)
+		}
+		return t
+	}
+	a := tree{"kind": nameOf(appKinds, f.App.Kind)}
+	switch f.App.Kind {
+	case AppRate:
+		a["rate"] = f.App.Rate.String()
+	case OnOff:
+		a["on"], a["off"] = f.App.On.String(), f.App.Off.String()
+	}
+	o := f.TCP
+	sndbuf := any(unlimited)
+	if o.SndBuf != 0 {
+		sndbuf = formatSize(o.SndBuf)
+	}
+	t["app"] = a
+	t["tcp"] = tree{
+		"sack": o.SACK, "rack": o.RACK, "tlp": o.TLP, "prr": o.PRR, "frto": o.FRTO,
+		"pacing": o.Pacing, "tso": o.TSO, "gro": o.GRO, "delayed_ack": o.DelayedAck, "ecn": o.ECN,
+		"mss": formatSize(o.MSS), "init_cwnd": json.Number(strconv.FormatUint(uint64(o.InitCwnd), 10)),
+		"sndbuf": sndbuf, "rcvbuf_init": formatSize(o.RcvBufInit), "rcvbuf_max": formatSize(o.RcvBufMax),
+		"gro_interval": o.GROInterval.String(),
+	}
+	return t
+}
+
+// formatSize writes n exactly in the largest unit that divides it
+// ("4MB", "128KiB", "1500B"), decimal before binary at equal magnitude.
+func formatSize(n units.Bytes) string {
+	for _, u := range []struct {
+		name  string
+		scale units.Bytes
+	}{{"GB", units.GB}, {"GiB", units.GiB}, {"MB", units.MB}, {"MiB", units.MiB}, {"KB", units.KB}, {"KiB", units.KiB}} {
+		if n != 0 && n%u.scale == 0 {
+			return strconv.FormatInt(int64(n/u.scale), 10) + u.name
+		}
+	}
+	return n.String()
+}
+
+// nameOf finds the JSON name of an enum value.
+func nameOf[T comparable](m map[string]T, v T) string {
+	for k, x := range m {
+		if x == v {
+			return k
+		}
+	}
+	panic("config: enum value without a name")
+}

@@ -1,0 +1,156 @@
+package config
+
+import (
+	"fmt"
+)
+
+var changeDirs = map[string]bool{"ab": true, "ba": true}
+
+// change decodes one scheduled change. Its loss, if given, replaces the
+// direction's loss model whole.
+func (c *collector) change(path string, o obj) Change {
+	var ch Change
+	if v, p, ok := o.get("at"); ok {
+		ch.At, _ = c.duration(p, v)
+	} else {
+		c.add(p, "missing; when the change happens, e.g. \"12s\"")
+	}
+	if v, p, ok := o.get("link"); ok {
+		ch.Link, _ = c.str(p, v)
+	} else {
+		c.add(p, "missing; the id of the link to change")
+	}
+	if v, p, ok := o.get("dir"); ok {
+		if s, ok := c.str(p, v); ok {
+			if !changeDirs[s] {
+				c.add(p, "%q is not a direction; expected \"ab\" or \"ba\"", s)
+			}
+			ch.Dir = s
+		}
+	} else {
+		c.add(p, "missing; \"ab\" or \"ba\"")
+	}
+	changed := false
+	if v, p, ok := o.get("rate"); ok {
+		changed = true
+		if r, ok := c.rate(p, v); ok {
+			ch.Rate = &r
+		}
+	}
+	if v, p, ok := o.get("delay"); ok {
+		changed = true
+		if d, ok := c.duration(p, v); ok {
+			ch.Delay = &d
+		}
+	}
+	if v, p, ok := o.get("loss"); ok {
+		changed = true
+		l := c.loss(c.lossSpec(p, v))
+		ch.Loss = &l
+	}
+	if !changed {
+		c.add(path, "changes nothing; give rate, delay or loss")
+	}
+	return ch
+}
+
+// crossCheck checks what spans several parts of the scenario: references
+// between ids, that each flow joins two endpoints with a route between them,
+// and that timed events fall inside the run.
+func (c *collector) crossCheck(s *Scenario) {
+	nodes := make(map[string]int, len(s.Nodes))
+	for i, n := range s.Nodes {
+		if _, dup := nodes[n.ID]; !dup && n.ID != "" {
+			nodes[n.ID] = i
+		}
+	}
+	adj := make([][]int, len(s.Nodes))
+	for i, l := range s.Links {
+		path := elemPath("links", l.ID, i)
+		a, aOK := c.nodeRef(nodes, join(path, "a"), l.A)
+		b, bOK := c.nodeRef(nodes, join(path, "b"), l.B)
+		if aOK && bOK {
+			if a == b {
+				c.add(join(path, "b"), "a link must join two different nodes; both ends are %q", l.A)
+			}
+			adj[a] = append(adj[a], b)
+			adj[b] = append(adj[b], a)
+		}
+	}
+	links := map[string]bool{}
+	for _, l := range s.Links {
+		links[l.ID] = true
+	}
+	end := s.Runtime.Duration
+	for i, f := range s.Flows {
+		path := elemPath("flows", f.ID, i)
+		src, srcOK := c.endpointRef(s, nodes, join(path, "src"), f.Src)
+		dst, dstOK := c.endpointRef(s, nodes, join(path, "dst"), f.Dst)
+		switch {
+		case !srcOK || !dstOK:
+		case src == dst:
+			c.add(join(path, "dst"), "a flow needs two different endpoints; src and dst are both %q", f.Src)
+		case !reachable(s.Nodes, adj, src, dst):
+			c.add(path, "no route from %q to %q over the links (only routers forward)", f.Src, f.Dst)
+		}
+		if end > 0 && f.Start > end {
+			c.add(join(path, "start"), "%v is after the run ends at %v", f.Start, end)
+		}
+	}
+	for i, ch := range s.Changes {
+		path := fmt.Sprintf("changes[%d]", i)
+		if ch.Link != "" && !links[ch.Link] {
+			c.add(join(path, "link"), "no link with id %q", ch.Link)
+		}
+		if end > 0 && ch.At > end {
+			c.add(join(path, "at"), "%v is after the run ends at %v", ch.At, end)
+		}
+	}
+}
+
+// elemPath addresses an element of an id-addressed array as list does.
+func elemPath(key, id string, i int) string {
+	if id == "" {
+		return fmt.Sprintf("%s[#%d]", key, i)
+	}
+	return fmt.Sprintf("%s[%s]", key, id)
+}
+
+func (c *collector) nodeRef(nodes map[string]int, path, id string) (int, bool) {
+	i, ok := nodes[id]
+	if !ok && id != "" {
+		c.add(path, "no node with id %q", id)
+	}
+	return i, ok
+}
+
+func (c *collector) endpointRef(s *Scenario, nodes map[string]int, path, id string) (int, bool) {
+	i, ok := c.nodeRef(nodes, path, id)
+	if ok && s.Nodes[i].Kind != Endpoint {
+		c.add(path, "node %q is a router; flows run between endpoints", id)
+		return i, false
+	}
+	return i, ok
+}
+
+// reachable reports whether dst can be reached from src through routers:
+// endpoints originate and terminate traffic but do not forward it.
+func reachable(nodes []Node, adj [][]int, src, dst int) bool {
+	seen := make([]bool, len(nodes))
+	queue := []int{src}
+	seen[src] = true
+	for len(queue) > 0 {
+		n := queue[0]
+		queue = queue[1:]
+		for _, m := range adj[n] {
+			if m == dst {
+				return true
+			}
+			if !seen[m] && nodes[m].Kind == Router {
+				seen[m] = true
+				queue = append(queue, m)
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,148 @@
+// Package config turns scenario JSON into a validated, typed Scenario: units
+// parsed exactly, defaults filled, every error reported with its JSON path.
+// This comment is the reference for the scenario format;
+// proto/scenario.schema.json is the same format as a JSON Schema for editors.
+//
+// # A scenario
+//
+//	{
+//	  "name": "pump", "description": "what the run shows",
+//	  "runtime": {"seed": 1, "duration": "10s"},
+//	  "nodes": [{"id": "h1", "kind": "endpoint"}, {"id": "r1", "kind": "router"},
+//	            {"id": "h2", "kind": "endpoint"}],
+//	  "links": [
+//	    {"id": "access", "a": "h1", "b": "r1", "rate": "1Gbps", "delay": "1ms"},
+//	    {"id": "bottleneck", "a": "r1", "b": "h2", "rate": "100Mbps", "delay": "19ms",
+//	     "ab": {"qdisc": {"kind": "fifo", "limit": "1BDP"},
+//	            "loss": {"kind": "bernoulli", "p": 0.01},
+//	            "jitter": {"kind": "gaussian", "sigma": "1ms"}},
+//	     "ba": {"rate": "100Mbps"}}
+//	  ],
+//	  "flows": [{"id": "f0", "src": "h1", "dst": "h2", "cc": "pump", "rate": "120Mbps"}],
+//	  "changes": [{"at": "5s", "link": "bottleneck", "dir": "ab", "rate": "50Mbps"}],
+//	  "trace": {"detail": "sampled", "interval": "10ms"}
+//	}
+//
+// Unknown keys are errors at any depth, as are duplicate keys.
+//
+// # Values
+//
+//   - Durations: a decimal number and a unit, ps, ns, us (or µs), ms or s:
+//     "40ms", "0.5us" (exactly 500000 ps). Never negative.
+//   - Rates: bps, Kbps, Mbps, Gbps or Tbps, decimal prefixes: "100Mbps",
+//     "1.2Tbps". Always positive.
+//   - Sizes: B, KB, MB, GB (decimal) or KiB, MiB, GiB (binary): "1500B",
+//     "1.5MB" (1500000 bytes), "4MiB".
+//   - A plain JSON integer counts the base unit: picoseconds, bits per second
+//     or bytes. A non-integer plain number is an error; write a unit instead.
+//   - Everything is exact: "0.1ps" or "0.5B" is an error, not a rounding.
+//   - Queue limits: a size ("150KB", or an integer of bytes), a packet count
+//     written "100p", or a multiple of the bandwidth-delay product "1BDP",
+//     "0.5BDP" (thousandths at most). The BDP is the direction's rate times the
+//     base RTT of the path through it, resolved when the topology is built.
+//   - Probabilities: JSON numbers in [0, 1].
+//   - Ids: letters, digits, '_' and '-', unique among the nodes, among the
+//     links and among the flows.
+//
+// # Fields and defaults
+//
+// runtime: seed (an integer in [0, 2^64), default 0, and 0 is a seed like any
+// other), duration (required, positive).
+//
+// nodes: id, kind ("endpoint" hosts flows, "router" forwards; required).
+//
+// links: id, a, b (node ids; a link is bidirectional: "ab" is the direction
+// from a to b, "ba" the reverse), then the direction fields rate, delay,
+// qdisc, loss, jitter. Values on the link apply to both directions; "ab" and
+// "ba" override them field by field, and inside qdisc, loss and jitter key by
+// key, except that naming a different kind there starts that object afresh.
+// Every direction needs a rate and a delay from one place or the other.
+//   - qdisc: kind "fifo" (default) with limit (default "1000p", Linux's
+//     txqueuelen) and optional ecn_threshold (a limit: CE-mark ECT packets
+//     arriving to a queue at least that long, a DCTCP-style step marker);
+//     "codel" with limit (default "1000p"), target (default 5ms), interval
+//     (default 100ms), ecn (default false) and optional ce_threshold, the
+//     defaults of the kernel's sch_codel; "fq_codel" with the same plus
+//     flows (default 1024) and quantum (default 1500B), limit default
+//     "10240p" and ecn default true (fq_codel_init); "dualpi2" with limit
+//     (default "10000p"), target (15ms), tupdate (16ms), step_threshold
+//     (1ms), coupling (2) and c_protection (10, percent), the defaults of
+//     dualpi2_reset_default; "fq" (a host's pacing qdisc) with limit
+//     (default "10000p"), flow_limit (100), quantum (3000B), initial_quantum
+//     (15000B) and horizon (10s), fq_init's defaults. Only fifo takes byte
+//     or BDP limits; the others count packets as the kernel's sch->limit.
+//   - loss: kind "none" (default) or "bernoulli" with p.
+//   - jitter: kind "none" (default) or "gaussian" with sigma, per-packet extra
+//     delay that keeps the link's order.
+//
+// flows: id, src, dst (two different endpoints with a route between them,
+// through routers only), cc (default "cubic"; "pump" is a constant-rate
+// sender), start (default 0), size (payload bytes, default 0 = unbounded).
+//   - A pump flow needs rate and takes packet_size (default "1500B", wire
+//     bytes) and ecn ("not-ect" default, "ect0" or "ect1": the codepoint
+//     of every packet); it takes no app or tcp.
+//   - A TCP flow takes no rate, packet_size or ecn; instead app: kind "greedy"
+//     (default, always has data), "rate" with rate (writes at that rate), or
+//     "onoff" with on and off (greedy for on, silent for off, repeating).
+//   - tcp: switches sack, rack, tlp, prr, frto, pacing, tso, gro, delayed_ack
+//     (all default true) and ecn (default false); mss (default "1448B", at
+//     least TCP_MIN_MSS = 88 B), init_cwnd (packets, default 10), sndbuf
+//     (default "4MB", or "unlimited"), rcvbuf_init (default "128KiB", the
+//     131072 bytes of tcp_rmem[1]), rcvbuf_max (default "6MiB", tcp_rmem[2]),
+//     gro_interval (default 0: only back-to-back segments coalesce).
+//
+// changes: at (no later than runtime.duration), link (a link id), dir ("ab"
+// or "ba"), and at least one of rate, delay, loss. A change's loss replaces
+// the direction's loss model whole. Changes have no ids and are addressed by
+// index: "changes[0]".
+//
+// trace: detail "summary" (default), "sampled" with interval (default 10ms),
+// or "change".
+//
+// # Errors
+//
+// Parse reports every problem at once as *Errors, one FieldError per problem
+// with its JSON path; arrays of objects are addressed by id:
+//
+//	config: links[bottleneck].ab.rate: "100Mbs" is not a rate; expected e.g. "100Mbps" (units: bps, Kbps, Mbps, Gbps, Tbps)
+//	config: flows[f0].dst: no node with id "h3"
+//
+// An element whose id is missing or malformed is addressed by its index,
+// "links[#2]".
+//
+// # Overrides
+//
+// Apply takes --set overrides "path=value" before parsing. A dotted path
+// walks object keys and id-addressed arrays by id, changes by index:
+//
+//	links.bottleneck.ab.loss.p=0.01
+//	flows.f0.cc=bbr
+//	runtime.seed=7
+//	changes.0.at=12s
+//
+// The value is JSON if it parses as JSON, else a string; null anywhere in a
+// scenario means the key is absent, so "--set flows.f0.tcp=null" restores the
+// defaults. Objects the format
+// allows but the file leaves out are created on the way, so
+// links.bottleneck.ab.qdisc.limit=2BDP works on a link without "ab". Override
+// and OverrideAll do the same for values already decoded (the server's
+// overrides map).
+//
+// # Canonical form and hash
+//
+// Scenario.Canonical is the fully defaulted scenario as JSON: shared link
+// values resolved into both directions, every default spelt out, values in
+// their largest exact unit, keys sorted, no whitespace. Scenario.Hash is the
+// hex SHA-256 of it. The hash is therefore semantic: key order, whitespace,
+// unit spelling ("1000ms" or "1s") and writing out a default do not change
+// it; any change to what the run does, and to name or description, does.
+// Array order is part of the scenario and does change it. Parse of Canonical
+// gives back the same Scenario, so a checkpoint can store the canonical JSON
+// and its hash and rebuild the run from them.
+//
+// # Built-in scenarios
+//
+// Builtins lists the scenarios embedded from scenarios/*.json and Builtin
+// returns one's JSON. Each names its bottleneck link "bottleneck", with data
+// flowing in its "ab" direction, and its flows f0, f1, ….
+package config

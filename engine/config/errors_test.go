@@ -1,0 +1,254 @@
+package config
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParseErrors(t *testing.T) {
+	cases := []struct {
+		name   string
+		mutate func(m map[string]any)
+		opts   []Option
+		want   want
+	}{
+		{"unknown top-level field", func(m map[string]any) { m["bogus"] = 1 },
+			nil, want{"bogus", "unknown field"}},
+		{"unknown field deep in a qdisc", func(m map[string]any) { at(m, "links", "bottleneck", "ab", "qdisc")["foo"] = 1 },
+			nil, want{"links[bottleneck].ab.qdisc.foo", "unknown field"}},
+		{"unknown tcp switch", func(m map[string]any) { at(m, "flows", "f0", "tcp")["sak"] = true },
+			nil, want{"flows[f0].tcp.sak", "unknown field; expected one of delayed_ack, ecn"}},
+		{"unknown runtime field", func(m map[string]any) { at(m, "runtime")["sed"] = 1 },
+			nil, want{"runtime.sed", "unknown field"}},
+		{"dangling link end", func(m map[string]any) { at(m, "links", "access")["a"] = "h9" },
+			nil, want{"links[access].a", `no node with id "h9"`}},
+		{"dangling flow dst", func(m map[string]any) { at(m, "flows", "f0")["dst"] = "h9" },
+			nil, want{"flows[f0].dst", `no node with id "h9"`}},
+		{"dangling change link", func(m map[string]any) { list(m, "changes")[0].(map[string]any)["link"] = "nope" },
+			nil, want{"changes[0].link", `no link with id "nope"`}},
+		{"duplicate node id", func(m map[string]any) {
+			m["nodes"] = append(list(m, "nodes"), map[string]any{"id": "h1", "kind": "endpoint"})
+		}, nil, want{"nodes[h1].id", `duplicate id "h1"`}},
+		{"duplicate link id", func(m map[string]any) {
+			m["links"] = append(list(m, "links"), map[string]any{"id": "access", "a": "h1", "b": "r1", "rate": "1Gbps", "delay": "1ms"})
+		}, nil, want{"links[access].id", `duplicate id "access"`}},
+		{"duplicate flow id", func(m map[string]any) {
+			m["flows"] = append(list(m, "flows"), map[string]any{"id": "f0", "src": "h1", "dst": "h2"})
+		}, nil, want{"flows[f0].id", `duplicate id "f0"`}},
+		{"missing id", func(m map[string]any) { delete(at(m, "flows", "p0"), "id") },
+			nil, want{"flows[#1].id", "missing"}},
+		{"id with a dot", func(m map[string]any) { at(m, "flows", "p0")["id"] = "p.0" },
+			nil, want{"flows[#1].id", "is not an id"}},
+		{"flow from a router", func(m map[string]any) { at(m, "flows", "f0")["src"] = "r1" },
+			nil, want{"flows[f0].src", `node "r1" is a router`}},
+		{"flow to itself", func(m map[string]any) { at(m, "flows", "f0")["dst"] = "h1" },
+			nil, want{"flows[f0].dst", "two different endpoints"}},
+		{"link to itself", func(m map[string]any) { at(m, "links", "access")["b"] = "h1" },
+			nil, want{"links[access].b", "two different nodes"}},
+		{"zero rate", func(m map[string]any) { at(m, "links", "access")["rate"] = "0Mbps" },
+			nil, want{"links[access].rate", "rate must be positive"}},
+		{"zero plain rate", func(m map[string]any) { at(m, "links", "bottleneck", "ab")["rate"] = 0 },
+			nil, want{"links[bottleneck].ab.rate", "rate must be positive"}},
+		{"negative plain delay", func(m map[string]any) { at(m, "links", "access")["delay"] = -5 },
+			nil, want{"links[access].delay", "-5 is negative"}},
+		{"misspelt rate unit", func(m map[string]any) { at(m, "links", "bottleneck", "ab")["rate"] = "100Mbs" },
+			nil, want{"links[bottleneck].ab.rate", `"100Mbs" is not a rate; expected e.g. "100Mbps"`}},
+		{"duration without unit", func(m map[string]any) { at(m, "flows", "f0")["start"] = "5" },
+			nil, want{"flows[f0].start", `"5" has no unit`}},
+		{"duration finer than a picosecond", func(m map[string]any) { at(m, "flows", "f0")["start"] = "0.1ps" },
+			nil, want{"flows[f0].start", "finer than the unit allows"}},
+		{"bad size", func(m map[string]any) { at(m, "flows", "f0")["size"] = "10MBytes" },
+			nil, want{"flows[f0].size", "is not a size"}},
+		{"fractional plain duration", func(m map[string]any) { at(m, "links", "access")["delay"] = 1.5 },
+			nil, want{"links[access].delay", `1.5 is not a whole number of picoseconds; give a unit, e.g. "40ms"`}},
+		{"fractional plain rate", func(m map[string]any) { at(m, "links", "access")["rate"] = 1e9 + 0.5 },
+			nil, want{"links[access].rate", "is not a whole number of bits per second"}},
+		{"string where a rate belongs is a type error", func(m map[string]any) { at(m, "links", "access")["rate"] = true },
+			nil, want{"links[access].rate", "must be a rate"}},
+		{"unknown qdisc kind", func(m map[string]any) { at(m, "links", "bottleneck", "ab", "qdisc")["kind"] = "red" },
+			nil, want{"links[bottleneck].ab.qdisc.kind", `unknown value "red"; expected one of "codel", "dualpi2", "fifo", "fq", "fq_codel"`}},
+		{"unknown loss kind", func(m map[string]any) { at(m, "links", "bottleneck", "ab", "loss")["kind"] = "gilbert" },
+			nil, want{"links[bottleneck].ab.loss.kind", `unknown value "gilbert"`}},
+		{"unknown jitter kind", func(m map[string]any) { at(m, "links", "access")["jitter"] = map[string]any{"kind": "pareto"} },
+			nil, want{"links[access].jitter.kind", `unknown value "pareto"`}},
+		{"unknown app kind", func(m map[string]any) { at(m, "flows", "f0")["app"] = map[string]any{"kind": "video"} },
+			nil, want{"flows[f0].app.kind", `unknown value "video"`}},
+		{"unknown trace detail", func(m map[string]any) { m["trace"] = map[string]any{"detail": "all"} },
+			nil, want{"trace.detail", `unknown value "all"`}},
+		{"unknown node kind", func(m map[string]any) { at(m, "nodes", "r1")["kind"] = "switch" },
+			nil, want{"nodes[r1].kind", `unknown value "switch"`}},
+		{"probability above 1", func(m map[string]any) { at(m, "links", "bottleneck", "ab", "loss")["p"] = 1.5 },
+			nil, want{"links[bottleneck].ab.loss.p", "1.5 is not a probability in [0, 1]"}},
+		{"negative probability", func(m map[string]any) { at(m, "links", "bottleneck", "ab", "loss")["p"] = -0.1 },
+			nil, want{"links[bottleneck].ab.loss.p", "-0.1 is not a probability"}},
+		{"bernoulli without p", func(m map[string]any) { delete(at(m, "links", "bottleneck", "ab", "loss"), "p") },
+			nil, want{"links[bottleneck].ab.loss.p", "missing"}},
+		{"p without bernoulli", func(m map[string]any) { at(m, "links", "access")["loss"] = map[string]any{"p": 0.1} },
+			nil, want{"links[access].loss.p", `only for loss kind "bernoulli"`}},
+		{"gaussian without sigma", func(m map[string]any) { at(m, "links", "access")["jitter"] = map[string]any{"kind": "gaussian"} },
+			nil, want{"links[access].jitter.sigma", "missing"}},
+		{"pump without rate", func(m map[string]any) { delete(at(m, "flows", "p0"), "rate") },
+			nil, want{"flows[p0].rate", "missing; a pump flow sends at a fixed rate"}},
+		{"tcp options on a pump", func(m map[string]any) { at(m, "flows", "p0")["tcp"] = map[string]any{"sack": false} },
+			nil, want{"flows[p0].tcp", "only for TCP flows"}},
+		{"pump rate on a TCP flow", func(m map[string]any) { at(m, "flows", "f0")["rate"] = "1Mbps" },
+			nil, want{"flows[f0].rate", "only for pump flows"}},
+		{"app rate missing", func(m map[string]any) { at(m, "flows", "f0")["app"] = map[string]any{"kind": "rate"} },
+			nil, want{"flows[f0].app.rate", "missing"}},
+		{"onoff without off", func(m map[string]any) { at(m, "flows", "f0")["app"] = map[string]any{"kind": "onoff", "on": "1s"} },
+			nil, want{"flows[f0].app.off", "missing"}},
+		{"on for a greedy app", func(m map[string]any) { at(m, "flows", "f0")["app"] = map[string]any{"on": "1s"} },
+			nil, want{"flows[f0].app.on", `only for app kind "onoff"`}},
+		{"mss below TCP_MIN_MSS", func(m map[string]any) { at(m, "flows", "f0", "tcp")["mss"] = "87B" },
+			nil, want{"flows[f0].tcp.mss", "below the kernel's minimum MSS of 88B"}},
+		{"zero init_cwnd", func(m map[string]any) { at(m, "flows", "f0", "tcp")["init_cwnd"] = 0 },
+			nil, want{"flows[f0].tcp.init_cwnd", "at least 1"}},
+		{"init_cwnd beyond u32", func(m map[string]any) { at(m, "flows", "f0", "tcp")["init_cwnd"] = 1 << 32 },
+			nil, want{"flows[f0].tcp.init_cwnd", "not an integer in [0, 4294967295]"}},
+		{"zero sndbuf", func(m map[string]any) { at(m, "flows", "f0", "tcp")["sndbuf"] = "0B" },
+			nil, want{"flows[f0].tcp.sndbuf", `write "unlimited"`}},
+		{"rcvbuf_max below rcvbuf_init", func(m map[string]any) { at(m, "flows", "f0", "tcp")["rcvbuf_init"] = "8MiB" },
+			nil, want{"flows[f0].tcp.rcvbuf_max", "6291456B is below rcvbuf_init 8388608B"}},
+		{"change direction", func(m map[string]any) { list(m, "changes")[0].(map[string]any)["dir"] = "up" },
+			nil, want{"changes[0].dir", `"up" is not a direction`}},
+		{"change after the run", func(m map[string]any) { list(m, "changes")[0].(map[string]any)["at"] = "10.5s" },
+			nil, want{"changes[0].at", "10.5s is after the run ends at 10s"}},
+		{"change of nothing", func(m map[string]any) { delete(list(m, "changes")[0].(map[string]any), "rate") },
+			nil, want{"changes[0]", "changes nothing"}},
+		{"flow starting after the run", func(m map[string]any) { at(m, "flows", "f0")["start"] = "11s" },
+			nil, want{"flows[f0].start", "after the run ends"}},
+		{"no route", func(m map[string]any) {
+			m["nodes"] = append(list(m, "nodes"), map[string]any{"id": "h3", "kind": "endpoint"})
+			at(m, "flows", "f0")["dst"] = "h3"
+		}, nil, want{"flows[f0]", `no route from "h1" to "h3"`}},
+		{"endpoints do not forward", func(m map[string]any) {
+			m["nodes"] = append(list(m, "nodes"), map[string]any{"id": "h3", "kind": "endpoint"})
+			m["links"] = append(list(m, "links"), map[string]any{"id": "x", "a": "h2", "b": "h3", "rate": "1Gbps", "delay": "1ms"})
+			at(m, "flows", "f0")["dst"] = "h3"
+		}, nil, want{"flows[f0]", `no route from "h1" to "h3"`}},
+		{"unknown cc", func(m map[string]any) { at(m, "flows", "f0")["cc"] = "vegas" },
+			[]Option{WithCCs([]string{"cubic", "reno"})}, want{"flows[f0].cc", `unknown congestion control "vegas"; known: pump, cubic, reno`}},
+		{"missing duration", func(m map[string]any) { delete(at(m, "runtime"), "duration") },
+			nil, want{"runtime.duration", "missing"}},
+		{"zero duration", func(m map[string]any) { at(m, "runtime")["duration"] = "0s" },
+			nil, want{"runtime.duration", "must be positive"}},
+		{"negative seed", func(m map[string]any) { at(m, "runtime")["seed"] = -1 },
+			nil, want{"runtime.seed", "-1 is not an integer"}},
+		{"direction without a rate", func(m map[string]any) {
+			l := at(m, "links", "access")
+			delete(l, "rate")
+			l["ab"] = map[string]any{"rate": "1Gbps"}
+		}, nil, want{"links[access].ba.rate", `missing; give "rate" on the link or in "ba"`}},
+		{"codel parameter on a fifo", func(m map[string]any) { at(m, "links", "bottleneck", "ab", "qdisc")["target"] = "5ms" },
+			nil, want{"links[bottleneck].ab.qdisc.target", `only for qdisc kind "codel"`}},
+		{"fq parameter on fq_codel", func(m map[string]any) {
+			at(m, "links", "bottleneck", "ab")["qdisc"] = map[string]any{"kind": "fq_codel", "horizon": "1s"}
+		}, nil, want{"links[bottleneck].ab.qdisc.horizon", `only for qdisc kind "fq"`}},
+		{"ecn_threshold on codel", func(m map[string]any) {
+			at(m, "links", "bottleneck", "ab")["qdisc"] = map[string]any{"kind": "codel", "ecn_threshold": "65p"}
+		}, nil, want{"links[bottleneck].ab.qdisc.ecn_threshold", `only for qdisc kind "fifo"`}},
+		{"too many fq_codel flows", func(m map[string]any) {
+			at(m, "links", "bottleneck", "ab")["qdisc"] = map[string]any{"kind": "fq_codel", "flows": 65537}
+		}, nil, want{"links[bottleneck].ab.qdisc.flows", "65537 is not an integer in [0, 65536]"}},
+		{"byte limit on fq", func(m map[string]any) {
+			at(m, "links", "access")["qdisc"] = map[string]any{"kind": "fq", "limit": "1BDP"}
+		}, nil, want{"links[access].qdisc.limit", `qdisc kind "fq" limits packets (sch->limit)`}},
+		{"zero fq_codel flows", func(m map[string]any) {
+			at(m, "links", "bottleneck", "ab")["qdisc"] = map[string]any{"kind": "fq_codel", "flows": 0}
+		}, nil, want{"links[bottleneck].ab.qdisc.flows", "0 is not an integer in [1, 65536]"}},
+		{"c_protection above 100", func(m map[string]any) {
+			at(m, "links", "bottleneck", "ab")["qdisc"] = map[string]any{"kind": "dualpi2", "c_protection": 101}
+		}, nil, want{"links[bottleneck].ab.qdisc.c_protection", "101 is not an integer in [0, 100]"}},
+		{"ecn on a tcp flow", func(m map[string]any) { at(m, "flows", "f0")["ecn"] = "ect1" },
+			nil, want{"flows[f0].ecn", "only for pump flows"}},
+		{"unknown pump ecn", func(m map[string]any) { at(m, "flows", "p0")["ecn"] = "ce" },
+			nil, want{"flows[p0].ecn", `unknown value "ce"`}},
+		{"zero codel interval", func(m map[string]any) {
+			at(m, "links", "access")["qdisc"] = map[string]any{"kind": "codel", "interval": "0ms"}
+		}, nil, want{"links[access].qdisc.interval", "must be positive"}},
+		{"fractional packets", func(m map[string]any) { at(m, "links", "bottleneck", "ab", "qdisc")["limit"] = "1.5p" },
+			nil, want{"links[bottleneck].ab.qdisc.limit", `"1.5p" is not a whole number of packets`}},
+		{"BDP finer than thousandths", func(m map[string]any) { at(m, "links", "bottleneck", "ab", "qdisc")["limit"] = "0.0005BDP" },
+			nil, want{"links[bottleneck].ab.qdisc.limit", "not a BDP multiple"}},
+		{"zero limit", func(m map[string]any) { at(m, "links", "bottleneck", "ab", "qdisc")["limit"] = "0p" },
+			nil, want{"links[bottleneck].ab.qdisc.limit", "must be positive"}},
+		{"sampling interval without sampling", func(m map[string]any) { m["trace"] = map[string]any{"interval": "1ms"} },
+			nil, want{"trace.interval", `only for detail "sampled"`}},
+		{"no flows", func(m map[string]any) { m["flows"] = []any{} },
+			nil, want{"flows", "at least one entry"}},
+		{"links not an array", func(m map[string]any) { m["links"] = map[string]any{} },
+			nil, want{"links", "must be an array, not an object"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			raw := mutate(t, tc.mutate)
+			_, err := Parse(raw, tc.opts...)
+			if err == nil {
+				t.Fatalf("Parse = nil error, want %s: %s", tc.want.path, tc.want.reason)
+			}
+			list := fieldErrors(t, err)
+			for _, fe := range list {
+				if matches(fe, tc.want) {
+					return
+				}
+			}
+			t.Errorf("Parse errors =\n%v\nwant one at %s containing %q", err, tc.want.path, tc.want.reason)
+		})
+	}
+}
+
+// TestParseBaseIsValid guards the error table: each case must fail because of
+// its own mutation, not because the base is broken.
+func TestParseBaseIsValid(t *testing.T) {
+	mustParse(t, []byte(baseJSON), WithCCs([]string{"cubic"}))
+}
+
+func TestParseReportsEveryError(t *testing.T) {
+	raw := mutate(t, func(m map[string]any) {
+		m["bogus"] = true
+		at(m, "links", "bottleneck", "ab")["rate"] = "100Mbs"
+		at(m, "flows", "f0")["dst"] = "h9"
+		delete(at(m, "flows", "p0"), "rate")
+		list(m, "changes")[0].(map[string]any)["dir"] = "sideways"
+	})
+	_, err := Parse(raw)
+	got := fieldErrors(t, err)
+	wants := []want{
+		{"bogus", "unknown field"},
+		{"links[bottleneck].ab.rate", "is not a rate"},
+		{"flows[p0].rate", "missing"},
+		{"changes[0].dir", "is not a direction"},
+		{"flows[f0].dst", "no node"},
+	}
+	if len(got) != len(wants) {
+		t.Fatalf("Parse reported %d errors:\n%v\nwant %d", len(got), err, len(wants))
+	}
+	for i, w := range wants {
+		if !matches(got[i], w) {
+			t.Errorf("error %d = %v, want %s: …%s…", i, got[i], w.path, w.reason)
+		}
+	}
+	lines := strings.Split(err.Error(), "\n")
+	if len(lines) != len(wants) || lines[1] != `config: links[bottleneck].ab.rate: "100Mbs" is not a rate; expected e.g. "100Mbps" (units: bps, Kbps, Mbps, Gbps, Tbps)` {
+		t.Errorf("Error() =\n%s\nwant one line per error, prefixed \"config: \"", err)
+	}
+}
+
+func TestParseInvalidJSON(t *testing.T) {
+	cases := []struct{ name, in, reason string }{
+		{"syntax", `{"name": }`, "invalid JSON"},
+		{"duplicate key", `{"name": "a", "name": "b"}`, `duplicate key "name"`},
+		{"trailing data", `{} {}`, "unexpected data after the top-level value"},
+		{"empty", ``, "unexpected end of JSON input"},
+		{"not an object", `[1]`, "must be an object, not an array"},
+		{"hostile nesting", `{"name":` + strings.Repeat("[", 100000), "nested deeper than 64 levels"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.in))
+			if err == nil || !strings.Contains(err.Error(), tc.reason) {
+				t.Errorf("Parse(%.40q) error = %v, want one containing %q", tc.in, err, tc.reason)
+			}
+		})
+	}
+}

@@ -1,0 +1,101 @@
+package config
+
+// valueKind is the JSON type a scenario key takes once units are parsed.
+type valueKind uint8
+
+const (
+	kObject   valueKind = iota // a JSON object with known keys
+	kList                      // a JSON array of objects
+	kString                    // free text or a name
+	kBool                      // true or false
+	kProb                      // a number in [0, 1]
+	kCount                     // a plain non-negative integer
+	kDuration                  // "40ms" or integer picoseconds
+	kRate                      // "100Mbps" or integer bits per second
+	kSize                      // "1500B" or integer bytes
+	kLimit                     // a size, "100p" or "1BDP"
+	kBuffer                    // a size or "unlimited"
+)
+
+// shape is one node of the scenario format's known-field table. The decoder
+// reads only keys listed here, reports every other key as unknown, and --set
+// walks the same table, so the format has exactly one definition in Go; a
+// test holds proto/scenario.schema.json to it.
+type shape struct {
+	kind   valueKind
+	fields map[string]*shape // kObject: the known keys
+	elem   *shape            // kList: the element object
+	byID   bool              // kList: elements are addressed by their "id"
+}
+
+func leaf(k valueKind) *shape { return &shape{kind: k} }
+
+func object(fields map[string]*shape) *shape { return &shape{kind: kObject, fields: fields} }
+
+var (
+	qdiscShape = object(map[string]*shape{
+		"kind": leaf(kString), "limit": leaf(kLimit),
+		"ecn_threshold": leaf(kLimit), "target": leaf(kDuration), "interval": leaf(kDuration),
+		"ecn": leaf(kBool), "ce_threshold": leaf(kDuration), "flows": leaf(kCount),
+		"quantum": leaf(kSize), "tupdate": leaf(kDuration), "step_threshold": leaf(kDuration),
+		"coupling": leaf(kCount), "c_protection": leaf(kCount), "initial_quantum": leaf(kSize),
+		"flow_limit": leaf(kCount), "horizon": leaf(kDuration),
+	})
+	lossShape   = object(map[string]*shape{"kind": leaf(kString), "p": leaf(kProb)})
+	jitterShape = object(map[string]*shape{"kind": leaf(kString), "sigma": leaf(kDuration)})
+
+	directionFields = map[string]*shape{
+		"rate": leaf(kRate), "delay": leaf(kDuration),
+		"qdisc": qdiscShape, "loss": lossShape, "jitter": jitterShape,
+	}
+	directionShape = object(directionFields)
+
+	linkShape = object(merge(directionFields, map[string]*shape{
+		"id": leaf(kString), "a": leaf(kString), "b": leaf(kString),
+		"ab": directionShape, "ba": directionShape,
+	}))
+
+	appShape = object(map[string]*shape{
+		"kind": leaf(kString), "rate": leaf(kRate), "on": leaf(kDuration), "off": leaf(kDuration),
+	})
+
+	tcpShape = object(map[string]*shape{
+		"sack": leaf(kBool), "rack": leaf(kBool), "tlp": leaf(kBool), "prr": leaf(kBool),
+		"frto": leaf(kBool), "pacing": leaf(kBool), "tso": leaf(kBool), "gro": leaf(kBool),
+		"delayed_ack": leaf(kBool), "ecn": leaf(kBool),
+		"mss": leaf(kSize), "init_cwnd": leaf(kCount), "sndbuf": leaf(kBuffer),
+		"rcvbuf_init": leaf(kSize), "rcvbuf_max": leaf(kSize), "gro_interval": leaf(kDuration),
+	})
+
+	flowShape = object(map[string]*shape{
+		"id": leaf(kString), "src": leaf(kString), "dst": leaf(kString), "cc": leaf(kString),
+		"rate": leaf(kRate), "start": leaf(kDuration), "size": leaf(kSize),
+		"packet_size": leaf(kSize), "ecn": leaf(kString), "app": appShape, "tcp": tcpShape,
+	})
+
+	changeShape = object(map[string]*shape{
+		"at": leaf(kDuration), "link": leaf(kString), "dir": leaf(kString),
+		"rate": leaf(kRate), "delay": leaf(kDuration), "loss": lossShape,
+	})
+
+	scenarioShape = object(map[string]*shape{
+		"name": leaf(kString), "description": leaf(kString),
+		"runtime": object(map[string]*shape{"seed": leaf(kCount), "duration": leaf(kDuration)}),
+		"nodes":   {kind: kList, byID: true, elem: object(map[string]*shape{"id": leaf(kString), "kind": leaf(kString)})},
+		"links":   {kind: kList, byID: true, elem: linkShape},
+		"flows":   {kind: kList, byID: true, elem: flowShape},
+		"changes": {kind: kList, elem: changeShape},
+		"trace":   object(map[string]*shape{"detail": leaf(kString), "interval": leaf(kDuration)}),
+	})
+)
+
+func merge(a, b map[string]*shape) map[string]*shape {
+	m := make(map[string]*shape, len(a)+len(b))
+	for k, v := range a {
+		m[k] = v
+	}
+	for k, v := range b {
+		m[k] = v
+	}
+	return m
+}

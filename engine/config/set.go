@@ -1,0 +1,164 @@
+package config
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Apply applies --set overrides, each "path=value", to scenario JSON and
+// returns the new JSON (keys sorted, no whitespace). A path is dotted: it
+// walks object keys, and arrays of objects by their "id"
+// ("links.bottleneck.ab.loss.p", "flows.f0.start", "runtime.seed");
+// changes, which have no ids, by index ("changes.0.at"). The value is read as
+// JSON when it parses as JSON ("7", "true", "{\"kind\":\"codel\"}") and as a
+// string otherwise ("1s", "bbr"). Objects missing along the path are created
+// when the format allows them there, so "links.bottleneck.ab.qdisc.limit=2BDP"
+// works on a link without an "ab"; a path the format does not have is an
+// error naming it. Every bad override is reported, as *Errors. The result is
+// not validated: Parse does that.
+func Apply(raw []byte, sets []string) ([]byte, error) {
+	root, err := decodeTree(raw)
+	if err != nil {
+		return nil, &Errors{List: []FieldError{{Reason: "invalid JSON: " + err.Error()}}}
+	}
+	c := &collector{}
+	for _, s := range sets {
+		path, value, ok := strings.Cut(s, "=")
+		if !ok {
+			c.add(s, "an override is path=value")
+			continue
+		}
+		setPath(c, root, path, parseSetValue(value))
+	}
+	if err := c.err(); err != nil {
+		return nil, err
+	}
+	return encodeTree(root), nil
+}
+
+// Override sets one path (as in Apply) to a Go value: a string, bool,
+// number, nil, or a map or slice of those, such as a msgpack decoder yields.
+// Strings are taken as they are, never parsed as JSON.
+func Override(raw []byte, path string, value any) ([]byte, error) {
+	return OverrideAll(raw, map[string]any{path: value})
+}
+
+// OverrideAll applies Override for every entry of values, in sorted path
+// order so that a whole object is set before a path inside it.
+func OverrideAll(raw []byte, values map[string]any) ([]byte, error) {
+	root, err := decodeTree(raw)
+	if err != nil {
+		return nil, &Errors{List: []FieldError{{Reason: "invalid JSON: " + err.Error()}}}
+	}
+	paths := make([]string, 0, len(values))
+	for p := range values {
+		paths = append(paths, p)
+	}
+	slices.Sort(paths)
+	c := &collector{}
+	for _, p := range paths {
+		b, err := json.Marshal(values[p])
+		if err != nil {
+			c.add(p, "value cannot be written as JSON: %v", err)
+			continue
+		}
+		v, err := decodeTree(b)
+		if err != nil {
+			c.add(p, "value cannot be written as JSON: %v", err)
+			continue
+		}
+		setPath(c, root, p, v)
+	}
+	if err := c.err(); err != nil {
+		return nil, err
+	}
+	return encodeTree(root), nil
+}
+
+func parseSetValue(s string) any {
+	if v, err := decodeTree([]byte(s)); err == nil {
+		return v
+	}
+	return s
+}
+
+// setPath walks path through the tree and the format's field table together
+// and stores v at its end.
+func setPath(c *collector, root any, path string, v any) {
+	segs := strings.Split(path, ".")
+	cur, sh := root, scenarioShape
+	for i, seg := range segs {
+		here := strings.Join(segs[:i+1], ".")
+		last := i == len(segs)-1
+		switch sh.kind {
+		case kObject:
+			next, known := sh.fields[seg]
+			if !known {
+				c.add(path, "the scenario format has no %q here; expected one of %s", here, fieldList(sh))
+				return
+			}
+			m, ok := cur.(map[string]any)
+			if !ok {
+				c.add(path, "%q is %s, not an object", strings.Join(segs[:i], "."), describe(cur))
+				return
+			}
+			if last {
+				m[seg] = v
+				return
+			}
+			child, present := m[seg]
+			if !present || child == nil {
+				if next.kind != kObject {
+					c.add(path, "%q is absent; set the whole array first", here)
+					return
+				}
+				child = map[string]any{}
+				m[seg] = child
+			}
+			cur, sh = child, next
+		case kList:
+			arr, ok := cur.([]any)
+			if !ok {
+				c.add(path, "%q is %s, not an array", strings.Join(segs[:i], "."), describe(cur))
+				return
+			}
+			idx := element(arr, seg, sh.byID)
+			if idx < 0 {
+				what := "no element with id %q in %q"
+				if !sh.byID {
+					what = "no element %q in %q; changes are addressed by index"
+				}
+				c.add(path, what, seg, strings.Join(segs[:i], "."))
+				return
+			}
+			if last {
+				arr[idx] = v
+				return
+			}
+			cur, sh = arr[idx], sh.elem
+		default:
+			c.add(path, "%q is a value and has no field %q", strings.Join(segs[:i], "."), seg)
+			return
+		}
+	}
+}
+
+// element finds an array element by id, or by index for arrays without ids.
+func element(arr []any, seg string, byID bool) int {
+	if !byID {
+		i, err := strconv.Atoi(seg)
+		if err != nil || i < 0 || i >= len(arr) || fmt.Sprint(i) != seg {
+			return -1
+		}
+		return i
+	}
+	for i, e := range arr {
+		if m, ok := e.(map[string]any); ok && m["id"] == seg {
+			return i
+		}
+	}
+	return -1
+}

@@ -1,0 +1,151 @@
+package config
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ccscope/ccscope/engine/sim"
+	"github.com/ccscope/ccscope/engine/units"
+)
+
+func TestApply(t *testing.T) {
+	cases := []struct {
+		name  string
+		sets  []string
+		check func(s *Scenario) (got, want any)
+	}{
+		{"seed as a JSON number", []string{"runtime.seed=7"},
+			func(s *Scenario) (any, any) { return s.Runtime.Seed, uint64(7) }},
+		{"flow by id, value as a string", []string{"flows.f0.start=1s"},
+			func(s *Scenario) (any, any) { return s.Flows[0].Start, sim.Second }},
+		{"link by id, deep", []string{"links.bottleneck.ab.loss.p=0.03"},
+			func(s *Scenario) (any, any) { return s.Links[1].AB.Loss, Loss{Kind: Bernoulli, P: 0.03} }},
+		{"a name that is not JSON stays a string", []string{"flows.f0.cc=bbr"},
+			func(s *Scenario) (any, any) { return s.Flows[0].CC, "bbr" }},
+		{"a shared link value", []string{"links.bottleneck.rate=1Gbps"},
+			func(s *Scenario) (any, any) {
+				return []units.BitRate{s.Links[1].AB.Rate, s.Links[1].BA.Rate}, []units.BitRate{units.Gbps, units.Gbps}
+			}},
+		{"creates an absent direction and qdisc", []string{"links.bottleneck.ba.qdisc.limit=2BDP"},
+			func(s *Scenario) (any, any) {
+				return s.Links[1].BA, Direction{Rate: 100 * units.Mbps, Delay: 19 * sim.Millisecond, Qdisc: Qdisc{Limit: QueueLimit{MilliBDPs: 2000}}}
+			}},
+		{"creates an absent tcp object", []string{"flows.f0.tcp.sack=false"},
+			func(s *Scenario) (any, any) { return s.Flows[0].TCP.SACK, false }},
+		{"creates an absent trace object", []string{"trace.detail=sampled"},
+			func(s *Scenario) (any, any) {
+				return s.Trace, Trace{Detail: TraceSampled, Interval: 10 * sim.Millisecond}
+			}},
+		{"a JSON object value", []string{`links.access.ab.jitter={"kind":"gaussian","sigma":"2us"}`},
+			func(s *Scenario) (any, any) {
+				return s.Links[0].AB.Jitter, Jitter{Kind: Gaussian, Sigma: 2 * sim.Microsecond}
+			}},
+		{"changes by index", []string{"changes.0.at=6s"},
+			func(s *Scenario) (any, any) { return s.Changes[0].At, 6 * sim.Second }},
+		{"later overrides win", []string{"runtime.seed=7", "runtime.seed=8"},
+			func(s *Scenario) (any, any) { return s.Runtime.Seed, uint64(8) }},
+		{"null restores a default", []string{"flows.f0.tcp.sack=false", "flows.f0.tcp=null"},
+			func(s *Scenario) (any, any) { return s.Flows[0].TCP, DefaultTCPOptions() }},
+		{"a value containing '='", []string{"description=a=b"},
+			func(s *Scenario) (any, any) { return s.Description, "a=b" }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := Apply([]byte(baseJSON), tc.sets)
+			if err != nil {
+				t.Fatalf("Apply(%q) error: %v", tc.sets, err)
+			}
+			got, want := tc.check(mustParse(t, out))
+			if d := cmp.Diff(want, got); d != "" {
+				t.Errorf("Apply(%q) mismatch (-want +got):\n%s", tc.sets, d)
+			}
+		})
+	}
+}
+
+func TestApplyErrors(t *testing.T) {
+	cases := []struct {
+		name string
+		set  string
+		want want
+	}{
+		{"unknown top-level key", "nosuch=1", want{"nosuch", `the scenario format has no "nosuch" here`}},
+		{"unknown key deep down", "links.bottleneck.ab.bogus=1", want{"links.bottleneck.ab.bogus", `no "links.bottleneck.ab.bogus" here; expected one of delay, jitter, loss, qdisc, rate`}},
+		{"no such flow", "flows.f9.start=1s", want{"flows.f9.start", `no element with id "f9" in "flows"`}},
+		{"no such change", "changes.3.at=1s", want{"changes.3.at", `no element "3" in "changes"`}},
+		{"change by id", "changes.c0.at=1s", want{"changes.c0.at", "changes are addressed by index"}},
+		{"into a value", "links.bottleneck.rate.x=1", want{"links.bottleneck.rate.x", `"links.bottleneck.rate" is a value and has no field "x"`}},
+		{"a direction key that exists only on flows", "links.bottleneck.ab.cc=reno", want{"links.bottleneck.ab.cc", "has no"}},
+		{"no '='", "runtime.seed", want{"runtime.seed", "path=value"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Apply([]byte(baseJSON), []string{tc.set})
+			if err == nil {
+				t.Fatalf("Apply(%q) = nil error, want %s: %s", tc.set, tc.want.path, tc.want.reason)
+			}
+			list := fieldErrors(t, err)
+			if len(list) != 1 || !matches(list[0], tc.want) {
+				t.Errorf("Apply(%q) error = %v, want %s: …%s…", tc.set, err, tc.want.path, tc.want.reason)
+			}
+		})
+	}
+}
+
+func TestApplyReportsEveryError(t *testing.T) {
+	_, err := Apply([]byte(baseJSON), []string{"nosuch=1", "runtime.seed=1", "flows.f9.cc=reno"})
+	list := fieldErrors(t, err)
+	if len(list) != 2 || list[0].Path != "nosuch" || list[1].Path != "flows.f9.cc" {
+		t.Errorf("Apply errors = %v, want nosuch and flows.f9.cc", err)
+	}
+}
+
+func TestApplyOnAnAbsentArray(t *testing.T) {
+	_, err := Apply([]byte(`{"runtime":{"duration":"1s"}}`), []string{"flows.f0.cc=reno"})
+	list := fieldErrors(t, err)
+	if len(list) != 1 || !matches(list[0], want{"flows.f0.cc", `"flows" is absent`}) {
+		t.Errorf("Apply error = %v, want flows.f0.cc: \"flows\" is absent", err)
+	}
+}
+
+func TestOverride(t *testing.T) {
+	out, err := Override([]byte(baseJSON), "runtime.seed", uint64(1<<63))
+	if err != nil {
+		t.Fatalf("Override: %v", err)
+	}
+	if got := mustParse(t, out).Runtime.Seed; got != 1<<63 {
+		t.Errorf("Override(runtime.seed, 2^63) seed = %d, want %d", got, uint64(1<<63))
+	}
+	// A string is never parsed as JSON: "7" stays a string and the seed,
+	// which must be a number, is then rejected by Parse.
+	out, err = Override([]byte(baseJSON), "runtime.seed", "7")
+	if err != nil {
+		t.Fatalf("Override: %v", err)
+	}
+	if _, err := Parse(out); err == nil {
+		t.Errorf("Parse after Override(runtime.seed, \"7\") = nil error, want a type error")
+	}
+}
+
+// TestOverrideAllOrder checks that a whole object is set before a path
+// inside it, whatever the map's iteration order.
+func TestOverrideAllOrder(t *testing.T) {
+	values := map[string]any{
+		"links.bottleneck.ab.qdisc.limit": "3BDP",
+		"links.bottleneck.ab":             map[string]any{"qdisc": map[string]any{"kind": "codel"}},
+		"flows.f0.start":                  "2s",
+	}
+	out, err := OverrideAll([]byte(baseJSON), values)
+	if err != nil {
+		t.Fatalf("OverrideAll: %v", err)
+	}
+	s := mustParse(t, out)
+	wantQ := Qdisc{Kind: CoDel, Limit: QueueLimit{MilliBDPs: 3000}, Target: 5 * sim.Millisecond, Interval: 100 * sim.Millisecond}
+	if d := cmp.Diff(wantQ, s.Links[1].AB.Qdisc); d != "" {
+		t.Errorf("links[bottleneck].ab.qdisc mismatch (-want +got):\n%s", d)
+	}
+	if s.Flows[0].Start != 2*sim.Second {
+		t.Errorf("flows[f0].start = %v, want 2s", s.Flows[0].Start)
+	}
+}

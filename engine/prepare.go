@@ -1,0 +1,40 @@
+package engine
+
+import (
+	"github.com/ccscope/ccscope/engine/cc"
+	"github.com/ccscope/ccscope/engine/config"
+)
+
+// Prepared is a scenario ready to build: its canonical JSON (after
+// overrides), the config hash checkpoints carry, and the parsed Scenario.
+type Prepared struct {
+	Canonical []byte
+	Hash      string
+	Scenario  *config.Scenario
+}
+
+// Prepare applies --set style overrides to raw scenario JSON, validates it
+// against the algorithms this engine has, and computes its canonical form
+// and hash. Errors are *config.Errors naming every bad field.
+func Prepare(raw []byte, sets []string) (*Prepared, error) {
+	if len(sets) > 0 {
+		var err error
+		if raw, err = config.Apply(raw, sets); err != nil {
+			return nil, err
+		}
+	}
+	opt := config.WithCCs(cc.Names())
+	scn, err := config.Parse(raw, opt)
+	if err != nil {
+		return nil, err
+	}
+	canon, err := config.Canonical(raw, opt)
+	if err != nil {
+		return nil, err
+	}
+	hash, err := config.Hash(raw, opt)
+	if err != nil {
+		return nil, err
+	}
+	return &Prepared{Canonical: canon, Hash: hash, Scenario: scn}, nil
+}

@@ -1,0 +1,159 @@
+package sim
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+type recorder struct {
+	s   *Sim
+	got []Event
+}
+
+func (r *recorder) Handle(ev Event) { r.got = append(r.got, ev) }
+
+// Events pop in time order and, among equal times, in the order scheduled:
+// the queue must agree with a stable sort of the schedule by time.
+func TestQueueOrderMatchesStableSort(t *testing.T) {
+	s := New()
+	r := &recorder{s: s}
+	h := s.Register(r, "rec")
+	rnd := rand.New(rand.NewPCG(1, 2))
+	type item struct {
+		at  Time
+		arg uint64
+	}
+	var want []item
+	for i := 0; i < 5000; i++ {
+		it := item{Time(rnd.IntN(300)), uint64(i)}
+		want = append(want, it)
+		s.Schedule(it.at, h, 1, it.arg)
+	}
+	slices.SortStableFunc(want, func(a, b item) int { return int(a.at - b.at) })
+	s.Run()
+	if len(r.got) != len(want) {
+		t.Fatalf("dispatched %d events, want %d", len(r.got), len(want))
+	}
+	for i, ev := range r.got {
+		if ev.At != want[i].at || ev.Arg != want[i].arg {
+			t.Fatalf("event %d = (%v, %d), want (%v, %d)", i, ev.At, ev.Arg, want[i].at, want[i].arg)
+		}
+	}
+}
+
+func TestTimerRearmAndStop(t *testing.T) {
+	cases := []struct {
+		name string
+		ops  func(tm *Timer, s *Sim)
+		want []Time
+	}{
+		{"fires once at deadline", func(tm *Timer, s *Sim) { tm.Arm(100) }, []Time{100}},
+		{"re-armed later fires at the later time only", func(tm *Timer, s *Sim) { tm.Arm(100); tm.Arm(250) }, []Time{250}},
+		{"re-armed earlier fires at the earlier time only", func(tm *Timer, s *Sim) { tm.Arm(250); tm.Arm(100) }, []Time{100}},
+		{"stopped never fires", func(tm *Timer, s *Sim) { tm.Arm(100); tm.Stop() }, nil},
+		{"stop then re-arm", func(tm *Timer, s *Sim) { tm.Arm(100); tm.Stop(); tm.Arm(300) }, []Time{300}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := New()
+			r := &recorder{s: s}
+			h := s.Register(r, "rec")
+			tm := s.NewTimer(h, 7)
+			c.ops(tm, s)
+			s.Run()
+			var got []Time
+			for _, ev := range r.got {
+				got = append(got, ev.At)
+			}
+			if !slices.Equal(got, c.want) {
+				t.Errorf("fired at %v, want %v", got, c.want)
+			}
+			if s.Events() != uint64(len(c.want)) {
+				t.Errorf("Events() = %d, want %d (stale entries must not count)", s.Events(), len(c.want))
+			}
+		})
+	}
+}
+
+// A timer re-armed on every event to a later deadline keeps one queue entry,
+// however often it is re-armed (the kernel's sk_reset_timer pattern).
+func TestTimerRearmKeepsQueueSmall(t *testing.T) {
+	s := New()
+	r := &recorder{s: s}
+	h := s.Register(r, "rec")
+	tm := s.NewTimer(h, 1)
+	for i := 1; i <= 1000; i++ {
+		tm.Arm(Time(1000 + i))
+	}
+	if s.Pending() != 1 {
+		t.Errorf("Pending() = %d after 1000 later re-arms, want 1", s.Pending())
+	}
+}
+
+func TestRunUntilAndStep(t *testing.T) {
+	s := New()
+	r := &recorder{s: s}
+	h := s.Register(r, "rec")
+	for _, at := range []Time{10, 20, 20, 30} {
+		s.Schedule(at, h, 1, 0)
+	}
+	s.RunUntil(20)
+	if len(r.got) != 3 || s.Now() != 20 {
+		t.Errorf("RunUntil(20) dispatched %d events, now %v; want 3 and 20", len(r.got), s.Now())
+	}
+	s.RunUntil(25)
+	if s.Now() != 25 {
+		t.Errorf("RunUntil(25) left now at %v, want 25", s.Now())
+	}
+	if n := s.Step(5); n != 1 || s.Now() != 30 {
+		t.Errorf("Step(5) = %d at %v, want 1 at 30", n, s.Now())
+	}
+}
+
+func TestSchedulingInThePastPanics(t *testing.T) {
+	s := New()
+	r := &recorder{s: s}
+	h := s.Register(r, "rec")
+	s.RunUntil(100)
+	defer func() {
+		if recover() == nil {
+			t.Errorf("Schedule(50) at time 100 did not panic")
+		}
+	}()
+	s.Schedule(50, h, 1, 0)
+}
+
+// BenchmarkQueue measures push+pop of the typed heap at a steady size of 64
+// entries, the regime the engine keeps the queue in.
+func BenchmarkQueue(b *testing.B) {
+	var q queue
+	rnd := rand.New(rand.NewPCG(1, 1))
+	var seq uint64
+	for i := 0; i < 64; i++ {
+		seq++
+		q.push(Event{At: Time(rnd.IntN(1000)), seq: seq})
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		e := q.pop()
+		seq++
+		e.At += Time(rnd.IntN(1000))
+		e.seq = seq
+		q.push(e)
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
+}
+
+// BenchmarkDigestFold measures the digest's cost per dispatched event; the
+// engine keeps it always on, so it must stay a few percent of an event's
+// cost (compare with ns/event of BenchmarkPump1G in package engine).
+func BenchmarkDigestFold(b *testing.B) {
+	s := New()
+	ev := Event{At: 12345, Target: 3, Kind: 2, Arg: 99}
+	for b.Loop() {
+		ev.At++
+		s.fold(ev)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/event")
+}

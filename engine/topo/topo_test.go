@@ -1,0 +1,100 @@
+package topo
+
+import (
+	"testing"
+
+	"github.com/ccscope/ccscope/engine/config"
+	"github.com/ccscope/ccscope/engine/packet"
+	"github.com/ccscope/ccscope/engine/sim"
+	"github.com/ccscope/ccscope/engine/units"
+)
+
+func dir(rate units.BitRate, delay sim.Duration) config.Direction {
+	return config.Direction{Rate: rate, Delay: delay, Qdisc: config.Qdisc{Kind: config.FIFO, Limit: config.QueueLimit{Packets: 100}}}
+}
+
+func lnk(id, a, b string, delay sim.Duration) config.Link {
+	d := dir(units.Gbps, delay)
+	return config.Link{ID: id, A: a, B: b, AB: d, BA: d}
+}
+
+// Routes follow the least propagation delay; equal delays go to fewer hops,
+// then to the link listed first — never to map order.
+func TestRoutesShortestDelayDeterministicTieBreak(t *testing.T) {
+	nodes := []config.Node{{ID: "h1"}, {ID: "r1", Kind: config.Router}, {ID: "r2", Kind: config.Router}, {ID: "h2"}}
+	cases := []struct {
+		name  string
+		links []config.Link
+		want  []string // link ids from h1 to h2
+	}{
+		{"faster two-hop beats slower direct", []config.Link{
+			lnk("direct", "h1", "h2", 10*sim.Millisecond),
+			lnk("a", "h1", "r1", 2*sim.Millisecond), lnk("b", "r1", "h2", 2*sim.Millisecond),
+		}, []string{"a", "b"}},
+		{"equal delay prefers fewer hops", []config.Link{
+			lnk("a", "h1", "r1", 2*sim.Millisecond), lnk("b", "r1", "h2", 2*sim.Millisecond),
+			lnk("direct", "h1", "h2", 4*sim.Millisecond),
+		}, []string{"direct"}},
+		{"parallel links: first listed wins", []config.Link{
+			lnk("p1", "h1", "h2", 3*sim.Millisecond), lnk("p2", "h1", "h2", 3*sim.Millisecond),
+		}, []string{"p1"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			scn := &config.Scenario{Nodes: nodes, Links: c.links}
+			nw, err := Build(sim.New(), &packet.Pool{}, scn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, d := range nw.Path(0, 3) {
+				got = append(got, d.Link)
+			}
+			if len(got) != len(c.want) {
+				t.Fatalf("path = %v, want %v", got, c.want)
+			}
+			for i := range got {
+				if got[i] != c.want[i] {
+					t.Fatalf("path = %v, want %v", got, c.want)
+				}
+			}
+		})
+	}
+}
+
+// A 1 BDP limit is the direction's rate times the base RTT of the flow
+// crossing it: 100 Mbps × 2·(1 ms + 19 ms) = 500,000 bytes.
+func TestBDPLimit(t *testing.T) {
+	bn := dir(100*units.Mbps, 19*sim.Millisecond)
+	bn.Qdisc.Limit = config.QueueLimit{MilliBDPs: 1000}
+	scn := &config.Scenario{
+		Nodes: []config.Node{{ID: "h1"}, {ID: "r1", Kind: config.Router}, {ID: "h2"}},
+		Links: []config.Link{lnk("access", "h1", "r1", sim.Millisecond), {ID: "bottleneck", A: "r1", B: "h2", AB: bn, BA: bn}},
+		Flows: []config.Flow{{ID: "f0", Src: "h1", Dst: "h2"}},
+	}
+	s := sim.New()
+	pool := &packet.Pool{}
+	nw, err := Build(s, pool, scn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := nw.BaseRTT(0, 2); got != 40*sim.Millisecond {
+		t.Errorf("BaseRTT = %v, want 40ms", got)
+	}
+	d, _ := nw.Dir("bottleneck", "ab")
+	// Fill the queue with 1500-byte packets: it must take exactly
+	// floor(500000/1500) = 333 of them.
+	accepted := 0
+	for i := 0; i < 1000; i++ {
+		id := pool.Alloc()
+		pool.Get(id).Size = 1500
+		if d.Qdisc().Enqueue(id, 0) {
+			accepted++
+		} else {
+			pool.Free(id)
+		}
+	}
+	if accepted != 333 {
+		t.Errorf("1BDP fifo accepted %d packets of 1500 B, want 333", accepted)
+	}
+}

@@ -1,0 +1,231 @@
+package trace
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/ipc"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/apache/arrow/go/v17/parquet"
+	"github.com/apache/arrow/go/v17/parquet/compress"
+	"github.com/apache/arrow/go/v17/parquet/pqarrow"
+)
+
+// FileSink is a Sink that writes every table to its own file, because an
+// Arrow or Parquet file holds one schema. Given "out/run.parquet" it writes
+//
+//	out/run.queue.parquet out/run.delivery.parquet out/run.flows.parquet
+//	out/run.signals.parquet out/run.events.parquet
+//
+// and likewise for ".arrow" (Arrow IPC files, which are Feather v2:
+// pyarrow.ipc.open_file, pandas.read_feather, polars.read_ipc). Sibling files
+// rather than a directory: each is an ordinary file any reader opens by
+// name, where a directory named like a file would look to pandas and polars
+// like one dataset with one schema. All five files are created up front and
+// always exist after Close, a table that got no rows holding just its
+// schema, so notebooks need not test for them. Each flush becomes one Arrow
+// record batch or one Parquet row group written at once, so memory stays
+// bounded by one flush.
+type FileSink struct {
+	paths   [len(Tables)]string
+	writers [len(Tables)]tableWriter
+	mem     memory.Allocator
+	err     error // sticky first error
+	closed  bool
+}
+
+// tableWriter appends record batches to one table's file.
+type tableWriter interface {
+	write(rec arrow.Record) error
+	close() error
+}
+
+// FileOption configures a FileSink.
+type FileOption func(*FileSink)
+
+// WithAllocator sets the allocator for record batches and writer buffers
+// (default memory.DefaultAllocator).
+func WithAllocator(mem memory.Allocator) FileOption {
+	return func(s *FileSink) { s.mem = mem }
+}
+
+// TablePath is the file a FileSink given path writes table to: the table
+// name inserted before the extension.
+func TablePath(path, table string) string {
+	ext := filepath.Ext(path)
+	return strings.TrimSuffix(path, ext) + "." + table + ext
+}
+
+// NewFileSink creates the five table files for path, whose extension
+// chooses the format: ".arrow" (Arrow IPC file) or ".parquet" (Parquet,
+// Snappy-compressed).
+func NewFileSink(path string, opts ...FileOption) (*FileSink, error) {
+	s := &FileSink{mem: memory.DefaultAllocator}
+	for _, o := range opts {
+		o(s)
+	}
+	var open func(f *os.File, schema *arrow.Schema) (tableWriter, error)
+	switch ext := filepath.Ext(path); ext {
+	case ".arrow":
+		open = s.openIPC
+	case ".parquet":
+		open = s.openParquet
+	default:
+		return nil, fmt.Errorf("trace: file sink %q: extension %q is neither .arrow nor .parquet", path, ext)
+	}
+	for i, table := range Tables {
+		s.paths[i] = TablePath(path, table)
+		f, err := os.Create(s.paths[i])
+		if err == nil {
+			s.writers[i], err = open(f, Schema(table))
+			if err != nil {
+				f.Close()
+			}
+		}
+		if err != nil {
+			s.closed = true
+			return nil, errors.Join(fmt.Errorf("trace: file sink: %w", err), s.closeWriters())
+		}
+	}
+	return s, nil
+}
+
+// Paths are the files the sink writes, in the order of Tables.
+func (s *FileSink) Paths() []string { return s.paths[:] }
+
+// Flush appends the recorder's table to its file. After the first error it
+// writes nothing more and returns that error.
+func (s *FileSink) Flush(r *Recorder, table string) error {
+	if s.err != nil {
+		return s.err
+	}
+	if s.closed {
+		return fmt.Errorf("trace: file sink: flush of %s after Close", table)
+	}
+	i := tableIndex(table)
+	if i < 0 {
+		return s.fail(fmt.Errorf("trace: file sink: no table %q", table))
+	}
+	rec, err := r.Batch(table, s.mem)
+	if err != nil {
+		return s.fail(fmt.Errorf("trace: file sink: %w", err))
+	}
+	defer rec.Release()
+	if rec.NumRows() == 0 {
+		return nil
+	}
+	if err := s.writers[i].write(rec); err != nil {
+		return s.fail(fmt.Errorf("trace: file sink: %s: %w", s.paths[i], err))
+	}
+	return nil
+}
+
+// Close finalises every file (footers, buffers) and returns the sink's first
+// error, from a flush or from closing. Calling it again returns that error.
+func (s *FileSink) Close() error {
+	if !s.closed {
+		s.closed = true
+		if err := s.closeWriters(); err != nil && s.err == nil {
+			s.err = fmt.Errorf("trace: file sink: %w", err)
+		}
+	}
+	return s.err
+}
+
+// closeWriters closes every open writer, even after one fails, and returns
+// the first error.
+func (s *FileSink) closeWriters() error {
+	var first error
+	for i, w := range s.writers {
+		if w == nil {
+			continue
+		}
+		if err := w.close(); err != nil && first == nil {
+			first = fmt.Errorf("%s: %w", s.paths[i], err)
+		}
+		s.writers[i] = nil
+	}
+	return first
+}
+
+func (s *FileSink) fail(err error) error {
+	if s.err == nil {
+		s.err = err
+	}
+	return s.err
+}
+
+func tableIndex(table string) int {
+	for i, t := range Tables {
+		if t == table {
+			return i
+		}
+	}
+	return -1
+}
+
+// ipcFile writes an Arrow IPC file. The IPC writer issues one large write
+// per buffer, so the file is not buffered further.
+type ipcFile struct {
+	f *os.File
+	w *ipc.FileWriter
+}
+
+func (s *FileSink) openIPC(f *os.File, schema *arrow.Schema) (tableWriter, error) {
+	w, err := ipc.NewFileWriter(f, ipc.WithSchema(schema), ipc.WithAllocator(s.mem))
+	if err != nil {
+		return nil, err
+	}
+	return &ipcFile{f: f, w: w}, nil
+}
+
+func (p *ipcFile) write(rec arrow.Record) error { return p.w.Write(rec) }
+
+func (p *ipcFile) close() error {
+	return errors.Join(p.w.Close(), p.f.Close())
+}
+
+// parquetFile writes a Parquet file, one row group per record batch. The
+// buffer also catches footer write errors, which pqarrow's Close in arrow
+// v17 drops (file.Writer.Close overwrites FlushWithFooter's error): they
+// resurface on the buffer's Flush.
+type parquetFile struct {
+	f  *os.File
+	bw *bufio.Writer
+	w  *pqarrow.FileWriter
+}
+
+func (s *FileSink) openParquet(f *os.File, schema *arrow.Schema) (tableWriter, error) {
+	bw := bufio.NewWriterSize(f, 1<<20)
+	// Dictionary encoding only for the string columns: it suits their few
+	// distinct names, while on numbers (unique times, counters) the Go
+	// encoder spends most of the write hashing and boxing values for
+	// dictionaries it then abandons.
+	pp := []parquet.WriterProperty{parquet.WithAllocator(s.mem), parquet.WithCompression(compress.Codecs.Snappy),
+		parquet.WithDictionaryDefault(false)}
+	for _, fd := range schema.Fields() {
+		if fd.Type.ID() == arrow.STRING {
+			pp = append(pp, parquet.WithDictionaryFor(fd.Name, true))
+		}
+	}
+	props := parquet.NewWriterProperties(pp...)
+	// Storing the Arrow schema lets readers restore it exactly, metadata
+	// included.
+	aprops := pqarrow.NewArrowWriterProperties(pqarrow.WithAllocator(s.mem), pqarrow.WithStoreSchema())
+	w, err := pqarrow.NewFileWriter(schema, bw, props, aprops)
+	if err != nil {
+		return nil, err
+	}
+	return &parquetFile{f: f, bw: bw, w: w}, nil
+}
+
+func (p *parquetFile) write(rec arrow.Record) error { return p.w.Write(rec) }
+
+func (p *parquetFile) close() error {
+	return errors.Join(p.w.Close(), p.bw.Flush(), p.f.Close())
+}

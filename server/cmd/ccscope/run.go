@@ -1,0 +1,214 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/ccscope/ccscope/engine"
+	"github.com/ccscope/ccscope/engine/config"
+	"github.com/ccscope/ccscope/engine/sim"
+	"github.com/ccscope/ccscope/engine/trace"
+)
+
+type setFlags []string
+
+func (s *setFlags) String() string     { return strings.Join(*s, " ") }
+func (s *setFlags) Set(v string) error { *s = append(*s, v); return nil }
+
+// splitArgs moves the first positional argument out of args so flags may
+// come before or after it.
+func splitArgs(args []string) (pos string, flags []string) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if pos == "" && !strings.HasPrefix(a, "-") {
+			pos = a
+			continue
+		}
+		flags = append(flags, a)
+	}
+	return pos, flags
+}
+
+func runMain(args []string) int {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	seed := fs.String("seed", "", "master random seed `N` (overrides runtime.seed)")
+	dur := fs.String("duration", "", "simulated duration `D`, e.g. 20s (overrides runtime.duration)")
+	var sets setFlags
+	fs.Var(&sets, "set", "override a scenario field: `path=value` (repeatable), e.g. links.bottleneck.ab.rate=50Mbps")
+	tracePath := fs.String("trace", "", "write the trace to `FILE` (.arrow: Arrow IPC, .parquet: Parquet)")
+	asJSON := fs.Bool("json", false, "print the summary as one JSON object")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "Usage: ccscope run SCENARIO|FILE.json [options]")
+		fs.PrintDefaults()
+	}
+	pos, rest := splitArgs(args)
+	if err := fs.Parse(rest); err != nil {
+		return 2
+	}
+	if pos == "" || fs.NArg() > 0 {
+		fs.Usage()
+		return 2
+	}
+	raw, err := loadScenario(pos)
+	if err != nil {
+		return fail(err)
+	}
+	if *seed != "" {
+		sets = append(sets, "runtime.seed="+*seed)
+	}
+	if *dur != "" {
+		sets = append(sets, "runtime.duration="+*dur)
+	}
+	prep, err := engine.Prepare(raw, sets)
+	if err != nil {
+		return fail(err)
+	}
+	sink, err := openTrace(*tracePath, prep.Scenario)
+	if err != nil {
+		return fail(err)
+	}
+	var ts trace.Sink
+	if sink != nil {
+		ts = sink
+	}
+	r, err := engine.New(prep.Scenario, ts)
+	if err != nil {
+		return fail(err)
+	}
+	start := time.Now()
+	runWithProgress(r, start)
+	if err := closeTrace(sink, r); err != nil {
+		return fail(err)
+	}
+	sum := r.Summary(prep.Hash)
+	sum.WallS = time.Since(start).Seconds()
+	if *asJSON {
+		enc := json.NewEncoder(os.Stdout)
+		if err := enc.Encode(sum); err != nil {
+			return fail(err)
+		}
+		return 0
+	}
+	printSummary(os.Stdout, sum)
+	return 0
+}
+
+// loadScenario reads a built-in by name or a JSON file by path.
+func loadScenario(arg string) ([]byte, error) {
+	if strings.HasSuffix(arg, ".json") || strings.ContainsAny(arg, `/\`) {
+		raw, err := os.ReadFile(arg)
+		if err != nil {
+			return nil, fmt.Errorf("reading scenario: %w", err)
+		}
+		return raw, nil
+	}
+	return config.Builtin(arg)
+}
+
+// fail prints err for a user — every field error on its own line — and
+// returns the exit status.
+func fail(err error) int {
+	var ce *config.Errors
+	if errors.As(err, &ce) {
+		fmt.Fprintln(os.Stderr, "ccscope: invalid scenario:")
+		for _, fe := range ce.List {
+			fmt.Fprintf(os.Stderr, "  %s\n", fe.Error())
+		}
+		return 1
+	}
+	fmt.Fprintln(os.Stderr, "ccscope:", err)
+	return 1
+}
+
+// runWithProgress runs r to its end in slices of simulated time, drawing a
+// progress bar on stderr once the run has taken a second, if stderr is a
+// terminal.
+func runWithProgress(r *engine.Run, start time.Time) {
+	tty := isTerminal(os.Stderr)
+	const slices = 200
+	h := r.Horizon()
+	drawn := false
+	for i := 1; i <= slices; i++ {
+		r.RunUntil(sim.Time(int64(h) / slices * int64(i)))
+		if tty && time.Since(start) > time.Second {
+			drawProgress(os.Stderr, float64(i)/slices, r.Now(), time.Since(start))
+			drawn = true
+		}
+	}
+	r.RunToEnd()
+	if drawn {
+		fmt.Fprintln(os.Stderr)
+	}
+}
+
+func drawProgress(w io.Writer, frac float64, now sim.Time, wall time.Duration) {
+	const width = 40
+	n := int(frac * width)
+	fmt.Fprintf(w, "\r[%s%s] %3.0f%%  sim %v  wall %.1fs", strings.Repeat("#", n), strings.Repeat(" ", width-n), frac*100, sim.Duration(now), wall.Seconds())
+}
+
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+func printSummary(w io.Writer, s engine.Summary) {
+	fmt.Fprintf(w, "scenario %s  seed %d  sim %v  events %d  digest %s  wall %.2fs\n\n",
+		s.Scenario, s.Seed, sim.Duration(s.SimTimePs), s.Events, s.Digest, s.WallS)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "flow\tcc\tsent\tdelivered\tgoodput\tretrans\tt_10MB\tt_100MB\trtt_p50\trtt_p99\t")
+	for _, f := range s.Flows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", f.ID, f.CC, bytesStr(f.BytesSent), bytesStr(f.BytesDelivered),
+			rateStr(f.GoodputBps), intStr(f.Retransmits), durStr(f.T10MBPs), durStr(f.T100MBPs), durStr(f.RTTP50Ps), durStr(f.RTTP99Ps))
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "queue\tenqueued\tdrops\tmarks\twire_losses\tmax_backlog\tsojourn_p50\tsojourn_p99\t")
+	for _, q := range s.Queues {
+		fmt.Fprintf(tw, "%s/%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t\n", q.Link, q.Dir, q.Enqueued, q.Drops, q.Marks, q.WireLosses,
+			bytesStr(q.MaxBacklogBytes), durStr(q.SojournP50Ps), durStr(q.SojournP99Ps))
+	}
+	tw.Flush()
+}
+
+func bytesStr(n int64) string {
+	switch {
+	case n >= 1e9:
+		return fmt.Sprintf("%.2fGB", float64(n)/1e9)
+	case n >= 1e6:
+		return fmt.Sprintf("%.2fMB", float64(n)/1e6)
+	case n >= 1e3:
+		return fmt.Sprintf("%.1fKB", float64(n)/1e3)
+	}
+	return fmt.Sprintf("%dB", n)
+}
+
+func rateStr(v *int64) string {
+	if v == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.2fMbps", float64(*v)/1e6)
+}
+
+func intStr(v *int64) string {
+	if v == nil {
+		return "-"
+	}
+	return fmt.Sprint(*v)
+}
+
+func durStr(v *int64) string {
+	if v == nil {
+		return "-"
+	}
+	d := float64(*v) / float64(sim.Millisecond)
+	return fmt.Sprintf("%.3fms", d)
+}

@@ -1,0 +1,40 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"text/tabwriter"
+
+	"github.com/ccscope/ccscope/engine"
+	"github.com/ccscope/ccscope/engine/config"
+)
+
+func scenariosMain(args []string) int {
+	fs := flag.NewFlagSet("scenarios", flag.ContinueOnError)
+	show := fs.String("show", "", "print the JSON of built-in scenario `NAME`, to copy and edit")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *show != "" {
+		raw, err := config.Builtin(*show)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "ccscope:", err)
+			return 1
+		}
+		os.Stdout.Write(raw)
+		return 0
+	}
+	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "NAME\tDESCRIPTION")
+	for _, b := range config.Builtins() {
+		fmt.Fprintf(w, "%s\t%s\n", b.Name, b.Description)
+	}
+	w.Flush()
+	return 0
+}
+
+func versionMain(args []string) int {
+	fmt.Printf("ccscope %s\n", engine.Version)
+	return 0
+}

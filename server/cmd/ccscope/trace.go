@@ -1,0 +1,47 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/ccscope/ccscope/engine"
+	"github.com/ccscope/ccscope/engine/config"
+	"github.com/ccscope/ccscope/engine/trace"
+)
+
+// openTrace returns the file sink for --trace (nil when not asked for). A
+// trace file of a summary-only run would be empty, so asking for one raises
+// the detail to every change, and says so.
+func openTrace(path string, scn *config.Scenario) (*trace.FileSink, error) {
+	if path == "" {
+		return nil, nil
+	}
+	if !strings.HasSuffix(path, ".arrow") && !strings.HasSuffix(path, ".parquet") {
+		return nil, fmt.Errorf("--trace %q: the file name must end in .arrow (Arrow IPC) or .parquet", path)
+	}
+	if scn.Trace.Detail == config.TraceSummary {
+		scn.Trace.Detail = config.TraceChange
+		fmt.Fprintln(os.Stderr, "ccscope: the scenario's trace.detail is \"summary\"; --trace records every change (set trace.detail to \"sampled\" for less)")
+	}
+	s, err := trace.NewFileSink(path)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// closeTrace finishes the files and lists them on stderr.
+func closeTrace(s *trace.FileSink, r *engine.Run) error {
+	if s == nil {
+		return r.Trace.Err()
+	}
+	if err := s.Close(); err != nil {
+		return err
+	}
+	if err := r.Trace.Err(); err != nil {
+		return err
+	}
+	fmt.Fprintln(os.Stderr, "ccscope: trace written to", strings.Join(s.Paths(), " "))
+	return nil
+}
