@@ -11,13 +11,8 @@ import (
 	"github.com/ccscope/ccscope/engine/units"
 )
 
-// linuxOpts are the TCP options of a default Linux host, as the config
-// package fills them in.
-func linuxOpts() config.TCPOptions {
-	return config.TCPOptions{SACK: true, RACK: true, TLP: true, PRR: true, FRTO: true, Pacing: true,
-		TSO: true, GRO: true, DelayedAck: true, MSS: 1448, InitCwnd: 10, SndBuf: 4 * units.MB,
-		RcvBufInit: 128 * units.KiB, RcvBufMax: 6 * units.MiB}
-}
+// linuxOpts are the TCP options of a default Linux host.
+func linuxOpts() config.TCPOptions { return config.DefaultTCPOptions() }
 
 // tcpScenario is h1 —access— r1 —bottleneck— h2 with one TCP flow f0.
 func tcpScenario(ccName string, access, bn config.Direction, size units.Bytes, dur sim.Duration, opts config.TCPOptions) *config.Scenario {
