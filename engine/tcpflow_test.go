@@ -199,3 +199,36 @@ func TestTCPDeterministicAndTraced(t *testing.T) {
 		}
 	}
 }
+
+// Classic ECN end to end: CoDel marks ECT packets instead of dropping them
+// (RFC 8289 with ECN), the receiver echoes ECE, the sender reduces in CWR
+// once per window and sends CWR. Slow start overshoots the 1000-packet
+// buffer before CoDel's first 100 ms interval ends, so the start has drops;
+// after it a Reno flow loses and retransmits nothing while the queue stays
+// near CoDel's 5 ms target.
+func TestTCPClassicECNThroughCoDel(t *testing.T) {
+	access := config.Direction{Rate: 10 * units.Gbps, Delay: sim.Millisecond, Qdisc: fifo(1000)}
+	bn := config.Direction{Rate: 100 * units.Mbps, Delay: 19 * sim.Millisecond,
+		Qdisc: config.Qdisc{Kind: config.CoDel, Limit: config.QueueLimit{Packets: 1000},
+			Target: 5 * sim.Millisecond, Interval: 100 * sim.Millisecond, ECN: true}}
+	opts := linuxOpts()
+	opts.ECN = true
+	r, err := New(tcpScenario("reno", access, bn, 0, 20*sim.Second, opts), nil)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	r.RunUntil(sim.Time(5 * sim.Second))
+	d, _ := r.Net.Dir("bottleneck", "ab")
+	snd := r.Flows[0].(*tcpFlow).snd
+	drops0, marks0, retx0, cwr0 := d.Stats.Drops, d.Stats.Marks, snd.Stats.Retransmits, snd.Stats.Recoveries
+	r.RunToEnd()
+	f := r.Summary("").Flows[0]
+	drops, marks, retx := d.Stats.Drops-drops0, d.Stats.Marks-marks0, snd.Stats.Retransmits-retx0
+	if marks == 0 || drops != 0 || retx != 0 || snd.Stats.Recoveries != cwr0 {
+		t.Errorf("after 5 s: marks, drops, retransmits, recoveries = %d, %d, %d, %d; want > 0, 0, 0, 0",
+			marks, drops, retx, snd.Stats.Recoveries-cwr0)
+	}
+	if p50 := sim.Duration(*f.RTTP50Ps); p50 > 40*sim.Millisecond+15*sim.Millisecond {
+		t.Errorf("rtt p50 = %v, want within 15 ms of the 40 ms base (CoDel's 5 ms target)", p50)
+	}
+}
