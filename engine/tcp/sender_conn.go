@@ -95,7 +95,7 @@ func (d *DataSender) connect() {
 	d.synSentAt = d.st.Now
 	d.sendSYN()
 	d.rto = timeoutInit
-	d.resetXmitTimer(timeRetrans, d.rto, rtoMax)
+	d.armXmitTimer(timeRetrans, d.rto, rtoMax)
 }
 
 func (d *DataSender) sendSYN() {
@@ -127,7 +127,7 @@ func (d *DataSender) synTimer() {
 	d.totalRetrans++
 	d.sendSYN()
 	d.rto = min(d.rto<<1, rtoMax)
-	d.resetXmitTimer(timeRetrans, d.rto, rtoMax)
+	d.armXmitTimer(timeRetrans, d.rto, rtoMax)
 }
 
 // synAck completes the handshake (tcp_rcv_synsent_state_process and
