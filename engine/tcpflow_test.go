@@ -232,3 +232,36 @@ func TestTCPClassicECNThroughCoDel(t *testing.T) {
 		t.Errorf("rtt p50 = %v, want within 15 ms of the 40 ms base (CoDel's 5 ms target)", p50)
 	}
 }
+
+// The cong_control path: BBR sets cwnd and the pacing rate itself from the
+// sender's rate samples. On a 100 Mbps, 40 ms path with a 1-BDP FIFO it fills
+// the pipe (≥ 90% of the 96.5 Mbps payload rate over 30 s, PROBE_RTT and
+// startup included) while keeping the median RTT within 10% of the base
+// RTT — unlike loss-based CUBIC, which fills the buffer (median RTT well
+// above the base).
+func TestTCPCongControlPath(t *testing.T) {
+	payload := 100e6 * 1448 / 1500.0
+	for _, tc := range []struct {
+		cc        string
+		maxP50    sim.Duration
+		minP50    sim.Duration
+		minFilled float64
+	}{
+		{"bbr", 44 * sim.Millisecond, 40 * sim.Millisecond, 0.9},
+		{"bbr3", 44 * sim.Millisecond, 40 * sim.Millisecond, 0.9},
+		{"cubic", 80 * sim.Millisecond, 50 * sim.Millisecond, 0.95},
+	} {
+		t.Run(tc.cc, func(t *testing.T) {
+			access := config.Direction{Rate: 10 * units.Gbps, Delay: sim.Millisecond, Qdisc: fifo(10000)}
+			bn := config.Direction{Rate: 100 * units.Mbps, Delay: 19 * sim.Millisecond, Qdisc: bdpFIFO()}
+			r := run(t, tcpScenario(tc.cc, access, bn, 0, 30*sim.Second, linuxOpts()))
+			f := r.Summary("").Flows[0]
+			if got := float64(*f.GoodputBps); got < tc.minFilled*payload {
+				t.Errorf("goodput = %.4g bps, want ≥ %.0f%% of %.4g", got, 100*tc.minFilled, payload)
+			}
+			if p50 := sim.Duration(*f.RTTP50Ps); p50 < tc.minP50 || p50 > tc.maxP50 {
+				t.Errorf("rtt p50 = %v, want in [%v, %v]", p50, tc.minP50, tc.maxP50)
+			}
+		})
+	}
+}

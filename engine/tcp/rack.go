@@ -96,6 +96,12 @@ func (d *DataSender) markLost(n uint64) {
 	if d.sb.markLost(n) {
 		d.lost++
 		d.noteRetransCandidate(n)
+		if d.hooks.MarkedLost != nil { // tcp_notify_skb_loss_event (BBRv3)
+			s := d.sb.seg(n)
+			d.fillState()
+			d.hooks.MarkedLost.SkbMarkedLost(&d.st, cc.LostPacket{PCount: 1, TxInFlight: s.txInFlight,
+				TxLost: s.txLost, TxAppLimited: s.appLimited})
+		}
 		if d.rec.On() {
 			d.event(trace.EvLoss, d.sb.start(n), uint32(d.sb.seg(n).end-d.sb.start(n)))
 		}

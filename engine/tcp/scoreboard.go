@@ -24,6 +24,8 @@ type txSeg struct {
 	deliveredCE uint32
 	rateValid   bool // delivered_mstamp != 0 in the kernel
 	appLimited  bool
+	txInFlight  uint32 // tx.in_flight (BBRv3): in flight just after it was sent, itself included
+	txLost      uint32 // tx.lost (BBRv3): tp->lost when it was sent
 
 	flags  uint8
 	listed bool  // on the time-sorted list

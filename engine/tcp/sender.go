@@ -29,11 +29,6 @@ const (
 	unpacedSegs      = 10         // sch_fq / EDT: the first 10 segments go unpaced
 )
 
-// Seeder is implemented by algorithms that draw random numbers (BBR's
-// probing phases); the sender seeds them with the flow's own stream before
-// Init.
-type Seeder interface{ Seed(r *rand.Rand) }
-
 // SenderConfig configures the sending end of a flow.
 type SenderConfig struct {
 	Flow int32 // flow index (packet.Packet.Flow)
@@ -327,6 +322,8 @@ func (d *DataSender) fillState() {
 	st.ECNOk = d.ecnOK
 	st.Paced = d.cfg.Opts.Pacing
 	st.LastSend = d.lsndTime
+	st.DeliveredTime = d.rate.deliveredAt
+	st.NextDepartureTime = d.wstamp
 	st.SndUna, st.SndNxt = d.sndUna, d.sndNxt
 }
 

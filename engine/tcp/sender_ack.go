@@ -141,6 +141,9 @@ func (d *DataSender) ack(p *packet.Packet) {
 	flag |= d.cleanRtxQueue(priorFack, priorSndUna, ss, flag&flagECE != 0)
 	d.rackUpdateReoWnd(&ss.rate)
 	d.inAckEvent(flag)
+	// BBRv3's is_acking_tlp_retrans_seq: this ACK covers a TLP
+	// retransmission's sequence.
+	ss.rate.IsAckingTLPRetransSeq = d.tlpHighSeq != 0 && d.tlpRetrans && ackSeq >= d.tlpHighSeq
 	if d.tlpHighSeq != 0 {
 		d.processTLPAck(ackSeq, flag)
 	}
@@ -157,7 +160,8 @@ func (d *DataSender) ack(p *packet.Packet) {
 	newly := d.rate.delivered - delivered
 	newlyLost := d.lost - lost
 	ss.rate.IsAckDelayed = flag&flagAckMaybeDelayed != 0
-	d.rate.gen(d.st.Now, newly, newlyLost, ss.hasPrior, d.rtt.minRTTUs(), &ss.rate)
+	ss.rate.IsECE = flag&flagECE != 0
+	d.rate.gen(d.st.Now, newly, newlyLost, d.lost, ss.hasPrior, d.rtt.minRTTUs(), &ss.rate)
 	if ss.rate.Interval > 0 && ss.rate.Delivered > 0 && !ss.rate.IsAppLimited {
 		d.Stats.DeliveryRate = units.RateOf(units.Bytes(uint64(ss.rate.Delivered)*d.mss), ss.rate.Interval)
 	}
@@ -388,6 +392,8 @@ func (d *DataSender) congControl(ackSeq uint64, ackedSacked uint32, flag int, rs
 	if d.hooks.CongControl != nil {
 		d.fillState()
 		d.hooks.CongControl.CongControl(&d.st, rs)
+		// BBR marks PROBE_RTT app-limited by writing app_limited.
+		d.rate.appLimited = d.st.AppLimited
 		return
 	}
 	if d.inCwndReduction() {

@@ -178,8 +178,8 @@ func (d *DataSender) synAck(p *packet.Packet) {
 	d.st.SSThreshPkts = infiniteSSThresh
 	d.st.CA = cc.CAOpen
 	d.cwndStamp = d.st.Now
-	if sd, ok := d.cfg.CC.(Seeder); ok && d.cfg.RNG != nil {
-		sd.Seed(d.cfg.RNG)
+	if d.hooks.Seed != nil && d.cfg.RNG != nil {
+		d.hooks.Seed.Seed(d.cfg.RNG)
 	}
 	if d.hooks.Init != nil {
 		d.fillState()

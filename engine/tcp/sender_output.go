@@ -46,6 +46,10 @@ func (d *DataSender) tsoSegs() uint32 {
 	if !d.cfg.Opts.TSO {
 		return 1
 	}
+	if d.hooks.TSOSegs != nil { // the google/bbr v3 branch's tso_segs hook
+		d.fillState()
+		return min(d.hooks.TSOSegs.TSOSegs(&d.st, units.Bytes(d.mss)), d.st.GSOMaxSegs)
+	}
 	minSegs := uint32(minTSOSegs)
 	if d.hooks.MinTSOSegs != nil {
 		minSegs = d.hooks.MinTSOSegs.MinTSOSegs(&d.st)
@@ -146,7 +150,7 @@ func (d *DataSender) sendChunk(quota uint32) uint32 {
 		}
 		packetsOut := d.sb.packetsOut()
 		seg := d.sb.push(end, d.st.Now)
-		d.rate.skbSent(d.sb.seg(seg), packetsOut)
+		d.rate.skbSent(d.sb.seg(seg), packetsOut, d.sb.inFlight(), d.lost)
 		bytes += units.Bytes(end-d.sndNxt) + HeaderBytes
 		d.emit(d.sndNxt, end, false)
 		d.sndNxt = end
@@ -233,7 +237,7 @@ func (d *DataSender) resendSeg(n uint64) {
 	d.wstamp = max(d.wstamp, d.st.Now)
 	d.sb.resent(n, d.st.Now)
 	// Every transmission takes a fresh rate snapshot (tcp_rate_skb_sent).
-	d.rate.skbSent(s, d.sb.packetsOut())
+	d.rate.skbSent(s, d.sb.packetsOut(), d.sb.inFlight()+1, d.lost)
 	d.emit(start, s.end, true)
 	d.totalRetrans++
 	d.Stats.Retransmits++
