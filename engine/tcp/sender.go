@@ -50,7 +50,7 @@ type SenderConfig struct {
 type SenderStats struct {
 	BytesSent    units.Bytes // payload bytes handed to the network, retransmissions included
 	SegsSent     uint64      // data segments sent, retransmissions included
-	Retransmits  uint64      // data segments retransmitted (tp->total_retrans)
+	Retransmits  uint64      // data segments retransmitted, loss probes included
 	BytesAcked   units.Bytes // payload bytes cumulatively acknowledged
 	FirstSend    sim.Time    // first data segment sent
 	Started      bool        // FirstSend is valid
@@ -61,6 +61,8 @@ type SenderStats struct {
 	Recoveries   uint64      // fast recovery episodes
 	Undos        uint64      // reductions undone
 	RTT          trace.Hist  // every RTT sample, ps
+	// DeliveryRate is the latest delivery-rate sample (tcp_rate_gen) that
+	// was not app-limited, in payload bits per second.
 	DeliveryRate units.BitRate
 }
 
@@ -183,8 +185,8 @@ type DataSender struct {
 }
 
 // NewSender registers a sender with s; it connects at c.Start. out puts
-// packets on the network at the sending node; sink receives the CC's
-// signal changes (nil: none recorded).
+// packets on the network at the sending node; rec records the sender's
+// state, its events and the CC's signals (at summary detail: nothing).
 func NewSender(s *sim.Sim, pool *packet.Pool, out Sender, rec *trace.Recorder, c SenderConfig) *DataSender {
 	d := &DataSender{cfg: c, s: s, pool: pool, out: out, rec: rec, mss: uint64(c.Opts.MSS),
 		reordering: reorderingInit, rto: timeoutInit, appOn: true}
