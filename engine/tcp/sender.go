@@ -48,19 +48,19 @@ type SenderConfig struct {
 
 // SenderStats are a sender's counters for the summary.
 type SenderStats struct {
-	BytesSent    units.Bytes // payload bytes handed to the network, retransmissions included
-	SegsSent     uint64      // data segments sent, retransmissions included
-	Retransmits  uint64      // data segments retransmitted, loss probes included
-	BytesAcked   units.Bytes // payload bytes cumulatively acknowledged
-	FirstSend    sim.Time    // first data segment sent
-	Started      bool        // FirstSend is valid
-	Done         sim.Time    // Size fully acknowledged; 0 if not (yet)
-	SYNRetrans   uint32      // SYN retransmissions
-	RTOs         uint64      // retransmission timeouts
-	TLPs         uint64      // loss probes sent
-	Recoveries   uint64      // fast recovery episodes
-	Undos        uint64      // reductions undone
-	RTT          trace.Hist  // every RTT sample, ps
+	BytesSent   units.Bytes // payload bytes handed to the network, retransmissions included
+	SegsSent    uint64      // data segments sent, retransmissions included
+	Retransmits uint64      // data segments retransmitted, loss probes included
+	BytesAcked  units.Bytes // payload bytes cumulatively acknowledged
+	FirstSend   sim.Time    // first data segment sent
+	Started     bool        // FirstSend is valid
+	Done        sim.Time    // Size fully acknowledged; 0 if not (yet)
+	SYNRetrans  uint32      // SYN retransmissions
+	RTOs        uint64      // retransmission timeouts
+	TLPs        uint64      // loss probes sent
+	Recoveries  uint64      // fast recovery episodes
+	Undos       uint64      // reductions undone
+	RTT         trace.Hist  // every RTT sample, ps
 	// DeliveryRate is the latest delivery-rate sample (tcp_rate_gen) that
 	// was not app-limited, in payload bits per second.
 	DeliveryRate units.BitRate
