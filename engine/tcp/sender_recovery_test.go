@@ -49,6 +49,7 @@ func TestPRRSendsInProportionToDelivered(t *testing.T) {
 		t.Errorf("ssthresh = %d, want prior_cwnd/2 = %d (Reno)", ss, prior/2)
 	}
 	want := (uint64(d.prrDelivered)*ss + prior - 1) / prior
+	t.Logf("prior_cwnd %d, ssthresh %d, prr_delivered %d, prr_out %d", prior, ss, d.prrDelivered, d.prrOut)
 	if got := uint64(d.prrOut); got+1 < want || got > want+1 {
 		t.Errorf("prr_out = %d after prr_delivered = %d, want ⌈%d·%d/%d⌉ = %d ± 1", got, d.prrDelivered, d.prrDelivered, ss, prior, want)
 	}

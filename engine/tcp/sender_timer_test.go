@@ -121,6 +121,7 @@ func TestDeliveryRateEqualsBottleneck(t *testing.T) {
 	c.runUntil(sim.Time(5 * sim.Second))
 	want := 100e6 * 1448.0 / 1500
 	got := float64(c.snd.Stats.DeliveryRate)
+	t.Logf("delivery rate %.5g bps", got)
 	if got < want*0.98 || got > want*1.02 {
 		t.Errorf("delivery rate = %.0f bps, want %.0f ± 2%%", got, want)
 	}
