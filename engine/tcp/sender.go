@@ -5,6 +5,7 @@
 package tcp
 
 import (
+	"math"
 	"math/rand/v2"
 
 	"github.com/ccscope/ccscope/engine/cc"
@@ -258,7 +259,9 @@ func (d *DataSender) CCFinal() map[string]float64 {
 	}
 	m := make(map[string]float64, len(defs))
 	for i, def := range defs {
-		if v := d.signals.Value(cc.SignalID(i)); v == v { // skip never-set (NaN)
+		// Never-set signals (NaN) and unbounded ones (±Inf, e.g. BBR's
+		// inflight_hi before its first cut) have no final value JSON can carry.
+		if v := d.signals.Value(cc.SignalID(i)); !math.IsNaN(v) && !math.IsInf(v, 0) {
 			m[def.Name] = v
 		}
 	}
