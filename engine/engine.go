@@ -114,10 +114,7 @@ func (r *Run) RunUntil(t sim.Time) {
 // StepEvents dispatches up to n events that fall before the horizon and
 // reports how many it dispatched.
 func (r *Run) StepEvents(n uint64) uint64 {
-	var done uint64
-	for done < n && r.Sim.NextAt() <= r.horizon {
-		done += r.Sim.Step(1)
-	}
+	done := r.Sim.StepUntil(n, r.horizon)
 	if r.Sim.NextAt() > r.horizon {
 		r.Sim.RunUntil(r.horizon)
 	}

@@ -11,13 +11,8 @@ import (
 	"github.com/ccscope/ccscope/engine/units"
 )
 
-// linuxOpts are the TCP options of a default Linux host, as the config
-// package fills them in.
-func linuxOpts() config.TCPOptions {
-	return config.TCPOptions{SACK: true, RACK: true, TLP: true, PRR: true, FRTO: true, Pacing: true,
-		TSO: true, GRO: true, DelayedAck: true, MSS: 1448, InitCwnd: 10, SndBuf: 4 * units.MB,
-		RcvBufInit: 128 * units.KiB, RcvBufMax: 6 * units.MiB}
-}
+// linuxOpts are the TCP options of a default Linux host.
+func linuxOpts() config.TCPOptions { return config.DefaultTCPOptions() }
 
 // tcpScenario is h1 —access— r1 —bottleneck— h2 with one TCP flow f0.
 func tcpScenario(ccName string, access, bn config.Direction, size units.Bytes, dur sim.Duration, opts config.TCPOptions) *config.Scenario {
@@ -202,5 +197,71 @@ func TestTCPDeterministicAndTraced(t *testing.T) {
 		if !kinds[k] {
 			t.Errorf("no %s event recorded", trace.EventKindNames[k])
 		}
+	}
+}
+
+// Classic ECN end to end: CoDel marks ECT packets instead of dropping them
+// (RFC 8289 with ECN), the receiver echoes ECE, the sender reduces in CWR
+// once per window and sends CWR. Slow start overshoots the 1000-packet
+// buffer before CoDel's first 100 ms interval ends, so the start has drops;
+// after it a Reno flow loses and retransmits nothing while the queue stays
+// near CoDel's 5 ms target.
+func TestTCPClassicECNThroughCoDel(t *testing.T) {
+	access := config.Direction{Rate: 10 * units.Gbps, Delay: sim.Millisecond, Qdisc: fifo(1000)}
+	bn := config.Direction{Rate: 100 * units.Mbps, Delay: 19 * sim.Millisecond,
+		Qdisc: config.Qdisc{Kind: config.CoDel, Limit: config.QueueLimit{Packets: 1000},
+			Target: 5 * sim.Millisecond, Interval: 100 * sim.Millisecond, ECN: true}}
+	opts := linuxOpts()
+	opts.ECN = true
+	r, err := New(tcpScenario("reno", access, bn, 0, 20*sim.Second, opts), nil)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	r.RunUntil(sim.Time(5 * sim.Second))
+	d, _ := r.Net.Dir("bottleneck", "ab")
+	snd := r.Flows[0].(*tcpFlow).snd
+	drops0, marks0, retx0, cwr0 := d.Stats.Drops, d.Stats.Marks, snd.Stats.Retransmits, snd.Stats.Recoveries
+	r.RunToEnd()
+	f := r.Summary("").Flows[0]
+	drops, marks, retx := d.Stats.Drops-drops0, d.Stats.Marks-marks0, snd.Stats.Retransmits-retx0
+	if marks == 0 || drops != 0 || retx != 0 || snd.Stats.Recoveries != cwr0 {
+		t.Errorf("after 5 s: marks, drops, retransmits, recoveries = %d, %d, %d, %d; want > 0, 0, 0, 0",
+			marks, drops, retx, snd.Stats.Recoveries-cwr0)
+	}
+	if p50 := sim.Duration(*f.RTTP50Ps); p50 > 40*sim.Millisecond+15*sim.Millisecond {
+		t.Errorf("rtt p50 = %v, want within 15 ms of the 40 ms base (CoDel's 5 ms target)", p50)
+	}
+}
+
+// The cong_control path: BBR sets cwnd and the pacing rate itself from the
+// sender's rate samples. On a 100 Mbps, 40 ms path with a 1-BDP FIFO it fills
+// the pipe (≥ 90% of the 96.5 Mbps payload rate over 30 s, PROBE_RTT and
+// startup included) while keeping the median RTT within 10% of the base
+// RTT — unlike loss-based CUBIC, which fills the buffer (median RTT well
+// above the base).
+func TestTCPCongControlPath(t *testing.T) {
+	payload := 100e6 * 1448 / 1500.0
+	for _, tc := range []struct {
+		cc        string
+		maxP50    sim.Duration
+		minP50    sim.Duration
+		minFilled float64
+	}{
+		{"bbr", 44 * sim.Millisecond, 40 * sim.Millisecond, 0.9},
+		{"bbr3", 44 * sim.Millisecond, 40 * sim.Millisecond, 0.9},
+		{"cubic", 80 * sim.Millisecond, 50 * sim.Millisecond, 0.95},
+	} {
+		t.Run(tc.cc, func(t *testing.T) {
+			access := config.Direction{Rate: 10 * units.Gbps, Delay: sim.Millisecond, Qdisc: fifo(10000)}
+			bn := config.Direction{Rate: 100 * units.Mbps, Delay: 19 * sim.Millisecond, Qdisc: bdpFIFO()}
+			r := run(t, tcpScenario(tc.cc, access, bn, 0, 30*sim.Second, linuxOpts()))
+			f := r.Summary("").Flows[0]
+			if got := float64(*f.GoodputBps); got < tc.minFilled*payload {
+				t.Errorf("goodput = %.4g bps, want ≥ %.0f%% of %.4g", got, 100*tc.minFilled, payload)
+			}
+			if p50 := sim.Duration(*f.RTTP50Ps); p50 < tc.minP50 || p50 > tc.maxP50 {
+				t.Errorf("rtt p50 = %v, want in [%v, %v]", p50, tc.minP50, tc.maxP50)
+			}
+		})
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"math/rand/v2"
 	"sort"
 
+	"github.com/ccscope/ccscope/engine/packet"
 	"github.com/ccscope/ccscope/engine/sim"
 	"github.com/ccscope/ccscope/engine/units"
 )
@@ -237,6 +238,20 @@ type LossMarker interface {
 	SkbMarkedLost(st *State, p LostPacket)
 }
 
+// ECNCodepoint is implemented by algorithms that want their data packets
+// to carry a particular ECN codepoint once ECN is negotiated (the kernel's
+// TCP_CONG_WANTS_ECT_1 flag): Prague returns packet.ECT1, the L4S
+// identifier. A sender uses ECT(0) for an algorithm without it.
+type ECNCodepoint interface{ ECNCodepoint() packet.ECN }
+
+// Fallbacker is implemented by algorithms whose init may hand the flow to
+// another algorithm, as the kernel's dctcp_init and prague_init switch
+// icsk_ca_ops to a Reno table when ECN was not negotiated. The sender calls
+// Fallback once, right after the init hook; a non-nil result replaces the
+// algorithm: the sender resolves its hooks anew and does not call the
+// replacement's init hook (the kernel does not either).
+type Fallbacker interface{ Fallback() Algorithm }
+
 // Seeder is implemented by algorithms that draw random numbers (the
 // kernel's get_random_u32_below in BBR). The flow calls Seed once, before
 // Init, with its own stream derived from the run seed and a stable name; an
@@ -259,6 +274,8 @@ type Hooks struct {
 	TSOSegs     TSOSegser
 	MarkedLost  LossMarker
 	Seed        Seeder
+	ECN         ECNCodepoint
+	Fallback    Fallbacker
 }
 
 // Resolve detects a's optional hooks.
@@ -275,6 +292,8 @@ func Resolve(a Algorithm) Hooks {
 	h.TSOSegs, _ = a.(TSOSegser)
 	h.MarkedLost, _ = a.(LossMarker)
 	h.Seed, _ = a.(Seeder)
+	h.ECN, _ = a.(ECNCodepoint)
+	h.Fallback, _ = a.(Fallbacker)
 	return h
 }
 

@@ -67,9 +67,14 @@ func (s *Sim) Schedule(at Time, target int32, kind Kind, arg uint64) {
 }
 
 // Step dispatches at most n events and reports how many it dispatched.
-func (s *Sim) Step(n uint64) uint64 {
+func (s *Sim) Step(n uint64) uint64 { return s.StepUntil(n, Never) }
+
+// StepUntil dispatches at most n events, none later than limit, and reports
+// how many it dispatched. Stale timer entries it pops along the way do not
+// count, and never let it pass limit.
+func (s *Sim) StepUntil(n uint64, limit Time) uint64 {
 	var done uint64
-	for done < n && s.q.len() > 0 {
+	for done < n && s.q.len() > 0 && s.q.ev[0].At <= limit {
 		if s.dispatchNext() {
 			done++
 		}

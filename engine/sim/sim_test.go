@@ -157,3 +157,21 @@ func BenchmarkDigestFold(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/event")
 }
+
+// StepUntil never dispatches past its limit, even when the entry at the
+// head of the queue is a stale timer entry that hides a later event.
+func TestStepUntilStopsAtLimitPastStaleTimers(t *testing.T) {
+	s := New()
+	r := &recorder{s: s}
+	h := s.Register(r, "rec")
+	tm := s.NewTimer(h, 1)
+	tm.Arm(10)
+	tm.Stop() // the entry at 10 is now stale
+	s.Schedule(20, h, 2, 0)
+	if n := s.StepUntil(5, 15); n != 0 || len(r.got) != 0 {
+		t.Errorf("StepUntil(5, 15) dispatched %d events (%v), want 0: the only live event is at 20", n, r.got)
+	}
+	if n := s.StepUntil(5, 20); n != 1 {
+		t.Errorf("StepUntil(5, 20) = %d, want 1", n)
+	}
+}

@@ -67,12 +67,20 @@ func (d *DataSender) rackDetectLoss() (reoTimeoutUs int64, marked uint32) {
 	for n := d.sb.head; n >= 0; {
 		s := d.sb.seg(uint64(n))
 		next := s.next
+		// Skip segments marked lost (by an RTO or the dupthresh rule)
+		// but not yet retransmitted.
+		if s.flags&flagLost != 0 && s.flags&flagRetransOut == 0 {
+			n = next
+			continue
+		}
 		if !sentAfter(d.rack.mstamp, s.sent, d.rack.endSeq, s.end) {
 			break
 		}
 		remaining := d.rack.rttUs + reo - toUs(nowUs.Sub(s.sent))
 		if remaining < 0 {
+			// tcp_rack_mark_skb_lost: marked, and off the list.
 			d.markLost(uint64(n))
+			d.sb.listRemove(uint64(n))
 			marked++
 		} else {
 			reoTimeoutUs = max(reoTimeoutUs, remaining+1)
@@ -88,6 +96,12 @@ func (d *DataSender) markLost(n uint64) {
 	if d.sb.markLost(n) {
 		d.lost++
 		d.noteRetransCandidate(n)
+		if d.hooks.MarkedLost != nil { // tcp_notify_skb_loss_event (BBRv3)
+			s := d.sb.seg(n)
+			d.fillState()
+			d.hooks.MarkedLost.SkbMarkedLost(&d.st, cc.LostPacket{PCount: 1, TxInFlight: s.txInFlight,
+				TxLost: s.txLost, TxAppLimited: s.appLimited})
+		}
 		if d.rec.On() {
 			d.event(trace.EvLoss, d.sb.start(n), uint32(d.sb.seg(n).end-d.sb.start(n)))
 		}

@@ -15,12 +15,15 @@ type rateState struct {
 	rateDelivered  uint32   // tp->rate_delivered
 	rateInterval   sim.Duration
 	rateAppLimited bool
+	priorLost      uint32 // rs->prior_lost (BBRv3): tx.lost of the sample's segment
 }
 
 // skbSent follows tcp_rate_skb_sent: snapshot the delivery state into the
 // segment so its (s)ack can produce a rate sample. packetsOut is the count
-// before this transmission.
-func (r *rateState) skbSent(s *txSeg, packetsOut uint32) {
+// before this transmission; inFlight (in flight just after it, itself
+// included) and lost are the google/bbr v3 branch's tx.in_flight and
+// tx.lost.
+func (r *rateState) skbSent(s *txSeg, packetsOut, inFlight, lost uint32) {
 	if packetsOut == 0 {
 		// Nothing in flight: the sampling interval starts now.
 		r.firstTx = s.sent
@@ -32,6 +35,8 @@ func (r *rateState) skbSent(s *txSeg, packetsOut uint32) {
 	s.deliveredCE = r.deliveredCE
 	s.appLimited = r.appLimited != 0
 	s.rateValid = true
+	s.txInFlight = inFlight
+	s.txLost = lost
 }
 
 // skbDelivered follows tcp_rate_skb_delivered: the most recently sent of the
@@ -48,6 +53,8 @@ func (r *rateState) skbDelivered(s *txSeg, rs *cc.RateSample, hasPrior *bool) {
 		rs.IsAppLimited = s.appLimited
 		rs.IsRetrans = s.flags&flagRetrans != 0
 		rs.LastEndSeq = s.end
+		rs.TxInFlight = s.txInFlight
+		r.priorLost = s.txLost
 		rs.Interval = s.sent.Sub(s.firstTx) // the send phase of this window
 		r.firstTx = s.sent
 	}
@@ -62,7 +69,7 @@ func (r *rateState) skbDelivered(s *txSeg, rs *cc.RateSample, hasPrior *bool) {
 // delivered `delivered` packets and marked `lost` lost. hasPrior tells
 // whether some (s)acked segment supplied prior state (the kernel tests
 // prior_mstamp != 0; time 0 is a valid instant here).
-func (r *rateState) gen(now sim.Time, delivered, lost uint32, hasPrior bool, minRTTUs int64, rs *cc.RateSample) {
+func (r *rateState) gen(now sim.Time, delivered, lost, totalLost uint32, hasPrior bool, minRTTUs int64, rs *cc.RateSample) {
 	if r.appLimited != 0 && int32(r.delivered-r.appLimited) > 0 {
 		r.appLimited = 0 // the app-limited bubble has been acked
 	}
@@ -77,6 +84,7 @@ func (r *rateState) gen(now sim.Time, delivered, lost uint32, hasPrior bool, min
 	}
 	rs.Delivered = int32(r.delivered - rs.PriorDelivered)
 	rs.DeliveredCE = int32(r.deliveredCE - rs.PriorDeliveredCE)
+	rs.Lost = totalLost - r.priorLost // BBRv3: lost while the sample's segment was out
 	// Sending and acking are separate pipeline phases of a window; ACK
 	// compression can make the ACK phase shorter, so take the longer.
 	snd := rs.Interval

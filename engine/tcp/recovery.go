@@ -447,16 +447,7 @@ func (d *DataSender) tryUndoPartial(priorSndUna uint64, doLost *bool) bool {
 // starts if enabled.
 func (d *DataSender) enterLoss() {
 	newRecovery := d.st.CA < cc.CARecovery
-	// tcp_timeout_mark_lost
-	for n := d.sb.una; n < d.sb.nxt; n++ {
-		s := d.sb.seg(n)
-		if s.flags&flagSacked != 0 {
-			continue
-		}
-		d.markLost(n)
-	}
-	d.rtxHint = d.sb.una
-	d.lostHint, d.lostCntHint = 0, 0
+	d.timeoutMarkLost()
 	if d.st.CA <= cc.CADisorder || d.highSeq <= d.sndUna || d.st.CA == cc.CALoss && d.retransmits == 0 {
 		d.priorSSThresh = d.currentSSThresh()
 		d.st.PriorCwndPkts = d.st.CwndPkts
@@ -474,6 +465,29 @@ func (d *DataSender) enterLoss() {
 	d.highSeq = d.sndNxt
 	d.queueECNCWR()
 	d.frto = d.cfg.Opts.FRTO && (newRecovery || d.retransmits > 0)
+}
+
+// timeoutMarkLost follows tcp_timeout_mark_lost: on an RTO the head and
+// every unsacked segment sent longer than RACK.rtt ago are lost; segments
+// sent more recently may still be acked.
+func (d *DataSender) timeoutMarkLost() {
+	if !d.isSACK() {
+		d.sb.sackedOut = 0 // tcp_reset_reno_sack
+	}
+	nowUs := d.st.Now
+	for n := d.sb.una; n < d.sb.nxt; n++ {
+		s := d.sb.seg(n)
+		if s.flags&flagSacked != 0 {
+			continue
+		}
+		// tcp_rack_skb_timeout(tp, skb, 0) > 0: sent within RACK.rtt.
+		if n != d.sb.una && d.rack.rttUs-toUs(nowUs.Sub(s.sent)) > 0 {
+			continue
+		}
+		d.markLost(n)
+	}
+	d.rtxHint = d.sb.una
+	d.lostHint, d.lostCntHint = 0, 0
 }
 
 // processLoss follows tcp_process_loss: ACKs in Loss; F-RTO (RFC 5682)

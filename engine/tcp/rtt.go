@@ -2,17 +2,17 @@ package tcp
 
 import "github.com/ccscope/ccscope/engine/sim"
 
-// Kernel timer constants of the sender (include/net/tcp.h); the receiver declares jiffy (1 ms, HZ = 1000).
+// Kernel timer constants of the sender (include/net/tcp.h). The receiver
+// declares jiffy: 1 ms, HZ = 1000.
 const (
-	rtoMin         = 200 * sim.Millisecond // TCP_RTO_MIN
-	rtoMax         = 120 * sim.Second      // TCP_RTO_MAX
-	timeoutInit    = sim.Second            // TCP_TIMEOUT_INIT: SYN and no-RTT RTO
-	timeoutMinUs   = 2000                  // TCP_TIMEOUT_MIN_US: 2 jiffies
-	rtoMinUs       = 200000                // tcp_rto_min_us()
-	minRTTWindow   = 300 * sim.Second      // sysctl_tcp_min_rtt_wlen
-	synRetriesMax  = 6                     // sysctl_tcp_syn_retries
-	reorderingInit = 3                     // sysctl_tcp_reordering
-	reorderingMax  = 300                   // sysctl_tcp_max_reordering
+	rtoMax         = 120 * sim.Second // TCP_RTO_MAX
+	timeoutInit    = sim.Second       // TCP_TIMEOUT_INIT: SYN and no-RTT RTO
+	timeoutMinUs   = 2000             // TCP_TIMEOUT_MIN_US: 2 jiffies
+	rtoMinUs       = 200000           // tcp_rto_min_us(): TCP_RTO_MIN, 200 ms
+	minRTTWindow   = 300 * sim.Second // sysctl_tcp_min_rtt_wlen
+	synRetriesMax  = 6                // sysctl_tcp_syn_retries
+	reorderingInit = 3                // sysctl_tcp_reordering
+	reorderingMax  = 300              // sysctl_tcp_max_reordering
 )
 
 // toUs converts a duration to whole microseconds, the kernel's tcp_mstamp unit.

@@ -24,6 +24,8 @@ type txSeg struct {
 	deliveredCE uint32
 	rateValid   bool // delivered_mstamp != 0 in the kernel
 	appLimited  bool
+	txInFlight  uint32 // tx.in_flight (BBRv3): in flight just after it was sent, itself included
+	txLost      uint32 // tx.lost (BBRv3): tp->lost when it was sent
 
 	flags  uint8
 	listed bool  // on the time-sorted list
@@ -187,13 +189,13 @@ func (b *scoreboard) clearRetransOut(n uint64) {
 // markLost follows tcp_mark_skb_lost: a sacked segment is never lost; a
 // lost segment whose retransmission is in flight has that retransmission
 // declared lost too. It reports whether the loss counts towards tp->lost
-// (tcp_sum_lost: a first loss or a lost retransmission).
+// (tcp_sum_lost: a first loss or a lost retransmission). The segment stays
+// on the time-sorted list; only RACK takes the segments it marks off.
 func (b *scoreboard) markLost(n uint64) bool {
 	s := b.seg(n)
 	if s.flags&flagSacked != 0 {
 		return false
 	}
-	b.listRemove(n)
 	if s.flags&flagLost != 0 {
 		if s.flags&flagRetransOut != 0 {
 			b.clearRetransOut(n)

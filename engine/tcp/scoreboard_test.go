@@ -11,7 +11,7 @@ import (
 type sbModel struct {
 	una, nxt uint64
 	flags    map[uint64]uint8
-	order    []uint64 // transmission order of unacked, unsacked, unlost-marked segments
+	order    []uint64 // transmission order of unacked, unsacked segments RACK has not marked lost
 }
 
 func (m *sbModel) counts() (sacked, lost, retrans uint32) {
@@ -120,17 +120,22 @@ func applyOp(b *scoreboard, m *sbModel, op, x, y byte, now sim.Time) {
 		for ; m.una < to; m.una++ {
 			m.remove(m.una)
 		}
-	case 4: // mark a segment lost
+	case 4: // mark a segment lost; RACK (odd y) also takes it off the list
 		if b.nxt == b.una {
 			return
 		}
 		n := b.una + uint64(x)%(b.nxt-b.una)
 		b.markLost(n)
+		if y%2 == 1 {
+			b.listRemove(n)
+		}
 		f := m.flags[n]
 		if f&flagSacked != 0 {
 			return
 		}
-		m.remove(n)
+		if y%2 == 1 {
+			m.remove(n)
+		}
 		if f&flagLost != 0 {
 			m.flags[n] = f &^ flagRetransOut
 		} else {

@@ -5,6 +5,7 @@
 package tcp
 
 import (
+	"math"
 	"math/rand/v2"
 
 	"github.com/ccscope/ccscope/engine/cc"
@@ -29,11 +30,6 @@ const (
 	unpacedSegs      = 10         // sch_fq / EDT: the first 10 segments go unpaced
 )
 
-// Seeder is implemented by algorithms that draw random numbers (BBR's
-// probing phases); the sender seeds them with the flow's own stream before
-// Init.
-type Seeder interface{ Seed(r *rand.Rand) }
-
 // SenderConfig configures the sending end of a flow.
 type SenderConfig struct {
 	Flow int32 // flow index (packet.Packet.Flow)
@@ -53,19 +49,21 @@ type SenderConfig struct {
 
 // SenderStats are a sender's counters for the summary.
 type SenderStats struct {
-	BytesSent    units.Bytes // payload bytes handed to the network, retransmissions included
-	SegsSent     uint64      // data segments sent, retransmissions included
-	Retransmits  uint64      // data segments retransmitted (tp->total_retrans)
-	BytesAcked   units.Bytes // payload bytes cumulatively acknowledged
-	FirstSend    sim.Time    // first data segment sent
-	Started      bool        // FirstSend is valid
-	Done         sim.Time    // Size fully acknowledged; 0 if not (yet)
-	SYNRetrans   uint32      // SYN retransmissions
-	RTOs         uint64      // retransmission timeouts
-	TLPs         uint64      // loss probes sent
-	Recoveries   uint64      // fast recovery episodes
-	Undos        uint64      // reductions undone
-	RTT          trace.Hist  // every RTT sample, ps
+	BytesSent   units.Bytes // payload bytes handed to the network, retransmissions included
+	SegsSent    uint64      // data segments sent, retransmissions included
+	Retransmits uint64      // data segments retransmitted, loss probes included
+	BytesAcked  units.Bytes // payload bytes cumulatively acknowledged
+	FirstSend   sim.Time    // first data segment sent
+	Started     bool        // FirstSend is valid
+	Done        sim.Time    // Size fully acknowledged; 0 if not (yet)
+	SYNRetrans  uint32      // SYN retransmissions
+	RTOs        uint64      // retransmission timeouts
+	TLPs        uint64      // loss probes sent
+	Recoveries  uint64      // fast recovery episodes
+	Undos       uint64      // reductions undone
+	RTT         trace.Hist  // every RTT sample, ps
+	// DeliveryRate is the latest delivery-rate sample (tcp_rate_gen) that
+	// was not app-limited, in payload bits per second.
 	DeliveryRate units.BitRate
 }
 
@@ -156,7 +154,8 @@ type DataSender struct {
 	maxPacketsOut uint32
 	cwndUsageSeq  uint64
 	lsndTime      sim.Time
-	cwndStamp     sim.Time
+	cwndStamp     sim.Time // snd_cwnd_stamp
+	cwndUsed      uint32   // snd_cwnd_used
 
 	// ECN.
 	ecnOK      bool
@@ -187,8 +186,8 @@ type DataSender struct {
 }
 
 // NewSender registers a sender with s; it connects at c.Start. out puts
-// packets on the network at the sending node; sink receives the CC's
-// signal changes (nil: none recorded).
+// packets on the network at the sending node; rec records the sender's
+// state, its events and the CC's signals (at summary detail: nothing).
 func NewSender(s *sim.Sim, pool *packet.Pool, out Sender, rec *trace.Recorder, c SenderConfig) *DataSender {
 	d := &DataSender{cfg: c, s: s, pool: pool, out: out, rec: rec, mss: uint64(c.Opts.MSS),
 		reordering: reorderingInit, rto: timeoutInit, appOn: true}
@@ -260,7 +259,9 @@ func (d *DataSender) CCFinal() map[string]float64 {
 	}
 	m := make(map[string]float64, len(defs))
 	for i, def := range defs {
-		if v := d.signals.Value(cc.SignalID(i)); v == v { // skip never-set (NaN)
+		// Never-set signals (NaN) and unbounded ones (±Inf, e.g. BBR's
+		// inflight_hi before its first cut) have no final value JSON can carry.
+		if v := d.signals.Value(cc.SignalID(i)); !math.IsNaN(v) && !math.IsInf(v, 0) {
 			m[def.Name] = v
 		}
 	}
@@ -326,6 +327,8 @@ func (d *DataSender) fillState() {
 	st.ECNOk = d.ecnOK
 	st.Paced = d.cfg.Opts.Pacing
 	st.LastSend = d.lsndTime
+	st.DeliveredTime = d.rate.deliveredAt
+	st.NextDepartureTime = d.wstamp
 	st.SndUna, st.SndNxt = d.sndUna, d.sndNxt
 }
 

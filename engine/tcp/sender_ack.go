@@ -72,10 +72,10 @@ func (d *DataSender) ack(p *packet.Packet) {
 	d.rcvTsecr = p.TSEcr
 
 	if ackSeq < priorSndUna {
-		// An old ACK: use its SACK information only.
+		// An old ACK: use its SACK information only (the kernel's old_ack
+		// path does not count sack_delivered).
 		if p.NSack > 0 && d.isSACK() {
 			flag |= d.sacktag(p, priorSndUna, ss)
-			d.countSackDelivered(ss, flag)
 			d.fastretransAlert(priorSndUna, numDupack, &flag, &rexmit)
 			d.xmitRecovery(rexmit)
 		}
@@ -96,15 +96,14 @@ func (d *DataSender) ack(p *packet.Packet) {
 	ss.reord = d.sndNxt
 
 	nwin := uint64(p.Wnd)
-	slow := p.NSack > 0 || p.Flags&packet.ECE != 0 || d.accECN || nwin != d.sndWnd
-	var evFlags cc.AckFlags
-	if !slow && flag&flagSndUnaAdvanced != 0 {
-		// Header prediction's fast path: a pure forward advance.
+	if p.NSack > 0 || p.Flags&packet.ECE != 0 || d.accECN || nwin != d.sndWnd {
+		flag |= flagSlowPath // header prediction fails
+	}
+	if flag&(flagSlowPath|flagSndUnaAdvanced) == flagSndUnaAdvanced {
+		// The fast path: a pure forward advance, window unchanged.
 		d.sndUna = ackSeq
 		flag |= flagWinUpdate
-		evFlags = cc.AckWindowUpd
 	} else {
-		evFlags = cc.AckSlowPath
 		// tcp_ack_update_window: the ACK carries no data, so the window
 		// is taken when the ACK advances or the window grows.
 		if ackSeq > d.sndUna || nwin > d.sndWnd {
@@ -118,17 +117,8 @@ func (d *DataSender) ack(p *packet.Packet) {
 		}
 		if d.ecnEcho(p) {
 			flag |= flagECE
-			evFlags |= cc.AckECE
 		}
 		d.countSackDelivered(ss, flag)
-		if flag&flagWinUpdate != 0 {
-			evFlags |= cc.AckWindowUpd
-		}
-	}
-	if d.hooks.InAckEvent != nil {
-		d.fillState()
-		d.st.LastAckSeq = ackSeq
-		d.hooks.InAckEvent.InAckEvent(&d.st, evFlags)
 	}
 	if d.rec.On() {
 		d.event(trace.EvAck, ackSeq, 0)
@@ -138,6 +128,7 @@ func (d *DataSender) ack(p *packet.Packet) {
 	}
 
 	if priorPackets == 0 {
+		d.inAckEvent(flag)
 		if flag&flagDSackingAck != 0 {
 			d.fastretransAlert(priorSndUna, numDupack, &flag, &rexmit)
 		}
@@ -149,6 +140,10 @@ func (d *DataSender) ack(p *packet.Packet) {
 
 	flag |= d.cleanRtxQueue(priorFack, priorSndUna, ss, flag&flagECE != 0)
 	d.rackUpdateReoWnd(&ss.rate)
+	d.inAckEvent(flag)
+	// BBRv3's is_acking_tlp_retrans_seq: this ACK covers a TLP
+	// retransmission's sequence.
+	ss.rate.IsAckingTLPRetransSeq = d.tlpHighSeq != 0 && d.tlpRetrans && ackSeq >= d.tlpHighSeq
 	if d.tlpHighSeq != 0 {
 		d.processTLPAck(ackSeq, flag)
 	}
@@ -165,7 +160,8 @@ func (d *DataSender) ack(p *packet.Packet) {
 	newly := d.rate.delivered - delivered
 	newlyLost := d.lost - lost
 	ss.rate.IsAckDelayed = flag&flagAckMaybeDelayed != 0
-	d.rate.gen(d.st.Now, newly, newlyLost, ss.hasPrior, d.rtt.minRTTUs(), &ss.rate)
+	ss.rate.IsECE = flag&flagECE != 0
+	d.rate.gen(d.st.Now, newly, newlyLost, d.lost, ss.hasPrior, d.rtt.minRTTUs(), &ss.rate)
 	if ss.rate.Interval > 0 && ss.rate.Delivered > 0 && !ss.rate.IsAppLimited {
 		d.Stats.DeliveryRate = units.RateOf(units.Bytes(uint64(ss.rate.Delivered)*d.mss), ss.rate.Interval)
 	}
@@ -173,6 +169,27 @@ func (d *DataSender) ack(p *packet.Packet) {
 	d.xmitRecovery(rexmit)
 	d.push()
 	d.checkDone()
+}
+
+// inAckEvent follows tcp_in_ack_event, which mainline calls after
+// tcp_clean_rtx_queue so the CC sees this ACK's delivered and delivered_ce.
+func (d *DataSender) inAckEvent(flag int) {
+	if d.hooks.InAckEvent == nil {
+		return
+	}
+	var ev cc.AckFlags
+	if flag&flagWinUpdate != 0 {
+		ev |= cc.AckWindowUpd
+	}
+	if flag&flagSlowPath != 0 {
+		ev |= cc.AckSlowPath
+		if flag&flagECE != 0 {
+			ev |= cc.AckECE
+		}
+	}
+	d.fillState()
+	d.st.LastAckSeq = d.sndUna
+	d.hooks.InAckEvent.InAckEvent(&d.st, ev)
 }
 
 // checkDone notes when a sized flow's last byte is acknowledged.
@@ -375,6 +392,8 @@ func (d *DataSender) congControl(ackSeq uint64, ackedSacked uint32, flag int, rs
 	if d.hooks.CongControl != nil {
 		d.fillState()
 		d.hooks.CongControl.CongControl(&d.st, rs)
+		// BBR marks PROBE_RTT app-limited by writing app_limited.
+		d.rate.appLimited = d.st.AppLimited
 		return
 	}
 	if d.inCwndReduction() {

@@ -51,3 +51,53 @@ func TestSndBufLimitsThroughput(t *testing.T) {
 		t.Errorf("%d bytes in flight exceed the send buffer %d", out, opts.SndBuf)
 	}
 }
+
+// An application that goes quiet for longer than the RTO restarts from a
+// smaller window (tcp_slow_start_after_idle_check → tcp_cwnd_restart,
+// RFC 2861 §3): with C the window before the pause, Δ the time since the
+// last send and R the RTO, the kernel halves C once for every further R in
+// Δ (while ((Δ -= R) > 0 && cwnd > restart) cwnd >>= 1), never below
+// min(IW, C), and sets ssthresh = max(ssthresh, 3C/4).
+func TestSlowStartAfterIdle(t *testing.T) {
+	opts := shLinuxOpts()
+	opts.RcvBufMax = 512 * units.KiB // keep cwnd modest and the path queue-free
+	h := shHarness{cc: "reno", rate: 100 * units.Mbps, owd: 20 * sim.Millisecond, opts: opts,
+		app: appOnOff(2*sim.Second, 600*sim.Millisecond)}
+	c := h.build(t)
+	d := c.snd
+	// Run to just before the first off period ends (the connection is up
+	// at ~40 ms; off starts at ~2.04 s and ends at ~2.64 s).
+	var before, ssBefore uint32
+	var lastSend sim.Time
+	var rto sim.Duration
+	for c.s.Now() < sim.Time(5*sim.Second) {
+		wasOn := d.appOn
+		if !wasOn {
+			before, ssBefore, lastSend, rto = d.st.CwndPkts, d.st.SSThreshPkts, d.lsndTime, d.rto
+		}
+		if c.s.Step(1) == 0 {
+			break
+		}
+		if !wasOn && d.appOn {
+			break // the on period just started: the restart has happened
+		}
+	}
+	if !d.appOn || before == 0 {
+		t.Fatalf("no off → on transition observed")
+	}
+	idle := c.s.Now().Sub(lastSend)
+	want := before
+	restart := min(uint32(10), before)
+	for delta := idle - rto; delta > 0 && want > restart; delta -= rto {
+		want >>= 1
+	}
+	want = max(want, restart)
+	wantSS := max(ssBefore, before>>1+before>>2)
+	t.Logf("cwnd %d before %v idle (rto %v): restarted at %d", before, idle, rto, d.st.CwndPkts)
+	if idle <= rto {
+		t.Fatalf("idle %v not longer than the RTO %v", idle, rto)
+	}
+	if d.st.CwndPkts != want || d.st.SSThreshPkts != wantSS {
+		t.Errorf("after the restart cwnd, ssthresh = %d, %d; want %d, %d", d.st.CwndPkts, d.st.SSThreshPkts, want, wantSS)
+	}
+}

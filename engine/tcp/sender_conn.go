@@ -95,7 +95,7 @@ func (d *DataSender) connect() {
 	d.synSentAt = d.st.Now
 	d.sendSYN()
 	d.rto = timeoutInit
-	d.resetXmitTimer(timeRetrans, d.rto, rtoMax)
+	d.armXmitTimer(timeRetrans, d.rto, rtoMax)
 }
 
 func (d *DataSender) sendSYN() {
@@ -127,7 +127,7 @@ func (d *DataSender) synTimer() {
 	d.totalRetrans++
 	d.sendSYN()
 	d.rto = min(d.rto<<1, rtoMax)
-	d.resetXmitTimer(timeRetrans, d.rto, rtoMax)
+	d.armXmitTimer(timeRetrans, d.rto, rtoMax)
 }
 
 // synAck completes the handshake (tcp_rcv_synsent_state_process and
@@ -169,10 +169,7 @@ func (d *DataSender) synAck(p *packet.Packet) {
 	d.pending = timeNone
 	d.xmitTimer.Stop()
 
-	iw := d.cfg.Opts.InitCwnd
-	if iw == 0 {
-		iw = initCwnd
-	}
+	iw := d.initCwnd()
 	// RFC 6298 5.7 as tcp_init_transfer: a lost SYN handshake starts at 1.
 	if d.totalRetrans > 1 {
 		iw = 1
@@ -181,12 +178,17 @@ func (d *DataSender) synAck(p *packet.Packet) {
 	d.st.SSThreshPkts = infiniteSSThresh
 	d.st.CA = cc.CAOpen
 	d.cwndStamp = d.st.Now
-	if sd, ok := d.cfg.CC.(Seeder); ok && d.cfg.RNG != nil {
-		sd.Seed(d.cfg.RNG)
+	if d.hooks.Seed != nil && d.cfg.RNG != nil {
+		d.hooks.Seed.Seed(d.cfg.RNG)
 	}
 	if d.hooks.Init != nil {
 		d.fillState()
 		d.hooks.Init.Init(&d.st)
+	}
+	// The SYN-ACK went through tcp_ack, whose tcp_cong_control set the
+	// pacing rate from the SYN's RTT sample.
+	if d.hooks.CongControl == nil {
+		d.updatePacingRate()
 	}
 	switch d.cfg.App.Kind {
 	case config.AppRate:
@@ -211,15 +213,12 @@ func (d *DataSender) slowStartAfterIdleCheck() {
 	}
 	d.caEvent(cc.EventCwndRestart)
 	d.st.SSThreshPkts = d.currentSSThresh()
-	iw := d.cfg.Opts.InitCwnd
-	if iw == 0 {
-		iw = initCwnd
-	}
-	restart := min(iw, d.st.CwndPkts)
+	restart := min(d.initCwnd(), d.st.CwndPkts)
 	cwnd := d.st.CwndPkts
 	for delta -= d.rto; delta > 0 && cwnd > restart; delta -= d.rto {
 		cwnd >>= 1
 	}
 	d.st.CwndPkts = max(cwnd, restart)
 	d.cwndStamp = d.st.Now
+	d.cwndUsed = 0
 }

@@ -103,11 +103,15 @@ type shHarness struct {
 	echo  EchoMode
 }
 
-// linux are the options of a default Linux host.
+// shLinuxOpts are a default Linux host's options with buffers that do not
+// limit the flow (no send-buffer ceiling, 64 MiB receive buffer) and no
+// GRO, so the tests see one ACK decision per segment.
 func shLinuxOpts() config.TCPOptions {
-	return config.TCPOptions{SACK: true, RACK: true, TLP: true, PRR: true, FRTO: true, Pacing: true,
-		TSO: true, GRO: false, DelayedAck: true, MSS: 1448, InitCwnd: 10, SndBuf: 0,
-		RcvBufInit: 128 * units.KiB, RcvBufMax: 64 * units.MiB}
+	o := config.DefaultTCPOptions()
+	o.GRO = false
+	o.SndBuf = 0
+	o.RcvBufMax = 64 * units.MiB
+	return o
 }
 
 func (h shHarness) build(t *testing.T) *shConn {

@@ -46,6 +46,10 @@ func (d *DataSender) tsoSegs() uint32 {
 	if !d.cfg.Opts.TSO {
 		return 1
 	}
+	if d.hooks.TSOSegs != nil { // the google/bbr v3 branch's tso_segs hook
+		d.fillState()
+		return min(d.hooks.TSOSegs.TSOSegs(&d.st, units.Bytes(d.mss)), d.st.GSOMaxSegs)
+	}
 	minSegs := uint32(minTSOSegs)
 	if d.hooks.MinTSOSegs != nil {
 		minSegs = d.hooks.MinTSOSegs.MinTSOSegs(&d.st)
@@ -146,7 +150,7 @@ func (d *DataSender) sendChunk(quota uint32) uint32 {
 		}
 		packetsOut := d.sb.packetsOut()
 		seg := d.sb.push(end, d.st.Now)
-		d.rate.skbSent(d.sb.seg(seg), packetsOut)
+		d.rate.skbSent(d.sb.seg(seg), packetsOut, d.sb.inFlight(), d.lost)
 		bytes += units.Bytes(end-d.sndNxt) + HeaderBytes
 		d.emit(d.sndNxt, end, false)
 		d.sndNxt = end
@@ -233,7 +237,7 @@ func (d *DataSender) resendSeg(n uint64) {
 	d.wstamp = max(d.wstamp, d.st.Now)
 	d.sb.resent(n, d.st.Now)
 	// Every transmission takes a fresh rate snapshot (tcp_rate_skb_sent).
-	d.rate.skbSent(s, d.sb.packetsOut())
+	d.rate.skbSent(s, d.sb.packetsOut(), d.sb.inFlight()+1, d.lost)
 	d.emit(start, s.end, true)
 	d.totalRetrans++
 	d.Stats.Retransmits++
@@ -298,8 +302,48 @@ func (d *DataSender) cwndValidate(cwndLimited bool) {
 		d.cwndUsageSeq = d.sndNxt
 	}
 	if d.cwndLimited() {
+		// The network is fed fully.
+		d.cwndUsed = 0
 		d.cwndStamp = d.st.Now
+		return
 	}
+	// The network starves: remember the window used, and shrink cwnd
+	// once it has gone unused for an RTO.
+	d.cwndUsed = max(d.cwndUsed, d.sb.packetsOut())
+	if d.st.Now.Sub(d.cwndStamp) >= d.rto && d.hooks.CongControl == nil {
+		d.cwndApplicationLimited()
+	}
+}
+
+// cwndApplicationLimited follows tcp_cwnd_application_limited (RFC 2861):
+// a window the application or the receiver left unused for an RTO decays
+// halfway towards what was used, unless the application is blocked on a
+// full send buffer (SOCK_NOSPACE).
+func (d *DataSender) cwndApplicationLimited() {
+	if d.st.CA == cc.CAOpen && !d.sndBufFull() {
+		winUsed := max(d.cwndUsed, d.initCwnd())
+		if winUsed < d.st.CwndPkts {
+			d.st.SSThreshPkts = d.currentSSThresh()
+			d.st.CwndPkts = (d.st.CwndPkts + winUsed) >> 1
+		}
+		d.cwndUsed = 0
+	}
+	d.cwndStamp = d.st.Now
+}
+
+// sndBufFull reports whether the application has more to write than the
+// send buffer takes (it would be blocked: SOCK_NOSPACE).
+func (d *DataSender) sndBufFull() bool {
+	b := uint64(d.cfg.Opts.SndBuf)
+	return b > 0 && d.writeSeq+d.mss > d.sndUna+b && (d.endSeq == 0 || d.writeSeq < d.endSeq)
+}
+
+// initCwnd is tcp_init_cwnd: the configured initial window, 10 by default.
+func (d *DataSender) initCwnd() uint32 {
+	if d.cfg.Opts.InitCwnd == 0 {
+		return initCwnd
+	}
+	return d.cfg.Opts.InitCwnd
 }
 
 // updatePacingRate follows tcp_update_pacing_rate: 200% of cwnd·mss/srtt in

@@ -42,6 +42,7 @@ func TestRACKRepairsMidWindowLossAfterReorderWindow(t *testing.T) {
 	quarter := sim.Duration(c.snd.rtt.minRTTUs()>>2) * sim.Microsecond
 	lo := tS.Add(quarter - next.Sub(tx[0]) - sim.Millisecond)
 	hi := lo.Add(4 * sim.Millisecond)
+	t.Logf("lost segment sent %v, retransmitted %v (first SACK %v, min_rtt/4 %v)", tx[0], tx[1], tS, quarter)
 	if tx[1] < lo || tx[1] > hi {
 		t.Errorf("retransmission at %v, want in [%v, %v] (SACK at %v, min_rtt/4 = %v)", tx[1], lo, hi, tS, quarter)
 	}
@@ -99,6 +100,7 @@ func TestTLPRepairsTailLoss(t *testing.T) {
 				}
 			}
 			srttLo := 2*sim.Duration(c.snd.rtt.minRTTUs())*sim.Microsecond + 2*sim.Millisecond
+			t.Logf("repair %v after the last ACK (min_rtt %v)", repair.Sub(lastAck), sim.Duration(c.snd.rtt.minRTTUs())*sim.Microsecond)
 			if tc.tlp {
 				// srtt is within a few ms of min_rtt on this clean path.
 				if d := repair.Sub(lastAck); d < srttLo || d > srttLo+6*sim.Millisecond {

@@ -49,6 +49,7 @@ func TestPRRSendsInProportionToDelivered(t *testing.T) {
 		t.Errorf("ssthresh = %d, want prior_cwnd/2 = %d (Reno)", ss, prior/2)
 	}
 	want := (uint64(d.prrDelivered)*ss + prior - 1) / prior
+	t.Logf("prior_cwnd %d, ssthresh %d, prr_delivered %d, prr_out %d", prior, ss, d.prrDelivered, d.prrOut)
 	if got := uint64(d.prrOut); got+1 < want || got > want+1 {
 		t.Errorf("prr_out = %d after prr_delivered = %d, want ⌈%d·%d/%d⌉ = %d ± 1", got, d.prrDelivered, d.prrDelivered, ss, prior, want)
 	}
@@ -162,20 +163,23 @@ func TestRACKOffUsesDupThresh(t *testing.T) {
 // Internal pacing spreads a window over the RTT; without it the sender
 // hands a whole window to the network at once. After an idle period of an
 // on/off application (shorter than the RTO), the paced sender emits at most
-// one TSO chunk (≤ 64 KB = 45 segments) per instant; the unpaced one emits
-// its whole window — hundreds of segments — in one burst.
+// one TSO chunk (≤ 64 KB = 45 segments) per instant — one segment without
+// TSO — while the unpaced one emits its whole window, hundreds of
+// segments, in one burst.
 func TestPacingOffSendsLineRateBursts(t *testing.T) {
 	for _, tc := range []struct {
-		name     string
-		pacing   bool
-		min, max int
+		name        string
+		pacing, tso bool
+		min, max    int
 	}{
-		{"paced", true, 1, 45},
-		{"unpaced", false, 100, 1 << 30},
+		{"paced", true, true, 2, 45},
+		{"paced without TSO", true, false, 1, 1},
+		{"unpaced", false, true, 100, 1 << 30},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			opts := shLinuxOpts()
 			opts.Pacing = tc.pacing
+			opts.TSO = tc.tso
 			opts.RcvBufMax = 4 * units.MiB // keeps cwnd near the BDP: no standing queue
 			h := shHarness{cc: "reno", rate: units.Gbps, owd: 20 * sim.Millisecond, opts: opts,
 				app: appOnOff(500*sim.Millisecond, 100*sim.Millisecond)}

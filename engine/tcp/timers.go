@@ -156,5 +156,5 @@ func (d *DataSender) retransmitTimer() {
 	d.retransmitSeg(d.sb.una)
 	d.rtxHint = d.sb.una + 1
 	d.rto = min(d.rto<<1, rtoMax)
-	d.resetXmitTimer(timeRetrans, d.rto, rtoMax)
+	d.armXmitTimer(timeRetrans, d.rto, rtoMax)
 }

@@ -238,3 +238,39 @@ func TestRunPacing(t *testing.T) {
 		})
 	}
 }
+
+// TestRunStepMarking checks MarkCE against queueing arithmetic: a window W
+// above the BDP keeps W − BDP packets at the bottleneck, so in steady state
+// each packet the sender releases finds W − BDP packets there (the one its
+// ACK's packet made room for has just started service and still counts),
+// and a step marker "more than K" marks every packet when K < W − BDP and
+// none otherwise. The marks come back as CE on the packets' ACKs, with ECE.
+func TestRunStepMarking(t *testing.T) {
+	const w = 150
+	for _, k := range []uint32{0, 20, 49, 50, 51, 100} {
+		t.Run(fmt.Sprint(k), func(t *testing.T) {
+			c := newPinned(w)
+			var deliv0, ce0 uint32
+			var sawECE bool
+			steady := sim.Time(0).Add(100 * sim.Millisecond) // after the first burst's ACKs
+			cctest.Run(c, cctest.Path{RTT: rtt, BDPPkts: bdp, MarkCE: func(b uint32) bool { return b > k }}, sim.Second, func(c *cctest.Conn) {
+				if c.St.Now < steady {
+					deliv0, ce0 = c.St.Delivered, c.St.DeliveredCE
+					return
+				}
+				sawECE = sawECE || c.St.CA == cc.CACWR
+			})
+			want := 0.0
+			if k < w-bdp {
+				want = 1
+			}
+			got := float64(c.St.DeliveredCE-ce0) / float64(c.St.Delivered-deliv0)
+			if got != want {
+				t.Errorf("marked fraction(W %d, BDP %d, K %d) = %v, want %v", w, bdp, k, got, want)
+			}
+			if sawECE != (want == 1) {
+				t.Errorf("entered CWR on ECE = %v, want %v", sawECE, want == 1)
+			}
+		})
+	}
+}

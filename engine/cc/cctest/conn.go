@@ -31,7 +31,7 @@
 // RFC 6298's 7/8 filter without rttvar; no cwnd decay after idle
 // (tcp_cwnd_application_limited); the rate sample is tcp_rate.c's
 // delivered/interval without app-limited marking. Conn sends in bursts;
-// Run can pace (Path.Pacing).
+// Run can pace (Path.Pacing) and CE-mark at the bottleneck (Path.MarkCE).
 package cctest
 
 import (
@@ -64,6 +64,9 @@ type Options struct {
 	InitCwnd uint32        // initial cwnd, packets; default InitCwnd
 	MSS      units.Bytes   // default DefaultMSS
 	Sink     cc.SignalSink // receives the algorithm's signals; nil: off
+	// ECNOk sets State.ECNOk before the init hook: ECN was negotiated, so
+	// DCTCP and Prague run as themselves rather than their Reno fallbacks.
+	ECNOk bool
 }
 
 // packet is one transmission still outstanding.
@@ -112,7 +115,8 @@ type Conn struct {
 	Transmissions uint64
 }
 
-// New attaches a to a fresh connection at time 0 and calls its init hook.
+// New attaches a to a fresh connection at time 0 and calls its init hook,
+// then takes the algorithm's fallback if it names one (cc.Fallbacker).
 func New(a cc.Algorithm, o Options) *Conn {
 	if o.InitCwnd == 0 {
 		o.InitCwnd = InitCwnd
@@ -127,10 +131,16 @@ func New(a cc.Algorithm, o Options) *Conn {
 		SSThreshPkts:  InfiniteSSThresh,
 		MSS:           o.MSS,
 		GSOMaxSegs:    uint32(gsoMaxSize / o.MSS),
+		ECNOk:         o.ECNOk,
 	}
 	c.St.Signals = cc.NewSignals(o.Sink, &c.St.Now)
 	if c.Hooks.Init != nil {
 		c.Hooks.Init.Init(&c.St)
+	}
+	if c.Hooks.Fallback != nil {
+		if alt := c.Hooks.Fallback.Fallback(); alt != nil {
+			c.Hooks = cc.Resolve(alt)
+		}
 	}
 	return c
 }

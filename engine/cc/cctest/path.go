@@ -31,6 +31,13 @@ type Path struct {
 	// belongs to was sent, so it sees that burst's window) and drops the
 	// packet when it returns true. Tests use it to place single losses.
 	Drop func(c *Conn) bool
+	// MarkCE, if set, is asked about each transmission the bottleneck
+	// accepts, with the packets it finds there (waiting or in service), and
+	// CE-marks the packet when it returns true: a step AQM is
+	// func(b uint32) bool { return b > K }. The packet's ACK then carries
+	// CE and ECE, the per-packet echo a DCTCP or AccECN receiver gives when
+	// every packet is acked on its own.
+	MarkCE func(backlogPkts uint32) bool
 }
 
 // Result summarises a Run.
@@ -39,6 +46,7 @@ type Result struct {
 	MeanCwndPkts  float64 // time-weighted mean of cwnd
 	DeliveredPkts uint32
 	Drops         uint64   // transmissions the path dropped
+	Marks         uint64   // transmissions the path CE-marked
 	FirstDropAt   sim.Time // when the first drop happened; meaningful if Drops > 0
 	Recoveries    int      // entries into Recovery (loss events)
 	Timeouts      int      // retransmission timeouts
@@ -52,6 +60,7 @@ const rtoMin = 200 * sim.Millisecond
 type inFlight struct {
 	ackAt   sim.Time
 	dropped bool
+	ce      bool
 }
 
 // Run drives c over p for d of simulated time, with an always-backlogged
@@ -92,7 +101,11 @@ func Run(c *Conn, p Path, d sim.Duration, observe func(*Conn)) Result {
 				break
 			}
 			wasRecovery := c.St.CA == cc.CARecovery
-			c.OnACK(ACK{Lost: uint32(i), Acked: 1})
+			a := ACK{Lost: uint32(i), Acked: 1}
+			if r.q[i].ce {
+				a.CE, a.ECE = 1, true
+			}
+			c.OnACK(a)
 			if !wasRecovery && c.St.CA == cc.CARecovery {
 				r.res.Recoveries++
 			}
@@ -159,8 +172,11 @@ func (r *runner) send() {
 	for range c.Transmissions - before {
 		drop := r.p.Drop != nil && r.p.Drop(c)
 		drop = drop || (r.p.LossProb > 0 && r.rng.Float64() < r.p.LossProb)
-		if !drop && r.p.BufferPkts > 0 && r.free > now {
-			backlog := (r.free.Sub(now) + r.ser - 1) / r.ser
+		var backlog sim.Duration
+		if r.free > now {
+			backlog = (r.free.Sub(now) + r.ser - 1) / r.ser
+		}
+		if !drop && r.p.BufferPkts > 0 {
 			drop = backlog >= sim.Duration(r.p.BufferPkts)
 		}
 		if drop {
@@ -171,8 +187,12 @@ func (r *runner) send() {
 			r.q = append(r.q, inFlight{dropped: true})
 			continue
 		}
+		ce := r.p.MarkCE != nil && r.p.MarkCE(uint32(backlog))
+		if ce {
+			r.res.Marks++
+		}
 		s := max(now, r.free)
 		r.free = s.Add(r.ser)
-		r.q = append(r.q, inFlight{ackAt: s.Add(r.p.RTT)})
+		r.q = append(r.q, inFlight{ackAt: s.Add(r.p.RTT), ce: ce})
 	}
 }

@@ -13,7 +13,7 @@ const usage = `ccscope — a deterministic packet-level simulator of TCP congest
 Usage:
   ccscope run SCENARIO|FILE.json [--seed N] [--duration D] [--set path=value]... [--trace FILE] [--json]
   ccscope scenarios [--show NAME]
-  ccscope serve [--addr HOST:PORT] [--token TOKEN] [limits...]
+  ccscope serve [--addr HOST:PORT] [--token T] [--max-sessions N] [--log-format json|console]
   ccscope version
 
 Run 'ccscope COMMAND --help' for a command's options.
@@ -22,8 +22,8 @@ Run 'ccscope COMMAND --help' for a command's options.
 var commands = map[string]func(args []string) int{
 	"run":       runMain,
 	"scenarios": scenariosMain,
-	"version":   versionMain,
 	"serve":     serveMain,
+	"version":   versionMain,
 }
 
 func main() {
