@@ -6,8 +6,9 @@ that ``ccscope.connect()`` can start a private local server with nothing else
 installed. The binary is specific to the build machine's platform, so the
 wheel is tagged ``py3-none-<platform>`` rather than ``py3-none-any``.
 
-Set ``CCSCOPE_SKIP_GO_BUILD=1`` to package without compiling (the client then
-needs ``connect(url)`` to a running server or ``CCSCOPE_BIN``).
+Set ``CCSCOPE_SKIP_GO_BUILD=1`` to build a pure-Python wheel of the client
+alone, without the server (it then needs ``connect(url)`` to a running server,
+``$CCSCOPE_BIN`` or ``ccscope`` on PATH).
 """
 
 from __future__ import annotations
@@ -39,13 +40,14 @@ class CustomBuildHook(BuildHookInterface):
             return
         root = Path(self.root)
         out = root / _BIN_REL
-        if os.environ.get("CCSCOPE_SKIP_GO_BUILD") != "1":
-            self._go_build(root, out)
+        if os.environ.get("CCSCOPE_SKIP_GO_BUILD") == "1":
+            return  # a pure-Python wheel of the client alone
+        self._go_build(root, out)
         build_data["pure_python"] = False
         build_data["tag"] = f"py3-none-{_platform_tag()}"
         # _bin/ is git-ignored, and hatchling honours .gitignore; include the
         # binary explicitly. An editable install finds it in the source tree.
-        if version != "editable" and out.exists():
+        if version != "editable":
             build_data["force_include"][str(out)] = "ccscope/_bin/" + out.name
 
     def _go_build(self, root: Path, out: Path) -> None:
@@ -60,7 +62,9 @@ class CustomBuildHook(BuildHookInterface):
         if not (root / "server" / "cmd" / "ccscope").is_dir():
             raise RuntimeError(f"ccscope: {root / 'server/cmd/ccscope'} is missing; cannot build the server binary")
         out.parent.mkdir(parents=True, exist_ok=True)
-        cmd = [go, "build", "-trimpath", "-o", str(out), "./server/cmd/ccscope"]
+        # -s -w drop the symbol table and DWARF (a third of the size); stack
+        # traces keep their function names and lines.
+        cmd = [go, "build", "-trimpath", "-ldflags=-s -w", "-o", str(out), "./server/cmd/ccscope"]
         self.app.display_info(f"ccscope: {' '.join(cmd)}")
         proc = subprocess.run(cmd, cwd=root, capture_output=True, text=True)
         if proc.returncode != 0:
