@@ -140,8 +140,7 @@ func TestBBRv3RandomLoss(t *testing.T) {
 	link := payloadRate(100e6)
 	for _, p := range []float64{0.01, 0.03} {
 		t.Run(fmt.Sprintf("p=%v", p), func(t *testing.T) {
-			sets := append([]string{"flows.f0.cc=bbr3", fmt.Sprintf("links.bottleneck.ab.loss.p=%v", p)}, rebbrSets...)
-			r := builtinRun(t, "rebbr", sets...)
+			r := builtinRun(t, "rebbr", "flows.f0.cc=bbr3", fmt.Sprintf("links.bottleneck.ab.loss.p=%v", p))
 			util := deliveredBetween(r, 0, sim.Time(10*sim.Second)) / link
 			hi := r.Flows[0].(*tcpFlow).snd.CCFinal()["inflight_hi"]
 			t.Logf("utilisation %.3f, inflight_hi %v", util, hi)
