@@ -115,7 +115,9 @@ func TestBernoulliLossRate(t *testing.T) {
 			scn.Links[1].AB.Loss = config.Loss{Kind: config.Bernoulli, P: p}
 			r := run(t, scn)
 			bn, _ := r.Net.Dir("bottleneck", "ab")
-			n := float64(bn.Stats.Enqueued)
+			// Every packet offered to the direction draws once: lost,
+			// or handed to the qdisc (enqueued or tail-dropped).
+			n := float64(bn.Stats.Enqueued + bn.Stats.Drops + bn.Stats.WireLosses)
 			got := float64(bn.Stats.WireLosses) / n
 			se := math.Sqrt(p * (1 - p) / n)
 			if n < 1e5 || math.Abs(got-p) > 4*se {

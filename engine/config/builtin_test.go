@@ -46,6 +46,23 @@ func TestBuiltins(t *testing.T) {
 				if !s.Flows[0].TCP.ECN {
 					t.Errorf("dctcp-dc f0 ECN = false, want true: DCTCP needs ECN")
 				}
+				// The DCTCP paper (§3.4) asks K > C·RTT/7 (1.2 packets here) and
+				// used 20 at 1 Gbps, 65 at 10 Gbps; the built-in takes 65.
+				if k := bottleneck(s).AB.Qdisc.ECNThreshold; k != (QueueLimit{Packets: 65}) {
+					t.Errorf("dctcp-dc ecn_threshold = %+v, want 65 packets (step marking)", k)
+				}
+			}},
+		{"l4s", 100 * units.Mbps, 40 * sim.Millisecond, QueueLimit{Packets: 10000}, []string{bulk("prague"), bulk("cubic")}, 30 * sim.Second,
+			func(t *testing.T, s *Scenario) {
+				// RFC 9332 §2.5 and Appendix A defaults: 15 ms classic target,
+				// 16 ms Tupdate, 1 ms L4S step, coupling k = 2.
+				q := bottleneck(s).AB.Qdisc
+				if q.Target != 15*sim.Millisecond || q.StepThreshold != sim.Millisecond || q.Coupling != 2 {
+					t.Errorf("l4s dualpi2 target, step, k = %v, %v, %d; want 15ms, 1ms, 2", q.Target, q.StepThreshold, q.Coupling)
+				}
+				if !s.Flows[0].TCP.ECN || s.Flows[1].TCP.ECN {
+					t.Errorf("l4s ECN f0, f1 = %v, %v; want Prague with ECN, CUBIC without", s.Flows[0].TCP.ECN, s.Flows[1].TCP.ECN)
+				}
 			}},
 		{"jitter-kumar", units.Gbps, 10 * sim.Millisecond, QueueLimit{Packets: 1000}, []string{bulk("cubic")}, 20 * sim.Second,
 			func(t *testing.T, s *Scenario) {
@@ -75,8 +92,12 @@ func TestBuiltins(t *testing.T) {
 			if b.AB.Rate != tc.rate || b.BA.Rate != tc.rate {
 				t.Errorf("bottleneck rates = %v/%v, want %v both ways", b.AB.Rate, b.BA.Rate, tc.rate)
 			}
-			if b.AB.Qdisc.Kind != FIFO || b.AB.Qdisc.Limit != tc.limit {
-				t.Errorf("bottleneck ab qdisc = %+v, want fifo limit %+v", b.AB.Qdisc, tc.limit)
+			kind := FIFO
+			if tc.name == "l4s" {
+				kind = DualPI2
+			}
+			if b.AB.Qdisc.Kind != kind || b.AB.Qdisc.Limit != tc.limit {
+				t.Errorf("bottleneck ab qdisc = %+v, want kind %d limit %+v", b.AB.Qdisc, kind, tc.limit)
 			}
 			if s.Runtime.Duration != tc.duration {
 				t.Errorf("duration = %v, want %v", s.Runtime.Duration, tc.duration)

@@ -1,6 +1,8 @@
-// Package link models one direction of a link: the egress qdisc at the
-// sending node, serialisation at the link rate, propagation delay, then
-// impairments (loss, jitter), and arrival at the far node.
+// Package link models one direction of a link: random loss as the packet
+// enters (as netem drops on enqueue, so a lost packet takes neither queue
+// space nor link time — the emulated paths users compare against behave
+// this way), the egress qdisc at the sending node, serialisation at the link
+// rate, propagation delay plus jitter, and arrival at the far node.
 //
 // Packets on the wire form a FIFO — a link never reorders — so only the head
 // packet's arrival is in the event queue, whatever the bandwidth-delay
@@ -48,7 +50,7 @@ type Stats struct {
 	Enqueued   uint64 // packets accepted by the qdisc
 	Drops      uint64 // qdisc drops (tail and AQM)
 	Marks      uint64 // CE marks
-	WireLosses uint64 // packets lost to the loss model
+	WireLosses uint64 // packets lost to the loss model (before the qdisc)
 	Delivered  uint64 // packets that arrived at the far node
 	MaxBacklog units.Bytes
 	SentBytes  units.Bytes // bytes serialised onto the wire
@@ -159,6 +161,14 @@ func (d *Dir) SetLoss(p float64, rng *rand.Rand) {
 // Send hands a packet to the egress qdisc.
 func (d *Dir) Send(id packet.ID) {
 	now := d.s.Now()
+	if d.lossP > 0 && d.lossRNG.Float64() < d.lossP {
+		d.Stats.WireLosses++
+		if d.obs != nil {
+			d.obs.Dropped(d, now, id, true)
+		}
+		d.pool.Free(id)
+		return
+	}
 	if !d.q.Enqueue(id, now) {
 		d.Stats.Drops++
 		if d.obs != nil {
@@ -219,15 +229,7 @@ func (d *Dir) startTx(now sim.Time) {
 	}
 	d.busyUntil = now.Add(units.TxTime(p.Size, d.rate))
 	d.Stats.SentBytes += p.Size
-	if d.lossP > 0 && d.lossRNG.Float64() < d.lossP {
-		d.Stats.WireLosses++
-		if d.obs != nil {
-			d.obs.Dropped(d, now, id, true)
-		}
-		d.pool.Free(id)
-	} else {
-		d.propagate(id, d.busyUntil)
-	}
+	d.propagate(id, d.busyUntil)
 	if _, n := d.q.Backlog(); n > 0 {
 		d.txPending = true
 		d.s.Schedule(d.busyUntil, d.self, kindTxDone, 0)

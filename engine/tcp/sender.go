@@ -249,7 +249,7 @@ func (d *DataSender) Receive(id packet.ID) {
 }
 
 // CC is the flow's congestion-control algorithm.
-func (d *DataSender) CC() cc.Algorithm { return d.cfg.CC }
+func (d *DataSender) CC() cc.Algorithm { return d.hooks.Algorithm }
 
 // CCFinal returns the last value of each signal the CC defined.
 func (d *DataSender) CCFinal() map[string]float64 {

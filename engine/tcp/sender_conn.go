@@ -185,6 +185,7 @@ func (d *DataSender) synAck(p *packet.Packet) {
 		d.fillState()
 		d.hooks.Init.Init(&d.st)
 	}
+	d.takeFallback()
 	// The SYN-ACK went through tcp_ack, whose tcp_cong_control set the
 	// pacing rate from the SYN's RTT sample.
 	if d.hooks.CongControl == nil {
@@ -221,4 +222,18 @@ func (d *DataSender) slowStartAfterIdleCheck() {
 	d.st.CwndPkts = max(cwnd, restart)
 	d.cwndStamp = d.st.Now
 	d.cwndUsed = 0
+}
+
+// takeFallback follows dctcp_init and prague_init handing the socket to
+// their Reno tables (inet_csk(sk)->icsk_ca_ops = &dctcp_reno) when ECN was
+// not negotiated: a non-nil cc.Fallbacker result replaces the algorithm
+// for the rest of the connection. The replacement's init hook is not
+// called, as the kernel does not call dctcp_reno's (it has none).
+func (d *DataSender) takeFallback() {
+	if d.hooks.Fallback == nil {
+		return
+	}
+	if alt := d.hooks.Fallback.Fallback(); alt != nil {
+		d.hooks = cc.Resolve(alt)
+	}
 }

@@ -189,16 +189,18 @@ func (d *DataSender) emit(start, end uint64, retrans bool) {
 	p.Flags = packet.ACK
 	p.TSVal, p.TSEcr = d.tsNow(), d.tsRecent
 	p.SentAt = d.st.Now
+	// __tcp_transmit_skb stamps skb->tstamp = tp->tcp_wstamp_ns (EDT): an
+	// fq qdisc holds the packet until then. Unpaced flows leave it 0.
+	if d.cfg.Opts.Pacing {
+		p.TxTime = max(d.wstamp, d.st.Now)
+	}
 	p.Tx = int32(d.sb.segOf(start))
 	if d.ecnOK {
 		// tcp_ecn_send: classic ECN marks only new data ECT and sets CWR
 		// on the first new segment after a reduction; ECN-needing CCs
 		// (DCTCP, AccECN/Prague) keep retransmissions ECT too.
 		if !retrans || d.cfg.Echo != EchoClassic {
-			p.ECN = packet.ECT0
-			if d.accECN {
-				p.ECN = packet.ECT1
-			}
+			p.ECN = d.ectCodepoint()
 		}
 		if !retrans && d.queueCWR && !d.accECN {
 			d.queueCWR = false
@@ -361,4 +363,15 @@ func (d *DataSender) updatePacingRate() {
 		rate /= uint64(d.rtt.srttUs8)
 	}
 	d.st.PacingRate = units.BitRate(rate * 8)
+}
+
+// ectCodepoint is the ECT codepoint of data packets once ECN is
+// negotiated: ECT(1) for a CC with TCP_CONG_WANTS_ECT_1 (tcp_ecn_send's
+// INET_ECN_xmit_ect_1_negotiated, via cc.ECNCodepoint), else ECT(0)
+// (INET_ECN_xmit).
+func (d *DataSender) ectCodepoint() packet.ECN {
+	if d.hooks.ECN != nil {
+		return d.hooks.ECN.ECNCodepoint()
+	}
+	return packet.ECT0
 }

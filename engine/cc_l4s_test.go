@@ -1,0 +1,293 @@
+package engine
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/ccscope/ccscope/engine/config"
+	"github.com/ccscope/ccscope/engine/sim"
+	"github.com/ccscope/ccscope/engine/units"
+)
+
+// signalSeries is the (time, value) history of a CC signal of flow 0.
+func signalSeries(r *Run, name string) (ts []sim.Time, vs []float64) {
+	id := r.Trace.SignalIndex(name)
+	s := &r.Trace.SignalT
+	for i := range s.T {
+		if s.Signal[i] == id && s.Flow[i] == 0 {
+			ts, vs = append(ts, sim.Time(s.T[i])), append(vs, s.Value[i])
+		}
+	}
+	return ts, vs
+}
+
+// BBRv1 on a clean 100 Mbps / 40 ms path with a 1-BDP FIFO, observed
+// through its trace signals (tcp_bbr.c constants):
+//   - STARTUP (mode 0) exits when bw grew < 25 % for 3 rounds
+//     (bbr_full_bw_cnt = 3): cwnd doubles per round from IW10, so bw
+//     reaches the link in ~log2(333/10) ≈ 5 rounds, +3 plateau rounds,
+//     +1 for the first sample — within 12 rounds, each at most 80 ms once
+//     the 1-BDP buffer fills, after the 40 ms handshake;
+//   - DRAIN (mode 1) ends once inflight ≤ BDP, within a few rounds;
+//   - PROBE_BW (mode 2) cycles its 8 gains in order, each phase one
+//     min_rtt (40 ms) long — the 5/4 phase may run past it until inflight
+//     reaches 5/4·BDP, the 3/4 phase may end early at inflight ≤ BDP;
+//   - PROBE_RTT (mode 3) comes every 10 s (bbr_min_rtt_win_sec) and holds
+//     cwnd at 4 packets (bbr_cwnd_min_target) for ≥ 200 ms
+//     (bbr_probe_rtt_mode_ms).
+//
+// Measured: STARTUP exits at 683 ms, DRAIN at 741 ms, phases of 37–63 ms,
+// PROBE_RTT at 10.04 s (250 ms) and 20.29 s.
+func TestBBRv1StateMachine(t *testing.T) {
+	access := config.Direction{Rate: 10 * units.Gbps, Delay: sim.Millisecond, Qdisc: fifo(10000)}
+	bn := config.Direction{Rate: 100 * units.Mbps, Delay: 19 * sim.Millisecond, Qdisc: bdpFIFO()}
+	scn := tcpScenario("bbr", access, bn, 0, 25*sim.Second, linuxOpts())
+	scn.Trace.Detail = config.TraceChange
+	r := run(t, scn)
+	mt, mv := signalSeries(r, "mode")
+	var enter [4][]sim.Time
+	var leave [4][]sim.Time
+	for i := range mv {
+		if i > 0 && mv[i] == mv[i-1] {
+			continue
+		}
+		if i > 0 {
+			leave[int(mv[i-1])] = append(leave[int(mv[i-1])], mt[i])
+		}
+		enter[int(mv[i])] = append(enter[int(mv[i])], mt[i])
+	}
+	if len(leave[0]) != 1 || leave[0][0] > sim.Time(40*sim.Millisecond+12*80*sim.Millisecond) {
+		t.Fatalf("STARTUP exits at %v, want once, by 1 s (handshake + 12 rounds of ≤ 80 ms)", leave[0])
+	}
+	if ft, fv := signalSeries(r, "full_bw_cnt"); len(fv) == 0 || fv[len(fv)-1] != 3 || ft[len(ft)-1] > leave[0][0] {
+		t.Errorf("full_bw_cnt at STARTUP exit = %v, want 3 (the plateau rule ended STARTUP)", fv)
+	}
+	if len(leave[1]) != 1 || leave[1][0].Sub(leave[0][0]) > 4*40*sim.Millisecond {
+		t.Errorf("DRAIN %v → %v, want one DRAIN of ≤ 4 rounds", leave[0], leave[1])
+	}
+	if len(enter[3]) != 2 {
+		t.Fatalf("PROBE_RTT entered at %v, want twice in 25 s", enter[3])
+	}
+	for i, at := range enter[3] {
+		want := sim.Time(sim.Duration(i+1) * 10 * sim.Second)
+		if at < want || at > want.Add(sim.Second) {
+			t.Errorf("PROBE_RTT %d at %v, want within 1 s after %v", i, at, want)
+		}
+		if d := leave[3][i].Sub(at); d < 200*sim.Millisecond {
+			t.Errorf("PROBE_RTT %d lasts %v, want ≥ 200 ms", i, d)
+		}
+		minCwnd := uint32(math.MaxUint32)
+		for _, row := range r.Trace.FlowsT.Rows {
+			if row.T > at.Add(sim.Duration(50*sim.Millisecond)) && row.T < leave[3][i] {
+				minCwnd = min(minCwnd, row.CwndPkts)
+			}
+		}
+		if minCwnd != 4 {
+			t.Errorf("cwnd in PROBE_RTT %d = %d, want 4 packets", i, minCwnd)
+		}
+	}
+	ct, cv := signalSeries(r, "cycle_idx")
+	phases := 0
+	for i := 1; i < len(ct); i++ {
+		if ct[i-1] < leave[1][0] || ct[i] > sim.Time(9*sim.Second) || cv[i] == cv[i-1] {
+			continue
+		}
+		if want := math.Mod(cv[i-1]+1, 8); cv[i] != want {
+			t.Errorf("cycle_idx %v → %v at %v, want → %v", cv[i-1], cv[i], ct[i], want)
+		}
+		// bbr_is_next_cycle_phase: a phase lasts one min_rtt, but the 5/4
+		// phase also waits for inflight to reach 5/4·BDP (or a loss) and the
+		// 3/4 phase may end early once inflight is down to the BDP.
+		lo, hi := 39*sim.Millisecond, 42*sim.Millisecond
+		switch cv[i-1] {
+		case 0:
+			hi = 80 * sim.Millisecond
+		case 1:
+			lo = 0
+		}
+		if d := ct[i].Sub(ct[i-1]); d < lo || d > hi {
+			t.Errorf("phase %v lasted %v, want %v–%v", cv[i-1], d, lo, hi)
+		}
+		phases++
+	}
+	if phases < 8*20 {
+		t.Errorf("%d PROBE_BW phases in 9 s, want ≥ 160 (one per 40 ms)", phases)
+	}
+	fs := r.Summary("").Flows[0]
+	if bw := fs.CCFinal["bw"]; math.Abs(bw-100e6) > 10e6 {
+		t.Errorf("cc_final bw = %.4g bps, want the 100 Mbps link ± 10%%", bw)
+	}
+	if mr := fs.CCFinal["min_rtt"]; mr < 40000 || mr > 40500 {
+		t.Errorf("cc_final min_rtt = %v us, want the 40 ms base RTT", mr)
+	}
+}
+
+// BBRv3 under random loss on the rebbr path (100 Mbps, 100 ms, 1 BDP;
+// loss on the bottleneck wire), goodput over 10–30 s. v3 treats loss as
+// a signal: bbr_adapt_lower_bounds cuts bw_lo and inflight_lo by
+// beta = 30 % in every non-probing round that saw a loss (at 1 % and
+// ~800 packets a round, nearly every round), and bbr_is_inflight_too_high
+// ends a probe when a sample's lost/tx_in_flight exceeds loss_thresh = 2 %,
+// which Poisson noise at 1 % mean loss does on some samples. So v3 does
+// not reach v1's near-ideal line below the 2 % threshold. Measured at
+// p = 1 % (seeds 1, 2, 3): 0.755, 0.737, 0.735 of the 96.53 Mbps payload
+// rate (the CC helper's harness gave 0.73–0.82); asserted 0.65–0.90.
+// Above the threshold (p = 3 %) every probe ends too high and inflight_hi
+// falls far below the BDP (833 packets): measured 60–71 packets,
+// utilisation 0.07–0.17; asserted inflight_hi < BDP/4.
+func TestBBRv3RandomLoss(t *testing.T) {
+	link := payloadRate(100e6)
+	for _, p := range []float64{0.01, 0.03} {
+		t.Run(fmt.Sprintf("p=%v", p), func(t *testing.T) {
+			r := builtinRun(t, "rebbr", "flows.f0.cc=bbr3", fmt.Sprintf("links.bottleneck.ab.loss.p=%v", p))
+			util := deliveredBetween(r, 0, sim.Time(10*sim.Second)) / link
+			hi := r.Flows[0].(*tcpFlow).snd.CCFinal()["inflight_hi"]
+			t.Logf("utilisation %.3f, inflight_hi %v", util, hi)
+			if p < 0.02 && (util < 0.65 || util > 0.9) {
+				t.Errorf("utilisation(p=%v) = %.3f, want 0.65–0.90", p, util)
+			}
+			if p > 0.02 && (hi == 0 || hi > 833/4) {
+				t.Errorf("inflight_hi(p=%v) = %v, want set and < BDP/4 = 208 packets", p, hi)
+			}
+		})
+	}
+}
+
+// DCTCP on the dctcp-dc built-in (1 Gbps, 100 µs base RTT, fifo marking
+// CE at K = 65 packets). The DCTCP paper (§3.3) predicts the link fully
+// used with the queue in a sawtooth just under K + 1 (its amplitude
+// √(W*/2) ≈ 6 packets for W* = BDP + K ≈ 73), and in steady state the
+// fraction of marked packets equals α. Measured over 1–5 s: goodput
+// 965.3 Mbps (100.0 % of the 965.33 Mbps payload rate), sojourn p50
+// 751 µs = 62.6 packets, α 0.116 against 11.8 % of packets marked.
+// Asserted: ≥ 95 % utilisation; queue p50 within K ± 10 packets; α
+// within ±30 % of the marked fraction.
+func TestDCTCPStepMarking(t *testing.T) {
+	r := builtinRun(t, "dctcp-dc")
+	d, _ := r.Net.Dir("bottleneck", "ab")
+	r.RunUntil(sim.Time(sim.Second))
+	enq0, marks0 := d.Stats.Enqueued, d.Stats.Marks
+	got := deliveredBetween(r, 0, sim.Time(sim.Second))
+	util := got / payloadRate(1e9)
+	frac := float64(d.Stats.Marks-marks0) / float64(d.Stats.Enqueued-enq0)
+	s := r.Summary("")
+	alpha := s.Flows[0].CCFinal["alpha"]
+	perPkt := units.TxTime(1500, units.Gbps)
+	qPkts := float64(*s.Queues[2].SojournP50Ps) / float64(perPkt)
+	t.Logf("utilisation %.4f, queue p50 %.1f packets, alpha %.4f, marked %.4f", util, qPkts, alpha, frac)
+	if util < 0.95 {
+		t.Errorf("utilisation = %.4f, want ≥ 0.95", util)
+	}
+	if math.Abs(qPkts-65) > 10 {
+		t.Errorf("queue p50 = %.1f packets, want K = 65 ± 10", qPkts)
+	}
+	if math.Abs(alpha-frac) > 0.3*frac {
+		t.Errorf("alpha = %.4f, want the marked fraction %.4f ± 30%%", alpha, frac)
+	}
+}
+
+// Prague and CUBIC on the l4s built-in (100 Mbps DualPI2, 40 ms base
+// RTT). Expected rate ratio, from RFC 9332's coupling p_C = (p_L/k)², k = 2,
+// and the response functions (packets per RTT): CUBIC in its Reno-friendly
+// region W_C = 1.22/√p_C = 1.22·k/p_L = 2.44/p_L; Prague (DCTCP-like)
+// W_L = 2/p_L. So W_L/W_C = 2/2.44 = 0.82, and the rates differ further by
+// the RTTs: r_L/r_C = 0.82·RTT_C/RTT_L = 0.82·55/40.5 = 1.11. The models are
+// fluid and CUBIC is not purely Reno-like here, so the tolerance is a
+// factor of 2.5 (0.44–2.8). Measured over 10–30 s: Prague 65.7 Mbps,
+// CUBIC 30.8 Mbps, ratio 2.14 (over the whole run 1.76); Prague's RTT p99 − 40 ms base = 0.53 ms (its
+// L-queue delay); CUBIC's RTT p50 − base = 14.5 ms (the 15 ms PI2 target).
+func TestPragueCubicDualPI2(t *testing.T) {
+	r := builtinRun(t, "l4s")
+	fl, fc := r.Flows[0].(*tcpFlow), r.Flows[1].(*tcpFlow)
+	r.RunUntil(sim.Time(10 * sim.Second))
+	bl, bc := fl.rcv.BytesDelivered(), fc.rcv.BytesDelivered()
+	r.RunToEnd()
+	rl := float64(fl.rcv.BytesDelivered()-bl) * 8 / 20
+	rc := float64(fc.rcv.BytesDelivered()-bc) * 8 / 20
+	base := r.Net.BaseRTT(r.Net.Node("h1").Index, r.Net.Node("h2").Index)
+	s := r.Summary("")
+	lq := sim.Duration(*s.Flows[0].RTTP99Ps) - base
+	cq := sim.Duration(*s.Flows[1].RTTP50Ps) - base
+	t.Logf("prague %.4g Mbps, cubic %.4g Mbps, ratio %.3f; L queue p99 %v, classic queue p50 %v", rl/1e6, rc/1e6, rl/rc, lq, cq)
+	if lq > 2*sim.Millisecond {
+		t.Errorf("Prague RTT p99 − base = %v, want ≤ 2 ms", lq)
+	}
+	if cq < 10*sim.Millisecond || cq > 20*sim.Millisecond {
+		t.Errorf("CUBIC RTT p50 − base = %v, want the 15 ms target ± 5 ms", cq)
+	}
+	if ratio := rl / rc; ratio < 1.11/2.5 || ratio > 1.11*2.5 {
+		t.Errorf("rate ratio prague/cubic = %.3f, want 1.11 within a factor of 2.5", ratio)
+	}
+	if sum := (rl + rc) / payloadRate(100e6); sum < 0.9 {
+		t.Errorf("link use = %.3f, want ≥ 0.9", sum)
+	}
+}
+
+// FQ-CoDel gives each of 8 bulk flows of mixed CCs (2 CUBIC, 2 Reno,
+// 2 BBRv1, 2 BBRv3) an equal share of a 100 Mbps, 40 ms bottleneck: DRR
+// serves backlogged flows a quantum each per round whatever their CC, and
+// CoDel keeps each flow's own queue short. Jain's index of the 10–30 s
+// rates: measured 0.996 (12.4, 12.5, 11.1, 11.1, 12.8, 13.0, 11.6,
+// 11.5 Mbps); asserted ≥ 0.95.
+func TestFQCoDelMixedCCs(t *testing.T) {
+	access := config.Direction{Rate: 10 * units.Gbps, Delay: sim.Millisecond, Qdisc: fifo(10000)}
+	fqc := config.Qdisc{Kind: config.FQCoDel, Limit: config.QueueLimit{Packets: 10240}, Target: 5 * sim.Millisecond,
+		Interval: 100 * sim.Millisecond, ECN: true, Flows: 1024, Quantum: 1514}
+	bn := config.Direction{Rate: 100 * units.Mbps, Delay: 19 * sim.Millisecond, Qdisc: fqc}
+	scn := tcpScenario("cubic", access, bn, 0, 30*sim.Second, linuxOpts())
+	scn.Flows = nil
+	for i, c := range []string{"cubic", "cubic", "reno", "reno", "bbr", "bbr", "bbr3", "bbr3"} {
+		scn.Flows = append(scn.Flows, config.Flow{ID: fmt.Sprintf("f%d", i), Src: "h1", Dst: "h2", CC: c, TCP: linuxOpts()})
+	}
+	r, err := New(scn, nil)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	r.RunUntil(sim.Time(10 * sim.Second))
+	var b0 []units.Bytes
+	for _, f := range r.Flows {
+		b0 = append(b0, f.(*tcpFlow).rcv.BytesDelivered())
+	}
+	r.RunToEnd()
+	var x []float64
+	for i, f := range r.Flows {
+		x = append(x, float64(f.(*tcpFlow).rcv.BytesDelivered()-b0[i])*8/20)
+	}
+	t.Logf("rates %.4g bit/s, Jain %.4f", x, jain(x))
+	if j := jain(x); j < 0.95 {
+		t.Errorf("Jain index = %.4f, want ≥ 0.95", j)
+	}
+}
+
+// A paced flow leaves its host at its pacing rate through the host's fq
+// qdisc: the sender stamps each packet's earliest departure time
+// (skb->tstamp = tcp_wstamp_ns, advanced by each chunk's length at the
+// pacing rate, tcp_update_skb_after_send) and fq holds packets until then.
+// With the pacing rate pinned at 20 Mbps on a 100 Mbps path, the access
+// link carries 20 Mbps of packets (headers included: the pacing clock
+// counts wire bytes), within 3 %.
+func TestFQHonoursPacing(t *testing.T) {
+	fq := config.Qdisc{Kind: config.FQ, Limit: config.QueueLimit{Packets: 10000}, Quantum: 3028, InitialQuantum: 15140,
+		FlowLimit: 100, Horizon: 10 * sim.Second}
+	access := config.Direction{Rate: 10 * units.Gbps, Delay: sim.Millisecond, Qdisc: fq}
+	bn := config.Direction{Rate: 100 * units.Mbps, Delay: 19 * sim.Millisecond, Qdisc: bdpFIFO()}
+	r, err := New(tcpScenario("cubic", access, bn, 0, 6*sim.Second, linuxOpts()), nil)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	rate := 20 * units.Mbps
+	r.RunUntil(sim.Time(sim.Second))
+	if err := r.Act(Action{Flow: "f0", PacingRate: &rate}); err != nil {
+		t.Fatalf("Act: %v", err)
+	}
+	a, _ := r.Net.Dir("access", "ab")
+	r.RunUntil(sim.Time(3 * sim.Second))
+	sent0 := a.Stats.SentBytes
+	r.RunToEnd()
+	got := float64(a.Stats.SentBytes-sent0) * 8 / 3
+	t.Logf("access rate %.4g bit/s under a %v pacing rate", got, rate)
+	if math.Abs(got-float64(rate)) > 0.03*float64(rate) {
+		t.Errorf("access link rate = %.4g bit/s, want the pacing rate %v ± 3%%", got, rate)
+	}
+}

@@ -1,0 +1,101 @@
+package tcp
+
+import (
+	"testing"
+
+	"github.com/ccscope/ccscope/engine/cc"
+	"github.com/ccscope/ccscope/engine/packet"
+	"github.com/ccscope/ccscope/engine/sim"
+	"github.com/ccscope/ccscope/engine/trace"
+	"github.com/ccscope/ccscope/engine/units"
+)
+
+// hookConn is a harness connection whose receiver may refuse ECN, so the
+// handshake does not negotiate it (RFC 3168 §6.1.1: a SYN-ACK without ECE).
+func hookConn(t *testing.T, ccName string, echo EchoMode, peerECN bool) *shConn {
+	t.Helper()
+	s := sim.New()
+	pool := &packet.Pool{}
+	alg, err := cc.New(ccName)
+	if err != nil {
+		t.Fatalf("cc.New(%q): %v", ccName, err)
+	}
+	opts := shLinuxOpts()
+	opts.ECN = true
+	ropts := opts
+	ropts.ECN = peerECN
+	c := &shConn{s: s, pool: pool}
+	c.fwd = newShPipe(s, pool, 100*units.Mbps, 10*sim.Millisecond)
+	c.rev = newShPipe(s, pool, 100*units.Mbps, 10*sim.Millisecond)
+	rec := trace.NewRecorder(0, 0, nil)
+	rec.Flows = []string{"f0"}
+	c.snd = NewSender(s, pool, c.fwd, rec, SenderConfig{Flow: 0, Node: 0, Peer: 1, Opts: opts, CC: alg,
+		ECN: true, Echo: echo, Size: 200 * units.KB})
+	c.rcv = NewReceiver(s, pool, c.rev, rec, ReceiverConfig{Flow: 0, Node: 1, Peer: 0, Opts: ropts, Echo: echo})
+	c.fwd.to = c.rcv
+	c.rev.to = c.snd
+	return c
+}
+
+// DCTCP and Prague need ECN: when the handshake does not negotiate it,
+// dctcp_init and prague_init hand the socket to their Reno tables
+// (icsk_ca_ops = &dctcp_reno / &prague_reno), which the sender sees as
+// cc.Fallbacker returning Reno right after init. With ECN negotiated they
+// stay themselves.
+func TestSenderTakesCCFallback(t *testing.T) {
+	for _, tc := range []struct {
+		cc      string
+		echo    EchoMode
+		peerECN bool
+		want    string
+	}{
+		{"dctcp", EchoDCTCP, false, "reno"},
+		{"prague", EchoAccECN, false, "reno"},
+		{"dctcp", EchoDCTCP, true, "dctcp"},
+		{"prague", EchoAccECN, true, "prague"},
+		{"cubic", EchoClassic, false, "cubic"},
+	} {
+		t.Run(tc.cc+map[bool]string{true: "/ecn", false: "/no-ecn"}[tc.peerECN], func(t *testing.T) {
+			c := hookConn(t, tc.cc, tc.echo, tc.peerECN)
+			c.runUntil(sim.Time(2 * sim.Second))
+			if got := c.snd.CC().Name(); got != tc.want {
+				t.Errorf("CC after the handshake = %s, want %s", got, tc.want)
+			}
+			if c.rcv.BytesDelivered() != 200*units.KB {
+				t.Errorf("delivered = %d, want %d", c.rcv.BytesDelivered(), 200*units.KB)
+			}
+		})
+	}
+}
+
+// Data packets carry ECT(1) for a CC that asks for it (Prague's
+// TCP_CONG_WANTS_ECT_1, cc.ECNCodepoint), ECT(0) for any other once ECN is
+// negotiated (INET_ECN_xmit), and Not-ECT when it is not.
+func TestSenderECNCodepoint(t *testing.T) {
+	for _, tc := range []struct {
+		cc      string
+		echo    EchoMode
+		peerECN bool
+		want    packet.ECN
+	}{
+		{"prague", EchoAccECN, true, packet.ECT1},
+		{"dctcp", EchoDCTCP, true, packet.ECT0},
+		{"reno", EchoClassic, true, packet.ECT0},
+		{"prague", EchoAccECN, false, packet.NotECT},
+	} {
+		t.Run(tc.cc+map[bool]string{true: "/ecn", false: "/no-ecn"}[tc.peerECN], func(t *testing.T) {
+			c := hookConn(t, tc.cc, tc.echo, tc.peerECN)
+			seen := map[packet.ECN]int{}
+			c.fwd.drop = func(p *packet.Packet, _ sim.Time) bool {
+				if p.Len > 0 {
+					seen[p.ECN]++
+				}
+				return false
+			}
+			c.runUntil(sim.Time(2 * sim.Second))
+			if len(seen) != 1 || seen[tc.want] == 0 {
+				t.Errorf("data packet codepoints = %v, want all %v", seen, tc.want)
+			}
+		})
+	}
+}
