@@ -1,32 +1,58 @@
 # ccscope — see README.md. `make demo` and `make test` are the two commands a
-# newcomer runs; both install what they need.
+# newcomer runs on a fresh machine; both install what they need (Go modules,
+# a Python virtual environment with the client and its extras).
 
 GO      ?= go
+PYTHON  ?= python3
 BIN     := bin/ccscope
+VENV    := .venv
+PY      := $(VENV)/bin/python
 GOFILES := $(shell find engine server -name '*.go' 2>/dev/null)
+PYFILES := $(shell find client-python/ccscope -name '*.py' 2>/dev/null)
 
-.PHONY: build test test-go bench demo lint clean
+.PHONY: build test test-go test-py bench bench-py demo lint clean venv
 
 build: $(BIN)
 
 $(BIN): $(GOFILES) go.mod go.sum
 	$(GO) build -o $(BIN) ./server/cmd/ccscope
 
-test: lint test-go
+# The venv is rebuilt (pip install of the package, which compiles the Go
+# server into it) whenever the client, the build hook or the Go sources change.
+$(VENV)/.stamp: pyproject.toml client-python/hatch_build.py $(PYFILES) $(GOFILES) go.mod go.sum
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q '.[all,test]'
+	touch $@
+
+venv: $(VENV)/.stamp
+
+test: lint test-go test-py
 
 test-go:
 	$(GO) test ./...
 
+test-py: venv
+	$(PY) -m pytest -q client-python/tests
+
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./...
 
-demo: build
+bench-py: venv
+	$(PY) client-python/benchmarks/bench_flows_table.py
+
+demo: build venv
 	$(BIN) scenarios
-	$(BIN) run pump
+	$(BIN) run p-rtr-p
+	mkdir -p build
+	$(VENV)/bin/jupyter nbconvert --to html --execute notebooks/01-quickstart.ipynb \
+		--output-dir build --ExecutePreprocessor.timeout=300
+	@echo
+	@echo "demo: the executed quickstart notebook, with its plots, is $(CURDIR)/build/01-quickstart.html"
 
 lint:
 	@out=$$(gofmt -l engine server); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
 clean:
-	rm -rf bin build
+	rm -rf bin build $(VENV) client-python/ccscope/_bin
