@@ -3,10 +3,12 @@ package engine
 import (
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/ccscope/ccscope/engine/config"
 	"github.com/ccscope/ccscope/engine/sim"
+	"github.com/ccscope/ccscope/engine/tcp"
 	"github.com/ccscope/ccscope/engine/units"
 )
 
@@ -290,4 +292,174 @@ func TestFQHonoursPacing(t *testing.T) {
 	if math.Abs(got-float64(rate)) > 0.03*float64(rate) {
 		t.Errorf("access link rate = %.4g bit/s, want the pacing rate %v ± 3%%", got, rate)
 	}
+}
+
+// The receiver's CE echo follows the CC's tcp_congestion_ops flags: DCTCP
+// (TCP_CONG_NEEDS_ECN) echoes per packet, Prague negotiates AccECN, and the
+// google/bbr v3 branch's BBR (TCP_CONG_WANTS_CE_EVENTS) echoes per packet
+// through dctcp_ece_ack_update only when bbr_can_use_ecn: TCP_ECN_OK and
+// TCP_ECN_LOW (the route feature ecn_low) both set. BBRv1 and CUBIC take
+// no CE events and echo as RFC 3168.
+func TestEchoModeECNLow(t *testing.T) {
+	cases := []struct {
+		cc          string
+		ecn, ecnLow bool
+		want        tcp.EchoMode
+	}{
+		{"bbr3", true, true, tcp.EchoDCTCP},
+		{"bbrb", true, true, tcp.EchoDCTCP},
+		{"bbr3", true, false, tcp.EchoClassic},
+		{"bbr3", false, true, tcp.EchoClassic}, // no ECN, no TCP_ECN_OK
+		{"bbr", true, true, tcp.EchoClassic},
+		{"cubic", true, true, tcp.EchoClassic},
+		{"dctcp", true, false, tcp.EchoDCTCP},
+		{"prague", true, true, tcp.EchoAccECN},
+	}
+	for _, tc := range cases {
+		t.Run(fmt.Sprintf("%s/ecn=%v/ecn_low=%v", tc.cc, tc.ecn, tc.ecnLow), func(t *testing.T) {
+			f := config.Flow{CC: tc.cc, TCP: config.DefaultTCPOptions()}
+			f.TCP.ECN, f.TCP.ECNLow = tc.ecn, tc.ecnLow
+			if got := echoMode(f); got != tc.want {
+				t.Errorf("echoMode(%s, ecn=%v, ecn_low=%v) = %v, want %v", tc.cc, tc.ecn, tc.ecnLow, got, tc.want)
+			}
+		})
+	}
+}
+
+// BBRv3 on the dctcp-dc built-in (1 Gbps, 100 µs base RTT, fifo marking CE
+// at K = 65 packets) with ECN, with and without the route feature ecn_low.
+// BDP = 1 Gbps · 100 µs / 1500 B = 8.3 packets, so marking starts at
+// inflight ≈ BDP + K = 73 packets.
+//
+// With ecn_low, bbr_can_use_ecn holds and min_rtt ≤ 5 ms (bbr_ecn_max_rtt_us)
+// makes the flow ECN-eligible: ecn_alpha moves off its initial 1.0
+// (bbr_ecn_alpha_init), ecn_in_round is set in marked rounds, and the ECN
+// response (inflight_lo cut to (1 − alpha/3)·inflight, inflight_hi set where
+// more than bbr_ecn_thresh = 50 % of a round is marked) holds inflight near
+// BDP + K, so the queue sits near K instead of the 1000-packet limit.
+// Alpha's level: once per round bbr_update_ecn_alpha sets
+// a ← ⌊15a/16⌋ + ⌊c/16⌋ in 1/256 units, c the round's CE fraction; for a
+// steady c its fixed point satisfies ⌈a/16⌉ = ⌊c/16⌋, i.e. a lies in
+// ((k−1)/16, k/16] with k = ⌊16·c⌋ (the floors bias it below c). Rounds
+// vary, so the time average is allowed one step either side: [(k−2)/16,
+// (k+1)/16].
+//
+// Without ecn_low the bottleneck still marks (in STARTUP, when inflight
+// overshoots BDP + K) and the receiver echoes ECE, but BBRv3 ignores it:
+// ecn_alpha stays at 1.0 and inflight_hi is never set.
+//
+// Measured over 1–5 s with ecn_low: utilisation 1.000, queue p50 61.9
+// packets, 36.3 % of packets marked (k = 5), alpha time average 0.244
+// (final 0.227), ecn_in_round 1 for 57 % of the time, inflight_hi p50 86
+// (64–139), inflight p50 73. Without: 1875 packets marked over the run,
+// all before 1 s; ecn_alpha one record, 1.0.
+func TestBBRv3ECNLow(t *testing.T) {
+	const bdpK = 1e9*100e-6/(1500*8) + 65
+	from := sim.Time(sim.Second)
+	t.Run("ecn_low", func(t *testing.T) {
+		r := builtinRun(t, "dctcp-dc", "flows.f0.cc=bbr3", "flows.f0.tcp.ecn=true",
+			"flows.f0.tcp.ecn_low=true", "trace.detail=change")
+		d, _ := r.Net.Dir("bottleneck", "ab")
+		r.RunUntil(from)
+		enq0, marks0 := d.Stats.Enqueued, d.Stats.Marks
+		util := deliveredBetween(r, 0, from) / payloadRate(1e9)
+		frac := float64(d.Stats.Marks-marks0) / float64(d.Stats.Enqueued-enq0)
+		s := r.Summary("")
+		qPkts := float64(*s.Queues[2].SojournP50Ps) / float64(units.TxTime(1500, units.Gbps))
+		alphaAvg := timeAverage(r, "ecn_alpha", from)
+		ecnRound := timeAverage(r, "ecn_in_round", from)
+		hi := signalMedian(r, "inflight_hi", from)
+		var inflight []float64
+		for _, row := range r.Trace.FlowsT.Rows {
+			if row.T >= from && row.Flow == 0 {
+				inflight = append(inflight, float64(row.InflightPkts))
+			}
+		}
+		slices.Sort(inflight)
+		infl := inflight[len(inflight)/2]
+		t.Logf("utilisation %.4f, queue p50 %.1f packets, marked %.4f, alpha avg %.4f (final %v), ecn_in_round avg %.3f, inflight_hi p50 %v, inflight p50 %v",
+			util, qPkts, frac, alphaAvg, s.Flows[0].CCFinal["ecn_alpha"], ecnRound, hi, infl)
+		if util < 0.95 {
+			t.Errorf("utilisation = %.4f, want ≥ 0.95", util)
+		}
+		if math.Abs(qPkts-65) > 10 {
+			t.Errorf("queue p50 = %.1f packets, want K = 65 ± 10", qPkts)
+		}
+		k := math.Floor(16 * frac)
+		if alphaAvg < (k-2)/16 || alphaAvg > (k+1)/16 {
+			t.Errorf("ecn_alpha time average = %.4f, want [(k−2)/16, (k+1)/16] = [%.4f, %.4f] for marked fraction %.4f",
+				alphaAvg, (k-2)/16, (k+1)/16, frac)
+		}
+		if ecnRound <= 0 {
+			t.Errorf("ecn_in_round time average = %v, want > 0 (set in marked rounds)", ecnRound)
+		}
+		if math.Abs(hi-bdpK) > 0.25*bdpK {
+			t.Errorf("inflight_hi p50 = %v packets, want BDP + K = %.1f ± 25%%", hi, bdpK)
+		}
+		if math.Abs(infl-bdpK) > 0.15*bdpK {
+			t.Errorf("inflight p50 = %v packets, want BDP + K = %.1f ± 15%%", infl, bdpK)
+		}
+	})
+	t.Run("without ecn_low", func(t *testing.T) {
+		r := builtinRun(t, "dctcp-dc", "flows.f0.cc=bbr3", "flows.f0.tcp.ecn=true", "trace.detail=change")
+		d, _ := r.Net.Dir("bottleneck", "ab")
+		r.RunToEnd()
+		_, alphas := signalSeries(r, "ecn_alpha")
+		_, rounds := signalSeries(r, "ecn_in_round")
+		_, his := signalSeries(r, "inflight_hi")
+		t.Logf("marked %d packets; ecn_alpha %v, ecn_in_round %v", d.Stats.Marks, alphas, rounds)
+		if d.Stats.Marks == 0 {
+			t.Fatalf("bottleneck marks = 0, want CE marks for BBRv3 to ignore")
+		}
+		for _, a := range alphas {
+			if a != 1 {
+				t.Errorf("ecn_alpha = %v, want its initial 1.0 throughout", a)
+			}
+		}
+		if slices.Contains(rounds, 1) {
+			t.Errorf("ecn_in_round took 1, want 0 throughout")
+		}
+		for _, h := range his {
+			if !math.IsInf(h, 1) {
+				t.Errorf("inflight_hi = %v, want unset (+Inf) throughout", h)
+			}
+		}
+	})
+}
+
+// timeAverage is the time average of flow 0's finite values of signal name
+// from time from to the horizon (each value holds until the next change).
+func timeAverage(r *Run, name string, from sim.Time) float64 {
+	ts, vs := signalSeries(r, name)
+	var sum, span float64
+	for i := range ts {
+		end := r.Horizon()
+		if i+1 < len(ts) {
+			end = ts[i+1]
+		}
+		start := max(ts[i], from)
+		if end <= start || math.IsInf(vs[i], 0) {
+			continue
+		}
+		sum += vs[i] * float64(end-start)
+		span += float64(end - start)
+	}
+	return sum / span
+}
+
+// signalMedian is the median of flow 0's recorded values of signal name at
+// or after from.
+func signalMedian(r *Run, name string, from sim.Time) float64 {
+	ts, vs := signalSeries(r, name)
+	var after []float64
+	for i := range ts {
+		if ts[i] >= from {
+			after = append(after, vs[i])
+		}
+	}
+	if len(after) == 0 {
+		return math.NaN()
+	}
+	slices.Sort(after)
+	return after[len(after)/2]
 }

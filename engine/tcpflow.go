@@ -28,14 +28,32 @@ type tcpFlow struct {
 	lastRec    sim.Time
 }
 
-// echoMode is how the receiver of a flow with this CC feeds back CE marks:
-// DCTCP's per-packet echo, AccECN for Prague, else RFC 3168.
-func echoMode(ccName string) tcp.EchoMode {
-	switch ccName {
+// echoMode is how the receiver of flow f feeds back CE marks: DCTCP's
+// per-packet echo, AccECN for Prague, else RFC 3168.
+//
+// BBRv3 (and bbrb, which is its code) on an ecn_low route echoes as DCTCP
+// does. In the google/bbr v3 branch the receiving socket's bbr_cwnd_event
+// handles CA_EVENT_ECN_IS_CE / CA_EVENT_ECN_NO_CE with tcp_dctcp.h's
+// dctcp_ece_ack_update when bbr_can_use_ecn (TCP_ECN_OK and TCP_ECN_LOW)
+// and bbr_precise_ece_ack hold; tcp_bbr_cong_ops sets
+// TCP_CONG_WANTS_CE_EVENTS so that __tcp_ecn_check_ce (tcp_input.c)
+// raises those events without TCP_CONG_NEEDS_ECN ("net-tcp: add new ca
+// opts flag TCP_CONG_WANTS_CE_EVENTS"). The route feature's commit ("tcp:
+// introduce per-route feature RTAX_FEATURE_ECN_LOW") defines it as CE marks
+// at a low threshold plus ACKs whose ECE echoes the CE status of all the
+// data they newly acknowledge. The same branch sets TCP_ECN_ECT_PERMANENT
+// in bbr_init when bbr_can_use_ecn, keeping retransmissions ECT, which the
+// sender does for any echo mode but classic.
+func echoMode(f config.Flow) tcp.EchoMode {
+	switch f.CC {
 	case "dctcp":
 		return tcp.EchoDCTCP
 	case "prague":
 		return tcp.EchoAccECN
+	case "bbr3", "bbrb":
+		if f.TCP.ECN && f.TCP.ECNLow {
+			return tcp.EchoDCTCP
+		}
 	}
 	return tcp.EchoClassic
 }
@@ -51,8 +69,8 @@ func (r *Run) newTCPFlow(idx int32, f config.Flow) (Flow, error) {
 		return nil, fmt.Errorf("cc: %w", err)
 	}
 	src, dst := r.Net.Node(f.Src), r.Net.Node(f.Dst)
-	echo := echoMode(f.CC)
 	ecn := f.TCP.ECN || needsECN(f.CC)
+	echo := echoMode(f)
 	opts := f.TCP
 	opts.ECN = ecn
 	t := &tcpFlow{cfg: f, idx: idx, run: r}

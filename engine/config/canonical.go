@@ -156,13 +156,17 @@ func (f Flow) tree() tree {
 		sndbuf = formatSize(o.SndBuf)
 	}
 	t["app"] = a
-	t["tcp"] = tree{
+	tcp := tree{
 		"sack": o.SACK, "rack": o.RACK, "tlp": o.TLP, "prr": o.PRR, "frto": o.FRTO,
 		"pacing": o.Pacing, "tso": o.TSO, "gro": o.GRO, "delayed_ack": o.DelayedAck, "ecn": o.ECN,
 		"mss": formatSize(o.MSS), "init_cwnd": json.Number(strconv.FormatUint(uint64(o.InitCwnd), 10)),
 		"sndbuf": sndbuf, "rcvbuf_init": formatSize(o.RcvBufInit), "rcvbuf_max": formatSize(o.RcvBufMax),
 		"gro_interval": o.GROInterval.String(),
 	}
+	if o.ECNLow { // absent keeps older scenarios' hashes
+		tcp["ecn_low"] = true
+	}
+	t["tcp"] = tcp
 	return t
 }
 

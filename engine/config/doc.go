@@ -85,7 +85,11 @@
 //     (default, always has data), "rate" with rate (writes at that rate), or
 //     "onoff" with on and off (greedy for on, silent for off, repeating).
 //   - tcp: switches sack, rack, tlp, prr, frto, pacing, tso, gro, delayed_ack
-//     (all default true) and ecn (default false); mss (default "1448B", at
+//     (all default true), ecn (default false) and ecn_low (default false:
+//     the route feature ecn_low of the google/bbr v3 branch, declaring
+//     shallow-threshold CE marking and precise per-segment CE echo; with
+//     ECN negotiated, bbr3 and bbrb then respond to CE and their receiver
+//     echoes CE as DCTCP does); mss (default "1448B", at
 //     least TCP_MIN_MSS = 88 B), init_cwnd (packets, default 10), sndbuf
 //     (default "4MB", or "unlimited"), rcvbuf_init (default "128KiB", the
 //     131072 bytes of tcp_rmem[1]), rcvbuf_max (default "6MiB", tcp_rmem[2]),

@@ -62,7 +62,7 @@ var (
 	tcpShape = object(map[string]*shape{
 		"sack": leaf(kBool), "rack": leaf(kBool), "tlp": leaf(kBool), "prr": leaf(kBool),
 		"frto": leaf(kBool), "pacing": leaf(kBool), "tso": leaf(kBool), "gro": leaf(kBool),
-		"delayed_ack": leaf(kBool), "ecn": leaf(kBool),
+		"delayed_ack": leaf(kBool), "ecn": leaf(kBool), "ecn_low": leaf(kBool),
 		"mss": leaf(kSize), "init_cwnd": leaf(kCount), "sndbuf": leaf(kBuffer),
 		"rcvbuf_init": leaf(kSize), "rcvbuf_max": leaf(kSize), "gro_interval": leaf(kDuration),
 	})

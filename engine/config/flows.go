@@ -28,7 +28,7 @@ const (
 )
 
 // DefaultTCPOptions returns a TCP flow's options when it sets none: every
-// mechanism on except ECN, as on a stock Linux host.
+// mechanism on except ECN and ECNLow, as on a stock Linux host.
 func DefaultTCPOptions() TCPOptions {
 	return TCPOptions{
 		SACK: true, RACK: true, TLP: true, PRR: true, FRTO: true,
@@ -170,6 +170,7 @@ func (c *collector) tcp(flow obj) TCPOptions {
 	}{
 		{"sack", &t.SACK}, {"rack", &t.RACK}, {"tlp", &t.TLP}, {"prr", &t.PRR}, {"frto", &t.FRTO},
 		{"pacing", &t.Pacing}, {"tso", &t.TSO}, {"gro", &t.GRO}, {"delayed_ack", &t.DelayedAck}, {"ecn", &t.ECN},
+		{"ecn_low", &t.ECNLow},
 	} {
 		if v, p, ok := o.get(b.key); ok {
 			if x, ok := c.boolean(p, v); ok {

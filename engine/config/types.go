@@ -188,9 +188,15 @@ type AppPattern struct {
 }
 
 // TCPOptions are a TCP flow's mechanism switches and sizes. Every switch
-// defaults to on (as on a Linux host) except ECN.
+// defaults to on (as on a Linux host) except ECN and ECNLow.
 type TCPOptions struct {
 	SACK, RACK, TLP, PRR, FRTO, Pacing, TSO, GRO, DelayedAck, ECN bool
+
+	// ECNLow is the route feature ecn_low of the google/bbr v3 branch
+	// (RTAX_FEATURE_ECN_LOW, which sets TCP_ECN_LOW on an ECN connection):
+	// the path CE-marks at a shallow threshold and both ends echo CE
+	// precisely, so BBRv3 may respond to ECN. Default false.
+	ECNLow bool
 
 	MSS         units.Bytes  // payload bytes per segment, default 1448
 	InitCwnd    uint32       // packets, default 10

@@ -211,6 +211,9 @@ func NewSender(s *sim.Sim, pool *packet.Pool, out Sender, rec *trace.Recorder, c
 	d.st.MSS = units.Bytes(d.mss)
 	d.st.CwndClampPkts = ^uint32(0)
 	d.st.GSOMaxSegs = gsoMaxSegs
+	// tcp_ecn_send_syn sets TCP_ECN_LOW from the route (ecn_low) only when
+	// it asks for ECN; the CC still checks that ECN was negotiated.
+	d.st.ECNLow = c.ECN && c.Opts.ECNLow
 	d.appTimer.Arm(c.Start)
 	return d
 }
