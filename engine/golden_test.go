@@ -168,7 +168,7 @@ func writeGolden(t *testing.T, path string, data []byte) {
 	t.Logf("updated %s", path)
 }
 
-// A TCP run with random loss, jitter and BBR (which draws its random
+// A TCP run with random loss (1 %) and BBR (which draws its random
 // ProbeBW phase from the flow's stream) gives the same digest on every
 // run and under GOMAXPROCS 1 and 2; another seed gives another digest.
 func TestGoldenDeterminismTCP(t *testing.T) {
