@@ -148,7 +148,7 @@ func (q *queueObs) record(d *link.Dir, now sim.Time, sojourn sim.Duration) {
 		return
 	}
 	b, n := d.Qdisc().Backlog()
-	q.run.Trace.RecordQueue(&q.last, trace.QueueRow{T: now, Link: q.link, DirAB: q.ab, BacklogBytes: int64(b),
+	q.run.Trace.RecordQueue(&q.last, &trace.QueueRow{T: now, Link: q.link, DirAB: q.ab, BacklogBytes: int64(b),
 		BacklogPkts: int64(n), Sojourn: sojourn, Drops: d.Stats.Drops, Marks: d.Stats.Marks})
 }
 

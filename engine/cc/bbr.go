@@ -616,6 +616,9 @@ func (b *bbr1) CongControl(st *State, r *RateSample) {
 // Init follows bbr_init.
 func (b *bbr1) Init(st *State) {
 	b.defineSignals(st)
+	// cmpxchg(&sk->sk_pacing_status, SK_PACING_NONE, SK_PACING_NEEDED):
+	// BBR's model assumes paced sending.
+	st.Paced = true
 	b.priorCwnd = 0
 	st.SSThreshPkts = tcpInfiniteSSThresh
 	b.rttCnt = 0

@@ -585,6 +585,9 @@ func (b *bbr3) CongControl(st *State, r *RateSample) {
 // Init follows the v3 bbr_init.
 func (b *bbr3) Init(st *State) {
 	b.defineSignals(st)
+	// cmpxchg(&sk->sk_pacing_status, SK_PACING_NONE, SK_PACING_NEEDED):
+	// BBR's model assumes paced sending.
+	st.Paced = true
 	b.initCwnd = min(0x7F, st.CwndPkts)
 	b.priorCwnd = st.PriorCwndPkts
 	st.SSThreshPkts = tcpInfiniteSSThresh

@@ -113,7 +113,10 @@ type State struct {
 	// GSOMaxSegs caps a TSO/GSO chunk, in segments (sk_gso_max_segs analogue).
 	GSOMaxSegs uint32
 	// Paced is sk_pacing_status != SK_PACING_NONE: the flow's packets are
-	// paced (internal pacing or an fq qdisc). HyStart reads it.
+	// paced (internal pacing or an fq qdisc). HyStart reads it. An
+	// algorithm that needs pacing sets it in Init (SK_PACING_NEEDED, as
+	// BBR and Prague do), and the sender then paces the flow even with its
+	// pacing switch off.
 	Paced bool
 	// LastSend is lsndtime: when data was last sent. When EventTxStart fires
 	// it still holds the send before the idle period (CUBIC reads it).

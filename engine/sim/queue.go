@@ -27,24 +27,31 @@ func (e *Event) less(f *Event) bool {
 
 func (q *queue) len() int { return len(q.ev) }
 
+// push and pop move a hole rather than swapping: each step copies one
+// 32-byte event instead of two, and the moving event is written once.
+
 func (q *queue) push(e Event) {
 	q.ev = append(q.ev, e)
 	i := len(q.ev) - 1
 	for i > 0 {
 		p := (i - 1) / 4
-		if !q.ev[i].less(&q.ev[p]) {
+		if !e.less(&q.ev[p]) {
 			break
 		}
-		q.ev[i], q.ev[p] = q.ev[p], q.ev[i]
+		q.ev[i] = q.ev[p]
 		i = p
 	}
+	q.ev[i] = e
 }
 
 func (q *queue) pop() Event {
 	top := q.ev[0]
 	n := len(q.ev) - 1
-	q.ev[0] = q.ev[n]
+	x := q.ev[n]
 	q.ev = q.ev[:n]
+	if n == 0 {
+		return top
+	}
 	i := 0
 	for {
 		first := 4*i + 1
@@ -58,11 +65,12 @@ func (q *queue) pop() Event {
 				m = c
 			}
 		}
-		if !q.ev[m].less(&q.ev[i]) {
+		if !q.ev[m].less(&x) {
 			break
 		}
-		q.ev[i], q.ev[m] = q.ev[m], q.ev[i]
+		q.ev[i] = q.ev[m]
 		i = m
 	}
+	q.ev[i] = x
 	return top
 }

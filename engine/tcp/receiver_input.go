@@ -34,8 +34,9 @@ func (r *Receiver) rcvSegment(sg segment) {
 	if sg.end < r.rcvWup || sg.seq > r.rcvNxt+r.receiveWindow() {
 		// tcp_sequence: entirely left of the advertised window (an old
 		// duplicate: quick-ACK mode and a D-SACK) or beyond its right
-		// edge → tcp_send_dupack.
-		r.sack.dsackReset()
+		// edge → tcp_send_dupack. This is tcp_validate_incoming, before
+		// tcp_data_queue clears the D-SACK state: a D-SACK still waiting
+		// in a compressed ACK leaves with this one.
 		r.sendDupack(sg)
 		return
 	}

@@ -184,6 +184,10 @@ func (d *DataSender) synAck(p *packet.Packet) {
 	if d.hooks.Init != nil {
 		d.fillState()
 		d.hooks.Init.Init(&d.st)
+		// An algorithm that sets Paced asks for SK_PACING_NEEDED (BBR,
+		// Prague): tcp_needs_internal_pacing then paces the flow whatever
+		// the pacing switch says, which only chooses pacing for the rest.
+		d.cfg.Opts.Pacing = d.cfg.Opts.Pacing || d.st.Paced
 	}
 	d.takeFallback()
 	// The SYN-ACK went through tcp_ack, whose tcp_cong_control set the

@@ -165,23 +165,29 @@ func TestRACKOffUsesDupThresh(t *testing.T) {
 // on/off application (shorter than the RTO), the paced sender emits at most
 // one TSO chunk (≤ 64 KB = 45 segments) per instant — one segment without
 // TSO — while the unpaced one emits its whole window, hundreds of
-// segments, in one burst.
+// segments, in one burst. BBR is paced whatever the switch says: bbr_init
+// sets sk_pacing_status to SK_PACING_NEEDED, and tcp_needs_internal_pacing
+// then paces the flow (its TSO chunks are about 1 ms of data at the pacing
+// rate, at most 64 KB).
 func TestPacingOffSendsLineRateBursts(t *testing.T) {
 	for _, tc := range []struct {
 		name        string
+		cc          string
 		pacing, tso bool
 		min, max    int
 	}{
-		{"paced", true, true, 2, 45},
-		{"paced without TSO", true, false, 1, 1},
-		{"unpaced", false, true, 100, 1 << 30},
+		{"paced", "reno", true, true, 2, 45},
+		{"paced without TSO", "reno", true, false, 1, 1},
+		{"unpaced", "reno", false, true, 100, 1 << 30},
+		{"bbr unpaced switch", "bbr", false, true, 2, 45},
+		{"bbr3 unpaced switch", "bbr3", false, true, 2, 45},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			opts := shLinuxOpts()
 			opts.Pacing = tc.pacing
 			opts.TSO = tc.tso
 			opts.RcvBufMax = 4 * units.MiB // keeps cwnd near the BDP: no standing queue
-			h := shHarness{cc: "reno", rate: units.Gbps, owd: 20 * sim.Millisecond, opts: opts,
+			h := shHarness{cc: tc.cc, rate: units.Gbps, owd: 20 * sim.Millisecond, opts: opts,
 				app: appOnOff(500*sim.Millisecond, 100*sim.Millisecond)}
 			c := h.build(t)
 			c.runUntil(sim.Time(3 * sim.Second))

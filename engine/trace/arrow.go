@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"unsafe"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -25,6 +26,7 @@ var Tables = [...]string{TableQueue, TableDelivery, TableFlows, TableSignals, Ta
 var (
 	i64  = arrow.PrimitiveTypes.Int64
 	i32  = arrow.PrimitiveTypes.Int32
+	u8   = arrow.PrimitiveTypes.Uint8
 	u32  = arrow.PrimitiveTypes.Uint32
 	u64  = arrow.PrimitiveTypes.Uint64
 	f64  = arrow.PrimitiveTypes.Float64
@@ -83,8 +85,18 @@ func (r *Recorder) Batch(table string, mem memory.Allocator) (arrow.Record, erro
 // BatchFiltered builds one record batch from the table's current rows that
 // pass f. The caller releases it.
 func (r *Recorder) BatchFiltered(table string, mem memory.Allocator, f Filter) (arrow.Record, error) {
+	return r.batch(table, mem, f, false)
+}
+
+// batch builds a table's record batch. With dict its string columns are
+// dictionary arrays (the recorder's indices into its names), for writers
+// that store strings dictionary-encoded: they take the indices as they are
+// instead of hashing every value. Its fixed-width columns then borrow the
+// recorder's memory as well, so the record is valid only until the table
+// changes.
+func (r *Recorder) batch(table string, mem memory.Allocator, f Filter, dict bool) (arrow.Record, error) {
 	flows := mask(r.Flows, f.Flows)
-	b := batch{mem: mem}
+	b := batch{mem: mem, dict: dict}
 	switch table {
 	case TableQueue:
 		q := &r.Queue
@@ -241,6 +253,7 @@ func selectRows(flow []int32, flows []bool, signal []int32, signals []bool) []in
 // error.
 type batch struct {
 	mem  memory.Allocator
+	dict bool // string columns as dictionary arrays, borrowed columns
 	cols []arrow.Array
 	bufs []pending
 	err  error
@@ -271,6 +284,10 @@ func newFixed[T arrow.FixedWidthType](b *batch, dt arrow.DataType, n int) []T {
 
 // fixedCol appends a fixed-width column holding src's rows sel (all if nil).
 func fixedCol[T arrow.FixedWidthType](b *batch, dt arrow.DataType, src []T, sel []int32) {
+	if sel == nil && b.dict {
+		b.cols[b.reserve()] = borrowed(dt, src)
+		return
+	}
 	if sel == nil {
 		copy(newFixed[T](b, dt, len(src)), src)
 		return
@@ -295,6 +312,10 @@ func utf8Into[I ~int32 | ~uint8](b *batch, col int, names []string, idx []I, sel
 			g[k] = idx[i]
 		}
 		idx = g
+	}
+	if b.dict {
+		dictInto(b, col, names, idx)
+		return
 	}
 	// Count each name's rows first: the data size is then exact and one
 	// pass writes offsets and bytes together.
@@ -355,7 +376,52 @@ func (b *batch) record(table string) (arrow.Record, error) {
 	if len(b.cols) > 0 {
 		n = int64(b.cols[0].Len())
 	}
-	return array.NewRecord(schemas[table], b.cols, n), nil
+	schema := schemas[table]
+	if b.dict {
+		// The string columns' types are now dictionary types.
+		fields := slices.Clone(schema.Fields())
+		for i := range fields {
+			fields[i].Type = b.cols[i].DataType()
+		}
+		md := schema.Metadata()
+		schema = arrow.NewSchema(fields, &md)
+	}
+	return array.NewRecord(schema, b.cols, n), nil
+}
+
+// dictInto builds utf8Into's column as a dictionary array whose indices
+// are idx itself, borrowed, and whose dictionary is names up to the largest
+// index used. Names are interned, so the dictionary has no duplicates; it
+// may hold names no row uses, which costs a reader nothing.
+func dictInto[I ~int32 | ~uint8](b *batch, col int, names []string, idx []I) {
+	var top I
+	for _, x := range idx {
+		top = max(top, x)
+	}
+	used := names[:0]
+	if len(idx) > 0 {
+		used = names[:top+1]
+	}
+	vb := array.NewStringBuilder(b.mem)
+	vb.AppendValues(used, nil)
+	values := vb.NewArray()
+	vb.Release()
+	it := arrow.DataType(i32)
+	if unsafe.Sizeof(top) == 1 {
+		it = u8
+	}
+	indices := borrowed(it, idx)
+	b.cols[col] = array.NewDictionaryArray(&arrow.DictionaryType{IndexType: it, ValueType: utf8}, indices, values)
+	indices.Release()
+	values.Release()
+}
+
+// borrowed is an array of type dt over src's memory, without a copy.
+func borrowed[T arrow.FixedWidthType | ~uint8](dt arrow.DataType, src []T) arrow.Array {
+	bytes := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(src))), len(src)*int(unsafe.Sizeof(*new(T))))
+	d := array.NewData(dt, len(src), []*memory.Buffer{nil, memory.NewBufferBytes(bytes)}, nil, 0, 0)
+	defer d.Release()
+	return array.MakeFromData(d)
 }
 
 // WriteIPCStream writes a complete Arrow IPC stream — schema, the records,

@@ -56,8 +56,8 @@ func sampleRecorder() *Recorder {
 	r.Links = []string{"bottleneck", "access"}
 	r.Flows = []string{"f0", "f1"}
 	var last sim.Time
-	r.RecordQueue(&last, QueueRow{T: 10, Link: 0, DirAB: true, BacklogBytes: 3000, BacklogPkts: 2, Drops: 1})
-	r.RecordQueue(&last, QueueRow{T: 20, Link: 1, DirAB: false, BacklogBytes: 1500, BacklogPkts: 1,
+	r.RecordQueue(&last, &QueueRow{T: 10, Link: 0, DirAB: true, BacklogBytes: 3000, BacklogPkts: 2, Drops: 1})
+	r.RecordQueue(&last, &QueueRow{T: 20, Link: 1, DirAB: false, BacklogBytes: 1500, BacklogPkts: 1,
 		Sojourn: 5 * sim.Microsecond, Marks: 7})
 	r.RecordDelivery(&last, 30, 0, 1448)
 	r.RecordDelivery(&last, 40, 1, 2896)

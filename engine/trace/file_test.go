@@ -44,8 +44,8 @@ func recordMany(r *Recorder) {
 	r.Links = []string{"bottleneck", "access"}
 	r.Flows = []string{"f0", "f1"}
 	var last sim.Time
-	r.RecordQueue(&last, QueueRow{T: 10, Link: 0, DirAB: true, BacklogBytes: 3000, BacklogPkts: 2, Drops: 1})
-	r.RecordQueue(&last, QueueRow{T: 20, Link: 1, DirAB: false, BacklogBytes: 1500, BacklogPkts: 1,
+	r.RecordQueue(&last, &QueueRow{T: 10, Link: 0, DirAB: true, BacklogBytes: 3000, BacklogPkts: 2, Drops: 1})
+	r.RecordQueue(&last, &QueueRow{T: 20, Link: 1, DirAB: false, BacklogBytes: 1500, BacklogPkts: 1,
 		Sojourn: 5 * sim.Microsecond, Marks: 7})
 	r.RecordDelivery(&last, 30, 0, 1448)
 	r.RecordDelivery(&last, 40, 1, 2896)
@@ -112,8 +112,37 @@ func TestFileSinkRoundTrip(t *testing.T) {
 					t.Errorf("%s batches = %d, want %d", p, batches, wantBatches[table])
 				}
 				compareRows(t, p, want[table], rows)
+				if ext == ".parquet" {
+					checkDictStrings(t, p, table)
+				}
 			}
 		})
+	}
+}
+
+// checkDictStrings checks that a Parquet table file stores its string
+// columns dictionary-encoded in every row group — the sink hands them over
+// as dictionary indices, and a fallback to plain encoding would mean it
+// paid for hashing every value — and its numbers plain.
+func checkDictStrings(t *testing.T, path, table string) {
+	t.Helper()
+	pf, err := file.OpenParquetFile(path, false)
+	if err != nil {
+		t.Fatalf("file.OpenParquetFile(%s) error %v", path, err)
+	}
+	defer pf.Close()
+	for g := range pf.NumRowGroups() {
+		rg := pf.MetaData().RowGroup(g)
+		for i, fd := range Schema(table).Fields() {
+			cc, err := rg.ColumnChunk(i)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dict := slices.Contains(cc.Encodings(), parquet.Encodings.RLEDict)
+			if want := fd.Type.ID() == arrow.STRING; dict != want {
+				t.Errorf("%s row group %d column %s encodings %v: dictionary = %v, want %v", path, g, fd.Name, cc.Encodings(), dict, want)
+			}
+		}
 	}
 }
 
