@@ -178,10 +178,17 @@ func (d *Dir) Send(id packet.ID) {
 		return
 	}
 	d.Stats.Enqueued++
-	if b, _ := d.q.Backlog(); b > d.Stats.MaxBacklog {
+	b, n := d.q.Backlog()
+	if b > d.Stats.MaxBacklog {
 		d.Stats.MaxBacklog = b
 	}
-	if d.obs != nil {
+	// A packet that finds the link idle and its queue empty leaves at the
+	// same instant: the dequeue's report is the state at that instant, and
+	// reporting the momentary one-packet backlog in between would double
+	// the queue trace of every uncongested link for nothing. A throttling
+	// qdisc may hold the packet, so it always reports.
+	through := n == 1 && !d.txPending && now >= d.busyUntil && d.thr == nil
+	if d.obs != nil && !through {
 		d.obs.Enqueued(d, now)
 	}
 	switch {

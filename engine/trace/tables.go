@@ -5,7 +5,8 @@ import (
 	"github.com/ccscope/ccscope/engine/sim"
 )
 
-// QueueTable holds queue state: one row per change of a direction's backlog.
+// QueueTable holds queue state: one row per change of a direction's backlog
+// (a packet that passes an idle link yields one row, at its dequeue).
 type QueueTable struct {
 	T            []int64 // t_ps
 	Link         []int32 // index into Recorder.Links
