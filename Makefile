@@ -29,8 +29,11 @@ venv: $(VENV)/.stamp
 
 test: lint test-go test-py
 
+# The server's concurrency (one goroutine per session, shared connections)
+# also runs under the race detector; the engine has no goroutines.
 test-go:
 	$(GO) test ./...
+	$(GO) test -race ./server/...
 
 test-py: venv
 	$(PY) -m pytest -q client-python/tests
