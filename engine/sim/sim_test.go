@@ -147,31 +147,16 @@ func BenchmarkQueue(b *testing.B) {
 
 // BenchmarkDigestFold measures the digest's cost per dispatched event; the
 // engine keeps it always on, so it must stay a few percent of an event's
-// cost (compare with ns/event of BenchmarkPump1G in package engine).
+// cost (compare with the ns/event of BenchmarkPump1G in package engine:
+// 1e9 / events/s). 1024 folds per iteration amortise the loop.
 func BenchmarkDigestFold(b *testing.B) {
 	s := New()
 	ev := Event{At: 12345, Target: 3, Kind: 2, Arg: 99}
 	for b.Loop() {
-		ev.At++
-		s.fold(ev)
+		for i := 0; i < 1024; i++ {
+			ev.At++
+			s.fold(ev)
+		}
 	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/event")
-}
-
-// StepUntil never dispatches past its limit, even when the entry at the
-// head of the queue is a stale timer entry that hides a later event.
-func TestStepUntilStopsAtLimitPastStaleTimers(t *testing.T) {
-	s := New()
-	r := &recorder{s: s}
-	h := s.Register(r, "rec")
-	tm := s.NewTimer(h, 1)
-	tm.Arm(10)
-	tm.Stop() // the entry at 10 is now stale
-	s.Schedule(20, h, 2, 0)
-	if n := s.StepUntil(5, 15); n != 0 || len(r.got) != 0 {
-		t.Errorf("StepUntil(5, 15) dispatched %d events (%v), want 0: the only live event is at 20", n, r.got)
-	}
-	if n := s.StepUntil(5, 20); n != 1 {
-		t.Errorf("StepUntil(5, 20) = %d, want 1", n)
-	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1024, "ns/event")
 }
