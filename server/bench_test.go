@@ -2,6 +2,7 @@ package server
 
 import (
 	"slices"
+	"syscall"
 	"testing"
 	"time"
 
@@ -37,7 +38,8 @@ const signalRows = 16 * pushRows
 // record batches, IPC streams and msgpack push frames; the client reads the
 // frames, decodes msgpack and reads every record batch. The rows are
 // written straight into the session's recorder (4 flows, 8 signals), so
-// the simulation's own cost is not part of the figure.
+// the simulation's own cost is not part of the figure. cpu-ms/op is the
+// process's CPU time (server and client).
 func BenchmarkStreamSignalRows(b *testing.B) {
 	srv, url := newTestServer(b, Options{})
 	c := dial(b, url)
@@ -46,6 +48,7 @@ func BenchmarkStreamSignalRows(b *testing.B) {
 	sess := sessionOf(b, srv, id)
 	b.SetBytes(int64(signalRows) * 28) // t_ps, value, and two small ids per row
 	var rows int64
+	cpu0 := cpuTime(b)
 	start := time.Now()
 	for b.Loop() {
 		done := make(chan struct{})
@@ -66,6 +69,7 @@ func BenchmarkStreamSignalRows(b *testing.B) {
 		<-done
 	}
 	b.ReportMetric(float64(rows)/time.Since(start).Seconds()/1e6, "Mrows/s")
+	b.ReportMetric(float64(cpuTime(b)-cpu0)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
 }
 
 // fillSignals appends n signal rows to the session's recorder, flushing as
@@ -93,4 +97,39 @@ func sessionOf(t testing.TB, srv *Server, id string) *session {
 		t.Fatalf("no session %s", id)
 	}
 	return s
+}
+
+// BenchmarkSignalsFlowsTable measures the signals op fetching a 20 s
+// p-rtr-p run's every-change flows table (about 163k rows, 17 MB of Arrow)
+// over loopback into a Go client that reads every record batch — the Go
+// side of client-python/benchmarks/bench_flows_table.py. cpu-ms/op is the
+// process's CPU time (server and client), which other load on the machine
+// does not inflate the way it does wall time.
+func BenchmarkSignalsFlowsTable(b *testing.B) {
+	_, url := newTestServer(b, Options{})
+	c := dial(b, url)
+	id := c.open("p-rtr-p", "trace.detail=change")
+	c.call("run", map[string]any{"session": id})
+	var rows int64
+	cpu0 := cpuTime(b)
+	start := time.Now()
+	for b.Loop() {
+		res := c.call("signals", map[string]any{"session": id, "table": "flows"})
+		n := arrowRows(b, res["arrow"].([]byte))
+		if n != asInt(res["rows"]) || n == 0 {
+			b.Fatalf("signals: %d rows in the stream, %v reported", n, res["rows"])
+		}
+		rows += n
+	}
+	b.ReportMetric(float64(rows)/time.Since(start).Seconds()/1e6, "Mrows/s")
+	b.ReportMetric(float64(cpuTime(b)-cpu0)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
+}
+
+// cpuTime is the process's user plus system CPU time so far.
+func cpuTime(t testing.TB) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		t.Fatalf("getrusage: %v", err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -195,7 +195,9 @@ func (s *session) serve(r sessionReq) (more bool) {
 	case "unsubscribe":
 		res, e = s.opUnsubscribe(a)
 	case "signals":
-		res, e = s.opSignals(a)
+		if e = s.opSignals(a, id); e == nil {
+			return true
+		}
 	case "summary":
 		if e = a.done(); e == nil {
 			sum := s.st.summary()
@@ -415,26 +417,83 @@ func (s *session) opUnsubscribe(a *args) (any, *Error) {
 	return map[string]any{"tables": s.tr.subscribed()}, nil
 }
 
-func (s *session) opSignals(a *args) (any, *Error) {
+// opSignals answers signals itself: its response is built around the
+// Arrow stream, which is written once, straight into the frame.
+func (s *session) opSignals(a *args, id any) *Error {
 	table, e := a.str("table")
 	if e != nil {
-		return nil, e
+		return e
 	}
 	if e := tableArg(table, "table"); e != nil {
-		return nil, e
+		return e
 	}
 	f, e := s.filterArgs(a)
 	if e != nil {
-		return nil, e
+		return e
 	}
 	if e := a.done(); e != nil {
-		return nil, e
+		return e
 	}
-	b, rows, err := s.tr.snapshot(s.st.run.Trace, table, f)
+	recs, rows, err := s.tr.snapshot(s.st.run.Trace, table, f)
 	if err != nil {
-		return nil, errorf(CodeInternal, "", "building the Arrow stream: %v", err)
+		return errorf(CodeInternal, "", "building the Arrow stream: %v", err)
 	}
-	return map[string]any{"arrow": b, "rows": rows, "dropped_rows": s.tr.dropped[table]}, nil
+	frame, data, err := signalsFrame(id, table, recs, rows, s.tr.dropped[table])
+	releaseAll(recs)
+	if err != nil {
+		return errorf(CodeInternal, "", "encoding Arrow: %v", err)
+	}
+	if !s.conn.sendFrame(outFrame{data: data, pooled: frame}) {
+		return errorf(CodeInternal, "", "connection closed")
+	}
+	return nil
+}
+
+// signalsFrame encodes the signals response, {id, ok, result: {rows,
+// dropped_rows, arrow}}, as marshal would with the result's keys in that
+// order (msgpack maps have none), writing the IPC stream straight into
+// the frame. data is the frame's bytes within the pooled buffer.
+func signalsFrame(id any, table string, recs []arrow.Record, rows, dropped int64) (frame *bytes.Buffer, data []byte, err error) {
+	b := framePool.Get().(*bytes.Buffer)
+	b.Reset()
+	b.Grow(1<<10 + ipcBound(recs))
+	enc := msgpack.NewEncoder(b)
+	enc.UseCompactInts(true)
+	for _, err := range []error{enc.EncodeMapLen(3), enc.EncodeString("id"), enc.Encode(id),
+		enc.EncodeString("ok"), enc.EncodeBool(true), enc.EncodeString("result"), enc.EncodeMapLen(3),
+		enc.EncodeString("rows"), enc.EncodeInt(rows), enc.EncodeString("dropped_rows"), enc.EncodeInt(dropped),
+		enc.EncodeString("arrow")} {
+		if err != nil {
+			recycle(b)
+			return nil, nil, err
+		}
+	}
+	head := b.Len()
+	if err := writeArrowBin(b, table, recs); err != nil {
+		recycle(b)
+		return nil, nil, err
+	}
+	return b, shrinkBin32(b.Bytes(), head), nil
+}
+
+// shrinkBin32 rewrites the bin32 header at frame[head:] in msgpack's
+// smallest bin encoding, as EncodeBytes would write it, by moving the
+// (short) bytes before it rather than the payload after it.
+func shrinkBin32(frame []byte, head int) []byte {
+	n := binary.BigEndian.Uint32(frame[head+1 : head+5])
+	var hdr []byte
+	switch {
+	case n <= math.MaxUint8:
+		hdr = []byte{msgpcode.Bin8, byte(n)}
+	case n <= math.MaxUint16:
+		hdr = []byte{msgpcode.Bin16, byte(n >> 8), byte(n)}
+	default:
+		return frame
+	}
+	shift := 5 - len(hdr)
+	copy(frame[shift:head+shift], frame[:head])
+	copy(frame[head+shift:head+5], hdr)
+	return frame[shift:]
 }
 
 // pushDue pushes subscribed rows: at the end of an op (final), or while
@@ -460,9 +519,7 @@ func (s *session) pushDue(final bool) *Error {
 		for len(s.tr.pending[t]) > 0 {
 			recs := s.tr.takePending(t)
 			frame, err := s.arrowFrame(t, recs)
-			for _, r := range recs {
-				r.Release()
-			}
+			releaseAll(recs)
 			if err != nil {
 				return errorf(CodeInternal, "", "encoding Arrow: %v", err)
 			}
@@ -490,20 +547,30 @@ func (s *session) arrowFrame(table string, recs []arrow.Record) (*bytes.Buffer, 
 			return nil, err
 		}
 	}
-	b.Write([]byte{msgpcode.Bin32, 0, 0, 0, 0})
-	start := b.Len()
-	if err := trace.WriteIPCStream(b, trace.Schema(table), recs...); err != nil {
+	b.Grow(ipcBound(recs))
+	if err := writeArrowBin(b, table, recs); err != nil {
 		recycle(b)
 		return nil, err
 	}
-	n := b.Len() - start
-	if uint64(n) > math.MaxUint32 {
-		recycle(b)
-		return nil, fmt.Errorf("server: Arrow stream of %d bytes exceeds a msgpack bin", n)
-	}
-	binary.BigEndian.PutUint32(b.Bytes()[start-4:start], uint32(n))
 	s.seq++
 	return b, nil
+}
+
+// writeArrowBin writes the IPC stream of recs to b as a msgpack bin32:
+// straight into b behind a header whose length is patched in afterwards,
+// so the payload is written once, not copied.
+func writeArrowBin(b *bytes.Buffer, table string, recs []arrow.Record) error {
+	b.Write([]byte{msgpcode.Bin32, 0, 0, 0, 0})
+	start := b.Len()
+	if err := trace.WriteIPCStream(b, trace.Schema(table), recs...); err != nil {
+		return err
+	}
+	n := b.Len() - start
+	if uint64(n) > math.MaxUint32 {
+		return fmt.Errorf("server: Arrow stream of %d bytes exceeds a msgpack bin", n)
+	}
+	binary.BigEndian.PutUint32(b.Bytes()[start-4:start], uint32(n))
+	return nil
 }
 
 // push sends a push frame: fields plus session and seq.

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"slices"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -27,8 +26,13 @@ type tracer struct {
 	dropped  map[string]int64 // rows per table dropped to stay under maxKept
 }
 
+// arrowMem is the allocator of every session's record batches. It keeps
+// up to 64 MiB of freed buffers over all sessions: a 20 s every-change
+// flows table snapshot is about 17 MB.
+var arrowMem = newReuseAllocator(64 << 20)
+
 func newTracer(maxKept int64) *tracer {
-	return &tracer{mem: memory.DefaultAllocator, kept: map[string][]*trace.Recorder{},
+	return &tracer{mem: arrowMem, kept: map[string][]*trace.Recorder{},
 		subs: map[string]trace.Filter{}, pending: map[string][]arrow.Record{}, maxKept: maxKept,
 		dropped: map[string]int64{}}
 }
@@ -152,51 +156,63 @@ func (t *tracer) takePending(table string) []arrow.Record {
 // unsubscribe drops a table's subscription and its undelivered rows.
 func (t *tracer) unsubscribe(table string) {
 	delete(t.subs, table)
-	for _, rec := range t.pending[table] {
-		rec.Release()
-	}
+	releaseAll(t.pending[table])
 	delete(t.pending, table)
 }
 
-// snapshot is every row of table recorded so far, filtered, as one IPC
-// stream: the kept records plus the rows not yet flushed.
-func (t *tracer) snapshot(r *trace.Recorder, table string, f trace.Filter) ([]byte, int64, error) {
+// snapshot builds every row of table recorded so far, filtered: the kept
+// records plus the rows not yet flushed. The caller releases the records.
+func (t *tracer) snapshot(r *trace.Recorder, table string, f trace.Filter) ([]arrow.Record, int64, error) {
 	var recs []arrow.Record
-	defer func() {
-		for _, rec := range recs {
-			rec.Release()
-		}
-	}()
 	chunks := t.kept[table]
 	if tableLen(r, table) > 0 {
 		chunks = append(slices.Clip(chunks), r)
 	}
+	var rows int64
 	for _, c := range chunks {
 		// Names are interned append-only, so the live lists index every chunk.
 		c.Links, c.Flows, c.Signals = r.Links, r.Flows, r.Signals
 		rec, err := c.BatchFiltered(table, t.mem, f)
 		if err != nil {
+			releaseAll(recs)
 			return nil, 0, err
 		}
 		recs = append(recs, rec)
-	}
-	var rows int64
-	for _, rec := range recs {
 		rows += rec.NumRows()
 	}
-	var buf bytes.Buffer
-	if err := trace.WriteIPCStream(&buf, trace.Schema(table), recs...); err != nil {
-		return nil, 0, err
+	return recs, rows, nil
+}
+
+// releaseAll releases every record of recs.
+func releaseAll(recs []arrow.Record) {
+	for _, rec := range recs {
+		rec.Release()
 	}
-	return buf.Bytes(), rows, nil
+}
+
+// ipcBound is a generous bound on the size of the IPC stream of recs: the
+// column buffers, each padded to 8 bytes, plus room for the schema and each
+// batch's metadata. Growing a frame to it up front writes the stream once,
+// without the doublings and copies of a growing buffer.
+func ipcBound(recs []arrow.Record) int {
+	n := 4 << 10
+	for _, rec := range recs {
+		n += 1<<10 + 64*int(rec.NumCols())
+		for _, col := range rec.Columns() {
+			for _, buf := range col.Data().Buffers() {
+				if buf != nil {
+					n += buf.Len() + 8
+				}
+			}
+		}
+	}
+	return n
 }
 
 // close releases every record.
 func (t *tracer) close() {
 	for _, l := range t.pending {
-		for _, rec := range l {
-			rec.Release()
-		}
+		releaseAll(l)
 	}
 	t.kept, t.pending = map[string][]*trace.Recorder{}, map[string][]arrow.Record{}
 }
