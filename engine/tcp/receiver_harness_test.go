@@ -73,7 +73,6 @@ type harness struct {
 	pool *packet.Pool
 	out  *capture
 	r    *Receiver
-	ecn  packet.ECN // codepoint of data packets unless told otherwise
 }
 
 // defaultOpts are a Linux host's defaults (config.TCPOptions doc).
