@@ -55,8 +55,7 @@ func New(scn *config.Scenario, sink trace.Sink) (*Run, error) {
 	for i, d := range nw.Dirs {
 		q := &queueObs{run: r, link: int32(i / 2), ab: d.AB}
 		r.queues = append(r.queues, q)
-		to, _ := nodeOf(nw, scn, i)
-		d.Connect(to, q)
+		d.Observe(q)
 	}
 	for i, f := range scn.Flows {
 		r.Trace.Flows = append(r.Trace.Flows, f.ID)
@@ -68,15 +67,6 @@ func New(scn *config.Scenario, sink trace.Sink) (*Run, error) {
 	}
 	r.changes.init(r)
 	return r, nil
-}
-
-// nodeOf is the far-end node of direction i (link i/2, ab if i is even).
-func nodeOf(nw *topo.Network, scn *config.Scenario, i int) (*topo.Node, bool) {
-	l := scn.Links[i/2]
-	if i%2 == 0 {
-		return nw.Node(l.B), true
-	}
-	return nw.Node(l.A), true
 }
 
 // pumpECN maps a pump's configured codepoint to the IP field.

@@ -130,8 +130,11 @@ func (d *Dir) SetQdisc(q qdisc.Qdisc) {
 // Qdisc is the egress queue.
 func (d *Dir) Qdisc() qdisc.Qdisc { return d.q }
 
-// Connect sets the far end and the trace observer (nil: none).
-func (d *Dir) Connect(to Receiver, obs Observer) { d.to, d.obs = to, obs }
+// Connect sets the far end.
+func (d *Dir) Connect(to Receiver) { d.to = to }
+
+// Observe sets the trace observer (nil: none).
+func (d *Dir) Observe(obs Observer) { d.obs = obs }
 
 // Rate is the serialisation rate.
 func (d *Dir) Rate() units.BitRate { return d.rate }

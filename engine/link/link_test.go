@@ -31,7 +31,7 @@ func fqLink() (*sim.Sim, *packet.Pool, *Dir, *sink) {
 	d := New(s, pool, Config{Name: "host/ab", Link: "host", AB: true, Rate: units.Gbps, Delay: sim.Millisecond})
 	d.SetQdisc(qdisc.NewFQ(d.QdiscEnv(), qdisc.FQParams{}))
 	k := &sink{s: s, pool: pool}
-	d.Connect(k, nil)
+	d.Connect(k)
 	return s, pool, d, k
 }
 

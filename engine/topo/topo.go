@@ -129,8 +129,8 @@ func Build(s *sim.Sim, pool *packet.Pool, scn *config.Scenario) (*Network, error
 			nw.Dirs = append(nw.Dirs, d)
 		}
 		a, b := nw.byID[l.A], nw.byID[l.B]
-		pair[0].Connect(nw.Nodes[b], nil)
-		pair[1].Connect(nw.Nodes[a], nil)
+		pair[0].Connect(nw.Nodes[b])
+		pair[1].Connect(nw.Nodes[a])
 		nw.links[l.ID] = pair
 	}
 	nw.route(scn)
