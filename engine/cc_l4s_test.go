@@ -9,6 +9,7 @@ import (
 	"github.com/ccscope/ccscope/engine/config"
 	"github.com/ccscope/ccscope/engine/sim"
 	"github.com/ccscope/ccscope/engine/tcp"
+	"github.com/ccscope/ccscope/engine/trace"
 	"github.com/ccscope/ccscope/engine/units"
 )
 
@@ -196,14 +197,18 @@ func TestDCTCPStepMarking(t *testing.T) {
 // W_L = 2/p_L. So W_L/W_C = 2/2.44 = 0.82, and the rates differ further by
 // the RTTs: r_L/r_C = 0.82·RTT_C/RTT_L = 0.82·55/40.5 = 1.11. The models are
 // fluid and CUBIC is not purely Reno-like here, so the tolerance is a
-// factor of 2.5 (0.44–2.8). Measured over 10–30 s: Prague 65.7 Mbps,
-// CUBIC 30.8 Mbps, ratio 2.14 (over the whole run 1.76); Prague's RTT p99 − 40 ms base = 0.53 ms (its
-// L-queue delay); CUBIC's RTT p50 − base = 14.5 ms (the 15 ms PI2 target).
+// factor of 2.5 (0.44–2.8). Measured over 10–30 s: Prague 59.8 Mbps,
+// CUBIC 36.7 Mbps, ratio 1.63; Prague's RTT p99 − 40 ms base = 0.53 ms (its
+// L-queue delay); CUBIC's RTT p50 − base = 15.0 ms (the 15 ms PI2 target).
 func TestPragueCubicDualPI2(t *testing.T) {
 	r := builtinRun(t, "l4s")
 	fl, fc := r.Flows[0].(*tcpFlow), r.Flows[1].(*tcpFlow)
 	r.RunUntil(sim.Time(10 * sim.Second))
 	bl, bc := fl.rcv.BytesDelivered(), fc.rcv.BytesDelivered()
+	// The queue delays are steady-state properties: drop the RTT samples
+	// of slow start (whose overshoot can fill the L queue) and measure
+	// over 10–30 s, as the rates are.
+	fl.snd.Stats.RTT, fc.snd.Stats.RTT = trace.Hist{}, trace.Hist{}
 	r.RunToEnd()
 	rl := float64(fl.rcv.BytesDelivered()-bl) * 8 / 20
 	rc := float64(fc.rcv.BytesDelivered()-bc) * 8 / 20
@@ -266,9 +271,12 @@ func TestFQCoDelMixedCCs(t *testing.T) {
 // qdisc: the sender stamps each packet's earliest departure time
 // (skb->tstamp = tcp_wstamp_ns, advanced by each chunk's length at the
 // pacing rate, tcp_update_skb_after_send) and fq holds packets until then.
-// With the pacing rate pinned at 20 Mbps on a 100 Mbps path, the access
-// link carries 20 Mbps of packets (headers included: the pacing clock
-// counts wire bytes), within 3 %.
+// The clock counts payload bytes only (tcp_update_skb_after_send is passed
+// the header-less original skb), so with the pacing rate pinned at 20 Mbps
+// on a 100 Mbps path the access link carries 20 Mbps of payload in
+// full-sized segments of 1448 + 52 header bytes: 20·1500/1448 = 20.72 Mbps
+// on the wire, within 1 % (a clock counting wire bytes would give 20.00,
+// 3.5 % low).
 func TestFQHonoursPacing(t *testing.T) {
 	fq := config.Qdisc{Kind: config.FQ, Limit: config.QueueLimit{Packets: 10000}, Quantum: 3028, InitialQuantum: 15140,
 		FlowLimit: 100, Horizon: 10 * sim.Second}
@@ -289,8 +297,9 @@ func TestFQHonoursPacing(t *testing.T) {
 	r.RunToEnd()
 	got := float64(a.Stats.SentBytes-sent0) * 8 / 3
 	t.Logf("access rate %.4g bit/s under a %v pacing rate", got, rate)
-	if math.Abs(got-float64(rate)) > 0.03*float64(rate) {
-		t.Errorf("access link rate = %.4g bit/s, want the pacing rate %v ± 3%%", got, rate)
+	want := float64(rate) * 1500 / 1448
+	if math.Abs(got-want) > 0.01*want {
+		t.Errorf("access link rate = %.4g bit/s, want pacing rate·1500/1448 = %.4g ± 1%%", got, want)
 	}
 }
 

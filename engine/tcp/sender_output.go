@@ -151,7 +151,7 @@ func (d *DataSender) sendChunk(quota uint32) uint32 {
 		packetsOut := d.sb.packetsOut()
 		seg := d.sb.push(end, d.st.Now)
 		d.rate.skbSent(d.sb.seg(seg), packetsOut, d.sb.inFlight(), d.lost)
-		bytes += units.Bytes(end-d.sndNxt) + HeaderBytes
+		bytes += units.Bytes(end - d.sndNxt)
 		d.emit(d.sndNxt, end, false)
 		d.sndNxt = end
 		n++
@@ -166,7 +166,10 @@ func (d *DataSender) sendChunk(quota uint32) uint32 {
 
 // afterSend follows tcp_update_skb_after_send: advance tcp_wstamp_ns by the
 // chunk's length at the pacing rate, less up to half of it as credit for
-// time the sender sat idle. The first 10 segments go unpaced.
+// time the sender sat idle. The first 10 segments go unpaced. The length is
+// payload only: __tcp_transmit_skb pushes the TCP header onto the clone it
+// transmits and passes the header-less original skb (oskb) here, so a
+// pacing rate of bw·mss bytes/s sends bw packets per second.
 func (d *DataSender) afterSend(bytes units.Bytes, priorWstamp sim.Time) {
 	d.lsndTime = d.st.Now
 	rate := d.pacingRate()
@@ -243,7 +246,7 @@ func (d *DataSender) resendSeg(n uint64) {
 	d.emit(start, s.end, true)
 	d.totalRetrans++
 	d.Stats.Retransmits++
-	d.afterSend(units.Bytes(s.end-start)+HeaderBytes, priorWstamp)
+	d.afterSend(units.Bytes(s.end-start), priorWstamp)
 	if d.rec.On() {
 		d.event(trace.EvRetransmit, start, uint32(s.end-start))
 	}
