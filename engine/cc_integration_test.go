@@ -61,8 +61,8 @@ func payloadRate(bps float64) float64 { return bps * 1448 / 1500 }
 //
 //	p        0      0.1%   1%     2%     5%     10%    15%
 //	ideal    96.53  96.43  95.56  94.60  91.70  86.88  82.05
-//	bbr      90.88  90.55  89.63  87.82  84.51  79.96  72.96
-//	cubic    96.53   4.43   1.54   0.88   0.48   0.29
+//	bbr      93.19  92.30  92.08  90.73  87.10  82.46  78.00
+//	cubic    96.53   4.50   1.56   0.89   0.48   0.29
 //
 // (BBR's gap at p = 0 is PROBE_RTT: 200 ms plus a round at 4 packets every
 // 10 s.) Asserted: BBR ≥ 85 % of the ideal for p ≤ 10 %; CUBIC below 10 %
