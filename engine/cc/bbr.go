@@ -65,22 +65,13 @@ func init() { Register("bbr", func() Algorithm { return newBBR1() }) }
 
 // bbr1 is struct bbr of mainline tcp_bbr.c.
 type bbr1 struct {
+	bbrCore
 	rng *rand.Rand
 
-	minRTTUs          uint32 // min RTT in min_rtt_win_sec window
-	minRTTStamp       uint32 // jiffies of minRTTUs
-	probeRTTDoneStamp uint32 // end time for PROBE_RTT mode
-	bw                minmax // max recent delivery rate, pkts/us << 24
-	rttCnt            uint32 // packet-timed rounds elapsed
-	nextRTTDelivered  uint32 // delivered count at end of round
-	cycleMstamp       uint64 // start of this gain-cycle phase, us
+	bw     minmax // max recent delivery rate, pkts/us << 24
+	rttCnt uint32 // packet-timed rounds elapsed
 
-	mode               int
-	prevCAState        CAState
 	packetConservation bool
-	roundStart         bool
-	idleRestart        bool
-	probeRTTRoundDone  bool
 	ltIsSampling       bool
 	ltRTTCnt           uint32
 	ltUseBW            bool
@@ -90,20 +81,7 @@ type bbr1 struct {
 	ltLastStamp     uint32 // ms
 	ltLastLost      uint32
 
-	pacingGain    uint32
-	cwndGain      uint32
-	fullBWReached bool
-	fullBWCnt     uint32
-	cycleIdx      uint32
-	hasSeenRTT    bool
-	priorCwnd     uint32
-	fullBW        uint32
-
-	ackEpochMstamp    uint64
-	extraAcked        [2]uint16
-	ackEpochAcked     uint32
-	extraAckedWinRTTs uint32
-	extraAckedWinIdx  int
+	cycleIdx uint32
 
 	targetCwnd uint32 // last target_cwnd computed, for the signal
 	sig        bbr1Signals
@@ -132,10 +110,6 @@ func (b *bbr1) bwEst() uint32 {
 	return b.maxBW()
 }
 
-func (b *bbr1) extraAckedMax() uint32 {
-	return uint32(max(b.extraAcked[0], b.extraAcked[1]))
-}
-
 // bbrRateBytesPerSec follows bbr_rate_bytes_per_sec: rate (pkts/us << 24)
 // times gain, in bytes/s, less the pacing margin. The operation order is the
 // kernel's, chosen to avoid u64 overflow.
@@ -147,28 +121,10 @@ func bbrRateBytesPerSec(st *State, rate uint64, gain uint32, marginPct uint64) u
 	return rate >> bwScale
 }
 
-// initPacingRateFromRTT follows bbr_init_pacing_rate_from_rtt:
-// high_gain * cwnd / srtt, or over a nominal 1 ms before any RTT sample.
-func (b *bbr1) initPacingRateFromRTT(st *State) {
-	rttUs := uint32(1000)
-	if s := srttUs(st); s > 0 {
-		rttUs = max(s, 1)
-		b.hasSeenRTT = true
-	}
-	bw := uint64(st.CwndPkts) * bwUnit / uint64(rttUs)
-	setPacingBytesPerSec(st, bbrRateBytesPerSec(st, bw, bbrHighGain, bbrPacingMarginPct))
-}
-
-// setPacingRate follows bbr_set_pacing_rate: never slow down before the
-// pipe is estimated full.
+// setPacingRate follows bbr_set_pacing_rate, with v1's
+// bbr_rate_bytes_per_sec and high_gain for bbr_init_pacing_rate_from_rtt.
 func (b *bbr1) setPacingRate(st *State, bw, gain uint32) {
-	rate := bbrRateBytesPerSec(st, uint64(bw), gain, bbrPacingMarginPct)
-	if !b.hasSeenRTT && srttUs(st) > 0 {
-		b.initPacingRateFromRTT(st)
-	}
-	if b.fullBWReached || rate > pacingBytesPerSec(st) {
-		setPacingBytesPerSec(st, rate)
-	}
+	b.bbrCore.setPacingRate(st, bbrRateBytesPerSec, bw, gain, bbrHighGain)
 }
 
 // MinTSOSegs follows bbr_min_tso_segs.
@@ -187,40 +143,16 @@ func (b *bbr1) tsoSegsGoal(st *State) uint32 {
 	return min(segs, 0x7F)
 }
 
-// saveCwnd follows bbr_save_cwnd: remember the last good cwnd.
-func (b *bbr1) saveCwnd(st *State) {
-	if b.prevCAState < CARecovery && b.mode != bbrProbeRTT {
-		b.priorCwnd = st.CwndPkts
-	} else {
-		b.priorCwnd = max(b.priorCwnd, st.CwndPkts)
-	}
-}
-
 // CwndEvent follows bbr_cwnd_event: on restart from idle while
 // app-limited, pace at the estimated bw instead of probing.
-func (b *bbr1) CwndEvent(st *State, ev Event) {
-	if ev != EventTxStart || st.AppLimited == 0 {
-		return
-	}
-	b.idleRestart = true
-	b.ackEpochMstamp = tcpMstamp(st)
-	b.ackEpochAcked = 0
-	switch b.mode {
-	case bbrProbeBW:
-		b.setPacingRate(st, b.bwEst(), bbrUnit)
-	case bbrProbeRTT:
-		b.checkProbeRTTDone(st)
-	}
-	b.publish(st)
-}
+func (b *bbr1) CwndEvent(st *State, ev Event) { b.cwndEvent(b, st, ev) }
 
 // bdp follows bbr_bdp: ceil(bw * min_rtt * gain) in packets.
 func (b *bbr1) bdp(bw, gain uint32) uint32 {
 	if b.minRTTUs == noMinRTT {
 		return tcpInitCwnd // no valid RTT sample yet
 	}
-	w := uint64(bw) * uint64(b.minRTTUs)
-	return uint32(((w*uint64(gain))>>bbrScale + bwUnit - 1) / bwUnit)
+	return bbrBDP(bw, b.minRTTUs, gain)
 }
 
 // quantizationBudget follows bbr_quantization_budget: room for three TSO
@@ -259,14 +191,13 @@ func (b *bbr1) inNetAtEDT(st *State, inflightNow uint32) uint32 {
 	return packetsInNetAtEDT(st, inflightNow, b.bwEst(), b.pacingGain, b.tsoSegsGoal(st))
 }
 
-// ackAggregationCwnd follows bbr_ack_aggregation_cwnd.
+// ackAggregationCwnd follows bbr_ack_aggregation_cwnd: none until the
+// pipe is full.
 func (b *bbr1) ackAggregationCwnd() uint32 {
 	if !b.fullBWReached {
 		return 0
 	}
-	maxAggr := uint32(uint64(b.bwEst()) * bbrExtraAckedMaxUs / bwUnit)
-	aggr := (bbrExtraAckedGain * b.extraAckedMax()) >> bbrScale
-	return min(aggr, maxAggr)
+	return b.bbrCore.ackAggregationCwnd(b.bwEst())
 }
 
 // setCwndToRecoverOrRestore follows bbr_set_cwnd_to_recover_or_restore:
@@ -474,32 +405,10 @@ func (b *bbr1) updateBW(st *State, rs *rateSample) {
 	}
 }
 
-// updateAckAggregation follows bbr_update_ack_aggregation: track the data
-// ACKed beyond bw * elapsed, a windowed max over 5-10 rounds.
+// updateAckAggregation follows bbr_update_ack_aggregation: a windowed max
+// over 5-10 rounds.
 func (b *bbr1) updateAckAggregation(st *State, rs *rateSample) {
-	if rs.ackedSacked == 0 || rs.delivered < 0 || rs.intervalUs <= 0 {
-		return
-	}
-	if b.roundStart {
-		b.extraAckedWinRTTs = min(bbrExtraAckedWinRTTsField, b.extraAckedWinRTTs+1)
-		if b.extraAckedWinRTTs >= bbrExtraAckedWinRTTs {
-			b.extraAckedWinRTTs = 0
-			b.extraAckedWinIdx ^= 1
-			b.extraAcked[b.extraAckedWinIdx] = 0
-		}
-	}
-	epochUs := stampUsDelta(deliveredMstamp(st), b.ackEpochMstamp)
-	expected := uint32(uint64(b.bwEst()) * uint64(epochUs) / bwUnit)
-	if b.ackEpochAcked <= expected || b.ackEpochAcked+rs.ackedSacked >= bbrAckEpochAckedResetThr {
-		b.ackEpochAcked = 0
-		b.ackEpochMstamp = deliveredMstamp(st)
-		expected = 0
-	}
-	b.ackEpochAcked = min(bbrAckEpochAckedFieldMax, b.ackEpochAcked+rs.ackedSacked)
-	extra := min(b.ackEpochAcked-expected, st.CwndPkts)
-	if extra > uint32(b.extraAcked[b.extraAckedWinIdx]) {
-		b.extraAcked[b.extraAckedWinIdx] = uint16(extra)
-	}
+	b.bbrCore.updateAckAggregation(st, rs, bbrExtraAckedWinRTTs, b.bwEst())
 }
 
 // checkFullBWReached follows bbr_check_full_bw_reached: three rounds
@@ -631,7 +540,7 @@ func (b *bbr1) Init(st *State) {
 	b.minRTTStamp = tcpJiffies32(st)
 	b.bw.reset(b.rttCnt, 0)
 	b.hasSeenRTT = false
-	b.initPacingRateFromRTT(st)
+	b.initPacingRateFromRTT(st, bbrRateBytesPerSec, bbrHighGain)
 	b.roundStart = false
 	b.idleRestart = false
 	b.fullBWReached = false
@@ -644,11 +553,7 @@ func (b *bbr1) Init(st *State) {
 	// The kernel leaves the gains zero until the first ACK; setting them
 	// now changes nothing it computes and gives the signals their values.
 	b.updateGains()
-	b.ackEpochMstamp = tcpMstamp(st)
-	b.ackEpochAcked = 0
-	b.extraAckedWinRTTs = 0
-	b.extraAckedWinIdx = 0
-	b.extraAcked = [2]uint16{}
+	b.resetAckAggregation(st)
 	b.publish(st)
 }
 
@@ -668,9 +573,6 @@ func (b *bbr1) SSThresh(st *State) uint32 {
 	b.saveCwnd(st)
 	return st.SSThreshPkts
 }
-
-// CongAvoid is never called for a CongController; BBR has no cong_avoid.
-func (b *bbr1) CongAvoid(*State, uint32) {}
 
 // SetState follows bbr_set_state: an RTO ends a round and counts as a
 // loss for the policer detector.

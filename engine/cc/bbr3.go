@@ -86,39 +86,17 @@ type rtpropHook interface {
 
 // bbr3 is struct bbr of the google/bbr v3 branch.
 type bbr3 struct {
+	bbrCore
 	rng    *rand.Rand
 	rtprop rtpropHook // nil: BDP from min_rtt, as the kernel
 
-	minRTTUs          uint32
-	minRTTStamp       uint32
-	probeRTTDoneStamp uint32
-	probeRTTMinUs     uint32 // min RTT in probe_rtt_win_ms window
-	probeRTTMinStamp  uint32
-	nextRTTDelivered  uint32
-	cycleMstamp       uint64
+	probeRTTMinUs    uint32 // min RTT in probe_rtt_win_ms window
+	probeRTTMinStamp uint32
 
-	mode              int
-	prevCAState       CAState
-	roundStart        bool
-	bwProbeUpRounds   uint32 // 5-bit field
-	tryFastPath       bool
-	idleRestart       bool
-	probeRTTRoundDone bool
-	initCwnd          uint32
-
-	pacingGain, cwndGain uint32
-	fullBWReached        bool
-	fullBWCnt            uint32
-	cycleIdx             int
-	hasSeenRTT           bool
-	priorCwnd            uint32
-	fullBW               uint32
-
-	ackEpochMstamp    uint64
-	extraAcked        [2]uint16
-	ackEpochAcked     uint32
-	extraAckedWinRTTs uint32
-	extraAckedWinIdx  int
+	bwProbeUpRounds uint32 // 5-bit field
+	tryFastPath     bool
+	initCwnd        uint32
+	cycleIdx        int
 
 	fullBWNow        bool
 	startupECNRounds uint32
@@ -178,36 +156,17 @@ func (b *bbr3) maxBW() uint32 { return max(b.bwHi[0], b.bwHi[1]) }
 // bwEst follows bbr_bw: the max filter capped by the short-term bound.
 func (b *bbr3) bwEst() uint32 { return min(b.maxBW(), b.bwLo) }
 
-func (b *bbr3) extraAckedMax() uint32 {
-	return uint32(max(b.extraAcked[0], b.extraAcked[1]))
-}
-
 // bbr3RateBytesPerSec follows the v3 bbr_rate_bytes_per_sec, which never
 // returns 0.
 func bbr3RateBytesPerSec(st *State, rate uint64, gain uint32, marginPct uint64) uint64 {
 	return max(bbrRateBytesPerSec(st, rate, gain, marginPct), 1)
 }
 
-// initPacingRateFromRTT follows bbr_init_pacing_rate_from_rtt.
-func (b *bbr3) initPacingRateFromRTT(st *State) {
-	rttUs := uint32(1000)
-	if s := srttUs(st); s > 0 {
-		rttUs = max(s, 1)
-		b.hasSeenRTT = true
-	}
-	bw := uint64(st.CwndPkts) * bwUnit / uint64(rttUs)
-	setPacingBytesPerSec(st, bbr3RateBytesPerSec(st, bw, bbr3StartupPacingGain, bbrPacingMarginPct))
-}
-
-// setPacingRate follows bbr_set_pacing_rate.
+// setPacingRate follows bbr_set_pacing_rate, with the v3
+// bbr_rate_bytes_per_sec and the STARTUP pacing gain for
+// bbr_init_pacing_rate_from_rtt.
 func (b *bbr3) setPacingRate(st *State, bw, gain uint32) {
-	rate := bbr3RateBytesPerSec(st, uint64(bw), gain, bbrPacingMarginPct)
-	if !b.hasSeenRTT && srttUs(st) > 0 {
-		b.initPacingRateFromRTT(st)
-	}
-	if b.fullBWReached || rate > pacingBytesPerSec(st) {
-		setPacingBytesPerSec(st, rate)
-	}
+	b.bbrCore.setPacingRate(st, bbr3RateBytesPerSec, bw, gain, bbr3StartupPacingGain)
 }
 
 // tsoSegsGeneric follows bbr_tso_segs_generic: ~1 ms at the pacing rate
@@ -234,31 +193,8 @@ func (b *bbr3) tsoSegsGoal(st *State) uint32 {
 	return b.tsoSegsGeneric(st, st.MSS, gsoLegacyMaxSize)
 }
 
-// saveCwnd follows bbr_save_cwnd.
-func (b *bbr3) saveCwnd(st *State) {
-	if b.prevCAState < CARecovery && b.mode != bbrProbeRTT {
-		b.priorCwnd = st.CwndPkts
-	} else {
-		b.priorCwnd = max(b.priorCwnd, st.CwndPkts)
-	}
-}
-
 // CwndEvent follows bbr_cwnd_event for CA_EVENT_TX_START.
-func (b *bbr3) CwndEvent(st *State, ev Event) {
-	if ev != EventTxStart || st.AppLimited == 0 {
-		return
-	}
-	b.idleRestart = true
-	b.ackEpochMstamp = tcpMstamp(st)
-	b.ackEpochAcked = 0
-	switch b.mode {
-	case bbrProbeBW:
-		b.setPacingRate(st, b.bwEst(), bbrUnit)
-	case bbrProbeRTT:
-		b.checkProbeRTTDone(st)
-	}
-	b.publish(st)
-}
+func (b *bbr3) CwndEvent(st *State, ev Event) { b.cwndEvent(b, st, ev) }
 
 // bdpRTTUs is the RTT the BDP uses: min_rtt, unless a variant's hook
 // substitutes its own estimate.
@@ -274,8 +210,7 @@ func (b *bbr3) bdp(bw, gain uint32) uint32 {
 	if b.minRTTUs == noMinRTT {
 		return b.initCwnd
 	}
-	w := uint64(bw) * uint64(b.bdpRTTUs())
-	return uint32(((w*uint64(gain))>>bbrScale + bwUnit - 1) / bwUnit)
+	return bbrBDP(bw, b.bdpRTTUs(), gain)
 }
 
 // quantizationBudget follows the v3 bbr_quantization_budget.
@@ -297,11 +232,10 @@ func (b *bbr3) inNetAtEDT(st *State, inflightNow uint32) uint32 {
 	return packetsInNetAtEDT(st, inflightNow, b.bwEst(), b.pacingGain, b.tsoSegsGoal(st))
 }
 
-// ackAggregationCwnd follows the v3 bbr_ack_aggregation_cwnd.
+// ackAggregationCwnd follows the v3 bbr_ack_aggregation_cwnd, which
+// applies before the pipe is full too.
 func (b *bbr3) ackAggregationCwnd() uint32 {
-	maxAggr := uint32(uint64(b.bwEst()) * bbrExtraAckedMaxUs / bwUnit)
-	aggr := (bbrExtraAckedGain * b.extraAckedMax()) >> bbrScale
-	return min(aggr, maxAggr)
+	return b.bbrCore.ackAggregationCwnd(b.bwEst())
 }
 
 // probeRTTCwnd follows bbr_probe_rtt_cwnd: half the BDP, at least 4.
@@ -358,33 +292,11 @@ func calculateBWSample(rs *rateSample) uint32 {
 // updateAckAggregation follows the v3 bbr_update_ack_aggregation, whose
 // window is 1 round before the pipe is full.
 func (b *bbr3) updateAckAggregation(st *State, rs *rateSample) {
-	if rs.ackedSacked == 0 || rs.delivered < 0 || rs.intervalUs <= 0 {
-		return
+	winRTTs := uint32(bbr3ExtraAckedWinRTTs)
+	if !b.fullBWReached {
+		winRTTs = 1
 	}
-	if b.roundStart {
-		b.extraAckedWinRTTs = min(bbrExtraAckedWinRTTsField, b.extraAckedWinRTTs+1)
-		thresh := uint32(bbr3ExtraAckedWinRTTs)
-		if !b.fullBWReached {
-			thresh = 1
-		}
-		if b.extraAckedWinRTTs >= thresh {
-			b.extraAckedWinRTTs = 0
-			b.extraAckedWinIdx ^= 1
-			b.extraAcked[b.extraAckedWinIdx] = 0
-		}
-	}
-	epochUs := stampUsDelta(deliveredMstamp(st), b.ackEpochMstamp)
-	expected := uint32(uint64(b.bwEst()) * uint64(epochUs) / bwUnit)
-	if b.ackEpochAcked <= expected || b.ackEpochAcked+rs.ackedSacked >= bbrAckEpochAckedResetThr {
-		b.ackEpochAcked = 0
-		b.ackEpochMstamp = deliveredMstamp(st)
-		expected = 0
-	}
-	b.ackEpochAcked = min(bbrAckEpochAckedFieldMax, b.ackEpochAcked+rs.ackedSacked)
-	extra := min(b.ackEpochAcked-expected, st.CwndPkts)
-	if extra > uint32(b.extraAcked[b.extraAckedWinIdx]) {
-		b.extraAcked[b.extraAckedWinIdx] = uint16(extra)
-	}
+	b.bbrCore.updateAckAggregation(st, rs, winRTTs, b.bwEst())
 }
 
 // checkProbeRTTDone follows the v3 bbr_check_probe_rtt_done.
@@ -600,7 +512,7 @@ func (b *bbr3) Init(st *State) {
 	b.minRTTUs = tcpMinRTTUs(st)
 	b.minRTTStamp = tcpJiffies32(st)
 	b.hasSeenRTT = false
-	b.initPacingRateFromRTT(st)
+	b.initPacingRateFromRTT(st, bbr3RateBytesPerSec, bbr3StartupPacingGain)
 	b.roundStart = false
 	b.idleRestart = false
 	b.fullBWReached = false
@@ -609,11 +521,7 @@ func (b *bbr3) Init(st *State) {
 	b.cycleMstamp = 0
 	b.cycleIdx = 0
 	b.mode = bbrStartup
-	b.ackEpochMstamp = tcpMstamp(st)
-	b.ackEpochAcked = 0
-	b.extraAckedWinRTTs = 0
-	b.extraAckedWinIdx = 0
-	b.extraAcked = [2]uint16{}
+	b.resetAckAggregation(st)
 	b.tryFastPath = false
 	// Start sampling the CE rate after the first full flight is ACKed.
 	b.lossRoundDelivered = st.Delivered + 1
@@ -668,9 +576,6 @@ func (b *bbr3) SSThresh(st *State) uint32 {
 	b.undoInflightHi = b.inflightHi
 	return st.SSThreshPkts
 }
-
-// CongAvoid is never called for a CongController; BBR has no cong_avoid.
-func (b *bbr3) CongAvoid(*State, uint32) {}
 
 // SetState follows the v3 bbr_set_state.
 func (b *bbr3) SetState(st *State, newState CAState) {

@@ -174,3 +174,157 @@ func boolSignal(b bool) float64 {
 // newUnseededRand is the fixed stream an algorithm uses until the flow
 // seeds it (see Seeder).
 func newUnseededRand() *rand.Rand { return rand.New(rand.NewPCG(0, 0)) }
+
+// bbrCore is the part of struct bbr that BBRv1 and BBRv3 declare and use
+// alike; bbr1 and bbr3 embed it.
+type bbrCore struct {
+	minRTTUs          uint32 // min RTT in min_rtt_win_sec window
+	minRTTStamp       uint32 // jiffies of minRTTUs
+	probeRTTDoneStamp uint32 // end time for PROBE_RTT mode
+	nextRTTDelivered  uint32 // delivered count at end of round
+	cycleMstamp       uint64 // start of this gain-cycle phase, us
+
+	mode              int
+	prevCAState       CAState
+	roundStart        bool
+	idleRestart       bool
+	probeRTTRoundDone bool
+
+	pacingGain    uint32
+	cwndGain      uint32
+	fullBWReached bool
+	fullBWCnt     uint32
+	hasSeenRTT    bool
+	priorCwnd     uint32
+	fullBW        uint32
+
+	ackEpochMstamp    uint64
+	extraAcked        [2]uint16
+	ackEpochAcked     uint32
+	extraAckedWinRTTs uint32
+	extraAckedWinIdx  int
+}
+
+// bbrVersion is what the shared bbr_cwnd_event needs of a BBR version.
+type bbrVersion interface {
+	bwEst() uint32
+	setPacingRate(st *State, bw, gain uint32)
+	checkProbeRTTDone(st *State)
+	publish(st *State)
+}
+
+// bbrRateFunc is a version's bbr_rate_bytes_per_sec.
+type bbrRateFunc func(st *State, rate uint64, gain uint32, marginPct uint64) uint64
+
+// bbrBDP is the arithmetic of bbr_bdp: ceil(bw * rtt * gain) in packets.
+func bbrBDP(bw, rttUs, gain uint32) uint32 {
+	w := uint64(bw) * uint64(rttUs)
+	return uint32(((w*uint64(gain))>>bbrScale + bwUnit - 1) / bwUnit)
+}
+
+// extraAckedMax is max(extra_acked[0], extra_acked[1]), as
+// bbr_ack_aggregation_cwnd reads it.
+func (c *bbrCore) extraAckedMax() uint32 {
+	return uint32(max(c.extraAcked[0], c.extraAcked[1]))
+}
+
+// initPacingRateFromRTT follows bbr_init_pacing_rate_from_rtt: gain *
+// cwnd / srtt, or over a nominal 1 ms before any RTT sample.
+func (c *bbrCore) initPacingRateFromRTT(st *State, rateBytesPerSec bbrRateFunc, gain uint32) {
+	rttUs := uint32(1000)
+	if s := srttUs(st); s > 0 {
+		rttUs = max(s, 1)
+		c.hasSeenRTT = true
+	}
+	bw := uint64(st.CwndPkts) * bwUnit / uint64(rttUs)
+	setPacingBytesPerSec(st, rateBytesPerSec(st, bw, gain, bbrPacingMarginPct))
+}
+
+// setPacingRate follows bbr_set_pacing_rate: never slow down before the
+// pipe is estimated full. initGain is the gain of the version's
+// bbr_init_pacing_rate_from_rtt.
+func (c *bbrCore) setPacingRate(st *State, rateBytesPerSec bbrRateFunc, bw, gain, initGain uint32) {
+	rate := rateBytesPerSec(st, uint64(bw), gain, bbrPacingMarginPct)
+	if !c.hasSeenRTT && srttUs(st) > 0 {
+		c.initPacingRateFromRTT(st, rateBytesPerSec, initGain)
+	}
+	if c.fullBWReached || rate > pacingBytesPerSec(st) {
+		setPacingBytesPerSec(st, rate)
+	}
+}
+
+// saveCwnd follows bbr_save_cwnd: remember the last good cwnd.
+func (c *bbrCore) saveCwnd(st *State) {
+	if c.prevCAState < CARecovery && c.mode != bbrProbeRTT {
+		c.priorCwnd = st.CwndPkts
+	} else {
+		c.priorCwnd = max(c.priorCwnd, st.CwndPkts)
+	}
+}
+
+// cwndEvent follows bbr_cwnd_event for CA_EVENT_TX_START: on restart from
+// idle while app-limited, pace at the estimated bw instead of probing.
+func (c *bbrCore) cwndEvent(v bbrVersion, st *State, ev Event) {
+	if ev != EventTxStart || st.AppLimited == 0 {
+		return
+	}
+	c.idleRestart = true
+	c.ackEpochMstamp = tcpMstamp(st)
+	c.ackEpochAcked = 0
+	switch c.mode {
+	case bbrProbeBW:
+		v.setPacingRate(st, v.bwEst(), bbrUnit)
+	case bbrProbeRTT:
+		v.checkProbeRTTDone(st)
+	}
+	v.publish(st)
+}
+
+// ackAggregationCwnd follows the part of bbr_ack_aggregation_cwnd both
+// versions share: extra_acked scaled by its gain, capped at 100 ms of bw.
+func (c *bbrCore) ackAggregationCwnd(bw uint32) uint32 {
+	maxAggr := uint32(uint64(bw) * bbrExtraAckedMaxUs / bwUnit)
+	aggr := (bbrExtraAckedGain * c.extraAckedMax()) >> bbrScale
+	return min(aggr, maxAggr)
+}
+
+// updateAckAggregation follows bbr_update_ack_aggregation: track the data
+// ACKed beyond bw * elapsed, a windowed max over winRTTs to 2*winRTTs
+// rounds. bw is bbr_bw, which nothing here changes.
+func (c *bbrCore) updateAckAggregation(st *State, rs *rateSample, winRTTs, bw uint32) {
+	if rs.ackedSacked == 0 || rs.delivered < 0 || rs.intervalUs <= 0 {
+		return
+	}
+	if c.roundStart {
+		c.extraAckedWinRTTs = min(bbrExtraAckedWinRTTsField, c.extraAckedWinRTTs+1)
+		if c.extraAckedWinRTTs >= winRTTs {
+			c.extraAckedWinRTTs = 0
+			c.extraAckedWinIdx ^= 1
+			c.extraAcked[c.extraAckedWinIdx] = 0
+		}
+	}
+	epochUs := stampUsDelta(deliveredMstamp(st), c.ackEpochMstamp)
+	expected := uint32(uint64(bw) * uint64(epochUs) / bwUnit)
+	if c.ackEpochAcked <= expected || c.ackEpochAcked+rs.ackedSacked >= bbrAckEpochAckedResetThr {
+		c.ackEpochAcked = 0
+		c.ackEpochMstamp = deliveredMstamp(st)
+		expected = 0
+	}
+	c.ackEpochAcked = min(bbrAckEpochAckedFieldMax, c.ackEpochAcked+rs.ackedSacked)
+	extra := min(c.ackEpochAcked-expected, st.CwndPkts)
+	if extra > uint32(c.extraAcked[c.extraAckedWinIdx]) {
+		c.extraAcked[c.extraAckedWinIdx] = uint16(extra)
+	}
+}
+
+// resetAckAggregation is the ack-aggregation part of bbr_init.
+func (c *bbrCore) resetAckAggregation(st *State) {
+	c.ackEpochMstamp = tcpMstamp(st)
+	c.ackEpochAcked = 0
+	c.extraAckedWinRTTs = 0
+	c.extraAckedWinIdx = 0
+	c.extraAcked = [2]uint16{}
+}
+
+// CongAvoid is never called for a CongController; BBR has no cong_avoid.
+func (c *bbrCore) CongAvoid(*State, uint32) {}
