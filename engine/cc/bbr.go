@@ -463,20 +463,7 @@ func (b *bbr1) updateMinRTT(st *State, rs *rateSample) {
 		b.probeRTTDoneStamp = 0
 	}
 	if b.mode == bbrProbeRTT {
-		// Make the sampler ignore the low rate of this mode.
-		st.AppLimited = max(st.Delivered+st.InFlightPkts, 1)
-		if b.probeRTTDoneStamp == 0 && st.InFlightPkts <= bbrCwndMinTarget {
-			b.probeRTTDoneStamp = now + bbrProbeRTTModeMs
-			b.probeRTTRoundDone = false
-			b.nextRTTDelivered = st.Delivered
-		} else if b.probeRTTDoneStamp != 0 {
-			if b.roundStart {
-				b.probeRTTRoundDone = true
-			}
-			if b.probeRTTRoundDone {
-				b.checkProbeRTTDone(st)
-			}
-		}
+		b.probeRTTStep(b, st, now, bbrCwndMinTarget)
 	}
 	if rs.delivered > 0 {
 		b.idleRestart = false

@@ -331,19 +331,7 @@ func (b *bbr3) updateMinRTT(st *State, rs *rateSample) {
 		b.nextRTTDelivered = st.Delivered
 	}
 	if b.mode == bbrProbeRTT {
-		st.AppLimited = max(st.Delivered+st.InFlightPkts, 1)
-		if b.probeRTTDoneStamp == 0 && st.InFlightPkts <= b.probeRTTCwnd() {
-			b.probeRTTDoneStamp = now + bbrProbeRTTModeMs
-			b.probeRTTRoundDone = false
-			b.nextRTTDelivered = st.Delivered
-		} else if b.probeRTTDoneStamp != 0 {
-			if b.roundStart {
-				b.probeRTTRoundDone = true
-			}
-			if b.probeRTTRoundDone {
-				b.checkProbeRTTDone(st)
-			}
-		}
+		b.probeRTTStep(b, st, now, b.probeRTTCwnd())
 	}
 	if rs.delivered > 0 {
 		b.idleRestart = false

@@ -280,6 +280,26 @@ func (c *bbrCore) cwndEvent(v bbrVersion, st *State, ev Event) {
 	v.publish(st)
 }
 
+// probeRTTStep follows the PROBE_RTT part of bbr_update_min_rtt: once
+// inflight is down to cwndTarget, hold it there for 200 ms and a round,
+// then leave through the version's bbr_check_probe_rtt_done.
+func (c *bbrCore) probeRTTStep(v bbrVersion, st *State, now, cwndTarget uint32) {
+	// Make the sampler ignore the low rate of this mode.
+	st.AppLimited = max(st.Delivered+st.InFlightPkts, 1)
+	if c.probeRTTDoneStamp == 0 && st.InFlightPkts <= cwndTarget {
+		c.probeRTTDoneStamp = now + bbrProbeRTTModeMs
+		c.probeRTTRoundDone = false
+		c.nextRTTDelivered = st.Delivered
+	} else if c.probeRTTDoneStamp != 0 {
+		if c.roundStart {
+			c.probeRTTRoundDone = true
+		}
+		if c.probeRTTRoundDone {
+			v.checkProbeRTTDone(st)
+		}
+	}
+}
+
 // ackAggregationCwnd follows the part of bbr_ack_aggregation_cwnd both
 // versions share: extra_acked scaled by its gain, capped at 100 ms of bw.
 func (c *bbrCore) ackAggregationCwnd(bw uint32) uint32 {
