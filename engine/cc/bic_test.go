@@ -128,3 +128,39 @@ func TestBicResponse(t *testing.T) {
 		})
 	}
 }
+
+// TestBicFastConvergence checks BIC's fast convergence (Xu et al. 2004,
+// §III.A): a loss below the previous W_max means a competing flow took
+// capacity, so W_max is set below the window, to cwnd·(2 − β)/2 with the
+// decrease β = 1 − 819/1024 ≈ 0.2: 900·0.9 = 810 (the kernel's
+// ⌊900·1843/2048⌋ = 809); a loss at or above W_max sets W_max = cwnd.
+// ssthresh keeps 819/1024 of the window either way.
+func TestBicFastConvergence(t *testing.T) {
+	a, _ := cc.New("bic")
+	c := cctest.New(a, cctest.Options{})
+	loseAt := func(w uint32) {
+		c.St.CwndPkts, c.St.SSThreshPkts = w, w
+		c.Fill()
+		c.Advance(100 * sim.Millisecond)
+		c.Lose(1)
+	}
+	for _, tc := range []struct {
+		cwnd         uint32
+		wmax, ssthr  float64
+		fastConverge bool
+	}{{1000, 1000, 799.8, false}, {900, 810, 719.8, true}, {950, 950, 759.8, false}} {
+		loseAt(tc.cwnd)
+		got := signal(t, c, "last_max_cwnd")
+		if math.Abs(got-tc.wmax) > 1 {
+			t.Errorf("W_max after a loss at %d (fast convergence %v) = %v, want %v ± 1", tc.cwnd, tc.fastConverge, got, tc.wmax)
+		}
+		if ss := float64(c.St.SSThreshPkts); math.Abs(ss-tc.ssthr) > 1 {
+			t.Errorf("ssthresh after a loss at %d = %v, want 0.8·cwnd = %v ± 1", tc.cwnd, ss, tc.ssthr)
+		}
+		for c.St.CA == cc.CARecovery { // finish the episode
+			c.Advance(100 * sim.Millisecond)
+			c.Ack(1)
+			c.Fill()
+		}
+	}
+}
