@@ -129,3 +129,47 @@ func (r *Recorder) FlushAll() {
 		r.FlushTable(t)
 	}
 }
+
+// tableSet is spare column storage for every table. A sink that writes on
+// a goroutine of its own takes a flushed table's storage from the recorder
+// in exchange for a spare one (swapTable), so the recorder goes on
+// appending while the batch that borrows the old columns is written.
+type tableSet struct {
+	queue    QueueTable
+	delivery DeliveryTable
+	flows    FlowTable
+	signals  SignalTable
+	events   EventTable
+}
+
+// swapTable exchanges the recorder's storage of table Tables[i] with t's.
+func (r *Recorder) swapTable(i int, t *tableSet) {
+	switch Tables[i] {
+	case TableQueue:
+		r.Queue, t.queue = t.queue, r.Queue
+	case TableDelivery:
+		r.Delivery, t.delivery = t.delivery, r.Delivery
+	case TableFlows:
+		r.FlowsT, t.flows = t.flows, r.FlowsT
+	case TableSignals:
+		r.SignalT, t.signals = t.signals, r.SignalT
+	case TableEvents:
+		r.EventT, t.events = t.events, r.EventT
+	}
+}
+
+// reset empties t's storage of table Tables[i], keeping its capacity.
+func (t *tableSet) reset(i int) {
+	switch Tables[i] {
+	case TableQueue:
+		t.queue.reset()
+	case TableDelivery:
+		t.delivery.reset()
+	case TableFlows:
+		t.flows.reset()
+	case TableSignals:
+		t.signals.reset()
+	case TableEvents:
+		t.events.reset()
+	}
+}
