@@ -285,6 +285,9 @@ func (s *FileSink) openParquet(f *os.File, schema *arrow.Schema) (tableWriter, e
 	pp := []parquet.WriterProperty{parquet.WithAllocator(s.mem), parquet.WithCompression(compress.Codecs.Snappy),
 		parquet.WithDictionaryDefault(false), parquet.WithDataPageSize(64 << 10)}
 	for _, fd := range schema.Fields() {
+		if arrow.IsInteger(fd.Type.ID()) {
+			pp = append(pp, parquet.WithEncodingFor(fd.Name, parquet.Encodings.DeltaBinaryPacked))
+		}
 		if fd.Type.ID() == arrow.STRING {
 			pp = append(pp, parquet.WithDictionaryFor(fd.Name, true), parquet.WithStatsFor(fd.Name, false))
 		}
