@@ -43,6 +43,7 @@ type FileSink struct {
 	paths   [len(Tables)]string
 	writers [len(Tables)]tableWriter
 	mem     memory.Allocator
+	sel     Selection
 	dict    bool // writers take string columns as dictionary arrays
 
 	jobs   chan writeJob               // flushes queued for the writer
@@ -88,6 +89,12 @@ func TablePath(path, table string) string {
 	return strings.TrimSuffix(path, ext) + "." + table + ext
 }
 
+// WithSelection writes only the tables and columns sel picks (default:
+// everything). The recorder of a run does not record a table left out.
+func WithSelection(sel Selection) FileOption {
+	return func(s *FileSink) { s.sel = sel }
+}
+
 // NewFileSink creates the five table files for path, whose extension
 // chooses the format: ".arrow" (Arrow IPC file) or ".parquet" (Parquet,
 // Snappy-compressed).
@@ -109,10 +116,13 @@ func NewFileSink(path string, opts ...FileOption) (*FileSink, error) {
 		return nil, fmt.Errorf("trace: file sink %q: extension %q is neither .arrow nor .parquet", path, ext)
 	}
 	for i, table := range Tables {
+		if !s.sel.wants(i) {
+			continue
+		}
 		s.paths[i] = TablePath(path, table)
 		f, err := os.Create(s.paths[i])
 		if err == nil {
-			s.writers[i], err = open(f, Schema(table))
+			s.writers[i], err = open(f, s.sel.schema(i))
 			if err != nil {
 				f.Close()
 			}
@@ -126,8 +136,20 @@ func NewFileSink(path string, opts ...FileOption) (*FileSink, error) {
 	return s, nil
 }
 
-// Paths are the files the sink writes, in the order of Tables.
-func (s *FileSink) Paths() []string { return s.paths[:] }
+// Paths are the files the sink writes, in the order of Tables: all five,
+// or those of the tables its selection picks.
+func (s *FileSink) Paths() []string {
+	var paths []string
+	for _, p := range s.paths {
+		if p != "" {
+			paths = append(paths, p)
+		}
+	}
+	return paths
+}
+
+// wants reports whether the sink writes table Tables[i]; the recorder asks.
+func (s *FileSink) wants(i int) bool { return s.sel.wants(i) }
 
 // Flush queues the recorder's table for its file. It returns the sink's
 // first error so far: a write that fails is reported by a later Flush, and
@@ -142,6 +164,9 @@ func (s *FileSink) Flush(r *Recorder, table string) error {
 	i := tableIndex(table)
 	if i < 0 {
 		return s.fail(fmt.Errorf("trace: file sink: no table %q", table))
+	}
+	if !s.wants(i) {
+		return nil
 	}
 	rec, err := r.batch(table, s.mem, Filter{}, s.dict)
 	if err != nil {
@@ -159,7 +184,9 @@ func (s *FileSink) Flush(r *Recorder, table string) error {
 	}
 	// The batch may borrow the table's columns: the writer owns them now.
 	r.swapTable(i, cols)
-	s.jobs <- writeJob{table: i, rec: rec, cols: cols}
+	out := s.sel.project(i, rec)
+	rec.Release()
+	s.jobs <- writeJob{table: i, rec: out, cols: cols}
 	return nil
 }
 
