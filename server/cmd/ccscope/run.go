@@ -43,6 +43,7 @@ func runMain(args []string) int {
 	var sets setFlags
 	fs.Var(&sets, "set", "override a scenario field: `path=value` (repeatable), e.g. links.bottleneck.ab.rate=50Mbps")
 	tracePath := fs.String("trace", "", "write the trace to `FILE` (.arrow: Arrow IPC, .parquet: Parquet)")
+	traceSelect := fs.String("trace-select", "", "with --trace, write only these tables or columns: `LIST` of table or table.column, comma-separated (e.g. flows.cwnd_pkts,flows.srtt_ps,queue)")
 	asJSON := fs.Bool("json", false, "print the summary as one JSON object")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "Usage: ccscope run SCENARIO|FILE.json [options]")
@@ -70,7 +71,7 @@ func runMain(args []string) int {
 	if err != nil {
 		return fail(err)
 	}
-	sink, err := openTrace(*tracePath, prep.Scenario)
+	sink, err := openTrace(*tracePath, *traceSelect, prep.Scenario)
 	if err != nil {
 		return fail(err)
 	}
