@@ -3,6 +3,7 @@ package engine
 import (
 	"github.com/ccscope/ccscope/engine/config"
 	"github.com/ccscope/ccscope/engine/pump"
+	"github.com/ccscope/ccscope/engine/rcvpath"
 	"github.com/ccscope/ccscope/engine/sim"
 	"github.com/ccscope/ccscope/engine/trace"
 	"github.com/ccscope/ccscope/engine/units"
@@ -38,6 +39,9 @@ type FlowSummary struct {
 	RTTP99Ps       *int64 `json:"rtt_p99_ps" msgpack:"rtt_p99_ps"`
 	// CC holds algorithm-specific final values (e.g. BBR's bw and min_rtt).
 	CCFinal map[string]float64 `json:"cc_final,omitempty" msgpack:"cc_final,omitempty"`
+	// RcvPath counts what the flow's receive-path models did (absent
+	// without them).
+	RcvPath *rcvpath.Stats `json:"rcv_path,omitempty" msgpack:"rcv_path,omitempty"`
 }
 
 // QueueSummary reports one link direction's egress queue.
