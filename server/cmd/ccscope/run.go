@@ -14,7 +14,7 @@ import (
 	"github.com/ccscope/ccscope/engine"
 	"github.com/ccscope/ccscope/engine/config"
 	"github.com/ccscope/ccscope/engine/sim"
-	"github.com/ccscope/ccscope/engine/trace"
+	"github.com/ccscope/ccscope/server/report"
 )
 
 type setFlags []string
@@ -43,6 +43,7 @@ func runMain(args []string) int {
 	var sets setFlags
 	fs.Var(&sets, "set", "override a scenario field: `path=value` (repeatable), e.g. links.bottleneck.ab.rate=50Mbps")
 	tracePath := fs.String("trace", "", "write the trace to `FILE` (.arrow: Arrow IPC, .parquet: Parquet)")
+	reportPath := fs.String("report", "", "write a self-contained HTML report of the run to `FILE.html`")
 	asJSON := fs.Bool("json", false, "print the summary as one JSON object")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "Usage: ccscope run SCENARIO|FILE.json [options]")
@@ -70,17 +71,37 @@ func runMain(args []string) int {
 	if err != nil {
 		return fail(err)
 	}
+	if *reportPath != "" && !strings.HasSuffix(*reportPath, ".html") {
+		return fail(fmt.Errorf("--report %q: the file name must end in .html", *reportPath))
+	}
+	if *reportPath != "" && prep.Scenario.Trace.Detail == config.TraceSummary {
+		prep.Scenario.Trace.Detail = config.TraceChange
+		fmt.Fprintln(os.Stderr, "ccscope: the scenario's trace.detail is \"summary\"; --report records every change (set trace.detail to \"sampled\" for less)")
+	}
 	sink, err := openTrace(*tracePath, prep.Scenario)
 	if err != nil {
 		return fail(err)
 	}
-	var ts trace.Sink
+	var sinks teeSink
 	if sink != nil {
-		ts = sink
+		sinks = append(sinks, sink)
 	}
-	r, err := engine.New(prep.Scenario, ts)
+	r, err := engine.New(prep.Scenario, nil)
 	if err != nil {
 		return fail(err)
+	}
+	rep, err := openReport(*reportPath, r, prep)
+	if err != nil {
+		return fail(err)
+	}
+	if rep != nil {
+		sinks = append(sinks, rep)
+	}
+	switch len(sinks) {
+	case 1:
+		r.Trace.SetSink(sinks[0])
+	case 2:
+		r.Trace.SetSink(sinks)
 	}
 	start := time.Now()
 	runWithProgress(r, start)
@@ -89,6 +110,15 @@ func runMain(args []string) int {
 	}
 	sum := r.Summary(prep.Hash)
 	sum.WallS = time.Since(start).Seconds()
+	if sink != nil {
+		if err := report.WriteRunInfo(*tracePath, report.RunInfo{Summary: sum, Config: string(prep.Canonical),
+			Detail: detailName(prep.Scenario.Trace.Detail)}); err != nil {
+			return fail(err)
+		}
+	}
+	if err := writeReport(*reportPath, rep, &sum); err != nil {
+		return fail(err)
+	}
 	if *asJSON {
 		enc := json.NewEncoder(os.Stdout)
 		if err := enc.Encode(sum); err != nil {
