@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -17,49 +16,9 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/ccscope/ccscope/server/internal/debian"
 )
-
-// ensureTool finds bin on PATH, installing the Debian package pkg with
-// apt-get (after apt-get update) when it is missing and we are root. It
-// skips the test, loudly and naming the package, only when that fails.
-func ensureTool(t *testing.T, bin, pkg string) string {
-	t.Helper()
-	if p, err := exec.LookPath(bin); err == nil {
-		return p
-	}
-	var why string
-	if _, err := exec.LookPath("apt-get"); err != nil {
-		why = "apt-get is not available"
-	} else if os.Geteuid() != 0 {
-		why = "not root, so apt-get cannot install it"
-	} else {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-		defer cancel()
-		for _, args := range [][]string{{"update"}, {"install", "-y", "--no-install-recommends", pkg}} {
-			cmd := exec.CommandContext(ctx, "apt-get", args...)
-			cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
-			if out, err := cmd.CombinedOutput(); err != nil {
-				why = fmt.Sprintf("apt-get %s failed: %v\n%s", strings.Join(args, " "), err, tail(out, 800))
-				break
-			}
-		}
-		if p, err := exec.LookPath(bin); err == nil {
-			return p
-		}
-		if why == "" {
-			why = "apt-get install succeeded but " + bin + " is still not on PATH"
-		}
-	}
-	t.Skipf("\n\n*** SKIPPED: this test needs %s from the Debian package %q, and it could not be installed: %s ***\n*** Install it with: apt-get install %s ***\n", bin, pkg, why, pkg)
-	return ""
-}
-
-func tail(b []byte, n int) string {
-	if len(b) > n {
-		b = b[len(b)-n:]
-	}
-	return string(b)
-}
 
 // cdp is a minimal Chrome DevTools Protocol client over one page target.
 type cdp struct {
@@ -229,7 +188,7 @@ func startChromium(t *testing.T, bin string) *cdp {
 // draw every panel (coloured pixels inside every plot area), and a zoom
 // dragged on one panel must move every other panel to the same range.
 func TestReportInChromium(t *testing.T) {
-	bin := ensureTool(t, "chromium", "chromium")
+	bin := debian.Tool(t, "chromium", "chromium")
 	html := filepath.Join(t.TempDir(), "report.html")
 	b := runReport(t, "p-rtr-p", []string{"flows.f0.cc=bbr", "runtime.duration=3s"})
 	f, err := os.Create(html)

@@ -43,6 +43,7 @@ func runMain(args []string) int {
 	var sets setFlags
 	fs.Var(&sets, "set", "override a scenario field: `path=value` (repeatable), e.g. links.bottleneck.ab.rate=50Mbps")
 	tracePath := fs.String("trace", "", "write the trace to `FILE` (.arrow: Arrow IPC, .parquet: Parquet)")
+	pcapSpec := fs.String("pcap", "", "write the packets crossing a link direction to a pcap: `FILE[:link[:dir]]` (default: the first flow's bottleneck direction)")
 	reportPath := fs.String("report", "", "write a self-contained HTML report of the run to `FILE.html`")
 	asJSON := fs.Bool("json", false, "print the summary as one JSON object")
 	fs.Usage = func() {
@@ -94,6 +95,10 @@ func runMain(args []string) int {
 	if err != nil {
 		return fail(err)
 	}
+	pc, err := openPcap(*pcapSpec, r)
+	if err != nil {
+		return fail(err)
+	}
 	if rep != nil {
 		sinks = append(sinks, rep)
 	}
@@ -106,6 +111,9 @@ func runMain(args []string) int {
 	start := time.Now()
 	runWithProgress(r, start)
 	if err := closeTrace(sink, r); err != nil {
+		return fail(err)
+	}
+	if err := pc.close(); err != nil {
 		return fail(err)
 	}
 	sum := r.Summary(prep.Hash)
