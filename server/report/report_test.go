@@ -278,3 +278,36 @@ func TestSixtySecondReportSize(t *testing.T) {
 		os.WriteFile(os.Getenv("CCSCOPE_KEEP_REPORT"), buf.Bytes(), 0o644)
 	}
 }
+
+// Without the .run.json beside them the tables still make a page: its time
+// axis spans the last row, and the page says the summary is missing. A
+// prefix with no files is an error naming the file looked for.
+func TestReportFromBareTables(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bare.arrow")
+	runReportTrace(t, "pump", []string{"runtime.duration=1s"}, path)
+	if err := os.Remove(RunInfoPath(path)); err != nil {
+		t.Fatal(err)
+	}
+	b, err := ReadTrace(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The pump sends every 120 µs up to the 1 s horizon (inclusive).
+	if span := b.meta.HorizonPs; span < 999e9 || span > 1000e9+1 {
+		t.Errorf("span without a summary = %d ps, want the last row's time + 1 ps, within 1 ms of the 1 s horizon", span)
+	}
+	var buf bytes.Buffer
+	if err := b.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(buf.Bytes(), []byte("no run summary was found")) {
+		t.Error("the page does not say its summary is missing")
+	}
+	if findSeries(pageJSON(t, buf.Bytes()), "f0-rates", "goodput") == nil {
+		t.Error("no goodput panel from bare tables")
+	}
+	_, err = ReadTrace(filepath.Join(t.TempDir(), "nothing"), Options{})
+	if err == nil || !strings.Contains(err.Error(), "nothing.flows.parquet") {
+		t.Errorf("ReadTrace(missing) = %v, want an error naming nothing.flows.parquet", err)
+	}
+}
