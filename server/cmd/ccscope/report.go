@@ -95,8 +95,8 @@ func reportMain(args []string) int {
 		fs.Usage()
 		return 2
 	}
-	if *buckets < 0 || *buckets > 1_000_000 {
-		return fail(fmt.Errorf("--buckets %d: want 1 to 1000000", *buckets))
+	if *buckets < 0 || *buckets > 100_000 {
+		return fail(fmt.Errorf("--buckets %d: want 1 to 100000", *buckets))
 	}
 	start := time.Now()
 	b, err := report.ReadTrace(pos, report.Options{Buckets: *buckets})
