@@ -54,7 +54,7 @@ func runReportTrace(t *testing.T, scenario string, sets []string, tracePath stri
 		if fs, err = trace.NewFileSink(tracePath); err != nil {
 			t.Fatal(err)
 		}
-		r.Trace.SetSink(tee{fs, b})
+		r.Trace.SetSink(tee{b, fs}) // the file sink takes the columns: last
 	} else {
 		r.Trace.SetSink(b)
 	}

@@ -11,7 +11,7 @@ import (
 const usage = `ccscope — a deterministic packet-level simulator of TCP congestion control
 
 Usage:
-  ccscope run SCENARIO|FILE.json [--seed N] [--duration D] [--set path=value]... [--trace FILE]
+  ccscope run SCENARIO|FILE.json [--seed N] [--duration D] [--set path=value]... [--trace FILE [--trace-select LIST]]
               [--report FILE.html] [--pcap FILE[:link[:dir]]] [--json]
   ccscope report TRACE_PREFIX [-o FILE.html]
   ccscope scenarios [--show NAME]

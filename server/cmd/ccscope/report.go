@@ -14,8 +14,9 @@ import (
 	"github.com/ccscope/ccscope/server/report"
 )
 
-// teeSink hands each flushed table to several sinks before the recorder
-// clears it.
+// teeSink hands each flushed table to several sinks in order before the
+// recorder clears it. A sink that takes the table's columns (the file sink)
+// goes last.
 type teeSink []trace.Sink
 
 func (t teeSink) Flush(r *trace.Recorder, table string) error {

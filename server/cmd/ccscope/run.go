@@ -43,6 +43,7 @@ func runMain(args []string) int {
 	var sets setFlags
 	fs.Var(&sets, "set", "override a scenario field: `path=value` (repeatable), e.g. links.bottleneck.ab.rate=50Mbps")
 	tracePath := fs.String("trace", "", "write the trace to `FILE` (.arrow: Arrow IPC, .parquet: Parquet)")
+	traceSelect := fs.String("trace-select", "", "with --trace, write only these tables or columns: `LIST` of table or table.column, comma-separated (e.g. flows.cwnd_pkts,flows.srtt_ps,queue)")
 	pcapSpec := fs.String("pcap", "", "write the packets crossing a link direction to a pcap: `FILE[:link[:dir]]` (default: the first flow's bottleneck direction)")
 	reportPath := fs.String("report", "", "write a self-contained HTML report of the run to `FILE.html`")
 	asJSON := fs.Bool("json", false, "print the summary as one JSON object")
@@ -79,13 +80,9 @@ func runMain(args []string) int {
 		prep.Scenario.Trace.Detail = config.TraceChange
 		fmt.Fprintln(os.Stderr, "ccscope: the scenario's trace.detail is \"summary\"; --report records every change (set trace.detail to \"sampled\" for less)")
 	}
-	sink, err := openTrace(*tracePath, prep.Scenario)
+	sink, err := openTrace(*tracePath, *traceSelect, prep.Scenario)
 	if err != nil {
 		return fail(err)
-	}
-	var sinks teeSink
-	if sink != nil {
-		sinks = append(sinks, sink)
 	}
 	r, err := engine.New(prep.Scenario, nil)
 	if err != nil {
@@ -99,14 +96,15 @@ func runMain(args []string) int {
 	if err != nil {
 		return fail(err)
 	}
-	if rep != nil {
-		sinks = append(sinks, rep)
-	}
-	switch len(sinks) {
-	case 1:
-		r.Trace.SetSink(sinks[0])
-	case 2:
-		r.Trace.SetSink(sinks)
+	// The report reads each table before the file sink takes its columns
+	// (it swaps them out of the recorder to write them on its goroutine).
+	switch {
+	case rep != nil && sink != nil:
+		r.Trace.SetSink(teeSink{rep, sink})
+	case rep != nil:
+		r.Trace.SetSink(rep)
+	case sink != nil:
+		r.Trace.SetSink(sink)
 	}
 	start := time.Now()
 	runWithProgress(r, start)
