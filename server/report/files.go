@@ -101,7 +101,7 @@ func ReadTrace(prefix string, opt Options) (*Builder, error) {
 				}
 				return nil
 			})
-			if err != nil {
+			if err != nil && !errors.Is(err, os.ErrNotExist) {
 				return nil, err
 			}
 		}
@@ -111,12 +111,22 @@ func ReadTrace(prefix string, opt Options) (*Builder, error) {
 		return nil, err
 	}
 	for _, t := range trace.Tables {
-		if err := b.readTable(trace.TablePath(path, t), t); err != nil {
+		tp := trace.TablePath(path, t)
+		err := b.readTable(tp, t)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			b.notes = append(b.notes, fmt.Sprintf("no %s table (%s): its panels are missing (written with --trace-select?)", t, filepath.Base(tp)))
+		case errors.Is(err, errNoColumn):
+			b.notes = append(b.notes, fmt.Sprintf("the %s table lacks columns the report draws (%v), so its panels are missing (written with --trace-select?)", t, err))
+		case err != nil:
 			return nil, err
 		}
 	}
 	return b, nil
 }
+
+// errNoColumn: a table file lacks a column the report needs.
+var errNoColumn = errors.New("no column")
 
 var tableCols = map[string][]string{
 	trace.TableFlows: {"t_ps", "flow", "cwnd_pkts", "ssthresh_pkts", "inflight_pkts", "srtt_ps", "min_rtt_ps",
@@ -198,7 +208,7 @@ func eachRecord(path string, cols []string, fn func(arrow.Record) error) (err er
 		for i, c := range cols {
 			is := sc.FieldIndices(c)
 			if len(is) != 1 {
-				return nil, fmt.Errorf("no column %q", c)
+				return nil, fmt.Errorf("%w %q", errNoColumn, c)
 			}
 			idx[i] = is[0]
 		}

@@ -94,7 +94,7 @@ type view struct {
 func (b *Builder) Write(w io.Writer) error {
 	var d pageData
 	d.Grid.W, d.Grid.N, d.Grid.Slots = b.g.w, b.g.n, slots
-	var notes []string
+	notes := append([]string(nil), b.notes...)
 	for i, f := range b.flows {
 		g := b.flowGroup(i, f)
 		if len(g.Charts) == 0 {

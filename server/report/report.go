@@ -82,6 +82,7 @@ type Builder struct {
 	queues  []*queueAcc
 	qIdx    map[string]int
 	rows    int64
+	notes   []string // what the page should say is missing
 }
 
 // New returns a Builder for a run spanning meta.HorizonPs.

@@ -311,3 +311,27 @@ func TestReportFromBareTables(t *testing.T) {
 		t.Errorf("ReadTrace(missing) = %v, want an error naming nothing.flows.parquet", err)
 	}
 }
+
+// Trace files written with --trace-select lack tables or columns: the page
+// is still drawn from what is there, and says what is missing.
+func TestReportFromSelectedTables(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sel.parquet")
+	runReportTrace(t, "pump", []string{"runtime.duration=1s"}, path)
+	if err := os.Remove(trace.TablePath(path, trace.TableDelivery)); err != nil {
+		t.Fatal(err)
+	}
+	b, err := ReadTrace(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := b.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(buf.Bytes(), []byte("no delivery table")) {
+		t.Error("the page does not say the delivery table is missing")
+	}
+	if findSeries(pageJSON(t, buf.Bytes()), "q-bottleneck-ab-backlog", "backlog (packets)") == nil {
+		t.Error("no queue panel from the tables that are there")
+	}
+}
