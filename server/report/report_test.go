@@ -335,3 +335,22 @@ func TestReportFromSelectedTables(t *testing.T) {
 		t.Error("no queue panel from the tables that are there")
 	}
 }
+
+// The send rate counts transmissions as delivered + lost + in flight: over
+// a lossy CUBIC run its total must match the segments the sender says it
+// put on the wire (bytes_sent / MSS, retransmissions included) to 1%.
+func TestSendRateCountsTransmissions(t *testing.T) {
+	b, sum := runReportTrace(t, "p-rtr-p", []string{"runtime.duration=5s"}, "")
+	var pkts float64
+	for _, v := range b.flows[0].sent {
+		pkts += v
+	}
+	segs := float64(sum.Flows[0].BytesSent) / 1448
+	if math.Abs(pkts-segs) > 0.01*segs {
+		t.Errorf("send-rate packets = %.0f, want the sender's %.0f segments (bytes_sent/1448) ± 1%%", pkts, segs)
+	}
+	t.Logf("send-rate packets %.0f, sender segments %.0f", pkts, segs)
+	if r := sum.Flows[0].Retransmits; r == nil || *r == 0 {
+		t.Error("the run had no retransmissions; the check wants some")
+	}
+}
