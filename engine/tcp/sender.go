@@ -45,6 +45,11 @@ type SenderConfig struct {
 	Start sim.Time
 	Size  units.Bytes // payload to send; 0: unbounded
 	App   config.AppPattern
+	// HostFQ says the sending node's egress qdisc is fq. sch_fq sets
+	// sk_pacing_status = SK_PACING_FQ on the first packet it sees of a
+	// socket, and TCP then stamps every packet with its departure time
+	// (EDT), which fq enforces: with Opts.Pacing auto such a flow is paced.
+	HostFQ bool
 }
 
 // SenderStats are a sender's counters for the summary.
@@ -165,6 +170,7 @@ type DataSender struct {
 	lastCEByte uint32
 
 	// Pacing.
+	paced          bool     // sk_pacing_status != SK_PACING_NONE
 	wstamp         sim.Time // tcp_wstamp_ns
 	pacingOverride units.BitRate
 
@@ -214,6 +220,7 @@ func NewSender(s *sim.Sim, pool *packet.Pool, out Sender, rec *trace.Recorder, c
 	// tcp_ecn_send_syn sets TCP_ECN_LOW from the route (ecn_low) only when
 	// it asks for ECN; the CC still checks that ECN was negotiated.
 	d.st.ECNLow = c.ECN && c.Opts.ECNLow
+	d.paced = initialPacing(c.Opts.Pacing, c.HostFQ)
 	d.appTimer.Arm(c.Start)
 	return d
 }
@@ -314,6 +321,28 @@ func (d *DataSender) pacingRate() units.BitRate {
 	return d.st.PacingRate
 }
 
+// initialPacing is sk_pacing_status before the CC's init hook, as a
+// pacing switch and the host's qdisc set it: "auto" is SK_PACING_NONE on a
+// host without fq and SK_PACING_FQ behind fq; true stands for a host that
+// paces (fq), false for one that does not. A CC that needs pacing moves
+// SK_PACING_NONE to SK_PACING_NEEDED in its init hook (bbr_init's
+// cmpxchg), whatever the switch says.
+//
+// Both paced states pace the same way here: the sender stamps each packet
+// with tcp_wstamp_ns and holds it until then (tcp_pacing_check), so that an
+// fq qdisc finds it due on arrival. The kernel hands EDT packets to fq at
+// once and lets TCP Small Queues bound what waits there; the departure
+// times, hence the packets on the wire, are the same.
+func initialPacing(p config.Pacing, hostFQ bool) bool {
+	switch p {
+	case config.PacingOn:
+		return true
+	case config.PacingOff:
+		return false
+	}
+	return hostFQ
+}
+
 // fillState refreshes the read-only fields of the CC's state.
 func (d *DataSender) fillState() {
 	st := &d.st
@@ -328,7 +357,7 @@ func (d *DataSender) fillState() {
 		st.MinRTT = sim.Duration(d.rtt.minRTTUs()) * sim.Microsecond
 	}
 	st.ECNOk = d.ecnOK
-	st.Paced = d.cfg.Opts.Pacing
+	st.Paced = d.paced
 	st.LastSend = d.lsndTime
 	st.DeliveredTime = d.rate.deliveredAt
 	st.NextDepartureTime = d.wstamp

@@ -187,7 +187,7 @@ func (d *DataSender) synAck(p *packet.Packet) {
 		// An algorithm that sets Paced asks for SK_PACING_NEEDED (BBR,
 		// Prague): tcp_needs_internal_pacing then paces the flow whatever
 		// the pacing switch says, which only chooses pacing for the rest.
-		d.cfg.Opts.Pacing = d.cfg.Opts.Pacing || d.st.Paced
+		d.paced = d.paced || d.st.Paced
 	}
 	d.takeFallback()
 	// The SYN-ACK went through tcp_ack, whose tcp_cong_control set the

@@ -69,7 +69,7 @@ func (d *DataSender) tsoSegs() uint32 {
 // pacingCheck follows tcp_pacing_check: with internal pacing, nothing may
 // leave before tcp_wstamp_ns; the pacing timer wakes the sender then.
 func (d *DataSender) pacingCheck() bool {
-	if !d.cfg.Opts.Pacing || d.wstamp <= d.st.Now {
+	if !d.paced || d.wstamp <= d.st.Now {
 		return false
 	}
 	if !d.paceTimer.Armed() {
@@ -80,7 +80,7 @@ func (d *DataSender) pacingCheck() bool {
 
 // pacingDelay is tcp_pacing_delay: how far the next departure lies ahead.
 func (d *DataSender) pacingDelay() sim.Duration {
-	if !d.cfg.Opts.Pacing || d.wstamp <= d.st.Now {
+	if !d.paced || d.wstamp <= d.st.Now {
 		return 0
 	}
 	return d.wstamp.Sub(d.st.Now)
@@ -173,7 +173,7 @@ func (d *DataSender) sendChunk(quota uint32) uint32 {
 func (d *DataSender) afterSend(bytes units.Bytes, priorWstamp sim.Time) {
 	d.lsndTime = d.st.Now
 	rate := d.pacingRate()
-	if !d.cfg.Opts.Pacing || rate <= 0 || d.Stats.SegsSent < unpacedSegs || bytes == 0 {
+	if !d.paced || rate <= 0 || d.Stats.SegsSent < unpacedSegs || bytes == 0 {
 		return
 	}
 	length := units.TxTime(bytes, rate)
@@ -194,7 +194,7 @@ func (d *DataSender) emit(start, end uint64, retrans bool) {
 	p.SentAt = d.st.Now
 	// __tcp_transmit_skb stamps skb->tstamp = tp->tcp_wstamp_ns (EDT): an
 	// fq qdisc holds the packet until then. Unpaced flows leave it 0.
-	if d.cfg.Opts.Pacing {
+	if d.paced {
 		p.TxTime = max(d.wstamp, d.st.Now)
 	}
 	p.Tx = int32(d.sb.segOf(start))

@@ -36,7 +36,7 @@ func runRecovery(c *shConn, limit sim.Time) bool {
 // some when recovery ends).
 func TestPRRSendsInProportionToDelivered(t *testing.T) {
 	opts := shLinuxOpts()
-	opts.Pacing = false
+	opts.Pacing = config.PacingOff
 	h := shHarness{cc: "reno", rate: 100 * units.Mbps, owd: 20 * sim.Millisecond, size: 20 * units.MB, opts: opts}
 	c := h.build(t)
 	c.fwd.drop = dropOnce(seqOfSeg(400))
@@ -169,18 +169,31 @@ func TestRACKOffUsesDupThresh(t *testing.T) {
 // sets sk_pacing_status to SK_PACING_NEEDED, and tcp_needs_internal_pacing
 // then paces the flow (its TSO chunks are about 1 ms of data at the pacing
 // rate, at most 64 KB).
+//
+// With the switch at "auto" the kernel's rule decides: Reno and CUBIC on a
+// host without fq stay at SK_PACING_NONE and burst; behind fq
+// (SK_PACING_FQ) or with BBR (SK_PACING_NEEDED) they are paced.
 func TestPacingOffSendsLineRateBursts(t *testing.T) {
 	for _, tc := range []struct {
-		name        string
-		cc          string
-		pacing, tso bool
-		min, max    int
+		name     string
+		cc       string
+		pacing   config.Pacing
+		hostFQ   bool
+		tso      bool
+		min, max int
 	}{
-		{"paced", "reno", true, true, 2, 45},
-		{"paced without TSO", "reno", true, false, 1, 1},
-		{"unpaced", "reno", false, true, 100, 1 << 30},
-		{"bbr unpaced switch", "bbr", false, true, 2, 45},
-		{"bbr3 unpaced switch", "bbr3", false, true, 2, 45},
+		{"paced", "reno", config.PacingOn, false, true, 2, 45},
+		{"paced without TSO", "reno", config.PacingOn, false, false, 1, 1},
+		{"unpaced", "reno", config.PacingOff, false, true, 100, 1 << 30},
+		{"unpaced behind fq", "reno", config.PacingOff, true, true, 100, 1 << 30},
+		{"bbr unpaced switch", "bbr", config.PacingOff, false, true, 2, 45},
+		{"bbr3 unpaced switch", "bbr3", config.PacingOff, false, true, 2, 45},
+		{"auto reno", "reno", config.PacingAuto, false, true, 100, 1 << 30},
+		{"auto cubic", "cubic", config.PacingAuto, false, true, 100, 1 << 30},
+		{"auto reno behind fq", "reno", config.PacingAuto, true, true, 2, 45},
+		{"auto cubic behind fq", "cubic", config.PacingAuto, true, true, 2, 45},
+		{"auto bbr", "bbr", config.PacingAuto, false, true, 2, 45},
+		{"auto bbr3", "bbr3", config.PacingAuto, false, true, 2, 45},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			opts := shLinuxOpts()
@@ -188,7 +201,7 @@ func TestPacingOffSendsLineRateBursts(t *testing.T) {
 			opts.TSO = tc.tso
 			opts.RcvBufMax = 4 * units.MiB // keeps cwnd near the BDP: no standing queue
 			h := shHarness{cc: tc.cc, rate: units.Gbps, owd: 20 * sim.Millisecond, opts: opts,
-				app: appOnOff(500*sim.Millisecond, 100*sim.Millisecond)}
+				app: appOnOff(500*sim.Millisecond, 100*sim.Millisecond), hostFQ: tc.hostFQ}
 			c := h.build(t)
 			c.runUntil(sim.Time(3 * sim.Second))
 			burst := maxBurstAfter(c.fwd.log, sim.Time(sim.Second))
