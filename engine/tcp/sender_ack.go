@@ -373,15 +373,25 @@ func (d *DataSender) ackUpdateRTT(flag int, seqRTT, sackRTT, caRTT int64, rs *cc
 	if seqRTT < 0 {
 		return false
 	}
-	// tcp_update_rtt_min: skip suspected delayed ACKs above the minimum.
-	if !(flag&flagAckMaybeDelayed != 0 && caRTT > d.rtt.minRTTUs()) {
-		d.rtt.minRTT.runningMin(minRTTWindow, d.st.Now, max(caRTT, 1000))
-	}
+	d.updateRTTMin(caRTT, flag)
 	d.rtt.sample(seqRTT, d.sndUna, d.sndNxt)
 	d.rtt.setRTO()
 	d.rto = d.rtt.rto // RFC 6298: a valid sample resets the backoff
 	d.Stats.RTT.Add(seqRTT * int64(sim.Microsecond))
 	return true
+}
+
+// updateRTTMin follows tcp_update_rtt_min (tcp_input.c, 4.10+): skip
+// suspected delayed ACKs above the minimum, and feed the windowed filter
+// `rtt_us ? : jiffies_to_usecs(1)`: only a zero sample becomes 1 ms.
+func (d *DataSender) updateRTTMin(rttUs int64, flag int) {
+	if flag&flagAckMaybeDelayed != 0 && rttUs > d.rtt.minRTTUs() {
+		return
+	}
+	if rttUs == 0 {
+		rttUs = int64(jiffy / sim.Microsecond)
+	}
+	d.rtt.minRTT.runningMin(minRTTWindow, d.st.Now, rttUs)
 }
 
 // congControl follows tcp_cong_control: the CC's cong_control if it has

@@ -157,7 +157,7 @@ func (d *DataSender) synAck(p *packet.Packet) {
 		rttUs = max(int64(d.tsNow()-p.TSEcr), 1) * 1000
 	}
 	if rttUs >= 0 {
-		d.rtt.minRTT.runningMin(minRTTWindow, d.st.Now, max(rttUs, 1))
+		d.updateRTTMin(rttUs, 0) // tcp_synack_rtt_meas: FLAG_SYN_ACKED
 		d.rtt.sample(rttUs, d.sndUna, d.sndNxt)
 		d.rtt.setRTO()
 		d.rto = d.rtt.rto
