@@ -303,9 +303,14 @@ func (d *DataSender) cleanRtxQueue(priorFack, priorSndUna uint64, ss *sackTagSta
 	if haveAckt && flag&flagRetransAcked == 0 {
 		seqRTT = toUs(d.st.Now.Sub(firstAckt))
 		caRTT = toUs(d.st.Now.Sub(lastAckt))
+		// A lone runt, likely a delayed ACK. As in the kernel, flag is
+		// this function's own (it starts at 0), so of FLAG_CA_ALERT and
+		// FLAG_SYN_ACKED only the latter could be set here, and the
+		// handshake's SYN never sits in this queue.
 		if pktsAcked == 1 && priorSacked == 0 && d.sndUna-priorSndUna < d.mss &&
-			ss.rate.PriorDelivered+1 == d.rate.delivered {
-			flag |= flagAckMaybeDelayed // a lone runt, likely a delayed ACK
+			ss.rate.PriorDelivered+1 == d.rate.delivered &&
+			flag&(flagCAAlert|flagSynAcked) == 0 {
+			flag |= flagAckMaybeDelayed
 		}
 	}
 	if ss.sackedAny {
@@ -333,7 +338,9 @@ func (d *DataSender) cleanRtxQueue(priorFack, priorSndUna uint64, ss *sackTagSta
 		flag |= flagSetXmitTimer
 	}
 
-	if d.hooks.PktsAcked != nil && pktsAcked > 0 {
+	// Every ACK that reaches here calls pkts_acked, SACK-only ones too
+	// (pkts_acked 0, the SACK's RTT), as tcp_clean_rtx_queue does.
+	if d.hooks.PktsAcked != nil {
 		d.fillState()
 		d.hooks.PktsAcked.PktsAcked(&d.st, cc.AckSample{PktsAcked: pktsAcked,
 			RTT:          ss.rate.RTT,

@@ -99,3 +99,53 @@ func TestSenderECNCodepoint(t *testing.T) {
 		})
 	}
 }
+
+// ackSpy is Reno with a pkts_acked hook that records its samples.
+type ackSpy struct {
+	cc.Algorithm
+	samples []cc.AckSample
+}
+
+func (a *ackSpy) PktsAcked(_ *cc.State, s cc.AckSample) { a.samples = append(a.samples, s) }
+
+// tcp_clean_rtx_queue calls pkts_acked on every ACK that reaches it, SACK-only
+// ones included: after a mid-window loss the ACKs that only SACK carry
+// pkts_acked = 0 and the RTT of the newest SACKed segment (rs->rtt_us, from
+// sack->last_sackt), which CUBIC's delay_min and HyStart read. On this
+// 2·20 ms path at 100 Mbps that RTT is 40.12 ms plus queueing.
+func TestPktsAckedOnSACKOnlyACKs(t *testing.T) {
+	s := sim.New()
+	pool := &packet.Pool{}
+	reno, _ := cc.New("reno")
+	spy := &ackSpy{Algorithm: reno}
+	opts := shLinuxOpts()
+	c := &shConn{s: s, pool: pool}
+	c.fwd = newShPipe(s, pool, 100*units.Mbps, 20*sim.Millisecond)
+	c.rev = newShPipe(s, pool, 100*units.Mbps, 20*sim.Millisecond)
+	rec := trace.NewRecorder(0, 0, nil)
+	rec.Flows = []string{"f0"}
+	c.snd = NewSender(s, pool, c.fwd, rec, SenderConfig{Flow: 0, Node: 0, Peer: 1, Opts: opts, CC: spy, Size: 2 * units.MB})
+	c.rcv = NewReceiver(s, pool, c.rev, rec, ReceiverConfig{Flow: 0, Node: 1, Peer: 0, Opts: opts})
+	c.fwd.to, c.rev.to = c.rcv, c.snd
+	c.fwd.drop = dropOnce(seqOfSeg(100))
+	c.runUntil(sim.Time(3 * sim.Second))
+
+	var sackOnly int
+	for _, x := range spy.samples {
+		if x.PktsAcked != 0 {
+			continue
+		}
+		sackOnly++
+		if x.RTT < 40*sim.Millisecond || x.RTT > 60*sim.Millisecond {
+			t.Errorf("SACK-only pkts_acked RTT = %v, want in [40ms, 60ms]", x.RTT)
+		}
+	}
+	// Every segment sent after the lost one until its repair is SACKed
+	// alone: at least the three dupACKs that start recovery.
+	if sackOnly < 3 {
+		t.Errorf("pkts_acked calls with pkts_acked = 0: %d, want ≥ 3 (one per SACK-only ACK)", sackOnly)
+	}
+	if c.rcv.BytesDelivered() != 2*units.MB {
+		t.Errorf("delivered = %d, want %d", c.rcv.BytesDelivered(), 2*units.MB)
+	}
+}
