@@ -52,6 +52,39 @@ func TestSndBufLimitsThroughput(t *testing.T) {
 	}
 }
 
+// A greedy writer held back by its send buffer, not by cwnd, is
+// app-limited as the kernel sees it: tcp_sendmsg_locked calls
+// tcp_rate_check_app_limited on every write, and at the buffer limit the
+// write finds less than a segment unsent (the 128 KB buffer's 88 segments
+// all left at once) and fewer packets in flight than cwnd (Reno in slow
+// start grows cwnd to twice the 88 segments out). So every rate sample
+// after the first round is app-limited, as for a rate-limited application.
+func TestSndBufLimitedGreedyIsAppLimited(t *testing.T) {
+	opts := shLinuxOpts()
+	opts.SndBuf = 128 * units.KB
+	h := shHarness{cc: "reno", rate: 100 * units.Mbps, owd: 20 * sim.Millisecond, opts: opts}
+	c := h.build(t)
+	c.runUntil(sim.Time(sim.Second))
+	var samples, limited int
+	for c.s.Now() < sim.Time(6*sim.Second) {
+		if c.s.Step(1) == 0 {
+			break
+		}
+		if c.snd.rate.rateInterval > 0 {
+			samples++
+			if c.snd.rate.rateAppLimited {
+				limited++
+			}
+		}
+	}
+	if samples == 0 || limited != samples {
+		t.Errorf("app-limited rate samples: %d of %d events with a sample, want all", limited, samples)
+	}
+	if c.snd.sb.inFlight() >= c.snd.st.CwndPkts {
+		t.Errorf("in flight %d ≥ cwnd %d: the flow is cwnd-limited, not buffer-limited", c.snd.sb.inFlight(), c.snd.st.CwndPkts)
+	}
+}
+
 // An application that goes quiet for longer than the RTO restarts from a
 // smaller window (tcp_slow_start_after_idle_check → tcp_cwnd_restart,
 // RFC 2861 §3): with C the window before the pause, Δ the time since the
