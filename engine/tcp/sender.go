@@ -145,6 +145,7 @@ type DataSender struct {
 	frto           bool
 	tlpHighSeq     uint64
 	tlpRetrans     bool
+	tlpOrigAppLim  bool   // tlp_orig_data_app_limited (google/bbr v3 branch)
 	retransmits    uint32 // icsk_retransmits
 	highestSackEnd uint64
 	rtxHint        uint64 // lowest segment that may be lost and not retransmitted
@@ -348,6 +349,8 @@ func (d *DataSender) fillState() {
 	st := &d.st
 	st.InFlightPkts = d.sb.inFlight()
 	st.CwndLimited = d.cwndLimited()
+	st.IsCwndLimited = d.isCwndLimited
+	st.TLPOrigDataAppLimited = d.tlpOrigAppLim
 	st.Delivered = d.rate.delivered
 	st.DeliveredCE = d.rate.deliveredCE
 	st.Lost = d.lost

@@ -443,6 +443,9 @@ func (d *DataSender) processTLPAck(ackSeq uint64, flag int) {
 	case flag&flagDSackTLP != 0:
 		d.tlpHighSeq = 0 // both original and probe arrived: no loss
 	case ackSeq > d.tlpHighSeq:
+		// The google/bbr v3 branch tells the CC first
+		// (CA_EVENT_TLP_RECOVERY); BBRv3 then judges the loss.
+		d.caEvent(cc.EventTLPRecovery)
 		d.initCwndReduction()
 		d.setCAState(cc.CACWR)
 		d.endCwndReduction()

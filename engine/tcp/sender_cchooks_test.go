@@ -149,3 +149,77 @@ func TestPktsAckedOnSACKOnlyACKs(t *testing.T) {
 		t.Errorf("delivered = %d, want %d", c.rcv.BytesDelivered(), 2*units.MB)
 	}
 }
+
+// eventSpy is Reno with a cwnd_event hook that records the events and the
+// CA state each found.
+type eventSpy struct {
+	cc.Algorithm
+	events []cc.Event
+	at     []sim.Time
+}
+
+func (a *eventSpy) CwndEvent(st *cc.State, ev cc.Event) {
+	a.events = append(a.events, ev)
+	a.at = append(a.at, st.Now)
+}
+
+// runOnOffTail runs a 100 Mbps, 2·10 ms path with an application on for
+// 200 ms and off for 300 ms, dropping the first transmission of segment
+// drop (0: none); it returns the sender, the spy and the send log.
+func runOnOffTail(t *testing.T, drop uint64) (*DataSender, *eventSpy, []shSent) {
+	t.Helper()
+	s := sim.New()
+	pool := &packet.Pool{}
+	reno, _ := cc.New("reno")
+	spy := &eventSpy{Algorithm: reno}
+	opts := shLinuxOpts()
+	opts.RcvBufMax = 256 * units.KiB // about the 250 KB BDP: no standing queue
+	c := &shConn{s: s, pool: pool}
+	c.fwd = newShPipe(s, pool, 100*units.Mbps, 10*sim.Millisecond)
+	c.rev = newShPipe(s, pool, 100*units.Mbps, 10*sim.Millisecond)
+	rec := trace.NewRecorder(0, 0, nil)
+	rec.Flows = []string{"f0"}
+	c.snd = NewSender(s, pool, c.fwd, rec, SenderConfig{Flow: 0, Node: 0, Peer: 1, Opts: opts, CC: spy,
+		App: appOnOff(200*sim.Millisecond, 300*sim.Millisecond)})
+	c.rcv = NewReceiver(s, pool, c.rev, rec, ReceiverConfig{Flow: 0, Node: 1, Peer: 0, Opts: opts})
+	c.fwd.to, c.rev.to = c.rcv, c.snd
+	if drop != 0 {
+		c.fwd.drop = dropOnce(drop)
+	}
+	c.runUntil(sim.Time(800 * sim.Millisecond))
+	return c.snd, spy, c.fwd.log
+}
+
+// A loss probe that repairs a real loss raises CA_EVENT_TLP_RECOVERY (the
+// google/bbr v3 branch's tcp_process_tlp_ack) once, on the first ACK beyond
+// the probe's tlp_high_seq, just before the CWR reduction. The flow's last
+// segment before an off period is lost; the probe (PTO ≈ 2·srtt + 2 ms
+// into the silence) retransmits it, its ACK only reaches tlp_high_seq, and
+// the next on period's first new data is acked beyond it.
+func TestTLPRecoveryEvent(t *testing.T) {
+	_, _, log := runOnOffTail(t, 0)
+	var last uint64
+	for _, x := range log {
+		if x.len > 0 && x.at < sim.Time(500*sim.Millisecond) {
+			last = max(last, x.seq)
+		}
+	}
+	d, spy, _ := runOnOffTail(t, last)
+	var tlpEvents []sim.Time
+	for i, ev := range spy.events {
+		if ev == cc.EventTLPRecovery {
+			tlpEvents = append(tlpEvents, spy.at[i])
+		}
+	}
+	if d.Stats.TLPs != 1 || d.Stats.Retransmits != 1 {
+		t.Fatalf("TLPs, retransmits = %d, %d; want 1, 1 (the probe repairs the tail)", d.Stats.TLPs, d.Stats.Retransmits)
+	}
+	if len(tlpEvents) != 1 {
+		t.Fatalf("CA_EVENT_TLP_RECOVERY raised %d times, want once", len(tlpEvents))
+	}
+	// The connection is up at 20 ms: on until 220 ms, off until 520 ms;
+	// the next on period's first data is acked an RTT (~20 ms) later.
+	if tlpEvents[0] < sim.Time(540*sim.Millisecond) || tlpEvents[0] > sim.Time(560*sim.Millisecond) {
+		t.Errorf("CA_EVENT_TLP_RECOVERY at %v, want on the first ACK of the next on period (540–560 ms)", tlpEvents[0])
+	}
+}
