@@ -114,19 +114,10 @@ func (a *ackSpy) PktsAcked(_ *cc.State, s cc.AckSample) { a.samples = append(a.s
 // sack->last_sackt), which CUBIC's delay_min and HyStart read. On this
 // 2·20 ms path at 100 Mbps that RTT is 40.12 ms plus queueing.
 func TestPktsAckedOnSACKOnlyACKs(t *testing.T) {
-	s := sim.New()
-	pool := &packet.Pool{}
 	reno, _ := cc.New("reno")
 	spy := &ackSpy{Algorithm: reno}
-	opts := shLinuxOpts()
-	c := &shConn{s: s, pool: pool}
-	c.fwd = newShPipe(s, pool, 100*units.Mbps, 20*sim.Millisecond)
-	c.rev = newShPipe(s, pool, 100*units.Mbps, 20*sim.Millisecond)
-	rec := trace.NewRecorder(0, 0, nil)
-	rec.Flows = []string{"f0"}
-	c.snd = NewSender(s, pool, c.fwd, rec, SenderConfig{Flow: 0, Node: 0, Peer: 1, Opts: opts, CC: spy, Size: 2 * units.MB})
-	c.rcv = NewReceiver(s, pool, c.rev, rec, ReceiverConfig{Flow: 0, Node: 1, Peer: 0, Opts: opts})
-	c.fwd.to, c.rev.to = c.rcv, c.snd
+	h := shHarness{alg: spy, rate: 100 * units.Mbps, owd: 20 * sim.Millisecond, size: 2 * units.MB, opts: shLinuxOpts()}
+	c := h.build(t)
 	c.fwd.drop = dropOnce(seqOfSeg(100))
 	c.runUntil(sim.Time(3 * sim.Second))
 
@@ -168,21 +159,13 @@ func (a *eventSpy) CwndEvent(st *cc.State, ev cc.Event) {
 // drop (0: none); it returns the sender, the spy and the send log.
 func runOnOffTail(t *testing.T, drop uint64) (*DataSender, *eventSpy, []shSent) {
 	t.Helper()
-	s := sim.New()
-	pool := &packet.Pool{}
 	reno, _ := cc.New("reno")
 	spy := &eventSpy{Algorithm: reno}
 	opts := shLinuxOpts()
 	opts.RcvBufMax = 256 * units.KiB // about the 250 KB BDP: no standing queue
-	c := &shConn{s: s, pool: pool}
-	c.fwd = newShPipe(s, pool, 100*units.Mbps, 10*sim.Millisecond)
-	c.rev = newShPipe(s, pool, 100*units.Mbps, 10*sim.Millisecond)
-	rec := trace.NewRecorder(0, 0, nil)
-	rec.Flows = []string{"f0"}
-	c.snd = NewSender(s, pool, c.fwd, rec, SenderConfig{Flow: 0, Node: 0, Peer: 1, Opts: opts, CC: spy,
-		App: appOnOff(200*sim.Millisecond, 300*sim.Millisecond)})
-	c.rcv = NewReceiver(s, pool, c.rev, rec, ReceiverConfig{Flow: 0, Node: 1, Peer: 0, Opts: opts})
-	c.fwd.to, c.rev.to = c.rcv, c.snd
+	h := shHarness{alg: spy, rate: 100 * units.Mbps, owd: 10 * sim.Millisecond, opts: opts,
+		app: appOnOff(200*sim.Millisecond, 300*sim.Millisecond)}
+	c := h.build(t)
 	if drop != 0 {
 		c.fwd.drop = dropOnce(drop)
 	}

@@ -103,6 +103,8 @@ type shHarness struct {
 	echo  EchoMode
 	// hostFQ puts the sender behind an fq qdisc (SenderConfig.HostFQ).
 	hostFQ bool
+	// alg, if set, is the CC instance to use instead of a new cc.
+	alg cc.Algorithm
 }
 
 // shLinuxOpts are the options of a Linux host with fq (pacing on) and
@@ -123,9 +125,12 @@ func (h shHarness) build(t *testing.T) *shConn {
 	t.Helper()
 	s := sim.New()
 	pool := &packet.Pool{}
-	alg, err := cc.New(h.cc)
-	if err != nil {
-		t.Fatalf("cc.New(%q): %v", h.cc, err)
+	alg := h.alg
+	if alg == nil {
+		var err error
+		if alg, err = cc.New(h.cc); err != nil {
+			t.Fatalf("cc.New(%q): %v", h.cc, err)
+		}
 	}
 	c := &shConn{s: s, pool: pool}
 	c.fwd = newShPipe(s, pool, h.rate, h.owd)
