@@ -30,31 +30,48 @@ func runRecovery(c *shConn, limit sim.Time) bool {
 //
 // while in flight stays above ssthresh, RecoverFS being the window when
 // recovery began (tcp_cwnd_reduction uses prior_cwnd). Reno halves the
-// window, so about one segment leaves per two delivered. A single loss
-// keeps in flight above ssthresh for the whole episode. Pacing is off so
-// every segment PRR allows leaves at once (a paced sender may still hold
-// some when recovery ends).
+// window, so about one segment leaves per two delivered. The check runs
+// after every ACK of the episode that leaves in flight above ssthresh
+// (once in flight reaches ssthresh, PRR-SSRB takes over and may send
+// less). Pacing is off so every segment PRR allows leaves at once.
 func TestPRRSendsInProportionToDelivered(t *testing.T) {
 	opts := shLinuxOpts()
 	opts.Pacing = config.PacingOff
 	h := shHarness{cc: "reno", rate: 100 * units.Mbps, owd: 20 * sim.Millisecond, size: 20 * units.MB, opts: opts}
 	c := h.build(t)
 	c.fwd.drop = dropOnce(seqOfSeg(400))
-	if !runRecovery(c, sim.Time(10*sim.Second)) {
-		t.Fatalf("no complete recovery episode")
-	}
 	d := c.snd
+	entered, checked := false, 0
+	var lastDelivered uint32
+	for c.s.Now() < sim.Time(10*sim.Second) && c.s.Step(1) > 0 {
+		if d.st.CA != cc.CARecovery {
+			if entered {
+				break
+			}
+			continue
+		}
+		entered = true
+		if d.prrDelivered == lastDelivered || d.sb.inFlight() <= d.st.SSThreshPkts {
+			continue
+		}
+		lastDelivered = d.prrDelivered
+		prior, ss := uint64(d.st.PriorCwndPkts), uint64(d.st.SSThreshPkts)
+		want := (uint64(d.prrDelivered)*ss + prior - 1) / prior
+		if got := uint64(d.prrOut); got+1 < want || got > want+1 {
+			t.Fatalf("at %v prr_out = %d after prr_delivered = %d, want ⌈%d·%d/%d⌉ = %d ± 1", c.s.Now(), got, d.prrDelivered, d.prrDelivered, ss, prior, want)
+		}
+		checked++
+	}
 	prior, ss := uint64(d.st.PriorCwndPkts), uint64(d.st.SSThreshPkts)
+	t.Logf("prior_cwnd %d, ssthresh %d, prr_delivered %d, prr_out %d, %d ACKs checked", prior, ss, d.prrDelivered, d.prrOut, checked)
+	if !entered {
+		t.Fatalf("no recovery episode")
+	}
 	if ss != prior/2 {
 		t.Errorf("ssthresh = %d, want prior_cwnd/2 = %d (Reno)", ss, prior/2)
 	}
-	want := (uint64(d.prrDelivered)*ss + prior - 1) / prior
-	t.Logf("prior_cwnd %d, ssthresh %d, prr_delivered %d, prr_out %d", prior, ss, d.prrDelivered, d.prrOut)
-	if got := uint64(d.prrOut); got+1 < want || got > want+1 {
-		t.Errorf("prr_out = %d after prr_delivered = %d, want ⌈%d·%d/%d⌉ = %d ± 1", got, d.prrDelivered, d.prrDelivered, ss, prior, want)
-	}
-	if d.prrDelivered < uint32(prior/2) {
-		t.Errorf("prr_delivered = %d, want about a window (%d)", d.prrDelivered, prior)
+	if d.prrDelivered < uint32(prior/2) || checked < 10 {
+		t.Errorf("prr_delivered = %d over %d checked ACKs, want about a window (%d) over 10 or more", d.prrDelivered, checked, prior)
 	}
 }
 
