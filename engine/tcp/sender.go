@@ -306,10 +306,16 @@ func (d *DataSender) SetCwnd(pkts uint32) {
 }
 
 // SetPacingRate overrides sk_pacing_rate until cleared with 0: the CC's
-// and the sender's own pacing-rate updates are ignored meanwhile.
+// and the sender's own pacing-rate updates are ignored meanwhile. Like
+// setsockopt(SO_MAX_PACING_RATE) or a BPF program setting it, a rate moves
+// sk_pacing_status from SK_PACING_NONE to SK_PACING_NEEDED, so an unpaced
+// flow is paced from then on.
 func (d *DataSender) SetPacingRate(r units.BitRate) {
 	d.st.Now = d.s.Now()
 	d.pacingOverride = r
+	if r > 0 {
+		d.paced = true
+	}
 	d.push()
 	d.record()
 }

@@ -134,3 +134,26 @@ func TestSlowStartAfterIdle(t *testing.T) {
 		t.Errorf("after the restart cwnd, ssthresh = %d, %d; want %d, %d", d.st.CwndPkts, d.st.SSThreshPkts, want, wantSS)
 	}
 }
+
+// A pacing-rate action paces even a flow the kernel would not pace
+// (CUBIC, no fq): setsockopt(SO_MAX_PACING_RATE), as a BPF program or tool
+// sets it, moves sk_pacing_status to SK_PACING_NEEDED. At 10 Mbps on a
+// 100 Mbps path the receiver then gets 10 Mbps (±3%).
+func TestPacingRateActionPacesUnpacedFlow(t *testing.T) {
+	opts := shLinuxOpts()
+	opts.Pacing = config.PacingAuto
+	h := shHarness{cc: "cubic", rate: 100 * units.Mbps, owd: 20 * sim.Millisecond, opts: opts}
+	c := h.build(t)
+	c.runUntil(sim.Time(500 * sim.Millisecond))
+	if c.snd.paced {
+		t.Fatalf("cubic without fq is paced before the action, want SK_PACING_NONE")
+	}
+	c.snd.SetPacingRate(10 * units.Mbps)
+	c.runUntil(sim.Time(sim.Second))
+	before := c.rcv.BytesDelivered()
+	c.runUntil(sim.Time(3 * sim.Second))
+	got := float64(c.rcv.BytesDelivered()-before) * 8 / 2
+	if got < 0.97*10e6 || got > 1.03*10e6 {
+		t.Errorf("delivered %.4g bps after a 10 Mbps pacing action, want 10 Mbps ± 3%%", got)
+	}
+}
