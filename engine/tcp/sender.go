@@ -20,7 +20,7 @@ import (
 const (
 	initCwnd         = 10         // TCP_INIT_CWND
 	infiniteSSThresh = 0x7fffffff // TCP_INFINITE_SSTHRESH
-	gsoMaxBytes      = 65536      // GSO_LEGACY_MAX_SIZE: sk_gso_max_size
+	gsoMaxBytes      = 65536      // GSO_LEGACY_MAX_SIZE: the device's gso_ipv4_max_size
 	gsoMaxSegs       = 65535      // GSO_MAX_SEGS
 	pacingShift      = 10         // sk_pacing_shift default
 	tsoRTTLog        = 9          // sysctl_tcp_tso_rtt_log
@@ -28,6 +28,11 @@ const (
 	pacingSSRatio    = 200        // sysctl_tcp_pacing_ss_ratio
 	pacingCARatio    = 120        // sysctl_tcp_pacing_ca_ratio
 	unpacedSegs      = 10         // sch_fq / EDT: the first 10 segments go unpaced
+
+	// skGSOMaxSize is sk_gso_max_size as sk_dst_gso_max_size (net/core/sock.c,
+	// 6.x) sets it for a device at GSO_LEGACY_MAX_SIZE: less MAX_TCP_HEADER
+	// + 1 (MAX_TCP_HEADER is 320 on x86-64), 65215 bytes.
+	skGSOMaxSize = gsoMaxBytes - (320 + 1)
 )
 
 // SenderConfig configures the sending end of a flow.

@@ -39,9 +39,10 @@ func (d *DataSender) cwndTest() uint32 {
 	return min(max(cwnd>>1, 1), cwnd-inFlight)
 }
 
-// tsoSegs follows tcp_tso_segs and tcp_tso_autosize: about 1 ms of data at
-// the pacing rate (rate >> sk_pacing_shift), plus a bonus for small RTTs,
-// capped at 64 KB, at least min_tso_segs.
+// tsoSegs follows tcp_tso_segs and tcp_tso_autosize (5.18+): about 1 ms of
+// data at the pacing rate (rate >> sk_pacing_shift), plus sk_gso_max_size
+// halved per 2^tcp_tso_rtt_log us of min_rtt, capped at sk_gso_max_size
+// (65215 B), at least min_tso_segs.
 func (d *DataSender) tsoSegs() uint32 {
 	if !d.cfg.Opts.TSO {
 		return 1
@@ -54,14 +55,14 @@ func (d *DataSender) tsoSegs() uint32 {
 	if d.hooks.MinTSOSegs != nil {
 		minSegs = d.hooks.MinTSOSegs.MinTSOSegs(&d.st)
 	}
-	bytes := uint64(gsoMaxBytes)
+	bytes := uint64(skGSOMaxSize)
 	if r := d.pacingRate(); r > 0 {
 		bytes = uint64(r/8) >> pacingShift
 	}
 	if sh := d.rtt.minRTTUs() >> tsoRTTLog; sh < 32 {
-		bytes += gsoMaxBytes >> sh
+		bytes += skGSOMaxSize >> sh
 	}
-	bytes = min(bytes, gsoMaxBytes)
+	bytes = min(bytes, skGSOMaxSize)
 	segs := max(uint32(bytes/d.mss), minSegs)
 	return min(segs, d.st.GSOMaxSegs)
 }

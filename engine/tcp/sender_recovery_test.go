@@ -252,3 +252,28 @@ func maxBurstAfter(log []shSent, t sim.Time) int {
 func appOnOff(on, off sim.Duration) config.AppPattern {
 	return config.AppPattern{Kind: config.OnOff, On: on, Off: off}
 }
+
+// tcp_tso_autosize (5.18+) with sk_gso_max_size = 65536 − 321 = 65215:
+// bytes = (pacing rate >> 10) + (65215 >> (min_rtt_us >> 9)), at most
+// 65215, over the MSS. By hand: 100 Mbps at min_rtt 1000 us gives
+// 12207 + 32607 = 44814 B, 30 segments (31 with 65536); 1 Gbps at 100 us
+// hits the cap, 45; 10 Mbps at 40 ms gives 1220 B, min_tso_segs = 2.
+func TestTSOAutosize(t *testing.T) {
+	for _, tc := range []struct {
+		rate  units.BitRate
+		rttUs int64
+		want  uint32
+	}{
+		{100 * units.Mbps, 1000, 30},
+		{units.Gbps, 100, 45},
+		{10 * units.Mbps, 40000, 2},
+	} {
+		h := shHarness{cc: "reno", rate: units.Gbps, owd: sim.Millisecond, opts: shLinuxOpts()}
+		d := h.build(t).snd
+		d.st.PacingRate = tc.rate
+		d.rtt.minRTT.runningMin(minRTTWindow, 0, tc.rttUs)
+		if got := d.tsoSegs(); got != tc.want {
+			t.Errorf("tso segs at %v, min_rtt %d us = %d, want %d", tc.rate, tc.rttUs, got, tc.want)
+		}
+	}
+}
