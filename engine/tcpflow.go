@@ -8,6 +8,7 @@ import (
 	"github.com/ccscope/ccscope/engine/link"
 	"github.com/ccscope/ccscope/engine/packet"
 	"github.com/ccscope/ccscope/engine/pump"
+	"github.com/ccscope/ccscope/engine/qdisc"
 	"github.com/ccscope/ccscope/engine/rcvpath"
 	"github.com/ccscope/ccscope/engine/rng"
 	"github.com/ccscope/ccscope/engine/sim"
@@ -85,6 +86,7 @@ func (r *Run) newTCPFlow(idx int32, f config.Flow) (Flow, error) {
 		Flow: idx, Node: src.Index, Peer: dst.Index, Opts: opts, CC: alg,
 		RNG: rng.Stream(r.Scenario.Runtime.Seed, "flow/"+f.ID+"/cc"),
 		ECN: ecn, Echo: echo, Start: sim.Time(f.Start), Size: f.Size, App: f.App,
+		HostFQ: r.egressFQ(src.Index, dst.Index),
 	})
 	t.rcv = tcp.NewReceiver(r.Sim, r.Pool, t.ackPath(src.Index, dst), r.Trace, tcp.ReceiverConfig{
 		Flow: idx, Node: dst.Index, Peer: src.Index, Opts: opts, Echo: echo,
@@ -129,6 +131,17 @@ func (t *tcpFlow) dataPath() link.Receiver {
 		return rcvpath.NewHold(t.run.Sim, "flow "+t.cfg.ID+" rcv_hold", d, tcpDelivery{t})
 	}
 	return tcpDelivery{t}
+}
+
+// egressFQ reports whether packets from node src to dst leave src through
+// an fq qdisc: the host paces its TCP flows by EDT as Linux with fq does.
+func (r *Run) egressFQ(src, dst int32) bool {
+	path := r.Net.Path(src, dst)
+	if len(path) == 0 {
+		return false
+	}
+	_, ok := path[0].Qdisc().(*qdisc.FQ)
+	return ok
 }
 
 // tcpDelivery is the receiving node's hook for a TCP flow: it hands packets

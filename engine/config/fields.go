@@ -16,6 +16,7 @@ const (
 	kLimit                      // a size, "100p" or "1BDP"
 	kBuffer                     // a size or "unlimited"
 	kDurations                  // a JSON array of durations (quantiles, smallest first)
+	kPacing                     // true, false or "auto"
 )
 
 // shape is one node of the scenario format's known-field table. The decoder
@@ -62,7 +63,7 @@ var (
 
 	tcpShape = object(map[string]*shape{
 		"sack": leaf(kBool), "rack": leaf(kBool), "tlp": leaf(kBool), "prr": leaf(kBool),
-		"frto": leaf(kBool), "pacing": leaf(kBool), "tso": leaf(kBool), "gro": leaf(kBool),
+		"frto": leaf(kBool), "pacing": leaf(kPacing), "tso": leaf(kBool), "gro": leaf(kBool),
 		"delayed_ack": leaf(kBool), "ecn": leaf(kBool), "ecn_low": leaf(kBool),
 		"mss": leaf(kSize), "init_cwnd": leaf(kCount), "sndbuf": leaf(kBuffer),
 		"rcvbuf_init": leaf(kSize), "rcvbuf_max": leaf(kSize), "gro_interval": leaf(kDuration),

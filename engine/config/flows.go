@@ -32,7 +32,7 @@ const (
 func DefaultTCPOptions() TCPOptions {
 	return TCPOptions{
 		SACK: true, RACK: true, TLP: true, PRR: true, FRTO: true,
-		Pacing: true, TSO: true, GRO: true, DelayedAck: true, ECN: false,
+		Pacing: PacingAuto, TSO: true, GRO: true, DelayedAck: true, ECN: false,
 		MSS: DefaultMSS, InitCwnd: DefaultInitCwnd, SndBuf: DefaultSndBuf,
 		RcvBufInit: DefaultRcvBufInit, RcvBufMax: DefaultRcvBufMax,
 	}
@@ -170,7 +170,7 @@ func (c *collector) tcp(flow obj) TCPOptions {
 		dst *bool
 	}{
 		{"sack", &t.SACK}, {"rack", &t.RACK}, {"tlp", &t.TLP}, {"prr", &t.PRR}, {"frto", &t.FRTO},
-		{"pacing", &t.Pacing}, {"tso", &t.TSO}, {"gro", &t.GRO}, {"delayed_ack", &t.DelayedAck}, {"ecn", &t.ECN},
+		{"tso", &t.TSO}, {"gro", &t.GRO}, {"delayed_ack", &t.DelayedAck}, {"ecn", &t.ECN},
 		{"ecn_low", &t.ECNLow},
 	} {
 		if v, p, ok := o.get(b.key); ok {
@@ -178,6 +178,9 @@ func (c *collector) tcp(flow obj) TCPOptions {
 				*b.dst = x
 			}
 		}
+	}
+	if v, p, ok := o.get("pacing"); ok {
+		t.Pacing, _ = c.pacing(p, v)
 	}
 	if v, p, ok := o.get("mss"); ok {
 		if n, ok := c.size(p, v); ok {

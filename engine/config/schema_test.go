@@ -43,7 +43,7 @@ func resolve(root, node map[string]any) map[string]any {
 // leafRefs is the $defs entry each kind of value must use in the schema.
 var leafRefs = map[valueKind]string{
 	kDuration: "#/$defs/duration", kRate: "#/$defs/rate", kSize: "#/$defs/size",
-	kLimit: "#/$defs/limit", kBuffer: "#/$defs/buffer", kProb: "#/$defs/probability", kCount: "#/$defs/count",
+	kLimit: "#/$defs/limit", kBuffer: "#/$defs/buffer", kPacing: "#/$defs/pacing", kProb: "#/$defs/probability", kCount: "#/$defs/count",
 	kDurations: "#/$defs/quantiles",
 }
 

@@ -303,9 +303,14 @@ func (d *DataSender) cleanRtxQueue(priorFack, priorSndUna uint64, ss *sackTagSta
 	if haveAckt && flag&flagRetransAcked == 0 {
 		seqRTT = toUs(d.st.Now.Sub(firstAckt))
 		caRTT = toUs(d.st.Now.Sub(lastAckt))
+		// A lone runt, likely a delayed ACK. As in the kernel, flag is
+		// this function's own (it starts at 0), so of FLAG_CA_ALERT and
+		// FLAG_SYN_ACKED only the latter could be set here, and the
+		// handshake's SYN never sits in this queue.
 		if pktsAcked == 1 && priorSacked == 0 && d.sndUna-priorSndUna < d.mss &&
-			ss.rate.PriorDelivered+1 == d.rate.delivered {
-			flag |= flagAckMaybeDelayed // a lone runt, likely a delayed ACK
+			ss.rate.PriorDelivered+1 == d.rate.delivered &&
+			flag&(flagCAAlert|flagSynAcked) == 0 {
+			flag |= flagAckMaybeDelayed
 		}
 	}
 	if ss.sackedAny {
@@ -333,7 +338,9 @@ func (d *DataSender) cleanRtxQueue(priorFack, priorSndUna uint64, ss *sackTagSta
 		flag |= flagSetXmitTimer
 	}
 
-	if d.hooks.PktsAcked != nil && pktsAcked > 0 {
+	// Every ACK that reaches here calls pkts_acked, SACK-only ones too
+	// (pkts_acked 0, the SACK's RTT), as tcp_clean_rtx_queue does.
+	if d.hooks.PktsAcked != nil {
 		d.fillState()
 		d.hooks.PktsAcked.PktsAcked(&d.st, cc.AckSample{PktsAcked: pktsAcked,
 			RTT:          ss.rate.RTT,
@@ -373,15 +380,25 @@ func (d *DataSender) ackUpdateRTT(flag int, seqRTT, sackRTT, caRTT int64, rs *cc
 	if seqRTT < 0 {
 		return false
 	}
-	// tcp_update_rtt_min: skip suspected delayed ACKs above the minimum.
-	if !(flag&flagAckMaybeDelayed != 0 && caRTT > d.rtt.minRTTUs()) {
-		d.rtt.minRTT.runningMin(minRTTWindow, d.st.Now, max(caRTT, 1000))
-	}
+	d.updateRTTMin(caRTT, flag)
 	d.rtt.sample(seqRTT, d.sndUna, d.sndNxt)
 	d.rtt.setRTO()
 	d.rto = d.rtt.rto // RFC 6298: a valid sample resets the backoff
 	d.Stats.RTT.Add(seqRTT * int64(sim.Microsecond))
 	return true
+}
+
+// updateRTTMin follows tcp_update_rtt_min (tcp_input.c, 4.10+): skip
+// suspected delayed ACKs above the minimum, and feed the windowed filter
+// `rtt_us ? : jiffies_to_usecs(1)`: only a zero sample becomes 1 ms.
+func (d *DataSender) updateRTTMin(rttUs int64, flag int) {
+	if flag&flagAckMaybeDelayed != 0 && rttUs > d.rtt.minRTTUs() {
+		return
+	}
+	if rttUs == 0 {
+		rttUs = int64(jiffy / sim.Microsecond)
+	}
+	d.rtt.minRTT.runningMin(minRTTWindow, d.st.Now, rttUs)
 }
 
 // congControl follows tcp_cong_control: the CC's cong_control if it has
@@ -426,6 +443,9 @@ func (d *DataSender) processTLPAck(ackSeq uint64, flag int) {
 	case flag&flagDSackTLP != 0:
 		d.tlpHighSeq = 0 // both original and probe arrived: no loss
 	case ackSeq > d.tlpHighSeq:
+		// The google/bbr v3 branch tells the CC first
+		// (CA_EVENT_TLP_RECOVERY); BBRv3 then judges the loss.
+		d.caEvent(cc.EventTLPRecovery)
 		d.initCwndReduction()
 		d.setCAState(cc.CACWR)
 		d.endCwndReduction()

@@ -126,6 +126,9 @@ func (d *DataSender) sendLossProbe() {
 		d.writeXmit(2)
 		sent = d.sb.packetsOut() > before
 	} else if d.sb.packetsOut() > 0 {
+		// The google/bbr v3 branch notes, before the retransmission
+		// re-stamps it, whether the probed segment went out app-limited.
+		d.tlpOrigAppLim = d.sb.seg(d.sb.nxt - 1).appLimited
 		d.resendSeg(d.sb.nxt - 1)
 		d.tlpRetrans = true
 		sent = true
