@@ -61,7 +61,12 @@ type SenderStats struct {
 	TLPs        uint64      // loss probes sent
 	Recoveries  uint64      // fast recovery episodes
 	Undos       uint64      // reductions undone
-	RTT         trace.Hist  // every RTT sample, ps
+	// WindowProbes counts zero-length window probes (LINUX_MIB_TCPWINPROBE).
+	WindowProbes uint64
+	// Aborted is set when tcp_retries2 window probes in a row went
+	// unanswered and the connection timed out (tcp_write_err).
+	Aborted bool
+	RTT     trace.Hist // every RTT sample, ps
 	// DeliveryRate is the latest delivery-rate sample (tcp_rate_gen) that
 	// was not app-limited, in payload bits per second.
 	DeliveryRate units.BitRate
@@ -85,6 +90,7 @@ const (
 	timeRetrans
 	timeReoTimeout
 	timeLossProbe
+	timeProbe0 // the zero-window probe (persist) timer, ICSK_TIME_PROBE0
 )
 
 const (
@@ -141,6 +147,8 @@ type DataSender struct {
 	tlpHighSeq     uint64
 	tlpRetrans     bool
 	retransmits    uint32 // icsk_retransmits
+	backoff        uint   // icsk_backoff: RTOs and window probes since the last RTT sample
+	probesOut      uint32 // icsk_probes_out: window probes not answered by an ACK
 	highestSackEnd uint64
 	rtxHint        uint64 // lowest segment that may be lost and not retransmitted
 	lostHint       uint64 // tcp_mark_head_lost's resume point (lost_skb_hint)
