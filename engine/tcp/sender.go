@@ -238,6 +238,9 @@ func (d *DataSender) Handle(ev sim.Event) {
 		d.appEvent()
 	}
 	d.record()
+	if LivenessViolation != nil {
+		d.checkLiveness()
+	}
 }
 
 // Receive processes a packet of this flow arriving at the sending node: the
@@ -257,6 +260,9 @@ func (d *DataSender) Receive(id packet.ID) {
 	}
 	d.pool.Free(id)
 	d.record()
+	if LivenessViolation != nil {
+		d.checkLiveness()
+	}
 }
 
 // CC is the flow's congestion-control algorithm.
