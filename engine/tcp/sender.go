@@ -309,6 +309,9 @@ func (d *DataSender) SetCwnd(pkts uint32) {
 	d.st.CwndPkts = max(pkts, 1)
 	d.push()
 	d.record()
+	if LivenessViolation != nil {
+		d.checkLiveness()
+	}
 }
 
 // SetPacingRate overrides sk_pacing_rate until cleared with 0: the CC's
@@ -318,6 +321,9 @@ func (d *DataSender) SetPacingRate(r units.BitRate) {
 	d.pacingOverride = r
 	d.push()
 	d.record()
+	if LivenessViolation != nil {
+		d.checkLiveness()
+	}
 }
 
 // pacingRate is sk_pacing_rate in bits per second; 0 means unlimited (~0UL).
