@@ -37,6 +37,14 @@ func TestMain(m *testing.M) {
 
 var livenessRuns = flag.Int("liveness.runs", 1500, "runs of TestLivenessSweep (150 with -short)")
 
+// releaseLiveness turns the liveness check off for a benchmark, so that it
+// measures what a release runs (the hook nil), and back on after it.
+func releaseLiveness(b *testing.B) {
+	h := tcp.LivenessViolation
+	tcp.LivenessViolation = nil
+	b.Cleanup(func() { tcp.LivenessViolation = h })
+}
+
 // sweepCase is one randomized path of the liveness sweep.
 type sweepCase struct {
 	scn  *config.Scenario
