@@ -55,8 +55,10 @@ type sweepCase struct {
 // (h1 —access— r1 —bottleneck— r2 —tail— d0) with random loss before the
 // bottleneck queue (on the access link) and after it (on the tail link),
 // sometimes on the ACK path, jitter, a bottleneck buffer from 2 packets to
-// 2 BDP, a random rate and delay, one or two flows of any CC with random
-// mechanism switches, receive buffers down to 8 KiB, and a random seed.
+// 2 BDP, a random rate and delay with up to two scheduled steps of rate,
+// delay or loss, one or two flows of any CC with random mechanism
+// switches, GRO intervals, receive buffers down to 8 KiB, and a random
+// seed.
 func livenessCase(r *rand.Rand, ccs []string, dur sim.Duration) sweepCase {
 	lossP := func() float64 {
 		if r.IntN(4) == 0 {
@@ -101,6 +103,24 @@ func livenessCase(r *rand.Rand, ccs []string, dur sim.Duration) sweepCase {
 	}
 	desc := fmt.Sprintf("seed=%d rate=%v delay=%v limit=%+v jitter=%v loss pre=%.3f post=%.3f ack=%.3f",
 		scn.Runtime.Seed, rate, delay, limit, bn.Jitter.Sigma, pre.Loss.P, post.Loss.P, ackLoss.Loss.P)
+	for range r.IntN(3) {
+		// A scheduled step of the bottleneck's rate or delay, or of the
+		// loss after it.
+		ch := config.Change{At: sim.Duration(r.Int64N(int64(dur))), Link: "bottleneck", Dir: "ab"}
+		switch r.IntN(3) {
+		case 0:
+			v := units.BitRate(1+r.IntN(100)) * units.Mbps
+			ch.Rate = &v
+		case 1:
+			v := sim.Duration(1+r.IntN(200)) * sim.Millisecond
+			ch.Delay = &v
+		default:
+			ch.Link = "tail"
+			ch.Loss = &config.Loss{Kind: config.Bernoulli, P: lossP()}
+		}
+		scn.Changes = append(scn.Changes, ch)
+		desc += fmt.Sprintf(" change=%+v", ch)
+	}
 	for f := range 1 + r.IntN(2) {
 		o := config.DefaultTCPOptions()
 		for _, sw := range []*bool{&o.SACK, &o.RACK, &o.TLP, &o.PRR, &o.FRTO, &o.Pacing, &o.TSO, &o.GRO, &o.DelayedAck} {
@@ -111,6 +131,9 @@ func livenessCase(r *rand.Rand, ccs []string, dur sim.Duration) sweepCase {
 		if r.IntN(4) == 0 {
 			o.RcvBufInit = units.Bytes(8+r.IntN(120)) * units.KiB
 			o.RcvBufMax = o.RcvBufInit + units.Bytes(r.IntN(256))*units.KiB
+		}
+		if r.IntN(6) == 0 {
+			o.GROInterval = sim.Duration(1+r.IntN(500)) * sim.Microsecond
 		}
 		if r.IntN(6) == 0 {
 			o.SndBuf = units.Bytes(16+r.IntN(256)) * units.KiB
