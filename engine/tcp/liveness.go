@@ -3,6 +3,7 @@ package tcp
 import (
 	"fmt"
 
+	"github.com/ccscope/ccscope/engine/config"
 	"github.com/ccscope/ccscope/engine/sim"
 )
 
@@ -29,7 +30,8 @@ func (d *DataSender) checkLiveness() {
 //   - once established, until a sized flow is fully acknowledged: data in
 //     flight has a write timer (RTO, loss probe or reordering timer); data
 //     written but unsent has the write timer (persist) or the pacing timer;
-//     an application with more to write has its timer.
+//     an application with data to write (greedy, or on) has some queued,
+//     and one that writes later (rate, off) has its timer.
 func (d *DataSender) livenessFault() string {
 	switch d.state {
 	case sndClosed:
@@ -65,6 +67,9 @@ func (d *DataSender) livenessFault() string {
 		if !armed && !d.paceTimer.Armed() {
 			return "unsent data, nothing in flight and no write or pacing timer: " + state()
 		}
+	case d.cfg.App.Kind == config.Greedy || d.cfg.App.Kind == config.OnOff && d.appOn:
+		// An application with data to write always has some queued.
+		return "the application has data but none is queued, nothing in flight: " + state()
 	default:
 		if !d.appTimer.Armed() {
 			return "more data to come and no application timer: " + state()

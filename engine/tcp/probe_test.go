@@ -3,6 +3,7 @@ package tcp
 import (
 	"testing"
 
+	"github.com/ccscope/ccscope/engine/config"
 	"github.com/ccscope/ccscope/engine/packet"
 	"github.com/ccscope/ccscope/engine/sim"
 	"github.com/ccscope/ccscope/engine/units"
@@ -102,4 +103,32 @@ func testStalledReader(t *testing.T, loseUpdate bool) {
 		t.Errorf("WindowProbes = %d, want %d", c.snd.Stats.WindowProbes, len(probes))
 	}
 	t.Logf("RTO %v, probes at %v, data again at %v", rto, probes, firstAfter)
+}
+
+// An on/off application writes only what the windows let the sender send
+// now; with the receive window closed it still leaves one segment queued,
+// as a blocking write would, so the persist timer runs. When the reader
+// resumes and its window update is lost, the probes find the open window
+// and the whole transfer completes; before, the application wrote nothing
+// into a closed window, no probe ran, and the flow stopped for good.
+func TestZeroWindowOnOffApplication(t *testing.T) {
+	opts := shLinuxOpts()
+	opts.Pacing = false
+	opts.RcvBufInit, opts.RcvBufMax = 64*units.KiB, 64*units.KiB
+	h := shHarness{cc: "reno", rate: 100 * units.Mbps, owd: 20 * sim.Millisecond, size: 2 * units.MB, opts: opts,
+		app: config.AppPattern{Kind: config.OnOff, On: 10 * sim.Second, Off: sim.Millisecond}}
+	c := h.build(t)
+	c.rcv.readStopped = true
+	const resume = sim.Time(3 * sim.Second)
+	c.rev.drop = func(p *packet.Packet, now sim.Time) bool { return now == resume }
+	c.runUntil(resume)
+	c.rcv.readStopped = false
+	c.rcv.appRead()
+	c.runUntil(sim.Time(20 * sim.Second))
+	if got := c.rcv.BytesDelivered(); got != h.size {
+		t.Errorf("delivered %d bytes, want %d", got, h.size)
+	}
+	if c.snd.Stats.WindowProbes == 0 {
+		t.Errorf("no window probe sent")
+	}
 }
