@@ -44,19 +44,23 @@ func resolve(root, node map[string]any) map[string]any {
 var leafRefs = map[valueKind]string{
 	kDuration: "#/$defs/duration", kRate: "#/$defs/rate", kSize: "#/$defs/size",
 	kLimit: "#/$defs/limit", kBuffer: "#/$defs/buffer", kProb: "#/$defs/probability", kCount: "#/$defs/count",
+	kNumber: "#/$defs/number", kMatrix: "#/$defs/matrix", kTexts: "#/$defs/traces",
 }
 
 // enumsByKey is the Go table behind each enum in the schema, by the last two
 // segments of its path.
 var enumsByKey = map[string][]string{
-	"nodes.kind":   sortedKeys(nodeKinds),
-	"qdisc.kind":   sortedKeys(qdiscKinds),
-	"loss.kind":    sortedKeys(lossKinds),
-	"jitter.kind":  sortedKeys(jitterKinds),
-	"app.kind":     sortedKeys(appKinds),
-	"trace.detail": sortedKeys(traceDetails),
-	"changes.dir":  sortedKeys(changeDirs),
-	"flows.ecn":    sortedKeys(ecnMarkings),
+	"nodes.kind":    sortedKeys(nodeKinds),
+	"qdisc.kind":    sortedKeys(qdiscKinds),
+	"loss.kind":     sortedKeys(lossKinds),
+	"jitter.kind":   sortedKeys(jitterKinds),
+	"loss.position": sortedKeys(lossPositions),
+	"jitter.order":  sortedKeys(jitterOrders),
+	"jitter.clamp":  sortedKeys(jitterClamps),
+	"app.kind":      sortedKeys(appKinds),
+	"trace.detail":  sortedKeys(traceDetails),
+	"changes.dir":   sortedKeys(changeDirs),
+	"flows.ecn":     sortedKeys(ecnMarkings),
 }
 
 func sortedKeys[T any](m map[string]T) []string {
@@ -253,8 +257,15 @@ func validate(t *testing.T, root, node map[string]any, v any, path string) []str
 			m, ok := v.(map[string]any)
 			props, _ := node["properties"].(map[string]any)
 			for _, key := range sortedKeys(m) {
-				if _, known := props[key]; ok && !known && kw == false {
-					fail("unknown property %q", key)
+				if _, known := props[key]; ok && !known {
+					switch sub := kw.(type) {
+					case bool:
+						if !sub {
+							fail("unknown property %q", key)
+						}
+					case map[string]any:
+						errs = append(errs, validate(t, root, sub, m[key], join(path, key))...)
+					}
 				}
 			}
 		case "items":
