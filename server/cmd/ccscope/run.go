@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -66,7 +67,12 @@ func runMain(args []string) int {
 	if *dur != "" {
 		sets = append(sets, "runtime.duration="+*dur)
 	}
-	prep, err := engine.Prepare(raw, sets)
+	var opts []config.Option
+	if isScenarioFile(pos) {
+		// Trace files are relative to the scenario file.
+		opts = append(opts, config.WithDir(filepath.Dir(pos)))
+	}
+	prep, err := engine.Prepare(raw, sets, opts...)
 	if err != nil {
 		return fail(err)
 	}
@@ -100,9 +106,14 @@ func runMain(args []string) int {
 	return 0
 }
 
+// isScenarioFile says whether arg names a file rather than a built-in.
+func isScenarioFile(arg string) bool {
+	return strings.HasSuffix(arg, ".json") || strings.ContainsAny(arg, `/\`)
+}
+
 // loadScenario reads a built-in by name or a JSON file by path.
 func loadScenario(arg string) ([]byte, error) {
-	if strings.HasSuffix(arg, ".json") || strings.ContainsAny(arg, `/\`) {
+	if isScenarioFile(arg) {
 		raw, err := os.ReadFile(arg)
 		if err != nil {
 			return nil, fmt.Errorf("reading scenario: %w", err)
