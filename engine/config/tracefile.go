@@ -93,8 +93,9 @@ func (c *collector) traceLink(path string, v any) *TraceLink {
 	}
 	fv, fp, hasFile := o.get("file")
 	hv, hp, hasHash := o.get("sha256")
+	file := ""
 	if hasFile {
-		t.File, _ = c.str(fp, fv)
+		file, _ = c.str(fp, fv)
 	}
 	if hasHash {
 		t.SHA256, _ = c.str(hp, hv)
@@ -103,8 +104,8 @@ func (c *collector) traceLink(path string, v any) *TraceLink {
 	switch {
 	case hasHash && c.texts[t.SHA256] != "":
 		text = []byte(c.texts[t.SHA256])
-	case hasFile && t.File != "":
-		b, err := c.readTrace(t.File)
+	case hasFile && file != "":
+		b, err := c.readTrace(file)
 		if err != nil {
 			c.add(fp, "%v", err)
 			return nil

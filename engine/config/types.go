@@ -270,8 +270,7 @@ type OutageWindow struct {
 // TraceLink is a Mahimahi trace driving a direction's rate: Opportunities
 // are the milliseconds at which one 1500-byte delivery opportunity occurs.
 type TraceLink struct {
-	File          string // as written (informational; SHA256 names the content)
-	SHA256        string // hex SHA-256 of the normalised trace text
+	SHA256        string // hex SHA-256 of the normalised trace text (Text)
 	Loop          bool
 	Opportunities []uint64
 }
