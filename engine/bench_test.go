@@ -30,14 +30,17 @@ func benchmarkPumpWith(b *testing.B, rate units.BitRate, with func(d *config.Dir
 	b.ReportAllocs()
 	b.ResetTimer()
 	t := r.Now()
+	cpu0 := cpuTime()
 	for b.Loop() {
 		t = t.Add(sim.Second)
 		r.RunUntil(t)
 	}
+	cpu := (cpuTime() - cpu0).Nanoseconds()
 	ev, pk := r.Sim.Events()-ev0, r.Flows[0].(pumpFlow).p.Sent-pk0
 	sec := b.Elapsed().Seconds()
 	b.ReportMetric(float64(ev)/sec, "events/s")
 	b.ReportMetric(sec*1e9/float64(pk), "ns/packet")
+	b.ReportMetric(float64(cpu)/float64(pk), "cpu-ns/packet")
 	b.ReportMetric(float64(b.N), "simsec")
 }
 

@@ -419,3 +419,31 @@ func TestModelsDeterministicAndIndependent(t *testing.T) {
 		t.Errorf("adding jitter and capacity changed the set of lost packets (%d vs %d delivered)", len(a), len(b))
 	}
 }
+
+// The arrival heap pops in (arrival, push order), the order of a stable
+// sort, through interleaved pushes and pops.
+func TestArrivalHeapOrder(t *testing.T) {
+	r := rng.Stream(1, "test/heap")
+	var h arrivalHeap
+	var want, got []inflight
+	var pending []inflight
+	for i := 0; i < 20000; i++ {
+		x := inflight{packet.ID(i), sim.Time(r.Int64N(500))}
+		h.push(x)
+		pending = append(pending, x)
+		if r.IntN(3) == 0 {
+			slices.SortStableFunc(pending, func(a, b inflight) int { return int(a.arrive - b.arrive) })
+			want = append(want, pending[0])
+			pending = pending[1:]
+			got = append(got, h.pop())
+		}
+	}
+	slices.SortStableFunc(pending, func(a, b inflight) int { return int(a.arrive - b.arrive) })
+	want = append(want, pending...)
+	for len(h.a) > 0 {
+		got = append(got, h.pop())
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("heap order differs from a stable sort")
+	}
+}

@@ -428,7 +428,7 @@ func (d *Dir) propagate(id packet.ID, now sim.Time) {
 		at := base.Add(d.jit.extra(base, d.delay))
 		d.lastArr = max(d.lastArr, at)
 		d.heap.push(inflight{id, at})
-		if d.heap.a[0].arrive == at && d.heap.a[0].id == id {
+		if first, fid := d.heap.min(); first == at && fid == id {
 			d.rtimer.Arm(at)
 		}
 		return
@@ -476,61 +476,72 @@ func (d *Dir) arriveReordered(now sim.Time) {
 		d.to.Receive(in.id)
 	}
 	if len(d.heap.a) > 0 {
-		d.rtimer.Arm(d.heap.a[0].arrive)
+		at, _ := d.heap.min()
+		d.rtimer.Arm(at)
 	}
 }
 
-// arrivalHeap is a binary min-heap of packets in flight on arrival time,
-// ties in the order they were pushed.
+// arrivalHeap is a 4-ary min-heap of packets in flight on arrival time,
+// ties in the order they were pushed. Entries are values in one slice, so
+// it allocates only while it grows.
 type arrivalHeap struct {
-	a   []inflight
-	seq []uint64
-	n   uint64
+	a []heapEntry
+	n uint64
 }
 
-func (h *arrivalHeap) less(i, j int) bool {
-	if h.a[i].arrive != h.a[j].arrive {
-		return h.a[i].arrive < h.a[j].arrive
-	}
-	return h.seq[i] < h.seq[j]
+type heapEntry struct {
+	arrive sim.Time
+	seq    uint64
+	id     packet.ID
 }
 
-func (h *arrivalHeap) swap(i, j int) {
-	h.a[i], h.a[j] = h.a[j], h.a[i]
-	h.seq[i], h.seq[j] = h.seq[j], h.seq[i]
+func (e *heapEntry) before(f *heapEntry) bool {
+	return e.arrive < f.arrive || e.arrive == f.arrive && e.seq < f.seq
 }
+
+func (h *arrivalHeap) min() (sim.Time, packet.ID) { return h.a[0].arrive, h.a[0].id }
 
 func (h *arrivalHeap) push(x inflight) {
 	h.n++
-	h.a, h.seq = append(h.a, x), append(h.seq, h.n)
-	for i := len(h.a) - 1; i > 0; {
-		p := (i - 1) / 2
-		if !h.less(i, p) {
+	e := heapEntry{x.arrive, h.n, x.id}
+	h.a = append(h.a, e)
+	i := len(h.a) - 1
+	for i > 0 {
+		p := (i - 1) / 4
+		if !e.before(&h.a[p]) {
 			break
 		}
-		h.swap(i, p)
+		h.a[i] = h.a[p]
 		i = p
 	}
+	h.a[i] = e
 }
 
 func (h *arrivalHeap) pop() inflight {
 	top := h.a[0]
 	last := len(h.a) - 1
-	h.swap(0, last)
-	h.a, h.seq = h.a[:last], h.seq[:last]
-	for i := 0; ; {
-		l, m := 2*i+1, i
-		if l < last && h.less(l, m) {
-			m = l
+	e := h.a[last]
+	h.a = h.a[:last]
+	if last > 0 {
+		i := 0
+		for {
+			c := 4*i + 1
+			if c >= last {
+				break
+			}
+			m := c
+			for k := c + 1; k < c+4 && k < last; k++ {
+				if h.a[k].before(&h.a[m]) {
+					m = k
+				}
+			}
+			if !h.a[m].before(&e) {
+				break
+			}
+			h.a[i] = h.a[m]
+			i = m
 		}
-		if r := l + 1; r < last && h.less(r, m) {
-			m = r
-		}
-		if m == i {
-			break
-		}
-		h.swap(i, m)
-		i = m
+		h.a[i] = e
 	}
-	return top
+	return inflight{top.id, top.arrive}
 }
