@@ -298,8 +298,12 @@ func (c *collector) capacity(path string, v any) *Capacity {
 		return out
 	}
 	arr, isArr := sv.([]any)
-	if !isArr || len(arr) == 0 {
-		c.add(sp, "must be a non-empty array of states, not %s", describe(sv))
+	switch {
+	case !isArr:
+		c.add(sp, "must be an array of states, not %s", describe(sv))
+		return out
+	case len(arr) == 0:
+		c.add(sp, "must hold at least one state")
 		return out
 	}
 	stateShape := capacityShape.fields["states"].elem
@@ -478,3 +482,67 @@ func (c *collector) outages(path string, v any) *Outages {
 	}
 	return out
 }
+
+// fromGeneric turns a generic value (a JSON or msgpack decoder's output)
+// into the tree the decoders read (numbers as json.Number).
+func fromGeneric(v any) (any, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return decodeTree(b)
+}
+
+// decodeModel runs one model decoder on a generic value; path names the
+// value in errors ("action.loss").
+func decodeModel[T any](v any, path string, dec func(c *collector, t any) T) (T, error) {
+	var zero T
+	t, err := fromGeneric(v)
+	if err != nil {
+		return zero, &Errors{List: []FieldError{{Path: path, Reason: "cannot be read as JSON: " + err.Error()}}}
+	}
+	c := &collector{}
+	out := dec(c, t)
+	if err := c.err(); err != nil {
+		return zero, err
+	}
+	return out, nil
+}
+
+// ParseLoss decodes a loss model object as a scenario writes it, for
+// actions; errors are *Errors under path.
+func ParseLoss(v any, path string) (Loss, error) {
+	return decodeModel(v, path, func(c *collector, t any) Loss { return c.loss(c.modelSpec(path, t, lossShape)) })
+}
+
+// ParseJitter decodes a jitter model object as a scenario writes it.
+func ParseJitter(v any, path string) (Jitter, error) {
+	return decodeModel(v, path, func(c *collector, t any) Jitter { return c.jitter(c.modelSpec(path, t, jitterShape)) })
+}
+
+// ParseCapacity decodes a capacity process object as a scenario writes it.
+func ParseCapacity(v any, path string) (*Capacity, error) {
+	return decodeModel(v, path, func(c *collector, t any) *Capacity { return c.capacity(path, t) })
+}
+
+// generic is a canonical tree as plain Go values (numbers float64), for
+// wire encoders.
+func generic(t tree) map[string]any {
+	var m map[string]any
+	if err := json.Unmarshal(encodeTree(t), &m); err != nil {
+		panic("config: canonical tree does not decode: " + err.Error())
+	}
+	return m
+}
+
+// Canonical is the loss model's canonical object, as plain Go values;
+// ParseLoss reads it back to the same model.
+func (l Loss) Canonical() map[string]any { return generic(l.tree()) }
+
+// Canonical is the jitter model's canonical object; ParseJitter reads it
+// back.
+func (j Jitter) Canonical() map[string]any { return generic(j.tree()) }
+
+// Canonical is the capacity process's canonical object; ParseCapacity reads
+// it back.
+func (c *Capacity) Canonical() map[string]any { return generic(c.tree()) }
