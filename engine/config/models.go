@@ -285,6 +285,12 @@ func (c *collector) number(path string, v any) (float64, bool) {
 	return x, true
 }
 
+// MinCapacityDwell bounds a capacity state's mean dwell and the mean gap
+// between dips from below: the process catches up transition by transition
+// when asked for the rate, so a far shorter mean would cost time without
+// meaning anything at packet scale (an LTE TTI is 1 ms).
+const MinCapacityDwell = 100 * sim.Microsecond
+
 // capacity decodes a capacity process.
 func (c *collector) capacity(path string, v any) *Capacity {
 	o, ok := c.object(path, v, capacityShape)
@@ -317,8 +323,8 @@ func (c *collector) capacity(path string, v any) *Capacity {
 				c.add(p, "missing; the state's service rate")
 			}
 			if v, p, ok := so.get("dwell"); ok {
-				if d, ok := c.duration(p, v); ok && d == 0 {
-					c.add(p, "must be positive")
+				if d, ok := c.duration(p, v); ok && d < MinCapacityDwell {
+					c.add(p, "%v is below %v; the process is stepped through every transition", d, MinCapacityDwell)
 				} else {
 					st.Dwell = d
 				}
@@ -346,7 +352,10 @@ func (c *collector) capacity(path string, v any) *Capacity {
 			}{{"every", &d.Every, true}, {"scale", &d.Scale, true}, {"cap", &d.Cap, false}} {
 				if v, p, ok := do.get(f.key); ok {
 					x, ok := c.duration(p, v)
-					if ok && x == 0 && f.req {
+					switch {
+					case ok && f.key == "every" && x < MinCapacityDwell:
+						c.add(p, "%v is below %v; the process is stepped through every dip", x, MinCapacityDwell)
+					case ok && x == 0 && f.req:
 						c.add(p, "must be positive")
 					}
 					*f.dst = x

@@ -103,6 +103,7 @@ func TestModelErrors(t *testing.T) {
 		{"wifi burst_size 0", []string{`links.bottleneck.ab.jitter={"kind":"wifi_txop","interval":"3ms","burst_size":0}`}, want{"links[bottleneck].ab.jitter.burst_size", "at least 1"}},
 		{"transitions row sum", []string{`links.bottleneck.ab={"capacity":{"states":[{"rate":"1Mbps","dwell":"1s"},{"rate":"2Mbps","dwell":"1s"}],"transitions":[[0.5,0.6],[1,0]]}}`}, want{"links[bottleneck].ab.capacity.transitions[0]", "sums to"}},
 		{"capacity beside rate", []string{`links.bottleneck.ab={"rate":"1Mbps","capacity":{"states":[{"rate":"1Mbps","dwell":"1s"}]}}`}, want{"links[bottleneck].ab.capacity", `replaces rate`}},
+		{"dwell too short", []string{`links.bottleneck.ab={"capacity":{"states":[{"rate":"1Mbps","dwell":"1us"}]}}`}, want{"links[bottleneck].ab.capacity.states[0].dwell", "is below"}},
 		{"state without dwell", []string{`links.bottleneck.ab={"capacity":{"states":[{"rate":"1Mbps"}]}}`}, want{"links[bottleneck].ab.capacity.states[0].dwell", "missing"}},
 		{"periodic outage too long", []string{`links.bottleneck.ab.outages={"every":"1s","duration":"2s"}`}, want{"links[bottleneck].ab.outages.duration", "shorter than every"}},
 		{"trace not shipped", []string{`links.bottleneck.ab={"trace":{"file":"nope.trace"}}`}, want{"links[bottleneck].ab.trace.file", "no shipped trace"}},
