@@ -447,3 +447,15 @@ func TestArrivalHeapOrder(t *testing.T) {
 		t.Errorf("heap order differs from a stable sort")
 	}
 }
+
+// Opportunities that all fall inside periodic outages are all lost: the
+// direction delivers nothing and the run still ends (each look at the
+// schedule is bounded; the direction looks again later).
+func TestTraceInsideOutagesStalls(t *testing.T) {
+	out := &config.Outages{Every: sim.Millisecond, Duration: 500 * sim.Microsecond}
+	s, _, _, a := testDir(Config{Trace: traceConfig([]uint64{1, 2, 3}), Outages: out}, 100, 10, sim.Millisecond, 1)
+	s.RunUntil(sim.Time(10 * sim.Second))
+	if len(a.at) != 0 {
+		t.Errorf("%d packets delivered through outages covering every opportunity, want 0", len(a.at))
+	}
+}

@@ -312,9 +312,13 @@ func (d *Dir) aqmMark(id packet.ID, now sim.Time) {
 // serviceAt is the earliest instant at or after now at which the serialiser
 // may start: past any outage and, on a trace link, at a delivery
 // opportunity. sim.Never: not any more (a non-looping trace has ended).
+// Outages and opportunities can keep pushing each other on (opportunities
+// that all fall inside periodic outages); after a bounded number of steps it
+// returns the instant reached, and the direction looks again from there, so
+// one call's work stays bounded.
 func (d *Dir) serviceAt(now sim.Time) sim.Time {
 	t := now
-	for {
+	for range 64 {
 		if d.out != nil {
 			if end, down := d.out.downUntil(t); down {
 				t = end
@@ -333,6 +337,7 @@ func (d *Dir) serviceAt(now sim.Time) sim.Time {
 		}
 		return t
 	}
+	return t
 }
 
 // startTx dequeues the next packet and serialises it. Its departure time is
