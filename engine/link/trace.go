@@ -18,7 +18,12 @@ const TraceBytes units.Bytes = 1500
 // takes the rest from the following opportunities and leaves at the one
 // that completes it; bytes an opportunity does not use are lost with it;
 // when the schedule ends it starts again, shifted by its last timestamp
-// (use_a_delivery_opportunity), or the link serves nothing more.
+// (use_a_delivery_opportunity), or the link serves nothing more. The
+// packet is taken from the qdisc at the opportunity, as rationalize
+// dequeues it, so the qdisc sees it wait. One difference: a packet that
+// arrives at the very instant of an opportunity uses it here, where
+// mahimahi, whose clock counts milliseconds, burns the opportunity in
+// rationalize before it enqueues the packet.
 type traceLink struct {
 	ms     []uint64 // opportunity times in ms, nondecreasing, last > 0
 	period sim.Duration
