@@ -12,7 +12,9 @@
 // In fifo order the packets on the wire form a FIFO — the link never
 // reorders — so only the head packet's arrival is in the event queue,
 // whatever the bandwidth-delay product. A reordering jitter keeps the
-// packets in flight in a small per-direction min-heap on arrival time,
+// packets in flight in arrival order: those that arrive after every packet
+// sent before them in a ring, the ones that overtake in a small
+// per-direction min-heap on arrival time,
 // again with one event queue entry (a re-armed timer) for its earliest.
 // Either way the event queue holds O(links) entries for links, not
 // O(packets), and no model adds an event per packet.
@@ -113,7 +115,9 @@ type Dir struct {
 	lastBase  sim.Time // latest departure + delay (reorder keeps this FIFO)
 	// Reordering jitter: packets in flight by arrival time, and the timer
 	// for the earliest.
+	rring  entryRing // in arrival order, appended at the tail
 	heap   arrivalHeap
+	rseq   uint64 // push order, to break ties between ring and heap
 	rtimer *sim.Timer
 }
 
@@ -432,8 +436,18 @@ func (d *Dir) propagate(id packet.ID, now sim.Time) {
 		d.lastBase = base
 		at := base.Add(d.jit.extra(base, d.delay))
 		d.lastArr = max(d.lastArr, at)
-		d.heap.push(inflight{id, at})
-		if first, fid := d.heap.min(); first == at && fid == id {
+		// The ring holds a run of packets in arrival order. A packet that
+		// would arrive before the ring's tail overtakes it: the overtaken
+		// packets move to the heap and the new one joins the ring. A stream
+		// with a few packets held back (or small jitter) then costs ring
+		// appends, and only the overtaken packets pay for the heap.
+		d.rseq++
+		e := heapEntry{at, d.rseq, id}
+		for d.rring.n > 0 && at < d.rring.back().arrive {
+			d.heap.pushEntry(d.rring.popBack())
+		}
+		d.rring.push(e)
+		if !d.rtimer.Armed() || at < d.rtimer.Deadline() {
 			d.rtimer.Arm(at)
 		}
 		return
@@ -473,17 +487,74 @@ func (d *Dir) arrive(now sim.Time) {
 	d.to.Receive(in.id)
 }
 
-// arriveReordered delivers every reordered packet due at now.
+// arriveReordered delivers every reordered packet due at now, merging the
+// ring and the heap in (arrival, push order).
 func (d *Dir) arriveReordered(now sim.Time) {
-	for len(d.heap.a) > 0 && d.heap.a[0].arrive <= now {
-		in := d.heap.pop()
+	for {
+		e, ok := d.nextReordered()
+		if !ok {
+			return
+		}
+		if e.arrive > now {
+			d.rtimer.Arm(e.arrive)
+			return
+		}
+		if d.rring.n > 0 && d.rring.front() == e {
+			d.rring.pop()
+		} else {
+			d.heap.pop()
+		}
 		d.Stats.Delivered++
-		d.to.Receive(in.id)
+		d.to.Receive(e.id)
 	}
-	if len(d.heap.a) > 0 {
-		at, _ := d.heap.min()
-		d.rtimer.Arm(at)
+}
+
+// nextReordered is the earliest of the ring's head and the heap's top.
+func (d *Dir) nextReordered() (heapEntry, bool) {
+	switch {
+	case d.rring.n == 0 && len(d.heap.a) == 0:
+		return heapEntry{}, false
+	case d.rring.n == 0:
+		return d.heap.a[0], true
+	case len(d.heap.a) == 0:
+		return d.rring.front(), true
 	}
+	if r := d.rring.front(); r.before(&d.heap.a[0]) {
+		return r, true
+	}
+	return d.heap.a[0], true
+}
+
+// entryRing is a FIFO of heap entries.
+type entryRing struct {
+	a       []heapEntry
+	head, n int
+}
+
+func (r *entryRing) push(e heapEntry) {
+	if r.n == len(r.a) {
+		na := make([]heapEntry, max(16, 2*len(r.a)))
+		for i := 0; i < r.n; i++ {
+			na[i] = r.a[(r.head+i)%len(r.a)]
+		}
+		r.a, r.head = na, 0
+	}
+	r.a[(r.head+r.n)%len(r.a)] = e
+	r.n++
+}
+
+func (r *entryRing) front() heapEntry { return r.a[r.head] }
+
+func (r *entryRing) back() heapEntry { return r.a[(r.head+r.n-1)%len(r.a)] }
+
+func (r *entryRing) pop() {
+	r.head = (r.head + 1) % len(r.a)
+	r.n--
+}
+
+func (r *entryRing) popBack() heapEntry {
+	r.n--
+	return r.a[(r.head+r.n)%len(r.a)]
 }
 
 // arrivalHeap is a 4-ary min-heap of packets in flight on arrival time,
@@ -504,11 +575,12 @@ func (e *heapEntry) before(f *heapEntry) bool {
 	return e.arrive < f.arrive || e.arrive == f.arrive && e.seq < f.seq
 }
 
-func (h *arrivalHeap) min() (sim.Time, packet.ID) { return h.a[0].arrive, h.a[0].id }
-
 func (h *arrivalHeap) push(x inflight) {
 	h.n++
-	e := heapEntry{x.arrive, h.n, x.id}
+	h.pushEntry(heapEntry{x.arrive, h.n, x.id})
+}
+
+func (h *arrivalHeap) pushEntry(e heapEntry) {
 	h.a = append(h.a, e)
 	i := len(h.a) - 1
 	for i > 0 {
