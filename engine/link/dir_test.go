@@ -459,3 +459,35 @@ func TestTraceInsideOutagesStalls(t *testing.T) {
 		t.Errorf("%d packets delivered through outages covering every opportunity, want 0", len(a.at))
 	}
 }
+
+// Dips start a Poisson time of mean every after the previous one ends and
+// last min(Pareto(x_m, α), cap), with E[min(X, c)] = x_m + x_m/(α−1)·(1 −
+// (x_m/c)^(α−1)): the fraction of time in a dip is E[L]/(E[L] + every),
+// and the rate in a dip is depth × the state's.
+func TestCapacityDipsFraction(t *testing.T) {
+	const xm, alpha, capMs, everyMs = 10.0, 1.5, 500.0, 1000.0
+	c := &config.Capacity{
+		States:      []config.CapacityState{{Rate: 100 * units.Mbps, Dwell: 1000 * sim.Second}},
+		Transitions: [][]float64{{1}},
+		Dips:        &config.CapacityDips{Every: sim.Second, Depth: 0.25, Scale: 10 * sim.Millisecond, Shape: alpha, Cap: 500 * sim.Millisecond},
+	}
+	m := newCapacityModel(c, 0, rng.Stream(5, "link/t/ab/capacity"), rng.Stream(5, "link/t/ab/capacity/dips"))
+	const n, k = 4_000_000, 100
+	in, all := make([]float64, k), make([]float64, k)
+	for i := 0; i < n; i++ {
+		r := m.rate(sim.Time(i)*sim.Time(sim.Millisecond), 0)
+		b := i * k / n
+		all[b]++
+		switch r {
+		case 25 * units.Mbps:
+			in[b]++
+		case 100 * units.Mbps:
+		default:
+			t.Fatalf("rate %v, want 100 Mbps or 25 Mbps in a dip", r)
+		}
+	}
+	el := xm + xm/(alpha-1)*(1-math.Pow(xm/capMs, alpha-1))
+	f, se := ratioSE(in, all)
+	within(t, "time fraction in dips", f, el/(el+everyMs), se)
+	t.Logf("fraction in dips %.5f, want %.5f (SE %.2g)", f, el/(el+everyMs), se)
+}
