@@ -71,6 +71,10 @@ func BenchmarkPump1GModel(b *testing.B) {
 			d.Loss = config.Loss{Kind: config.BernoulliTrain, P: 1e-5, TrainLength: 3}
 		}},
 		{"gaussian", func(d *config.Direction) { d.Jitter = config.Jitter{Kind: config.Gaussian, Sigma: sim.Millisecond} }},
+		// The same model with a σ well below the 12 µs packet spacing: the
+		// draw's own cost, without the clumped arrivals a 1 ms σ makes in
+		// fifo order.
+		{"gaussian_1us", func(d *config.Direction) { d.Jitter = config.Jitter{Kind: config.Gaussian, Sigma: sim.Microsecond} }},
 		{"gaussian_reorder", func(d *config.Direction) {
 			d.Jitter = config.Jitter{Kind: config.Gaussian, Sigma: 10 * sim.Microsecond, Order: config.OrderReorder}
 		}},
