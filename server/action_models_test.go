@@ -68,3 +68,23 @@ func TestActPathModelErrors(t *testing.T) {
 		}
 	}
 }
+
+// A checkpoint of a trace-driven scenario carries the trace inside its
+// canonical config, so it restores without the file and replays exactly.
+func TestTraceScenarioCheckpointReplays(t *testing.T) {
+	t.Parallel()
+	_, url := newTestServer(t, Options{})
+	c := dial(t, url)
+	id := c.open("cellular", "runtime.duration=3s")
+	c.call("step", map[string]any{"session": id, "time": "1s"})
+	cp := c.call("checkpoint", map[string]any{"session": id})["checkpoint"].(map[string]any)
+	if cfg := cp["config"].(string); !strings.Contains(cfg, `"traces":{"`) || strings.Contains(cfg, `"file":`) {
+		t.Errorf("checkpoint config does not embed the trace by hash (or still names the file)")
+	}
+	r := c.call("restore", map[string]any{"checkpoint": cp})
+	a := c.call("run", map[string]any{"session": id})
+	b := c.call("run", map[string]any{"session": r["session"]})
+	if a["digest"] != b["digest"] {
+		t.Errorf("original ends with %v, restored with %v", a["digest"], b["digest"])
+	}
+}
