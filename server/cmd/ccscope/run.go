@@ -182,10 +182,24 @@ func printSummary(w io.Writer, s engine.Summary) {
 	tw.Flush()
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "queue\tenqueued\tdrops\tmarks\twire_losses\tmax_backlog\tsojourn_p50\tsojourn_p99\t")
+	// The outage_drops column appears only when a direction had outages
+	// that refused packets, so the usual table keeps its shape.
+	outages := false
 	for _, q := range s.Queues {
-		fmt.Fprintf(tw, "%s/%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t\n", q.Link, q.Dir, q.Enqueued, q.Drops, q.Marks, q.WireLosses,
+		outages = outages || q.OutageDrops > 0
+	}
+	head := "queue\tenqueued\tdrops\tmarks\twire_losses\tmax_backlog\tsojourn_p50\tsojourn_p99\t"
+	if outages {
+		head += "outage_drops\t"
+	}
+	fmt.Fprintln(tw, head)
+	for _, q := range s.Queues {
+		fmt.Fprintf(tw, "%s/%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t", q.Link, q.Dir, q.Enqueued, q.Drops, q.Marks, q.WireLosses,
 			bytesStr(q.MaxBacklogBytes), durStr(q.SojournP50Ps), durStr(q.SojournP99Ps))
+		if outages {
+			fmt.Fprintf(tw, "%d\t", q.OutageDrops)
+		}
+		fmt.Fprintln(tw)
 	}
 	tw.Flush()
 }
