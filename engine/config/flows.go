@@ -80,6 +80,7 @@ func (c *collector) flow(path string, o obj, id string, opts options) Flow {
 	}
 	f.App = c.app(o)
 	f.TCP = c.tcp(o)
+	f.Rcv = c.rcvPath(o)
 	return f
 }
 
@@ -102,7 +103,7 @@ func (c *collector) pump(path string, o obj, f *Flow) {
 	if v, p, ok := o.get("ecn"); ok {
 		f.ECN, _ = enum(c, p, v, ecnMarkings)
 	}
-	for _, key := range []string{"app", "tcp"} {
+	for _, key := range []string{"app", "tcp", "rcv_hold", "ack_hold", "ack_grant"} {
 		if _, p, ok := o.get(key); ok {
 			c.add(p, "only for TCP flows; this flow's cc is %q", Pump)
 		}

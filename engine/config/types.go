@@ -291,6 +291,9 @@ type Flow struct {
 
 	App AppPattern
 	TCP TCPOptions
+	// Rcv is the receive path at the destination: receive hold, ACK hold
+	// and ACK grant models (TCP flows only).
+	Rcv RcvPath
 }
 
 // ECNField is the IP ECN codepoint a pump puts on its packets (RFC 3168;
