@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"strconv"
 
+	"github.com/ccscope/ccscope/engine/sim"
 	"github.com/ccscope/ccscope/engine/units"
 )
 
@@ -280,7 +281,34 @@ func (f Flow) tree() tree {
 		tcp["ecn_low"] = true
 	}
 	t["tcp"] = tcp
+	f.Rcv.addTo(t)
 	return t
+}
+
+// addTo writes the receive-path models a flow has; absent ones stay out, so
+// flows without them keep their hashes. A grant writes every field beside
+// its profile, which Parse lays over the profile's values.
+func (r RcvPath) addTo(t tree) {
+	durs := func(ds []sim.Duration) []any {
+		out := make([]any, len(ds))
+		for i, d := range ds {
+			out[i] = d.String()
+		}
+		return out
+	}
+	if r.Hold > 0 {
+		t["rcv_hold"] = r.Hold.String()
+	}
+	if h := r.AckHold; h != nil {
+		t["ack_hold"] = tree{"quantiles": durs(h.Quantiles), "saturation": float(h.Saturation), "window": h.Window.String()}
+	}
+	if g := r.Grant; g != nil {
+		gt := tree{"gap": durs(g.Gap), "per_grant": count(int64(g.PerGrant)), "loss": float(g.Loss), "filter": g.Filter, "slot": g.Slot.String()}
+		if g.Profile != "" {
+			gt["profile"] = g.Profile
+		}
+		t["ack_grant"] = gt
+	}
 }
 
 // formatSize writes n exactly in the largest unit that divides it
