@@ -15,8 +15,8 @@ import (
 var pathBuiltins = []string{"cellular", "wifi", "leo-handover"}
 
 // TestPathBuiltins checks each path built-in against what issue 10 asks of
-// it: cellular runs on the shipped trace with bernoulli_train loss; wifi has
-// wifi_txop jitter both ways, with TXOPs that carry more than the link's
+// it: cellular runs on the shipped trace with bernoulli_train loss and the
+// lte ACK grant; wifi has the wifi ACK grant and wifi_txop jitter both ways, with TXOPs that carry more than the link's
 // rate (else the TXOP schedule would queue outside the qdisc); leo-handover
 // has a 50–100 Mbps capacity process, a 100–200 ms outage with a delay
 // change every 15 s in both directions, RTTs in 40–60 ms and light loss.
@@ -29,7 +29,8 @@ func TestPathBuiltins(t *testing.T) {
 		return mustParse(t, raw, WithCCs(designCCs))
 	}
 	t.Run("cellular", func(t *testing.T) {
-		b := bottleneck(load("cellular"))
+		s := load("cellular")
+		b := bottleneck(s)
 		file, err := os.ReadFile("scenarios/traces/cellular.trace")
 		if err != nil {
 			t.Fatal(err)
@@ -41,9 +42,16 @@ func TestPathBuiltins(t *testing.T) {
 		if l := b.AB.Loss; l.Kind != BernoulliTrain || l.Position != LossPost {
 			t.Errorf("bottleneck ab loss = %+v, want bernoulli_train after serialisation", l)
 		}
+		if g := s.Flows[0].Rcv.Grant; g == nil || g.Profile != "lte" {
+			t.Errorf("f0 ack_grant = %+v, want the lte profile", g)
+		}
 	})
 	t.Run("wifi", func(t *testing.T) {
-		b := bottleneck(load("wifi"))
+		s := load("wifi")
+		b := bottleneck(s)
+		if g := s.Flows[0].Rcv.Grant; g == nil || g.Profile != "wifi" {
+			t.Errorf("f0 ack_grant = %+v, want the wifi profile", g)
+		}
 		for _, d := range []Direction{b.AB, b.BA} {
 			j := d.Jitter
 			if j.Kind != WiFiTXOP {
