@@ -54,7 +54,9 @@ type sweepCase struct {
 // livenessCase draws the i-th case: the three-hop path
 // (h1 —access— r1 —bottleneck— r2 —tail— d0) with random loss before the
 // bottleneck queue (on the access link) and after it (on the tail link),
-// sometimes on the ACK path, jitter, a bottleneck buffer from 2 packets to
+// sometimes on the ACK path (bursty Gilbert-Elliott and loss trains too,
+// before or after serialisation), jitter of several kinds in FIFO or
+// reordering order, periodic outages, a bottleneck buffer from 2 packets to
 // 2 BDP, a random rate and delay with up to two scheduled steps of rate,
 // delay or loss, one or two flows of any CC with random mechanism
 // switches, GRO intervals, receive buffers down to 8 KiB, and a random
@@ -78,8 +80,24 @@ func livenessCase(r *rand.Rand, ccs []string, dur sim.Duration) sweepCase {
 	if r.IntN(4) == 0 {
 		bn.Qdisc.ECNThreshold = config.QueueLimit{Packets: int64(1 + r.IntN(20))}
 	}
-	if r.IntN(3) == 0 {
+	switch r.IntN(6) {
+	case 0, 1:
 		bn.Jitter = config.Jitter{Kind: config.Gaussian, Sigma: sim.Duration(1+r.IntN(10000)) * sim.Microsecond}
+	case 2:
+		bn.Jitter = config.Jitter{Kind: config.Uniform, Max: sim.Duration(1+r.IntN(5000)) * sim.Microsecond}
+	case 3:
+		bn.Jitter = config.Jitter{Kind: config.Reorder, P: float64(r.IntN(200)) / 1000,
+			Delay: sim.Duration(1+r.IntN(20)) * sim.Millisecond}
+	}
+	if r.IntN(3) == 0 {
+		bn.Jitter.Order = config.OrderReorder
+	}
+	if r.IntN(5) == 0 {
+		// A LEO-style hard handover: the bottleneck serves nothing for a
+		// while, every few seconds.
+		bn.Outages = &config.Outages{Start: sim.Duration(r.IntN(2000)) * sim.Millisecond,
+			Every: sim.Duration(1+r.IntN(3)) * sim.Second, Duration: sim.Duration(1+r.IntN(500)) * sim.Millisecond,
+			DropOnOutage: r.IntN(2) == 0}
 	}
 	bnBack := config.Direction{Rate: 10 * units.Gbps, Delay: delay}
 	fast := config.Direction{Rate: 10 * units.Gbps, Delay: sim.Duration(r.IntN(1000)) * sim.Microsecond,
@@ -87,6 +105,16 @@ func livenessCase(r *rand.Rand, ccs []string, dur sim.Duration) sweepCase {
 	pre, post, ackLoss := fast, fast, fast
 	pre.Loss = config.Loss{Kind: config.Bernoulli, P: lossP()}
 	post.Loss = config.Loss{Kind: config.Bernoulli, P: lossP()}
+	switch r.IntN(5) {
+	case 0:
+		post.Loss = config.Loss{Kind: config.GilbertElliott, PGB: 0.01, PBG: 0.2 + float64(r.IntN(60))/100,
+			LossBad: 0.5 + float64(r.IntN(50))/100}
+	case 1:
+		post.Loss = config.Loss{Kind: config.BernoulliTrain, P: lossP() / 4, TrainLength: float64(1 + r.IntN(20))}
+	}
+	if r.IntN(2) == 0 {
+		post.Loss.Position = config.LossPost
+	}
 	if r.IntN(4) == 0 {
 		ackLoss.Loss = config.Loss{Kind: config.Bernoulli, P: lossP()}
 	}
