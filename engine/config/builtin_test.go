@@ -1,6 +1,8 @@
 package config
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -71,6 +73,18 @@ func TestBuiltins(t *testing.T) {
 				}
 			}},
 		{"bufferbloat", 10 * units.Mbps, 20 * sim.Millisecond, QueueLimit{Packets: 1000}, []string{bulk("cubic"), "cubic 100Kbps"}, 30 * sim.Second, nil},
+		// The N-flow dumbbell: 32 CUBIC flows by default, each
+		// between hosts of its own.
+		{"dumbbell-n", 10 * units.Gbps, 30 * sim.Millisecond, QueueLimit{MilliBDPs: 1000}, slices.Repeat([]string{bulk("cubic")}, 32), sim.Second,
+			func(t *testing.T, s *Scenario) {
+				hosts := map[string]bool{}
+				for _, f := range s.Flows {
+					hosts[f.Src], hosts[f.Dst] = true, true
+				}
+				if len(hosts) != 64 {
+					t.Errorf("%d distinct hosts, want 64", len(hosts))
+				}
+			}},
 	}
 	if got := len(Builtins()); got != len(cases) {
 		t.Errorf("len(Builtins()) = %d, want %d", got, len(cases))
@@ -106,7 +120,11 @@ func TestBuiltins(t *testing.T) {
 				t.Fatalf("%d flows, want %d", len(s.Flows), len(tc.flows))
 			}
 			for i, f := range s.Flows {
-				if want := "f" + string(rune('0'+i)); f.ID != want {
+				want := "f" + string(rune('0'+i))
+				if f.Group != "" {
+					want = fmt.Sprintf("%s/%d", f.Group, i)
+				}
+				if f.ID != want {
 					t.Errorf("flow %d id = %q, want %q", i, f.ID, want)
 				}
 				kind := f.CC + " bulk"

@@ -51,17 +51,26 @@ func Hash(raw []byte, opts ...Option) (string, error) {
 type tree = map[string]any
 
 func (s *Scenario) tree() tree {
-	nodes := make([]any, len(s.Nodes))
-	for i, n := range s.Nodes {
-		nodes[i] = tree{"id": n.ID, "kind": nameOf(nodeKinds, n.Kind)}
+	nodes := make([]any, 0, len(s.Nodes))
+	for _, n := range s.Nodes {
+		if n.Group == "" { // a group's own hosts come from the group
+			nodes = append(nodes, tree{"id": n.ID, "kind": nameOf(nodeKinds, n.Kind)})
+		}
 	}
-	links := make([]any, len(s.Links))
-	for i, l := range s.Links {
-		links[i] = tree{"id": l.ID, "a": l.A, "b": l.B, "ab": l.AB.tree(), "ba": l.BA.tree()}
+	links := make([]any, 0, len(s.Links))
+	for _, l := range s.Links {
+		if l.Group == "" {
+			links = append(links, tree{"id": l.ID, "a": l.A, "b": l.B, "ab": l.AB.tree(), "ba": l.BA.tree()})
+		}
 	}
-	flows := make([]any, len(s.Flows))
-	for i, f := range s.Flows {
-		flows[i] = f.tree()
+	flows := make([]any, 0, len(s.Flows))
+	for _, f := range s.Flows {
+		switch {
+		case f.Group == "":
+			flows = append(flows, f.tree())
+		case f.ID == f.Group+"/0":
+			flows = append(flows, s.group(f.Group).tree())
+		}
 	}
 	changes := make([]any, len(s.Changes))
 	for i, ch := range s.Changes {

@@ -15,6 +15,9 @@ const (
 	kSize                      // "1500B" or integer bytes
 	kLimit                     // a size, "100p" or "1BDP"
 	kBuffer                    // a size or "unlimited"
+	kEnds                      // a node id, a list of them, or a per-flow host object
+	kStart                     // a duration or a start distribution object
+	kFlowSize                  // a size or a size distribution object
 )
 
 // shape is one node of the scenario format's known-field table. The decoder
@@ -67,9 +70,25 @@ var (
 		"rcvbuf_init": leaf(kSize), "rcvbuf_max": leaf(kSize), "gro_interval": leaf(kDuration),
 	})
 
+	// hostShape is a group's per-flow host: the node it links to and its
+	// access link's direction values (both directions alike).
+	hostShape = object(merge(directionFields, map[string]*shape{"attach": leaf(kString)}))
+
+	startShape = object(map[string]*shape{
+		"kind": leaf(kString), "at": leaf(kDuration), "rate": leaf(kString), "span": leaf(kDuration),
+	})
+
+	sizeDistShape = object(map[string]*shape{
+		"kind": leaf(kString), "value": leaf(kSize), "min": leaf(kSize), "max": leaf(kSize),
+		"median": leaf(kSize), "sigma": leaf(kString), "alpha": leaf(kString),
+		"file": leaf(kString), "cdf": leaf(kString),
+	})
+
+	// flowShape is a flow, or a flow group (keyed by "group", with "count").
 	flowShape = object(map[string]*shape{
-		"id": leaf(kString), "src": leaf(kString), "dst": leaf(kString), "cc": leaf(kString),
-		"rate": leaf(kRate), "start": leaf(kDuration), "size": leaf(kSize),
+		"id": leaf(kString), "group": leaf(kString), "count": leaf(kCount),
+		"src": leaf(kEnds), "dst": leaf(kEnds), "cc": leaf(kString),
+		"rate": leaf(kRate), "start": leaf(kStart), "size": leaf(kFlowSize),
 		"packet_size": leaf(kSize), "ecn": leaf(kString), "app": appShape, "tcp": tcpShape,
 	})
 

@@ -44,17 +44,35 @@ var (
 )
 
 func (c *collector) flow(path string, o obj, id string, opts options) Flow {
-	f := Flow{ID: id, CC: DefaultCC}
+	if _, p, ok := o.get("count"); ok {
+		c.add(p, "only for flow groups (\"group\" instead of \"id\")")
+	}
+	var src, dst string
 	for _, end := range []struct {
 		key string
 		dst *string
-	}{{"src", &f.Src}, {"dst", &f.Dst}} {
+	}{{"src", &src}, {"dst", &dst}} {
 		if v, p, ok := o.get(end.key); ok {
 			*end.dst, _ = c.str(p, v)
 		} else {
 			c.add(p, "missing; name an endpoint node")
 		}
 	}
+	f := c.flowCommon(path, o, id, opts)
+	f.Src, f.Dst = src, dst
+	if v, p, ok := o.get("start"); ok {
+		f.Start, _ = c.duration(p, v)
+	}
+	if v, p, ok := o.get("size"); ok {
+		f.Size, _ = c.size(p, v)
+	}
+	return f
+}
+
+// flowCommon decodes what a flow and a group's flows share: the CC and the
+// pump's or the TCP endpoint's settings.
+func (c *collector) flowCommon(path string, o obj, id string, opts options) Flow {
+	f := Flow{ID: id, CC: DefaultCC}
 	if v, p, ok := o.get("cc"); ok {
 		if s, ok := c.str(p, v); ok {
 			f.CC = s
@@ -62,12 +80,6 @@ func (c *collector) flow(path string, o obj, id string, opts options) Flow {
 				c.add(p, "unknown congestion control %q; known: %s", s, strings.Join(append([]string{Pump}, opts.ccs...), ", "))
 			}
 		}
-	}
-	if v, p, ok := o.get("start"); ok {
-		f.Start, _ = c.duration(p, v)
-	}
-	if v, p, ok := o.get("size"); ok {
-		f.Size, _ = c.size(p, v)
 	}
 	if f.CC == Pump {
 		c.pump(path, o, &f)

@@ -75,6 +75,10 @@ func (c *collector) scenario(tree any, o options) *Scenario {
 		s.Links = append(s.Links, c.link(path, e, id))
 	})
 	c.list(root, "flows", func(path string, e obj, id string) {
+		if isGroup(e) {
+			c.group(path, e, id, o, s)
+			return
+		}
 		s.Flows = append(s.Flows, c.flow(path, e, id, o))
 	})
 	if _, _, ok := root.get("changes"); ok {
@@ -111,21 +115,25 @@ func (c *collector) list(o obj, key string, each func(path string, e obj, id str
 		if sh.byID {
 			ep = fmt.Sprintf("%s[#%d]", key, i)
 			if m, isObj := ev.(map[string]any); isObj {
-				switch raw := m["id"].(type) {
+				idKey := "id"
+				if _, grp := m["group"]; grp && sh.elem.fields["group"] != nil && m["id"] == nil {
+					idKey = "group" // a flow group is addressed by its name
+				}
+				switch raw := m[idKey].(type) {
 				case nil:
 					c.add(join(ep, "id"), "missing")
 				case string:
 					if !idPattern.MatchString(raw) {
-						c.add(join(ep, "id"), "%q is not an id; use letters, digits, '_' and '-'", raw)
+						c.add(join(ep, idKey), "%q is not an id; use letters, digits, '_' and '-'", raw)
 						break
 					}
 					id, ep = raw, fmt.Sprintf("%s[%s]", key, raw)
 					if seen[id] {
-						c.add(join(ep, "id"), "duplicate id %q", id)
+						c.add(join(ep, idKey), "duplicate id %q", id)
 					}
 					seen[id] = true
 				default:
-					c.add(join(ep, "id"), "must be a string, not %s", describe(raw))
+					c.add(join(ep, idKey), "must be a string, not %s", describe(raw))
 				}
 			}
 		}

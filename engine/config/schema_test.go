@@ -44,6 +44,7 @@ func resolve(root, node map[string]any) map[string]any {
 var leafRefs = map[valueKind]string{
 	kDuration: "#/$defs/duration", kRate: "#/$defs/rate", kSize: "#/$defs/size",
 	kLimit: "#/$defs/limit", kBuffer: "#/$defs/buffer", kProb: "#/$defs/probability", kCount: "#/$defs/count",
+	kEnds: "#/$defs/flow_ends", kStart: "#/$defs/flow_start", kFlowSize: "#/$defs/flow_size",
 }
 
 // enumsByKey is the Go table behind each enum in the schema, by the last two

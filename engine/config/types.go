@@ -13,7 +13,8 @@ type Scenario struct {
 	Runtime     Runtime
 	Nodes       []Node
 	Links       []Link
-	Flows       []Flow
+	Flows       []Flow  // groups expanded in place
+	Groups      []Group // as written, for the canonical form and summaries
 	Changes     []Change
 	Trace       Trace
 }
@@ -35,8 +36,9 @@ const (
 
 // Node is one vertex of the topology.
 type Node struct {
-	ID   string
-	Kind NodeKind
+	ID    string
+	Kind  NodeKind
+	Group string // the flow group that created this per-flow host, if any
 }
 
 // Link joins nodes A and B. AB is the direction from A to B, BA the reverse;
@@ -46,6 +48,7 @@ type Link struct {
 	ID     string
 	A, B   string
 	AB, BA Direction
+	Group  string // the flow group that created this access link, if any
 }
 
 // Direction is one direction of a link: egress qdisc at the sending node,
@@ -144,6 +147,7 @@ type Jitter struct {
 // Flow is one transfer from Src to Dst.
 type Flow struct {
 	ID    string
+	Group string // the group this flow was expanded from, if any
 	Src   string
 	Dst   string
 	CC    string       // "pump" for a constant-rate flow, else a TCP CC name
