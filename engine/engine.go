@@ -57,13 +57,20 @@ func New(scn *config.Scenario, sink trace.Sink) (*Run, error) {
 		r.queues = append(r.queues, q)
 		d.Observe(q)
 	}
+	var later []*tcpFlow // group flows, built when they start
 	for i, f := range scn.Flows {
 		r.Trace.Flows = append(r.Trace.Flows, f.ID)
 		fl, err := r.newFlow(int32(i), f)
 		if err != nil {
 			return nil, fmt.Errorf("engine: flows[%s]: %w", f.ID, err)
 		}
+		if t, ok := fl.(*tcpFlow); ok && t.snd == nil {
+			later = append(later, t)
+		}
 		r.Flows = append(r.Flows, fl)
+	}
+	if len(later) > 0 {
+		newFlowStarter(r, later)
 	}
 	r.changes.init(r)
 	return r, nil

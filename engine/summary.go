@@ -20,6 +20,8 @@ type Summary struct {
 	WallS      float64        `json:"wall_s" msgpack:"wall_s"`
 	Flows      []FlowSummary  `json:"flows" msgpack:"flows"`
 	Queues     []QueueSummary `json:"queues" msgpack:"queues"`
+	// Groups summarises each flow group (absent when there are none).
+	Groups []GroupSummary `json:"groups,omitempty" msgpack:"groups,omitempty"`
 }
 
 // FlowSummary reports one flow. Pointers are null where a value does not
@@ -36,6 +38,10 @@ type FlowSummary struct {
 	T100MBPs       *int64 `json:"t_100MB_ps" msgpack:"t_100MB_ps"`
 	RTTP50Ps       *int64 `json:"rtt_p50_ps" msgpack:"rtt_p50_ps"`
 	RTTP99Ps       *int64 `json:"rtt_p99_ps" msgpack:"rtt_p99_ps"`
+	// FCTPs is a group flow's completion time: from its start to the
+	// receiving application having its last byte (sized flows that
+	// completed; absent for flows not in a group).
+	FCTPs *int64 `json:"fct_ps,omitempty" msgpack:"fct_ps,omitempty"`
 	// CC holds algorithm-specific final values (e.g. BBR's bw and min_rtt).
 	CCFinal map[string]float64 `json:"cc_final,omitempty" msgpack:"cc_final,omitempty"`
 }
@@ -62,6 +68,7 @@ func (r *Run) Summary(hash string) Summary {
 	for _, f := range r.Flows {
 		s.Flows = append(s.Flows, f.Summary(now))
 	}
+	s.Groups = r.groupSummaries(s.Flows)
 	for i, d := range r.Net.Dirs {
 		if d.Stats.Enqueued == 0 && d.Stats.Drops == 0 {
 			continue
