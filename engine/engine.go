@@ -9,6 +9,7 @@ import (
 	"github.com/ccscope/ccscope/engine/config"
 	"github.com/ccscope/ccscope/engine/link"
 	"github.com/ccscope/ccscope/engine/packet"
+	"github.com/ccscope/ccscope/engine/ping"
 	"github.com/ccscope/ccscope/engine/pump"
 	"github.com/ccscope/ccscope/engine/sim"
 	"github.com/ccscope/ccscope/engine/topo"
@@ -88,6 +89,15 @@ func (r *Run) newFlow(idx int32, f config.Flow) (Flow, error) {
 		})
 		dst.Attach(idx, p)
 		return pumpFlow{p, f}, nil
+	}
+	if f.CC == config.Ping {
+		p := ping.New(r.Sim, r.Pool, src, r.Trace, ping.Config{
+			Flow: idx, Src: src.Index, Dst: dst.Index, Interval: f.Interval,
+			PacketSize: f.PacketSize, Start: sim.Time(f.Start),
+		})
+		src.Attach(idx, p)
+		dst.Attach(idx, ping.Echo{Pool: r.Pool, Out: dst})
+		return pingFlow{p, f}, nil
 	}
 	return r.newTCPFlow(idx, f)
 }

@@ -62,7 +62,9 @@ func (fs *flowStarter) Handle(ev sim.Event) {
 }
 
 // lazy reports whether flow f is built at its start and released when done.
-func lazy(f config.Flow) bool { return f.Group != "" && f.CC != config.Pump }
+func lazy(f config.Flow) bool {
+	return f.Group != "" && f.CC != config.Pump && f.CC != config.Ping
+}
 
 // senderEnd is the sending node's hook for a released-when-done flow: it
 // hands the ACK to the sender, then releases the flow once the sender has

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"github.com/ccscope/ccscope/engine/config"
+	"github.com/ccscope/ccscope/engine/ping"
 	"github.com/ccscope/ccscope/engine/pump"
 	"github.com/ccscope/ccscope/engine/sim"
 	"github.com/ccscope/ccscope/engine/trace"
@@ -42,6 +43,11 @@ type FlowSummary struct {
 	// receiving application having its last byte (sized flows that
 	// completed; absent for flows not in a group).
 	FCTPs *int64 `json:"fct_ps,omitempty" msgpack:"fct_ps,omitempty"`
+	// ProbesSent and ProbesReceived count a ping flow's echo requests and
+	// replies (absent for other flows); its rtt_p50_ps and rtt_p99_ps are
+	// exact, over every probe.
+	ProbesSent     *int64 `json:"probes_sent,omitempty" msgpack:"probes_sent,omitempty"`
+	ProbesReceived *int64 `json:"probes_received,omitempty" msgpack:"probes_received,omitempty"`
 	// CC holds algorithm-specific final values (e.g. BBR's bw and min_rtt).
 	CCFinal map[string]float64 `json:"cc_final,omitempty" msgpack:"cc_final,omitempty"`
 }
@@ -141,6 +147,24 @@ func (f pumpFlow) Summary(now sim.Time) FlowSummary {
 		T100MBPs: milestone(p.Milestones.T100MB)}
 	if p.Sent > 0 {
 		s.GoodputBps = Goodput(p.BytesDelivered, p.FirstSend, p.Done, now)
+	}
+	return s
+}
+
+type pingFlow struct {
+	p   *ping.Probe
+	cfg config.Flow
+}
+
+func (f pingFlow) Summary(now sim.Time) FlowSummary {
+	p := f.p
+	s := FlowSummary{ID: f.cfg.ID, Kind: "ping", CC: "ping", BytesSent: int64(p.BytesSent),
+		BytesDelivered: int64(p.BytesReceived), ProbesSent: ptr(int64(p.Sent)), ProbesReceived: ptr(int64(p.Received))}
+	if v, ok := p.Quantile(0.5); ok {
+		s.RTTP50Ps = ptr(int64(v))
+	}
+	if v, ok := p.Quantile(0.99); ok {
+		s.RTTP99Ps = ptr(int64(v))
 	}
 	return s
 }

@@ -144,6 +144,11 @@ func (l Loss) tree() tree {
 
 func (f Flow) tree() tree {
 	t := tree{"id": f.ID, "src": f.Src, "dst": f.Dst, "cc": f.CC, "start": f.Start.String(), "size": formatSize(f.Size)}
+	if f.CC == Ping {
+		t["interval"], t["packet_size"] = f.Interval.String(), formatSize(f.PacketSize)
+		delete(t, "size")
+		return t
+	}
 	if f.CC == Pump {
 		t["rate"] = f.Rate.String()
 		t["packet_size"] = formatSize(f.PacketSize)

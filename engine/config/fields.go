@@ -88,7 +88,7 @@ var (
 	flowShape = object(map[string]*shape{
 		"id": leaf(kString), "group": leaf(kString), "count": leaf(kCount),
 		"src": leaf(kEnds), "dst": leaf(kEnds), "cc": leaf(kString),
-		"rate": leaf(kRate), "start": leaf(kStart), "size": leaf(kFlowSize),
+		"rate": leaf(kRate), "start": leaf(kStart), "size": leaf(kFlowSize), "interval": leaf(kDuration),
 		"packet_size": leaf(kSize), "ecn": leaf(kString), "app": appShape, "tcp": tcpShape,
 	})
 

@@ -76,14 +76,21 @@ func (c *collector) flowCommon(path string, o obj, id string, opts options) Flow
 	if v, p, ok := o.get("cc"); ok {
 		if s, ok := c.str(p, v); ok {
 			f.CC = s
-			if s != Pump && opts.ccs != nil && !slices.Contains(opts.ccs, s) {
-				c.add(p, "unknown congestion control %q; known: %s", s, strings.Join(append([]string{Pump}, opts.ccs...), ", "))
+			if s != Pump && s != Ping && opts.ccs != nil && !slices.Contains(opts.ccs, s) {
+				c.add(p, "unknown congestion control %q; known: %s", s, strings.Join(append(append([]string{Pump}, opts.ccs...), Ping), ", "))
 			}
 		}
 	}
 	if f.CC == Pump {
 		c.pump(path, o, &f)
 		return f
+	}
+	if f.CC == Ping {
+		c.ping(o, &f)
+		return f
+	}
+	if _, p, ok := o.get("interval"); ok {
+		c.add(p, "only for ping flows (cc %q)", Ping)
 	}
 	for _, key := range []string{"rate", "packet_size", "ecn"} {
 		if _, p, ok := o.get(key); ok {
@@ -117,6 +124,48 @@ func (c *collector) pump(path string, o obj, f *Flow) {
 	for _, key := range []string{"app", "tcp"} {
 		if _, p, ok := o.get(key); ok {
 			c.add(p, "only for TCP flows; this flow's cc is %q", Pump)
+		}
+	}
+	if _, p, ok := o.get("interval"); ok {
+		c.add(p, "only for ping flows (cc %q)", Ping)
+	}
+}
+
+// Ping is the cc name of a latency probe: an echo request of PacketSize
+// bytes every Interval, which the destination answers at once, as ping or
+// irtt beside a load test.
+const Ping = "ping"
+
+// Ping defaults: one probe every 200 ms (flent's RRUL ping interval), of
+// 84 bytes on the wire (ping's 56 data bytes, an 8-byte ICMP header and a
+// 20-byte IP header).
+const (
+	DefaultPingInterval = 200 * sim.Millisecond
+	DefaultPingSize     = 84 * units.B
+)
+
+// ping decodes a latency probe's interval and packet size.
+func (c *collector) ping(o obj, f *Flow) {
+	f.Interval, f.PacketSize = DefaultPingInterval, DefaultPingSize
+	if v, p, ok := o.get("interval"); ok {
+		if d, ok := c.duration(p, v); ok {
+			if d == 0 {
+				c.add(p, "must be positive")
+			}
+			f.Interval = d
+		}
+	}
+	if v, p, ok := o.get("packet_size"); ok {
+		if n, ok := c.size(p, v); ok {
+			if n == 0 {
+				c.add(p, "must be positive")
+			}
+			f.PacketSize = n
+		}
+	}
+	for _, key := range []string{"app", "tcp", "rate", "ecn", "size"} {
+		if _, p, ok := o.get(key); ok {
+			c.add(p, "not for ping flows (cc %q): a probe runs from its start to the end of the run", Ping)
 		}
 	}
 }

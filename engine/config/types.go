@@ -159,6 +159,9 @@ type Flow struct {
 	PacketSize units.Bytes // wire bytes per packet, default 1500
 	ECN        ECNField    // codepoint of every packet, default NotECT
 
+	// Ping: one echo request of PacketSize bytes every Interval.
+	Interval sim.Duration
+
 	App AppPattern
 	TCP TCPOptions
 }
