@@ -54,7 +54,11 @@ func (s *Scenario) tree() tree {
 	nodes := make([]any, 0, len(s.Nodes))
 	for _, n := range s.Nodes {
 		if n.Group == "" { // a group's own hosts come from the group
-			nodes = append(nodes, tree{"id": n.ID, "kind": nameOf(nodeKinds, n.Kind)})
+			t := tree{"id": n.ID, "kind": nameOf(nodeKinds, n.Kind)}
+			if n.Routing != RouteFirst { // absent keeps older scenarios' hashes
+				t["routing"] = nameOf(routingModes, n.Routing)
+			}
+			nodes = append(nodes, t)
 		}
 	}
 	links := make([]any, 0, len(s.Links))

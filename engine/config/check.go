@@ -127,13 +127,14 @@ func (c *collector) nodeRef(nodes map[string]int, path, id string) (int, bool) {
 func (c *collector) endpointRef(s *Scenario, nodes map[string]int, path, id string) (int, bool) {
 	i, ok := c.nodeRef(nodes, path, id)
 	if ok && s.Nodes[i].Kind != Endpoint {
-		c.add(path, "node %q is a router; flows run between endpoints", id)
+		c.add(path, "node %q is a %s; flows run between endpoints", id, nameOf(nodeKinds, s.Nodes[i].Kind))
 		return i, false
 	}
 	return i, ok
 }
 
-// reachable reports whether dst can be reached from src through routers:
+// reachable reports whether dst can be reached from src through routers and
+// switches:
 // endpoints originate and terminate traffic but do not forward it.
 func reachable(nodes []Node, adj [][]int, src, dst int) bool {
 	seen := make([]bool, len(nodes))
@@ -146,7 +147,7 @@ func reachable(nodes []Node, adj [][]int, src, dst int) bool {
 			if m == dst {
 				return true
 			}
-			if !seen[m] && nodes[m].Kind == Router {
+			if !seen[m] && nodes[m].Kind != Endpoint {
 				seen[m] = true
 				queue = append(queue, m)
 			}

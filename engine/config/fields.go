@@ -100,7 +100,7 @@ var (
 	scenarioShape = object(map[string]*shape{
 		"name": leaf(kString), "description": leaf(kString),
 		"runtime": object(map[string]*shape{"seed": leaf(kCount), "duration": leaf(kDuration)}),
-		"nodes":   {kind: kList, byID: true, elem: object(map[string]*shape{"id": leaf(kString), "kind": leaf(kString)})},
+		"nodes":   {kind: kList, byID: true, elem: object(map[string]*shape{"id": leaf(kString), "kind": leaf(kString), "routing": leaf(kString)})},
 		"links":   {kind: kList, byID: true, elem: linkShape},
 		"flows":   {kind: kList, byID: true, elem: flowShape},
 		"changes": {kind: kList, elem: changeShape},

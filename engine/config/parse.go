@@ -171,7 +171,10 @@ func (c *collector) runtime(root obj) Runtime {
 	return r
 }
 
-var nodeKinds = map[string]NodeKind{"endpoint": Endpoint, "router": Router}
+var (
+	nodeKinds    = map[string]NodeKind{"endpoint": Endpoint, "router": Router, "switch": Switch}
+	routingModes = map[string]Routing{"first": RouteFirst, "ecmp": RouteECMP, "spray": RouteSpray}
+)
 
 func (c *collector) node(path string, o obj, id string) Node {
 	n := Node{ID: id}
@@ -180,7 +183,14 @@ func (c *collector) node(path string, o obj, id string) Node {
 		c.add(p, "missing; expected %s", keys(nodeKinds))
 		return n
 	}
-	n.Kind, _ = enum(c, p, v, nodeKinds)
+	kindOK := false
+	n.Kind, kindOK = enum(c, p, v, nodeKinds)
+	if v, p, ok := o.get("routing"); ok {
+		n.Routing, _ = enum(c, p, v, routingModes)
+		if kindOK && n.Kind != Router {
+			c.add(p, "only for routers; a switch forwards by learned addresses, an endpoint does not forward")
+		}
+	}
 	return n
 }
 

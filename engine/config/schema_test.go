@@ -50,14 +50,15 @@ var leafRefs = map[valueKind]string{
 // enumsByKey is the Go table behind each enum in the schema, by the last two
 // segments of its path.
 var enumsByKey = map[string][]string{
-	"nodes.kind":   sortedKeys(nodeKinds),
-	"qdisc.kind":   sortedKeys(qdiscKinds),
-	"loss.kind":    sortedKeys(lossKinds),
-	"jitter.kind":  sortedKeys(jitterKinds),
-	"app.kind":     sortedKeys(appKinds),
-	"trace.detail": sortedKeys(traceDetails),
-	"changes.dir":  sortedKeys(changeDirs),
-	"flows.ecn":    sortedKeys(ecnMarkings),
+	"nodes.kind":    sortedKeys(nodeKinds),
+	"nodes.routing": sortedKeys(routingModes),
+	"qdisc.kind":    sortedKeys(qdiscKinds),
+	"loss.kind":     sortedKeys(lossKinds),
+	"jitter.kind":   sortedKeys(jitterKinds),
+	"app.kind":      sortedKeys(appKinds),
+	"trace.detail":  sortedKeys(traceDetails),
+	"changes.dir":   sortedKeys(changeDirs),
+	"flows.ecn":     sortedKeys(ecnMarkings),
 }
 
 func sortedKeys[T any](m map[string]T) []string {

@@ -32,13 +32,25 @@ type NodeKind uint8
 const (
 	Endpoint NodeKind = iota // hosts flows
 	Router                   // forwards on shortest-path routes
+	Switch                   // L2: forwards by learned source addresses, floods until learned
+)
+
+// Routing is how a router picks among equal-cost next hops.
+type Routing uint8
+
+// Routing modes.
+const (
+	RouteFirst Routing = iota // the first found: lower node index, then link order
+	RouteECMP                 // a seeded hash of the flow's 5-tuple
+	RouteSpray                // a seeded random choice per packet
 )
 
 // Node is one vertex of the topology.
 type Node struct {
-	ID    string
-	Kind  NodeKind
-	Group string // the flow group that created this per-flow host, if any
+	ID      string
+	Kind    NodeKind
+	Routing Routing // routers only
+	Group   string  // the flow group that created this per-flow host, if any
 }
 
 // Link joins nodes A and B. AB is the direction from A to B, BA the reverse;

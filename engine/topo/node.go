@@ -17,14 +17,21 @@ type Node struct {
 	Index int32
 	Kind  config.NodeKind
 
-	pool *packet.Pool
-	only *link.Dir   // a node with one link sends everything on it
-	next []*link.Dir // else: next hop by destination node index
-	ends *flowEnds   // the network's flow ends, by flow index
+	pool  *packet.Pool
+	only  *link.Dir   // a node with one link sends everything on it
+	next  []*link.Dir // else: next hop by destination node index
+	multi *multipath  // a router spreading over equal-cost next hops (router.go)
+	sw    *learning   // a switch's learned ports (switch.go)
+	ends  *flowEnds   // the network's flow ends, by flow index
+	net   *Network
 }
 
 // Receive takes a packet arriving from a link.
 func (n *Node) Receive(id packet.ID) {
+	if n.net.flood != nil && !n.acceptFlooded(id) {
+		n.pool.Free(id) // a switch's flooded copy of a frame for another node
+		return
+	}
 	p := n.pool.Get(id)
 	if p.Dst == n.Index {
 		if r := n.ends.at(p.Flow, n.Index); r != nil {
@@ -33,11 +40,28 @@ func (n *Node) Receive(id packet.ID) {
 		}
 		panic(fmt.Sprintf("topo: packet for flow %d at node %s, which hosts no end of it", p.Flow, n.Name))
 	}
+	if n.Kind == config.Endpoint {
+		// A host does not forward: this is a switch's flooded copy of a
+		// frame for another host, which its interface ignores.
+		n.pool.Free(id)
+		return
+	}
 	n.Send(id)
 }
 
-// Send forwards a packet towards its destination.
+// Send forwards a packet towards its destination (a switch floods it or
+// sends it out of the port it learned).
 func (n *Node) Send(id packet.ID) {
+	if n.sw != nil {
+		n.switchReceive(id, -1)
+		return
+	}
+	if n.multi != nil {
+		if d := n.multi.pick(n.pool.Get(id)); d != nil {
+			d.Send(id)
+			return
+		}
+	}
 	n.hop(n.pool.Get(id).Dst).Send(id)
 }
 

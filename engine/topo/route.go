@@ -2,6 +2,7 @@ package topo
 
 import (
 	"container/heap"
+	"slices"
 
 	"github.com/ccscope/ccscope/engine/config"
 	"github.com/ccscope/ccscope/engine/link"
@@ -45,7 +46,44 @@ func (nw *Network) route(scn *config.Scenario) {
 			continue
 		}
 		node.next = sp.run(nw.Nodes, adj, int32(src))
+		if node.Kind == config.Router && scn.Nodes[src].Routing != config.RouteFirst {
+			node.setMultipath(scn.Nodes[src].Routing, sp.equalCost(nw.Nodes, adj, int32(src)), scn.Runtime.Seed)
+		}
 	}
+}
+
+// equalCost returns, after run from src, the next hops of every shortest
+// path to each destination: all first directions of paths of the least
+// delay and, among those, the fewest hops, in the order run would prefer
+// them. An entry is nil where there is a single such next hop.
+func (sp *search) equalCost(nodes []*Node, adj [][]edge, src int32) [][]*link.Dir {
+	sets := make([][]*link.Dir, len(nodes))
+	for _, u := range sp.order {
+		if u != src && nodes[u].Kind == config.Endpoint {
+			continue
+		}
+		for _, e := range adj[u] {
+			v := e.to
+			if v == src || sp.dist[u]+e.dir.Delay() != sp.dist[v] || sp.hops[u]+1 != sp.hops[v] {
+				continue
+			}
+			from := sets[u]
+			if u == src {
+				from = []*link.Dir{e.dir}
+			}
+			for _, d := range from {
+				if !slices.Contains(sets[v], d) {
+					sets[v] = append(sets[v], d)
+				}
+			}
+		}
+	}
+	for v := range sets {
+		if len(sets[v]) < 2 {
+			sets[v] = nil
+		}
+	}
+	return sets
 }
 
 // search is Dijkstra's algorithm over the routing graph, its scratch space
@@ -55,6 +93,7 @@ type search struct {
 	hops  []int32
 	first []*link.Dir // first direction on the best path found so far
 	done  []bool
+	order []int32 // nodes in the order they were settled
 	pq    searchHeap
 }
 
@@ -71,6 +110,7 @@ func (sp *search) run(nodes []*Node, adj [][]edge, src int32) []*link.Dir {
 		sp.dist[i], sp.hops[i], sp.first[i], sp.done[i] = -1, 0, nil, false
 	}
 	sp.dist[src] = 0
+	sp.order = sp.order[:0]
 	sp.pq = append(sp.pq[:0], searchItem{0, 0, src})
 	for len(sp.pq) > 0 {
 		it := heap.Pop(&sp.pq).(searchItem)
@@ -79,6 +119,7 @@ func (sp *search) run(nodes []*Node, adj [][]edge, src int32) []*link.Dir {
 			continue // stale entry
 		}
 		sp.done[u] = true
+		sp.order = append(sp.order, u)
 		if u != src && nodes[u].Kind == config.Endpoint {
 			continue // endpoints do not forward
 		}

@@ -22,6 +22,8 @@ type Network struct {
 	links map[string][2]*link.Dir
 	ends  flowEnds
 	far   map[*link.Dir]int32 // the node a direction delivers to
+	flood []floodMark         // by packet ID: a switch's flooded copies (switch.go)
+	pool  *packet.Pool
 	// rtt is the base RTT of the first flow (in scenario order) whose path
 	// crosses a direction, for BDP queue limits.
 	rtt map[*link.Dir]sim.Duration
@@ -86,10 +88,10 @@ func (nw *Network) Bottleneck(src, dst int32) units.BitRate {
 // Build creates the network of scn in s. Randomness for a direction's loss
 // and jitter comes from streams named "link/<id>/<dir>/loss|jitter".
 func Build(s *sim.Sim, pool *packet.Pool, scn *config.Scenario) (*Network, error) {
-	nw := &Network{byID: map[string]int32{}, links: map[string][2]*link.Dir{}, far: map[*link.Dir]int32{}}
+	nw := &Network{byID: map[string]int32{}, links: map[string][2]*link.Dir{}, far: map[*link.Dir]int32{}, pool: pool}
 	for i, n := range scn.Nodes {
 		nw.byID[n.ID] = int32(i)
-		nw.Nodes = append(nw.Nodes, &Node{Name: n.ID, Index: int32(i), Kind: n.Kind, pool: pool, ends: &nw.ends})
+		nw.Nodes = append(nw.Nodes, &Node{Name: n.ID, Index: int32(i), Kind: n.Kind, pool: pool, ends: &nw.ends, net: nw})
 	}
 	seed := scn.Runtime.Seed
 	for _, l := range scn.Links {
@@ -112,6 +114,14 @@ func Build(s *sim.Sim, pool *packet.Pool, scn *config.Scenario) (*Network, error
 		nw.links[l.ID] = pair
 	}
 	nw.route(scn)
+	if err := nw.buildSwitches(scn); err != nil {
+		return nil, err
+	}
+	for _, n := range nw.Nodes {
+		if n.sw != nil && nw.flood == nil {
+			nw.flood = make([]floodMark, 0, 1024)
+		}
+	}
 	nw.rtt = map[*link.Dir]sim.Duration{}
 	for _, f := range scn.Flows {
 		src, dst := nw.byID[f.Src], nw.byID[f.Dst]
