@@ -76,6 +76,7 @@ var (
 
 	startShape = object(map[string]*shape{
 		"kind": leaf(kString), "at": leaf(kDuration), "rate": leaf(kString), "span": leaf(kDuration),
+		"every": leaf(kDuration), "batch": leaf(kCount),
 	})
 
 	sizeDistShape = object(map[string]*shape{

@@ -45,9 +45,10 @@ type StartKind uint8
 
 // Start distributions.
 const (
-	StartAt      StartKind = iota // every flow at At
-	StartPoisson                  // arrivals of a Poisson process of PerSecond from At
-	StartUniform                  // each flow uniform in [At, At+Span)
+	StartAt       StartKind = iota // every flow at At
+	StartPoisson                   // arrivals of a Poisson process of PerSecond from At
+	StartUniform                   // each flow uniform in [At, At+Span)
+	StartPeriodic                  // rounds of Batch flows, one round every Every from At
 )
 
 // StartDist is a group's start-time distribution.
@@ -56,6 +57,8 @@ type StartDist struct {
 	At        sim.Duration
 	PerSecond float64 // StartPoisson: mean arrivals per second
 	Span      sim.Duration
+	Every     sim.Duration // StartPeriodic
+	Batch     int          // StartPeriodic: flows per round
 }
 
 // SizeKind is a group's flow-size distribution.
@@ -89,7 +92,7 @@ type SizeDist struct {
 }
 
 var (
-	startKinds = map[string]StartKind{"at": StartAt, "poisson": StartPoisson, "uniform": StartUniform}
+	startKinds = map[string]StartKind{"at": StartAt, "poisson": StartPoisson, "uniform": StartUniform, "periodic": StartPeriodic}
 	sizeKinds  = map[string]SizeKind{"fixed": SizeFixed, "uniform": SizeUniform, "lognormal": SizeLognormal, "pareto": SizePareto, "empirical": SizeEmpirical}
 )
 
@@ -218,6 +221,34 @@ func (c *collector) startDist(p string, v any) StartDist {
 		c.add(sp, "missing; starts are uniform in [at, at+span)")
 	case sok:
 		c.add(sp, "only for kind \"uniform\"")
+	}
+	ev, ep, eok := o.get("every")
+	bv, bp, bok := o.get("batch")
+	switch {
+	case d.Kind == StartPeriodic && eok:
+		if x, ok := c.duration(ep, ev); ok {
+			if x == 0 {
+				c.add(ep, "must be positive")
+			}
+			d.Every = x
+		}
+	case d.Kind == StartPeriodic:
+		c.add(ep, "missing; the time between rounds, e.g. \"10ms\"")
+	case eok:
+		c.add(ep, "only for kind \"periodic\"")
+	}
+	switch {
+	case d.Kind == StartPeriodic && bok:
+		if n, ok := c.count(bp, bv, MaxGroupCount); ok {
+			if n == 0 {
+				c.add(bp, "must be at least 1")
+			}
+			d.Batch = int(n)
+		}
+	case d.Kind == StartPeriodic:
+		d.Batch = 1
+	case bok:
+		c.add(bp, "only for kind \"periodic\"")
 	}
 	return d
 }
@@ -405,6 +436,8 @@ func (g *Group) expand(s *Scenario) {
 			f.Start = t
 		case StartUniform:
 			f.Start = g.Start.At + sim.Duration(startRNG.Int64N(int64(g.Start.Span)))
+		case StartPeriodic:
+			f.Start = g.Start.At + sim.Duration(i/g.Start.Batch)*g.Start.Every
 		}
 		f.Size = g.Size.draw(sizeRNG)
 		s.Flows = append(s.Flows, f)
@@ -511,6 +544,8 @@ func (d StartDist) tree() any {
 		t["rate"] = strconv.FormatFloat(d.PerSecond, 'g', -1, 64) + "/s"
 	case StartUniform:
 		t["span"] = d.Span.String()
+	case StartPeriodic:
+		t["every"], t["batch"] = d.Every.String(), json.Number(strconv.Itoa(d.Batch))
 	}
 	return t
 }
