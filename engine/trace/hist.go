@@ -12,7 +12,8 @@ import "math/bits"
 // counts with the original: reset a histogram by assigning Hist{}.
 type Hist struct {
 	n      uint64
-	counts [64]*[1 << histSub]uint64 // by power of two, then sub-bucket
+	zeros  uint64                    // values ≤ 0 (an empty queue's sojourn), kept beside n: one cache line
+	counts [64]*[1 << histSub]uint64 // values > 0, by power of two, then sub-bucket
 }
 
 const histSub = 6 // log2 of sub-buckets per power of two
@@ -37,6 +38,11 @@ func bucketMid(b int) int64 {
 
 // Add records v.
 func (h *Hist) Add(v int64) {
+	h.n++
+	if v <= 0 {
+		h.zeros++
+		return
+	}
 	b := histBucket(v)
 	c := h.counts[b>>histSub]
 	if c == nil {
@@ -44,7 +50,6 @@ func (h *Hist) Add(v int64) {
 		h.counts[b>>histSub] = c
 	}
 	c[b&(1<<histSub-1)]++
-	h.n++
 }
 
 // Count is the number of values recorded.
@@ -56,7 +61,10 @@ func (h *Hist) Quantile(q float64) (int64, bool) {
 		return 0, false
 	}
 	rank := uint64(q*float64(h.n-1)) + 1
-	var seen uint64
+	seen := h.zeros
+	if seen >= rank {
+		return bucketMid(0), true
+	}
 	for e, c := range h.counts {
 		if c == nil {
 			continue
