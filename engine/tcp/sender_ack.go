@@ -135,6 +135,12 @@ func (d *DataSender) ack(p *packet.Packet) {
 		if d.tlpHighSeq != 0 {
 			d.processTLPAck(ackSeq, flag)
 		}
+		// tcp_ack's no_queue path, then tcp_data_snd_check in
+		// tcp_rcv_established: a window update with nothing in flight
+		// lets the sender send what the closed window held back.
+		if flag&flagWinUpdate != 0 {
+			d.push()
+		}
 		return
 	}
 
