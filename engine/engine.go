@@ -59,8 +59,20 @@ func New(scn *config.Scenario, sink trace.Sink) (*Run, error) {
 		d.Observe(q)
 	}
 	var later []*tcpFlow // group flows, built when they start
+	var legs1 []*tcpFlow // second legs of flows split by proxies
 	for i, f := range scn.Flows {
 		r.Trace.Flows = append(r.Trace.Flows, f.ID)
+		if px := r.proxyOn(f); px != nil {
+			next := int32(len(scn.Flows) + len(legs1))
+			l0, l1, err := r.splitFlow(int32(i), next, f, px)
+			if err != nil {
+				return nil, fmt.Errorf("engine: flows[%s]: %w", f.ID, err)
+			}
+			r.Trace.Flows[i] = l0.cfg.ID
+			r.Flows = append(r.Flows, l0)
+			legs1 = append(legs1, l1)
+			continue
+		}
 		fl, err := r.newFlow(int32(i), f)
 		if err != nil {
 			return nil, fmt.Errorf("engine: flows[%s]: %w", f.ID, err)
@@ -69,6 +81,10 @@ func New(scn *config.Scenario, sink trace.Sink) (*Run, error) {
 			later = append(later, t)
 		}
 		r.Flows = append(r.Flows, fl)
+	}
+	for _, l1 := range legs1 {
+		r.Trace.Flows = append(r.Trace.Flows, l1.cfg.ID)
+		r.Flows = append(r.Flows, l1)
 	}
 	if len(later) > 0 {
 		newFlowStarter(r, later)

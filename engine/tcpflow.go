@@ -32,6 +32,11 @@ type tcpFlow struct {
 	// final is its summary once released.
 	marks [2]sim.Mark
 	final *FlowSummary
+
+	// A leg of a flow split by a proxy (proxy.go): leg 0 ends in the
+	// proxy's held receiver, leg 1 starts at its relay-fed sender.
+	relay *proxyRelay
+	leg   int
 }
 
 // echoMode is how the receiver of flow f feeds back CE marks: DCTCP's
@@ -98,17 +103,26 @@ func (t *tcpFlow) build() error {
 		Flow: idx, Node: src.Index, Peer: dst.Index, Opts: opts, CC: alg,
 		RNG: rng.Stream(r.Scenario.Runtime.Seed, "flow/"+f.ID+"/cc"),
 		ECN: ecn, Echo: echo, Start: sim.Time(f.Start), Size: f.Size, App: f.App,
+		Relay: t.relayFeed(),
 	})
 	t.rcv = tcp.NewReceiver(r.Sim, r.Pool, dst, r.Trace, tcp.ReceiverConfig{
 		Flow: idx, Node: dst.Index, Peer: src.Index, Opts: opts, Echo: echo,
+		Hold: t.relay != nil && t.leg == 0,
 	})
 	t.marks[1] = r.Sim.Mark()
-	if lazy(f) {
+	switch {
+	case lazy(f):
 		src.Attach(idx, senderEnd{t})
-	} else {
+	case t.relay != nil && t.leg == 1:
+		src.Attach(idx, relaySender{t})
+	default:
 		src.Attach(idx, t.snd)
 	}
-	dst.Attach(idx, tcpDelivery{t})
+	if t.relay != nil && t.leg == 0 {
+		dst.Attach(idx, relayReceiver{t})
+	} else {
+		dst.Attach(idx, tcpDelivery{t})
+	}
 	return nil
 }
 
@@ -118,8 +132,12 @@ type tcpDelivery struct{ t *tcpFlow }
 
 // Receive passes id to the receiver and records delivery progress.
 func (h tcpDelivery) Receive(id packet.ID) {
-	t := h.t
-	t.rcv.Receive(id)
+	h.t.rcv.Receive(id)
+	h.t.noteDelivered()
+}
+
+// noteDelivered records what the receiving application has read.
+func (t *tcpFlow) noteDelivered() {
 	got := t.rcv.BytesDelivered()
 	if got == t.delivered {
 		return

@@ -74,6 +74,17 @@ func TestBuiltins(t *testing.T) {
 			}},
 		{"bufferbloat", 10 * units.Mbps, 20 * sim.Millisecond, QueueLimit{Packets: 1000}, []string{bulk("cubic"), "cubic 100Kbps"}, 30 * sim.Second, nil},
 		{"p-rtr-rtr-p", 50 * units.Mbps, 62 * sim.Millisecond, QueueLimit{MilliBDPs: 1000}, []string{bulk("cubic")}, 20 * sim.Second, nil},
+		// A proxy between the router and the client: a long lossy leg
+		// and a short clean one (the WarpSIM paper's p-we-p).
+		{"p-we-p", 50 * units.Mbps, 84 * sim.Millisecond, QueueLimit{MilliBDPs: 1000}, []string{bulk("cubic")}, 20 * sim.Second,
+			func(t *testing.T, s *Scenario) {
+				if n := s.Nodes[2]; n.Kind != Proxy || n.Buffer != 4*units.MB {
+					t.Errorf("node %s = kind %d buffer %v, want a proxy with a 4MB buffer", n.ID, n.Kind, n.Buffer)
+				}
+				if l := bottleneck(s).AB.Loss; l.P != 0.001 {
+					t.Errorf("long leg loss = %+v, want p = 0.001", l)
+				}
+			}},
 		// The N-flow dumbbell: 32 CUBIC flows by default, each
 		// between hosts of its own.
 		{"dumbbell-n", 10 * units.Gbps, 30 * sim.Millisecond, QueueLimit{MilliBDPs: 1000}, slices.Repeat([]string{bulk("cubic")}, 32), sim.Second,

@@ -58,6 +58,9 @@ func (s *Scenario) tree() tree {
 			if n.Routing != RouteFirst { // absent keeps older scenarios' hashes
 				t["routing"] = nameOf(routingModes, n.Routing)
 			}
+			if n.Kind == Proxy {
+				t["buffer"] = formatSize(n.Buffer)
+			}
 			nodes = append(nodes, t)
 		}
 	}
@@ -185,6 +188,13 @@ func (f Flow) tree() tree {
 		tcp["ecn_low"] = true
 	}
 	t["tcp"] = tcp
+	if f.Legs != [2]Leg{} { // absent keeps older scenarios' hashes
+		legs := make([]any, 2)
+		for i, l := range f.Legs {
+			legs[i] = tree{"cc": l.CC, "tcp": Flow{CC: l.CC, TCP: l.TCP}.tree()["tcp"]}
+		}
+		t["legs"] = legs
+	}
 	return t
 }
 

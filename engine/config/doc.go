@@ -58,7 +58,11 @@
 // "first" (default) uses the first of several equal-cost next hops, "ecmp"
 // hashes the flow's 5-tuple with a key from the stream node/<id>/ecmp, and
 // "spray" draws a next hop per packet from the stream node/<id>/spray,
-// which reorders packets where the paths' queues differ.
+// which reorders packets where the paths' queues differ. "proxy" forwards
+// as a router and splits every TCP flow routed through it into legs
+// "<id>.0" (to the proxy) and "<id>.1" (from it), joined by a relay buffer
+// of buffer bytes (default "4MB"); a flow's legs, [{cc, tcp}, {cc, tcp}],
+// set each leg's CC and TCP options (default: the flow's).
 //
 // links: id, a, b (node ids; a link is bidirectional: "ab" is the direction
 // from a to b, "ba" the reverse), then the direction fields rate, delay,

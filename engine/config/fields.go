@@ -70,6 +70,9 @@ var (
 		"rcvbuf_init": leaf(kSize), "rcvbuf_max": leaf(kSize), "gro_interval": leaf(kDuration),
 	})
 
+	// legShape is one leg of a flow a proxy splits.
+	legShape = object(map[string]*shape{"cc": leaf(kString), "tcp": tcpShape})
+
 	// hostShape is a group's per-flow host: the node it links to and its
 	// access link's direction values (both directions alike).
 	hostShape = object(merge(directionFields, map[string]*shape{"attach": leaf(kString)}))
@@ -91,6 +94,7 @@ var (
 		"src": leaf(kEnds), "dst": leaf(kEnds), "cc": leaf(kString),
 		"rate": leaf(kRate), "start": leaf(kStart), "size": leaf(kFlowSize), "interval": leaf(kDuration),
 		"packet_size": leaf(kSize), "ecn": leaf(kString), "app": appShape, "tcp": tcpShape,
+		"legs": {kind: kList, elem: legShape},
 	})
 
 	changeShape = object(map[string]*shape{
@@ -101,7 +105,7 @@ var (
 	scenarioShape = object(map[string]*shape{
 		"name": leaf(kString), "description": leaf(kString),
 		"runtime": object(map[string]*shape{"seed": leaf(kCount), "duration": leaf(kDuration)}),
-		"nodes":   {kind: kList, byID: true, elem: object(map[string]*shape{"id": leaf(kString), "kind": leaf(kString), "routing": leaf(kString)})},
+		"nodes":   {kind: kList, byID: true, elem: object(map[string]*shape{"id": leaf(kString), "kind": leaf(kString), "routing": leaf(kString), "buffer": leaf(kSize)})},
 		"links":   {kind: kList, byID: true, elem: linkShape},
 		"flows":   {kind: kList, byID: true, elem: flowShape},
 		"changes": {kind: kList, elem: changeShape},

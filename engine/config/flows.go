@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -99,7 +100,44 @@ func (c *collector) flowCommon(path string, o obj, id string, opts options) Flow
 	}
 	f.App = c.app(o)
 	f.TCP = c.tcp(o)
+	f.Legs = c.legs(o, f, opts)
 	return f
+}
+
+// legs decodes the per-leg CC and TCP options a proxy uses when it splits
+// the flow; a leg that gives none takes the flow's. Without "legs" both
+// are zero, meaning the flow's own.
+func (c *collector) legs(o obj, f Flow, opts options) [2]Leg {
+	var none [2]Leg
+	out := [2]Leg{{f.CC, f.TCP}, {f.CC, f.TCP}}
+	v, p, ok := o.get("legs")
+	if !ok {
+		return none
+	}
+	arr, isArr := v.([]any)
+	if !isArr || len(arr) != 2 {
+		c.add(p, "must be an array of two legs: [to the proxy, from the proxy]")
+		return out
+	}
+	for i, e := range arr {
+		lp := fmt.Sprintf("%s[%d]", p, i)
+		lo, ok := c.object(lp, e, legShape)
+		if !ok {
+			continue
+		}
+		if v, cp, ok := lo.get("cc"); ok {
+			if s, ok := c.str(cp, v); ok {
+				if s == Pump || s == Ping || opts.ccs != nil && !slices.Contains(opts.ccs, s) {
+					c.add(cp, "unknown congestion control %q; known: %s", s, strings.Join(opts.ccs, ", "))
+				}
+				out[i].CC = s
+			}
+		}
+		if _, _, ok := lo.get("tcp"); ok {
+			out[i].TCP = c.tcp(lo)
+		}
+	}
+	return out
 }
 
 // pump decodes a constant-rate flow's rate and packet size.
@@ -121,7 +159,7 @@ func (c *collector) pump(path string, o obj, f *Flow) {
 	if v, p, ok := o.get("ecn"); ok {
 		f.ECN, _ = enum(c, p, v, ecnMarkings)
 	}
-	for _, key := range []string{"app", "tcp"} {
+	for _, key := range []string{"app", "tcp", "legs"} {
 		if _, p, ok := o.get(key); ok {
 			c.add(p, "only for TCP flows; this flow's cc is %q", Pump)
 		}
@@ -163,7 +201,7 @@ func (c *collector) ping(o obj, f *Flow) {
 			f.PacketSize = n
 		}
 	}
-	for _, key := range []string{"app", "tcp", "rate", "ecn", "size"} {
+	for _, key := range []string{"app", "tcp", "rate", "ecn", "size", "legs"} {
 		if _, p, ok := o.get(key); ok {
 			c.add(p, "not for ping flows (cc %q): a probe runs from its start to the end of the run", Ping)
 		}

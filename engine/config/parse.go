@@ -172,7 +172,7 @@ func (c *collector) runtime(root obj) Runtime {
 }
 
 var (
-	nodeKinds    = map[string]NodeKind{"endpoint": Endpoint, "router": Router, "switch": Switch}
+	nodeKinds    = map[string]NodeKind{"endpoint": Endpoint, "router": Router, "switch": Switch, "proxy": Proxy}
 	routingModes = map[string]Routing{"first": RouteFirst, "ecmp": RouteECMP, "spray": RouteSpray}
 )
 
@@ -191,8 +191,26 @@ func (c *collector) node(path string, o obj, id string) Node {
 			c.add(p, "only for routers; a switch forwards by learned addresses, an endpoint does not forward")
 		}
 	}
+	if n.Kind == Proxy {
+		n.Buffer = DefaultProxyBuffer
+	}
+	if v, p, ok := o.get("buffer"); ok {
+		if b, ok := c.size(p, v); ok {
+			if b == 0 {
+				c.add(p, "must be positive")
+			}
+			n.Buffer = b
+		}
+		if kindOK && n.Kind != Proxy {
+			c.add(p, "only for proxies")
+		}
+	}
 	return n
 }
+
+// DefaultProxyBuffer is a proxy's relay buffer when it gives none: Linux's
+// default send-buffer ceiling, tcp_wmem[2].
+const DefaultProxyBuffer = DefaultSndBuf
 
 var traceDetails = map[string]TraceDetail{"summary": TraceSummary, "sampled": TraceSampled, "change": TraceChange}
 

@@ -33,6 +33,7 @@ const (
 	Endpoint NodeKind = iota // hosts flows
 	Router                   // forwards on shortest-path routes
 	Switch                   // L2: forwards by learned source addresses, floods until learned
+	Proxy                    // splits the TCP flows routed through it; forwards the rest as a router
 )
 
 // Routing is how a router picks among equal-cost next hops.
@@ -49,8 +50,9 @@ const (
 type Node struct {
 	ID      string
 	Kind    NodeKind
-	Routing Routing // routers only
-	Group   string  // the flow group that created this per-flow host, if any
+	Routing Routing     // routers only
+	Buffer  units.Bytes // proxies only: the relay buffer between a flow's two legs
+	Group   string      // the flow group that created this per-flow host, if any
 }
 
 // Link joins nodes A and B. AB is the direction from A to B, BA the reverse;
@@ -175,6 +177,16 @@ type Flow struct {
 	Interval sim.Duration
 
 	App AppPattern
+	TCP TCPOptions
+	// Legs are the CC and TCP options of the two legs of a flow split by a
+	// proxy on its path: leg 0 from Src to the proxy, leg 1 from the proxy
+	// to Dst. Zero (no "legs" given): both take the flow's own.
+	Legs [2]Leg
+}
+
+// Leg is one leg of a flow split by a proxy.
+type Leg struct {
+	CC  string
 	TCP TCPOptions
 }
 

@@ -221,6 +221,9 @@ func (r *Receiver) rmemAlloc() uint64 {
 // once, then tcp_rcv_space_adjust autotunes the buffer and tcp_cleanup_rbuf
 // may send an ACK.
 func (r *Receiver) appRead() {
+	if r.cfg.Hold {
+		return // the application reads through Read
+	}
 	copied := r.rcvNxt - r.copiedSeq
 	if copied == 0 {
 		return

@@ -45,6 +45,9 @@ type SenderConfig struct {
 	Start sim.Time
 	Size  units.Bytes // payload to send; 0: unbounded
 	App   config.AppPattern
+	// Relay, if set, is an application that writes only what a relay has
+	// fed it (relay.go); App is then ignored.
+	Relay *Relay
 }
 
 // SenderStats are a sender's counters for the summary.
