@@ -9,6 +9,7 @@ import (
 	"github.com/ccscope/ccscope/engine/config"
 	"github.com/ccscope/ccscope/engine/link"
 	"github.com/ccscope/ccscope/engine/packet"
+	"github.com/ccscope/ccscope/engine/ping"
 	"github.com/ccscope/ccscope/engine/pump"
 	"github.com/ccscope/ccscope/engine/sim"
 	"github.com/ccscope/ccscope/engine/topo"
@@ -59,14 +60,39 @@ func New(scn *config.Scenario, sink trace.Sink) (*Run, error) {
 		r.queues = append(r.queues, q)
 		d.Observe(q)
 	}
+	var later []*tcpFlow // group flows, built when they start
+	var legs1 []*tcpFlow // second legs of flows split by proxies
 	for i, f := range scn.Flows {
 		r.Trace.Flows = append(r.Trace.Flows, f.ID)
+		if px := r.proxyOn(f); px != nil {
+			next := int32(len(scn.Flows) + len(legs1))
+			l0, l1, err := r.splitFlow(int32(i), next, f, px)
+			if err != nil {
+				return nil, fmt.Errorf("engine: flows[%s]: %w", f.ID, err)
+			}
+			r.Trace.Flows[i] = l0.cfg.ID
+			r.Flows = append(r.Flows, l0)
+			r.paths = append(r.paths, pathFacts(nw, l0.cfg))
+			legs1 = append(legs1, l1)
+			continue
+		}
 		fl, err := r.newFlow(int32(i), f)
 		if err != nil {
 			return nil, fmt.Errorf("engine: flows[%s]: %w", f.ID, err)
 		}
+		if t, ok := fl.(*tcpFlow); ok && t.snd == nil {
+			later = append(later, t)
+		}
 		r.Flows = append(r.Flows, fl)
 		r.paths = append(r.paths, pathFacts(nw, f))
+	}
+	for _, l1 := range legs1 {
+		r.Trace.Flows = append(r.Trace.Flows, l1.cfg.ID)
+		r.Flows = append(r.Flows, l1)
+		r.paths = append(r.paths, pathFacts(nw, l1.cfg))
+	}
+	if len(later) > 0 {
+		newFlowStarter(r, later)
 	}
 	r.changes.init(r)
 	return r, nil
@@ -102,6 +128,15 @@ func (r *Run) newFlow(idx int32, f config.Flow) (Flow, error) {
 		})
 		dst.Attach(idx, p)
 		return pumpFlow{p, f}, nil
+	}
+	if f.CC == config.Ping {
+		p := ping.New(r.Sim, r.Pool, src, r.Trace, ping.Config{
+			Flow: idx, Src: src.Index, Dst: dst.Index, Interval: f.Interval,
+			PacketSize: f.PacketSize, Start: sim.Time(f.Start),
+		})
+		src.Attach(idx, p)
+		dst.Attach(idx, ping.Echo{Pool: r.Pool, Out: dst})
+		return pingFlow{p, f}, nil
 	}
 	return r.newTCPFlow(idx, f)
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"github.com/ccscope/ccscope/engine/config"
+	"github.com/ccscope/ccscope/engine/ping"
 	"github.com/ccscope/ccscope/engine/pump"
 	"github.com/ccscope/ccscope/engine/rcvpath"
 	"github.com/ccscope/ccscope/engine/sim"
@@ -21,6 +22,8 @@ type Summary struct {
 	WallS      float64        `json:"wall_s" msgpack:"wall_s"`
 	Flows      []FlowSummary  `json:"flows" msgpack:"flows"`
 	Queues     []QueueSummary `json:"queues" msgpack:"queues"`
+	// Groups summarises each flow group (absent when there are none).
+	Groups []GroupSummary `json:"groups,omitempty" msgpack:"groups,omitempty"`
 }
 
 // FlowSummary reports one flow. Pointers are null where a value does not
@@ -38,6 +41,15 @@ type FlowSummary struct {
 	RTTP50Ps       *int64 `json:"rtt_p50_ps" msgpack:"rtt_p50_ps"`
 	RTTP99Ps       *int64 `json:"rtt_p99_ps" msgpack:"rtt_p99_ps"`
 	PathFacts
+	// FCTPs is a group flow's completion time: from its start to the
+	// receiving application having its last byte (sized flows that
+	// completed; absent for flows not in a group).
+	FCTPs *int64 `json:"fct_ps,omitempty" msgpack:"fct_ps,omitempty"`
+	// ProbesSent and ProbesReceived count a ping flow's echo requests and
+	// replies (absent for other flows); its rtt_p50_ps and rtt_p99_ps are
+	// exact, over every probe.
+	ProbesSent     *int64 `json:"probes_sent,omitempty" msgpack:"probes_sent,omitempty"`
+	ProbesReceived *int64 `json:"probes_received,omitempty" msgpack:"probes_received,omitempty"`
 	// CC holds algorithm-specific final values (e.g. BBR's bw and min_rtt).
 	CCFinal map[string]float64 `json:"cc_final,omitempty" msgpack:"cc_final,omitempty"`
 	// RcvPath counts what the flow's receive-path models did (absent
@@ -86,6 +98,7 @@ func (r *Run) Summary(hash string) Summary {
 		fs.PathFacts = r.paths[i]
 		s.Flows = append(s.Flows, fs)
 	}
+	s.Groups = r.groupSummaries(s.Flows)
 	for i, d := range r.Net.Dirs {
 		if d.Stats.Enqueued == 0 && d.Stats.Drops == 0 && d.Stats.OutageDrops == 0 {
 			continue
@@ -158,6 +171,24 @@ func (f pumpFlow) Summary(now sim.Time) FlowSummary {
 		T100MBPs: milestone(p.Milestones.T100MB)}
 	if p.Sent > 0 {
 		s.GoodputBps = Goodput(p.BytesDelivered, p.FirstSend, p.Done, now)
+	}
+	return s
+}
+
+type pingFlow struct {
+	p   *ping.Probe
+	cfg config.Flow
+}
+
+func (f pingFlow) Summary(now sim.Time) FlowSummary {
+	p := f.p
+	s := FlowSummary{ID: f.cfg.ID, Kind: "ping", CC: "ping", BytesSent: int64(p.BytesSent),
+		BytesDelivered: int64(p.BytesReceived), ProbesSent: ptr(int64(p.Sent)), ProbesReceived: ptr(int64(p.Received))}
+	if v, ok := p.Quantile(0.5); ok {
+		s.RTTP50Ps = ptr(int64(v))
+	}
+	if v, ok := p.Quantile(0.99); ok {
+		s.RTTP99Ps = ptr(int64(v))
 	}
 	return s
 }

@@ -34,6 +34,17 @@ type tcpFlow struct {
 	// The receive-path models (nil when not configured) and their counts.
 	ackHold *rcvpath.AckHold
 	rcvPath *rcvpath.Stats
+
+	// A group's flow is built at its start and released when done
+	// (groupflows.go): marks bound the sim registrations of its ends, and
+	// final is its summary once released.
+	marks [2]sim.Mark
+	final *FlowSummary
+
+	// A leg of a flow split by a proxy (proxy.go): leg 0 ends in the
+	// proxy's held receiver, leg 1 starts at its relay-fed sender.
+	relay *proxyRelay
+	leg   int
 }
 
 // echoMode is how the receiver of flow f feeds back CE marks: DCTCP's
@@ -70,30 +81,59 @@ func echoMode(f config.Flow) tcp.EchoMode {
 // (TCP_CONG_NEEDS_ECN in the kernel).
 func needsECN(ccName string) bool { return ccName == "dctcp" || ccName == "prague" }
 
-// newTCPFlow builds flow f's two ends and attaches them to their nodes.
-func (r *Run) newTCPFlow(idx int32, f config.Flow) (Flow, error) {
+// newTCPFlow builds flow f's two ends and attaches them to their nodes; a
+// group's flow only checks its CC, and is built when it starts.
+func (r *Run) newTCPFlow(idx int32, f config.Flow) (*tcpFlow, error) {
+	t := &tcpFlow{cfg: f, idx: idx, run: r}
+	if lazy(f) {
+		if _, err := cc.New(f.CC); err != nil {
+			return nil, fmt.Errorf("cc: %w", err)
+		}
+		return t, nil
+	}
+	return t, t.build()
+}
+
+// build creates the flow's two ends and attaches them to their nodes.
+func (t *tcpFlow) build() error {
+	r, f, idx := t.run, t.cfg, t.idx
 	alg, err := cc.New(f.CC)
 	if err != nil {
-		return nil, fmt.Errorf("cc: %w", err)
+		return fmt.Errorf("cc: %w", err)
 	}
+	t.marks[0] = r.Sim.Mark()
 	src, dst := r.Net.Node(f.Src), r.Net.Node(f.Dst)
 	ecn := f.TCP.ECN || needsECN(f.CC)
 	echo := echoMode(f)
 	opts := f.TCP
 	opts.ECN = ecn
-	t := &tcpFlow{cfg: f, idx: idx, run: r}
 	t.snd = tcp.NewSender(r.Sim, r.Pool, src, r.Trace, tcp.SenderConfig{
 		Flow: idx, Node: src.Index, Peer: dst.Index, Opts: opts, CC: alg,
 		RNG: rng.Stream(r.Scenario.Runtime.Seed, "flow/"+f.ID+"/cc"),
 		ECN: ecn, Echo: echo, Start: sim.Time(f.Start), Size: f.Size, App: f.App,
 		HostFQ: r.egressFQ(src.Index, dst.Index),
+		Relay:  t.relayFeed(),
 	})
 	t.rcv = tcp.NewReceiver(r.Sim, r.Pool, t.ackPath(src.Index, dst), r.Trace, tcp.ReceiverConfig{
 		Flow: idx, Node: dst.Index, Peer: src.Index, Opts: opts, Echo: echo,
+		Hold: t.relay != nil && t.leg == 0,
 	})
-	src.Attach(idx, t.snd)
-	dst.Attach(idx, t.dataPath())
-	return t, nil
+	in := t.dataPath()
+	t.marks[1] = r.Sim.Mark()
+	switch {
+	case lazy(f):
+		src.Attach(idx, senderEnd{t})
+	case t.relay != nil && t.leg == 1:
+		src.Attach(idx, relaySender{t})
+	default:
+		src.Attach(idx, t.snd)
+	}
+	if t.relay != nil && t.leg == 0 {
+		dst.Attach(idx, relayReceiver{t})
+	} else {
+		dst.Attach(idx, in)
+	}
+	return nil
 }
 
 // ackPath builds the grant and the ACK hold of the flow's receive path
@@ -155,6 +195,11 @@ func (h tcpDelivery) Receive(id packet.ID) {
 		t.ackHold.NoteArrival(t.run.Pool.Get(id).Size)
 	}
 	t.rcv.Receive(id)
+	t.noteDelivered()
+}
+
+// noteDelivered records what the receiving application has read.
+func (t *tcpFlow) noteDelivered() {
 	got := t.rcv.BytesDelivered()
 	if got == t.delivered {
 		return
@@ -178,6 +223,12 @@ func (h tcpDelivery) Send(id packet.ID) { h.Receive(id) }
 // the receiving application got; goodput is delivered bytes over the time
 // from the first data segment sent to completion (or now).
 func (t *tcpFlow) Summary(now sim.Time) FlowSummary {
+	switch {
+	case t.final != nil:
+		return *t.final
+	case t.snd == nil: // a group's flow that has not started
+		return FlowSummary{ID: t.cfg.ID, Kind: "tcp", CC: t.cfg.CC}
+	}
 	st := &t.snd.Stats
 	delivered := t.rcv.BytesDelivered()
 	s := FlowSummary{ID: t.cfg.ID, Kind: "tcp", CC: t.cfg.CC, BytesSent: int64(st.BytesSent),
@@ -188,6 +239,9 @@ func (t *tcpFlow) Summary(now sim.Time) FlowSummary {
 	if st.Started {
 		s.GoodputBps = Goodput(delivered, st.FirstSend, t.done, now)
 	}
+	if t.cfg.Group != "" && t.done != 0 {
+		s.FCTPs = ptr(int64(t.done.Sub(sim.Time(t.cfg.Start))))
+	}
 	return s
 }
 
@@ -195,6 +249,9 @@ func (t *tcpFlow) Summary(now sim.Time) FlowSummary {
 // it again on the next ACK); pacing_rate overrides the pacing rate until an
 // action sets it to 0, which returns control to the CC and the sender.
 func (t *tcpFlow) Act(a Action) error {
+	if t.snd == nil {
+		return fmt.Errorf("engine: flow %q is not running (it has not started, or has finished)", t.cfg.ID)
+	}
 	if a.CwndPkts == nil && a.PacingRate == nil {
 		return fmt.Errorf("engine: action on flow %q sets nothing (cwnd or pacing_rate)", t.cfg.ID)
 	}

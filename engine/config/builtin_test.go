@@ -1,6 +1,8 @@
 package config
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -71,9 +73,33 @@ func TestBuiltins(t *testing.T) {
 				}
 			}},
 		{"bufferbloat", 10 * units.Mbps, 20 * sim.Millisecond, QueueLimit{Packets: 1000}, []string{bulk("cubic"), "cubic 100Kbps"}, 30 * sim.Second, nil},
+		{"p-rtr-rtr-p", 50 * units.Mbps, 62 * sim.Millisecond, QueueLimit{MilliBDPs: 1000}, []string{bulk("cubic")}, 20 * sim.Second, nil},
+		// A proxy between the router and the client: a long lossy leg
+		// and a short clean one (the WarpSIM paper's p-we-p).
+		{"p-we-p", 50 * units.Mbps, 84 * sim.Millisecond, QueueLimit{MilliBDPs: 1000}, []string{bulk("cubic")}, 20 * sim.Second,
+			func(t *testing.T, s *Scenario) {
+				if n := s.Nodes[2]; n.Kind != Proxy || n.Buffer != 4*units.MB {
+					t.Errorf("node %s = kind %d buffer %v, want a proxy with a 4MB buffer", n.ID, n.Kind, n.Buffer)
+				}
+				if l := bottleneck(s).AB.Loss; l.P != 0.001 {
+					t.Errorf("long leg loss = %+v, want p = 0.001", l)
+				}
+			}},
+		// The N-flow dumbbell: 32 CUBIC flows by default, each
+		// between hosts of its own.
+		{"dumbbell-n", 10 * units.Gbps, 30 * sim.Millisecond, QueueLimit{MilliBDPs: 1000}, slices.Repeat([]string{bulk("cubic")}, 32), sim.Second,
+			func(t *testing.T, s *Scenario) {
+				hosts := map[string]bool{}
+				for _, f := range s.Flows {
+					hosts[f.Src], hosts[f.Dst] = true, true
+				}
+				if len(hosts) != 64 {
+					t.Errorf("%d distinct hosts, want 64", len(hosts))
+				}
+			}},
 	}
-	if got := len(Builtins()); got != len(cases)+len(pathBuiltins) {
-		t.Errorf("len(Builtins()) = %d, want %d", got, len(cases)+len(pathBuiltins))
+	if got, want := len(Builtins()), len(cases)+len(pathBuiltins)+len(otherBuiltins); got != want {
+		t.Errorf("len(Builtins()) = %d, want %d", got, want)
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -106,7 +132,11 @@ func TestBuiltins(t *testing.T) {
 				t.Fatalf("%d flows, want %d", len(s.Flows), len(tc.flows))
 			}
 			for i, f := range s.Flows {
-				if want := "f" + string(rune('0'+i)); f.ID != want {
+				want := "f" + string(rune('0'+i))
+				if f.Group != "" {
+					want = fmt.Sprintf("%s/%d", f.Group, i)
+				}
+				if f.ID != want {
 					t.Errorf("flow %d id = %q, want %q", i, f.ID, want)
 				}
 				kind := f.CC + " bulk"
@@ -138,7 +168,7 @@ func TestBuiltins(t *testing.T) {
 
 func TestBuiltinUnknown(t *testing.T) {
 	for _, name := range []string{"nope", "../config", ""} {
-		if _, err := Builtin(name); err == nil || !strings.Contains(err.Error(), "built-ins: bufferbloat, cellular, dctcp-dc") {
+		if _, err := Builtin(name); err == nil || !strings.Contains(err.Error(), "built-ins: bufferbloat, cellular, dc-incast, dctcp-dc") {
 			t.Errorf("Builtin(%q) error = %v, want one listing the built-ins", name, err)
 		}
 	}
@@ -187,4 +217,69 @@ func pathDelay(s *Scenario, src, dst string) (sim.Duration, string) {
 	}
 	d, dirs, _ := walk(src, "")
 	return d, dirs
+}
+
+// otherBuiltins are the built-ins whose shape the table of TestBuiltins
+// does not fit, checked by TestOtherBuiltins.
+var otherBuiltins = []string{"rrul", "dc-incast"}
+
+// TestOtherBuiltins checks rrul against flent's RRUL (4 flows up, 4 down,
+// a ping; here on a 20/5 Mbps link with a 1000-packet FIFO) and dc-incast
+// against the fabric: 2 spines, 4 leaves of 8 hosts, 100 and
+// 25 Gbps, ECMP, DCTCP with step marking, 32 senders of 64 KB per round.
+func TestOtherBuiltins(t *testing.T) {
+	parse := func(name string) *Scenario {
+		raw, err := Builtin(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return mustParse(t, raw, WithCCs(designCCs))
+	}
+	s := parse("rrul")
+	b := bottleneck(s)
+	if b.AB.Rate != 5*units.Mbps || b.BA.Rate != 20*units.Mbps || b.AB.Qdisc.Limit.Packets != 1000 || b.BA.Qdisc.Limit.Packets != 1000 {
+		t.Errorf("rrul bottleneck = up %v, down %v, FIFO %d/%d packets; want 5 Mbps, 20 Mbps, 1000/1000", b.AB.Rate, b.BA.Rate, b.AB.Qdisc.Limit.Packets, b.BA.Qdisc.Limit.Packets)
+	}
+	count := map[string]int{}
+	for _, f := range s.Flows {
+		switch {
+		case f.CC == Ping:
+			count["ping"]++
+		case f.Src == "client" && f.Size == 0:
+			count["up"]++
+		case f.Src == "server" && f.Size == 0:
+			count["down"]++
+		}
+	}
+	if count["up"] != 4 || count["down"] != 4 || count["ping"] != 1 {
+		t.Errorf("rrul flows = %v, want 4 up, 4 down, 1 ping", count)
+	}
+
+	s = parse("dc-incast")
+	kinds := map[NodeKind]int{}
+	ecmp := 0
+	for _, n := range s.Nodes {
+		kinds[n.Kind]++
+		if n.Routing == RouteECMP {
+			ecmp++
+		}
+	}
+	if kinds[Router] != 6 || ecmp != 6 || kinds[Endpoint] != 33 {
+		t.Errorf("dc-incast nodes = %v (%d ECMP), want 6 ECMP routers and 32 senders + 1 receiver", kinds, ecmp)
+	}
+	senders := map[string]bool{}
+	for _, f := range s.Flows {
+		senders[f.Src] = true
+		if f.Dst != "rx" || f.CC != "dctcp" || f.Size != 64*units.KB {
+			t.Fatalf("dc-incast flow %s = %s → %s %s %v, want → rx dctcp 64KB", f.ID, f.Src, f.Dst, f.CC, f.Size)
+		}
+	}
+	if len(senders) != 32 || len(s.Flows)%32 != 0 || s.Flows[32].Start-s.Flows[0].Start != 10*sim.Millisecond {
+		t.Errorf("dc-incast: %d senders, %d flows, rounds %v apart; want 32, a multiple of 32, 10ms", len(senders), len(s.Flows), s.Flows[32].Start-s.Flows[0].Start)
+	}
+	for _, l := range s.Links {
+		if l.AB.Qdisc.ECNThreshold.Packets != 65 {
+			t.Errorf("dc-incast link %s ecn_threshold = %+v, want 65 packets", l.ID, l.AB.Qdisc.ECNThreshold)
+		}
+	}
 }

@@ -52,17 +52,33 @@ func Hash(raw []byte, opts ...Option) (string, error) {
 type tree = map[string]any
 
 func (s *Scenario) tree() tree {
-	nodes := make([]any, len(s.Nodes))
-	for i, n := range s.Nodes {
-		nodes[i] = tree{"id": n.ID, "kind": nameOf(nodeKinds, n.Kind)}
+	nodes := make([]any, 0, len(s.Nodes))
+	for _, n := range s.Nodes {
+		if n.Group == "" { // a group's own hosts come from the group
+			t := tree{"id": n.ID, "kind": nameOf(nodeKinds, n.Kind)}
+			if n.Routing != RouteFirst { // absent keeps older scenarios' hashes
+				t["routing"] = nameOf(routingModes, n.Routing)
+			}
+			if n.Kind == Proxy {
+				t["buffer"] = formatSize(n.Buffer)
+			}
+			nodes = append(nodes, t)
+		}
 	}
-	links := make([]any, len(s.Links))
-	for i, l := range s.Links {
-		links[i] = tree{"id": l.ID, "a": l.A, "b": l.B, "ab": l.AB.tree(), "ba": l.BA.tree()}
+	links := make([]any, 0, len(s.Links))
+	for _, l := range s.Links {
+		if l.Group == "" {
+			links = append(links, tree{"id": l.ID, "a": l.A, "b": l.B, "ab": l.AB.tree(), "ba": l.BA.tree()})
+		}
 	}
-	flows := make([]any, len(s.Flows))
-	for i, f := range s.Flows {
-		flows[i] = f.tree()
+	flows := make([]any, 0, len(s.Flows))
+	for _, f := range s.Flows {
+		switch {
+		case f.Group == "":
+			flows = append(flows, f.tree())
+		case f.ID == f.Group+"/0":
+			flows = append(flows, s.group(f.Group).tree())
+		}
 	}
 	changes := make([]any, len(s.Changes))
 	for i, ch := range s.Changes {
@@ -249,6 +265,11 @@ func (l Loss) tree() tree {
 
 func (f Flow) tree() tree {
 	t := tree{"id": f.ID, "src": f.Src, "dst": f.Dst, "cc": f.CC, "start": f.Start.String(), "size": formatSize(f.Size)}
+	if f.CC == Ping {
+		t["interval"], t["packet_size"] = f.Interval.String(), formatSize(f.PacketSize)
+		delete(t, "size")
+		return t
+	}
 	if f.CC == Pump {
 		t["rate"] = f.Rate.String()
 		t["packet_size"] = formatSize(f.PacketSize)
@@ -282,6 +303,13 @@ func (f Flow) tree() tree {
 	}
 	t["tcp"] = tcp
 	f.Rcv.addTo(t)
+	if f.Legs != [2]Leg{} { // absent keeps older scenarios' hashes
+		legs := make([]any, 2)
+		for i, l := range f.Legs {
+			legs[i] = tree{"cc": l.CC, "tcp": Flow{CC: l.CC, TCP: l.TCP}.tree()["tcp"]}
+		}
+		t["legs"] = legs
+	}
 	return t
 }
 

@@ -96,6 +96,7 @@ func (c *collector) crossCheck(s *Scenario) {
 			adj[b] = append(adj[b], a)
 		}
 	}
+	reach := newReachability(s.Nodes, adj)
 	links := map[string]bool{}
 	for _, l := range s.Links {
 		links[l.ID] = true
@@ -109,7 +110,7 @@ func (c *collector) crossCheck(s *Scenario) {
 		case !srcOK || !dstOK:
 		case src == dst:
 			c.add(join(path, "dst"), "a flow needs two different endpoints; src and dst are both %q", f.Src)
-		case !reachable(s.Nodes, adj, src, dst):
+		case !reach.between(src, dst):
 			c.add(path, "no route from %q to %q over the links (only routers forward)", f.Src, f.Dst)
 		}
 		if end > 0 && f.Start > end {
@@ -146,28 +147,61 @@ func (c *collector) nodeRef(nodes map[string]int, path, id string) (int, bool) {
 func (c *collector) endpointRef(s *Scenario, nodes map[string]int, path, id string) (int, bool) {
 	i, ok := c.nodeRef(nodes, path, id)
 	if ok && s.Nodes[i].Kind != Endpoint {
-		c.add(path, "node %q is a router; flows run between endpoints", id)
+		c.add(path, "node %q is a %s; flows run between endpoints", id, nameOf(nodeKinds, s.Nodes[i].Kind))
 		return i, false
 	}
 	return i, ok
 }
 
-// reachable reports whether dst can be reached from src through routers:
-// endpoints originate and terminate traffic but do not forward it.
-func reachable(nodes []Node, adj [][]int, src, dst int) bool {
-	seen := make([]bool, len(nodes))
-	queue := []int{src}
-	seen[src] = true
-	for len(queue) > 0 {
-		n := queue[0]
-		queue = queue[1:]
-		for _, m := range adj[n] {
-			if m == dst {
-				return true
+// reachability answers whether one endpoint reaches another through
+// routers and switches (endpoints originate and terminate traffic but do not
+// forward it): the forwarding nodes' connected components are found once,
+// then src reaches dst if they share a link or a neighbour of each lies in
+// one component. A scenario of many flows costs O(links + flows), not a
+// search per flow.
+type reachability struct {
+	nodes  []Node
+	adj    [][]int
+	parent []int
+}
+
+func newReachability(nodes []Node, adj [][]int) *reachability {
+	r := &reachability{nodes: nodes, adj: adj, parent: make([]int, len(nodes))}
+	for i := range r.parent {
+		r.parent[i] = i
+	}
+	for a, ns := range adj {
+		if nodes[a].Kind == Endpoint {
+			continue
+		}
+		for _, b := range ns {
+			if nodes[b].Kind != Endpoint {
+				r.parent[r.root(a)] = r.root(b)
 			}
-			if !seen[m] && nodes[m].Kind == Router {
-				seen[m] = true
-				queue = append(queue, m)
+		}
+	}
+	return r
+}
+
+func (r *reachability) root(x int) int {
+	for r.parent[x] != x {
+		r.parent[x] = r.parent[r.parent[x]]
+		x = r.parent[x]
+	}
+	return x
+}
+
+func (r *reachability) between(src, dst int) bool {
+	for _, a := range r.adj[src] {
+		if a == dst {
+			return true
+		}
+		if r.nodes[a].Kind == Endpoint {
+			continue
+		}
+		for _, b := range r.adj[dst] {
+			if r.nodes[b].Kind != Endpoint && r.root(a) == r.root(b) {
+				return true
 			}
 		}
 	}

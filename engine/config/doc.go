@@ -49,7 +49,20 @@
 // runtime: seed (an integer in [0, 2^64), default 0, and 0 is a seed like any
 // other), duration (required, positive).
 //
-// nodes: id, kind ("endpoint" hosts flows, "router" forwards; required).
+// nodes: id, kind (required): "endpoint" hosts flows and forwards nothing;
+// "router" forwards on shortest paths by propagation delay (then fewer hops,
+// then the lower node index, then the link listed first), from a next-hop
+// table computed once; "switch" forwards at layer 2, learning each source's
+// port and flooding frames for a destination not yet learned (a loop of
+// switches is an error: they run no spanning tree). A router takes routing:
+// "first" (default) uses the first of several equal-cost next hops, "ecmp"
+// hashes the flow's 5-tuple with a key from the stream node/<id>/ecmp, and
+// "spray" draws a next hop per packet from the stream node/<id>/spray,
+// which reorders packets where the paths' queues differ. "proxy" forwards
+// as a router and splits every TCP flow routed through it into legs
+// "<id>.0" (to the proxy) and "<id>.1" (from it), joined by a relay buffer
+// of buffer bytes (default "4MB"); a flow's legs, [{cc, tcp}, {cc, tcp}],
+// set each leg's CC and TCP options (default: the flow's).
 //
 // links: id, a, b (node ids; a link is bidirectional: "ab" is the direction
 // from a to b, "ba" the reverse), then the direction fields rate, delay,
@@ -100,8 +113,13 @@
 //     and drop_on_outage (default false).
 //
 // flows: id, src, dst (two different endpoints with a route between them,
-// through routers only), cc (default "cubic"; "pump" is a constant-rate
-// sender), start (default 0), size (payload bytes, default 0 = unbounded).
+// through routers and switches), cc (default "cubic"; "pump" is a
+// constant-rate sender, "ping" a latency probe), start (default 0), size
+// (payload bytes, default 0 = unbounded).
+//   - A ping flow sends an echo request of packet_size (default "84B") every
+//     interval (default "200ms") from start to the end of the run; the
+//     destination answers at once and the summary gives the RTT quantiles
+//     over every probe. It takes no size, rate, ecn, app or tcp.
 //   - A pump flow needs rate and takes packet_size (default "1500B", wire
 //     bytes) and ecn ("not-ect" default, "ect0" or "ect1": the codepoint
 //     of every packet); it takes no app or tcp.
@@ -122,6 +140,30 @@
 //     (default "4MB", or "unlimited"), rcvbuf_init (default "128KiB", the
 //     131072 bytes of tcp_rmem[1]), rcvbuf_max (default "6MiB", tcp_rmem[2]),
 //     gro_interval (default 0: only back-to-back segments coalesce).
+//
+// A flows entry with "group" instead of "id" is a flow group:
+//
+//	{"group": "web", "count": 1000, "src": ["h1", "h2"], "dst": "h9", "cc": "cubic",
+//	 "start": {"kind": "poisson", "rate": "200/s"},
+//	 "size": {"kind": "lognormal", "median": "20KB", "sigma": 1.5}}
+//
+// expands, at its place in the array, to count flows "web/0" … "web/999"
+// sharing cc, app and tcp (or a pump's or ping's settings). src and dst are
+// a node id, a list of ids (flow i takes entry i mod n), or a host per flow:
+// {"attach": "r1", "rate": …, "delay": …, qdisc, loss, jitter} gives flow i
+// its own endpoint "web/i/src" (or "/dst") on a link of the same name to
+// attach. start is a duration, or {"kind": "at"|"poisson"|"uniform"|
+// "periodic", "at": start of the arrivals, "rate": "200/s" (poisson), "span"
+// (uniform: [at, at+span)), "every" and "batch" (periodic: flow i at
+// at + (i / batch) × every)}. size is a size, or {"kind": "fixed" (value),
+// "uniform" (min, max, inclusive), "lognormal" (median, sigma; max caps it),
+// "pareto" (min, alpha; max caps it), "empirical" ("file": "websearch", the
+// DCTCP paper's web-search distribution, or "cdf": [[size, probability], …]
+// interpolated linearly)}. Starts and sizes are drawn from the streams
+// group/<name>/start and group/<name>/size, so a group's flows depend only
+// on the seed and its own fields. --set addresses a group by its name
+// ("flows.web.count=10000"), and the canonical form keeps the group, not its
+// expansion.
 //
 // changes: at (no later than runtime.duration), link (a link id), dir ("ab"
 // or "ba"), and at least one of rate, delay, loss, jitter, capacity, outage.

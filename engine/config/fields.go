@@ -20,6 +20,9 @@ const (
 	kNumber                     // a positive finite number
 	kMatrix                     // an array of arrays of probabilities
 	kTexts                      // an object of strings under free keys
+	kEnds                       // a node id, a list of them, or a per-flow host object
+	kStart                      // a duration or a start distribution object
+	kFlowSize                   // a size or a size distribution object
 )
 
 // shape is one node of the scenario format's known-field table. The decoder
@@ -103,11 +106,32 @@ var (
 		"loss": leaf(kProb), "filter": leaf(kBool), "slot": leaf(kDuration),
 	})
 
+	// legShape is one leg of a flow a proxy splits.
+	legShape = object(map[string]*shape{"cc": leaf(kString), "tcp": tcpShape})
+
+	// hostShape is a group's per-flow host: the node it links to and its
+	// access link's direction values (both directions alike).
+	hostShape = object(merge(directionFields, map[string]*shape{"attach": leaf(kString)}))
+
+	startShape = object(map[string]*shape{
+		"kind": leaf(kString), "at": leaf(kDuration), "rate": leaf(kString), "span": leaf(kDuration),
+		"every": leaf(kDuration), "batch": leaf(kCount),
+	})
+
+	sizeDistShape = object(map[string]*shape{
+		"kind": leaf(kString), "value": leaf(kSize), "min": leaf(kSize), "max": leaf(kSize),
+		"median": leaf(kSize), "sigma": leaf(kString), "alpha": leaf(kString),
+		"file": leaf(kString), "cdf": leaf(kString),
+	})
+
+	// flowShape is a flow, or a flow group (keyed by "group", with "count").
 	flowShape = object(map[string]*shape{
-		"id": leaf(kString), "src": leaf(kString), "dst": leaf(kString), "cc": leaf(kString),
-		"rate": leaf(kRate), "start": leaf(kDuration), "size": leaf(kSize),
+		"id": leaf(kString), "group": leaf(kString), "count": leaf(kCount),
+		"src": leaf(kEnds), "dst": leaf(kEnds), "cc": leaf(kString),
+		"rate": leaf(kRate), "start": leaf(kStart), "size": leaf(kFlowSize), "interval": leaf(kDuration),
 		"packet_size": leaf(kSize), "ecn": leaf(kString), "app": appShape, "tcp": tcpShape,
 		"rcv_hold": leaf(kDuration), "ack_hold": ackHoldShape, "ack_grant": ackGrantShape,
+		"legs": {kind: kList, elem: legShape},
 	})
 
 	changeShape = object(map[string]*shape{
@@ -119,7 +143,7 @@ var (
 	scenarioShape = object(map[string]*shape{
 		"name": leaf(kString), "description": leaf(kString),
 		"runtime": object(map[string]*shape{"seed": leaf(kCount), "duration": leaf(kDuration)}),
-		"nodes":   {kind: kList, byID: true, elem: object(map[string]*shape{"id": leaf(kString), "kind": leaf(kString)})},
+		"nodes":   {kind: kList, byID: true, elem: object(map[string]*shape{"id": leaf(kString), "kind": leaf(kString), "routing": leaf(kString), "buffer": leaf(kSize)})},
 		"links":   {kind: kList, byID: true, elem: linkShape},
 		"flows":   {kind: kList, byID: true, elem: flowShape},
 		"changes": {kind: kList, elem: changeShape},

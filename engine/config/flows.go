@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -44,34 +45,53 @@ var (
 )
 
 func (c *collector) flow(path string, o obj, id string, opts options) Flow {
-	f := Flow{ID: id, CC: DefaultCC}
+	if _, p, ok := o.get("count"); ok {
+		c.add(p, "only for flow groups (\"group\" instead of \"id\")")
+	}
+	var src, dst string
 	for _, end := range []struct {
 		key string
 		dst *string
-	}{{"src", &f.Src}, {"dst", &f.Dst}} {
+	}{{"src", &src}, {"dst", &dst}} {
 		if v, p, ok := o.get(end.key); ok {
 			*end.dst, _ = c.str(p, v)
 		} else {
 			c.add(p, "missing; name an endpoint node")
 		}
 	}
-	if v, p, ok := o.get("cc"); ok {
-		if s, ok := c.str(p, v); ok {
-			f.CC = s
-			if s != Pump && opts.ccs != nil && !slices.Contains(opts.ccs, s) {
-				c.add(p, "unknown congestion control %q; known: %s", s, strings.Join(append([]string{Pump}, opts.ccs...), ", "))
-			}
-		}
-	}
+	f := c.flowCommon(path, o, id, opts)
+	f.Src, f.Dst = src, dst
 	if v, p, ok := o.get("start"); ok {
 		f.Start, _ = c.duration(p, v)
 	}
 	if v, p, ok := o.get("size"); ok {
 		f.Size, _ = c.size(p, v)
 	}
+	return f
+}
+
+// flowCommon decodes what a flow and a group's flows share: the CC and the
+// pump's or the TCP endpoint's settings.
+func (c *collector) flowCommon(path string, o obj, id string, opts options) Flow {
+	f := Flow{ID: id, CC: DefaultCC}
+	if v, p, ok := o.get("cc"); ok {
+		if s, ok := c.str(p, v); ok {
+			f.CC = s
+			if s != Pump && s != Ping && opts.ccs != nil && !slices.Contains(opts.ccs, s) {
+				c.add(p, "unknown congestion control %q; known: %s", s, strings.Join(append(append([]string{Pump}, opts.ccs...), Ping), ", "))
+			}
+		}
+	}
 	if f.CC == Pump {
 		c.pump(path, o, &f)
 		return f
+	}
+	if f.CC == Ping {
+		c.ping(o, &f)
+		return f
+	}
+	if _, p, ok := o.get("interval"); ok {
+		c.add(p, "only for ping flows (cc %q)", Ping)
 	}
 	for _, key := range []string{"rate", "packet_size", "ecn"} {
 		if _, p, ok := o.get(key); ok {
@@ -81,7 +101,44 @@ func (c *collector) flow(path string, o obj, id string, opts options) Flow {
 	f.App = c.app(o)
 	f.TCP = c.tcp(o)
 	f.Rcv = c.rcvPath(o)
+	f.Legs = c.legs(o, f, opts)
 	return f
+}
+
+// legs decodes the per-leg CC and TCP options a proxy uses when it splits
+// the flow; a leg that gives none takes the flow's. Without "legs" both
+// are zero, meaning the flow's own.
+func (c *collector) legs(o obj, f Flow, opts options) [2]Leg {
+	var none [2]Leg
+	out := [2]Leg{{f.CC, f.TCP}, {f.CC, f.TCP}}
+	v, p, ok := o.get("legs")
+	if !ok {
+		return none
+	}
+	arr, isArr := v.([]any)
+	if !isArr || len(arr) != 2 {
+		c.add(p, "must be an array of two legs: [to the proxy, from the proxy]")
+		return out
+	}
+	for i, e := range arr {
+		lp := fmt.Sprintf("%s[%d]", p, i)
+		lo, ok := c.object(lp, e, legShape)
+		if !ok {
+			continue
+		}
+		if v, cp, ok := lo.get("cc"); ok {
+			if s, ok := c.str(cp, v); ok {
+				if s == Pump || s == Ping || opts.ccs != nil && !slices.Contains(opts.ccs, s) {
+					c.add(cp, "unknown congestion control %q; known: %s", s, strings.Join(opts.ccs, ", "))
+				}
+				out[i].CC = s
+			}
+		}
+		if _, _, ok := lo.get("tcp"); ok {
+			out[i].TCP = c.tcp(lo)
+		}
+	}
+	return out
 }
 
 // pump decodes a constant-rate flow's rate and packet size.
@@ -103,9 +160,51 @@ func (c *collector) pump(path string, o obj, f *Flow) {
 	if v, p, ok := o.get("ecn"); ok {
 		f.ECN, _ = enum(c, p, v, ecnMarkings)
 	}
-	for _, key := range []string{"app", "tcp", "rcv_hold", "ack_hold", "ack_grant"} {
+	for _, key := range []string{"app", "tcp", "legs", "rcv_hold", "ack_hold", "ack_grant"} {
 		if _, p, ok := o.get(key); ok {
 			c.add(p, "only for TCP flows; this flow's cc is %q", Pump)
+		}
+	}
+	if _, p, ok := o.get("interval"); ok {
+		c.add(p, "only for ping flows (cc %q)", Ping)
+	}
+}
+
+// Ping is the cc name of a latency probe: an echo request of PacketSize
+// bytes every Interval, which the destination answers at once, as ping or
+// irtt beside a load test.
+const Ping = "ping"
+
+// Ping defaults: one probe every 200 ms (flent's RRUL ping interval), of
+// 84 bytes on the wire (ping's 56 data bytes, an 8-byte ICMP header and a
+// 20-byte IP header).
+const (
+	DefaultPingInterval = 200 * sim.Millisecond
+	DefaultPingSize     = 84 * units.B
+)
+
+// ping decodes a latency probe's interval and packet size.
+func (c *collector) ping(o obj, f *Flow) {
+	f.Interval, f.PacketSize = DefaultPingInterval, DefaultPingSize
+	if v, p, ok := o.get("interval"); ok {
+		if d, ok := c.duration(p, v); ok {
+			if d == 0 {
+				c.add(p, "must be positive")
+			}
+			f.Interval = d
+		}
+	}
+	if v, p, ok := o.get("packet_size"); ok {
+		if n, ok := c.size(p, v); ok {
+			if n == 0 {
+				c.add(p, "must be positive")
+			}
+			f.PacketSize = n
+		}
+	}
+	for _, key := range []string{"app", "tcp", "rate", "ecn", "size", "legs"} {
+		if _, p, ok := o.get(key); ok {
+			c.add(p, "not for ping flows (cc %q): a probe runs from its start to the end of the run", Ping)
 		}
 	}
 }

@@ -77,6 +77,10 @@ func (c *collector) scenario(tree any, o options) *Scenario {
 		s.Links = append(s.Links, c.link(path, e, id))
 	})
 	c.list(root, "flows", func(path string, e obj, id string) {
+		if isGroup(e) {
+			c.group(path, e, id, o, s)
+			return
+		}
 		s.Flows = append(s.Flows, c.flow(path, e, id, o))
 	})
 	if _, _, ok := root.get("changes"); ok {
@@ -113,21 +117,25 @@ func (c *collector) list(o obj, key string, each func(path string, e obj, id str
 		if sh.byID {
 			ep = fmt.Sprintf("%s[#%d]", key, i)
 			if m, isObj := ev.(map[string]any); isObj {
-				switch raw := m["id"].(type) {
+				idKey := "id"
+				if _, grp := m["group"]; grp && sh.elem.fields["group"] != nil && m["id"] == nil {
+					idKey = "group" // a flow group is addressed by its name
+				}
+				switch raw := m[idKey].(type) {
 				case nil:
 					c.add(join(ep, "id"), "missing")
 				case string:
 					if !idPattern.MatchString(raw) {
-						c.add(join(ep, "id"), "%q is not an id; use letters, digits, '_' and '-'", raw)
+						c.add(join(ep, idKey), "%q is not an id; use letters, digits, '_' and '-'", raw)
 						break
 					}
 					id, ep = raw, fmt.Sprintf("%s[%s]", key, raw)
 					if seen[id] {
-						c.add(join(ep, "id"), "duplicate id %q", id)
+						c.add(join(ep, idKey), "duplicate id %q", id)
 					}
 					seen[id] = true
 				default:
-					c.add(join(ep, "id"), "must be a string, not %s", describe(raw))
+					c.add(join(ep, idKey), "must be a string, not %s", describe(raw))
 				}
 			}
 		}
@@ -165,7 +173,10 @@ func (c *collector) runtime(root obj) Runtime {
 	return r
 }
 
-var nodeKinds = map[string]NodeKind{"endpoint": Endpoint, "router": Router}
+var (
+	nodeKinds    = map[string]NodeKind{"endpoint": Endpoint, "router": Router, "switch": Switch, "proxy": Proxy}
+	routingModes = map[string]Routing{"first": RouteFirst, "ecmp": RouteECMP, "spray": RouteSpray}
+)
 
 func (c *collector) node(path string, o obj, id string) Node {
 	n := Node{ID: id}
@@ -174,9 +185,34 @@ func (c *collector) node(path string, o obj, id string) Node {
 		c.add(p, "missing; expected %s", keys(nodeKinds))
 		return n
 	}
-	n.Kind, _ = enum(c, p, v, nodeKinds)
+	kindOK := false
+	n.Kind, kindOK = enum(c, p, v, nodeKinds)
+	if v, p, ok := o.get("routing"); ok {
+		n.Routing, _ = enum(c, p, v, routingModes)
+		if kindOK && n.Kind != Router {
+			c.add(p, "only for routers; a switch forwards by learned addresses, an endpoint does not forward")
+		}
+	}
+	if n.Kind == Proxy {
+		n.Buffer = DefaultProxyBuffer
+	}
+	if v, p, ok := o.get("buffer"); ok {
+		if b, ok := c.size(p, v); ok {
+			if b == 0 {
+				c.add(p, "must be positive")
+			}
+			n.Buffer = b
+		}
+		if kindOK && n.Kind != Proxy {
+			c.add(p, "only for proxies")
+		}
+	}
 	return n
 }
+
+// DefaultProxyBuffer is a proxy's relay buffer when it gives none: Linux's
+// default send-buffer ceiling, tcp_wmem[2].
+const DefaultProxyBuffer = DefaultSndBuf
 
 var traceDetails = map[string]TraceDetail{"summary": TraceSummary, "sampled": TraceSampled, "change": TraceChange}
 

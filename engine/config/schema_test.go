@@ -46,6 +46,7 @@ var leafRefs = map[valueKind]string{
 	kLimit: "#/$defs/limit", kBuffer: "#/$defs/buffer", kPacing: "#/$defs/pacing", kProb: "#/$defs/probability", kCount: "#/$defs/count",
 	kNumber: "#/$defs/number", kMatrix: "#/$defs/matrix", kTexts: "#/$defs/traces",
 	kDurations: "#/$defs/quantiles",
+	kEnds:      "#/$defs/flow_ends", kStart: "#/$defs/flow_start", kFlowSize: "#/$defs/flow_size",
 }
 
 // enumsByKey is the Go table behind each enum in the schema, by the last two
@@ -63,6 +64,7 @@ var enumsByKey = map[string][]string{
 	"changes.dir":       sortedKeys(changeDirs),
 	"flows.ecn":         sortedKeys(ecnMarkings),
 	"ack_grant.profile": sortedKeys(AckProfiles),
+	"nodes.routing":     sortedKeys(routingModes),
 }
 
 func sortedKeys[T any](m map[string]T) []string {

@@ -10,8 +10,9 @@ import (
 
 // Apply applies --set overrides, each "path=value", to scenario JSON and
 // returns the new JSON (keys sorted, no whitespace). A path is dotted: it
-// walks object keys, and arrays of objects by their "id"
-// ("links.bottleneck.ab.loss.p", "flows.f0.start", "runtime.seed");
+// walks object keys, and arrays of objects by their "id" (a flow group by
+// its "group": "flows.web.count") ("links.bottleneck.ab.loss.p",
+// "flows.f0.start", "runtime.seed");
 // changes, which have no ids, by index ("changes.0.at"). The value is read as
 // JSON when it parses as JSON ("7", "true", "{\"kind\":\"codel\"}") and as a
 // string otherwise ("1s", "bbr"). Objects missing along the path are created
@@ -156,7 +157,7 @@ func element(arr []any, seg string, byID bool) int {
 		return i
 	}
 	for i, e := range arr {
-		if m, ok := e.(map[string]any); ok && m["id"] == seg {
+		if m, ok := e.(map[string]any); ok && (m["id"] == seg || m["id"] == nil && m["group"] == seg) {
 			return i
 		}
 	}

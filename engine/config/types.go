@@ -13,7 +13,8 @@ type Scenario struct {
 	Runtime     Runtime
 	Nodes       []Node
 	Links       []Link
-	Flows       []Flow
+	Flows       []Flow  // groups expanded in place
+	Groups      []Group // as written, for the canonical form and summaries
 	Changes     []Change
 	Trace       Trace
 }
@@ -31,12 +32,27 @@ type NodeKind uint8
 const (
 	Endpoint NodeKind = iota // hosts flows
 	Router                   // forwards on shortest-path routes
+	Switch                   // L2: forwards by learned source addresses, floods until learned
+	Proxy                    // splits the TCP flows routed through it; forwards the rest as a router
+)
+
+// Routing is how a router picks among equal-cost next hops.
+type Routing uint8
+
+// Routing modes.
+const (
+	RouteFirst Routing = iota // the first found: lower node index, then link order
+	RouteECMP                 // a seeded hash of the flow's 5-tuple
+	RouteSpray                // a seeded random choice per packet
 )
 
 // Node is one vertex of the topology.
 type Node struct {
-	ID   string
-	Kind NodeKind
+	ID      string
+	Kind    NodeKind
+	Routing Routing     // routers only
+	Buffer  units.Bytes // proxies only: the relay buffer between a flow's two legs
+	Group   string      // the flow group that created this per-flow host, if any
 }
 
 // Link joins nodes A and B. AB is the direction from A to B, BA the reverse;
@@ -46,6 +62,7 @@ type Link struct {
 	ID     string
 	A, B   string
 	AB, BA Direction
+	Group  string // the flow group that created this access link, if any
 }
 
 // Direction is one direction of a link: egress qdisc at the sending node,
@@ -278,6 +295,7 @@ type TraceLink struct {
 // Flow is one transfer from Src to Dst.
 type Flow struct {
 	ID    string
+	Group string // the group this flow was expanded from, if any
 	Src   string
 	Dst   string
 	CC    string       // "pump" for a constant-rate flow, else a TCP CC name
@@ -289,11 +307,24 @@ type Flow struct {
 	PacketSize units.Bytes // wire bytes per packet, default 1500
 	ECN        ECNField    // codepoint of every packet, default NotECT
 
+	// Ping: one echo request of PacketSize bytes every Interval.
+	Interval sim.Duration
+
 	App AppPattern
 	TCP TCPOptions
 	// Rcv is the receive path at the destination: receive hold, ACK hold
 	// and ACK grant models (TCP flows only).
 	Rcv RcvPath
+	// Legs are the CC and TCP options of the two legs of a flow split by a
+	// proxy on its path: leg 0 from Src to the proxy, leg 1 from the proxy
+	// to Dst. Zero (no "legs" given): both take the flow's own.
+	Legs [2]Leg
+}
+
+// Leg is one leg of a flow split by a proxy.
+type Leg struct {
+	CC  string
+	TCP TCPOptions
 }
 
 // ECNField is the IP ECN codepoint a pump puts on its packets (RFC 3168;

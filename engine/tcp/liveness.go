@@ -31,7 +31,8 @@ func (d *DataSender) checkLiveness() {
 //     flight has a write timer (RTO, loss probe or reordering timer); data
 //     written but unsent has the write timer (persist) or the pacing timer;
 //     an application with data to write (greedy, or on) has some queued,
-//     and one that writes later (rate, off) has its timer.
+//     and one that writes later (rate, off) has its timer; a proxy's
+//     relay-fed leg may wait for its relay.
 func (d *DataSender) livenessFault() string {
 	switch d.state {
 	case sndClosed:
@@ -67,6 +68,9 @@ func (d *DataSender) livenessFault() string {
 		if !armed && !d.paceTimer.Armed() {
 			return "unsent data, nothing in flight and no write or pacing timer: " + state()
 		}
+	case d.cfg.Relay != nil:
+		// A proxy's relay-fed leg waits for the other leg's data, whose
+		// own sender keeps the invariant; Feed sends as soon as it comes.
 	case d.cfg.App.Kind == config.Greedy || d.cfg.App.Kind == config.OnOff && d.appOn:
 		// An application with data to write always has some queued.
 		return "the application has data but none is queued, nothing in flight: " + state()

@@ -233,8 +233,8 @@ func (r *Receiver) rmemAlloc() uint64 {
 // once, then tcp_rcv_space_adjust autotunes the buffer and tcp_cleanup_rbuf
 // may send an ACK.
 func (r *Receiver) appRead() {
-	if r.readStopped {
-		return
+	if r.readStopped || r.cfg.Hold {
+		return // a stalled reader (tests), or an application that reads through Read
 	}
 	copied := r.rcvNxt - r.copiedSeq
 	if copied == 0 {

@@ -55,6 +55,9 @@ type SenderConfig struct {
 	// socket, and TCP then stamps every packet with its departure time
 	// (EDT), which fq enforces: with Opts.Pacing auto such a flow is paced.
 	HostFQ bool
+	// Relay, if set, is an application that writes only what a relay has
+	// fed it (relay.go); App is then ignored.
+	Relay *Relay
 }
 
 // SenderStats are a sender's counters for the summary.

@@ -55,6 +55,9 @@ func (d *DataSender) fillWrite() {
 	if b := uint64(d.cfg.Opts.SndBuf); b > 0 {
 		limit = min(limit, d.sndUna+b)
 	}
+	if d.cfg.Relay != nil {
+		limit = min(limit, 1+d.cfg.Relay.Written)
+	}
 	switch d.cfg.App.Kind {
 	case config.AppRate:
 		w := min(d.writeSeq+d.appOwed, limit)

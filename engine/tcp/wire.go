@@ -29,6 +29,9 @@ type ReceiverConfig struct {
 	Peer int32             // the sender's node index
 	Opts config.TCPOptions // SACK, DelayedAck, GRO, ECN, RcvBufInit, RcvBufMax, GROInterval, MSS
 	Echo EchoMode
+	// Hold makes the application read only through Read, as a relay does
+	// that reads no faster than it can pass bytes on (relay.go).
+	Hold bool
 }
 
 // Sender is the node-side hook to put a packet on the network (topo.Node implements it).

@@ -14,52 +14,19 @@ import (
 	"github.com/ccscope/ccscope/engine/units"
 )
 
-// Node is an endpoint or a router. It forwards packets not addressed to it
-// along its routes and hands the others to the flow end it hosts.
-type Node struct {
-	Name  string
-	Index int32
-	Kind  config.NodeKind
-
-	pool *packet.Pool
-	next []*link.Dir     // next hop by destination node index
-	ends []link.Receiver // flow ends hosted here, by flow index
-}
-
-// Receive takes a packet arriving from a link.
-func (n *Node) Receive(id packet.ID) {
-	p := n.pool.Get(id)
-	if p.Dst == n.Index {
-		if int(p.Flow) < len(n.ends) && n.ends[p.Flow] != nil {
-			n.ends[p.Flow].Receive(id)
-			return
-		}
-		panic(fmt.Sprintf("topo: packet for flow %d at node %s, which hosts no end of it", p.Flow, n.Name))
-	}
-	n.Send(id)
-}
-
-// Send forwards a packet towards its destination.
-func (n *Node) Send(id packet.ID) {
-	n.next[n.pool.Get(id).Dst].Send(id)
-}
-
-// Attach makes r receive the packets of flow addressed to this node.
-func (n *Node) Attach(flow int32, r link.Receiver) {
-	for int(flow) >= len(n.ends) {
-		n.ends = append(n.ends, nil)
-	}
-	n.ends[flow] = r
-}
-
 // Network is the built graph.
 type Network struct {
 	Nodes []*Node
 	Dirs  []*link.Dir // in scenario order: link 0 ab, link 0 ba, link 1 ab, ...
 	byID  map[string]int32
 	links map[string][2]*link.Dir
-	// hops[src][dst] is the path from src to dst as directions.
-	hops [][][]*link.Dir
+	ends  flowEnds
+	far   map[*link.Dir]int32 // the node a direction delivers to
+	flood []floodMark         // by packet ID: a switch's flooded copies (switch.go)
+	pool  *packet.Pool
+	// rtt is the base RTT of the first flow (in scenario order) whose path
+	// crosses a direction, for BDP queue limits.
+	rtt map[*link.Dir]sim.Duration
 }
 
 // Node returns the node named id.
@@ -80,16 +47,28 @@ func (nw *Network) Dir(linkID, dir string) (*link.Dir, bool) {
 	return nil, false
 }
 
-// Path is the sequence of directions from node src to node dst.
-func (nw *Network) Path(src, dst int32) []*link.Dir { return nw.hops[src][dst] }
+// Path is the sequence of directions a packet from node src to node dst
+// takes, hop by hop through the next-hop tables; nil if there is no route.
+func (nw *Network) Path(src, dst int32) []*link.Dir {
+	var path []*link.Dir
+	for at := src; at != dst; {
+		d := nw.Nodes[at].hop(dst)
+		if d == nil || len(path) > len(nw.Dirs) {
+			return nil
+		}
+		path = append(path, d)
+		at = nw.far[d]
+	}
+	return path
+}
 
 // BaseRTT is the round-trip propagation delay between two nodes.
 func (nw *Network) BaseRTT(src, dst int32) sim.Duration {
 	var d sim.Duration
-	for _, x := range nw.hops[src][dst] {
+	for _, x := range nw.Path(src, dst) {
 		d += x.Delay()
 	}
-	for _, x := range nw.hops[dst][src] {
+	for _, x := range nw.Path(dst, src) {
 		d += x.Delay()
 	}
 	return d
@@ -98,7 +77,7 @@ func (nw *Network) BaseRTT(src, dst int32) sim.Duration {
 // Bottleneck is the lowest rate on the path from src to dst.
 func (nw *Network) Bottleneck(src, dst int32) units.BitRate {
 	var r units.BitRate
-	for _, x := range nw.hops[src][dst] {
+	for _, x := range nw.Path(src, dst) {
 		if r == 0 || x.Rate() < r {
 			r = x.Rate()
 		}
@@ -110,10 +89,10 @@ func (nw *Network) Bottleneck(src, dst int32) units.BitRate {
 // comes from streams named "link/<id>/<dir>/loss|jitter|capacity" and
 // "link/<id>/<dir>/capacity/dips".
 func Build(s *sim.Sim, pool *packet.Pool, scn *config.Scenario) (*Network, error) {
-	nw := &Network{byID: map[string]int32{}, links: map[string][2]*link.Dir{}}
+	nw := &Network{byID: map[string]int32{}, links: map[string][2]*link.Dir{}, far: map[*link.Dir]int32{}, pool: pool}
 	for i, n := range scn.Nodes {
 		nw.byID[n.ID] = int32(i)
-		nw.Nodes = append(nw.Nodes, &Node{Name: n.ID, Index: int32(i), Kind: n.Kind, pool: pool})
+		nw.Nodes = append(nw.Nodes, &Node{Name: n.ID, Index: int32(i), Kind: n.Kind, pool: pool, ends: &nw.ends, net: nw})
 	}
 	seed := scn.Runtime.Seed
 	for _, l := range scn.Links {
@@ -137,9 +116,31 @@ func Build(s *sim.Sim, pool *packet.Pool, scn *config.Scenario) (*Network, error
 		a, b := nw.byID[l.A], nw.byID[l.B]
 		pair[0].Connect(nw.Nodes[b])
 		pair[1].Connect(nw.Nodes[a])
+		nw.far[pair[0]], nw.far[pair[1]] = b, a
 		nw.links[l.ID] = pair
 	}
 	nw.route(scn)
+	if err := nw.buildSwitches(scn); err != nil {
+		return nil, err
+	}
+	for _, n := range nw.Nodes {
+		if n.sw != nil && nw.flood == nil {
+			nw.flood = make([]floodMark, 0, 1024)
+		}
+	}
+	nw.rtt = map[*link.Dir]sim.Duration{}
+	for _, f := range scn.Flows {
+		src, dst := nw.byID[f.Src], nw.byID[f.Dst]
+		var rtt sim.Duration = -1
+		for _, x := range nw.Path(src, dst) {
+			if _, ok := nw.rtt[x]; !ok {
+				if rtt < 0 {
+					rtt = nw.BaseRTT(src, dst)
+				}
+				nw.rtt[x] = rtt
+			}
+		}
+	}
 	// Queues are built once routes are known, since a BDP limit needs the
 	// base RTT of the path through the direction.
 	for li, l := range scn.Links {
@@ -155,83 +156,11 @@ func Build(s *sim.Sim, pool *packet.Pool, scn *config.Scenario) (*Network, error
 	return nw, nil
 }
 
-// route computes shortest paths by propagation delay with Dijkstra from every
-// node, forwarding only through routers (as config validates); ties go to fewer hops, then to the link listed first in the scenario,
-// so routes never depend on map order.
-func (nw *Network) route(scn *config.Scenario) {
-	n := len(nw.Nodes)
-	type edge struct {
-		to  int32
-		dir *link.Dir
-	}
-	adj := make([][]edge, n)
-	for li, l := range scn.Links {
-		a, b := nw.byID[l.A], nw.byID[l.B]
-		adj[a] = append(adj[a], edge{b, nw.Dirs[2*li]})
-		adj[b] = append(adj[b], edge{a, nw.Dirs[2*li+1]})
-	}
-	nw.hops = make([][][]*link.Dir, n)
-	for src := 0; src < n; src++ {
-		dist := make([]sim.Duration, n)
-		hops := make([]int, n)
-		prev := make([]*link.Dir, n)
-		from := make([]int32, n)
-		done := make([]bool, n)
-		for i := range dist {
-			dist[i] = -1
-		}
-		dist[src] = 0
-		for {
-			u := -1
-			for i := 0; i < n; i++ {
-				if !done[i] && dist[i] >= 0 && (u < 0 || dist[i] < dist[u] || dist[i] == dist[u] && hops[i] < hops[u]) {
-					u = i
-				}
-			}
-			if u < 0 {
-				break
-			}
-			done[u] = true
-			if u != src && nw.Nodes[u].Kind == config.Endpoint {
-				continue // endpoints do not forward
-			}
-			for _, e := range adj[u] {
-				nd, nh := dist[u]+e.dir.Delay(), hops[u]+1
-				if dist[e.to] < 0 || nd < dist[e.to] || nd == dist[e.to] && nh < hops[e.to] {
-					dist[e.to], hops[e.to], prev[e.to], from[e.to] = nd, nh, e.dir, int32(u)
-				}
-			}
-		}
-		nw.hops[src] = make([][]*link.Dir, n)
-		for dst := 0; dst < n; dst++ {
-			if dst == src || dist[dst] < 0 {
-				continue
-			}
-			var path []*link.Dir
-			for v := int32(dst); v != int32(src); v = from[v] {
-				path = append([]*link.Dir{prev[v]}, path...)
-			}
-			nw.hops[src][dst] = path
-		}
-		nw.Nodes[src].next = make([]*link.Dir, n)
-		for dst := 0; dst < n; dst++ {
-			if p := nw.hops[src][dst]; len(p) > 0 {
-				nw.Nodes[src].next[dst] = p[0]
-			}
-		}
-	}
-}
-
 // bdp is the bandwidth-delay product of d: its rate times the base RTT of the
 // first flow whose path crosses it, or of its own link's round trip if none.
-func (nw *Network) bdp(d *link.Dir, scn *config.Scenario) units.Bytes {
-	for _, f := range scn.Flows {
-		src, dst := nw.byID[f.Src], nw.byID[f.Dst]
-		for _, x := range nw.hops[src][dst] {
-			if x == d {
-				return units.BytesIn(d.Rate(), nw.BaseRTT(src, dst))
-			}
-		}
+func (nw *Network) bdp(d *link.Dir) units.Bytes {
+	if rtt, ok := nw.rtt[d]; ok {
+		return units.BytesIn(d.Rate(), rtt)
 	}
 	return units.BytesIn(d.Rate(), 2*d.Delay())
 }
@@ -247,7 +176,7 @@ func codelParams(c config.Qdisc, limPkts int) qdisc.CoDelParams {
 func (nw *Network) newQdisc(d *link.Dir, c config.Qdisc, scn *config.Scenario) (qdisc.Qdisc, error) {
 	limBytes, limPkts := c.Limit.Bytes, int(c.Limit.Packets)
 	if c.Limit.MilliBDPs > 0 {
-		limBytes = nw.bdp(d, scn) * units.Bytes(c.Limit.MilliBDPs) / 1000
+		limBytes = nw.bdp(d) * units.Bytes(c.Limit.MilliBDPs) / 1000
 	}
 	env := d.QdiscEnv()
 	switch c.Kind {
@@ -255,7 +184,7 @@ func (nw *Network) newQdisc(d *link.Dir, c config.Qdisc, scn *config.Scenario) (
 		f := qdisc.NewFIFO(env, limBytes, limPkts)
 		k := c.ECNThreshold
 		if k.MilliBDPs > 0 {
-			k.Bytes = nw.bdp(d, scn) * units.Bytes(k.MilliBDPs) / 1000
+			k.Bytes = nw.bdp(d) * units.Bytes(k.MilliBDPs) / 1000
 		}
 		f.SetECNThreshold(k.Bytes, int(k.Packets))
 		return f, nil

@@ -4,10 +4,16 @@ import "math/bits"
 
 // Hist is a log-linear histogram of non-negative int64 values (picoseconds,
 // bytes): 64 sub-buckets per power of two, so a quantile is within 1/64
-// (1.6%) of the true value. It is fixed-size and never allocates on Add.
+// (1.6%) of the true value. The counts of each power of two are allocated
+// the first time a value falls in it, so an idle histogram costs 520 bytes
+// rather than 32 KB and a busy one only the magnitudes it saw (a run with
+// thousands of flows and links keeps its working set in cache); Add
+// allocates at most 64 times over a histogram's life. A copy shares its
+// counts with the original: reset a histogram by assigning Hist{}.
 type Hist struct {
 	n      uint64
-	counts [64 * 64]uint64
+	zeros  uint64                    // values ≤ 0 (an empty queue's sojourn), kept beside n: one cache line
+	counts [64]*[1 << histSub]uint64 // values > 0, by power of two, then sub-bucket
 }
 
 const histSub = 6 // log2 of sub-buckets per power of two
@@ -32,8 +38,18 @@ func bucketMid(b int) int64 {
 
 // Add records v.
 func (h *Hist) Add(v int64) {
-	h.counts[histBucket(v)]++
 	h.n++
+	if v <= 0 {
+		h.zeros++
+		return
+	}
+	b := histBucket(v)
+	c := h.counts[b>>histSub]
+	if c == nil {
+		c = new([1 << histSub]uint64)
+		h.counts[b>>histSub] = c
+	}
+	c[b&(1<<histSub-1)]++
 }
 
 // Count is the number of values recorded.
@@ -45,12 +61,20 @@ func (h *Hist) Quantile(q float64) (int64, bool) {
 		return 0, false
 	}
 	rank := uint64(q*float64(h.n-1)) + 1
-	var seen uint64
-	for b, c := range h.counts {
-		seen += c
-		if seen >= rank {
-			return bucketMid(b), true
+	seen := h.zeros
+	if seen >= rank {
+		return bucketMid(0), true
+	}
+	for e, c := range h.counts {
+		if c == nil {
+			continue
+		}
+		for i, k := range c {
+			seen += k
+			if seen >= rank {
+				return bucketMid(e<<histSub | i), true
+			}
 		}
 	}
-	return bucketMid(len(h.counts) - 1), true
+	return bucketMid(len(h.counts)<<histSub - 1), true
 }

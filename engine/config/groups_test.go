@@ -1,0 +1,192 @@
+package config
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ccscope/ccscope/engine/sim"
+	"github.com/ccscope/ccscope/engine/units"
+)
+
+// groupJSON is a scenario whose only flows are one group with the given
+// count, start and size (JSON values).
+func groupJSON(count int, start, size string) []byte {
+	return fmt.Appendf(nil, `{"runtime": {"seed": 5, "duration": "1000s"},
+  "nodes": [{"id": "h1", "kind": "endpoint"}, {"id": "h2", "kind": "endpoint"}, {"id": "r1", "kind": "router"}, {"id": "h9", "kind": "endpoint"}],
+  "links": [{"id": "a", "a": "h1", "b": "r1", "rate": "1Gbps", "delay": "1ms"},
+            {"id": "b", "a": "h2", "b": "r1", "rate": "1Gbps", "delay": "1ms"},
+            {"id": "c", "a": "r1", "b": "h9", "rate": "1Gbps", "delay": "1ms"}],
+  "flows": [{"group": "web", "count": %d, "src": ["h1", "h2"], "dst": "h9", "cc": "reno", "start": %s, "size": %s}]}`, count, start, size)
+}
+
+// A group expands to flows web/0 … web/n-1, sources taken in turn, the same
+// for the same seed, and --set reaches its count; the canonical form keeps
+// the group, and parses back to the same scenario.
+func TestGroupExpandsDeterministically(t *testing.T) {
+	raw := groupJSON(5, `{"kind": "poisson", "rate": "200/s"}`, `{"kind": "lognormal", "median": "100KB", "sigma": 1}`)
+	a, b := mustParse(t, raw), mustParse(t, raw)
+	if !reflect.DeepEqual(a, b) {
+		t.Fatal("two parses of one group differ")
+	}
+	var ids, srcs []string
+	for _, f := range a.Flows {
+		ids, srcs = append(ids, f.ID), append(srcs, f.Src)
+		if f.Dst != "h9" || f.CC != "reno" || f.Group != "web" {
+			t.Errorf("flow %s = dst %s cc %s group %q, want h9 reno web", f.ID, f.Dst, f.CC, f.Group)
+		}
+	}
+	if want := []string{"web/0", "web/1", "web/2", "web/3", "web/4"}; !slices.Equal(ids, want) {
+		t.Errorf("ids = %v, want %v", ids, want)
+	}
+	if want := []string{"h1", "h2", "h1", "h2", "h1"}; !slices.Equal(srcs, want) {
+		t.Errorf("srcs = %v, want %v", srcs, want)
+	}
+	for i := 1; i < len(a.Flows); i++ {
+		if a.Flows[i].Start <= a.Flows[i-1].Start {
+			t.Errorf("Poisson arrivals not increasing: %v then %v", a.Flows[i-1].Start, a.Flows[i].Start)
+		}
+	}
+	set, err := Apply(raw, []string{"flows.web.count=7", "runtime.seed=6"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := mustParse(t, set)
+	if len(c.Flows) != 7 {
+		t.Errorf("--set flows.web.count=7: %d flows", len(c.Flows))
+	}
+	if c.Flows[0].Start == a.Flows[0].Start {
+		t.Errorf("another seed drew the same first start %v", c.Flows[0].Start)
+	}
+	canon := a.Canonical()
+	if strings.Contains(string(canon), "web/") {
+		t.Errorf("canonical form lists the expansion: %s", canon)
+	}
+	if back := mustParse(t, canon); !reflect.DeepEqual(back.Flows, a.Flows) {
+		t.Errorf("Parse(Canonical()) flows differ:\n%+v\n%+v", back.Flows[0], a.Flows[0])
+	}
+}
+
+// Per-flow hosts: each flow gets its own src and dst host and access link.
+func TestGroupPerFlowHosts(t *testing.T) {
+	raw, err := Builtin("dumbbell-n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err = Apply(raw, []string{"flows.bulk.count=3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := mustParse(t, raw)
+	if len(s.Flows) != 3 || len(s.Nodes) != 2+6 || len(s.Links) != 1+6 {
+		t.Fatalf("flows, nodes, links = %d, %d, %d; want 3, 8, 7", len(s.Flows), len(s.Nodes), len(s.Links))
+	}
+	f := s.Flows[2]
+	if f.Src != "bulk/2/src" || f.Dst != "bulk/2/dst" {
+		t.Errorf("flow 2 = %s → %s, want bulk/2/src → bulk/2/dst", f.Src, f.Dst)
+	}
+	l := s.Links[len(s.Links)-1]
+	if l.A != "r2" || l.B != "bulk/2/dst" || l.AB.Rate != 100*units.Gbps || l.BA.Delay != sim.Millisecond {
+		t.Errorf("last access link = %+v", l)
+	}
+	if back := mustParse(t, s.Canonical()); !reflect.DeepEqual(back, s) {
+		t.Error("Parse(Canonical()) differs from the scenario")
+	}
+}
+
+// quantileOf is the q-quantile of xs by rank.
+func fractionBelow(xs []float64, x float64) float64 {
+	n := 0
+	for _, v := range xs {
+		if v <= x {
+			n++
+		}
+	}
+	return float64(n) / float64(len(xs))
+}
+
+// The start and size distributions hold statistically over 20,000 draws:
+// each checked fraction lies within 4 standard errors (sqrt(p(1-p)/n) ≈
+// 0.0035 at p = 1/2) of the distribution's own value, computed in closed
+// form here.
+func TestGroupDistributions(t *testing.T) {
+	const n = 20000
+	tol := 4 * math.Sqrt(0.25/n)
+	sizes := func(size string) []float64 {
+		s := mustParse(t, groupJSON(n, `"0s"`, size))
+		out := make([]float64, n)
+		for i, f := range s.Flows {
+			out[i] = float64(f.Size)
+		}
+		return out
+	}
+	check := func(name string, got, want float64) {
+		t.Helper()
+		if math.Abs(got-want) > tol {
+			t.Errorf("%s = %.4f, want %.4f ± %.4f", name, got, want, tol)
+		}
+	}
+	// Poisson at 200/s: gaps are exponential of mean 5 ms, so
+	// P(gap ≤ 5 ms·ln 2) = 1/2 and P(gap ≤ 5 ms) = 1 - 1/e.
+	s := mustParse(t, groupJSON(n, `{"kind": "poisson", "rate": "200/s", "at": "1s"}`, `"10KB"`))
+	var gaps []float64
+	prev := sim.Second
+	for _, f := range s.Flows {
+		gaps = append(gaps, float64(f.Start-prev))
+		prev = f.Start
+	}
+	check("P(gap ≤ 5ms·ln2)", fractionBelow(gaps, float64(5*sim.Millisecond)*math.Ln2), 0.5)
+	check("P(gap ≤ 5ms)", fractionBelow(gaps, float64(5*sim.Millisecond)), 1-1/math.E)
+	// Uniform starts over [1s, 3s).
+	s = mustParse(t, groupJSON(n, `{"kind": "uniform", "at": "1s", "span": "2s"}`, `"10KB"`))
+	var starts []float64
+	for _, f := range s.Flows {
+		starts = append(starts, float64(f.Start))
+	}
+	check("P(start ≤ 1.5s)", fractionBelow(starts, float64(1500*sim.Millisecond)), 0.25)
+	// Uniform sizes in [1000, 3000] bytes, inclusive: P(≤ 1999) = 999/2001.
+	check("uniform P(size ≤ 1999)", fractionBelow(sizes(`{"kind": "uniform", "min": "1000B", "max": "3000B"}`), 1999), 999.0/2001)
+	// Lognormal: P(size ≤ median) = 1/2, P(size ≤ median·e^σ) = Φ(1).
+	ln := sizes(`{"kind": "lognormal", "median": "100KB", "sigma": 1.5}`)
+	check("lognormal P(≤ median)", fractionBelow(ln, 100000), 0.5)
+	check("lognormal P(≤ median·e^σ)", fractionBelow(ln, 100000*math.Exp(1.5)), 0.5*(1+math.Erf(1/math.Sqrt2)))
+	// Pareto: P(size > 2·min) = 2^-α.
+	pa := sizes(`{"kind": "pareto", "min": "10KB", "alpha": 1.2}`)
+	check("pareto P(> 2·min)", 1-fractionBelow(pa, 20000), math.Pow(2, -1.2))
+	// Web search (DCTCP paper): 53% of flows are at most 80 KB, 70% at most 1 MB.
+	ws := sizes(`{"kind": "empirical", "file": "websearch"}`)
+	check("websearch P(≤ 80KB)", fractionBelow(ws, 80000), 0.53)
+	check("websearch P(≤ 1MB)", fractionBelow(ws, 1e6), 0.70)
+	// An inline CDF, halfway along a linear piece: P(≤ 1500) = 0.25.
+	in := sizes(`{"kind": "empirical", "cdf": [["1000B", 0], ["2000B", 0.5], ["4000B", 1]]}`)
+	check("inline CDF P(≤ 1500)", fractionBelow(in, 1500), 0.25)
+}
+
+// Bad groups are reported with the path of the bad field.
+func TestGroupErrors(t *testing.T) {
+	cases := []struct{ set, path string }{
+		{"flows.web.count=0", "flows[web].count"},
+		{`flows.web.size={"kind":"pareto","min":"1KB"}`, "flows[web].size.alpha"},
+		{`flows.web.size={"kind":"uniform","min":"1KB","max":"2KB","sigma":1}`, "flows[web].size.sigma"},
+		{`flows.web.start={"kind":"poisson"}`, "flows[web].start.rate"},
+		{`flows.web.start={"kind":"poisson","rate":"fast"}`, "flows[web].start.rate"},
+		{`flows.web.size={"kind":"empirical","file":"nosuch"}`, "flows[web].size.file"},
+		{`flows.web.src={"rate":"1Gbps","delay":"1ms"}`, "flows[web].src.attach"},
+		{`flows.web.src=[]`, "flows[web].src"},
+	}
+	for _, c := range cases {
+		t.Run(c.set, func(t *testing.T) {
+			raw, err := Apply(groupJSON(3, `"0s"`, `"10KB"`), []string{c.set})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = Parse(raw)
+			if err == nil || !strings.Contains(err.Error(), c.path+":") {
+				t.Errorf("Parse error = %v, want one at %s", err, c.path)
+			}
+		})
+	}
+}

@@ -1,0 +1,109 @@
+package engine
+
+import (
+	"github.com/ccscope/ccscope/engine/config"
+	"github.com/ccscope/ccscope/engine/packet"
+	"github.com/ccscope/ccscope/engine/tcp"
+	"github.com/ccscope/ccscope/engine/topo"
+)
+
+// A TCP flow whose route crosses a proxy node is split there into two
+// flows, each with its own endpoints, CC and RTT: leg 0 "<id>.0" from the
+// source to the proxy, leg 1 "<id>.1" from the proxy to the destination.
+// Leg 0 keeps the flow's index; leg 1 takes one after all the scenario's
+// flows. The proxy's application moves bytes from leg 0's receiver to leg
+// 1's sender through a relay buffer of the node's buffer size: it reads
+// from leg 0 only while the bytes it has read and leg 1 has not yet had
+// acknowledged fit the buffer, so a slow leg 1 fills leg 0's receive queue
+// and closes its window (tcp/relay.go). Both legs start when the flow does
+// (the proxy opens leg 1 on the client's SYN). A split flow is built at the
+// start of the run even in a group.
+
+// proxyRelay joins the two legs of a split flow.
+type proxyRelay struct {
+	legs [2]*tcpFlow
+	feed tcp.Relay
+	buf  uint64 // relay buffer, bytes
+	read uint64 // bytes read from leg 0
+}
+
+// relayFeed is the relay a leg-1 sender writes from (nil otherwise).
+func (t *tcpFlow) relayFeed() *tcp.Relay {
+	if t.relay == nil || t.leg != 1 {
+		return nil
+	}
+	return &t.relay.feed
+}
+
+// pump reads from leg 0 what the relay buffer has room for and writes it
+// to leg 1.
+func (x *proxyRelay) pump() {
+	l0, l1 := x.legs[0], x.legs[1]
+	if l0.rcv == nil || l1.snd == nil {
+		return
+	}
+	held := x.read - uint64(l1.snd.Stats.BytesAcked)
+	if held >= x.buf {
+		return
+	}
+	n := l0.rcv.Read(x.buf - held)
+	if n == 0 {
+		return
+	}
+	x.read += n
+	l0.noteDelivered()
+	l1.snd.Feed(n)
+}
+
+// relayReceiver is the proxy's hook for leg 0's data.
+type relayReceiver struct{ t *tcpFlow }
+
+func (h relayReceiver) Receive(id packet.ID) {
+	h.t.rcv.Receive(id)
+	h.t.relay.pump()
+}
+
+// relaySender is the proxy's hook for leg 1's ACKs: acknowledged bytes
+// leave the relay buffer, so it may read more.
+type relaySender struct{ t *tcpFlow }
+
+func (h relaySender) Receive(id packet.ID) {
+	h.t.snd.Receive(id)
+	h.t.relay.pump()
+}
+
+// splitFlow builds the two legs of TCP flow f, which crosses proxy px.
+// Leg 0 takes index idx; leg 1 takes next, the caller's next free index.
+func (r *Run) splitFlow(idx, next int32, f config.Flow, px *topo.Node) (leg0, leg1 *tcpFlow, err error) {
+	x := &proxyRelay{buf: uint64(r.Scenario.Nodes[px.Index].Buffer)}
+	for i := range 2 {
+		c := f
+		c.ID = f.ID + [2]string{".0", ".1"}[i]
+		if l := f.Legs[i]; l != (config.Leg{}) {
+			c.CC, c.TCP = l.CC, l.TCP
+		}
+		k := idx
+		if i == 0 {
+			c.Dst = px.Name
+		} else {
+			c.Src, c.App, k = px.Name, config.AppPattern{Kind: config.Greedy}, next
+		}
+		c.Group = "" // built now, kept to the end
+		x.legs[i] = &tcpFlow{cfg: c, idx: k, run: r, relay: x, leg: i}
+	}
+	for _, t := range x.legs {
+		if err := t.build(); err != nil {
+			return nil, nil, err
+		}
+	}
+	return x.legs[0], x.legs[1], nil
+}
+
+// proxyOn is the proxy that splits flow f, if its route crosses one and it
+// is a TCP flow.
+func (r *Run) proxyOn(f config.Flow) *topo.Node {
+	if f.CC == config.Pump || f.CC == config.Ping {
+		return nil
+	}
+	return r.Net.ProxyOn(r.Net.Node(f.Src).Index, r.Net.Node(f.Dst).Index)
+}

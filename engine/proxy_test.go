@@ -1,0 +1,54 @@
+package engine
+
+import (
+	"math"
+	"testing"
+
+	"github.com/ccscope/ccscope/engine/sim"
+	"github.com/ccscope/ccscope/engine/units"
+)
+
+// p-we-p splits the server's flow at the proxy. Each leg sees its own
+// path: leg 0's median RTT lies between its base RTT (2 × (1 + 40) ms) and
+// that plus its full 1-BDP queue (84 ms at 50 Mbps); leg 1's between 2 ms
+// and 2 ms plus its 1000-packet queue at 1 Gbps (12 ms). The 0.1% loss on
+// the long leg makes only leg 0 retransmit. The proxy relays every byte it
+// reads and holds at most its 4 MB buffer.
+func TestProxyLegsSeeTheirOwnPaths(t *testing.T) {
+	_, sum := runJSON(t, mustBuiltin(t, "p-we-p"))
+	l0, l1 := sum.Flows[0], sum.Flows[1]
+	if l0.ID != "f0.0" || l1.ID != "f0.1" {
+		t.Fatalf("flows = %s, %s; want f0.0, f0.1", l0.ID, l1.ID)
+	}
+	within := func(name string, v *int64, lo, hi sim.Duration) {
+		t.Helper()
+		if v == nil || sim.Duration(*v) < lo || sim.Duration(*v) > hi {
+			t.Errorf("%s = %v, want in [%v, %v]", name, v, lo, hi)
+		}
+	}
+	within("leg 0 rtt_p50", l0.RTTP50Ps, 82*sim.Millisecond, (82+84)*sim.Millisecond)
+	within("leg 1 rtt_p50", l1.RTTP50Ps, 2*sim.Millisecond, 14*sim.Millisecond)
+	if *l0.Retransmits == 0 || *l1.Retransmits != 0 {
+		t.Errorf("retransmits = %d (long lossy leg), %d (short clean leg); want > 0, 0", *l0.Retransmits, *l1.Retransmits)
+	}
+	if held := l0.BytesDelivered - l1.BytesDelivered; held < 0 || held > 4_000_000 {
+		t.Errorf("proxy holds %d bytes (leg 0 delivered %d, leg 1 %d), want in [0, 4MB]", held, l0.BytesDelivered, l1.BytesDelivered)
+	}
+}
+
+// With a short leg of 5 Mbps, the slower leg sets the end-to-end goodput:
+// 5 Mbps × 1448/1500 (payload per packet) within 5%. Leg 0 could carry
+// more, but the relay buffer fills and leg 0's receive window closes, so
+// it delivers no more than leg 1 plus the 4 MB buffer.
+func TestProxyGoodputIsTheSlowerLegs(t *testing.T) {
+	_, sum := runJSON(t, mustBuiltin(t, "p-we-p"), "links.last.rate=5Mbps",
+		`links.last.qdisc={"kind":"fifo","limit":"100p"}`, "runtime.duration=60s")
+	l0, l1 := sum.Flows[0], sum.Flows[1]
+	want := float64(5*units.Mbps) * 1448 / 1500
+	if got := float64(*l1.GoodputBps); math.Abs(got-want) > 0.05*want {
+		t.Errorf("end-to-end goodput = %.3g bps, want %.3g ± 5%%", got, want)
+	}
+	if held := l0.BytesDelivered - l1.BytesDelivered; held < 0 || held > 4_000_000 {
+		t.Errorf("leg 0 delivered %d bytes, leg 1 %d: the relay holds %d, want at most its 4 MB", l0.BytesDelivered, l1.BytesDelivered, held)
+	}
+}

@@ -1,0 +1,98 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ccscope/ccscope/engine/config"
+)
+
+// builtinWith returns built-in scenario name with --set overrides applied.
+func builtinWith(b *testing.B, name string, sets ...string) []byte {
+	raw, err := config.Builtin(name)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if raw, err = config.Apply(raw, sets); err != nil {
+		b.Fatal(err)
+	}
+	return raw
+}
+
+// benchScale builds and runs the scenario from raw once per iteration and
+// reports the process CPU seconds per run (build included; CPU rather than
+// wall time because the machine is shared), the CPU seconds of building
+// the network and flows, dispatched events per CPU second, and the
+// process's peak resident set (VmHWM) over the runs.
+func benchScale(b *testing.B, raw []byte) {
+	p, err := Prepare(raw, nil)
+	if err != nil {
+		b.Fatalf("Prepare: %v", err)
+	}
+	b.ReportAllocs()
+	resetPeakRSS(b)
+	var events uint64
+	var build time.Duration
+	cpu0 := cpuTime()
+	for b.Loop() {
+		c0 := cpuTime()
+		r, err := New(p.Scenario, nil)
+		if err != nil {
+			b.Fatalf("New: %v", err)
+		}
+		build += cpuTime() - c0
+		r.RunToEnd()
+		events += r.Sim.Events()
+	}
+	cpu := (cpuTime() - cpu0).Seconds()
+	b.ReportMetric(cpu/float64(b.N), "cpu-s/op")
+	b.ReportMetric(build.Seconds()/float64(b.N), "build-cpu-s/op")
+	b.ReportMetric(float64(events)/cpu, "events/cpu-s")
+	b.ReportMetric(float64(events)/float64(b.N), "events/op")
+	b.ReportMetric(float64(peakRSS(b))/(1<<20), "peak-RSS-MB")
+}
+
+// BenchmarkDumbbellN runs dumbbell-n (N CUBIC flows, each between hosts of
+// its own, over a 10 Gbps, 30 ms dumbbell; 1 simulated second) at N = 1,
+// 32, 256 and 1024. Targets (issue 11): the events per CPU-second at 1024
+// within 1.5× of those at 1, and the 1024-flow run in at most 1.5 CPU-s and
+// 100 MB peak RSS.
+func BenchmarkDumbbellN(b *testing.B) {
+	for _, n := range []int{1, 32, 256, 1024} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			benchScale(b, builtinWith(b, "dumbbell-n", fmt.Sprintf("flows.bulk.count=%d", n)))
+		})
+	}
+}
+
+// shortFlowsJSON is a web-like workload: n flows from 16 hosts to one
+// server over a 10 Gbps, 10 ms bottleneck, Poisson arrivals at 2000/s,
+// lognormal sizes of median 20 KB and sigma 1.5 (mean about 62 KB, so
+// about 1 Gbps offered): tens of flows alive at once, whatever n.
+func shortFlowsJSON(n int) []byte {
+	var nodes, links, srcs []string
+	for i := range 16 {
+		h := fmt.Sprintf("h%d", i)
+		srcs = append(srcs, fmt.Sprintf("%q", h))
+		nodes = append(nodes, fmt.Sprintf(`{"id":%q,"kind":"endpoint"}`, h))
+		links = append(links, fmt.Sprintf(`{"id":"l%d","a":%q,"b":"r1","rate":"10Gbps","delay":"100us"}`, i, h))
+	}
+	dur := n/2000 + 1
+	return fmt.Appendf(nil, `{"name":"short-flows","runtime":{"seed":1,"duration":"%ds"},
+ "nodes":[{"id":"r1","kind":"router"},{"id":"srv","kind":"endpoint"},%s],
+ "links":[{"id":"bottleneck","a":"r1","b":"srv","rate":"10Gbps","delay":"10ms","ab":{"qdisc":{"kind":"fifo","limit":"1BDP"}}},%s],
+ "flows":[{"group":"web","count":%d,"src":[%s],"dst":"srv","cc":"cubic",
+   "start":{"kind":"poisson","rate":"2000/s"},"size":{"kind":"lognormal","median":"20KB","sigma":1.5}}]}`,
+		dur, strings.Join(nodes, ","), strings.Join(links, ","), n, strings.Join(srcs, ","))
+}
+
+// BenchmarkShortFlows runs 1,000 and 10,000 short flows (shortFlowsJSON).
+// Target (issue 11): memory proportional to the flows alive at once, so
+// the peak RSS of the 10,000-flow run stays close to the 1,000-flow one.
+func BenchmarkShortFlows(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) { benchScale(b, shortFlowsJSON(n)) })
+	}
+}
