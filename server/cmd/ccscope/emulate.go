@@ -1,0 +1,99 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/ccscope/ccscope/engine"
+	"github.com/ccscope/ccscope/engine/trace"
+	"github.com/ccscope/ccscope/server/emulate"
+)
+
+// emulateMain runs a scenario on this machine's kernel TCP (Linux, root).
+func emulateMain(args []string) int {
+	fs := flag.NewFlagSet("emulate", flag.ContinueOnError)
+	seed := fs.String("seed", "", "master random seed `N` (overrides runtime.seed; drives the links' loss and jitter)")
+	dur := fs.String("duration", "", "wall-clock duration `D`, e.g. 10s (overrides runtime.duration)")
+	var sets setFlags
+	fs.Var(&sets, "set", "override a scenario field: `path=value` (repeatable)")
+	tracePath := fs.String("trace", "", "write the trace to `FILE` (.arrow or .parquet)")
+	asJSON := fs.Bool("json", false, "print the summary as one JSON object")
+	maxRate := fs.Int64("max-rate", 0, "refuse scenarios whose bottlenecks add up to more than `BPS` (default: the measured ceiling)")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "Usage: ccscope emulate SCENARIO|FILE.json [options]   (Linux, root)")
+		fs.PrintDefaults()
+	}
+	pos, rest := splitArgs(args)
+	if err := fs.Parse(rest); err != nil {
+		return 2
+	}
+	if pos == "" || fs.NArg() > 0 {
+		fs.Usage()
+		return 2
+	}
+	raw, err := loadScenario(pos)
+	if err != nil {
+		return fail(err)
+	}
+	if *seed != "" {
+		sets = append(sets, "runtime.seed="+*seed)
+	}
+	if *dur != "" {
+		sets = append(sets, "runtime.duration="+*dur)
+	}
+	prep, err := engine.Prepare(raw, sets)
+	if err != nil {
+		return fail(err)
+	}
+	sink, err := openTrace(*tracePath, prep.Scenario)
+	if err != nil {
+		return fail(err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var ts trace.Sink
+	if sink != nil {
+		ts = sink
+	}
+	res, err := emulate.Run(ctx, prep.Scenario, prep.Hash, emulate.Options{Sink: ts, MaxRateBps: *maxRate})
+	if err != nil {
+		return fail(err)
+	}
+	if sink != nil {
+		if err := sink.Close(); err != nil {
+			return fail(err)
+		}
+		fmt.Fprintln(os.Stderr, "ccscope: trace written to", joinPaths(sink.Paths()))
+	}
+	if *asJSON {
+		if err := json.NewEncoder(os.Stdout).Encode(res.Summary); err != nil {
+			return fail(err)
+		}
+		return 0
+	}
+	printEmulateSummary(os.Stdout, res.Summary)
+	return 0
+}
+
+func joinPaths(p []string) string {
+	s := ""
+	for i, x := range p {
+		if i > 0 {
+			s += " "
+		}
+		s += x
+	}
+	return s
+}
+
+func printEmulateSummary(w io.Writer, s emulate.Summary) {
+	fmt.Fprintf(w, "emulated on Linux %s  realtime %v  relay lateness p50 %s p99 %s max %s over %d packets\n",
+		s.Kernel, s.Realtime, durStr(s.Lateness.P50Ps), durStr(s.Lateness.P99Ps), durStr(&s.Lateness.MaxPs), s.Lateness.Packets)
+	printSummary(w, s.Summary)
+}
