@@ -5,6 +5,7 @@ package emulate
 import (
 	"encoding/binary"
 	"runtime"
+	"runtime/debug"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -95,7 +96,7 @@ func (p *tunPort) Receive(id packet.ID) {
 			r.rtt[pk.Flow].acked(ack, int64(r.now()))
 		}
 	}
-	if _, err := syscall.Write(p.fd, b); err != nil {
+	if _, _, e := syscall.RawSyscall(syscall.SYS_WRITE, uintptr(p.fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b))); e != 0 {
 		r.writeErrs++
 	}
 	late := int64(r.now() - r.s.Now())
@@ -111,14 +112,14 @@ func (r *relay) drain() {
 		for {
 			id := r.pool.Alloc()
 			b := r.buf(id)
-			n, err := syscall.Read(p.fd, b)
-			if err != nil || n <= 0 {
+			n, _, e := syscall.RawSyscall(syscall.SYS_READ, uintptr(p.fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+			if e != 0 || n == 0 {
 				r.pool.Free(id)
 				break
 			}
 			now := r.now()
 			r.s.RunUntil(now)
-			if !r.admit(p, id, b[:n], now) {
+			if !r.admit(p, id, b[:int(n)], now) {
 				r.foreign++
 				r.pool.Free(id)
 			}
@@ -163,6 +164,12 @@ func (r *relay) loop(epfd int, horizon sim.Time, interval sim.Duration, tick fun
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	r.realtime = setRealtime()
+	// A collection stops every goroutine, the loop's too, until it ends,
+	// and on a loaded machine its workers wait for CPU: one cost the relay
+	// milliseconds of lateness. The loop allocates nothing per packet, so
+	// collections are postponed to a 1 GiB heap for the run's length.
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(1 << 30))
 	var evs [8]syscall.EpollEvent
 	next := sim.Time(0)
 	for !r.stop.Load() {
@@ -203,10 +210,16 @@ func setRealtime() bool {
 // (Linux 5.11); it takes a nanosecond timeout where epoll_wait takes ms.
 const sysEpollPwait2 = 441
 
+//
+// The relay's system calls are raw: they keep the goroutine's P, so the
+// loop never waits for a P to come back when a read, write or sleep ends
+// (with GOMAXPROCS at 2, the flows' goroutines would otherwise take both).
+// A garbage collection waits for the loop's sleep to end, at most one
+// sampling interval; the loop allocates nothing, so collections are rare.
 func epollWait(epfd int, evs []syscall.EpollEvent, d sim.Duration) error {
 	ns := int64(d) / 1000
 	ts := syscall.Timespec{Sec: ns / 1e9, Nsec: ns % 1e9}
-	_, _, e := syscall.Syscall6(sysEpollPwait2, uintptr(epfd), uintptr(unsafe.Pointer(&evs[0])), uintptr(len(evs)),
+	_, _, e := syscall.RawSyscall6(sysEpollPwait2, uintptr(epfd), uintptr(unsafe.Pointer(&evs[0])), uintptr(len(evs)),
 		uintptr(unsafe.Pointer(&ts)), 0, 0)
 	if e != 0 && e != syscall.EINTR {
 		return e
