@@ -223,7 +223,6 @@ func checkClean(t *testing.T, goroutines int) {
 	}
 }
 
-
 func dur(p *int64) sim.Duration {
 	if p == nil {
 		return -1

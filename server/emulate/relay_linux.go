@@ -210,7 +210,6 @@ func setRealtime() bool {
 // (Linux 5.11); it takes a nanosecond timeout where epoll_wait takes ms.
 const sysEpollPwait2 = 441
 
-//
 // The relay's system calls are raw: they keep the goroutine's P, so the
 // loop never waits for a P to come back when a read, write or sleep ends
 // (with GOMAXPROCS at 2, the flows' goroutines would otherwise take both).
