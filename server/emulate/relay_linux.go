@@ -210,11 +210,13 @@ func setRealtime() bool {
 // (Linux 5.11); it takes a nanosecond timeout where epoll_wait takes ms.
 const sysEpollPwait2 = 441
 
+// epollWait sleeps until a TUN device is readable or d has passed.
+//
 // The relay's system calls are raw: they keep the goroutine's P, so the
 // loop never waits for a P to come back when a read, write or sleep ends
 // (with GOMAXPROCS at 2, the flows' goroutines would otherwise take both).
 // A garbage collection waits for the loop's sleep to end, at most one
-// sampling interval; the loop allocates nothing, so collections are rare.
+// sampling interval; the loop postpones collections anyway.
 func epollWait(epfd int, evs []syscall.EpollEvent, d sim.Duration) error {
 	ns := int64(d) / 1000
 	ts := syscall.Timespec{Sec: ns / 1e9, Nsec: ns % 1e9}
