@@ -84,6 +84,7 @@ type eflow struct {
 	connected  bool     // sfd is connected: TCP_INFO is meaningful
 	firstSend  sim.Time // when the first byte was handed to the socket
 	received   int64
+	firstByte  sim.Time    // first payload byte read by the receiver; 0: none
 	crossed    [3]sim.Time // 1 MB, 10 MB, 100 MB delivered; 0: not yet
 	done       sim.Time    // all of a sized flow delivered
 	err        error
@@ -574,9 +575,6 @@ func applyChange(nw *topo.Network, scn *config.Scenario, c config.Change) {
 	}
 }
 
-// Milestones of the receiver-side delivery, in bytes (decimal MB).
-var milestoneBytes = [3]int64{1_000_000, 10_000_000, 100_000_000}
-
 // send connects at the flow's start and writes bulk or size bytes.
 func (f *eflow) send(r *relay, stop <-chan struct{}) {
 	if wait := time.Duration(int64(f.cfg.Start)/1000) - time.Since(r.t0); wait > 0 {
@@ -637,6 +635,9 @@ func (f *eflow) receive(r *relay) {
 		got += int64(n)
 		now := r.now()
 		f.mu.Lock()
+		if before == 0 {
+			f.firstByte = now
+		}
 		for i, m := range milestoneBytes {
 			if before < m && got >= m {
 				f.crossed[i] = now
@@ -724,7 +725,17 @@ func (e *run) summary(r *relay, nw *topo.Network, hash string, end sim.Time) Sum
 		f.closeAccepted()
 		fs := engine.FlowSummary{ID: f.cfg.ID, Kind: "tcp", CC: f.cfg.CC, BytesSent: int64(f.ti.BytesSent),
 			BytesDelivered: f.received, RTTP50Ps: quantile(&r.rtt[i].hist, 0.5), RTTP99Ps: quantile(&r.rtt[i].hist, 0.99)}
-		var t1 *int64
+		rm := ReceiverMilestones{ID: f.cfg.ID}
+		if f.firstByte != 0 {
+			rm.FirstByte = ptr(int64(f.firstByte))
+			rx := func(k int) *int64 {
+				if f.crossed[k] == 0 {
+					return nil
+				}
+				return ptr(int64(f.crossed[k].Sub(f.firstByte)))
+			}
+			rm.T1MBPs, rm.T10MBPs, rm.T100MBPs = rx(0), rx(1), rx(2)
+		}
 		if f.connected {
 			fs.Retransmits = ptr(int64(f.ti.TotalRetrans))
 			ms := func(k int) *int64 {
@@ -733,13 +744,13 @@ func (e *run) summary(r *relay, nw *topo.Network, hash string, end sim.Time) Sum
 				}
 				return ptr(int64(f.crossed[k].Sub(f.firstSend)))
 			}
-			t1, fs.T10MBPs, fs.T100MBPs = ms(0), ms(1), ms(2)
+			fs.T10MBPs, fs.T100MBPs = ms(1), ms(2)
 			fs.GoodputBps = engine.Goodput(units.Bytes(f.received), f.firstSend, f.done, end)
 			if f.hasBBR {
 				fs.CCFinal = map[string]float64{"bw": float64(f.bbr.BwBps), "min_rtt": float64(f.bbr.MinRTTUs)}
 			}
 		}
-		s.T1MBPs = append(s.T1MBPs, t1)
+		s.Receivers = append(s.Receivers, rm)
 		s.Flows = append(s.Flows, fs)
 	}
 	for i, d := range nw.Dirs {

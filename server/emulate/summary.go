@@ -19,10 +19,8 @@ import (
 type Summary struct {
 	Mode string `json:"mode"` // "emulate"
 	engine.Summary
-	// T1MBPs is each flow's time from its first byte sent to 1 MB
-	// delivered to the receiving application, by flow, in ps (null: not
-	// reached).
-	T1MBPs []*int64 `json:"t_1MB_ps"`
+	// Receivers are the flows' receiver-side milestones, in flow order.
+	Receivers []ReceiverMilestones `json:"receivers"`
 	// Kernel is the running kernel's release (uname -r).
 	Kernel string `json:"kernel"`
 	// Sysctls are the values set in every namespace, by namespace (node id).
@@ -44,3 +42,18 @@ type Lateness struct {
 	P99Ps   *int64 `json:"p99_ps"`
 	MaxPs   int64  `json:"max_ps"`
 }
+
+// ReceiverMilestones are times measured at a flow's receiving application:
+// when its first payload byte arrived (since the run started), and how long
+// from then until 1, 10 and 100 MB (decimal) had arrived; null where not
+// reached.
+type ReceiverMilestones struct {
+	ID        string `json:"id"`
+	FirstByte *int64 `json:"first_byte_ps"`
+	T1MBPs    *int64 `json:"t_1MB_ps"`
+	T10MBPs   *int64 `json:"t_10MB_ps"`
+	T100MBPs  *int64 `json:"t_100MB_ps"`
+}
+
+// milestoneBytes are the receiver-side milestones, in bytes (decimal MB).
+var milestoneBytes = [3]int64{1_000_000, 10_000_000, 100_000_000}

@@ -13,6 +13,7 @@ const usage = `ccscope — a deterministic packet-level simulator of TCP congest
 Usage:
   ccscope run SCENARIO|FILE.json [--seed N] [--duration D] [--set path=value]... [--trace FILE] [--json]
   ccscope emulate SCENARIO|FILE.json [--seed N] [--duration D] [--set path=value]... [--trace FILE] [--json]
+  ccscope compare SCENARIO|FILE.json [--seeds 1-3] [--duration D] [--set path=value]... [--trace DIR] [--json]
   ccscope scenarios [--show NAME]
   ccscope serve [--addr HOST:PORT] [--token T] [--max-sessions N] [--log-format json|console]
   ccscope version
@@ -23,6 +24,7 @@ Run 'ccscope COMMAND --help' for a command's options.
 var commands = map[string]func(args []string) int{
 	"run":       runMain,
 	"emulate":   emulateMain,
+	"compare":   compareMain,
 	"scenarios": scenariosMain,
 	"serve":     serveMain,
 	"version":   versionMain,
