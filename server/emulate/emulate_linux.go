@@ -21,6 +21,7 @@ import (
 	"github.com/ccscope/ccscope/engine/topo"
 	"github.com/ccscope/ccscope/engine/trace"
 	"github.com/ccscope/ccscope/engine/units"
+	"github.com/ccscope/ccscope/server/calibrate"
 )
 
 // Options configure an emulated run.
@@ -35,6 +36,12 @@ type Options struct {
 	// MaxRateBps is the refusal threshold: the sum of the flows'
 	// bottleneck rates may not exceed it. Zero: DefaultMaxRateBps.
 	MaxRateBps int64
+	// Capture keeps every TCP_INFO sample of every flow in
+	// Result.Capture, for a TCP_INFO CSV (calibrate.WriteCSV).
+	Capture bool
+	// Pcap records the packets crossing the first flow's sender's TUN
+	// device (headers, 128 bytes of each) into Result.Pcap.
+	Pcap bool
 }
 
 // DefaultMaxRateBps is the real-time ceiling measured on the project's
@@ -50,6 +57,8 @@ const DefaultMaxRateBps = 300_000_000
 type Result struct {
 	Summary Summary
 	Trace   *trace.Recorder
+	Capture []calibrate.Sample // with Options.Capture
+	Pcap    []byte             // with Options.Pcap: a pcap file
 }
 
 // NamespacePrefix starts the name of every namespace a run creates; the
@@ -92,6 +101,7 @@ type eflow struct {
 	lastDeliv  sim.Time
 	lastSignal sim.Time
 	ti         tcpInfo
+	capture    []calibrate.Sample // nil unless Options.Capture
 	bbr        bbrInfo
 	hasBBR     bool
 }
@@ -196,6 +206,19 @@ func Run(ctx context.Context, scn *config.Scenario, hash string, opt Options) (r
 	}
 	for _, f := range e.flows {
 		r.rtt = append(r.rtt, rttTrack{src: f.src.index, ring: make([]rttEntry, 1<<16)})
+		if opt.Capture {
+			f.capture = make([]calibrate.Sample, 0, int(scn.Runtime.Duration/interval)+16)
+		}
+	}
+	if opt.Pcap && len(e.flows) > 0 {
+		const snap = 128
+		pkts := int64(scn.Runtime.Duration.Seconds()*float64(offeredRate(scn))/(8*1500)) * 2
+		r.pcap = calibrate.NewPcapWriter(snap, int(min(max(pkts, 1024), 4<<20)))
+		for _, p := range r.ports {
+			if p.node == e.flows[0].src.index {
+				p.capture = true
+			}
+		}
 	}
 	for i, d := range nw.Dirs {
 		q := &queueObs{r: r, link: int32(i / 2), ab: d.AB}
@@ -211,6 +234,7 @@ func Run(ctx context.Context, scn *config.Scenario, hash string, opt Options) (r
 	// The changes of the scenario, applied by the loop's tick.
 	changes := append([]config.Change(nil), scn.Changes...)
 
+	r.warm()
 	var wg sync.WaitGroup
 	stopFlows := make(chan struct{})
 	r.t0 = time.Now()
@@ -268,7 +292,14 @@ func Run(ctx context.Context, scn *config.Scenario, hash string, opt Options) (r
 			return nil, fmt.Errorf("emulate: trace: %w", err)
 		}
 	}
-	return &Result{Summary: sum, Trace: rec}, nil
+	out := &Result{Summary: sum, Trace: rec}
+	for _, f := range e.flows {
+		out.Capture = append(out.Capture, f.capture...)
+	}
+	if r.pcap != nil {
+		out.Pcap = r.pcap.Bytes()
+	}
+	return out, nil
 }
 
 // check refuses what emulation cannot do faithfully, naming the field.
@@ -700,6 +731,13 @@ func (f *eflow) sample(r *relay, now sim.Time, scratch []byte) {
 		DeliveryRateBps: int64(ti.DeliveryRate) * 8, Delivered: uint64(ti.Delivered), Lost: uint64(ti.Lost),
 		Retrans: uint64(ti.TotalRetrans), CAState: ti.CAState})
 	r.rec.RecordDelivery(&f.lastDeliv, now, int32(f.idx), received)
+	if f.capture != nil {
+		f.capture = append(f.capture, calibrate.Sample{TUs: int64(now / sim.Time(sim.Microsecond)), Flow: f.cfg.ID,
+			CAState: ti.CAState, Cwnd: ti.SndCwnd, SSThresh: ti.SndSSThresh, RTTUs: ti.RTT, RTTVarUs: ti.RTTVar,
+			MinRTTUs: ti.MinRTT, MSS: ti.SndMSS, PacingRateBps: int64(ti.PacingRate) * 8,
+			DeliveryRateBps: int64(ti.DeliveryRate) * 8, Delivered: ti.Delivered, BytesAcked: ti.BytesAcked,
+			BytesSent: ti.BytesSent, TotalRetrans: ti.TotalRetrans, SndWnd: ti.SndWnd})
+	}
 	if b, ok := readBBRInfo(f.sfd, scratch); ok {
 		f.bbr, f.hasBBR = b, true
 		last := f.lastSignal

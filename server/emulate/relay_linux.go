@@ -17,6 +17,7 @@ import (
 	"github.com/ccscope/ccscope/engine/topo"
 	"github.com/ccscope/ccscope/engine/trace"
 	"github.com/ccscope/ccscope/engine/units"
+	"github.com/ccscope/ccscope/server/calibrate"
 )
 
 // The relay moves packets between the endpoints' TUN devices through the
@@ -56,15 +57,17 @@ type relay struct {
 	// address no endpoint has); writeErrs counts failed TUN writes.
 	foreign, writeErrs uint64
 	realtime           bool
+	pcap               *calibrate.PcapWriter // nil: no capture
 }
 
 // tunPort is one endpoint's TUN device: packets read from it enter the
 // emulated network at its node, packets arriving at its node are written
 // to it.
 type tunPort struct {
-	r    *relay
-	fd   int
-	node int32
+	r       *relay
+	fd      int
+	node    int32
+	capture bool // record this device's packets in the relay's pcap
 }
 
 // now is wall-clock time since the relay started, as simulated time.
@@ -96,6 +99,9 @@ func (p *tunPort) Receive(id packet.ID) {
 			r.rtt[pk.Flow].acked(ack, int64(r.now()))
 		}
 	}
+	if p.capture {
+		r.pcap.Add(int64(r.now())/1000, b)
+	}
 	if _, _, e := syscall.RawSyscall(syscall.SYS_WRITE, uintptr(p.fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b))); e != 0 {
 		r.writeErrs++
 	}
@@ -103,6 +109,20 @@ func (p *tunPort) Receive(id packet.ID) {
 	r.late.Add(max(late, 0))
 	r.lateMax = max(r.lateMax, late)
 	r.pool.Free(id)
+}
+
+// warm grows the packet pool and the byte slots to their first slab and
+// touches every page before the clock starts: the first packets would
+// otherwise wait for megabytes of page faults.
+func (r *relay) warm() {
+	ids := make([]packet.ID, 1<<slabShift)
+	for i := range ids {
+		ids[i] = r.pool.Alloc()
+		r.buf(ids[i])[0] = 0
+	}
+	for _, id := range ids {
+		r.pool.Free(id)
+	}
 }
 
 // drain reads every packet waiting on every TUN device and hands each to
@@ -118,6 +138,9 @@ func (r *relay) drain() {
 				break
 			}
 			now := r.now()
+			if p.capture {
+				r.pcap.Add(int64(now)/1000, b[:int(n)])
+			}
 			r.s.RunUntil(now)
 			if !r.admit(p, id, b[:int(n)], now) {
 				r.foreign++

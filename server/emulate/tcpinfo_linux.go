@@ -34,6 +34,7 @@ type tcpInfo struct {
 	BytesAcked, BytesReceived         uint64
 	MinRTT, Delivered                 uint32
 	BytesSent, BytesRetrans           uint64
+	SndWnd                            uint32 // 0 where the kernel predates tcpi_snd_wnd
 }
 
 // Offsets of struct tcp_info's fields (include/uapi/linux/tcp.h).
@@ -58,6 +59,7 @@ const (
 	offDelivered    = 192
 	offBytesSent    = 200
 	offBytesRetrans = 208
+	offSndWnd       = 228
 	tcpInfoLen      = 216 // through tcpi_bytes_retrans (Linux 4.19+)
 )
 
@@ -82,6 +84,9 @@ func readTCPInfo(fd int, buf []byte, ti *tcpInfo) error {
 		TotalRetrans: u32(offTotalRetrans), PacingRate: u64(offPacingRate), DeliveryRate: u64(offDeliveryRate),
 		BytesAcked: u64(offBytesAcked), BytesReceived: u64(offBytesRecv), MinRTT: u32(offMinRTT),
 		Delivered: u32(offDelivered), BytesSent: u64(offBytesSent), BytesRetrans: u64(offBytesRetrans)}
+	if n >= offSndWnd+4 {
+		ti.SndWnd = u32(offSndWnd)
+	}
 	return nil
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ccscope/ccscope/engine"
 	"github.com/ccscope/ccscope/engine/trace"
+	"github.com/ccscope/ccscope/server/calibrate"
 	"github.com/ccscope/ccscope/server/emulate"
 )
 
@@ -24,6 +25,8 @@ func emulateMain(args []string) int {
 	fs.Var(&sets, "set", "override a scenario field: `path=value` (repeatable)")
 	tracePath := fs.String("trace", "", "write the trace to `FILE` (.arrow or .parquet)")
 	asJSON := fs.Bool("json", false, "print the summary as one JSON object")
+	capPath := fs.String("capture", "", "write every TCP_INFO sample to `FILE.csv` (a TCP_INFO CSV for calibrate)")
+	pcapPath := fs.String("pcap", "", "write the first flow's sender-side packets (headers) to `FILE.pcap`")
 	maxRate := fs.Int64("max-rate", 0, "refuse scenarios whose bottlenecks add up to more than `BPS` (default: the measured ceiling)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "Usage: ccscope emulate SCENARIO|FILE.json [options]   (Linux, root)")
@@ -61,7 +64,8 @@ func emulateMain(args []string) int {
 	if sink != nil {
 		ts = sink
 	}
-	res, err := emulate.Run(ctx, prep.Scenario, prep.Hash, emulate.Options{Sink: ts, MaxRateBps: *maxRate})
+	res, err := emulate.Run(ctx, prep.Scenario, prep.Hash, emulate.Options{Sink: ts, MaxRateBps: *maxRate,
+		Capture: *capPath != "", Pcap: *pcapPath != ""})
 	if err != nil {
 		return fail(err)
 	}
@@ -70,6 +74,24 @@ func emulateMain(args []string) int {
 			return fail(err)
 		}
 		fmt.Fprintln(os.Stderr, "ccscope: trace written to", joinPaths(sink.Paths()))
+	}
+	if *capPath != "" {
+		f, err := os.Create(*capPath)
+		if err != nil {
+			return fail(err)
+		}
+		err = calibrate.WriteCSV(f, res.Capture)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fail(err)
+		}
+	}
+	if *pcapPath != "" {
+		if err := os.WriteFile(*pcapPath, res.Pcap, 0o644); err != nil {
+			return fail(err)
+		}
 	}
 	if *asJSON {
 		if err := json.NewEncoder(os.Stdout).Encode(res.Summary); err != nil {

@@ -14,6 +14,7 @@ Usage:
   ccscope run SCENARIO|FILE.json [--seed N] [--duration D] [--set path=value]... [--trace FILE] [--json]
   ccscope emulate SCENARIO|FILE.json [--seed N] [--duration D] [--set path=value]... [--trace FILE] [--json]
   ccscope compare SCENARIO|FILE.json [--seeds 1-3] [--duration D] [--set path=value]... [--trace DIR] [--json]
+  ccscope calibrate CAPTURE [--cc NAME] [--flow F] [--out FILE.json] [--json]
   ccscope scenarios [--show NAME]
   ccscope serve [--addr HOST:PORT] [--token T] [--max-sessions N] [--log-format json|console]
   ccscope version
@@ -25,6 +26,7 @@ var commands = map[string]func(args []string) int{
 	"run":       runMain,
 	"emulate":   emulateMain,
 	"compare":   compareMain,
+	"calibrate": calibrateMain,
 	"scenarios": scenariosMain,
 	"serve":     serveMain,
 	"version":   versionMain,
