@@ -162,7 +162,7 @@ func Run(ctx context.Context, scn *config.Scenario, hash string, opt Options) (r
 	if err != nil {
 		return nil, err
 	}
-	if err := e.setupNodes(nw); err != nil {
+	if err := e.setupNodes(); err != nil {
 		return nil, fmt.Errorf("emulate: %w", err)
 	}
 	if err := e.setupFlows(); err != nil {
@@ -272,6 +272,9 @@ func Run(ctx context.Context, scn *config.Scenario, hash string, opt Options) (r
 		f.shutdown()
 	}
 	wg.Wait()
+	for _, f := range e.flows {
+		f.closeAccepted()
+	}
 	if lerr != nil {
 		return nil, fmt.Errorf("emulate: relay: %w", lerr)
 	}
@@ -429,7 +432,7 @@ func nsSysctls(o config.TCPOptions) [][2]string {
 
 // setupNodes gives every endpoint a namespace with its sysctls and a TUN
 // device carrying 10.201.0.(i+1)/24; routes to the others go through it.
-func (e *run) setupNodes(nw *topo.Network) error {
+func (e *run) setupNodes() error {
 	opts := map[string]*config.Flow{}
 	for i := range e.scn.Flows {
 		f := &e.scn.Flows[i]
@@ -507,7 +510,6 @@ func (e *run) setupNodes(nw *topo.Network) error {
 			}
 		}
 	}
-	_ = nw
 	return nil
 }
 
@@ -760,7 +762,6 @@ func (e *run) summary(r *relay, nw *topo.Network, hash string, end sim.Time) Sum
 			SimTimePs: int64(end), Events: r.s.Events(), Flows: []engine.FlowSummary{}, Queues: []engine.QueueSummary{}}}
 	s.Lateness = Lateness{Packets: r.late.Count(), P50Ps: quantile(&r.late, 0.5), P99Ps: quantile(&r.late, 0.99), MaxPs: r.lateMax}
 	for i, f := range e.flows {
-		f.closeAccepted()
 		fs := engine.FlowSummary{ID: f.cfg.ID, Kind: "tcp", CC: f.cfg.CC, BytesSent: int64(f.ti.BytesSent),
 			BytesDelivered: f.received, RTTP50Ps: quantile(&r.rtt[i].hist, 0.5), RTTP99Ps: quantile(&r.rtt[i].hist, 0.99)}
 		rm := ReceiverMilestones{ID: f.cfg.ID}

@@ -156,10 +156,10 @@ func TestSimVsEmulate(t *testing.T) {
 
 // TestCleanupOnCancel cancels a run midway (what Ctrl-C does through the
 // command's signal context) and checks that nothing it created is left:
-// no namespace of this process, no goroutine.
+// no namespace of this process, no goroutine, no file descriptor.
 func TestCleanupOnCancel(t *testing.T) {
 	requireEmulation(t)
-	before := runtime.NumGoroutine()
+	before, fds := runtime.NumGoroutine(), openFDs()
 	prep, err := engine.Prepare([]byte(cleanPath), []string{"runtime.duration=30s"})
 	if err != nil {
 		t.Fatal(err)
@@ -174,7 +174,7 @@ func TestCleanupOnCancel(t *testing.T) {
 	if el := time.Since(start); el > 10*time.Second {
 		t.Errorf("a cancelled run took %v to return", el)
 	}
-	checkClean(t, before)
+	checkClean(t, before, fds)
 }
 
 // TestCleanupOnError makes setup fail late — a CC the simulator has and
@@ -182,7 +182,7 @@ func TestCleanupOnCancel(t *testing.T) {
 // the namespaces made before the failure are gone.
 func TestCleanupOnError(t *testing.T) {
 	requireEmulation(t)
-	before := runtime.NumGoroutine()
+	before, fds := runtime.NumGoroutine(), openFDs()
 	prep, err := engine.Prepare([]byte(cleanPath), []string{"flows.f0.cc=bbr3"})
 	if err != nil {
 		t.Fatal(err)
@@ -191,7 +191,7 @@ func TestCleanupOnError(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `no congestion control "bbr3"`) || !strings.Contains(err.Error(), availableCCs()) {
 		t.Errorf("Run(cc=bbr3) = %v, want an error naming the kernel's CCs (%s)", err, availableCCs())
 	}
-	checkClean(t, before)
+	checkClean(t, before, fds)
 }
 
 // TestRefusesBeyondCeiling checks that a path beyond the real-time ceiling
@@ -208,8 +208,17 @@ func TestRefusesBeyondCeiling(t *testing.T) {
 	}
 }
 
-func checkClean(t *testing.T, goroutines int) {
+// openFDs counts this process's open file descriptors.
+func openFDs() int {
+	ents, _ := os.ReadDir("/proc/self/fd")
+	return len(ents)
+}
+
+func checkClean(t *testing.T, goroutines, fds int) {
 	t.Helper()
+	if n := openFDs(); n > fds {
+		t.Errorf("%d file descriptors open after the run, %d before (sockets, TUN devices, epoll)", n, fds)
+	}
 	if left := leftoverNamespaces(NamespacePrefix + strconv.Itoa(os.Getpid()) + "-"); len(left) > 0 {
 		t.Errorf("namespaces left behind: %v", left)
 	}
