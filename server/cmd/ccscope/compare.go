@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -19,36 +18,20 @@ import (
 // compareMain runs a scenario in the simulator and on the kernel and prints
 // the two side by side.
 func compareMain(args []string) int {
-	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
+	c := newScenarioCmd("compare", "Usage: ccscope compare SCENARIO|FILE.json [options]   (Linux, root)",
+		"duration `D` of both runs, e.g. 10s (overrides runtime.duration)", false)
+	fs := c.fs
 	seedsArg := fs.String("seeds", "", "seeds to run, `LIST` such as 1-3 or 1,4,7 (default: the scenario's)")
-	dur := fs.String("duration", "", "duration `D` of both runs, e.g. 10s (overrides runtime.duration)")
-	var sets setFlags
-	fs.Var(&sets, "set", "override a scenario field: `path=value` (repeatable)")
 	traceDir := fs.String("trace", "", "write both runs' traces as Parquet into `DIR` (sim-seedN.*, kernel-seedN.*)")
 	asJSON := fs.Bool("json", false, "print the comparison as one JSON object")
 	maxRate := fs.Int64("max-rate", 0, "emulation refusal threshold in `BPS` (default: the measured ceiling)")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: ccscope compare SCENARIO|FILE.json [options]   (Linux, root)")
-		fs.PrintDefaults()
-	}
-	pos, rest := splitArgs(args)
-	if err := fs.Parse(rest); err != nil {
-		return 2
-	}
-	if pos == "" || fs.NArg() > 0 {
-		fs.Usage()
-		return 2
+	raw, sets, code, ok := c.parse(args)
+	if !ok {
+		return code
 	}
 	seeds, err := parseSeeds(*seedsArg)
 	if err != nil {
 		return fail(err)
-	}
-	raw, err := loadScenario(pos)
-	if err != nil {
-		return fail(err)
-	}
-	if *dur != "" {
-		sets = append(sets, "runtime.duration="+*dur)
 	}
 	if *traceDir != "" {
 		if err := os.MkdirAll(*traceDir, 0o755); err != nil {
@@ -57,18 +40,18 @@ func compareMain(args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	c, err := emulate.Compare(ctx, raw, sets, emulate.CompareOptions{Seeds: seeds, TraceDir: *traceDir,
+	cmp, err := emulate.Compare(ctx, raw, sets, emulate.CompareOptions{Seeds: seeds, TraceDir: *traceDir,
 		Emulate: emulate.Options{MaxRateBps: *maxRate}})
 	if err != nil {
 		return fail(err)
 	}
 	if *asJSON {
-		if err := json.NewEncoder(os.Stdout).Encode(c); err != nil {
+		if err := json.NewEncoder(os.Stdout).Encode(cmp); err != nil {
 			return fail(err)
 		}
 		return 0
 	}
-	printComparison(os.Stdout, c)
+	printComparison(os.Stdout, cmp)
 	return 0
 }
 

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -18,37 +17,17 @@ import (
 
 // emulateMain runs a scenario on this machine's kernel TCP (Linux, root).
 func emulateMain(args []string) int {
-	fs := flag.NewFlagSet("emulate", flag.ContinueOnError)
-	seed := fs.String("seed", "", "master random seed `N` (overrides runtime.seed; drives the links' loss and jitter)")
-	dur := fs.String("duration", "", "wall-clock duration `D`, e.g. 10s (overrides runtime.duration)")
-	var sets setFlags
-	fs.Var(&sets, "set", "override a scenario field: `path=value` (repeatable)")
+	c := newScenarioCmd("emulate", "Usage: ccscope emulate SCENARIO|FILE.json [options]   (Linux, root)",
+		"wall-clock duration `D`, e.g. 10s (overrides runtime.duration)", true)
+	fs := c.fs
 	tracePath := fs.String("trace", "", "write the trace to `FILE` (.arrow or .parquet)")
 	asJSON := fs.Bool("json", false, "print the summary as one JSON object")
 	capPath := fs.String("capture", "", "write every TCP_INFO sample to `FILE.csv` (a TCP_INFO CSV for calibrate)")
 	pcapPath := fs.String("pcap", "", "write the first flow's sender-side packets (headers) to `FILE.pcap`")
 	maxRate := fs.Int64("max-rate", 0, "refuse scenarios whose bottlenecks add up to more than `BPS` (default: the measured ceiling)")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: ccscope emulate SCENARIO|FILE.json [options]   (Linux, root)")
-		fs.PrintDefaults()
-	}
-	pos, rest := splitArgs(args)
-	if err := fs.Parse(rest); err != nil {
-		return 2
-	}
-	if pos == "" || fs.NArg() > 0 {
-		fs.Usage()
-		return 2
-	}
-	raw, err := loadScenario(pos)
-	if err != nil {
-		return fail(err)
-	}
-	if *seed != "" {
-		sets = append(sets, "runtime.seed="+*seed)
-	}
-	if *dur != "" {
-		sets = append(sets, "runtime.duration="+*dur)
+	raw, sets, code, ok := c.parse(args)
+	if !ok {
+		return code
 	}
 	prep, err := engine.Prepare(raw, sets)
 	if err != nil {

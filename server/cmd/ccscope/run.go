@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -37,34 +36,13 @@ func splitArgs(args []string) (pos string, flags []string) {
 }
 
 func runMain(args []string) int {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	seed := fs.String("seed", "", "master random seed `N` (overrides runtime.seed)")
-	dur := fs.String("duration", "", "simulated duration `D`, e.g. 20s (overrides runtime.duration)")
-	var sets setFlags
-	fs.Var(&sets, "set", "override a scenario field: `path=value` (repeatable), e.g. links.bottleneck.ab.rate=50Mbps")
-	tracePath := fs.String("trace", "", "write the trace to `FILE` (.arrow: Arrow IPC, .parquet: Parquet)")
-	asJSON := fs.Bool("json", false, "print the summary as one JSON object")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: ccscope run SCENARIO|FILE.json [options]")
-		fs.PrintDefaults()
-	}
-	pos, rest := splitArgs(args)
-	if err := fs.Parse(rest); err != nil {
-		return 2
-	}
-	if pos == "" || fs.NArg() > 0 {
-		fs.Usage()
-		return 2
-	}
-	raw, err := loadScenario(pos)
-	if err != nil {
-		return fail(err)
-	}
-	if *seed != "" {
-		sets = append(sets, "runtime.seed="+*seed)
-	}
-	if *dur != "" {
-		sets = append(sets, "runtime.duration="+*dur)
+	c := newScenarioCmd("run", "Usage: ccscope run SCENARIO|FILE.json [options]",
+		"simulated duration `D`, e.g. 20s (overrides runtime.duration)", true)
+	tracePath := c.fs.String("trace", "", "write the trace to `FILE` (.arrow: Arrow IPC, .parquet: Parquet)")
+	asJSON := c.fs.Bool("json", false, "print the summary as one JSON object")
+	raw, sets, code, ok := c.parse(args)
+	if !ok {
+		return code
 	}
 	prep, err := engine.Prepare(raw, sets)
 	if err != nil {
