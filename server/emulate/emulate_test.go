@@ -20,9 +20,10 @@ import (
 )
 
 // The emulation tests run real TCP over namespaces in wall-clock time, one
-// at a time (none is parallel). Their budget: about 25 s of wall time in
-// all — the 6 s clean-path run (shared by two tests), a 4 s calibration
-// capture, and short setup-and-cancel runs.
+// at a time (none is parallel). Their budget: about 30 s of wall time in
+// all — the 6 s clean-path run (shared by two tests), a 4 s run with a
+// scheduled change, a 5 s calibration capture, and short setup-and-cancel
+// runs.
 
 // requireEmulation skips, loudly, only where emulation cannot run at all:
 // not root, or no TUN device.
@@ -237,4 +238,29 @@ func dur(p *int64) sim.Duration {
 		return -1
 	}
 	return sim.Duration(*p)
+}
+
+// TestScheduledChange checks that a scenario's changes reach the emulated
+// link in real time: the bottleneck drops from 50 to 20 Mbps at 2 s, and
+// over the last second CUBIC (its 250 KB buffer is now 2.5 BDP) delivers
+// the new rate's payload share, 20 Mbps × 1448/1500, within 3%.
+func TestScheduledChange(t *testing.T) {
+	requireEmulation(t)
+	prep, err := engine.Prepare([]byte(cleanPath), []string{"runtime.duration=4s",
+		`changes=[{"at":"2s","link":"bottleneck","dir":"ab","rate":"20Mbps"}]`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), prep.Scenario, prep.Hash, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b0, t0 := delivered(&res.Trace.Delivery, sim.Time(3*sim.Second))
+	b1, t1 := delivered(&res.Trace.Delivery, sim.Time(res.Summary.SimTimePs))
+	got := float64(b1-b0) * 8 / t1.Sub(t0).Seconds()
+	want := 20e6 * 1448 / 1500
+	t.Logf("goodput 3 s to the end: %.3f Mbps (want %.3f)", got/1e6, want/1e6)
+	if math.Abs(got-want)/want > 0.03 {
+		t.Errorf("goodput after the change = %.2f Mbps, want %.2f ± 3%%", got/1e6, want/1e6)
+	}
 }

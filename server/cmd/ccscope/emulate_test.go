@@ -4,6 +4,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
@@ -77,4 +78,20 @@ func namespaces(prefix string) []string {
 		}
 	}
 	return out
+}
+
+func TestParseSeeds(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want []uint64
+		err  bool
+	}{
+		{"", nil, false}, {"1-3", []uint64{1, 2, 3}, false}, {"1,4,7", []uint64{1, 4, 7}, false},
+		{"2,5-6", []uint64{2, 5, 6}, false}, {"3-1", nil, true}, {"x", nil, true}, {"1-", nil, true}, {"0-5000", nil, true},
+	} {
+		got, err := parseSeeds(c.in)
+		if (err != nil) != c.err || fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("parseSeeds(%q) = %v, %v; want %v (error %v)", c.in, got, err, c.want, c.err)
+		}
+	}
 }
