@@ -7,22 +7,7 @@ import (
 	"errors"
 
 	"github.com/ccscope/ccscope/engine/config"
-	"github.com/ccscope/ccscope/engine/sim"
-	"github.com/ccscope/ccscope/engine/trace"
 )
-
-// Options configure an emulated run.
-type Options struct {
-	Sink           trace.Sink
-	SampleInterval sim.Duration
-	MaxRateBps     int64
-}
-
-// Result is an emulated run's summary and trace.
-type Result struct {
-	Summary Summary
-	Trace   *trace.Recorder
-}
 
 // Run is available on Linux only.
 func Run(ctx context.Context, scn *config.Scenario, hash string, opt Options) (*Result, error) {
