@@ -92,7 +92,7 @@ def test_compare_on_the_kernel(binary_env):
         "nodes": [{"id": "h1", "kind": "endpoint"}, {"id": "h2", "kind": "endpoint"}],
         "links": [{"id": "bottleneck", "a": "h1", "b": "h2", "rate": "50Mbps", "delay": "20ms",
                    "ab": {"qdisc": {"kind": "fifo", "limit": "250KB"}}}],
-        "flows": [{"id": "f0", "src": "h1", "dst": "h2", "cc": "cubic"}],
+        "flows": [{"id": "f0", "src": "h1", "dst": "h2", "cc": "cubic", "tcp": {"pacing": True}}],
     }
     df = ccscope.compare(scn)
     g = df[df.metric == "goodput"].iloc[0]

@@ -18,7 +18,8 @@ import (
 )
 
 // calibPath is the recovery test's path, deliberately not the clean path's
-// figures: 30 Mbps, 30 ms base RTT, a 120 KB FIFO.
+// figures: 30 Mbps, 30 ms base RTT, a 120 KB FIFO; CUBIC paced, as on the
+// clean path.
 const calibPath = `{
   "name": "emu-calib",
   "runtime": {"seed": 1, "duration": "5s"},
@@ -27,7 +28,7 @@ const calibPath = `{
     {"id": "bottleneck", "a": "h1", "b": "h2", "rate": "30Mbps", "delay": "15ms",
      "ab": {"qdisc": {"kind": "fifo", "limit": "120KB"}}}
   ],
-  "flows": [{"id": "f0", "src": "h1", "dst": "h2", "cc": "cubic"}]
+  "flows": [{"id": "f0", "src": "h1", "dst": "h2", "cc": "cubic", "tcp": {"pacing": true}}]
 }`
 
 // TestCalibrateRecovers captures a CUBIC flow on a path whose truth is

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,6 +17,7 @@ import (
 	"github.com/ccscope/ccscope/engine"
 	"github.com/ccscope/ccscope/engine/config"
 	"github.com/ccscope/ccscope/engine/packet"
+	"github.com/ccscope/ccscope/engine/qdisc"
 	"github.com/ccscope/ccscope/engine/rng"
 	"github.com/ccscope/ccscope/engine/sim"
 	"github.com/ccscope/ccscope/engine/topo"
@@ -123,7 +125,7 @@ func Run(ctx context.Context, scn *config.Scenario, hash string, opt Options) (r
 	if err := e.setupNodes(); err != nil {
 		return nil, fmt.Errorf("emulate: %w", err)
 	}
-	if err := e.setupFlows(); err != nil {
+	if err := e.setupFlows(nw); err != nil {
 		return nil, fmt.Errorf("emulate: %w", err)
 	}
 	interval := opt.SampleInterval
@@ -275,7 +277,7 @@ func check(scn *config.Scenario, opt Options) error {
 	if eps > 250 {
 		errs = append(errs, fmt.Sprintf("nodes: %d endpoints; emulation gives each an address in one /24 and handles at most 250", eps))
 	}
-	def := config.TCPOptions{SACK: true, RACK: true, TLP: true, PRR: true, FRTO: true, Pacing: true, TSO: true, GRO: true, DelayedAck: true}
+	def := config.TCPOptions{SACK: true, RACK: true, TLP: true, PRR: true, FRTO: true, TSO: true, GRO: true, DelayedAck: true}
 	for _, f := range scn.Flows {
 		p := "flows[" + f.ID + "]"
 		if f.CC == "pump" {
@@ -487,8 +489,9 @@ func (e *run) nodeByID(id string) *node {
 // setupFlows creates each flow's listening socket in its destination's
 // namespace and its sending socket, with its congestion control, in its
 // source's.
-func (e *run) setupFlows() error {
+func (e *run) setupFlows(nw *topo.Network) error {
 	for i, fc := range e.scn.Flows {
+		paced := internalPacing(nw, fc)
 		f := &eflow{cfg: fc, idx: i, src: e.nodeByID(fc.Src), dst: e.nodeByID(fc.Dst), port: basePort + i, lfd: -1, sfd: -1, rfd: -1}
 		e.flows = append(e.flows, f)
 		mss := int(fc.TCP.MSS)
@@ -526,7 +529,7 @@ func (e *run) setupFlows() error {
 			if err := setCongestion(fd, fc.CC); err != nil {
 				return err
 			}
-			if fc.TCP.Pacing {
+			if paced {
 				if err := enablePacing(fd); err != nil {
 					return err
 				}
@@ -548,6 +551,28 @@ func (e *run) setupFlows() error {
 	return nil
 }
 
+// internalPacing says whether a flow's socket gets SO_MAX_PACING_RATE, the
+// kernel's switch to internal pacing, following the simulator's pacing
+// modes: "on", or "auto" with fq as the sending host's egress qdisc, where
+// the simulated sender paces as the kernel does under fq (the relay's fq is
+// not the sending kernel's, so the socket must be told). In "auto" without
+// fq, and "off", the kernel decides as the simulator does: BBR paces
+// (SK_PACING_NEEDED), CUBIC and Reno send unpaced bursts.
+func internalPacing(nw *topo.Network, f config.Flow) bool {
+	switch f.TCP.Pacing {
+	case config.PacingOn:
+		return true
+	case config.PacingOff:
+		return false
+	}
+	path := nw.Path(nw.Node(f.Src).Index, nw.Node(f.Dst).Index)
+	if len(path) == 0 {
+		return false
+	}
+	_, fq := path[0].Qdisc().(*qdisc.FQ)
+	return fq
+}
+
 // applyChange applies a scheduled change to its direction, as the engine's
 // changer does in a simulated run.
 func applyChange(nw *topo.Network, scn *config.Scenario, c config.Change) {
@@ -566,8 +591,21 @@ func applyChange(nw *topo.Network, scn *config.Scenario, c config.Change) {
 	}
 }
 
+// appThread gives a flow's application goroutine an OS thread of its own in
+// SCHED_FIFO, below the relay's priority: on a loaded machine a normal
+// thread waits for CPU for tens of ms, and a starved writer makes the flow
+// application-limited while a starved reader delays the receiver-side
+// milestones. Both block in the kernel whenever they have nothing to do.
+// The goroutine ends locked, so the runtime retires the thread with it
+// rather than handing a real-time thread to other goroutines.
+func appThread() {
+	runtime.LockOSThread()
+	setRealtimePrio(5)
+}
+
 // send connects at the flow's start and writes bulk or size bytes.
 func (f *eflow) send(r *relay, stop <-chan struct{}) {
+	appThread()
 	if wait := time.Duration(int64(f.cfg.Start)/1000) - time.Since(r.t0); wait > 0 {
 		select {
 		case <-time.After(wait):
@@ -605,6 +643,7 @@ func (f *eflow) send(r *relay, stop <-chan struct{}) {
 // receive accepts the flow's connection and reads until it closes,
 // recording when the milestones are crossed.
 func (f *eflow) receive(r *relay) {
+	appThread()
 	fd, _, err := syscall.Accept4(f.lfd, syscall.SOCK_CLOEXEC)
 	if err != nil {
 		return // the run ended before the flow connected

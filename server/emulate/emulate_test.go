@@ -35,7 +35,12 @@ func requireEmulation(t *testing.T) {
 }
 
 // cleanPath is the issue's reference path: 50 Mbps, 40 ms base RTT, a
-// 250 KB FIFO at the bottleneck, no loss, one CUBIC flow.
+// 250 KB FIFO at the bottleneck, no loss, one CUBIC flow. The flow is
+// paced (pacing: true, as on a host running fq; in the kernel,
+// SO_MAX_PACING_RATE): unpaced, CUBIC's slow start on the kernel is
+// bimodal here — in some runs HyStart's delay test ends it early, after a
+// TSO burst's own queueing, and t_10MB grows from 1.81 s to 2.89 s — which
+// is a finding for the comparison, not a stable test.
 const cleanPath = `{
   "name": "emu-clean",
   "runtime": {"seed": 1, "duration": "6s"},
@@ -44,7 +49,7 @@ const cleanPath = `{
     {"id": "bottleneck", "a": "h1", "b": "h2", "rate": "50Mbps", "delay": "20ms",
      "ab": {"qdisc": {"kind": "fifo", "limit": "250KB"}}}
   ],
-  "flows": [{"id": "f0", "src": "h1", "dst": "h2", "cc": "cubic"}]
+  "flows": [{"id": "f0", "src": "h1", "dst": "h2", "cc": "cubic", "tcp": {"pacing": true}}]
 }`
 
 var (
@@ -71,14 +76,16 @@ func cleanRun(t *testing.T) *Result {
 	return cleanRes
 }
 
-// delivered is flow 0's delivered bytes at the last delivery row at or
-// before t.
-func delivered(tab *trace.DeliveryTable, t sim.Time) (int64, sim.Time) {
+// delivered is flow 0's packets delivered (the sender kernel's
+// tcpi_delivered, sampled by the relay's loop) times the MSS, at the last
+// flows row at or before t. The kernel's count does not depend on when the
+// receiving application gets to read.
+func delivered(rows []trace.FlowRow, t sim.Time) (int64, sim.Time) {
 	var b int64
 	var at sim.Time
-	for i := range tab.T {
-		if tab.Flow[i] == 0 && sim.Time(tab.T[i]) <= t {
-			b, at = tab.BytesDelivered[i], sim.Time(tab.T[i])
+	for _, r := range rows {
+		if r.Flow == 0 && r.T <= t {
+			b, at = int64(r.Delivered)*1448, r.T
 		}
 	}
 	return b, at
@@ -100,8 +107,8 @@ func TestCleanPathCubic(t *testing.T) {
 	}
 	// Steady state: from 2 s (slow start and its recovery are over by
 	// ~1.5 s on this path) to the end.
-	b0, t0 := delivered(&res.Trace.Delivery, sim.Time(2*sim.Second))
-	b1, t1 := delivered(&res.Trace.Delivery, sim.Time(s.SimTimePs))
+	b0, t0 := delivered(res.Trace.FlowsT.Rows, sim.Time(2*sim.Second))
+	b1, t1 := delivered(res.Trace.FlowsT.Rows, sim.Time(s.SimTimePs))
 	got := float64(b1-b0) * 8 / t1.Sub(t0).Seconds()
 	want := 50e6 * 1448 / 1500
 	t.Logf("steady goodput %.3f Mbps (want %.3f)", got/1e6, want/1e6)
@@ -255,8 +262,8 @@ func TestScheduledChange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b0, t0 := delivered(&res.Trace.Delivery, sim.Time(3*sim.Second))
-	b1, t1 := delivered(&res.Trace.Delivery, sim.Time(res.Summary.SimTimePs))
+	b0, t0 := delivered(res.Trace.FlowsT.Rows, sim.Time(3*sim.Second))
+	b1, t1 := delivered(res.Trace.FlowsT.Rows, sim.Time(res.Summary.SimTimePs))
 	got := float64(b1-b0) * 8 / t1.Sub(t0).Seconds()
 	want := 20e6 * 1448 / 1500
 	t.Logf("goodput 3 s to the end: %.3f Mbps (want %.3f)", got/1e6, want/1e6)

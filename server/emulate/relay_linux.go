@@ -220,10 +220,13 @@ func (r *relay) loop(epfd int, horizon sim.Time, interval sim.Duration, tick fun
 // setRealtime moves the calling thread to SCHED_FIFO priority 10; it
 // reports false where that is not allowed. The loop sleeps in epoll
 // whenever it has nothing due, so it cannot starve the machine.
-func setRealtime() bool {
+func setRealtime() bool { return setRealtimePrio(10) }
+
+// setRealtimePrio moves the calling thread to SCHED_FIFO at prio, with 1 ns
+// timer slack.
+func setRealtimePrio(prio int32) bool {
 	const prSetTimerslack = 29
 	syscall.RawSyscall(syscall.SYS_PRCTL, prSetTimerslack, 1, 0)
-	prio := int32(10)
 	const schedFIFO = 1
 	_, _, e := syscall.RawSyscall(syscall.SYS_SCHED_SETSCHEDULER, 0, schedFIFO, uintptr(unsafe.Pointer(&prio)))
 	return e == 0

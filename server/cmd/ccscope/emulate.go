@@ -33,7 +33,7 @@ func emulateMain(args []string) int {
 	if err != nil {
 		return fail(err)
 	}
-	sink, err := openTrace(*tracePath, prep.Scenario)
+	sink, err := openTrace(*tracePath, "", prep.Scenario)
 	if err != nil {
 		return fail(err)
 	}

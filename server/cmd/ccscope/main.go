@@ -1,6 +1,7 @@
 // Command ccscope runs congestion-control simulations: one scenario from the
-// command line (run), the built-in scenarios (scenarios), or a session server
-// for notebooks (serve).
+// command line (run), an HTML report from trace files (report), the built-in scenarios (scenarios), or a session server
+// for notebooks (serve); on Linux as root, the same scenario on the kernel's TCP (emulate, compare) and
+// scenarios calibrated from live captures (calibrate).
 package main
 
 import (
@@ -11,8 +12,11 @@ import (
 const usage = `ccscope — a deterministic packet-level simulator of TCP congestion control
 
 Usage:
-  ccscope run SCENARIO|FILE.json [--seed N] [--duration D] [--set path=value]... [--trace FILE] [--json]
-  ccscope emulate SCENARIO|FILE.json [--seed N] [--duration D] [--set path=value]... [--trace FILE] [--json]
+  ccscope run SCENARIO|FILE.json [--seed N] [--duration D] [--set path=value]... [--trace FILE [--trace-select LIST]]
+              [--report FILE.html] [--pcap FILE[:link[:dir]]] [--json]
+  ccscope report TRACE_PREFIX [-o FILE.html]
+  ccscope emulate SCENARIO|FILE.json [--seed N] [--duration D] [--set path=value]... [--trace FILE] [--capture FILE.csv]
+              [--pcap FILE] [--json]
   ccscope compare SCENARIO|FILE.json [--seeds 1-3] [--duration D] [--set path=value]... [--trace DIR] [--json]
   ccscope calibrate CAPTURE [--cc NAME] [--flow F] [--out FILE.json] [--json]
   ccscope scenarios [--show NAME]
@@ -24,6 +28,7 @@ Run 'ccscope COMMAND --help' for a command's options.
 
 var commands = map[string]func(args []string) int{
 	"run":       runMain,
+	"report":    reportMain,
 	"emulate":   emulateMain,
 	"compare":   compareMain,
 	"calibrate": calibrateMain,
