@@ -13,7 +13,8 @@ Quick start::
 Everything raised is a :class:`ccscope.errors.CcscopeError`; see
 :mod:`ccscope.errors` for the tree. Plots live in :mod:`ccscope.plot`
 (matplotlib, optional), sweeps in :func:`ccscope.sweep` (:mod:`ccscope.sweeps`), a gymnasium
-environment in :mod:`ccscope.gym` (optional).
+environment in :mod:`ccscope.gym` (optional), the simulator beside the
+real kernel in :func:`ccscope.compare` (:mod:`ccscope.kernel`; Linux, root).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from . import errors
 from ._version import __version__
 from .client import Client, connect
 from .errors import CcscopeError, ServerDied, ServerError
+from .kernel import compare, emulation_available
 from .results import Checkpoint, Position, Summary
 from .session import Session, make_action
 from .sweeps import grid, sweep
@@ -43,6 +45,8 @@ __all__ = [
     "CA_STATES",
     "sweep",
     "grid",
+    "compare",
+    "emulation_available",
     "errors",
     "CcscopeError",
     "ServerError",

@@ -19,7 +19,8 @@
     ├── ProtocolError                 the server sent a frame the client cannot decode
     ├── ConnectionLost                the websocket closed or timed out mid-conversation
     ├── ServerDied                    the private local server exited (its stderr tail is attached)
-    └── BinaryNotFound                no ccscope server binary to start
+    ├── BinaryNotFound                no ccscope server binary to start
+    └── EmulationError                `ccscope compare` / emulation failed or cannot run here (.stderr)
 
 Catch :class:`CcscopeError` to handle everything, :class:`ServerError` for
 refusals (``err.code``, ``err.message``, ``err.path``), and the transport
@@ -47,6 +48,7 @@ __all__ = [
     "ConnectionLost",
     "ServerDied",
     "BinaryNotFound",
+    "EmulationError",
     "error_from_frame",
 ]
 
@@ -206,6 +208,28 @@ def _server_died(message: str, returncode: int | None, stderr_tail: str) -> Serv
 
 class BinaryNotFound(CcscopeError):
     """No ccscope server binary to start for ``connect()`` without a URL."""
+
+
+class EmulationError(CcscopeError):
+    """An emulated run (``ccscope.compare``) failed or cannot run here.
+
+    Attributes:
+        returncode: The ``ccscope`` command's exit status (None: not run,
+            e.g. not root or no TUN device).
+        stderr: What the command wrote to stderr: every reason it gave.
+    """
+
+    def __init__(self, message: str, *, returncode: int | None = None, stderr: str = "") -> None:
+        self.returncode = returncode
+        self.stderr = stderr
+        super().__init__(message)
+
+    def __reduce__(self):
+        return (_emulation_error, (str(self), self.returncode, self.stderr))
+
+
+def _emulation_error(message: str, returncode: int | None, stderr: str) -> EmulationError:
+    return EmulationError(message, returncode=returncode, stderr=stderr)
 
 
 _BY_CODE: dict[str, type[ServerError]] = {

@@ -501,3 +501,49 @@ def compare(
     ax.set_ylabel(ylabel or y)
     ax.legend(fontsize="small", loc="upper left")
     return fig
+
+
+# -- the simulator beside the kernel -------------------------------------------
+
+
+def sim_vs_kernel(
+    trace_dir: str,
+    *,
+    seed: int = 1,
+    flow: str = "f0",
+    flows: list[str] | None = None,
+    figsize: tuple[float, float] = (11, 8),
+) -> Figure:
+    """Overlay a simulated and an emulated run of one flow: cwnd, srtt, delivery rate.
+
+    Reads what :func:`ccscope.compare` (``ccscope compare --trace DIR``)
+    wrote: ``sim-seedN.flows.parquet`` and ``kernel-seedN.flows.parquet``.
+
+    Args:
+        trace_dir: The directory passed as ``trace_dir`` to :func:`ccscope.compare`.
+        seed: Which seed's pair of runs.
+        flow: The flow to draw.
+        flows: The scenario's flow ids, if the tables carry flow indices.
+        figsize: Size of the figure.
+
+    Returns:
+        The matplotlib Figure: three panels on one time axis (seconds).
+    """
+    import pyarrow.parquet as pq
+
+    plt = _plt()
+    fig, axes = plt.subplots(3, 1, figsize=figsize, sharex=True, layout="constrained")
+    panels = (("cwnd_pkts", 1.0, "cwnd (packets)"), ("srtt_ps", 1e-9, "srtt (ms)"), ("delivery_rate_bps", 1e-6, "delivery rate (Mbps)"))
+    for label, stem, style in (("simulator", "sim", "-"), ("Linux kernel", "kernel", "--")):
+        tb = _only(pq.read_table(f"{trace_dir}/{stem}-seed{seed}.flows.parquet"), flow, flows)
+        if tb is None or tb.num_rows == 0:
+            continue
+        t = _secs(tb["t_ps"])
+        for ax, (col, scale, _) in zip(axes, panels):
+            ax.plot(*_thin(t, _col(tb, col) * scale), style, label=label, lw=1, drawstyle="steps-post")
+    for ax, (_, _, ylabel) in zip(axes, panels):
+        ax.set_ylabel(ylabel)
+        ax.legend(fontsize="small", loc="upper right")
+    axes[-1].set_xlabel("time (s)")
+    axes[0].set_title(f"{flow}: simulator against the Linux kernel (seed {seed})")
+    return fig

@@ -1,6 +1,7 @@
 // Command ccscope runs congestion-control simulations: one scenario from the
 // command line (run), an HTML report from trace files (report), the built-in scenarios (scenarios), or a session server
-// for notebooks (serve).
+// for notebooks (serve); on Linux as root, the same scenario on the kernel's TCP (emulate, compare) and
+// scenarios calibrated from live captures (calibrate).
 package main
 
 import (
@@ -14,6 +15,10 @@ Usage:
   ccscope run SCENARIO|FILE.json [--seed N] [--duration D] [--set path=value]... [--trace FILE [--trace-select LIST]]
               [--report FILE.html] [--pcap FILE[:link[:dir]]] [--json]
   ccscope report TRACE_PREFIX [-o FILE.html]
+  ccscope emulate SCENARIO|FILE.json [--seed N] [--duration D] [--set path=value]... [--trace FILE] [--capture FILE.csv]
+              [--pcap FILE] [--json]
+  ccscope compare SCENARIO|FILE.json [--seeds 1-3] [--duration D] [--set path=value]... [--trace DIR] [--json]
+  ccscope calibrate CAPTURE [--cc NAME] [--flow F] [--out FILE.json] [--json]
   ccscope scenarios [--show NAME]
   ccscope serve [--addr HOST:PORT] [--token T] [--max-sessions N] [--log-format json|console]
   ccscope version
@@ -24,6 +29,9 @@ Run 'ccscope COMMAND --help' for a command's options.
 var commands = map[string]func(args []string) int{
 	"run":       runMain,
 	"report":    reportMain,
+	"emulate":   emulateMain,
+	"compare":   compareMain,
+	"calibrate": calibrateMain,
 	"scenarios": scenariosMain,
 	"serve":     serveMain,
 	"version":   versionMain,

@@ -1,0 +1,136 @@
+"""The simulator beside the real kernel: ``ccscope.compare``.
+
+:func:`compare` runs one scenario twice per seed — in the simulator, and on
+this machine's Linux TCP stack through ``ccscope compare`` (network
+namespaces, real sockets, the engine's own link and queue code relaying
+packets in real time) — and returns the two side by side as a pandas
+DataFrame. Emulation needs Linux, root and ``/dev/net/tun``;
+:func:`emulation_available` says whether this machine has them.
+:func:`ccscope.plot.sim_vs_kernel` overlays the two runs' cwnd, srtt and
+delivery rate.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ._server import find_binary
+from .errors import EmulationError
+
+if TYPE_CHECKING:
+    import pandas
+
+__all__ = ["compare", "emulation_available"]
+
+
+def emulation_available() -> str | None:
+    """Say why emulation cannot run here, or None if it can.
+
+    Returns:
+        None on Linux as root with ``/dev/net/tun`` and iproute2's ``ip``;
+        otherwise the reason, as a sentence.
+    """
+    if not sys.platform.startswith("linux"):
+        return "emulation needs Linux (network namespaces and TUN devices)"
+    if os.geteuid() != 0:
+        return "emulation needs root (network namespaces, TUN devices)"
+    if not os.path.exists("/dev/net/tun"):
+        return "emulation needs /dev/net/tun"
+    if shutil.which("ip") is None:
+        return "emulation needs iproute2's ip command"
+    return None
+
+
+def _overrides(set: Mapping[str, Any] | Sequence[str] | None) -> list[str]:
+    if set is None:
+        return []
+    if isinstance(set, Mapping):
+        return [f"{k}={json.dumps(v) if not isinstance(v, str) else v}" for k, v in set.items()]
+    return list(set)
+
+
+def compare(
+    scenario: str | Mapping[str, Any],
+    *,
+    seeds: Sequence[int] | None = None,
+    set: Mapping[str, Any] | Sequence[str] | None = None,
+    duration: str | None = None,
+    trace_dir: str | os.PathLike[str] | None = None,
+    binary: str | os.PathLike[str] | None = None,
+    timeout: float | None = 600.0,
+) -> pandas.DataFrame:
+    """Run a scenario in the simulator and on the kernel and line them up.
+
+    Args:
+        scenario: A built-in's name, a scenario file's path, or a scenario as
+            a dict.
+        seeds: The seeds to run (default: the scenario's ``runtime.seed``).
+        set: Overrides, ``{path: value}`` or ``["path=value"]``.
+        duration: Both runs' duration, e.g. ``"5s"`` (the kernel run takes
+            that long in wall-clock time).
+        trace_dir: Write both runs' trace tables there as Parquet
+            (``sim-seedN.flows.parquet``, ``kernel-seedN.flows.parquet``, …),
+            for :func:`ccscope.plot.sim_vs_kernel`.
+        binary: The ``ccscope`` binary (default: as :func:`ccscope.connect`
+            finds it).
+        timeout: Seconds to wait for the command.
+
+    Returns:
+        A DataFrame with one row per seed, flow and metric: ``seed, flow,
+        metric, unit, sim, kernel, rel_diff`` (``(kernel − sim) / sim``).
+        Metrics: ``goodput`` (Mbps), ``t_1MB``, ``t_10MB``, ``t_100MB`` (ms
+        from the first payload byte delivered, at the receiver on both
+        sides), ``retransmits`` (packets), ``srtt_p50``, ``srtt_p99`` (ms).
+        ``df.attrs["comparison"]`` holds the whole report (both summaries,
+        the kernel release, the relay's lateness).
+
+    Raises:
+        EmulationError: Emulation cannot run here, or the command failed
+            (its stderr, with every reason, is attached).
+    """
+    import pandas as pd
+
+    why = emulation_available()
+    if why is not None:
+        raise EmulationError(f"ccscope.compare: {why}")
+    exe = Path(binary) if binary is not None else find_binary()
+    with tempfile.TemporaryDirectory(prefix="ccscope-compare-") as tmp:
+        if isinstance(scenario, Mapping):
+            path = Path(tmp) / "scenario.json"
+            path.write_text(json.dumps(scenario))
+            arg = str(path)
+        else:
+            arg = str(scenario)
+        cmd = [str(exe), "compare", arg, "--json"]
+        if seeds:
+            cmd += ["--seeds", ",".join(str(int(s)) for s in seeds)]
+        if duration is not None:
+            cmd += ["--duration", duration]
+        if trace_dir is not None:
+            cmd += ["--trace", os.fspath(trace_dir)]
+        for o in _overrides(set):
+            cmd += ["--set", o]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired as e:
+            raise EmulationError(f"ccscope.compare: no result within {timeout} s", stderr=str(e.stderr or "")) from None
+    if proc.returncode != 0:
+        raise EmulationError(
+            f"ccscope.compare: {proc.stderr.strip() or 'the command failed'}",
+            returncode=proc.returncode,
+            stderr=proc.stderr,
+        )
+    report = json.loads(proc.stdout)
+    df = pd.DataFrame(report["rows"], columns=["seed", "flow", "metric", "unit", "sim", "kernel", "rel_diff"])
+    df.attrs["comparison"] = report
+    if trace_dir is not None:
+        df.attrs["trace_dir"] = os.fspath(trace_dir)
+    return df

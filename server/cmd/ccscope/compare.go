@@ -1,0 +1,142 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+
+	"github.com/ccscope/ccscope/server/emulate"
+)
+
+// compareMain runs a scenario in the simulator and on the kernel and prints
+// the two side by side.
+func compareMain(args []string) int {
+	c := newScenarioCmd("compare", "Usage: ccscope compare SCENARIO|FILE.json [options]   (Linux, root)",
+		"duration `D` of both runs, e.g. 10s (overrides runtime.duration)", false)
+	fs := c.fs
+	seedsArg := fs.String("seeds", "", "seeds to run, `LIST` such as 1-3 or 1,4,7 (default: the scenario's)")
+	traceDir := fs.String("trace", "", "write both runs' traces as Parquet into `DIR` (sim-seedN.*, kernel-seedN.*)")
+	asJSON := fs.Bool("json", false, "print the comparison as one JSON object")
+	maxRate := fs.Int64("max-rate", 0, "emulation refusal threshold in `BPS` (default: the measured ceiling)")
+	raw, sets, code, ok := c.parse(args)
+	if !ok {
+		return code
+	}
+	seeds, err := parseSeeds(*seedsArg)
+	if err != nil {
+		return fail(err)
+	}
+	if *traceDir != "" {
+		if err := os.MkdirAll(*traceDir, 0o755); err != nil {
+			return fail(err)
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	cmp, err := emulate.Compare(ctx, raw, sets, emulate.CompareOptions{Seeds: seeds, TraceDir: *traceDir,
+		Emulate: emulate.Options{MaxRateBps: *maxRate}})
+	if err != nil {
+		return fail(err)
+	}
+	if *asJSON {
+		if err := json.NewEncoder(os.Stdout).Encode(cmp); err != nil {
+			return fail(err)
+		}
+		return 0
+	}
+	printComparison(os.Stdout, cmp)
+	return 0
+}
+
+// parseSeeds reads "1-3", "1,4,7" or a mix; "" is none.
+func parseSeeds(s string) ([]uint64, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var out []uint64
+	for _, part := range strings.Split(s, ",") {
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := strconv.ParseUint(strings.TrimSpace(lo), 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("--seeds %q: %q is not a seed", s, lo)
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.ParseUint(strings.TrimSpace(hi), 10, 64); err != nil || b < a {
+				return nil, fmt.Errorf("--seeds %q: %q is not a range lo-hi", s, part)
+			}
+			if b-a >= 1000 {
+				return nil, fmt.Errorf("--seeds %q: more than 1000 seeds", s)
+			}
+		}
+		for x := a; x <= b; x++ {
+			out = append(out, x)
+		}
+	}
+	return out, nil
+}
+
+// printComparison prints, per flow, each metric's mean over the seeds in
+// the simulator and on the kernel, and their relative difference.
+func printComparison(w io.Writer, c *emulate.Comparison) {
+	fmt.Fprintf(w, "scenario %s  seeds %v  simulator vs Linux %s", c.Scenario, c.Seeds, c.Kernel)
+	if len(c.Emulated) > 0 {
+		l := c.Emulated[len(c.Emulated)-1].Lateness
+		fmt.Fprintf(w, "  (relay lateness p99 %s, max %s)", durStr(l.P99Ps), durStr(&l.MaxPs))
+	}
+	fmt.Fprintln(w)
+	type key struct{ flow, metric string }
+	type acc struct {
+		sim, kern    float64
+		nSim, nKern  int
+		unit         string
+		order, first int
+	}
+	sums := map[key]*acc{}
+	var keys []key
+	for i, r := range c.Rows {
+		k := key{r.Flow, r.Metric}
+		a, ok := sums[k]
+		if !ok {
+			a = &acc{unit: r.Unit, first: i}
+			sums[k] = a
+			keys = append(keys, k)
+		}
+		if r.Sim != nil {
+			a.sim += *r.Sim
+			a.nSim++
+		}
+		if r.Kernel != nil {
+			a.kern += *r.Kernel
+			a.nKern++
+		}
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "flow\tmetric\tunit\tsim\tkernel\tdiff\t")
+	for _, k := range keys {
+		a := sums[k]
+		sv, kv, diff := "-", "-", "-"
+		if a.nSim > 0 {
+			sv = fmt.Sprintf("%.2f", a.sim/float64(a.nSim))
+		}
+		if a.nKern > 0 {
+			kv = fmt.Sprintf("%.2f", a.kern/float64(a.nKern))
+		}
+		if a.nSim > 0 && a.nKern > 0 && a.sim != 0 {
+			s, kk := a.sim/float64(a.nSim), a.kern/float64(a.nKern)
+			diff = fmt.Sprintf("%+.1f%%", 100*(kk-s)/s)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", k.flow, k.metric, a.unit, sv, kv, diff)
+	}
+	tw.Flush()
+	for _, p := range c.Traces {
+		fmt.Fprintln(w, "trace:", p)
+	}
+}

@@ -1,0 +1,97 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ccscope/ccscope/server/emulate"
+)
+
+// TestEmulateHelper is not a test: TestEmulateCtrlC runs this test binary
+// again with CCSCOPE_EMULATE_HELPER set, to run `ccscope emulate` in a
+// process of its own that it can interrupt.
+func TestEmulateHelper(t *testing.T) {
+	if os.Getenv("CCSCOPE_EMULATE_HELPER") == "" {
+		return
+	}
+	os.Exit(emulateMain(strings.Fields(os.Getenv("CCSCOPE_EMULATE_HELPER"))))
+}
+
+// TestEmulateCtrlC interrupts `ccscope emulate` with SIGINT while it runs and
+// checks that it exits with an error saying so, having removed its
+// namespaces (named after its process id).
+func TestEmulateCtrlC(t *testing.T) {
+	if err := emulate.Available(); err != nil {
+		t.Skipf("EMULATION TEST NOT RUN: %v", err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestEmulateHelper$")
+	cmd.Env = append(os.Environ(), "CCSCOPE_EMULATE_HELPER=p-rtr-p --duration 30s --set links.bottleneck.rate=20Mbps")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	prefix := emulate.NamespacePrefix + strconv.Itoa(cmd.Process.Pid) + "-"
+	deadline := time.Now().Add(10 * time.Second)
+	for len(namespaces(prefix)) < 2 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := namespaces(prefix); len(n) < 2 {
+		t.Fatalf("the emulation did not create its namespaces: %v (stderr %q)", n, stderr.String())
+	}
+	time.Sleep(time.Second) // into the run proper
+	cmd.Process.Signal(syscall.SIGINT)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+			t.Errorf("exit = %v, want status 1", err)
+		}
+	case <-time.After(15 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("emulate did not exit within 15 s of SIGINT")
+	}
+	if !strings.Contains(stderr.String(), "interrupted") {
+		t.Errorf("stderr = %q, want it to say the run was interrupted", stderr.String())
+	}
+	if left := namespaces(prefix); len(left) > 0 {
+		t.Errorf("namespaces left after SIGINT: %v", left)
+	}
+}
+
+func namespaces(prefix string) []string {
+	ents, _ := os.ReadDir("/var/run/netns")
+	var out []string
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), prefix) {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+func TestParseSeeds(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want []uint64
+		err  bool
+	}{
+		{"", nil, false}, {"1-3", []uint64{1, 2, 3}, false}, {"1,4,7", []uint64{1, 4, 7}, false},
+		{"2,5-6", []uint64{2, 5, 6}, false}, {"3-1", nil, true}, {"x", nil, true}, {"1-", nil, true}, {"0-5000", nil, true},
+	} {
+		got, err := parseSeeds(c.in)
+		if (err != nil) != c.err || fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("parseSeeds(%q) = %v, %v; want %v (error %v)", c.in, got, err, c.want, c.err)
+		}
+	}
+}

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+)
+
+// scenarioCmd holds what run, emulate and compare share: one positional
+// scenario (a built-in's name or a JSON file), --seed, --duration and
+// repeatable --set overrides.
+type scenarioCmd struct {
+	fs   *flag.FlagSet
+	seed *string
+	dur  *string
+	sets setFlags
+}
+
+// newScenarioCmd makes the command's flag set with the shared options;
+// withSeed adds --seed.
+func newScenarioCmd(name, usage, durHelp string, withSeed bool) *scenarioCmd {
+	c := &scenarioCmd{fs: flag.NewFlagSet(name, flag.ContinueOnError)}
+	if withSeed {
+		c.seed = c.fs.String("seed", "", "master random seed `N` (overrides runtime.seed)")
+	}
+	c.dur = c.fs.String("duration", "", durHelp)
+	c.fs.Var(&c.sets, "set", "override a scenario field: `path=value` (repeatable), e.g. links.bottleneck.ab.rate=50Mbps")
+	c.fs.Usage = func() {
+		fmt.Fprintln(c.fs.Output(), usage)
+		c.fs.PrintDefaults()
+	}
+	return c
+}
+
+// parse reads args and loads the scenario. When ok is false the command
+// exits with code (usage errors print the usage).
+func (c *scenarioCmd) parse(args []string) (raw []byte, sets []string, code int, ok bool) {
+	pos, rest := splitArgs(args)
+	if err := c.fs.Parse(rest); err != nil {
+		return nil, nil, 2, false
+	}
+	if pos == "" || c.fs.NArg() > 0 {
+		c.fs.Usage()
+		return nil, nil, 2, false
+	}
+	raw, err := loadScenario(pos)
+	if err != nil {
+		return nil, nil, fail(err), false
+	}
+	sets = c.sets
+	if c.seed != nil && *c.seed != "" {
+		sets = append(sets, "runtime.seed="+*c.seed)
+	}
+	if *c.dur != "" {
+		sets = append(sets, "runtime.duration="+*c.dur)
+	}
+	return raw, sets, 0, true
+}

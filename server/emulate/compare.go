@@ -1,0 +1,223 @@
+package emulate
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"path/filepath"
+	"slices"
+	"strconv"
+
+	"github.com/ccscope/ccscope/engine"
+	"github.com/ccscope/ccscope/engine/config"
+	"github.com/ccscope/ccscope/engine/sim"
+	"github.com/ccscope/ccscope/engine/trace"
+)
+
+// CompareOptions configure Compare.
+type CompareOptions struct {
+	Seeds []uint64 // default: the scenario's runtime.seed
+	// TraceDir, if set, receives each run's trace tables as Parquet:
+	// sim-seedN.<table>.parquet and kernel-seedN.<table>.parquet.
+	TraceDir string
+	// Emulate configures the kernel runs (its Sink is not used).
+	Emulate Options
+}
+
+// CompareRow is one metric of one flow in one seed's pair of runs.
+type CompareRow struct {
+	Seed    uint64   `json:"seed"`
+	Flow    string   `json:"flow"`
+	Metric  string   `json:"metric"`
+	Unit    string   `json:"unit"`
+	Sim     *float64 `json:"sim"`
+	Kernel  *float64 `json:"kernel"`
+	RelDiff *float64 `json:"rel_diff"` // (kernel − sim) / sim
+}
+
+// Comparison is a scenario run both ways, seed by seed.
+type Comparison struct {
+	Scenario string           `json:"scenario"`
+	Kernel   string           `json:"kernel"`
+	Seeds    []uint64         `json:"seeds"`
+	Rows     []CompareRow     `json:"rows"`
+	Sim      []engine.Summary `json:"sim"`
+	Emulated []Summary        `json:"emulated"`
+	Traces   []string         `json:"traces,omitempty"`
+}
+
+// CompareMetrics are the metrics of a comparison, in table order.
+var CompareMetrics = [...]struct{ Name, Unit string }{
+	{"goodput", "Mbps"}, {"t_1MB", "ms"}, {"t_10MB", "ms"}, {"t_100MB", "ms"},
+	{"retransmits", "pkts"}, {"srtt_p50", "ms"}, {"srtt_p99", "ms"},
+}
+
+// simSample is the sampling interval of the simulated side's trace: fine
+// enough that a milestone read off the delivery table is within 1 ms.
+const simSample = sim.Millisecond
+
+// Compare runs raw (with sets) in the simulator and on the kernel for each
+// seed and lines up, per flow: goodput; the receiver-side times from the
+// first payload byte delivered to 1, 10 and 100 MB delivered;
+// retransmissions; and the sender's srtt quantiles over its samples.
+func Compare(ctx context.Context, raw []byte, sets []string, opt CompareOptions) (*Comparison, error) {
+	seeds := opt.Seeds
+	if len(seeds) == 0 {
+		prep, err := engine.Prepare(raw, sets)
+		if err != nil {
+			return nil, err
+		}
+		seeds = []uint64{prep.Scenario.Runtime.Seed}
+	}
+	c := &Comparison{Seeds: seeds, Rows: []CompareRow{}}
+	for _, seed := range seeds {
+		s := append(slices.Clone(sets), "runtime.seed="+strconv.FormatUint(seed, 10))
+		prep, err := engine.Prepare(raw, s)
+		if err != nil {
+			return nil, err
+		}
+		c.Scenario = prep.Scenario.Name
+		prep.Scenario.Trace = config.Trace{Detail: config.TraceSampled, Interval: simSample}
+		r, err := engine.New(prep.Scenario, nil)
+		if err != nil {
+			return nil, err
+		}
+		r.RunToEnd()
+		simSum := r.Summary(prep.Hash)
+		kprep, err := engine.Prepare(raw, s)
+		if err != nil {
+			return nil, err
+		}
+		if kprep.Scenario.Trace.Detail == config.TraceChange {
+			kprep.Scenario.Trace.Detail = config.TraceSampled
+		}
+		eo := opt.Emulate
+		eo.Sink = nil
+		res, err := Run(ctx, kprep.Scenario, kprep.Hash, eo)
+		if err != nil {
+			return nil, err
+		}
+		c.Kernel = res.Summary.Kernel
+		c.Sim = append(c.Sim, simSum)
+		c.Emulated = append(c.Emulated, res.Summary)
+		for i, f := range prep.Scenario.Flows {
+			sv := simMetrics(r.Trace, simSum.Flows[i], int32(i))
+			kv := kernelMetrics(res, int32(i))
+			for m, met := range CompareMetrics {
+				row := CompareRow{Seed: seed, Flow: f.ID, Metric: met.Name, Unit: met.Unit, Sim: sv[m], Kernel: kv[m]}
+				if sv[m] != nil && kv[m] != nil && *sv[m] != 0 {
+					row.RelDiff = fptr((*kv[m] - *sv[m]) / *sv[m])
+				}
+				c.Rows = append(c.Rows, row)
+			}
+		}
+		if opt.TraceDir != "" {
+			for _, t := range []struct {
+				name string
+				rec  *trace.Recorder
+			}{{"sim", r.Trace}, {"kernel", res.Trace}} {
+				paths, err := writeTrace(t.rec, filepath.Join(opt.TraceDir, fmt.Sprintf("%s-seed%d.parquet", t.name, seed)))
+				if err != nil {
+					return nil, err
+				}
+				c.Traces = append(c.Traces, paths...)
+			}
+		}
+	}
+	return c, nil
+}
+
+// writeTrace writes a recorder's in-memory tables to files at path.
+func writeTrace(rec *trace.Recorder, path string) ([]string, error) {
+	sink, err := trace.NewFileSink(path)
+	if err != nil {
+		return nil, err
+	}
+	rec.SetSink(sink)
+	rec.FlushAll()
+	rec.SetSink(nil)
+	if err := sink.Close(); err != nil {
+		return nil, err
+	}
+	return sink.Paths(), rec.Err()
+}
+
+func fptr(v float64) *float64 { return &v }
+
+func psMs(p *int64) *float64 {
+	if p == nil {
+		return nil
+	}
+	return fptr(float64(*p) / float64(sim.Millisecond))
+}
+
+// simMetrics reads a simulated flow's metrics off its summary and trace.
+func simMetrics(rec *trace.Recorder, fs engine.FlowSummary, flow int32) [len(CompareMetrics)]*float64 {
+	var v [len(CompareMetrics)]*float64
+	if fs.GoodputBps != nil {
+		v[0] = fptr(float64(*fs.GoodputBps) / 1e6)
+	}
+	d := &rec.Delivery
+	var first sim.Time = -1
+	var crossed [3]sim.Time
+	for i := range d.T {
+		if d.Flow[i] != flow || d.BytesDelivered[i] == 0 {
+			continue
+		}
+		t := sim.Time(d.T[i])
+		if first < 0 {
+			first = t
+		}
+		for k, m := range milestoneBytes {
+			if crossed[k] == 0 && d.BytesDelivered[i] >= m {
+				crossed[k] = t
+			}
+		}
+	}
+	for k := range crossed {
+		if first >= 0 && crossed[k] != 0 {
+			v[1+k] = fptr(crossed[k].Sub(first).Seconds() * 1000)
+		}
+	}
+	if fs.Retransmits != nil {
+		v[4] = fptr(float64(*fs.Retransmits))
+	}
+	v[5], v[6] = srttQuantiles(rec.FlowsT.Rows, flow)
+	return v
+}
+
+// kernelMetrics reads an emulated flow's metrics off its summary and trace.
+func kernelMetrics(res *Result, flow int32) [len(CompareMetrics)]*float64 {
+	var v [len(CompareMetrics)]*float64
+	fs, rx := res.Summary.Flows[flow], res.Summary.Receivers[flow]
+	if fs.GoodputBps != nil {
+		v[0] = fptr(float64(*fs.GoodputBps) / 1e6)
+	}
+	v[1], v[2], v[3] = psMs(rx.T1MBPs), psMs(rx.T10MBPs), psMs(rx.T100MBPs)
+	if fs.Retransmits != nil {
+		v[4] = fptr(float64(*fs.Retransmits))
+	}
+	v[5], v[6] = srttQuantiles(res.Trace.FlowsT.Rows, flow)
+	return v
+}
+
+// srttQuantiles are the median and 99th percentile (nearest rank) of a
+// flow's srtt samples in ms, leaving out samples before the first RTT
+// measurement.
+func srttQuantiles(rows []trace.FlowRow, flow int32) (p50, p99 *float64) {
+	var xs []float64
+	for _, r := range rows {
+		if r.Flow == flow && r.SRTT > 0 {
+			xs = append(xs, r.SRTT.Seconds()*1000)
+		}
+	}
+	if len(xs) == 0 {
+		return nil, nil
+	}
+	slices.Sort(xs)
+	q := func(p float64) *float64 {
+		i := int(math.Ceil(p*float64(len(xs)))) - 1
+		return fptr(xs[max(i, 0)])
+	}
+	return q(0.5), q(0.99)
+}

@@ -1,0 +1,832 @@
+//go:build linux
+
+package emulate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/ccscope/ccscope/engine"
+	"github.com/ccscope/ccscope/engine/config"
+	"github.com/ccscope/ccscope/engine/packet"
+	"github.com/ccscope/ccscope/engine/qdisc"
+	"github.com/ccscope/ccscope/engine/rng"
+	"github.com/ccscope/ccscope/engine/sim"
+	"github.com/ccscope/ccscope/engine/topo"
+	"github.com/ccscope/ccscope/engine/trace"
+	"github.com/ccscope/ccscope/engine/units"
+	"github.com/ccscope/ccscope/server/calibrate"
+)
+
+// Available reports why emulation cannot run here: it needs root (for
+// namespaces), /dev/net/tun and the ip command.
+func Available() error {
+	if os.Geteuid() != 0 {
+		return errors.New("emulate: needs root (network namespaces, TUN devices)")
+	}
+	if _, err := os.Stat("/dev/net/tun"); err != nil {
+		return fmt.Errorf("emulate: no TUN support: %w", err)
+	}
+	if err := ipCmd("-V"); err != nil {
+		return fmt.Errorf("emulate: needs iproute2's ip command: %w", err)
+	}
+	return nil
+}
+
+// eflow is one flow's pair of sockets and what its goroutines observed.
+type eflow struct {
+	cfg        config.Flow
+	idx        int
+	src, dst   *node
+	port       int
+	lfd, sfd   int // listening socket (dst namespace), sending socket (src)
+	mu         sync.Mutex
+	rfd        int      // accepted socket, -1 until then
+	connected  bool     // sfd is connected: TCP_INFO is meaningful
+	firstSend  sim.Time // when the first byte was handed to the socket
+	received   int64
+	firstByte  sim.Time    // first payload byte read by the receiver; 0: none
+	crossed    [3]sim.Time // 1 MB, 10 MB, 100 MB delivered; 0: not yet
+	done       sim.Time    // all of a sized flow delivered
+	err        error
+	lastFlow   sim.Time
+	lastDeliv  sim.Time
+	lastSignal sim.Time
+	ti         tcpInfo
+	capture    []calibrate.Sample // nil unless Options.Capture
+	bbr        bbrInfo
+	hasBBR     bool
+}
+
+// node is an emulated endpoint.
+type node struct {
+	id    string
+	index int32
+	ns    *netns
+	tun   int
+	addr  [4]byte
+}
+
+// run is one emulation's state and its cleanup stack.
+type run struct {
+	scn      *config.Scenario
+	pid      int
+	nodes    map[int32]*node
+	flows    []*eflow
+	undo     []func() error
+	sysctls  map[string]map[string]string
+	cleanErr error
+}
+
+func (e *run) push(f func() error) { e.undo = append(e.undo, f) }
+
+// cleanup undoes everything in reverse order and reports the first failure.
+func (e *run) cleanup() error {
+	var first error
+	for i := len(e.undo) - 1; i >= 0; i-- {
+		if err := e.undo[i](); err != nil && first == nil {
+			first = err
+		}
+	}
+	e.undo = nil
+	return first
+}
+
+// Run emulates scn until its runtime.duration, or until ctx is cancelled,
+// and removes every namespace, device, socket and goroutine it created
+// before it returns, whatever happened.
+func Run(ctx context.Context, scn *config.Scenario, hash string, opt Options) (res *Result, err error) {
+	if err := Available(); err != nil {
+		return nil, err
+	}
+	if err := check(scn, opt); err != nil {
+		return nil, err
+	}
+	removeStale()
+	e := &run{scn: scn, pid: os.Getpid(), nodes: map[int32]*node{}, sysctls: map[string]map[string]string{}}
+	defer func() {
+		if cerr := e.cleanup(); cerr != nil && err == nil {
+			err = fmt.Errorf("emulate: cleanup: %w", cerr)
+		}
+	}()
+	s, pool := sim.New(), &packet.Pool{}
+	nw, err := topo.Build(s, pool, scn)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.setupNodes(); err != nil {
+		return nil, fmt.Errorf("emulate: %w", err)
+	}
+	if err := e.setupFlows(nw); err != nil {
+		return nil, fmt.Errorf("emulate: %w", err)
+	}
+	interval := opt.SampleInterval
+	if interval == 0 {
+		interval = 5 * sim.Millisecond
+		if scn.Trace.Detail == config.TraceSampled {
+			interval = scn.Trace.Interval
+		}
+	}
+	detail := scn.Trace.Detail
+	if detail == config.TraceSummary {
+		detail = config.TraceSampled
+	}
+	rec := trace.NewRecorder(detail, interval, nil)
+	for _, l := range scn.Links {
+		rec.Links = append(rec.Links, l.ID)
+	}
+	for _, f := range scn.Flows {
+		rec.Flows = append(rec.Flows, f.ID)
+	}
+	r := &relay{s: s, pool: pool, nw: nw, nflows: len(scn.Flows), rec: rec}
+	for i := range r.nodeOf {
+		r.nodeOf[i] = -1
+	}
+	var fds []int
+	for i := range nw.Nodes {
+		n, ok := e.nodes[int32(i)]
+		if !ok {
+			continue
+		}
+		r.nodeOf[n.addr[3]] = n.index
+		p := &tunPort{r: r, fd: n.tun, node: n.index}
+		r.ports = append(r.ports, p)
+		fds = append(fds, n.tun)
+		for f := 0; f <= len(scn.Flows); f++ {
+			nw.Nodes[i].Attach(int32(f), p)
+		}
+	}
+	for _, f := range e.flows {
+		r.rtt = append(r.rtt, rttTrack{src: f.src.index, ring: make([]rttEntry, 1<<16)})
+		if opt.Capture {
+			f.capture = make([]calibrate.Sample, 0, int(scn.Runtime.Duration/interval)+16)
+		}
+	}
+	if opt.Pcap && len(e.flows) > 0 {
+		const snap = 128
+		pkts := int64(scn.Runtime.Duration.Seconds()*float64(offeredRate(scn))/(8*1500)) * 2
+		r.pcap = calibrate.NewPcapWriter(snap, int(min(max(pkts, 1024), 4<<20)))
+		for _, p := range r.ports {
+			if p.node == e.flows[0].src.index {
+				p.capture = true
+			}
+		}
+	}
+	for i, d := range nw.Dirs {
+		q := &queueObs{r: r, link: int32(i / 2), ab: d.AB}
+		r.queues = append(r.queues, q)
+		d.Observe(q)
+	}
+	ep, err := newEpoll(fds)
+	if err != nil {
+		return nil, fmt.Errorf("emulate: epoll: %w", err)
+	}
+	e.push(func() error { return syscall.Close(ep) })
+
+	// The changes of the scenario, applied by the loop's tick.
+	changes := append([]config.Change(nil), scn.Changes...)
+
+	r.warm()
+	var wg sync.WaitGroup
+	stopFlows := make(chan struct{})
+	r.t0 = time.Now()
+	for _, f := range e.flows {
+		wg.Add(2)
+		go func() { defer wg.Done(); f.receive(r) }()
+		go func() { defer wg.Done(); f.send(r, stopFlows) }()
+	}
+	ctxDone := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+			r.stop.Store(true)
+		case <-ctxDone:
+		}
+	}()
+	scratch := make([]byte, 512)
+	tick := func(now sim.Time) {
+		for len(changes) > 0 && sim.Time(changes[0].At) <= now {
+			applyChange(nw, scn, changes[0])
+			changes = changes[1:]
+		}
+		for _, f := range e.flows {
+			f.sample(r, now, scratch)
+		}
+	}
+	lerr := r.loop(ep, sim.Time(scn.Runtime.Duration), interval, tick)
+	close(ctxDone)
+	end := r.now()
+	for _, f := range e.flows {
+		f.sample(r, end, scratch)
+	}
+	close(stopFlows)
+	for _, f := range e.flows {
+		f.shutdown()
+	}
+	wg.Wait()
+	for _, f := range e.flows {
+		f.closeAccepted()
+	}
+	if lerr != nil {
+		return nil, fmt.Errorf("emulate: relay: %w", lerr)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("emulate: interrupted: %w", err)
+	}
+	for _, f := range e.flows {
+		if f.err != nil {
+			return nil, fmt.Errorf("emulate: flows[%s]: %w", f.cfg.ID, f.err)
+		}
+	}
+	sum := e.summary(r, nw, hash, min(end, sim.Time(scn.Runtime.Duration)))
+	sum.WallS = time.Since(r.t0).Seconds()
+	if opt.Sink != nil {
+		rec.SetSink(opt.Sink)
+		rec.FlushAll()
+		if err := rec.Err(); err != nil {
+			return nil, fmt.Errorf("emulate: trace: %w", err)
+		}
+	}
+	out := &Result{Summary: sum, Trace: rec}
+	for _, f := range e.flows {
+		out.Capture = append(out.Capture, f.capture...)
+	}
+	if r.pcap != nil {
+		out.Pcap = r.pcap.Bytes()
+	}
+	return out, nil
+}
+
+// check refuses what emulation cannot do faithfully, naming the field.
+func check(scn *config.Scenario, opt Options) error {
+	var errs []string
+	eps := 0
+	for _, n := range scn.Nodes {
+		if n.Kind == config.Endpoint {
+			eps++
+		}
+	}
+	if eps > 250 {
+		errs = append(errs, fmt.Sprintf("nodes: %d endpoints; emulation gives each an address in one /24 and handles at most 250", eps))
+	}
+	def := config.TCPOptions{SACK: true, RACK: true, TLP: true, PRR: true, FRTO: true, TSO: true, GRO: true, DelayedAck: true}
+	for _, f := range scn.Flows {
+		p := "flows[" + f.ID + "]"
+		if f.CC == "pump" {
+			errs = append(errs, p+".cc: a constant-rate pump has no kernel counterpart; emulation runs TCP flows only")
+			continue
+		}
+		if f.App.Kind != config.Greedy {
+			errs = append(errs, p+".app: emulation writes bulk or size bytes only (app.kind greedy)")
+		}
+		o := f.TCP
+		for _, sw := range []struct {
+			name      string
+			got, want bool
+		}{{"prr", o.PRR, def.PRR}, {"tso", o.TSO, def.TSO}, {"gro", o.GRO, def.GRO}, {"delayed_ack", o.DelayedAck, def.DelayedAck}} {
+			if sw.got != sw.want {
+				errs = append(errs, fmt.Sprintf("%s.tcp.%s: %v has no Linux switch; emulation runs the kernel's default (%v)", p, sw.name, sw.got, sw.want))
+			}
+		}
+		if o.ECNLow {
+			errs = append(errs, p+".tcp.ecn_low: the mainline kernel has no ecn_low route feature")
+		}
+		if o.GROInterval != 0 {
+			errs = append(errs, p+".tcp.gro_interval: the TUN path has no GRO to configure")
+		}
+	}
+	limit := opt.MaxRateBps
+	if limit == 0 {
+		limit = DefaultMaxRateBps
+	}
+	if total := offeredRate(scn); total > limit {
+		errs = append(errs, fmt.Sprintf("links: the flows' bottlenecks add up to %.0f Mbps, beyond the relay's real-time ceiling of %.0f Mbps on this machine (README, \"The real kernel beside the simulator\"); lower the rates or raise --max-rate knowingly",
+			float64(total)/1e6, float64(limit)/1e6))
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("emulate: cannot emulate this scenario:\n  %s", strings.Join(errs, "\n  "))
+	}
+	return nil
+}
+
+// offeredRate sums the fastest rate any flow can push through the relay:
+// the slowest direction on each flow's path, counted once per direction.
+func offeredRate(scn *config.Scenario) int64 {
+	s, pool := sim.New(), &packet.Pool{}
+	nw, err := topo.Build(s, pool, scn)
+	if err != nil {
+		return 0
+	}
+	seen := map[string]bool{}
+	var total int64
+	for _, f := range scn.Flows {
+		src, dst := nw.Node(f.Src), nw.Node(f.Dst)
+		var slow string
+		var rate units.BitRate
+		for _, d := range nw.Path(src.Index, dst.Index) {
+			if rate == 0 || d.Rate() < rate {
+				rate, slow = d.Rate(), d.Name
+			}
+		}
+		if !seen[slow] {
+			seen[slow] = true
+			total += int64(rate)
+		}
+	}
+	return total
+}
+
+// removeStale deletes namespaces left by an earlier run whose process no
+// longer exists (one killed with SIGKILL cannot clean up).
+func removeStale() {
+	for _, name := range leftoverNamespaces(NamespacePrefix) {
+		rest := strings.TrimPrefix(name, NamespacePrefix)
+		pid, err := strconv.Atoi(rest[:max(strings.IndexByte(rest, '-'), 0)])
+		if err != nil {
+			continue
+		}
+		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); os.IsNotExist(err) {
+			_ = ipCmd("netns", "del", name)
+		}
+	}
+}
+
+// nsSysctls are the sysctls every namespace gets, for the flows whose ends
+// it hosts (opts: their TCP options; all flows of a namespace must agree).
+func nsSysctls(o config.TCPOptions) [][2]string {
+	b := func(on bool, yes, no string) string {
+		if on {
+			return yes
+		}
+		return no
+	}
+	wmax := int64(o.SndBuf)
+	if wmax == 0 {
+		wmax = 1 << 30 // "unlimited": as far as tcp_wmem goes in practice
+	}
+	return [][2]string{
+		{"net.ipv6.conf.all.disable_ipv6", "1"},
+		{"net.ipv6.conf.default.disable_ipv6", "1"},
+		{"net.ipv4.tcp_timestamps", "1"},
+		{"net.ipv4.tcp_window_scaling", "1"},
+		{"net.ipv4.tcp_no_metrics_save", "1"},
+		{"net.ipv4.tcp_moderate_rcvbuf", "1"},
+		{"net.ipv4.tcp_sack", b(o.SACK, "1", "0")},
+		{"net.ipv4.tcp_dsack", b(o.SACK, "1", "0")},
+		{"net.ipv4.tcp_recovery", b(o.RACK, "1", "0")},
+		{"net.ipv4.tcp_early_retrans", b(o.TLP, "3", "0")},
+		{"net.ipv4.tcp_frto", b(o.FRTO, "2", "0")},
+		{"net.ipv4.tcp_ecn", b(o.ECN, "1", "2")},
+		{"net.ipv4.tcp_wmem", fmt.Sprintf("4096 16384 %d", wmax)},
+		{"net.ipv4.tcp_rmem", fmt.Sprintf("4096 %d %d", o.RcvBufInit, o.RcvBufMax)},
+	}
+}
+
+// setupNodes gives every endpoint a namespace with its sysctls and a TUN
+// device carrying 10.201.0.(i+1)/24; routes to the others go through it.
+func (e *run) setupNodes() error {
+	opts := map[string]*config.Flow{}
+	for i := range e.scn.Flows {
+		f := &e.scn.Flows[i]
+		for _, id := range []string{f.Src, f.Dst} {
+			if prev, ok := opts[id]; ok && sysctlKey(prev.TCP) != sysctlKey(f.TCP) {
+				return fmt.Errorf("flows[%s].tcp differs from flows[%s].tcp at node %s; a namespace has one set of sysctls", f.ID, prev.ID, id)
+			}
+			opts[id] = f
+		}
+	}
+	k := 0
+	for i, sn := range e.scn.Nodes {
+		if sn.Kind != config.Endpoint {
+			continue
+		}
+		k++
+		name := fmt.Sprintf("%s%d-%d", NamespacePrefix, e.pid, i)
+		ns, err := newNetns(name)
+		if err != nil {
+			return err
+		}
+		e.push(ns.close)
+		n := &node{id: sn.ID, index: int32(i), ns: ns, tun: -1, addr: [4]byte{10, 201, 0, byte(k)}}
+		e.nodes[int32(i)] = n
+		o := config.TCPOptions{SACK: true, RACK: true, TLP: true, FRTO: true, SndBuf: 4 * units.MB, RcvBufInit: 128 * units.KiB, RcvBufMax: 6 * units.MiB}
+		if f, ok := opts[sn.ID]; ok {
+			o = f.TCP
+		}
+		set := map[string]string{}
+		err = ns.do(func() error {
+			for _, kv := range nsSysctls(o) {
+				if err := sysctl(kv[0], kv[1]); err != nil {
+					return err
+				}
+				set[kv[0]] = kv[1]
+			}
+			fd, err := openTUN("tun0")
+			n.tun = fd
+			return err
+		})
+		if n.tun >= 0 {
+			e.push(func() error { return syscall.Close(n.tun) })
+		}
+		if err != nil {
+			return fmt.Errorf("node %s: %w", sn.ID, err)
+		}
+		e.sysctls[sn.ID] = set
+		addr := fmt.Sprintf("10.201.0.%d", k)
+		for _, args := range [][]string{
+			{"-n", name, "link", "set", "lo", "up"},
+			{"-n", name, "addr", "add", addr + "/32", "dev", "tun0"},
+			{"-n", name, "link", "set", "tun0", "mtu", "1500", "txqueuelen", "10000", "up"},
+		} {
+			if err := ipCmd(args...); err != nil {
+				return fmt.Errorf("node %s: %w", sn.ID, err)
+			}
+		}
+	}
+	// One host route per peer: initcwnd is a route attribute, and each
+	// flow's sender gets its own.
+	for _, src := range e.nodes {
+		for _, dst := range e.nodes {
+			if src == dst {
+				continue
+			}
+			args := []string{"-n", src.ns.name, "route", "add", ipString(dst.addr) + "/32", "dev", "tun0", "src", ipString(src.addr)}
+			for _, f := range e.scn.Flows {
+				if f.Src == src.id && f.Dst == dst.id {
+					args = append(args, "initcwnd", strconv.Itoa(int(f.TCP.InitCwnd)))
+					break
+				}
+			}
+			if err := ipCmd(args...); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func sysctlKey(o config.TCPOptions) string { return fmt.Sprint(nsSysctls(o)) }
+
+func ipString(a [4]byte) string { return fmt.Sprintf("%d.%d.%d.%d", a[0], a[1], a[2], a[3]) }
+
+func (e *run) nodeByID(id string) *node {
+	for _, n := range e.nodes {
+		if n.id == id {
+			return n
+		}
+	}
+	return nil
+}
+
+// setupFlows creates each flow's listening socket in its destination's
+// namespace and its sending socket, with its congestion control, in its
+// source's.
+func (e *run) setupFlows(nw *topo.Network) error {
+	for i, fc := range e.scn.Flows {
+		paced := internalPacing(nw, fc)
+		f := &eflow{cfg: fc, idx: i, src: e.nodeByID(fc.Src), dst: e.nodeByID(fc.Dst), port: basePort + i, lfd: -1, sfd: -1, rfd: -1}
+		e.flows = append(e.flows, f)
+		mss := int(fc.TCP.MSS)
+		err := f.dst.ns.do(func() error {
+			fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+			if err != nil {
+				return err
+			}
+			f.lfd = fd
+			if err := syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_REUSEADDR, 1); err != nil {
+				return err
+			}
+			if mss != 1448 {
+				if err := syscall.SetsockoptInt(fd, syscall.IPPROTO_TCP, syscall.TCP_MAXSEG, mss); err != nil {
+					return fmt.Errorf("TCP_MAXSEG %d: %w", mss, err)
+				}
+			}
+			if err := syscall.Bind(fd, &syscall.SockaddrInet4{Port: f.port, Addr: f.dst.addr}); err != nil {
+				return err
+			}
+			return syscall.Listen(fd, 1)
+		})
+		if f.lfd >= 0 {
+			e.push(func() error { return syscall.Close(f.lfd) })
+		}
+		if err != nil {
+			return fmt.Errorf("flows[%s]: listening at %s: %w", fc.ID, fc.Dst, err)
+		}
+		err = f.src.ns.do(func() error {
+			fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+			if err != nil {
+				return err
+			}
+			f.sfd = fd
+			if err := setCongestion(fd, fc.CC); err != nil {
+				return err
+			}
+			if paced {
+				if err := enablePacing(fd); err != nil {
+					return err
+				}
+			}
+			if mss != 1448 {
+				if err := syscall.SetsockoptInt(fd, syscall.IPPROTO_TCP, syscall.TCP_MAXSEG, mss); err != nil {
+					return fmt.Errorf("TCP_MAXSEG %d: %w", mss, err)
+				}
+			}
+			return nil
+		})
+		if f.sfd >= 0 {
+			e.push(func() error { return syscall.Close(f.sfd) })
+		}
+		if err != nil {
+			return fmt.Errorf("flows[%s].cc: %w", fc.ID, err)
+		}
+	}
+	return nil
+}
+
+// internalPacing says whether a flow's socket gets SO_MAX_PACING_RATE, the
+// kernel's switch to internal pacing, following the simulator's pacing
+// modes: "on", or "auto" with fq as the sending host's egress qdisc, where
+// the simulated sender paces as the kernel does under fq (the relay's fq is
+// not the sending kernel's, so the socket must be told). In "auto" without
+// fq, and "off", the kernel decides as the simulator does: BBR paces
+// (SK_PACING_NEEDED), CUBIC and Reno send unpaced bursts.
+func internalPacing(nw *topo.Network, f config.Flow) bool {
+	switch f.TCP.Pacing {
+	case config.PacingOn:
+		return true
+	case config.PacingOff:
+		return false
+	}
+	path := nw.Path(nw.Node(f.Src).Index, nw.Node(f.Dst).Index)
+	if len(path) == 0 {
+		return false
+	}
+	_, fq := path[0].Qdisc().(*qdisc.FQ)
+	return fq
+}
+
+// applyChange applies a scheduled change to its direction, as the engine's
+// changer does in a simulated run.
+func applyChange(nw *topo.Network, scn *config.Scenario, c config.Change) {
+	d, ok := nw.Dir(c.Link, c.Dir)
+	if !ok {
+		return
+	}
+	if c.Rate != nil {
+		d.SetRate(*c.Rate)
+	}
+	if c.Delay != nil {
+		d.SetDelay(*c.Delay)
+	}
+	if c.Loss != nil {
+		d.SetLoss(c.Loss.P, rng.Stream(scn.Runtime.Seed, "link/"+d.Name+"/loss"))
+	}
+}
+
+// appThread gives a flow's application goroutine an OS thread of its own in
+// SCHED_FIFO, below the relay's priority: on a loaded machine a normal
+// thread waits for CPU for tens of ms, and a starved writer makes the flow
+// application-limited while a starved reader delays the receiver-side
+// milestones. Both block in the kernel whenever they have nothing to do.
+// The goroutine ends locked, so the runtime retires the thread with it
+// rather than handing a real-time thread to other goroutines.
+func appThread() {
+	runtime.LockOSThread()
+	setRealtimePrio(5)
+}
+
+// send connects at the flow's start and writes bulk or size bytes.
+func (f *eflow) send(r *relay, stop <-chan struct{}) {
+	appThread()
+	if wait := time.Duration(int64(f.cfg.Start)/1000) - time.Since(r.t0); wait > 0 {
+		select {
+		case <-time.After(wait):
+		case <-stop:
+			return
+		}
+	}
+	if err := syscall.Connect(f.sfd, &syscall.SockaddrInet4{Port: f.port, Addr: f.dst.addr}); err != nil {
+		if !r.stop.Load() {
+			f.fail(fmt.Errorf("connect: %w", err))
+		}
+		return
+	}
+	f.mu.Lock()
+	f.connected, f.firstSend = true, r.now()
+	f.mu.Unlock()
+	buf := make([]byte, 1<<20)
+	left := int64(f.cfg.Size)
+	for f.cfg.Size == 0 || left > 0 {
+		b := buf
+		if f.cfg.Size > 0 && left < int64(len(b)) {
+			b = b[:left]
+		}
+		n, err := syscall.SendmsgN(f.sfd, b, nil, nil, msgNoSignal)
+		if err != nil {
+			if err == syscall.EINTR {
+				continue
+			}
+			return // shut down at the end of the run
+		}
+		left -= int64(n)
+	}
+}
+
+// receive accepts the flow's connection and reads until it closes,
+// recording when the milestones are crossed.
+func (f *eflow) receive(r *relay) {
+	appThread()
+	fd, _, err := syscall.Accept4(f.lfd, syscall.SOCK_CLOEXEC)
+	if err != nil {
+		return // the run ended before the flow connected
+	}
+	f.mu.Lock()
+	f.rfd = fd
+	f.mu.Unlock()
+	buf := make([]byte, 1<<20)
+	var got int64
+	for {
+		n, err := syscall.Read(fd, buf)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil || n <= 0 {
+			return
+		}
+		before := got
+		got += int64(n)
+		now := r.now()
+		f.mu.Lock()
+		if before == 0 {
+			f.firstByte = now
+		}
+		for i, m := range milestoneBytes {
+			if before < m && got >= m {
+				f.crossed[i] = now
+			}
+		}
+		if f.cfg.Size > 0 && got >= int64(f.cfg.Size) && f.done == 0 {
+			f.done = now
+		}
+		f.received = got
+		f.mu.Unlock()
+	}
+}
+
+func (f *eflow) fail(err error) {
+	f.mu.Lock()
+	if f.err == nil {
+		f.err = err
+	}
+	f.mu.Unlock()
+}
+
+// shutdown wakes the flow's goroutines from their blocking calls.
+func (f *eflow) shutdown() {
+	syscall.Shutdown(f.sfd, syscall.SHUT_RDWR)
+	syscall.Shutdown(f.lfd, syscall.SHUT_RDWR)
+	f.mu.Lock()
+	if f.rfd >= 0 {
+		syscall.Shutdown(f.rfd, syscall.SHUT_RDWR)
+	}
+	f.mu.Unlock()
+}
+
+// closeAccepted closes the accepted socket once the goroutines are done.
+func (f *eflow) closeAccepted() {
+	if f.rfd >= 0 {
+		syscall.Close(f.rfd)
+		f.rfd = -1
+	}
+}
+
+// sample reads the sender's TCP_INFO (and TCP_CC_INFO) into the flows and
+// signals tables, and the receiver's progress into the delivery table.
+func (f *eflow) sample(r *relay, now sim.Time, scratch []byte) {
+	f.mu.Lock()
+	connected, received := f.connected, f.received
+	f.mu.Unlock()
+	if !connected {
+		return
+	}
+	if err := readTCPInfo(f.sfd, scratch, &f.ti); err != nil {
+		return
+	}
+	ti := &f.ti
+	mss := int64(max(ti.SndMSS, 1))
+	in := ti.inflight()
+	r.rec.RecordFlow(&f.lastFlow, trace.FlowRow{T: now, Flow: int32(f.idx), CwndPkts: ti.SndCwnd,
+		SSThreshPkts: ti.SndSSThresh, InflightBytes: int64(in) * mss, InflightPkts: in,
+		SRTT: sim.Duration(ti.RTT) * sim.Microsecond, RTTVar: sim.Duration(ti.RTTVar) * sim.Microsecond,
+		MinRTT: sim.Duration(ti.MinRTT) * sim.Microsecond, PacingRateBps: int64(ti.PacingRate) * 8,
+		DeliveryRateBps: int64(ti.DeliveryRate) * 8, Delivered: uint64(ti.Delivered), Lost: uint64(ti.Lost),
+		Retrans: uint64(ti.TotalRetrans), CAState: ti.CAState})
+	r.rec.RecordDelivery(&f.lastDeliv, now, int32(f.idx), received)
+	if f.capture != nil {
+		f.capture = append(f.capture, calibrate.Sample{TUs: int64(now / sim.Time(sim.Microsecond)), Flow: f.cfg.ID,
+			CAState: ti.CAState, Cwnd: ti.SndCwnd, SSThresh: ti.SndSSThresh, RTTUs: ti.RTT, RTTVarUs: ti.RTTVar,
+			MinRTTUs: ti.MinRTT, MSS: ti.SndMSS, PacingRateBps: int64(ti.PacingRate) * 8,
+			DeliveryRateBps: int64(ti.DeliveryRate) * 8, Delivered: ti.Delivered, BytesAcked: ti.BytesAcked,
+			BytesSent: ti.BytesSent, TotalRetrans: ti.TotalRetrans, SndWnd: ti.SndWnd})
+	}
+	if b, ok := readBBRInfo(f.sfd, scratch); ok {
+		f.bbr, f.hasBBR = b, true
+		last := f.lastSignal
+		for _, sv := range [...]struct {
+			name string
+			v    float64
+		}{{"bw", float64(b.BwBps)}, {"min_rtt", float64(b.MinRTTUs)},
+			{"pacing_gain", float64(b.PacingGain) / 256}, {"cwnd_gain", float64(b.CwndGain) / 256}} {
+			l := last
+			r.rec.RecordSignal(&l, now, int32(f.idx), r.rec.SignalIndex(sv.name), sv.v)
+			f.lastSignal = l
+		}
+	}
+}
+
+// summary builds the run's report in the shape of a simulated run's.
+func (e *run) summary(r *relay, nw *topo.Network, hash string, end sim.Time) Summary {
+	s := Summary{Mode: "emulate", Kernel: kernelRelease(), Sysctls: e.sysctls, Realtime: r.realtime, Foreign: r.foreign,
+		Summary: engine.Summary{Scenario: e.scn.Name, Seed: e.scn.Runtime.Seed, ConfigHash: hash,
+			SimTimePs: int64(end), Events: r.s.Events(), Flows: []engine.FlowSummary{}, Queues: []engine.QueueSummary{}}}
+	s.Lateness = Lateness{Packets: r.late.Count(), P50Ps: quantile(&r.late, 0.5), P99Ps: quantile(&r.late, 0.99), MaxPs: r.lateMax}
+	for i, f := range e.flows {
+		fs := engine.FlowSummary{ID: f.cfg.ID, Kind: "tcp", CC: f.cfg.CC, BytesSent: int64(f.ti.BytesSent),
+			BytesDelivered: f.received, RTTP50Ps: quantile(&r.rtt[i].hist, 0.5), RTTP99Ps: quantile(&r.rtt[i].hist, 0.99)}
+		rm := ReceiverMilestones{ID: f.cfg.ID}
+		if f.firstByte != 0 {
+			rm.FirstByte = ptr(int64(f.firstByte))
+			rx := func(k int) *int64 {
+				if f.crossed[k] == 0 {
+					return nil
+				}
+				return ptr(int64(f.crossed[k].Sub(f.firstByte)))
+			}
+			rm.T1MBPs, rm.T10MBPs, rm.T100MBPs = rx(0), rx(1), rx(2)
+		}
+		if f.connected {
+			fs.Retransmits = ptr(int64(f.ti.TotalRetrans))
+			ms := func(k int) *int64 {
+				if f.crossed[k] == 0 {
+					return nil
+				}
+				return ptr(int64(f.crossed[k].Sub(f.firstSend)))
+			}
+			fs.T10MBPs, fs.T100MBPs = ms(1), ms(2)
+			fs.GoodputBps = engine.Goodput(units.Bytes(f.received), f.firstSend, f.done, end)
+			if f.hasBBR {
+				fs.CCFinal = map[string]float64{"bw": float64(f.bbr.BwBps), "min_rtt": float64(f.bbr.MinRTTUs)}
+			}
+		}
+		s.Receivers = append(s.Receivers, rm)
+		s.Flows = append(s.Flows, fs)
+	}
+	for i, d := range nw.Dirs {
+		if d.Stats.Enqueued == 0 && d.Stats.Drops == 0 {
+			continue
+		}
+		dir := "ba"
+		if d.AB {
+			dir = "ab"
+		}
+		q := r.queues[i]
+		s.Queues = append(s.Queues, engine.QueueSummary{Link: d.Link, Dir: dir, Enqueued: d.Stats.Enqueued,
+			Drops: d.Stats.Drops, Marks: d.Stats.Marks, WireLosses: d.Stats.WireLosses,
+			MaxBacklogBytes: int64(d.Stats.MaxBacklog), SojournP50Ps: quantile(&q.sojourn, 0.5), SojournP99Ps: quantile(&q.sojourn, 0.99)})
+	}
+	return s
+}
+
+func quantile(h *trace.Hist, q float64) *int64 {
+	v, ok := h.Quantile(q)
+	if !ok {
+		return nil
+	}
+	return &v
+}
+
+func ptr(v int64) *int64 { return &v }
+
+// kernelRelease is uname -r.
+func kernelRelease() string {
+	var u syscall.Utsname
+	if err := syscall.Uname(&u); err != nil {
+		return "unknown"
+	}
+	var b []byte
+	for _, c := range u.Release {
+		if c == 0 {
+			break
+		}
+		b = append(b, byte(c))
+	}
+	return string(b)
+}

@@ -1,0 +1,273 @@
+//go:build linux
+
+package emulate
+
+import (
+	"context"
+	"errors"
+	"math"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ccscope/ccscope/engine"
+	"github.com/ccscope/ccscope/engine/sim"
+	"github.com/ccscope/ccscope/engine/trace"
+)
+
+// The emulation tests run real TCP over namespaces in wall-clock time, one
+// at a time (none is parallel). Their budget: about 30 s of wall time in
+// all — the 6 s clean-path run (shared by two tests), a 4 s run with a
+// scheduled change, a 5 s calibration capture, and short setup-and-cancel
+// runs.
+
+// requireEmulation skips, loudly, only where emulation cannot run at all:
+// not root, or no TUN device.
+func requireEmulation(t *testing.T) {
+	t.Helper()
+	if err := Available(); err != nil {
+		t.Skipf("EMULATION TESTS NOT RUN: %v (they need root and /dev/net/tun)", err)
+	}
+}
+
+// cleanPath is the issue's reference path: 50 Mbps, 40 ms base RTT, a
+// 250 KB FIFO at the bottleneck, no loss, one CUBIC flow. The flow is
+// paced (pacing: true, as on a host running fq; in the kernel,
+// SO_MAX_PACING_RATE): unpaced, CUBIC's slow start on the kernel is
+// bimodal here — in some runs HyStart's delay test ends it early, after a
+// TSO burst's own queueing, and t_10MB grows from 1.81 s to 2.89 s — which
+// is a finding for the comparison, not a stable test.
+const cleanPath = `{
+  "name": "emu-clean",
+  "runtime": {"seed": 1, "duration": "6s"},
+  "nodes": [{"id": "h1", "kind": "endpoint"}, {"id": "h2", "kind": "endpoint"}],
+  "links": [
+    {"id": "bottleneck", "a": "h1", "b": "h2", "rate": "50Mbps", "delay": "20ms",
+     "ab": {"qdisc": {"kind": "fifo", "limit": "250KB"}}}
+  ],
+  "flows": [{"id": "f0", "src": "h1", "dst": "h2", "cc": "cubic", "tcp": {"pacing": true}}]
+}`
+
+var (
+	cleanOnce sync.Once
+	cleanRes  *Result
+	cleanErr  error
+)
+
+// cleanRun emulates cleanPath once for the tests that read it.
+func cleanRun(t *testing.T) *Result {
+	t.Helper()
+	requireEmulation(t)
+	cleanOnce.Do(func() {
+		prep, err := engine.Prepare([]byte(cleanPath), nil)
+		if err != nil {
+			cleanErr = err
+			return
+		}
+		cleanRes, cleanErr = Run(context.Background(), prep.Scenario, prep.Hash, Options{})
+	})
+	if cleanErr != nil {
+		t.Fatalf("Run(clean path) = %v", cleanErr)
+	}
+	return cleanRes
+}
+
+// delivered is flow 0's packets delivered (the sender kernel's
+// tcpi_delivered, sampled by the relay's loop) times the MSS, at the last
+// flows row at or before t. The kernel's count does not depend on when the
+// receiving application gets to read.
+func delivered(rows []trace.FlowRow, t sim.Time) (int64, sim.Time) {
+	var b int64
+	var at sim.Time
+	for _, r := range rows {
+		if r.Flow == 0 && r.T <= t {
+			b, at = int64(r.Delivered)*1448, r.T
+		}
+	}
+	return b, at
+}
+
+// TestCleanPathCubic checks the kernel's CUBIC against the path's analytic
+// figures: once out of slow start, a 1-BDP FIFO keeps the bottleneck busy,
+// so goodput is the link rate times the payload share of a full segment,
+// 50 Mbps × 1448/1500 (TCP/IP headers with timestamps: 52 B); and the
+// smallest RTT the kernel measures is the 40 ms propagation delay plus one
+// segment's serialisation (1500 B at 50 Mbps: 0.24 ms).
+func TestCleanPathCubic(t *testing.T) {
+	res := cleanRun(t)
+	s := res.Summary
+	t.Logf("lateness p50 %v p99 %v max %v over %d packets, realtime %v", dur(s.Lateness.P50Ps), dur(s.Lateness.P99Ps),
+		sim.Duration(s.Lateness.MaxPs), s.Lateness.Packets, s.Realtime)
+	if s.Mode != "emulate" || s.Kernel == "" {
+		t.Errorf("mode, kernel = %q, %q; want \"emulate\" and the release", s.Mode, s.Kernel)
+	}
+	// Steady state: from 2 s (slow start and its recovery are over by
+	// ~1.5 s on this path) to the end.
+	b0, t0 := delivered(res.Trace.FlowsT.Rows, sim.Time(2*sim.Second))
+	b1, t1 := delivered(res.Trace.FlowsT.Rows, sim.Time(s.SimTimePs))
+	got := float64(b1-b0) * 8 / t1.Sub(t0).Seconds()
+	want := 50e6 * 1448 / 1500
+	t.Logf("steady goodput %.3f Mbps (want %.3f)", got/1e6, want/1e6)
+	if math.Abs(got-want)/want > 0.02 {
+		t.Errorf("steady goodput = %.2f Mbps, want %.2f Mbps ± 2%%", got/1e6, want/1e6)
+	}
+	rows := res.Trace.FlowsT.Rows
+	if len(rows) == 0 {
+		t.Fatalf("no TCP_INFO samples in the flows table")
+	}
+	minRTT := rows[len(rows)-1].MinRTT
+	t.Logf("kernel min_rtt %v", minRTT)
+	if d := minRTT - 40*sim.Millisecond; d < 0 || d > sim.Millisecond/2 {
+		t.Errorf("kernel min_rtt = %v, want 40ms + [0, 0.5ms]", minRTT)
+	}
+	if f := s.Flows[0]; f.Retransmits == nil || f.RTTP50Ps == nil || f.T10MBPs == nil {
+		t.Errorf("flow summary %+v lacks retransmits, rtt_p50 or t_10MB", f)
+	}
+	if len(s.Queues) == 0 || s.Queues[0].MaxBacklogBytes > 250_000 {
+		t.Errorf("queues = %+v, want the bottleneck's backlog within its 250 KB limit", s.Queues)
+	}
+}
+
+// TestSimVsEmulate checks that the simulator and the kernel agree on the
+// clean path within 5% on goodput and on the time to deliver 10 MB.
+func TestSimVsEmulate(t *testing.T) {
+	res := cleanRun(t)
+	prep, err := engine.Prepare([]byte(cleanPath), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := engine.New(prep.Scenario, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.RunToEnd()
+	simF, emuF := r.Summary(prep.Hash).Flows[0], res.Summary.Flows[0]
+	for _, c := range []struct {
+		name     string
+		sim, emu *int64
+	}{{"goodput_bps", simF.GoodputBps, emuF.GoodputBps}, {"t_10MB_ps", simF.T10MBPs, emuF.T10MBPs}} {
+		if c.sim == nil || c.emu == nil {
+			t.Errorf("%s: sim %v, emulate %v; want both", c.name, c.sim, c.emu)
+			continue
+		}
+		d := math.Abs(float64(*c.emu-*c.sim)) / float64(*c.sim)
+		t.Logf("%s: emulate %d, sim %d (%.2f%%)", c.name, *c.emu, *c.sim, 100*d)
+		if d > 0.05 {
+			t.Errorf("%s: emulate %d, sim %d: differ by %.1f%%, want ≤ 5%%", c.name, *c.emu, *c.sim, 100*d)
+		}
+	}
+}
+
+// TestCleanupOnCancel cancels a run midway (what Ctrl-C does through the
+// command's signal context) and checks that nothing it created is left:
+// no namespace of this process, no goroutine, no file descriptor.
+func TestCleanupOnCancel(t *testing.T) {
+	requireEmulation(t)
+	before, fds := runtime.NumGoroutine(), openFDs()
+	prep, err := engine.Prepare([]byte(cleanPath), []string{"runtime.duration=30s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err = Run(ctx, prep.Scenario, prep.Hash, Options{})
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Run(cancelled) = %v, want context.DeadlineExceeded", err)
+	}
+	if el := time.Since(start); el > 10*time.Second {
+		t.Errorf("a cancelled run took %v to return", el)
+	}
+	checkClean(t, before, fds)
+}
+
+// TestCleanupOnError makes setup fail late — a CC the simulator has and
+// the kernel lacks — and checks the error names the kernel's CCs and that
+// the namespaces made before the failure are gone.
+func TestCleanupOnError(t *testing.T) {
+	requireEmulation(t)
+	before, fds := runtime.NumGoroutine(), openFDs()
+	prep, err := engine.Prepare([]byte(cleanPath), []string{"flows.f0.cc=bbr3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Run(context.Background(), prep.Scenario, prep.Hash, Options{})
+	if err == nil || !strings.Contains(err.Error(), `no congestion control "bbr3"`) || !strings.Contains(err.Error(), availableCCs()) {
+		t.Errorf("Run(cc=bbr3) = %v, want an error naming the kernel's CCs (%s)", err, availableCCs())
+	}
+	checkClean(t, before, fds)
+}
+
+// TestRefusesBeyondCeiling checks that a path beyond the real-time ceiling
+// is refused before anything is created.
+func TestRefusesBeyondCeiling(t *testing.T) {
+	requireEmulation(t)
+	prep, err := engine.Prepare([]byte(cleanPath), []string{"links.bottleneck.rate=10Gbps"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Run(context.Background(), prep.Scenario, prep.Hash, Options{})
+	if err == nil || !strings.Contains(err.Error(), "real-time ceiling") {
+		t.Errorf("Run(10 Gbps) = %v, want a refusal naming the real-time ceiling", err)
+	}
+}
+
+// openFDs counts this process's open file descriptors.
+func openFDs() int {
+	ents, _ := os.ReadDir("/proc/self/fd")
+	return len(ents)
+}
+
+func checkClean(t *testing.T, goroutines, fds int) {
+	t.Helper()
+	if n := openFDs(); n > fds {
+		t.Errorf("%d file descriptors open after the run, %d before (sockets, TUN devices, epoll)", n, fds)
+	}
+	if left := leftoverNamespaces(NamespacePrefix + strconv.Itoa(os.Getpid()) + "-"); len(left) > 0 {
+		t.Errorf("namespaces left behind: %v", left)
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for runtime.NumGoroutine() > goroutines && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > goroutines {
+		buf := make([]byte, 1<<16)
+		t.Errorf("%d goroutines after the run, %d before:\n%s", n, goroutines, buf[:runtime.Stack(buf, true)])
+	}
+}
+
+func dur(p *int64) sim.Duration {
+	if p == nil {
+		return -1
+	}
+	return sim.Duration(*p)
+}
+
+// TestScheduledChange checks that a scenario's changes reach the emulated
+// link in real time: the bottleneck drops from 50 to 20 Mbps at 2 s, and
+// over the last second CUBIC (its 250 KB buffer is now 2.5 BDP) delivers
+// the new rate's payload share, 20 Mbps × 1448/1500, within 3%.
+func TestScheduledChange(t *testing.T) {
+	requireEmulation(t)
+	prep, err := engine.Prepare([]byte(cleanPath), []string{"runtime.duration=4s",
+		`changes=[{"at":"2s","link":"bottleneck","dir":"ab","rate":"20Mbps"}]`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), prep.Scenario, prep.Hash, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b0, t0 := delivered(res.Trace.FlowsT.Rows, sim.Time(3*sim.Second))
+	b1, t1 := delivered(res.Trace.FlowsT.Rows, sim.Time(res.Summary.SimTimePs))
+	got := float64(b1-b0) * 8 / t1.Sub(t0).Seconds()
+	want := 20e6 * 1448 / 1500
+	t.Logf("goodput 3 s to the end: %.3f Mbps (want %.3f)", got/1e6, want/1e6)
+	if math.Abs(got-want)/want > 0.03 {
+		t.Errorf("goodput after the change = %.2f Mbps, want %.2f ± 3%%", got/1e6, want/1e6)
+	}
+}
