@@ -18,7 +18,6 @@ import (
 	"github.com/ccscope/ccscope/engine/config"
 	"github.com/ccscope/ccscope/engine/packet"
 	"github.com/ccscope/ccscope/engine/qdisc"
-	"github.com/ccscope/ccscope/engine/rng"
 	"github.com/ccscope/ccscope/engine/sim"
 	"github.com/ccscope/ccscope/engine/topo"
 	"github.com/ccscope/ccscope/engine/trace"
@@ -214,7 +213,7 @@ func Run(ctx context.Context, scn *config.Scenario, hash string, opt Options) (r
 	scratch := make([]byte, 512)
 	tick := func(now sim.Time) {
 		for len(changes) > 0 && sim.Time(changes[0].At) <= now {
-			applyChange(nw, scn, changes[0])
+			applyChange(nw, changes[0])
 			changes = changes[1:]
 		}
 		for _, f := range e.flows {
@@ -575,7 +574,7 @@ func internalPacing(nw *topo.Network, f config.Flow) bool {
 
 // applyChange applies a scheduled change to its direction, as the engine's
 // changer does in a simulated run.
-func applyChange(nw *topo.Network, scn *config.Scenario, c config.Change) {
+func applyChange(nw *topo.Network, c config.Change) {
 	d, ok := nw.Dir(c.Link, c.Dir)
 	if !ok {
 		return
@@ -587,7 +586,16 @@ func applyChange(nw *topo.Network, scn *config.Scenario, c config.Change) {
 		d.SetDelay(*c.Delay)
 	}
 	if c.Loss != nil {
-		d.SetLoss(c.Loss.P, rng.Stream(scn.Runtime.Seed, "link/"+d.Name+"/loss"))
+		d.SetLoss(*c.Loss)
+	}
+	if c.Jitter != nil {
+		d.SetJitter(*c.Jitter)
+	}
+	if c.Capacity != nil {
+		d.SetCapacity(c.Capacity)
+	}
+	if c.Outage != nil {
+		d.AddOutage(*c.Outage)
 	}
 }
 
