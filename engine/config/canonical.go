@@ -75,6 +75,9 @@ func (s *Scenario) tree() tree {
 		if ch.Loss != nil {
 			t["loss"] = ch.Loss.tree()
 		}
+		if ch.Announce != nil {
+			t["announce"] = ch.Announce.String()
+		}
 		changes[i] = t
 	}
 	tr := tree{"detail": nameOf(traceDetails, s.Trace.Detail)}

@@ -86,7 +86,7 @@ var (
 
 	changeShape = object(map[string]*shape{
 		"at": leaf(kDuration), "link": leaf(kString), "dir": leaf(kString),
-		"rate": leaf(kRate), "delay": leaf(kDuration), "loss": lossShape,
+		"rate": leaf(kRate), "delay": leaf(kDuration), "loss": lossShape, "announce": leaf(kDuration),
 	})
 
 	scenarioShape = object(map[string]*shape{

@@ -238,6 +238,10 @@ type Change struct {
 	Rate  *units.BitRate
 	Delay *sim.Duration
 	Loss  *Loss
+	// Announce, when set, is the lead with which the link layer predicts
+	// this change: at At − Announce every flow whose route crosses the
+	// link hears of it (cc.EventHandover; SaTCP acts on it).
+	Announce *sim.Duration
 }
 
 // TraceDetail is how much a run records.
