@@ -47,7 +47,8 @@ type Interval struct {
 	LossP float64
 }
 
-// Params describe the synthetic path. Zero fields take Default's values,
+// Params describe the synthetic path. Zero fields take Default's values
+// (Offset only along with Period: an explicit period keeps offset 0),
 // except Outage, LossP and Announce, whose zero means "none".
 type Params struct {
 	Seed     uint64
@@ -88,11 +89,11 @@ func Default() Params {
 // withDefaults fills zero fields from Default.
 func (p Params) withDefaults() Params {
 	d := Default()
-	if p.Period == 0 {
+	if p.Period == 0 { // no schedule given: Starlink's
 		p.Period = d.Period
-	}
-	if p.Offset == 0 && p.Period == d.Period {
-		p.Offset = d.Offset
+		if p.Offset == 0 {
+			p.Offset = d.Offset
+		}
 	}
 	if p.RTTMin == 0 && p.RTTMax == 0 {
 		p.RTTMin, p.RTTMax = d.RTTMin, d.RTTMax

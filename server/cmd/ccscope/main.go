@@ -15,6 +15,8 @@ Usage:
               [--report FILE.html] [--pcap FILE[:link[:dir]]] [--json]
   ccscope report TRACE_PREFIX [-o FILE.html]
   ccscope scenarios [--show NAME]
+  ccscope leo-path [--scenario NAME|FILE.json] [--link ID] [--seed N] [--duration D] [--outage D]
+              [--loss P] [--announce LEAD] [--rtt MIN-MAX] [--rate MIN-MAX] [--trace FILE.csv|example]
   ccscope serve [--addr HOST:PORT] [--token T] [--max-sessions N] [--log-format json|console]
   ccscope version
 
@@ -25,6 +27,7 @@ var commands = map[string]func(args []string) int{
 	"run":       runMain,
 	"report":    reportMain,
 	"scenarios": scenariosMain,
+	"leo-path":  leoPathMain,
 	"serve":     serveMain,
 	"version":   versionMain,
 }
