@@ -101,8 +101,11 @@
 //
 // changes: at (no later than runtime.duration), link (a link id), dir ("ab"
 // or "ba"), and at least one of rate, delay, loss. A change's loss replaces
-// the direction's loss model whole. Changes have no ids and are addressed by
-// index: "changes[0]".
+// the direction's loss model whole. Optional announce (a duration, at most
+// at) is the lead with which the link layer predicts the change: at at −
+// announce every flow whose route crosses the link gets the CC event
+// cc.EventHandover (SaTCP acts on it; other CCs ignore it). Changes have no
+// ids and are addressed by index: "changes[0]".
 //
 // trace: detail "summary" (default), "sampled" with interval (default 10ms),
 // or "change".
