@@ -61,12 +61,15 @@ type PathFacts struct {
 
 // QueueSummary reports one link direction's egress queue.
 type QueueSummary struct {
-	Link            string `json:"link" msgpack:"link"`
-	Dir             string `json:"dir" msgpack:"dir"`
-	Enqueued        uint64 `json:"enqueued" msgpack:"enqueued"`
-	Drops           uint64 `json:"drops" msgpack:"drops"`
-	Marks           uint64 `json:"marks" msgpack:"marks"`
-	WireLosses      uint64 `json:"wire_losses" msgpack:"wire_losses"`
+	Link       string `json:"link" msgpack:"link"`
+	Dir        string `json:"dir" msgpack:"dir"`
+	Enqueued   uint64 `json:"enqueued" msgpack:"enqueued"`
+	Drops      uint64 `json:"drops" msgpack:"drops"`
+	Marks      uint64 `json:"marks" msgpack:"marks"`
+	WireLosses uint64 `json:"wire_losses" msgpack:"wire_losses"`
+	// OutageDrops are packets refused while the direction was down
+	// (drop_on_outage, or a full queue during an outage); not in Drops.
+	OutageDrops     uint64 `json:"outage_drops,omitempty" msgpack:"outage_drops,omitempty"`
 	MaxBacklogBytes int64  `json:"max_backlog_bytes" msgpack:"max_backlog_bytes"`
 	SojournP50Ps    *int64 `json:"sojourn_p50_ps" msgpack:"sojourn_p50_ps"`
 	SojournP99Ps    *int64 `json:"sojourn_p99_ps" msgpack:"sojourn_p99_ps"`
@@ -84,7 +87,7 @@ func (r *Run) Summary(hash string) Summary {
 		s.Flows = append(s.Flows, fs)
 	}
 	for i, d := range r.Net.Dirs {
-		if d.Stats.Enqueued == 0 && d.Stats.Drops == 0 {
+		if d.Stats.Enqueued == 0 && d.Stats.Drops == 0 && d.Stats.OutageDrops == 0 {
 			continue
 		}
 		q := r.queues[i]
@@ -93,7 +96,7 @@ func (r *Run) Summary(hash string) Summary {
 			dir = "ab"
 		}
 		s.Queues = append(s.Queues, QueueSummary{Link: d.Link, Dir: dir, Enqueued: d.Stats.Enqueued,
-			Drops: d.Stats.Drops, Marks: d.Stats.Marks, WireLosses: d.Stats.WireLosses,
+			Drops: d.Stats.Drops, Marks: d.Stats.Marks, WireLosses: d.Stats.WireLosses, OutageDrops: d.Stats.OutageDrops,
 			MaxBacklogBytes: int64(d.Stats.MaxBacklog),
 			SojournP50Ps:    quantile(&q.sojourn, 0.5), SojournP99Ps: quantile(&q.sojourn, 0.99)})
 	}

@@ -194,6 +194,17 @@ def test_act_on_a_flow_and_bad_actions(client):
             s.act(flow="f9", cwnd=10)
 
 
+def test_act_path_models(client):
+    with client.open("pump") as s:
+        s.step("10ms")
+        s.act(link="bottleneck", loss={"kind": "gilbert_elliott", "p_gb": 0.01, "p_bg": 0.3}, outage="50ms")
+        with pytest.raises(errors.BadArguments) as e:
+            s.act(link="bottleneck", jitter={"kind": "wobbly"})
+        assert e.value.path == "action.jitter.kind"
+        logged = s.checkpoint().actions[0]["action"]
+        assert logged["loss"]["kind"] == "gilbert_elliott" and logged["outage"] == "50ms"
+
+
 def test_stats(client):
     with client.open("pump"):
         st = client.stats()

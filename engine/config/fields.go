@@ -17,6 +17,9 @@ const (
 	kBuffer                     // a size or "unlimited"
 	kDurations                  // a JSON array of durations (quantiles, smallest first)
 	kPacing                     // true, false or "auto"
+	kNumber                     // a positive finite number
+	kMatrix                     // an array of arrays of probabilities
+	kTexts                      // an object of strings under free keys
 )
 
 // shape is one node of the scenario format's known-field table. The decoder
@@ -43,12 +46,35 @@ var (
 		"coupling": leaf(kCount), "c_protection": leaf(kCount), "initial_quantum": leaf(kSize),
 		"flow_limit": leaf(kCount), "horizon": leaf(kDuration),
 	})
-	lossShape   = object(map[string]*shape{"kind": leaf(kString), "p": leaf(kProb)})
-	jitterShape = object(map[string]*shape{"kind": leaf(kString), "sigma": leaf(kDuration)})
+	lossShape = object(map[string]*shape{
+		"kind": leaf(kString), "position": leaf(kString), "p": leaf(kProb),
+		"p_gb": leaf(kProb), "p_bg": leaf(kProb), "loss_good": leaf(kProb), "loss_bad": leaf(kProb),
+		"every": leaf(kCount), "train_length": leaf(kNumber),
+	})
+	jitterShape = object(map[string]*shape{
+		"kind": leaf(kString), "order": leaf(kString), "clamp": leaf(kString), "sigma": leaf(kDuration),
+		"min": leaf(kDuration), "max": leaf(kDuration), "scale": leaf(kDuration), "shape": leaf(kNumber),
+		"cap": leaf(kDuration), "period": leaf(kDuration), "length": leaf(kDuration), "extra": leaf(kDuration),
+		"interval": leaf(kDuration), "burst_size": leaf(kCount), "p": leaf(kProb), "delay": leaf(kDuration),
+	})
+	capacityShape = object(map[string]*shape{
+		"states":      {kind: kList, elem: object(map[string]*shape{"rate": leaf(kRate), "dwell": leaf(kDuration)})},
+		"transitions": leaf(kMatrix),
+		"dips": object(map[string]*shape{
+			"every": leaf(kDuration), "depth": leaf(kProb), "scale": leaf(kDuration), "shape": leaf(kNumber), "cap": leaf(kDuration),
+		}),
+		"grant": object(map[string]*shape{"start": leaf(kProb), "ramp": leaf(kDuration)}),
+	})
+	traceShape   = object(map[string]*shape{"file": leaf(kString), "sha256": leaf(kString), "loop": leaf(kBool)})
+	outagesShape = object(map[string]*shape{
+		"windows": {kind: kList, elem: object(map[string]*shape{"at": leaf(kDuration), "duration": leaf(kDuration)})},
+		"start":   leaf(kDuration), "every": leaf(kDuration), "duration": leaf(kDuration), "drop_on_outage": leaf(kBool),
+	})
 
 	directionFields = map[string]*shape{
 		"rate": leaf(kRate), "delay": leaf(kDuration),
 		"qdisc": qdiscShape, "loss": lossShape, "jitter": jitterShape,
+		"capacity": capacityShape, "trace": traceShape, "outages": outagesShape,
 	}
 	directionShape = object(directionFields)
 
@@ -86,7 +112,8 @@ var (
 
 	changeShape = object(map[string]*shape{
 		"at": leaf(kDuration), "link": leaf(kString), "dir": leaf(kString),
-		"rate": leaf(kRate), "delay": leaf(kDuration), "loss": lossShape, "announce": leaf(kDuration),
+		"rate": leaf(kRate), "delay": leaf(kDuration), "loss": lossShape,
+		"jitter": jitterShape, "capacity": capacityShape, "outage": leaf(kDuration), "announce": leaf(kDuration),
 	})
 
 	scenarioShape = object(map[string]*shape{
@@ -97,6 +124,7 @@ var (
 		"flows":   {kind: kList, byID: true, elem: flowShape},
 		"changes": {kind: kList, elem: changeShape},
 		"trace":   object(map[string]*shape{"detail": leaf(kString), "interval": leaf(kDuration)}),
+		"traces":  leaf(kTexts),
 	})
 )
 

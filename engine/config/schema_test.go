@@ -44,6 +44,7 @@ func resolve(root, node map[string]any) map[string]any {
 var leafRefs = map[valueKind]string{
 	kDuration: "#/$defs/duration", kRate: "#/$defs/rate", kSize: "#/$defs/size",
 	kLimit: "#/$defs/limit", kBuffer: "#/$defs/buffer", kPacing: "#/$defs/pacing", kProb: "#/$defs/probability", kCount: "#/$defs/count",
+	kNumber: "#/$defs/number", kMatrix: "#/$defs/matrix", kTexts: "#/$defs/traces",
 	kDurations: "#/$defs/quantiles",
 }
 
@@ -54,6 +55,9 @@ var enumsByKey = map[string][]string{
 	"qdisc.kind":        sortedKeys(qdiscKinds),
 	"loss.kind":         sortedKeys(lossKinds),
 	"jitter.kind":       sortedKeys(jitterKinds),
+	"loss.position":     sortedKeys(lossPositions),
+	"jitter.order":      sortedKeys(jitterOrders),
+	"jitter.clamp":      sortedKeys(jitterClamps),
 	"app.kind":          sortedKeys(appKinds),
 	"trace.detail":      sortedKeys(traceDetails),
 	"changes.dir":       sortedKeys(changeDirs),
@@ -262,8 +266,15 @@ func validate(t *testing.T, root, node map[string]any, v any, path string) []str
 			m, ok := v.(map[string]any)
 			props, _ := node["properties"].(map[string]any)
 			for _, key := range sortedKeys(m) {
-				if _, known := props[key]; ok && !known && kw == false {
-					fail("unknown property %q", key)
+				if _, known := props[key]; ok && !known {
+					switch sub := kw.(type) {
+					case bool:
+						if !sub {
+							fail("unknown property %q", key)
+						}
+					case map[string]any:
+						errs = append(errs, validate(t, root, sub, m[key], join(path, key))...)
+					}
 				}
 			}
 		case "items":

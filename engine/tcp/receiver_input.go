@@ -233,6 +233,9 @@ func (r *Receiver) rmemAlloc() uint64 {
 // once, then tcp_rcv_space_adjust autotunes the buffer and tcp_cleanup_rbuf
 // may send an ACK.
 func (r *Receiver) appRead() {
+	if r.readStopped {
+		return
+	}
 	copied := r.rcvNxt - r.copiedSeq
 	if copied == 0 {
 		return

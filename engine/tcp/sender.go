@@ -71,7 +71,12 @@ type SenderStats struct {
 	TLPs        uint64      // loss probes sent
 	Recoveries  uint64      // fast recovery episodes
 	Undos       uint64      // reductions undone
-	RTT         trace.Hist  // every RTT sample, ps
+	// WindowProbes counts zero-length window probes (LINUX_MIB_TCPWINPROBE).
+	WindowProbes uint64
+	// Aborted is set when tcp_retries2 window probes in a row went
+	// unanswered and the connection timed out (tcp_write_err).
+	Aborted bool
+	RTT     trace.Hist // every RTT sample, ps
 	// DeliveryRate is the latest delivery-rate sample (tcp_rate_gen) that
 	// was not app-limited, in payload bits per second.
 	DeliveryRate units.BitRate
@@ -95,6 +100,7 @@ const (
 	timeRetrans
 	timeReoTimeout
 	timeLossProbe
+	timeProbe0 // the zero-window probe (persist) timer, ICSK_TIME_PROBE0
 )
 
 const (
@@ -152,6 +158,8 @@ type DataSender struct {
 	tlpRetrans     bool
 	tlpOrigAppLim  bool   // tlp_orig_data_app_limited (google/bbr v3 branch)
 	retransmits    uint32 // icsk_retransmits
+	backoff        uint   // icsk_backoff: RTOs and window probes since the last RTT sample
+	probesOut      uint32 // icsk_probes_out: window probes not answered by an ACK
 	highestSackEnd uint64
 	rtxHint        uint64 // lowest segment that may be lost and not retransmitted
 	lostHint       uint64 // tcp_mark_head_lost's resume point (lost_skb_hint)
@@ -243,6 +251,9 @@ func (d *DataSender) Handle(ev sim.Event) {
 		d.appEvent()
 	}
 	d.record()
+	if LivenessViolation != nil {
+		d.checkLiveness()
+	}
 }
 
 // Receive processes a packet of this flow arriving at the sending node: the
@@ -262,6 +273,9 @@ func (d *DataSender) Receive(id packet.ID) {
 	}
 	d.pool.Free(id)
 	d.record()
+	if LivenessViolation != nil {
+		d.checkLiveness()
+	}
 }
 
 // CC is the flow's congestion-control algorithm.
@@ -308,6 +322,9 @@ func (d *DataSender) SetCwnd(pkts uint32) {
 	d.st.CwndPkts = max(pkts, 1)
 	d.push()
 	d.record()
+	if LivenessViolation != nil {
+		d.checkLiveness()
+	}
 }
 
 // CAEvent raises ev through the CC's cwnd_event hook now, as tcp_ca_event
@@ -331,6 +348,9 @@ func (d *DataSender) SetPacingRate(r units.BitRate) {
 	}
 	d.push()
 	d.record()
+	if LivenessViolation != nil {
+		d.checkLiveness()
+	}
 }
 
 // pacingRate is sk_pacing_rate in bits per second; 0 means unlimited (~0UL).

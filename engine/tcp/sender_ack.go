@@ -50,8 +50,21 @@ type sackTagState struct {
 	hasPrior              bool
 }
 
-// ack follows tcp_ack: process one ACK.
+// ack is the sender's part of tcp_rcv_established: tcp_ack, then, for
+// any ACK tcp_ack did not discard, tcp_data_snd_check — send what the
+// windows now allow, or arm the persist timer. The ACK that reopens a
+// closed receive window usually acks nothing new; without this step the
+// window it carries would never be used.
 func (d *DataSender) ack(p *packet.Packet) {
+	if d.tcpAck(p) {
+		d.push()
+	}
+	d.checkDone()
+}
+
+// tcpAck follows tcp_ack: process one ACK. It reports whether the ACK was
+// accepted (an old ACK is, one for data never sent is not).
+func (d *DataSender) tcpAck(p *packet.Packet) bool {
 	priorSndUna := d.sndUna
 	ackSeq := p.Ack
 	flag := 0
@@ -79,11 +92,12 @@ func (d *DataSender) ack(p *packet.Packet) {
 			d.fastretransAlert(priorSndUna, numDupack, &flag, &rexmit)
 			d.xmitRecovery(rexmit)
 		}
-		return
+		return true
 	}
 	if ackSeq > d.sndNxt {
-		return // acks data never sent (RFC 793 3.9)
+		return false // acks data never sent (RFC 793 3.9)
 	}
+	d.probesOut = 0 // the peer is alive
 	if ackSeq > priorSndUna {
 		flag |= flagSndUnaAdvanced
 		d.retransmits = 0
@@ -106,7 +120,7 @@ func (d *DataSender) ack(p *packet.Packet) {
 	} else {
 		// tcp_ack_update_window: the ACK carries no data, so the window
 		// is taken when the ACK advances or the window grows.
-		if ackSeq > d.sndUna || nwin > d.sndWnd {
+		if ackSeq > d.sndUna || nwin > d.sndWnd || nwin == 0 {
 			flag |= flagWinUpdate
 			d.sndWnd = nwin
 			d.maxWnd = max(d.maxWnd, nwin)
@@ -132,10 +146,11 @@ func (d *DataSender) ack(p *packet.Packet) {
 		if flag&flagDSackingAck != 0 {
 			d.fastretransAlert(priorSndUna, numDupack, &flag, &rexmit)
 		}
+		d.ackProbe()
 		if d.tlpHighSeq != 0 {
 			d.processTLPAck(ackSeq, flag)
 		}
-		return
+		return true
 	}
 
 	flag |= d.cleanRtxQueue(priorFack, priorSndUna, ss, flag&flagECE != 0)
@@ -167,8 +182,7 @@ func (d *DataSender) ack(p *packet.Packet) {
 	}
 	d.congControl(ackSeq, newly, flag, &ss.rate)
 	d.xmitRecovery(rexmit)
-	d.push()
-	d.checkDone()
+	return true
 }
 
 // inAckEvent follows tcp_in_ack_event, which mainline calls after
@@ -384,6 +398,7 @@ func (d *DataSender) ackUpdateRTT(flag int, seqRTT, sackRTT, caRTT int64, rs *cc
 	d.rtt.sample(seqRTT, d.sndUna, d.sndNxt)
 	d.rtt.setRTO()
 	d.rto = d.rtt.rto // RFC 6298: a valid sample resets the backoff
+	d.backoff = 0
 	d.Stats.RTT.Add(seqRTT * int64(sim.Microsecond))
 	return true
 }

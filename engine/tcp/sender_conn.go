@@ -65,9 +65,12 @@ func (d *DataSender) fillWrite() {
 	case config.OnOff:
 		// While on, the application keeps up with the socket: it writes
 		// what the windows let the sender send now, so the data it wrote
-		// when an off period starts drains within a round trip.
+		// when an off period starts drains within a round trip. A closed
+		// receive window still takes a segment's write, as a blocking
+		// write would leave one in the socket: that unsent segment is
+		// what the persist timer probes with.
 		if d.appOn {
-			d.writeSeq = max(d.writeSeq, min(limit, d.sndUna+min(uint64(d.st.CwndPkts)*d.mss, d.sndWnd)))
+			d.writeSeq = max(d.writeSeq, min(limit, d.sndUna+min(uint64(d.st.CwndPkts)*d.mss, max(d.sndWnd, d.mss))))
 		}
 	default:
 		// A greedy application writes whenever the send buffer has room

@@ -14,7 +14,9 @@ func (d *DataSender) push() {
 		return
 	}
 	d.fillWrite()
-	d.writeXmit(0)
+	if d.writeXmit(0) { // __tcp_push_pending_frames
+		d.checkProbeTimer()
+	}
 }
 
 // paceKick is the pacing timer (tcp_pace_kick → tcp_tsq_write): repair
@@ -146,23 +148,31 @@ func (d *DataSender) sendChunk(quota uint32) uint32 {
 		if end > wndEnd {
 			break
 		}
-		if d.sb.inFlight() == 0 {
-			d.caEvent(cc.EventTxStart) // tcp_event_data_sent
-		}
-		packetsOut := d.sb.packetsOut()
-		seg := d.sb.push(end, d.st.Now)
-		d.rate.skbSent(d.sb.seg(seg), packetsOut, d.sb.inFlight(), d.lost)
-		bytes += units.Bytes(end - d.sndNxt)
-		d.emit(d.sndNxt, end, false)
-		d.sndNxt = end
+		bytes += d.sendNewSeg(end)
 		n++
-		// tcp_event_new_data_sent: the first segment in flight arms the RTO.
-		if packetsOut == 0 || d.pending == timeLossProbe {
-			d.rearmRTO()
-		}
 	}
 	d.afterSend(bytes, priorWstamp)
 	return n
+}
+
+// sendNewSeg transmits the new segment [snd_nxt, end) (tcp_transmit_skb
+// with tcp_event_data_sent, then tcp_event_new_data_sent) and returns its
+// payload length.
+func (d *DataSender) sendNewSeg(end uint64) units.Bytes {
+	if d.sb.inFlight() == 0 {
+		d.caEvent(cc.EventTxStart) // tcp_event_data_sent
+	}
+	packetsOut := d.sb.packetsOut()
+	seg := d.sb.push(end, d.st.Now)
+	d.rate.skbSent(d.sb.seg(seg), packetsOut, d.sb.inFlight(), d.lost)
+	bytes := units.Bytes(end - d.sndNxt)
+	d.emit(d.sndNxt, end, false)
+	d.sndNxt = end
+	// tcp_event_new_data_sent: the first segment in flight arms the RTO.
+	if packetsOut == 0 || d.pending == timeLossProbe {
+		d.rearmRTO()
+	}
+	return bytes
 }
 
 // afterSend follows tcp_update_skb_after_send: advance tcp_wstamp_ns by the

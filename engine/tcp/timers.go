@@ -107,6 +107,8 @@ func (d *DataSender) writeTimer() {
 		d.sendLossProbe()
 	case timeRetrans:
 		d.retransmitTimer()
+	case timeProbe0:
+		d.probeTimer()
 	}
 }
 
@@ -158,6 +160,7 @@ func (d *DataSender) retransmitTimer() {
 	d.retransmits++
 	d.retransmitSeg(d.sb.una)
 	d.rtxHint = d.sb.una + 1
+	d.backoff++
 	d.rto = min(d.rto<<1, rtoMax)
 	d.armXmitTimer(timeRetrans, d.rto, rtoMax)
 }

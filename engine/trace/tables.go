@@ -164,12 +164,13 @@ const (
 	EvRecoveryExit
 	EvUndo
 	EvSend
-	EvLoss // marked lost by the sender
+	EvLoss        // marked lost by the sender
+	EvWindowProbe // a zero-window probe (tcp_send_probe0)
 )
 
 // EventKindNames are the events' names in traces, indexed by EventKind.
 var EventKindNames = [...]string{"ack", "sack", "dsack", "tlp", "rto", "retransmit", "drop", "ecn_mark",
-	"recovery_enter", "recovery_exit", "undo", "send", "loss"}
+	"recovery_enter", "recovery_exit", "undo", "send", "loss", "window_probe"}
 
 // EventTable holds discrete events.
 type EventTable struct {

@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -130,11 +131,20 @@ func (c *cdp) eval(expr string, out any) {
 // startChromium runs headless Chromium with a DevTools port and returns a
 // client attached to its first page.
 func startChromium(t *testing.T, bin string) *cdp {
-	dir := t.TempDir()
+	// The profile directory is removed by hand, after the whole browser is
+	// gone: with t.TempDir, Chromium's helper processes, which outlive a
+	// killed parent, could still be writing to it when the test removed it.
+	dir, err := os.MkdirTemp("", "ccscope-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
 		"--no-first-run", "--no-default-browser-check", "--hide-scrollbars", "--remote-debugging-port=0",
 		"--user-data-dir="+dir, "--window-size=1400,1000", "about:blank")
+	// Its own process group, so that cancelling kills the helpers too.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -142,7 +152,21 @@ func startChromium(t *testing.T, bin string) *cdp {
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", bin, err)
 	}
-	t.Cleanup(func() { cancel(); cmd.Wait() })
+	t.Cleanup(func() {
+		cancel()
+		cmd.Wait()
+		// A helper may take a moment to die after the group's SIGKILL.
+		for i := 0; ; i++ {
+			err := os.RemoveAll(dir)
+			if err == nil || i == 50 {
+				if err != nil {
+					t.Logf("profile directory %s not removed: %v", dir, err)
+				}
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
 	re := regexp.MustCompile(`DevTools listening on (ws://[^\s]+)`)
 	found := make(chan string, 1)
 	go func() {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -69,7 +70,12 @@ func runMain(args []string) int {
 	if *dur != "" {
 		sets = append(sets, "runtime.duration="+*dur)
 	}
-	prep, err := engine.Prepare(raw, sets)
+	var opts []config.Option
+	if isScenarioFile(pos) {
+		// Trace files are relative to the scenario file.
+		opts = append(opts, config.WithDir(filepath.Dir(pos)))
+	}
+	prep, err := engine.Prepare(raw, sets, opts...)
 	if err != nil {
 		return fail(err)
 	}
@@ -136,9 +142,14 @@ func runMain(args []string) int {
 	return 0
 }
 
+// isScenarioFile says whether arg names a file rather than a built-in.
+func isScenarioFile(arg string) bool {
+	return strings.HasSuffix(arg, ".json") || strings.ContainsAny(arg, `/\`)
+}
+
 // loadScenario reads a built-in by name or a JSON file by path.
 func loadScenario(arg string) ([]byte, error) {
-	if strings.HasSuffix(arg, ".json") || strings.ContainsAny(arg, `/\`) {
+	if isScenarioFile(arg) {
 		raw, err := os.ReadFile(arg)
 		if err != nil {
 			return nil, fmt.Errorf("reading scenario: %w", err)
@@ -207,10 +218,24 @@ func printSummary(w io.Writer, s engine.Summary) {
 	tw.Flush()
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "queue\tenqueued\tdrops\tmarks\twire_losses\tmax_backlog\tsojourn_p50\tsojourn_p99\t")
+	// The outage_drops column appears only when a direction had outages
+	// that refused packets, so the usual table keeps its shape.
+	outages := false
 	for _, q := range s.Queues {
-		fmt.Fprintf(tw, "%s/%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t\n", q.Link, q.Dir, q.Enqueued, q.Drops, q.Marks, q.WireLosses,
+		outages = outages || q.OutageDrops > 0
+	}
+	head := "queue\tenqueued\tdrops\tmarks\twire_losses\tmax_backlog\tsojourn_p50\tsojourn_p99\t"
+	if outages {
+		head += "outage_drops\t"
+	}
+	fmt.Fprintln(tw, head)
+	for _, q := range s.Queues {
+		fmt.Fprintf(tw, "%s/%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t", q.Link, q.Dir, q.Enqueued, q.Drops, q.Marks, q.WireLosses,
 			bytesStr(q.MaxBacklogBytes), durStr(q.SojournP50Ps), durStr(q.SojournP99Ps))
+		if outages {
+			fmt.Fprintf(tw, "%d\t", q.OutageDrops)
+		}
+		fmt.Fprintln(tw)
 	}
 	tw.Flush()
 }
