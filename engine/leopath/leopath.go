@@ -10,12 +10,11 @@
 // the RTT each), the rate of its data direction (ab) and the loss of both
 // directions; the ACK direction's rate stays as configured.
 //
-// Outages: links have no outage primitive on main yet, so a hard handover
-// is emitted as loss probability 1 on both directions for its length,
-// followed by the next interval's values. Packets serialised into the
-// outage are lost rather than held, as a link that drops everything while
-// the terminal re-associates; the queue in front keeps draining at the old
-// rate.
+// A hard handover is a scheduled outage (changes[i].outage) of both
+// directions at the reassignment, carried by the same changes that set the
+// new interval's values: while the terminal re-associates the serialisers
+// start nothing and arrivals queue (or drop, with the direction's
+// drop_on_outage), and the new satellite's delay and rate hold from then.
 package leopath
 
 import (
@@ -35,6 +34,7 @@ type Change struct {
 	Rate     *units.BitRate
 	Delay    *sim.Duration
 	LossP    *float64      // a Bernoulli loss probability; 0 clears loss
+	Outage   *sim.Duration // the direction goes down at At for this long
 	Announce *sim.Duration // lead of the link layer's prediction (SaTCP)
 }
 
@@ -172,30 +172,22 @@ func Generate(p Params) ([]Change, error) {
 	return Changes(iv, p.Outage, p.Announce), nil
 }
 
-// Changes turns intervals into link changes. The first interval (at 0)
-// sets the link's starting values. At every later one, with an outage the
-// link first drops everything in both directions for outage, then takes
-// the interval's values; announce, if set, rides on the first change of
-// each reassignment.
+// Changes turns intervals into link changes, two per interval (ab, then
+// ba). The first interval (at 0) sets the link's starting values. At every
+// later one both directions also go down for outage (if positive), and
+// announce, if set, rides on the ab change.
 func Changes(iv []Interval, outage sim.Duration, announce *sim.Duration) []Change {
 	var out []Change
 	for i, v := range iv {
-		at := v.At
-		lead := announce
-		if i == 0 && at == 0 {
-			lead = nil // the starting values are no handover
+		ab := Change{At: v.At, Dir: "ab", Rate: ptr(v.Rate), Delay: ptr(v.RTT / 2), LossP: ptr(v.LossP)}
+		ba := Change{At: v.At, Dir: "ba", Delay: ptr(v.RTT - v.RTT/2), LossP: ptr(0.0)}
+		if !(i == 0 && v.At == 0) { // the starting values are no handover
+			ab.Announce = announce
+			if outage > 0 {
+				ab.Outage, ba.Outage = ptr(outage), ptr(outage)
+			}
 		}
-		if outage > 0 && !(i == 0 && at == 0) {
-			out = append(out,
-				Change{At: at, Dir: "ab", LossP: ptr(1.0), Announce: lead},
-				Change{At: at, Dir: "ba", LossP: ptr(1.0)})
-			at += outage
-			lead = nil
-		}
-		half := v.RTT / 2
-		out = append(out,
-			Change{At: at, Dir: "ab", Rate: ptr(v.Rate), Delay: ptr(half), LossP: ptr(v.LossP), Announce: lead},
-			Change{At: at, Dir: "ba", Delay: ptr(v.RTT - half), LossP: ptr(0.0)})
+		out = append(out, ab, ba)
 	}
 	return out
 }

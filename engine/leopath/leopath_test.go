@@ -31,11 +31,11 @@ func TestGenerateDeterministicBySeed(t *testing.T) {
 
 // The schedule of a 300 s path with a 50 ms outage and a 1 s announce
 // lead, against its parameters: the starting values at 0; reassignments
-// at 12 s + k·15 s (12, 27, …, 297: 20 of them); at each, loss 1 on both
-// directions with the lead on the first change only, then 50 ms later
-// the interval's rate and delays (halves summing to an RTT inside the
-// range at 100 us resolution, a rate at 1 Mbps resolution) and loss
-// back to the configured 0.1 % on ab and 0 on ba.
+// at 12 s + k·15 s (12, 27, …, 297: 20 of them), each two changes at that
+// instant taking both directions down for 50 ms, the lead on the ab one
+// only, and setting the interval's rate and delays (halves summing to an
+// RTT inside the range at 100 us resolution, a rate at 1 Mbps resolution)
+// with loss 0.1 % on ab and none on ba.
 func TestGenerateMatchesParameters(t *testing.T) {
 	lead := sim.Second
 	p := Params{Seed: 1, Duration: 300 * sim.Second, Outage: 50 * sim.Millisecond, LossP: 0.001, Announce: &lead,
@@ -44,13 +44,17 @@ func TestGenerateMatchesParameters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := 2 + 20*4; len(ch) != want {
-		t.Fatalf("%d changes, want 2 at 0 + 4 per reassignment × 20 = %d", len(ch), want)
+	if want := 2 * 21; len(ch) != want {
+		t.Fatalf("%d changes, want 2 at 0 + 2 per reassignment × 20 = %d", len(ch), want)
 	}
-	checkValues := func(ab, ba Change, at sim.Duration) {
-		t.Helper()
+	for k := range 21 {
+		ab, ba := ch[2*k], ch[2*k+1]
+		at := sim.Duration(0)
+		if k > 0 {
+			at = 12*sim.Second + sim.Duration(k-1)*15*sim.Second
+		}
 		if ab.At != at || ba.At != at || ab.Dir != "ab" || ba.Dir != "ba" {
-			t.Fatalf("values at %v/%v (%s,%s), want ab and ba at %v", ab.At, ba.At, ab.Dir, ba.Dir, at)
+			t.Fatalf("interval %d: changes at %v/%v (%s,%s), want ab and ba at %v", k, ab.At, ba.At, ab.Dir, ba.Dir, at)
 		}
 		rtt := *ab.Delay + *ba.Delay
 		if rtt < p.RTTMin || rtt > p.RTTMax || rtt%(100*sim.Microsecond) != 0 {
@@ -62,21 +66,18 @@ func TestGenerateMatchesParameters(t *testing.T) {
 		if *ab.LossP != 0.001 || *ba.LossP != 0 || ba.Rate != nil {
 			t.Errorf("at %v: loss ab %v ba %v, ba rate %v; want 0.001, 0, untouched", at, *ab.LossP, *ba.LossP, ba.Rate)
 		}
-	}
-	checkValues(ch[0], ch[1], 0)
-	if ch[0].Announce != nil {
-		t.Errorf("the starting values carry an announcement")
-	}
-	for k := range 20 {
-		at := 12*sim.Second + sim.Duration(k)*15*sim.Second
-		c := ch[2+4*k:]
-		if c[0].At != at || c[1].At != at || *c[0].LossP != 1 || *c[1].LossP != 1 || c[0].Rate != nil {
-			t.Fatalf("reassignment %d: outage changes %+v %+v, want loss 1 on ab and ba at %v", k, c[0], c[1], at)
+		if k == 0 {
+			if ab.Outage != nil || ba.Outage != nil || ab.Announce != nil {
+				t.Errorf("the starting values carry an outage or an announcement")
+			}
+			continue
 		}
-		if c[0].Announce == nil || *c[0].Announce != lead || c[1].Announce != nil || c[2].Announce != nil {
-			t.Errorf("reassignment %d: the lead must ride on its first change only", k)
+		if ab.Outage == nil || ba.Outage == nil || *ab.Outage != p.Outage || *ba.Outage != p.Outage {
+			t.Errorf("reassignment at %v: outages %v %v, want %v on both directions", at, ab.Outage, ba.Outage, p.Outage)
 		}
-		checkValues(c[2], c[3], at+p.Outage)
+		if ab.Announce == nil || *ab.Announce != lead || ba.Announce != nil {
+			t.Errorf("reassignment at %v: the lead must ride on the ab change only", at)
+		}
 	}
 }
 

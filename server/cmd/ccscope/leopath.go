@@ -200,6 +200,9 @@ func changeJSON(link string, c leopath.Change) map[string]any {
 			m["loss"] = map[string]any{"kind": "bernoulli", "p": json.Number(strconv.FormatFloat(*c.LossP, 'g', -1, 64))}
 		}
 	}
+	if c.Outage != nil {
+		m["outage"] = c.Outage.String()
+	}
 	if c.Announce != nil {
 		m["announce"] = c.Announce.String()
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ccscope/ccscope/engine/config"
+	"github.com/ccscope/ccscope/engine/sim"
 )
 
 // runLeoPath runs the leo-path command and returns its exit status and
@@ -30,8 +31,8 @@ func runLeoPath(t *testing.T, args ...string) (int, []byte) {
 
 // leo-path on p-rtr-p for 60 s with a 100 ms outage and a 500 ms lead
 // gives a scenario that parses, runs for 60 s and carries 2 changes at 0
-// plus 4 at each of the reassignments at 12, 27, 42 and 57 s, the first of
-// each announced.
+// plus 2 at each of the reassignments at 12, 27, 42 and 57 s, both with
+// the outage and the first announced.
 func TestLeoPathScenario(t *testing.T) {
 	code, out := runLeoPath(t, "--scenario", "p-rtr-p", "--duration", "60s", "--outage", "100ms", "--announce", "500ms", "--seed", "4")
 	if code != 0 {
@@ -41,10 +42,10 @@ func TestLeoPathScenario(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the emitted scenario does not parse: %v", err)
 	}
-	if s.Runtime.Duration.String() != "60s" || len(s.Changes) != 2+4*4 {
-		t.Fatalf("duration %v, %d changes; want 60s and 18", s.Runtime.Duration, len(s.Changes))
+	if s.Runtime.Duration.String() != "60s" || len(s.Changes) != 2+2*4 {
+		t.Fatalf("duration %v, %d changes; want 60s and 10", s.Runtime.Duration, len(s.Changes))
 	}
-	announced := 0
+	announced, outages := 0, 0
 	for _, c := range s.Changes {
 		if c.Link != "bottleneck" {
 			t.Errorf("change on %q, want bottleneck", c.Link)
@@ -52,9 +53,12 @@ func TestLeoPathScenario(t *testing.T) {
 		if c.Announce != nil {
 			announced++
 		}
+		if c.Outage != nil && *c.Outage == 100*sim.Millisecond {
+			outages++
+		}
 	}
-	if announced != 4 {
-		t.Errorf("%d announced changes, want one per reassignment: 4", announced)
+	if announced != 4 || outages != 8 {
+		t.Errorf("%d announced changes and %d 100 ms outages, want 4 (one per reassignment) and 8 (both directions)", announced, outages)
 	}
 }
 
