@@ -3,7 +3,9 @@ package engine
 import (
 	"fmt"
 
+	"github.com/ccscope/ccscope/engine/cc"
 	"github.com/ccscope/ccscope/engine/config"
+	"github.com/ccscope/ccscope/engine/link"
 	"github.com/ccscope/ccscope/engine/sim"
 	"github.com/ccscope/ccscope/engine/units"
 )
@@ -116,7 +118,14 @@ func (r *Run) Act(a Action) error {
 	return fmt.Errorf("engine: action names no target; give link and dir, or flow")
 }
 
-const kindChange sim.Kind = 1
+const (
+	kindChange   sim.Kind = 1
+	kindAnnounce sim.Kind = 2
+)
+
+// announcer is a flow that can be told of a predicted path event (a TCP
+// sender: its CC's cwnd_event hook).
+type announcer interface{ Announce(ev cc.Event) }
 
 // changer applies the scenario's scheduled changes at their times.
 type changer struct {
@@ -127,18 +136,56 @@ type changer struct {
 func (c *changer) init(r *Run) {
 	c.run = r
 	c.self = r.Sim.Register(c, "changes")
+	// Announcements first, so one due at its change's instant (a zero
+	// lead) precedes it; without announce leads nothing here is scheduled.
+	for i, ch := range r.Scenario.Changes {
+		if ch.Announce != nil {
+			r.Sim.Schedule(sim.Time(ch.At-*ch.Announce), c.self, kindAnnounce, uint64(i))
+		}
+	}
 	for i, ch := range r.Scenario.Changes {
 		r.Sim.Schedule(sim.Time(ch.At), c.self, kindChange, uint64(i))
 	}
 }
 
-// Handle applies one scheduled change.
+// Handle applies one scheduled change or announces one.
 func (c *changer) Handle(ev sim.Event) {
 	ch := c.run.Scenario.Changes[ev.Arg]
+	if ev.Kind == kindAnnounce {
+		c.announce(ch.Link)
+		return
+	}
 	a := Action{Link: ch.Link, Dir: ch.Dir, Rate: ch.Rate, Delay: ch.Delay,
 		LossModel: ch.Loss, JitterModel: ch.Jitter, Capacity: ch.Capacity, Outage: ch.Outage}
 	if err := c.run.Act(a); err != nil {
 		// The scenario was validated, so a failure here is an engine bug.
 		panic(fmt.Sprintf("engine: scheduled change %d at %v: %v", ev.Arg, ev.At, err))
 	}
+}
+
+// announce tells every flow whose data or ACK route crosses link (either
+// direction) that a disruption of it is predicted: the link layer's handover
+// report of SaTCP (LeoEM's report_relay). Flows are told in scenario order.
+func (c *changer) announce(link string) {
+	r := c.run
+	for i, f := range r.Scenario.Flows {
+		a, ok := r.Flows[i].(announcer)
+		if !ok {
+			continue
+		}
+		src, dst := r.Net.Node(f.Src).Index, r.Net.Node(f.Dst).Index
+		if crosses(r.Net.Path(src, dst), link) || crosses(r.Net.Path(dst, src), link) {
+			a.Announce(cc.EventHandover)
+		}
+	}
+}
+
+// crosses reports whether a route uses a direction of link.
+func crosses(route []*link.Dir, id string) bool {
+	for _, d := range route {
+		if d.Name == id+"/ab" || d.Name == id+"/ba" {
+			return true
+		}
+	}
+	return false
 }

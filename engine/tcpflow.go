@@ -245,6 +245,9 @@ func (t *tcpFlow) Summary(now sim.Time) FlowSummary {
 	return s
 }
 
+// Announce tells the flow's CC of a predicted path event (cc.EventHandover).
+func (t *tcpFlow) Announce(ev cc.Event) { t.snd.CAEvent(ev) }
+
 // Act applies a flow action: cwnd sets snd_cwnd at once (the CC may change
 // it again on the next ACK); pacing_rate overrides the pacing rate until an
 // action sets it to 0, which returns control to the CC and the sender.

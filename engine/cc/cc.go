@@ -57,6 +57,14 @@ const (
 	// repaired a real loss (tcp_process_tlp_ack, just before the cwnd
 	// reduction). Mainline has no such event; other CCs ignore it.
 	EventTLPRecovery
+	// EventHandover announces a predicted link disruption (a satellite
+	// handover or route update) ahead of time. Linux has no such event:
+	// SaTCP's kernel CUBIC (LeoEM, emulation_stage/satcp/tcp_cubic.c)
+	// learns it through a netlink flag a user-space relay sets; the
+	// simulator delivers it through the cwnd_event hook when a scheduled
+	// change with an announce lead comes due (engine/changes.go). Other
+	// CCs ignore it.
+	EventHandover
 )
 
 // AckFlags are the flags of the in_ack_event hook (enum tcp_ca_ack_event_flags).

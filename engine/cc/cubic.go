@@ -43,6 +43,10 @@ type Cubic struct {
 
 	target uint32 // bic_target of the last update, kept for its signal
 	sig    cubicSignals
+
+	// shrinkK is SaTCP's handover_status as bictcp_update reads it (see
+	// satcp.go); always false for plain CUBIC.
+	shrinkK bool
 }
 
 type cubicSignals struct {
@@ -279,6 +283,9 @@ func (c *Cubic) update(st *State, cwnd, acked uint32) {
 			} else {
 				// K = cbrt((W_max − cwnd)/C), in 1/1024 s.
 				c.bicK = cubicRoot(c.cubeFactor * uint64(c.lastMaxCwnd-cwnd))
+				if c.shrinkK {
+					c.bicK -= c.bicK * 8 / 9
+				}
 				c.bicOriginPoint = c.lastMaxCwnd
 			}
 		}

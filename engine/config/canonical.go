@@ -101,6 +101,9 @@ func (s *Scenario) tree() tree {
 		if ch.Outage != nil {
 			t["outage"] = ch.Outage.String()
 		}
+		if ch.Announce != nil {
+			t["announce"] = ch.Announce.String()
+		}
 		changes[i] = t
 	}
 	tr := tree{"detail": nameOf(traceDetails, s.Trace.Detail)}

@@ -70,6 +70,14 @@ func (c *collector) change(path string, o obj) Change {
 	if !changed {
 		c.add(path, "changes nothing; give rate, delay, loss, jitter, capacity or outage")
 	}
+	if v, p, ok := o.get("announce"); ok {
+		if d, ok := c.duration(p, v); ok {
+			if d > ch.At {
+				c.add(p, "a lead of %v puts the announcement before the run starts (the change is at %v)", d, ch.At)
+			}
+			ch.Announce = &d
+		}
+	}
 	return ch
 }
 

@@ -169,8 +169,11 @@
 // or "ba"), and at least one of rate, delay, loss, jitter, capacity, outage.
 // A change's loss, jitter or capacity replaces the direction's model whole;
 // a rate ends a capacity process or trace; outage (a duration) takes the
-// direction down from at. Changes have no ids and are addressed by index:
-// "changes[0]".
+// direction down from at. Optional announce (a duration, at most at) is the
+// lead with which the link layer predicts the change: at at − announce
+// every flow whose route crosses the link gets the CC event
+// cc.EventHandover (SaTCP acts on it; other CCs ignore it). Changes have no
+// ids and are addressed by index: "changes[0]".
 //
 // traces: trace texts by the hex SHA-256 of the text, written by the
 // canonical form so that it replays without the files.

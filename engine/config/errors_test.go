@@ -117,6 +117,10 @@ func TestParseErrors(t *testing.T) {
 			nil, want{"changes[0].at", "10.5s is after the run ends at 10s"}},
 		{"change of nothing", func(m map[string]any) { delete(list(m, "changes")[0].(map[string]any), "rate") },
 			nil, want{"changes[0]", "changes nothing"}},
+		{"announce before the run", func(m map[string]any) { list(m, "changes")[0].(map[string]any)["announce"] = "1000s" },
+			nil, want{"changes[0].announce", "a lead of 1000s puts the announcement before the run starts"}},
+		{"announce not a duration", func(m map[string]any) { list(m, "changes")[0].(map[string]any)["announce"] = "soon" },
+			nil, want{"changes[0].announce", `"soon"`}},
 		{"flow starting after the run", func(m map[string]any) { at(m, "flows", "f0")["start"] = "11s" },
 			nil, want{"flows[f0].start", "after the run ends"}},
 		{"no route", func(m map[string]any) {

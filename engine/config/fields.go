@@ -137,7 +137,7 @@ var (
 	changeShape = object(map[string]*shape{
 		"at": leaf(kDuration), "link": leaf(kString), "dir": leaf(kString),
 		"rate": leaf(kRate), "delay": leaf(kDuration), "loss": lossShape,
-		"jitter": jitterShape, "capacity": capacityShape, "outage": leaf(kDuration),
+		"jitter": jitterShape, "capacity": capacityShape, "outage": leaf(kDuration), "announce": leaf(kDuration),
 	})
 
 	scenarioShape = object(map[string]*shape{

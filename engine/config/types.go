@@ -406,6 +406,10 @@ type Change struct {
 	Jitter   *Jitter
 	Capacity *Capacity
 	Outage   *sim.Duration // the direction goes down at At for this long
+	// Announce, when set, is the lead with which the link layer predicts
+	// this change: at At − Announce every flow whose route crosses the
+	// link hears of it (cc.EventHandover; SaTCP acts on it).
+	Announce *sim.Duration
 }
 
 // TraceDetail is how much a run records.

@@ -330,6 +330,14 @@ func (d *DataSender) SetCwnd(pkts uint32) {
 	}
 }
 
+// CAEvent raises ev through the CC's cwnd_event hook now, as tcp_ca_event
+// does, for events the network side announces (cc.EventHandover).
+func (d *DataSender) CAEvent(ev cc.Event) {
+	d.st.Now = d.s.Now()
+	d.caEvent(ev)
+	d.record()
+}
+
 // SetPacingRate overrides sk_pacing_rate until cleared with 0: the CC's
 // and the sender's own pacing-rate updates are ignored meanwhile. Like
 // setsockopt(SO_MAX_PACING_RATE) or a BPF program setting it, a rate moves

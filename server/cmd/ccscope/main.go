@@ -20,6 +20,8 @@ Usage:
   ccscope compare SCENARIO|FILE.json [--seeds 1-3] [--duration D] [--set path=value]... [--trace DIR] [--json]
   ccscope calibrate CAPTURE [--cc NAME] [--flow F] [--out FILE.json] [--json]
   ccscope scenarios [--show NAME]
+  ccscope leo-path [--scenario NAME|FILE.json] [--link ID] [--seed N] [--duration D] [--outage D]
+              [--loss P] [--announce LEAD] [--rtt MIN-MAX] [--rate MIN-MAX] [--trace FILE.csv|example]
   ccscope serve [--addr HOST:PORT] [--token T] [--max-sessions N] [--log-format json|console]
   ccscope version
 
@@ -33,6 +35,7 @@ var commands = map[string]func(args []string) int{
 	"compare":   compareMain,
 	"calibrate": calibrateMain,
 	"scenarios": scenariosMain,
+	"leo-path":  leoPathMain,
 	"serve":     serveMain,
 	"version":   versionMain,
 }

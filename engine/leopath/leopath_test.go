@@ -1,0 +1,168 @@
+package leopath
+
+import (
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/ccscope/ccscope/engine/sim"
+	"github.com/ccscope/ccscope/engine/units"
+)
+
+func TestGenerateDeterministicBySeed(t *testing.T) {
+	p := Default()
+	p.Duration = 300 * sim.Second
+	p.Seed = 7
+	a, err := Generate(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := Generate(p)
+	if !reflect.DeepEqual(a, b) {
+		t.Errorf("Generate(seed 7) twice gave different schedules")
+	}
+	p.Seed = 8
+	c, _ := Generate(p)
+	if reflect.DeepEqual(a, c) {
+		t.Errorf("Generate(seed 8) = Generate(seed 7), want a different draw")
+	}
+}
+
+// The schedule of a 300 s path with a 50 ms outage and a 1 s announce
+// lead, against its parameters: the starting values at 0; reassignments
+// at 12 s + k·15 s (12, 27, …, 297: 20 of them), each two changes at that
+// instant taking both directions down for 50 ms, the lead on the ab one
+// only, and setting the interval's rate and delays (halves summing to an
+// RTT inside the range at 100 us resolution, a rate at 1 Mbps resolution)
+// with loss 0.1 % on ab and none on ba.
+func TestGenerateMatchesParameters(t *testing.T) {
+	lead := sim.Second
+	p := Params{Seed: 1, Duration: 300 * sim.Second, Outage: 50 * sim.Millisecond, LossP: 0.001, Announce: &lead,
+		RTTMin: 20 * sim.Millisecond, RTTMax: 80 * sim.Millisecond, RateMin: 10_000_000, RateMax: 100_000_000}
+	ch, err := Generate(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 2 * 21; len(ch) != want {
+		t.Fatalf("%d changes, want 2 at 0 + 2 per reassignment × 20 = %d", len(ch), want)
+	}
+	for k := range 21 {
+		ab, ba := ch[2*k], ch[2*k+1]
+		at := sim.Duration(0)
+		if k > 0 {
+			at = 12*sim.Second + sim.Duration(k-1)*15*sim.Second
+		}
+		if ab.At != at || ba.At != at || ab.Dir != "ab" || ba.Dir != "ba" {
+			t.Fatalf("interval %d: changes at %v/%v (%s,%s), want ab and ba at %v", k, ab.At, ba.At, ab.Dir, ba.Dir, at)
+		}
+		rtt := *ab.Delay + *ba.Delay
+		if rtt < p.RTTMin || rtt > p.RTTMax || rtt%(100*sim.Microsecond) != 0 {
+			t.Errorf("RTT at %v = %v, want within %v–%v at 100 us resolution", at, rtt, p.RTTMin, p.RTTMax)
+		}
+		if r := *ab.Rate; r < p.RateMin || r > p.RateMax || r%1_000_000 != 0 {
+			t.Errorf("rate at %v = %v, want within %v–%v at 1 Mbps resolution", at, r, p.RateMin, p.RateMax)
+		}
+		if *ab.LossP != 0.001 || *ba.LossP != 0 || ba.Rate != nil {
+			t.Errorf("at %v: loss ab %v ba %v, ba rate %v; want 0.001, 0, untouched", at, *ab.LossP, *ba.LossP, ba.Rate)
+		}
+		if k == 0 {
+			if ab.Outage != nil || ba.Outage != nil || ab.Announce != nil {
+				t.Errorf("the starting values carry an outage or an announcement")
+			}
+			continue
+		}
+		if ab.Outage == nil || ba.Outage == nil || *ab.Outage != p.Outage || *ba.Outage != p.Outage {
+			t.Errorf("reassignment at %v: outages %v %v, want %v on both directions", at, ab.Outage, ba.Outage, p.Outage)
+		}
+		if ab.Announce == nil || *ab.Announce != lead || ba.Announce != nil {
+			t.Errorf("reassignment at %v: the lead must ride on the ab change only", at)
+		}
+	}
+}
+
+// Each interval draws uniformly: over 20000 intervals the mean RTT and rate
+// are the ranges' midpoints within 4 standard errors (σ of a uniform on
+// [a, b] is (b − a)/√12).
+func TestIntervalsUniform(t *testing.T) {
+	p := Params{Seed: 3, Duration: 20000 * 15 * sim.Second, RTTMin: 20 * sim.Millisecond, RTTMax: 80 * sim.Millisecond,
+		RateMin: 10_000_000, RateMax: 110_000_000}
+	iv, err := p.Intervals()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rtt, rate float64
+	for _, v := range iv {
+		rtt += v.RTT.Seconds()
+		rate += float64(v.Rate)
+	}
+	n := float64(len(iv))
+	rtt, rate = rtt/n, rate/n
+	seRTT := 0.060 / math.Sqrt(12) / math.Sqrt(n)
+	seRate := 100e6 / math.Sqrt(12) / math.Sqrt(n)
+	if math.Abs(rtt-0.050) > 4*seRTT {
+		t.Errorf("mean RTT %.5f s, want 0.050 ± %.5f", rtt, 4*seRTT)
+	}
+	if math.Abs(rate-60e6) > 4*seRate {
+		t.Errorf("mean rate %.4g, want 60e6 ± %.3g", rate, 4*seRate)
+	}
+}
+
+func TestValidateNamesParameter(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		p    Params
+		want string
+	}{
+		{"no duration", Params{}, "duration"},
+		{"offset past period", Params{Duration: sim.Second, Period: 10 * sim.Second, Offset: 10 * sim.Second}, "offset"},
+		{"rtt reversed", Params{Duration: sim.Second, RTTMin: 50 * sim.Millisecond, RTTMax: 20 * sim.Millisecond}, "rtt"},
+		{"outage too long", Params{Duration: sim.Second, Outage: 20 * sim.Second}, "outage"},
+		{"loss 1", Params{Duration: sim.Second, LossP: 1}, "loss"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.p.Validate()
+			if err == nil || !strings.Contains(err.Error(), "leopath: "+tc.want+":") {
+				t.Errorf("Validate() = %v, want an error naming %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// The shipped example replays row for row: 21 intervals at 0 and 12 s +
+// k·15 s, its first row 38.2 ms / 120 Mbps / no loss.
+func TestExampleTraceReplays(t *testing.T) {
+	iv, err := ParseTrace(ExampleTrace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(iv) != 21 {
+		t.Fatalf("%d rows, want 21", len(iv))
+	}
+	want0 := Interval{At: 0, RTT: 38200 * sim.Microsecond, Rate: 120 * units.Mbps}
+	if iv[0] != want0 || iv[1].At != 12*sim.Second || iv[20].At != 297*sim.Second || iv[1].LossP != 0.001 {
+		t.Errorf("rows = %+v, %+v … %+v", iv[0], iv[1], iv[20])
+	}
+	ch := Changes(Until(iv, 100*sim.Second), 0, nil)
+	if len(ch) != 2*7 || ch[2].At != 12*sim.Second || *ch[2].Delay+*ch[3].Delay != 45600*sim.Microsecond || *ch[2].Rate != 95_500_000 {
+		t.Errorf("replay to 100 s: %d changes (want 14), second interval %+v %+v", len(ch), ch[2], ch[3])
+	}
+}
+
+func TestParseTraceErrors(t *testing.T) {
+	for _, tc := range []struct{ name, csv, want string }{
+		{"header", "t,rtt,bw\n0,1,1\n", "line 1: header"},
+		{"rtt", "time_s,rtt_ms,bandwidth_mbps\n0,abc,10\n", "line 2, rtt_ms"},
+		{"start", "time_s,rtt_ms,bandwidth_mbps\n1,10,10\n", "line 2, time_s: the first row starts at 1s"},
+		{"order", "time_s,rtt_ms,bandwidth_mbps\n0,10,10\n5,10,10\n5,10,10\n", "line 4, time_s"},
+		{"loss", "time_s,rtt_ms,bandwidth_mbps,loss\n0,10,10,1.5\n", "line 2, loss"},
+		{"empty", "time_s,rtt_ms,bandwidth_mbps\n", "no rows"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseTrace([]byte(tc.csv))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("ParseTrace = %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+}

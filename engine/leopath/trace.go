@@ -1,0 +1,114 @@
+package leopath
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/ccscope/ccscope/engine/sim"
+	"github.com/ccscope/ccscope/engine/units"
+)
+
+// TraceColumns are the CSV header ParseTrace expects: the interval's start
+// in seconds, its round-trip time in milliseconds, its bandwidth in Mbit/s
+// and, optionally, its loss probability. Decimals are parsed exactly.
+var TraceColumns = []string{"time_s", "rtt_ms", "bandwidth_mbps", "loss"}
+
+// ParseTrace reads a measured LEO path as per-interval rows, e.g.
+//
+//	time_s,rtt_ms,bandwidth_mbps,loss
+//	0,38.5,120,0
+//	12,52.1,85.5,0.002
+//
+// The loss column may be left out. Rows start at 0 and their times rise.
+// Errors name the line and column.
+func ParseTrace(data []byte) ([]Interval, error) {
+	r := csv.NewReader(bytes.NewReader(data))
+	r.FieldsPerRecord = -1
+	r.TrimLeadingSpace = true
+	r.Comment = '#'
+	header, err := r.Read()
+	if err != nil {
+		return nil, fmt.Errorf("leopath: trace: no header row (%v); want %s", err, strings.Join(TraceColumns, ","))
+	}
+	n := len(header)
+	if n < 3 || n > 4 || !equalFold(header, TraceColumns[:n]) {
+		return nil, fmt.Errorf("leopath: trace line 1: header %q; want %s (loss optional)", strings.Join(header, ","), strings.Join(TraceColumns, ","))
+	}
+	var out []Interval
+	for {
+		rec, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		line, _ := r.FieldPos(0)
+		if err != nil {
+			return nil, fmt.Errorf("leopath: trace line %d: %w", line, err)
+		}
+		if len(rec) != n {
+			return nil, fmt.Errorf("leopath: trace line %d: %d fields, want %d", line, len(rec), n)
+		}
+		bad := func(col int, format string, a ...any) error {
+			return fmt.Errorf("leopath: trace line %d, %s: %s", line, TraceColumns[col], fmt.Sprintf(format, a...))
+		}
+		var iv Interval
+		if iv.At, err = sim.ParseDuration(rec[0] + "s"); err != nil {
+			return nil, bad(0, "%q is not a time in seconds", rec[0])
+		}
+		if iv.RTT, err = sim.ParseDuration(rec[1] + "ms"); err != nil || iv.RTT <= 0 {
+			return nil, bad(1, "%q is not a positive RTT in milliseconds", rec[1])
+		}
+		if iv.Rate, err = units.ParseRate(rec[2] + "Mbps"); err != nil || iv.Rate <= 0 {
+			return nil, bad(2, "%q is not a positive bandwidth in Mbit/s", rec[2])
+		}
+		if n == 4 {
+			p, err := strconv.ParseFloat(rec[3], 64)
+			if err != nil || !(p >= 0 && p < 1) {
+				return nil, bad(3, "%q is not a probability in [0, 1)", rec[3])
+			}
+			iv.LossP = p
+		}
+		switch {
+		case len(out) == 0 && iv.At != 0:
+			return nil, bad(0, "the first row starts at %v; it must start at 0", iv.At)
+		case len(out) > 0 && iv.At <= out[len(out)-1].At:
+			return nil, bad(0, "%v does not follow %v; times must rise", iv.At, out[len(out)-1].At)
+		}
+		out = append(out, iv)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("leopath: trace: no rows after the header")
+	}
+	return out, nil
+}
+
+// Until keeps the intervals that start before d.
+func Until(iv []Interval, d sim.Duration) []Interval {
+	for i, v := range iv {
+		if v.At >= d {
+			return iv[:i]
+		}
+	}
+	return iv
+}
+
+func equalFold(a, b []string) bool {
+	for i := range a {
+		if !strings.EqualFold(strings.TrimSpace(a[i]), b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// ExampleTrace is a small synthetic LEO trace shipped with ccscope (not a
+// measurement): 300 s of Starlink-like intervals, an RTT step and a new
+// bandwidth at each reassignment (12 s + k·15 s), light loss in some.
+//
+//go:embed traces/leo-example.csv
+var ExampleTrace []byte

@@ -1,0 +1,210 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/ccscope/ccscope/engine/config"
+	"github.com/ccscope/ccscope/engine/leopath"
+	"github.com/ccscope/ccscope/engine/sim"
+	"github.com/ccscope/ccscope/engine/units"
+)
+
+const leoPathUsage = `Usage: ccscope leo-path [--scenario NAME|FILE.json] [--link ID] [options]
+
+Emits the scheduled changes of a LEO satellite path for one link: a
+reassignment every --period (Starlink: 15 s, at --offset 12 s into each
+period) with a new RTT and bandwidth drawn from --rtt and --rate, a
+hard-handover --outage at each reassignment, non-congestive --loss, and an
+--announce lead for SaTCP. Seeded: the same --seed gives the same path.
+--trace FILE.csv (or "example", the shipped synthetic trace) replays a
+per-interval CSV (time_s,rtt_ms,bandwidth_mbps[,loss]) instead.
+
+With --scenario, prints that scenario with the changes appended, ready for
+'ccscope run FILE.json'; without, prints the changes array.
+
+Options:
+`
+
+// leoPathMain is the leo-path command.
+func leoPathMain(args []string) int {
+	fs := flag.NewFlagSet("leo-path", flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), leoPathUsage)
+		fs.PrintDefaults()
+	}
+	d := leopath.Default()
+	scenario := fs.String("scenario", "", "built-in scenario `NAME` or FILE.json to add the changes to")
+	link := fs.String("link", "bottleneck", "`ID` of the link that models the satellite hop")
+	seed := fs.Uint64("seed", 1, "seed of the path's random stream")
+	duration := fs.String("duration", "", "how long the path runs, e.g. 300s (default: the scenario's runtime.duration)")
+	period := fs.String("period", d.Period.String(), "reassignment interval")
+	offset := fs.String("offset", d.Offset.String(), "first reassignment within a period")
+	rtt := fs.String("rtt", d.RTTMin.String()+"-"+d.RTTMax.String(), "RTT range `MIN-MAX` the link contributes")
+	rate := fs.String("rate", d.RateMin.String()+"-"+d.RateMax.String(), "bandwidth range `MIN-MAX` of the data direction (ab)")
+	outage := fs.String("outage", "0s", "hard-handover outage at each reassignment")
+	loss := fs.Float64("loss", 0, "non-congestive loss probability of the data direction")
+	announce := fs.String("announce", "", "announce each reassignment this `LEAD` ahead (SaTCP); empty: no announcement")
+	trace := fs.String("trace", "", "replay `FILE.csv` (or \"example\") instead of drawing intervals")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "ccscope: leo-path: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	usageErr := func(err error) int {
+		fmt.Fprintln(os.Stderr, "ccscope: leo-path:", err)
+		return 2
+	}
+
+	var doc map[string]any
+	if *scenario != "" {
+		raw, err := loadScenario(*scenario)
+		if err != nil {
+			return fail(err)
+		}
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		if err := dec.Decode(&doc); err != nil {
+			return fail(fmt.Errorf("scenario %s: %w", *scenario, err))
+		}
+		rt, _ := doc["runtime"].(map[string]any)
+		if rt == nil {
+			rt = map[string]any{}
+			doc["runtime"] = rt
+		}
+		if *duration == "" {
+			if s, ok := rt["duration"].(string); ok {
+				*duration = s
+			}
+		} else {
+			rt["duration"] = *duration // the run covers the whole path
+		}
+	}
+	p := leopath.Params{Seed: *seed, LossP: *loss}
+	var err error
+	parse := func(name, s string, dst *sim.Duration) {
+		if err == nil {
+			if *dst, err = sim.ParseDuration(s); err != nil {
+				err = fmt.Errorf("--%s: %w", name, err)
+			}
+		}
+	}
+	if *duration == "" {
+		return usageErr(errors.New("--duration: missing; how long the path runs (or give --scenario with a runtime.duration)"))
+	}
+	parse("duration", *duration, &p.Duration)
+	parse("period", *period, &p.Period)
+	parse("offset", *offset, &p.Offset)
+	parse("outage", *outage, &p.Outage)
+	if *announce != "" {
+		var lead sim.Duration
+		parse("announce", *announce, &lead)
+		p.Announce = &lead
+	}
+	if err == nil {
+		lo, hi, ok := strings.Cut(*rtt, "-")
+		if !ok {
+			err = fmt.Errorf("--rtt: %q is not a range MIN-MAX", *rtt)
+		}
+		parse("rtt", lo, &p.RTTMin)
+		parse("rtt", hi, &p.RTTMax)
+	}
+	if err == nil {
+		p.RateMin, p.RateMax, err = rateRange(*rate)
+	}
+	if err != nil {
+		return usageErr(err)
+	}
+
+	var changes []leopath.Change
+	if *trace != "" {
+		data := leopath.ExampleTrace
+		if *trace != "example" {
+			if data, err = os.ReadFile(*trace); err != nil {
+				return fail(fmt.Errorf("reading trace: %w", err))
+			}
+		}
+		iv, err := leopath.ParseTrace(data)
+		if err != nil {
+			return fail(err)
+		}
+		if err := p.Validate(); err != nil {
+			return usageErr(err)
+		}
+		changes = leopath.Changes(leopath.Until(iv, p.Duration), p.Outage, p.Announce)
+	} else if changes, err = leopath.Generate(p); err != nil {
+		return usageErr(err)
+	}
+
+	list := make([]any, len(changes))
+	for i, c := range changes {
+		list[i] = changeJSON(*link, c)
+	}
+	out := any(list)
+	if doc != nil {
+		prior, _ := doc["changes"].([]any)
+		doc["changes"] = append(prior, list...)
+		out = doc
+		raw, err := json.Marshal(doc)
+		if err == nil {
+			_, err = config.Parse(raw)
+		}
+		if err != nil {
+			return fail(err)
+		}
+	}
+	enc := json.NewEncoder(os.Stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(out); err != nil {
+		return fail(err)
+	}
+	return 0
+}
+
+// rateRange parses "MIN-MAX" rates.
+func rateRange(s string) (lo, hi units.BitRate, err error) {
+	a, b, ok := strings.Cut(s, "-")
+	if !ok {
+		return 0, 0, fmt.Errorf("--rate: %q is not a range MIN-MAX", s)
+	}
+	if lo, err = units.ParseRate(a); err == nil {
+		hi, err = units.ParseRate(b)
+	}
+	if err != nil {
+		return 0, 0, fmt.Errorf("--rate: %w", err)
+	}
+	return lo, hi, nil
+}
+
+// changeJSON is one scenario changes[] entry.
+func changeJSON(link string, c leopath.Change) map[string]any {
+	m := map[string]any{"at": c.At.String(), "link": link, "dir": c.Dir}
+	if c.Rate != nil {
+		m["rate"] = c.Rate.String()
+	}
+	if c.Delay != nil {
+		m["delay"] = c.Delay.String()
+	}
+	if c.LossP != nil {
+		if *c.LossP == 0 {
+			m["loss"] = map[string]any{"kind": "none"}
+		} else {
+			m["loss"] = map[string]any{"kind": "bernoulli", "p": json.Number(strconv.FormatFloat(*c.LossP, 'g', -1, 64))}
+		}
+	}
+	if c.Outage != nil {
+		m["outage"] = c.Outage.String()
+	}
+	if c.Announce != nil {
+		m["announce"] = c.Announce.String()
+	}
+	return m
+}
