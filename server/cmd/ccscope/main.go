@@ -1,6 +1,6 @@
 // Command ccscope runs congestion-control simulations: one scenario from the
 // command line (run), the built-in scenarios (scenarios), or a session server
-// for notebooks (serve).
+// for notebooks (serve), or many runs at once with a catalog (sweep).
 package main
 
 import (
@@ -12,6 +12,7 @@ const usage = `ccscope — a deterministic packet-level simulator of TCP congest
 
 Usage:
   ccscope run SCENARIO|FILE.json [--seed N] [--duration D] [--set path=value]... [--trace FILE] [--json]
+  ccscope sweep SPEC.json|SCENARIO [--grid path=v1,v2]... [--axis path=v1,v2]... [--seeds 1-5] [-o catalog.parquet] [--report-dir DIR]
   ccscope scenarios [--show NAME]
   ccscope serve [--addr HOST:PORT] [--token T] [--max-sessions N] [--log-format json|console]
   ccscope version
@@ -23,6 +24,7 @@ var commands = map[string]func(args []string) int{
 	"run":       runMain,
 	"scenarios": scenariosMain,
 	"serve":     serveMain,
+	"sweep":     sweepMain,
 	"version":   versionMain,
 }
 
