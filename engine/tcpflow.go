@@ -10,6 +10,7 @@ import (
 	"github.com/ccscope/ccscope/engine/rng"
 	"github.com/ccscope/ccscope/engine/sim"
 	"github.com/ccscope/ccscope/engine/tcp"
+	"github.com/ccscope/ccscope/engine/trace"
 	"github.com/ccscope/ccscope/engine/units"
 )
 
@@ -147,4 +148,9 @@ func (t *tcpFlow) Act(a Action) error {
 		t.snd.SetPacingRate(*a.PacingRate)
 	}
 	return nil
+}
+
+// observe returns the sender's state and the receiver's in-order bytes.
+func (t *tcpFlow) observe() (trace.FlowRow, units.Bytes) {
+	return t.snd.Snapshot(), t.rcv.BytesDelivered()
 }
