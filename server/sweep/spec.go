@@ -34,7 +34,10 @@ type Spec struct {
 	Set      Params          `json:"set,omitempty"`
 	Grid     Params          `json:"grid,omitempty"`
 	Axes     Params          `json:"axes,omitempty"`
-	Seeds    Seeds           `json:"seeds,omitempty"`
+	// Explicit lists explicit points (path → value, "seed" for a point's own
+	// seed), crossed with the grid; an alternative to axes.
+	Explicit []Params `json:"points,omitempty"`
+	Seeds    Seeds    `json:"seeds,omitempty"`
 }
 
 // Param is one override path with its values, each a JSON value as written.
@@ -177,6 +180,25 @@ func (s *Spec) Validate() error {
 			}
 		}
 	}
+	if len(s.Explicit) > 0 && len(s.Axes) > 0 {
+		return fmt.Errorf("sweep spec: points: give axes or points, not both")
+	}
+	for i, pt := range s.Explicit {
+		for _, p := range pt {
+			if len(p.Values) != 1 {
+				return fmt.Errorf("sweep spec: points[%d].%s: one value, not a list", i, p.Path)
+			}
+			if p.Path == "seed" {
+				var seed uint64
+				if json.Unmarshal(p.Values[0], &seed) != nil {
+					return fmt.Errorf("sweep spec: points[%d].seed: %s is not a seed (a non-negative integer)", i, p.Values[0])
+				}
+				if len(s.Seeds) > 0 {
+					return fmt.Errorf("sweep spec: points[%d].seed: give seeds in \"seeds\" or in the points, not both", i)
+				}
+			}
+		}
+	}
 	return nil
 }
 
@@ -235,6 +257,30 @@ func (s *Spec) Points() []Point {
 	}
 	seeds := s.Seeds
 	var out []Point
+	if len(s.Explicit) > 0 {
+		for _, c := range combos {
+			for _, pt := range s.Explicit {
+				p := Point{Params: append([]Param(nil), c...)}
+				for _, q := range pt {
+					if q.Path == "seed" {
+						_ = json.Unmarshal(q.Values[0], &p.Seed)
+						p.HasSeed = true
+						continue
+					}
+					p.Params = append(p.Params, q)
+				}
+				if p.HasSeed || len(seeds) == 0 {
+					out = append(out, p)
+					continue
+				}
+				for _, seed := range seeds {
+					p.Seed, p.HasSeed = seed, true
+					out = append(out, p)
+				}
+			}
+		}
+		return out
+	}
 	for _, av := range avs {
 		for _, c := range combos {
 			ps := append([]Param(nil), c...)
@@ -261,6 +307,15 @@ func (s *Spec) Columns() []string {
 	}
 	for _, p := range s.Axes {
 		out = append(out, p.Path)
+	}
+	seen := map[string]bool{}
+	for _, pt := range s.Explicit {
+		for _, p := range pt {
+			if p.Path != "seed" && !seen[p.Path] {
+				seen[p.Path] = true
+				out = append(out, p.Path)
+			}
+		}
 	}
 	return out
 }
