@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -95,6 +97,7 @@ type catalogued struct {
 }
 
 type outcome struct {
+	index   int // the point's index in spec.Points()
 	rows    []Row
 	skipped bool
 	reused  bool
@@ -146,7 +149,9 @@ func Run(ctx context.Context, spec *Spec, opt Options) (Result, error) {
 		go func() {
 			defer wg.Done()
 			for i := range work {
-				results <- runPoint(spec, points[i], base, have, opt)
+				o := runPoint(spec, points[i], base, have, opt)
+				o.index = i
+				results <- o
 			}
 		}()
 	}
@@ -166,6 +171,10 @@ func Run(ctx context.Context, spec *Spec, opt Options) (Result, error) {
 	var firstErr error
 	lastFlush := time.Now()
 	seen := map[string]bool{}
+	pointOf := make([]int, len(old)) // each new row's point index; -1 for old rows
+	for i := range pointOf {
+		pointOf[i] = -1
+	}
 	order := spec.Columns()
 	for o := range results {
 		if o.err != nil {
@@ -189,6 +198,7 @@ func Run(ctx context.Context, spec *Spec, opt Options) (Result, error) {
 			if !seen[k] {
 				seen[k] = true
 				rows = append(rows, o.rows...)
+				pointOf = append(pointOf, slices.Repeat([]int{o.index}, len(o.rows))...)
 			}
 		}
 		if opt.Progress != nil {
@@ -203,8 +213,11 @@ func Run(ctx context.Context, spec *Spec, opt Options) (Result, error) {
 			lastFlush = time.Now()
 		}
 	}
-	// The runs that finished are kept even when another point failed, so
-	// that fixing the point and rerunning resumes.
+	// The new rows go after the old ones in the order of the points,
+	// whatever order the runs finished in: the same sweep gives the same
+	// catalog. The runs that finished are kept even when another point
+	// failed, so that fixing the point and rerunning resumes.
+	sortNew(rows[len(old):], pointOf[len(old):])
 	if err := WriteCatalog(opt.Catalog, order, rows); err != nil && firstErr == nil {
 		firstErr = err
 	}
@@ -214,6 +227,20 @@ func Run(ctx context.Context, spec *Spec, opt Options) (Result, error) {
 	res.Rows = len(rows)
 	res.Elapsed = time.Since(start)
 	return res, firstErr
+}
+
+// sortNew orders rows by their points' indices, stably.
+func sortNew(rows []Row, index []int) {
+	idx := make([]int, len(rows))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return index[idx[a]] < index[idx[b]] })
+	sorted := make([]Row, len(rows))
+	for i, j := range idx {
+		sorted[i] = rows[j]
+	}
+	copy(rows, sorted)
 }
 
 // scenarioBytes resolves the spec's scenario to JSON.
