@@ -174,10 +174,11 @@ class LiveView:
         self.draw()
 
     def run_for(self, duration: str) -> None:
-        """Tick until ``duration`` more of simulated time has passed (for scripts)."""
-        end = self.session.sim_time_ps + parse_duration(duration)
-        while self.session.sim_time_ps < end and not self.session.done:
-            self.tick()
+        """Step ``duration`` of simulated time at once and redraw (for scripts)."""
+        parse_duration(duration)
+        if not self.session.done:
+            self.session.step(duration)
+        self.draw()
 
     # -- actions ------------------------------------------------------------
 
