@@ -45,10 +45,12 @@ venv: $(VENV)/.stamp-test
 test: lint test-go test-py
 
 # The server's concurrency (one goroutine per session, shared connections)
-# also runs under the race detector; the engine has no goroutines.
+# also runs under the race detector; the engine has no goroutines, nor do
+# server/report and the pcap tests (whole simulations read back by Chromium
+# and tshark, which the first pass runs and -race would only slow down).
 test-go:
 	$(GO) test ./...
-	$(GO) test -race ./server/...
+	$(GO) test -race ./server ./server/cmd/... -skip Tshark
 
 test-py: build $(VENV)/.stamp-test
 	$(PY) -m pytest -q client-python/tests

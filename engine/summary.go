@@ -3,6 +3,7 @@ package engine
 import (
 	"github.com/ccscope/ccscope/engine/config"
 	"github.com/ccscope/ccscope/engine/pump"
+	"github.com/ccscope/ccscope/engine/rcvpath"
 	"github.com/ccscope/ccscope/engine/sim"
 	"github.com/ccscope/ccscope/engine/trace"
 	"github.com/ccscope/ccscope/engine/units"
@@ -36,8 +37,26 @@ type FlowSummary struct {
 	T100MBPs       *int64 `json:"t_100MB_ps" msgpack:"t_100MB_ps"`
 	RTTP50Ps       *int64 `json:"rtt_p50_ps" msgpack:"rtt_p50_ps"`
 	RTTP99Ps       *int64 `json:"rtt_p99_ps" msgpack:"rtt_p99_ps"`
+	PathFacts
 	// CC holds algorithm-specific final values (e.g. BBR's bw and min_rtt).
 	CCFinal map[string]float64 `json:"cc_final,omitempty" msgpack:"cc_final,omitempty"`
+	// RcvPath counts what the flow's receive-path models did (absent
+	// without them).
+	RcvPath *rcvpath.Stats `json:"rcv_path,omitempty" msgpack:"rcv_path,omitempty"`
+}
+
+// PathFacts describe a flow's path as the scenario configures it, before
+// any scheduled change or action: the lowest rate on the data direction,
+// the round-trip propagation delay (data direction plus the reverse path
+// the ACKs take) and their product. Plots draw the BDP from these rather
+// than re-deriving routes.
+type PathFacts struct {
+	BottleneckBps int64 `json:"path_bottleneck_bps" msgpack:"path_bottleneck_bps"`
+	BaseRTTPs     int64 `json:"path_base_rtt_ps" msgpack:"path_base_rtt_ps"`
+	BDPBytes      int64 `json:"path_bdp_bytes" msgpack:"path_bdp_bytes"`
+	// Bottleneck names the data direction with that rate nearest the
+	// source, as "<link>/ab" or "<link>/ba".
+	Bottleneck string `json:"path_bottleneck" msgpack:"path_bottleneck"`
 }
 
 // QueueSummary reports one link direction's egress queue.
@@ -59,8 +78,10 @@ func (r *Run) Summary(hash string) Summary {
 	s := Summary{Scenario: r.Scenario.Name, Seed: r.Scenario.Runtime.Seed, ConfigHash: hash,
 		SimTimePs: int64(now), Events: r.Sim.Events(), Digest: DigestString(r.Sim.Digest()),
 		Flows: []FlowSummary{}, Queues: []QueueSummary{}}
-	for _, f := range r.Flows {
-		s.Flows = append(s.Flows, f.Summary(now))
+	for i, f := range r.Flows {
+		fs := f.Summary(now)
+		fs.PathFacts = r.paths[i]
+		s.Flows = append(s.Flows, fs)
 	}
 	for i, d := range r.Net.Dirs {
 		if d.Stats.Enqueued == 0 && d.Stats.Drops == 0 {

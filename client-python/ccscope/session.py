@@ -40,6 +40,9 @@ class Session:
         config_hash: SHA-256 of the canonical scenario JSON.
         flows: The flow ids, in the order traces index them.
         links: The link ids.
+        paths: Per flow id, its path as the server built it: ``bottleneck``
+            (the slowest data direction, ``"<link>/ab"``), ``bottleneck_bps``,
+            ``base_rtt_ps`` (round-trip propagation delay) and ``bdp_bytes``.
         horizon_ps: The simulated time the run ends at.
         sim_time_ps: The simulated clock now.
         events: Events dispatched so far.
@@ -59,6 +62,9 @@ class Session:
         self.seed: int = int(opened.get("seed", 0))
         self.flows: list[str] = list(opened.get("flows", []))
         self.links: list[str] = list(opened.get("links", []))
+        self.paths: dict[str, dict[str, Any]] = {
+            str(p["flow"]): dict(p) for p in opened.get("paths", []) if isinstance(p, Mapping) and "flow" in p
+        }
         self.horizon_ps: int = int(opened["horizon_ps"])
         self.sim_time_ps: int = int(opened.get("sim_time_ps", 0))
         self.events: int = int(opened.get("events", 0))

@@ -50,6 +50,20 @@ def test_open_by_name_dict_and_file(client, tmp_path):
         assert s.horizon_ps == 2 * PS
 
 
+def test_open_and_summary_report_each_flows_path(client):
+    # pump: h1 -1 Gbps, 1 ms- r1 -100 Mbps, 19 ms- h2; RTT 2 x 20 ms; BDP 100 Mbps x 40 ms = 500 kB
+    from ccscope import plot
+
+    with client.open("pump", set={"runtime.duration": "10ms"}) as s:
+        p = s.paths["f0"]
+        assert (p["bottleneck"], p["bottleneck_bps"], p["base_rtt_ps"], p["bdp_bytes"]) == (
+            "bottleneck/ab", 100 * MBPS, 40 * PS // 1000, 500_000)
+        assert plot.path_bdp(s, "f0") == (100e6, pytest.approx(0.040))
+        s.run(progress=False)
+        f = s.summary().flow("f0")
+        assert (f["path_bottleneck_bps"], f["path_base_rtt_ps"], f["path_bdp_bytes"]) == (100 * MBPS, 40 * PS // 1000, 500_000)
+
+
 def test_step_by_time_is_exact(client):
     # The protocol promises that many small steps dispatch the same events as
     # one big one; the digest is the witness.

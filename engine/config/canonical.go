@@ -158,7 +158,7 @@ func (f Flow) tree() tree {
 	t["app"] = a
 	tcp := tree{
 		"sack": o.SACK, "rack": o.RACK, "tlp": o.TLP, "prr": o.PRR, "frto": o.FRTO,
-		"pacing": o.Pacing, "tso": o.TSO, "gro": o.GRO, "delayed_ack": o.DelayedAck, "ecn": o.ECN,
+		"pacing": pacingValue(o.Pacing), "tso": o.TSO, "gro": o.GRO, "delayed_ack": o.DelayedAck, "ecn": o.ECN,
 		"mss": formatSize(o.MSS), "init_cwnd": json.Number(strconv.FormatUint(uint64(o.InitCwnd), 10)),
 		"sndbuf": sndbuf, "rcvbuf_init": formatSize(o.RcvBufInit), "rcvbuf_max": formatSize(o.RcvBufMax),
 		"gro_interval": o.GROInterval.String(),
@@ -168,6 +168,17 @@ func (f Flow) tree() tree {
 	}
 	t["tcp"] = tcp
 	return t
+}
+
+// pacingValue is a pacing switch as the scenario format writes it.
+func pacingValue(p Pacing) any {
+	switch p {
+	case PacingOn:
+		return true
+	case PacingOff:
+		return false
+	}
+	return pacingAuto
 }
 
 // formatSize writes n exactly in the largest unit that divides it

@@ -84,8 +84,12 @@
 //   - A TCP flow takes no rate, packet_size or ecn; instead app: kind "greedy"
 //     (default, always has data), "rate" with rate (writes at that rate), or
 //     "onoff" with on and off (greedy for on, silent for off, repeating).
-//   - tcp: switches sack, rack, tlp, prr, frto, pacing, tso, gro, delayed_ack
-//     (all default true), ecn (default false) and ecn_low (default false:
+//   - tcp: switches sack, rack, tlp, prr, frto, tso, gro, delayed_ack
+//     (all default true); pacing (default "auto": paced when the CC needs
+//     it, as bbr, bbr3, bbrb and prague do, or when the sending node's
+//     egress qdisc is fq, as tcp_needs_internal_pacing and sch_fq decide
+//     on Linux; true always paces, false paces only a CC that needs it);
+//     ecn (default false) and ecn_low (default false:
 //     the route feature ecn_low of the google/bbr v3 branch, declaring
 //     shallow-threshold CE marking and precise per-segment CE echo; with
 //     ECN negotiated, bbr3 and bbrb then respond to CE and their receiver

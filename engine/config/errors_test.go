@@ -18,6 +18,8 @@ func TestParseErrors(t *testing.T) {
 			nil, want{"links[bottleneck].ab.qdisc.foo", "unknown field"}},
 		{"unknown tcp switch", func(m map[string]any) { at(m, "flows", "f0", "tcp")["sak"] = true },
 			nil, want{"flows[f0].tcp.sak", "unknown field; expected one of delayed_ack, ecn"}},
+		{"pacing neither bool nor auto", func(m map[string]any) { at(m, "flows", "f0", "tcp")["pacing"] = "on" },
+			nil, want{"flows[f0].tcp.pacing", `must be true, false or "auto", not`}},
 		{"unknown runtime field", func(m map[string]any) { at(m, "runtime")["sed"] = 1 },
 			nil, want{"runtime.sed", "unknown field"}},
 		{"dangling link end", func(m map[string]any) { at(m, "links", "access")["a"] = "h9" },

@@ -4,17 +4,19 @@ package config
 type valueKind uint8
 
 const (
-	kObject   valueKind = iota // a JSON object with known keys
-	kList                      // a JSON array of objects
-	kString                    // free text or a name
-	kBool                      // true or false
-	kProb                      // a number in [0, 1]
-	kCount                     // a plain non-negative integer
-	kDuration                  // "40ms" or integer picoseconds
-	kRate                      // "100Mbps" or integer bits per second
-	kSize                      // "1500B" or integer bytes
-	kLimit                     // a size, "100p" or "1BDP"
-	kBuffer                    // a size or "unlimited"
+	kObject    valueKind = iota // a JSON object with known keys
+	kList                       // a JSON array of objects
+	kString                     // free text or a name
+	kBool                       // true or false
+	kProb                       // a number in [0, 1]
+	kCount                      // a plain non-negative integer
+	kDuration                   // "40ms" or integer picoseconds
+	kRate                       // "100Mbps" or integer bits per second
+	kSize                       // "1500B" or integer bytes
+	kLimit                      // a size, "100p" or "1BDP"
+	kBuffer                     // a size or "unlimited"
+	kDurations                  // a JSON array of durations (quantiles, smallest first)
+	kPacing                     // true, false or "auto"
 )
 
 // shape is one node of the scenario format's known-field table. The decoder
@@ -61,16 +63,25 @@ var (
 
 	tcpShape = object(map[string]*shape{
 		"sack": leaf(kBool), "rack": leaf(kBool), "tlp": leaf(kBool), "prr": leaf(kBool),
-		"frto": leaf(kBool), "pacing": leaf(kBool), "tso": leaf(kBool), "gro": leaf(kBool),
+		"frto": leaf(kBool), "pacing": leaf(kPacing), "tso": leaf(kBool), "gro": leaf(kBool),
 		"delayed_ack": leaf(kBool), "ecn": leaf(kBool), "ecn_low": leaf(kBool),
 		"mss": leaf(kSize), "init_cwnd": leaf(kCount), "sndbuf": leaf(kBuffer),
 		"rcvbuf_init": leaf(kSize), "rcvbuf_max": leaf(kSize), "gro_interval": leaf(kDuration),
+	})
+
+	ackHoldShape = object(map[string]*shape{
+		"quantiles": leaf(kDurations), "saturation": leaf(kProb), "window": leaf(kDuration),
+	})
+	ackGrantShape = object(map[string]*shape{
+		"profile": leaf(kString), "gap": leaf(kDurations), "per_grant": leaf(kCount),
+		"loss": leaf(kProb), "filter": leaf(kBool), "slot": leaf(kDuration),
 	})
 
 	flowShape = object(map[string]*shape{
 		"id": leaf(kString), "src": leaf(kString), "dst": leaf(kString), "cc": leaf(kString),
 		"rate": leaf(kRate), "start": leaf(kDuration), "size": leaf(kSize),
 		"packet_size": leaf(kSize), "ecn": leaf(kString), "app": appShape, "tcp": tcpShape,
+		"rcv_hold": leaf(kDuration), "ack_hold": ackHoldShape, "ack_grant": ackGrantShape,
 	})
 
 	changeShape = object(map[string]*shape{

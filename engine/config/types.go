@@ -157,6 +157,9 @@ type Flow struct {
 
 	App AppPattern
 	TCP TCPOptions
+	// Rcv is the receive path at the destination: receive hold, ACK hold
+	// and ACK grant models (TCP flows only).
+	Rcv RcvPath
 }
 
 // ECNField is the IP ECN codepoint a pump puts on its packets (RFC 3168;
@@ -187,10 +190,30 @@ type AppPattern struct {
 	On, Off sim.Duration
 }
 
+// Pacing is a flow's pacing switch: "auto" (the default), true or false.
+type Pacing uint8
+
+// Pacing modes.
+const (
+	// PacingAuto follows the kernel: a flow is paced when its CC asks for
+	// it (sk_pacing_status = SK_PACING_NEEDED, as BBR and Prague set; TCP
+	// then paces internally, tcp_needs_internal_pacing) or when its
+	// sending host's egress qdisc is fq (which sets SK_PACING_FQ and
+	// enforces TCP's EDT timestamps). Otherwise, as CUBIC, Reno and DCTCP
+	// on a stock host, it sends unpaced TSO-sized bursts.
+	PacingAuto Pacing = iota
+	PacingOn          // always paced, as if the host ran fq
+	PacingOff         // never paced, unless the CC needs pacing
+)
+
 // TCPOptions are a TCP flow's mechanism switches and sizes. Every switch
-// defaults to on (as on a Linux host) except ECN and ECNLow.
+// defaults to on (as on a Linux host) except ECN and ECNLow; Pacing
+// defaults to PacingAuto.
 type TCPOptions struct {
-	SACK, RACK, TLP, PRR, FRTO, Pacing, TSO, GRO, DelayedAck, ECN bool
+	SACK, RACK, TLP, PRR, FRTO, TSO, GRO, DelayedAck, ECN bool
+
+	// Pacing chooses internal pacing; see PacingAuto.
+	Pacing Pacing
 
 	// ECNLow is the route feature ecn_low of the google/bbr v3 branch
 	// (RTAX_FEATURE_ECN_LOW, which sets TCP_ECN_LOW on an ECN connection):

@@ -1,5 +1,5 @@
 // Command ccscope runs congestion-control simulations: one scenario from the
-// command line (run), the built-in scenarios (scenarios), or a session server
+// command line (run), an HTML report from trace files (report), the built-in scenarios (scenarios), a session server
 // for notebooks (serve), or many runs at once with a catalog (sweep).
 package main
 
@@ -11,7 +11,9 @@ import (
 const usage = `ccscope — a deterministic packet-level simulator of TCP congestion control
 
 Usage:
-  ccscope run SCENARIO|FILE.json [--seed N] [--duration D] [--set path=value]... [--trace FILE] [--json]
+  ccscope run SCENARIO|FILE.json [--seed N] [--duration D] [--set path=value]... [--trace FILE [--trace-select LIST]]
+              [--report FILE.html] [--pcap FILE[:link[:dir]]] [--json]
+  ccscope report TRACE_PREFIX [-o FILE.html]
   ccscope sweep SPEC.json|SCENARIO [--grid path=v1,v2]... [--axis path=v1,v2]... [--seeds 1-5] [-o catalog.parquet] [--report-dir DIR]
   ccscope scenarios [--show NAME]
   ccscope serve [--addr HOST:PORT] [--token T] [--max-sessions N] [--log-format json|console]
@@ -22,6 +24,7 @@ Run 'ccscope COMMAND --help' for a command's options.
 
 var commands = map[string]func(args []string) int{
 	"run":       runMain,
+	"report":    reportMain,
 	"scenarios": scenariosMain,
 	"serve":     serveMain,
 	"sweep":     sweepMain,
