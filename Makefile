@@ -50,7 +50,7 @@ test: lint test-go test-py
 # and tshark, which the first pass runs and -race would only slow down).
 test-go:
 	$(GO) test ./...
-	$(GO) test -race ./server ./server/cmd/... -skip Tshark
+	$(GO) test -race ./server ./server/cmd/... ./server/sweep -skip Tshark
 
 test-py: build $(VENV)/.stamp-test
 	$(PY) -m pytest -q client-python/tests
@@ -68,11 +68,12 @@ bench-py: build $(VENV)/.stamp-test
 
 demo: build $(VENV)/.stamp-demo
 	$(BIN) scenarios
-	$(BIN) run p-rtr-p
 	mkdir -p build
+	$(BIN) run p-rtr-p --report build/p-rtr-p.html
 	$(VENV)/bin/jupyter nbconvert --to html --execute notebooks/01-quickstart.ipynb \
 		--output-dir build --ExecutePreprocessor.timeout=300
 	@echo
+	@echo "demo: the HTML report of that p-rtr-p run (open it in a browser; it works offline) is $(CURDIR)/build/p-rtr-p.html"
 	@echo "demo: the executed quickstart notebook, with its plots, is $(CURDIR)/build/01-quickstart.html"
 
 lint:

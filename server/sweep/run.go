@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -16,6 +17,7 @@ import (
 	"github.com/ccscope/ccscope/engine"
 	"github.com/ccscope/ccscope/engine/config"
 	"github.com/ccscope/ccscope/engine/trace"
+	"github.com/ccscope/ccscope/server/report"
 )
 
 // Options configure Run.
@@ -29,8 +31,14 @@ type Options struct {
 	// unless the scenario asks for sampled traces.
 	TraceDir string
 	// ReportDir, if set, receives the catalog page (index.html) and one
-	// page per run (runs/<run>.html).
+	// page per run (runs/<run>.html): the run's summary tables, or with
+	// RunReports its full HTML report (server/report, as `ccscope run
+	// --report` writes it).
 	ReportDir string
+	// RunReports records every run's trace (every change, or the
+	// scenario's sampled detail) and writes its full report as its page.
+	// Each costs a traced run and a few MB of HTML.
+	RunReports bool
 	// Metric is the catalog column the catalog page charts (default
 	// goodput_bps).
 	Metric string
@@ -299,10 +307,33 @@ func runPoint(spec *Spec, p Point, base []byte, have catalogued, opt Options) ou
 	if sink != nil {
 		ts = sink
 	}
+	if opt.RunReports && opt.ReportDir != "" && prep.Scenario.Trace.Detail == config.TraceSummary {
+		prep.Scenario.Trace.Detail = config.TraceChange
+	}
 	t0 := time.Now()
-	r, err := engine.New(prep.Scenario, ts)
+	r, err := engine.New(prep.Scenario, nil)
 	if err != nil {
 		return outcome{err: &PointError{Point: p, Err: err}}
+	}
+	var rep *report.Builder
+	if opt.RunReports && opt.ReportDir != "" {
+		scn := prep.Scenario
+		meta := report.Meta{Scenario: scn.Name, Seed: scn.Runtime.Seed, ConfigHash: prep.Hash, HorizonPs: int64(r.Horizon()),
+			Detail: detailName(scn.Trace.Detail), Config: string(prep.Canonical), Source: "ccscope sweep: " + strings.Join(p.Sets(spec), " ")}
+		for i, f := range scn.Flows {
+			meta.Flows = append(meta.Flows, report.FlowMeta{ID: f.ID, CC: f.CC, Path: r.Path(i)})
+		}
+		if rep, err = report.New(meta, report.Options{}); err != nil {
+			return outcome{err: &PointError{Point: p, Err: err}}
+		}
+	}
+	switch {
+	case rep != nil && ts != nil:
+		r.Trace.SetSink(teeSink{rep, ts})
+	case rep != nil:
+		r.Trace.SetSink(rep)
+	case ts != nil:
+		r.Trace.SetSink(ts)
 	}
 	r.RunToEnd()
 	wall := time.Since(t0)
@@ -316,10 +347,52 @@ func runPoint(spec *Spec, p Point, base []byte, have catalogued, opt Options) ou
 	var reportPath *string
 	if opt.ReportDir != "" {
 		rel := filepath.Join("runs", id+".html")
-		if err := WriteRunHTML(filepath.Join(opt.ReportDir, rel), p, spec, sum); err != nil {
-			return outcome{err: &PointError{Point: p, Err: err}}
+		var werr error
+		if rep != nil {
+			rep.SetSummary(&sum)
+			werr = writeReport(filepath.Join(opt.ReportDir, rel), rep)
+		} else {
+			werr = WriteRunHTML(filepath.Join(opt.ReportDir, rel), p, spec, sum)
+		}
+		if werr != nil {
+			return outcome{err: &PointError{Point: p, Err: werr}}
 		}
 		reportPath = &rel
 	}
 	return outcome{rows: rowsOf(p, sum, tracePath, reportPath), wall: wall}
+}
+
+// writeReport writes a run's full report page.
+func writeReport(path string, b *report.Builder) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("sweep: report: %w", err)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("sweep: report: %w", err)
+	}
+	if err := b.Write(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// detailName names a trace detail as scenarios spell it.
+func detailName(d config.TraceDetail) string {
+	switch d {
+	case config.TraceChange:
+		return "change"
+	case config.TraceSampled:
+		return "sampled"
+	}
+	return "summary"
+}
+
+// teeSink hands every table to the report first, then to the file sink
+// (as `ccscope run --report --trace` does, whose teeSink this copies).
+type teeSink struct{ a, b trace.Sink }
+
+func (t teeSink) Flush(r *trace.Recorder, table string) error {
+	return errors.Join(t.a.Flush(r, table), t.b.Flush(r, table))
 }

@@ -179,3 +179,26 @@ func TestAFailingPointNamesItselfAndKeepsTheOthers(t *testing.T) {
 		t.Errorf("catalog after a failed point: %d rows, %v; want the 1 good run", len(rows), rerr)
 	}
 }
+
+// With RunReports each run's page is its full report (server/report), which
+// names the run's config hash; the catalog page links to it.
+func TestRunReportsArePages(t *testing.T) {
+	dir := t.TempDir()
+	s := mustSpec(t, `{"scenario": "p-rtr-p", "set": {"runtime.duration": "300ms"}, "axes": {"flows.f0.cc": ["cubic", "bbr"]}}`)
+	if _, err := Run(context.Background(), s, Options{Catalog: filepath.Join(dir, "c.parquet"), ReportDir: dir, RunReports: true}); err != nil {
+		t.Fatalf("Run error %v", err)
+	}
+	rows, err := ReadCatalog(filepath.Join(dir, "c.parquet"))
+	if err != nil || len(rows) != 2 {
+		t.Fatalf("catalog: %d rows, %v; want 2", len(rows), err)
+	}
+	for _, r := range rows {
+		page, err := os.ReadFile(filepath.Join(dir, *r.Report))
+		if err != nil {
+			t.Fatalf("report page: %v", err)
+		}
+		if !strings.Contains(string(page), r.ConfigHash) || !strings.Contains(string(page), "<canvas") && !strings.Contains(string(page), "uPlot") {
+			t.Errorf("page %s: not a report naming config hash %s", *r.Report, r.ConfigHash)
+		}
+	}
+}

@@ -28,6 +28,7 @@ func sweepMain(args []string) int {
 	jobs := fs.Int("jobs", 0, "runs at once (default: the number of CPUs)")
 	traceDir := fs.String("trace-dir", "", "keep every run's trace under `DIR` (<run>.*.parquet)")
 	reportDir := fs.String("report-dir", "", "write the catalog page DIR/index.html and a page per run under `DIR`/runs/")
+	runReports := fs.Bool("run-reports", false, "with --report-dir: trace every run and write its full HTML report (as run --report) as its page")
 	metric := fs.String("metric", "goodput_bps", "the catalog column the catalog page charts")
 	progress := fs.String("progress", "auto", "progress display: auto (a bar on a terminal), bar, json (one line per run on stderr), none")
 	fs.Usage = func() {
@@ -89,7 +90,7 @@ func sweepMain(args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	opt := sweep.Options{Catalog: *out, Jobs: *jobs, TraceDir: *traceDir, ReportDir: *reportDir, Metric: *metric,
+	opt := sweep.Options{Catalog: *out, Jobs: *jobs, TraceDir: *traceDir, ReportDir: *reportDir, RunReports: *runReports, Metric: *metric,
 		Load: loadScenario}
 	var last time.Time
 	switch mode {
