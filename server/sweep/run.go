@@ -102,6 +102,16 @@ func (e *PointError) Unwrap() error { return e.Err }
 type catalogued struct {
 	rows map[string][]Row
 	keys map[string]bool
+	// claims holds this sweep's runs by config hash (*claim): the first
+	// point with a hash runs it, later ones wait for its rows.
+	claims *sync.Map
+}
+
+// claim is one run of this sweep that points with the same config hash
+// share.
+type claim struct {
+	done chan struct{}
+	rows []Row // nil if the run failed
 }
 
 type outcome struct {
@@ -140,7 +150,7 @@ func Run(ctx context.Context, spec *Spec, opt Options) (Result, error) {
 	// A run is catalogued once per axis it appears on: the same scenario
 	// can be a point of two axes (each axis's baseline value), and is then
 	// run once and its rows copied.
-	have := catalogued{rows: map[string][]Row{}, keys: map[string]bool{}}
+	have := catalogued{rows: map[string][]Row{}, keys: map[string]bool{}, claims: &sync.Map{}}
 	for _, r := range old {
 		have.rows[r.ConfigHash] = append(have.rows[r.ConfigHash], r)
 		have.keys[r.ConfigHash+"\x00"+r.Axis] = true
@@ -276,20 +286,43 @@ func runPoint(spec *Spec, p Point, base []byte, have catalogued, opt Options) ou
 		return outcome{skipped: true}
 	}
 	if old := have.rows[prep.Hash]; len(old) > 0 {
-		params := map[string]json.RawMessage{}
-		for _, q := range p.Params {
-			params[q.Path] = q.Values[0]
-		}
-		out := make([]Row, 0, len(old))
-		for _, r := range old {
-			if r.Axis != old[0].Axis {
-				break
-			}
-			r.Axis, r.Params = p.Axis, params
-			out = append(out, r)
-		}
-		return outcome{rows: out, reused: true}
+		return outcome{rows: relabel(old, p), reused: true}
 	}
+	c := &claim{done: make(chan struct{})}
+	if prev, loaded := have.claims.LoadOrStore(prep.Hash, c); loaded {
+		pc := prev.(*claim)
+		<-pc.done
+		if pc.rows == nil {
+			return outcome{err: &PointError{Point: p, Err: errors.New("its run (shared with another point) failed")}}
+		}
+		return outcome{rows: relabel(pc.rows, p), reused: true}
+	}
+	o := runPrepared(spec, p, prep, opt)
+	c.rows = o.rows
+	close(c.done)
+	return o
+}
+
+// relabel copies a run's rows (those of its first axis) for point p.
+func relabel(rows []Row, p Point) []Row {
+	params := map[string]json.RawMessage{}
+	for _, q := range p.Params {
+		params[q.Path] = q.Values[0]
+	}
+	out := make([]Row, 0, len(rows))
+	for _, r := range rows {
+		if r.Axis != rows[0].Axis {
+			break
+		}
+		r.Axis, r.Params = p.Axis, params
+		out = append(out, r)
+	}
+	return out
+}
+
+// runPrepared runs one prepared point and returns its rows.
+func runPrepared(spec *Spec, p Point, prep *engine.Prepared, opt Options) outcome {
+	var err error
 	id := runID(prep.Hash)
 	var sink *trace.FileSink
 	var tracePath *string
