@@ -22,10 +22,16 @@ $(BIN): $(GOFILES) go.mod go.sum
 # with plain pip as the fallback when uv cannot be installed. The package is
 # installed editable without compiling the Go server into it
 # (CCSCOPE_SKIP_GO_BUILD=1): the targets point the client at bin/ccscope
-# (CCSCOPE_BIN), built once by `make build`. Each target installs only the
+# (CCSCOPE_BIN), built once by `make build` and copied into the package's
+# _bin/ (where an installed wheel carries it). Each target installs only the
 # extras it needs: the demo `demo`, the tests `test`; `pip install .` builds
 # the packaged wheel with its own binary as before.
 export CCSCOPE_BIN := $(CURDIR)/$(BIN)
+PKGBIN := client-python/ccscope/_bin/ccscope
+
+$(PKGBIN): $(BIN)
+	mkdir -p $(dir $@)
+	cp $(BIN) $@
 
 $(VENV)/.installer:
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -52,7 +58,7 @@ test-go:
 	$(GO) test ./...
 	$(GO) test -race ./server ./server/cmd/... ./server/sweep -skip Tshark
 
-test-py: build $(VENV)/.stamp-test
+test-py: build $(PKGBIN) $(VENV)/.stamp-test
 	$(PY) -m pytest -q client-python/tests
 
 # Default benchtime with three counts: the whole-run benchmarks (seconds per
@@ -62,11 +68,11 @@ test-py: build $(VENV)/.stamp-test
 bench:
 	$(GO) test -run '^$$' -bench . -count 3 ./...
 
-bench-py: build $(VENV)/.stamp-test
+bench-py: build $(PKGBIN) $(VENV)/.stamp-test
 	$(PY) client-python/benchmarks/bench_flows_table.py
 	$(PY) client-python/benchmarks/bench_step.py
 
-demo: build $(VENV)/.stamp-demo
+demo: build $(PKGBIN) $(VENV)/.stamp-demo
 	$(BIN) scenarios
 	mkdir -p build
 	$(BIN) run p-rtr-p --report build/p-rtr-p.html
