@@ -158,6 +158,17 @@ func specView(s *Spec) map[string]any {
 		}
 		m[sec.name] = o
 	}
+	if len(s.Explicit) > 0 {
+		var pts []map[string]json.RawMessage
+		for _, pt := range s.Explicit {
+			o := map[string]json.RawMessage{}
+			for _, p := range pt {
+				o[p.Path] = p.Values[0]
+			}
+			pts = append(pts, o)
+		}
+		m["points"] = pts
+	}
 	if len(s.Seeds) > 0 {
 		m["seeds"] = s.Seeds
 	}
