@@ -17,15 +17,36 @@ build: $(BIN)
 $(BIN): $(GOFILES) go.mod go.sum
 	$(GO) build -o $(BIN) ./server/cmd/ccscope
 
-# The venv is rebuilt (pip install of the package, which compiles the Go
-# server into it) whenever the client, the build hook or the Go sources change.
-$(VENV)/.stamp: pyproject.toml client-python/hatch_build.py $(PYFILES) $(GOFILES) go.mod go.sum
+# The Python environment. The installer is uv (pip-installed into the venv:
+# it resolves and installs the extras in seconds where pip takes minutes),
+# with plain pip as the fallback when uv cannot be installed. The package is
+# installed editable without compiling the Go server into it
+# (CCSCOPE_SKIP_GO_BUILD=1): the targets point the client at bin/ccscope
+# (CCSCOPE_BIN), built once by `make build` and copied into the package's
+# _bin/ (where an installed wheel carries it). Each target installs only the
+# extras it needs: the demo `demo`, the tests `test`; `pip install .` builds
+# the packaged wheel with its own binary as before.
+export CCSCOPE_BIN := $(CURDIR)/$(BIN)
+PKGBIN := client-python/ccscope/_bin/ccscope
+
+$(PKGBIN): $(BIN)
+	mkdir -p $(dir $@)
+	cp $(BIN) $@
+
+$(VENV)/.installer:
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q '.[all,test]'
+	if $(PY) -m pip install -q --disable-pip-version-check uv 2>/dev/null; then \
+		echo "$(CURDIR)/$(VENV)/bin/uv pip install -q --python $(CURDIR)/$(PY)" > $@; \
+	else \
+		echo "uv is not installable here; falling back to pip"; \
+		echo "$(CURDIR)/$(PY) -m pip install -q --disable-pip-version-check" > $@; \
+	fi
+
+$(VENV)/.stamp-%: $(VENV)/.installer pyproject.toml client-python/hatch_build.py
+	CCSCOPE_SKIP_GO_BUILD=1 $$(cat $(VENV)/.installer) -e '.[$*]'
 	touch $@
 
-venv: $(VENV)/.stamp
+venv: $(VENV)/.stamp-test
 
 test: lint test-go test-py
 
@@ -35,9 +56,9 @@ test: lint test-go test-py
 # and tshark, which the first pass runs and -race would only slow down).
 test-go:
 	$(GO) test ./...
-	$(GO) test -race ./server ./server/cmd/... -skip Tshark
+	$(GO) test -race ./server ./server/cmd/... ./server/sweep -skip Tshark
 
-test-py: venv
+test-py: build $(PKGBIN) $(VENV)/.stamp-test
 	$(PY) -m pytest -q client-python/tests
 
 # Default benchtime with three counts: the whole-run benchmarks (seconds per
@@ -47,16 +68,18 @@ test-py: venv
 bench:
 	$(GO) test -run '^$$' -bench . -count 3 ./...
 
-bench-py: venv
+bench-py: build $(PKGBIN) $(VENV)/.stamp-test
 	$(PY) client-python/benchmarks/bench_flows_table.py
+	$(PY) client-python/benchmarks/bench_step.py
 
-demo: build venv
+demo: build $(PKGBIN) $(VENV)/.stamp-demo
 	$(BIN) scenarios
-	$(BIN) run p-rtr-p
 	mkdir -p build
+	$(BIN) run p-rtr-p --report build/p-rtr-p.html
 	$(VENV)/bin/jupyter nbconvert --to html --execute notebooks/01-quickstart.ipynb \
 		--output-dir build --ExecutePreprocessor.timeout=300
 	@echo
+	@echo "demo: the HTML report of that p-rtr-p run (open it in a browser; it works offline) is $(CURDIR)/build/p-rtr-p.html"
 	@echo "demo: the executed quickstart notebook, with its plots, is $(CURDIR)/build/01-quickstart.html"
 
 lint:

@@ -14,6 +14,7 @@ import (
 	"github.com/ccscope/ccscope/engine/sim"
 	"github.com/ccscope/ccscope/engine/tcp"
 	"github.com/ccscope/ccscope/engine/topo"
+	"github.com/ccscope/ccscope/engine/trace"
 	"github.com/ccscope/ccscope/engine/units"
 )
 
@@ -271,4 +272,9 @@ func (t *tcpFlow) Act(a Action) error {
 		t.snd.SetPacingRate(*a.PacingRate)
 	}
 	return nil
+}
+
+// observe returns the sender's state and the receiver's in-order bytes.
+func (t *tcpFlow) observe() (trace.FlowRow, units.Bytes) {
+	return t.snd.Snapshot(), t.rcv.BytesDelivered()
 }

@@ -222,6 +222,11 @@ func (s *session) serve(r sessionReq) (more bool) {
 }
 
 func (s *session) opStep(a *args) (any, *Error) {
+	x, e := s.parseStepExtras(a)
+	if e != nil {
+		return nil, e
+	}
+	var idx *int
 	hasT, hasN := a.has("time"), a.has("events")
 	switch {
 	case hasT == hasN:
@@ -235,6 +240,9 @@ func (s *session) opStep(a *args) (any, *Error) {
 		d, e := a.duration("time")
 		if e == nil {
 			e = a.done()
+		}
+		if e == nil {
+			idx, e = x.apply(s)
 		}
 		if e != nil {
 			return nil, e
@@ -257,6 +265,9 @@ func (s *session) opStep(a *args) (any, *Error) {
 		if n == 0 {
 			return nil, errorf(CodeBadArgs, "events", "events must be positive")
 		}
+		if idx, e = x.apply(s); e != nil {
+			return nil, e
+		}
 		e = s.st.stepEvents(s.ctx, n)
 		if pe := s.pushDue(true); e == nil {
 			e = pe
@@ -265,7 +276,7 @@ func (s *session) opStep(a *args) (any, *Error) {
 			return nil, e
 		}
 	}
-	return s.st.result(), nil
+	return x.result(s, s.st.result(), idx), nil
 }
 
 func (s *session) opRun(a *args, id any) (any, *Error) {

@@ -235,6 +235,12 @@ func writeVectors(t *testing.T) {
 	vec["response_error_not_found"] = req("summary_closed", "summary", map[string]any{"session": sid})
 	vec["push_progress"] = map[string]any{"stream": "progress", "session": "s1", "seq": int64(4), "request": int64(9),
 		"sim_time_ps": int64(5_000_000_000_000), "events": int64(123456), "fraction": 0.25}
+	// Added last so that the ids of the vectors above stay as they were.
+	tcp := req("open_tcp", "open", map[string]any{"scenario": "p-rtr-p", "set": map[string]any{"runtime.duration": "1s"}})
+	tsid := tcp["result"].(map[string]any)["session"].(string)
+	delete(vec, "request_open_tcp")
+	vec["response_step_observe"] = req("step_observe", "step", map[string]any{"session": tsid, "time": "300ms",
+		"action": map[string]any{"flow": "f0", "cwnd": 40}, "observe": "f0"})
 	delete(vec, "request_step_bad")
 	if err := os.MkdirAll(vectorDir, 0o755); err != nil {
 		t.Fatal(err)

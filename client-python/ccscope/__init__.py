@@ -27,7 +27,7 @@ from .kernel import compare, emulation_available
 from .results import Checkpoint, Position, Summary
 from .session import Session, make_action
 from .sweeps import grid, sweep
-from .tables import CA_STATES, flow_names, format_duration, parse_duration, with_seconds
+from .tables import CA_STATES, app_latency, flow_names, format_duration, parse_duration, with_seconds
 
 __all__ = [
     "__version__",
@@ -39,6 +39,7 @@ __all__ = [
     "Position",
     "make_action",
     "with_seconds",
+    "app_latency",
     "flow_names",
     "parse_duration",
     "format_duration",

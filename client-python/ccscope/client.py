@@ -18,7 +18,7 @@ from .codec import DataPush, ProgressPush, Response
 from .errors import CcscopeError, ConnectionLost, ProtocolError, ProtocolVersionError
 from .results import Checkpoint
 from .session import Session, make_action
-from .transport import Transport, WebSocketTransport
+from .transport import SocketTransport, Transport, WebSocketTransport
 
 __all__ = ["connect", "Client", "DEFAULT_TIMEOUT"]
 
@@ -29,7 +29,9 @@ DEFAULT_TIMEOUT = 30.0
 _POLL_S = 0.5
 
 
-def connect(url: str | None = None, *, token: str | None = None, timeout: float = DEFAULT_TIMEOUT) -> Client:
+def connect(
+    url: str | None = None, *, token: str | None = None, timeout: float = DEFAULT_TIMEOUT, transport: str = "socket"
+) -> Client:
     """Connect to a ccscope server, starting a private one if no URL is given.
 
     With no ``url`` the server binary compiled into this package is started as
@@ -45,6 +47,9 @@ def connect(url: str | None = None, *, token: str | None = None, timeout: float 
         timeout: Seconds allowed to start the server, to connect, and for each
             quick request (``open``, ``summary``, ...). ``step`` and ``run``
             take their own timeout, default unlimited.
+        transport: ``"socket"`` (a websocket on a plain blocking socket,
+            :class:`~ccscope.transport.SocketTransport`: the fast one) or
+            ``"websockets"`` (the ``websockets`` library's sync client).
 
     Returns:
         A connected :class:`Client`, already past the ``hello`` handshake.
@@ -57,20 +62,23 @@ def connect(url: str | None = None, *, token: str | None = None, timeout: float 
         ConnectionLost: The server could not be reached.
         ProtocolVersionError: The server speaks another protocol version.
     """
+    if transport not in ("socket", "websockets"):
+        raise ValueError(f"ccscope.connect: transport is 'socket' or 'websockets', not {transport!r}")
+    kind = SocketTransport if transport == "socket" else WebSocketTransport
     server = None
     if url is None:
         server = LocalServer(timeout=timeout)
         url = server.url
     try:
-        transport = WebSocketTransport(url, token=token, timeout=timeout)
+        conn = kind(url, token=token, timeout=timeout)
     except CcscopeError:
         if server is not None:
             server.stop()
         raise
     try:
-        return Client(transport, timeout=timeout, server=server, url=url)
+        return Client(conn, timeout=timeout, server=server, url=url)
     except BaseException:
-        transport.close()
+        conn.close()
         if server is not None:
             server.stop()
         raise
@@ -335,6 +343,61 @@ class Client:
                 # later and must not be taken for the next request's.
                 if not answered:
                     self._abandoned.add(rid)
+
+    def call_many(self, requests: Sequence[tuple[str, Mapping[str, Any]]]) -> list[dict[str, Any]]:
+        """Send several requests at once, then wait for all their responses.
+
+        Requests to different sessions run concurrently on the server (each
+        session has its own goroutine), so N sessions step in parallel in
+        one round trip's time. Data pushes meanwhile are kept as for
+        :meth:`call`.
+
+        Args:
+            requests: ``(op, args)`` pairs.
+
+        Returns:
+            The result maps, in the order of ``requests``.
+
+        Raises:
+            ServerError: One of the requests failed (the first failure in
+                request order, after every response has arrived).
+            ConnectionLost: The connection closed.
+        """
+        with self._lock:
+            if self._closed:
+                raise ConnectionLost("ccscope: the client is closed")
+            first = self._next_id
+            self._next_id += len(requests)
+            for i, (op, args) in enumerate(requests):
+                self._send(codec.encode_request(first + i, op, dict(args)))
+            out: list[Any] = [None] * len(requests)
+            pending = len(requests)
+            try:
+                while pending:
+                    data = self._recv(_POLL_S, context="waiting for responses")
+                    if data is None:
+                        continue
+                    frame = codec.decode_frame(data)
+                    if isinstance(frame, Response):
+                        i = -1 if frame.id is None else frame.id - first
+                        if 0 <= i < len(requests) and out[i] is None:
+                            out[i] = frame
+                            pending -= 1
+                            continue
+                        if frame.id in self._abandoned:
+                            self._abandoned.discard(frame.id)
+                            continue
+                        raise ProtocolError(f"ccscope: response to request {frame.id}, expected {first}…")
+                    if isinstance(frame, ProgressPush):
+                        continue
+                    self._pushes[frame.session].append(frame)
+            finally:
+                if pending:
+                    self._abandoned.update(first + i for i, f in enumerate(out) if f is None)
+        for f in out:
+            if not f.ok:
+                raise f.exception()
+        return [f.result for f in out]
 
     def take_pushes(self, session: str) -> list[DataPush]:
         """Remove and return the data pushes received so far for a session.

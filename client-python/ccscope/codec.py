@@ -126,11 +126,20 @@ def canonical(value: Any) -> Any:
         The same value with dicts rebuilt in sorted key order (msgpack-python
         writes dicts in insertion order).
     """
+    t = type(value)
+    if t in _SCALARS:
+        return value
     if isinstance(value, dict):
-        return {k: canonical(value[k]) for k in sorted(value, key=_key_bytes)}
+        # str keys sort by code point as their UTF-8 bytes do; others (ints,
+        # bytes, mixed) go through their byte form.
+        keys = sorted(value) if all(type(k) is str for k in value) else sorted(value, key=_key_bytes)
+        return {k: canonical(value[k]) for k in keys}
     if isinstance(value, (list, tuple)):
         return [canonical(v) for v in value]
     return value
+
+
+_SCALARS = frozenset((str, int, float, bool, bytes, type(None)))
 
 
 def _key_bytes(k: Any) -> bytes:

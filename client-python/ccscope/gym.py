@@ -38,9 +38,9 @@ except ImportError as e:  # pragma: no cover - depends on the install
 
 from .client import Client, connect
 from .session import Session
-from .tables import CA_STATES, parse_duration
+from .tables import parse_duration
 
-__all__ = ["CCEnv", "OBSERVATION"]
+__all__ = ["CCEnv", "CCVectorEnv", "OBSERVATION"]
 
 #: The observation vector's components, in order (units in the names).
 OBSERVATION = (
@@ -74,8 +74,68 @@ def default_reward(prev: np.ndarray, obs: np.ndarray, *, delay_weight: float = 0
     return float(obs[4] - delay_weight * queueing_ms - loss_weight * obs[6])
 
 
+#: The server's observation array (proto/README.md, "step"), by index.
+_T, _CWND, _SSTHRESH, _INFLIGHT, _SRTT, _MINRTT, _PACING, _DELIVERY, _DELIVERED, _LOST, _RETRANS, _CA, _BYTES = range(13)
+
+
+class _Stepper:
+    """One episode's request and observation buffers, reused every step.
+
+    Each step is one ``step`` request that carries the action and asks for
+    the flow's observation back (one round trip); the request map is built
+    once and only its action value changes; the observation is written into
+    preallocated arrays.
+    """
+
+    def __init__(self, flow: str, control: str, interval: str, bounds: tuple[float, float]) -> None:
+        self.flow, self.control, self.bounds = flow, control, bounds
+        self.action: dict[str, Any] = {"flow": flow, control: 0}
+        self.args: dict[str, Any] = {"session": "", "time": interval, "action": self.action, "observe": flow}
+        self.first: dict[str, Any] = {"session": "", "time": interval, "observe": flow}
+        self.raw = np.zeros(13, dtype=np.float64)
+        self.obs = np.zeros(len(OBSERVATION), dtype=np.float64)
+        self.prev = np.zeros(len(OBSERVATION), dtype=np.float64)
+        self.done = False
+        self.sim_time_ps = 0
+        self.events = 0
+
+    def set_action(self, action: Any) -> None:
+        lo, hi = self.bounds
+        a = float(action[0]) if hasattr(action, "__len__") else float(action)
+        a = lo if a < lo else hi if a > hi else a
+        self.action[self.control] = round(a) if self.control == "cwnd" else int(a * 1e6)
+
+    def observe(self, result: Mapping[str, Any]) -> None:
+        """Fold a step result into ``obs`` (the previous one kept in ``prev``)."""
+        raw, obs = self.raw, self.obs
+        lost, retrans = raw[_LOST], raw[_RETRANS]
+        raw[:] = result["obs"]
+        self.prev[:] = obs
+        obs[0] = raw[_CWND]
+        obs[1] = raw[_INFLIGHT]
+        obs[2] = raw[_SRTT] / 1e9
+        obs[3] = raw[_MINRTT] / 1e9
+        obs[4] = raw[_DELIVERY] / 1e6
+        obs[5] = raw[_PACING] / 1e6
+        obs[6] = raw[_LOST] - lost
+        obs[7] = raw[_RETRANS] - retrans
+        obs[8] = raw[_CA]
+        self.done = result["done"]
+        self.sim_time_ps = result["sim_time_ps"]
+        self.events = result["events"]
+
+    def reset(self, session: str) -> None:
+        self.args["session"] = self.first["session"] = session
+        self.raw[:] = 0.0
+        self.obs[:] = 0.0
+        self.done = False
+
+
 class CCEnv(gymnasium.Env):
     """Control one flow's cwnd or pacing rate every ``interval`` of simulated time.
+
+    Each step is one round trip to the server: the ``step`` request carries
+    the action and the reply carries the flow's state. No trace is recorded.
 
     Args:
         scenario: A built-in scenario name, a scenario dict or a JSON path.
@@ -88,6 +148,10 @@ class CCEnv(gymnasium.Env):
         set: Scenario overrides (as for :meth:`ccscope.Client.open`).
         reward: ``reward(prev_obs, obs) -> float`` (default
             :func:`default_reward`).
+        copy: Return a fresh observation array each step (default). With
+            False the environment returns the same array, overwritten by the
+            next step, and allocates no arrays per step (as gymnasium's
+            vector environments' ``copy=False``).
         client: A connected client to use; by default the environment
             connects (to ``url`` or a private server) and closes it on
             :meth:`close`.
@@ -111,6 +175,7 @@ class CCEnv(gymnasium.Env):
         max_rate_mbps: float = 10_000.0,
         set: Mapping[str, Any] | None = None,
         reward: Reward | None = None,
+        copy: bool = True,
         client: Client | None = None,
         url: str | None = None,
         token: str | None = None,
@@ -119,16 +184,16 @@ class CCEnv(gymnasium.Env):
             raise ValueError(f"ccscope.gym: control is 'cwnd' or 'pacing_rate', not {control!r}")
         parse_duration(interval)
         self.scenario, self.flow, self.control, self.interval = scenario, flow, control, interval
-        self._set = {**dict(set or {}), "trace.detail": "change"}
+        self._set = dict(set or {})
         self._reward = reward or default_reward
+        self._copy = copy
         self._own_client = client is None
         self._client = client if client is not None else connect(url, token=token)
         self.session: Session | None = None
         self._seed = 0
-        self._prev = np.zeros(len(OBSERVATION), dtype=np.float64)
-        self._lost = self._retrans = 0
         high = float(max_cwnd_pkts) if control == "cwnd" else float(max_rate_mbps)
-        self._bounds = (1.0, high)
+        self._st = _Stepper(flow, control, interval, (1.0, high))
+        self._info: dict[str, Any] = {"sim_time_ps": 0, "events": 0, "seed": 0}
         self.action_space = spaces.Box(low=np.float32(1.0), high=np.float32(high), shape=(1,), dtype=np.float32)
         self.observation_space = spaces.Box(low=-1.0, high=np.inf, shape=(len(OBSERVATION),), dtype=np.float64)
 
@@ -149,16 +214,16 @@ class CCEnv(gymnasium.Env):
         if self.session is not None:
             self.session.close()
         self.session = self._client.open(self.scenario, seed=self._seed, set=self._set)
+        self._info["seed"] = self._seed
         self._seed += 1
-        self.session.subscribe(["flows"], flows=[self.flow], every_ms=0)
-        self._lost = self._retrans = 0
-        self._prev = np.zeros(len(OBSERVATION), dtype=np.float64)
-        obs = self._advance()
-        self._prev = obs
-        return obs, self._info()
+        st = self._st
+        st.reset(self.session.id)
+        st.observe(self._client.call("step", st.first, timeout=None))
+        st.obs[6] = st.obs[7] = 0.0
+        return self._out(), self._update_info()
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
-        """Apply the action, advance ``interval``, observe.
+        """Apply the action, advance ``interval``, observe — one round trip.
 
         Args:
             action: The cwnd (packets) or pacing rate (Mbps), a scalar or a
@@ -170,51 +235,160 @@ class CCEnv(gymnasium.Env):
         """
         if self.session is None:
             raise RuntimeError("ccscope.gym: call reset() before step()")
-        a = float(np.clip(np.asarray(action, dtype=np.float64).reshape(-1)[0], *self._bounds))
-        if self.control == "cwnd":
-            self.session.act(flow=self.flow, cwnd=round(a))
-        else:
-            self.session.act(flow=self.flow, pacing_rate=int(a * 1e6))
-        obs = self._advance()
-        reward = self._reward(self._prev, obs)
-        self._prev = obs
-        return obs, reward, self.session.done, False, self._info()
+        st = self._st
+        st.set_action(action)
+        st.observe(self._client.call("step", st.args, timeout=None))
+        return self._out(), self._reward(st.prev, st.obs), st.done, False, self._update_info()
 
-    def _advance(self) -> np.ndarray:
-        assert self.session is not None
-        self.session.step(self.interval)
-        rows = self.session.received("flows")
-        if rows is None or rows.num_rows == 0:
-            obs = self._prev.copy()
-            obs[6] = obs[7] = 0.0
-            return obs
-        last = rows.slice(rows.num_rows - 1).to_pylist()[0]
-        lost, retrans = int(last["lost_pkts"]), int(last["retrans_pkts"])
-        obs = np.array(
-            [
-                last["cwnd_pkts"],
-                last["inflight_pkts"],
-                last["srtt_ps"] / 1e9,
-                last["min_rtt_ps"] / 1e9,
-                last["delivery_rate_bps"] / 1e6,
-                last["pacing_rate_bps"] / 1e6,
-                lost - self._lost,
-                retrans - self._retrans,
-                CA_STATES.index(last["ca_state"]) if last["ca_state"] in CA_STATES else -1,
-            ],
-            dtype=np.float64,
-        )
-        self._lost, self._retrans = lost, retrans
-        return obs
+    def _out(self) -> np.ndarray:
+        return self._st.obs.copy() if self._copy else self._st.obs
 
-    def _info(self) -> dict[str, Any]:
-        assert self.session is not None
-        return {"sim_time_ps": self.session.sim_time_ps, "events": self.session.events, "seed": self.session.seed}
+    def _update_info(self) -> dict[str, Any]:
+        info = dict(self._info) if self._copy else self._info
+        info["sim_time_ps"] = self._st.sim_time_ps
+        info["events"] = self._st.events
+        return info
 
     def close(self) -> None:
         """Close the episode's session and, if the environment made it, the client."""
         if self.session is not None:
             self.session.close()
             self.session = None
+        if self._own_client:
+            self._client.close()
+
+
+class CCVectorEnv(gymnasium.vector.VectorEnv):
+    """``num_envs`` copies of :class:`CCEnv`, sessions of one server stepped in parallel.
+
+    All sessions share one connection: a vector step sends every session's
+    ``step`` (action included, observation asked for) before reading any
+    reply, and the server steps the sessions concurrently, one goroutine
+    each. Sub-environment ``i`` uses seed ``seed + i``. An episode that
+    ends is reset on the next step (gymnasium's ``NEXT_STEP`` autoreset:
+    that step's action is ignored and it returns the first observation with
+    reward 0).
+
+    Args:
+        num_envs: The number of sessions.
+        scenario: As for :class:`CCEnv`; the keyword arguments too.
+        copy: Return fresh arrays each step (default); with False the
+            observation and reward arrays are reused.
+    """
+
+    metadata = {"render_modes": [], "autoreset_mode": gymnasium.vector.AutoresetMode.NEXT_STEP}
+
+    def __init__(
+        self,
+        num_envs: int = 8,
+        scenario: str | Mapping[str, Any] = "p-rtr-p",
+        *,
+        flow: str = "f0",
+        control: str = "cwnd",
+        interval: str = "10ms",
+        max_cwnd_pkts: int = 10_000,
+        max_rate_mbps: float = 10_000.0,
+        set: Mapping[str, Any] | None = None,
+        reward: Reward | None = None,
+        copy: bool = True,
+        client: Client | None = None,
+        url: str | None = None,
+        token: str | None = None,
+    ) -> None:
+        if num_envs < 1:
+            raise ValueError(f"ccscope.gym: num_envs must be at least 1, got {num_envs}")
+        if control not in ("cwnd", "pacing_rate"):
+            raise ValueError(f"ccscope.gym: control is 'cwnd' or 'pacing_rate', not {control!r}")
+        parse_duration(interval)
+        self.num_envs = num_envs
+        self.scenario, self.flow, self.control, self.interval = scenario, flow, control, interval
+        self._set = dict(set or {})
+        self._reward = reward or default_reward
+        self._copy = copy
+        self._own_client = client is None
+        self._client = client if client is not None else connect(url, token=token)
+        high = float(max_cwnd_pkts) if control == "cwnd" else float(max_rate_mbps)
+        self._st = [_Stepper(flow, control, interval, (1.0, high)) for _ in range(num_envs)]
+        self._sessions: list[Session | None] = [None] * num_envs
+        self._seeds = list(range(num_envs))
+        self._needs_reset = np.zeros(num_envs, dtype=bool)
+        self._obs = np.zeros((num_envs, len(OBSERVATION)), dtype=np.float64)
+        self._rewards = np.zeros(num_envs, dtype=np.float64)
+        self._terminated = np.zeros(num_envs, dtype=bool)
+        self._truncated = np.zeros(num_envs, dtype=bool)
+        self._requests: list[tuple[str, dict[str, Any]]] = [("step", st.args) for st in self._st]
+        self.single_action_space = spaces.Box(low=np.float32(1.0), high=np.float32(high), shape=(1,), dtype=np.float32)
+        self.single_observation_space = spaces.Box(low=-1.0, high=np.inf, shape=(len(OBSERVATION),), dtype=np.float64)
+        self.action_space = gymnasium.vector.utils.batch_space(self.single_action_space, num_envs)
+        self.observation_space = gymnasium.vector.utils.batch_space(self.single_observation_space, num_envs)
+
+    def _open(self, i: int) -> None:
+        s = self._sessions[i]
+        if s is not None:
+            s.close()
+        s = self._client.open(self.scenario, seed=self._seeds[i], set=self._set)
+        self._sessions[i] = s
+        self._seeds[i] += self.num_envs
+        self._st[i].reset(s.id)
+
+    def reset(self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
+        """Start an episode in every session (sub-env ``i`` seeded ``seed + i``).
+
+        Returns:
+            ``(observations, infos)``.
+        """
+        if seed is not None:
+            self._seeds = list(seed) if isinstance(seed, list) else [seed + i for i in range(self.num_envs)]
+        for i in range(self.num_envs):
+            self._open(i)
+        results = self._client.call_many([("step", st.first) for st in self._st])
+        for i, (st, r) in enumerate(zip(self._st, results)):
+            st.observe(r)
+            st.obs[6] = st.obs[7] = 0.0
+            self._obs[i] = st.obs
+        self._needs_reset[:] = False
+        return (self._obs.copy() if self._copy else self._obs), {}
+
+    def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict]:
+        """Step every session in parallel (one round trip for all).
+
+        Args:
+            actions: ``(num_envs, 1)`` (or ``(num_envs,)``) actions.
+
+        Returns:
+            ``(observations, rewards, terminations, truncations, infos)``.
+        """
+        acts = np.asarray(actions, dtype=np.float64).reshape(self.num_envs, -1)
+        if self._needs_reset.any():
+            for i in np.flatnonzero(self._needs_reset):
+                self._open(int(i))
+        reqs = self._requests
+        for i, st in enumerate(self._st):
+            if self._needs_reset[i]:
+                reqs[i] = ("step", st.first)
+            else:
+                st.set_action(acts[i])
+                reqs[i] = ("step", st.args)
+        results = self._client.call_many(reqs)
+        for i, (st, r) in enumerate(zip(self._st, results)):
+            st.observe(r)
+            if self._needs_reset[i]:
+                st.obs[6] = st.obs[7] = 0.0
+                self._rewards[i] = 0.0
+            else:
+                self._rewards[i] = self._reward(st.prev, st.obs)
+            self._obs[i] = st.obs
+            self._terminated[i] = st.done
+        self._needs_reset[:] = self._terminated
+        if self._copy:
+            return self._obs.copy(), self._rewards.copy(), self._terminated.copy(), self._truncated.copy(), {}
+        return self._obs, self._rewards, self._terminated, self._truncated, {}
+
+    def close_extras(self, **kwargs: Any) -> None:
+        """Close the sessions and, if the environment made it, the client."""
+        for s in self._sessions:
+            if s is not None:
+                s.close()
+        self._sessions = [None] * self.num_envs
         if self._own_client:
             self._client.close()

@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from .session import Session
 
-__all__ = ["flow", "queue", "compare", "path_bdp"]
+__all__ = ["flow", "queue", "compare", "path_bdp", "catalog"]
 
 _CA_COLOURS = {"open": "#8fd18f", "disorder": "#f2d16b", "cwr": "#7fb2e5", "recovery": "#f29e4c", "loss": "#e05a5a"}
 _EVENT_KINDS = ("ack", "sack", "dsack", "tlp", "rto", "retransmit", "loss", "drop", "ecn_mark")
@@ -546,4 +546,79 @@ def sim_vs_kernel(
         ax.legend(fontsize="small", loc="upper right")
     axes[-1].set_xlabel("time (s)")
     axes[0].set_title(f"{flow}: simulator against the Linux kernel (seed {seed})")
+    return fig
+
+
+def _display_unit(name: str) -> tuple[float, str]:
+    """The divisor and axis label that show a catalog column in readable units."""
+    if name.endswith("_bps"):
+        return 1e6, name[: -len("_bps")] + " (Mbps)"
+    if name.endswith("_ps"):
+        return 1e9, name[: -len("_ps")] + " (ms)"
+    return 1.0, name
+
+
+def catalog(df: Any, *, x: str, y: str = "goodput_bps", hue: str = "cc", ax: Axes | None = None) -> Figure:
+    """A sweep catalog's metric against one swept parameter, one series per ``hue``.
+
+    Each x value shows the seeds' spread (a bar from the smallest to the
+    largest value, every run a dot) and the series joins the medians; x
+    values that are not all numbers are placed evenly in catalog order.
+    Rows of other impairment axes (the catalog's ``axis`` column) are left
+    out, so ``x`` picks one axis's chart.
+
+    Args:
+        df: A :class:`~ccscope.catalog.Catalog` (or any DataFrame with the
+            columns named here).
+        x: The swept parameter's column, e.g. ``"links.bottleneck.ab.loss.p"``.
+        y: The metric column (``*_bps`` drawn in Mbps, ``*_ps`` in ms).
+        hue: The column that names the series.
+        ax: An axes to draw into; default a new figure.
+
+    Returns:
+        The matplotlib Figure.
+    """
+    plt = _plt()
+    for c in (x, y, hue):
+        if c not in df.columns:
+            raise KeyError(f"ccscope.plot.catalog: no column {c!r} in the catalog ({', '.join(map(str, df.columns))})")
+    rows = df[df[x].notna() & df[y].notna()]
+    if "axis" in rows.columns and (rows["axis"] == x).any():
+        rows = rows[rows["axis"] == x]
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(8, 4.2), constrained_layout=True)
+    else:
+        fig = ax.figure
+    div, label = _display_unit(y)
+    values = list(dict.fromkeys(rows[x].tolist()))
+    try:
+        xs_num = [float(v) for v in values]
+        order = sorted(range(len(values)), key=lambda i: xs_num[i])
+        values = [values[i] for i in order]
+        pos = {v: float(v) for v in values}
+        numeric = True
+    except (TypeError, ValueError):
+        pos = {v: float(i) for i, v in enumerate(values)}
+        numeric = False
+    groups = list(dict.fromkeys(rows[hue].tolist()))
+    for i, g in enumerate(groups):
+        sub = rows[rows[hue] == g]
+        colour = f"C{i}"
+        med_x, med_y = [], []
+        for v in values:
+            ys = sub.loc[sub[x] == v, y].to_numpy(dtype=float) / div
+            if ys.size == 0:
+                continue
+            px = pos[v]
+            ax.vlines(px, ys.min(), ys.max(), colors=colour, alpha=0.4, linewidth=3)
+            ax.scatter(np.full(ys.size, px), ys, s=9, color=colour, zorder=3)
+            med_x.append(px)
+            med_y.append(float(np.median(ys)))
+        ax.plot(med_x, med_y, color=colour, label=str(g), marker="o", markersize=3)
+    if not numeric:
+        ax.set_xticks([pos[v] for v in values], [str(v) for v in values], rotation=45, ha="right")
+    ax.set_xlabel(x)
+    ax.set_ylabel(label)
+    ax.grid(alpha=0.3)
+    ax.legend(title=hue, fontsize="small")
     return fig

@@ -1,6 +1,8 @@
 """Parameter sweeps: many independent runs, on a local process pool or Dask.
 
-A sweep runs one simulation per parameter point. Locally, one private
+A sweep runs one simulation per parameter point. A declarative spec runs in
+``ccscope sweep`` (Go, all cores, no server) and returns its Parquet catalog
+as a DataFrame. A function sweep: locally, one private
 server (or the server at ``url``) runs the sessions concurrently, one
 goroutine each, and a pool of worker processes drives them and post-processes
 results, so Python-side work (reading tables, computing statistics) is
@@ -15,6 +17,7 @@ import multiprocessing
 import os
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from .client import Client, connect
@@ -89,46 +92,81 @@ def _run_point(task: tuple[Any, Mapping[str, Any], str | None, str | None]) -> A
 
 def sweep(
     fn_or_spec: Callable[..., Any] | Mapping[str, Any],
-    params: Sequence[Mapping[str, Any]] | Mapping[str, Iterable[Any]],
+    params: Sequence[Mapping[str, Any]] | Mapping[str, Iterable[Any]] | None = None,
     *,
+    axes: Mapping[str, Iterable[Any]] | None = None,
+    seeds: Iterable[int] | str | None = None,
+    catalog: str | os.PathLike[str] | None = None,
+    report_dir: str | os.PathLike[str] | None = None,
     processes: int | None = None,
     progress: bool = True,
     client: Any = None,
     url: str | None = None,
     token: str | None = None,
-) -> list[Any]:
+) -> Any:
     """Run one simulation per parameter point, in parallel.
 
+    With a spec, the sweep is ``ccscope sweep`` (the Go binary running the
+    points on all cores, no server) and the result is its catalog: a
+    :class:`~ccscope.catalog.Catalog`, a pandas DataFrame with one row per
+    run and flow (``.to_polars()`` too). With a function, each point runs
+    ``fn(client, **point)`` on a worker process and the results come back
+    as a list.
+
     Args:
-        fn_or_spec: Either a function ``fn(client, **point) -> result`` (it
-            gets a connected :class:`~ccscope.Client` of its worker process;
-            with the default ``fork`` start method it may be defined in a
-            notebook), or a spec ``{"scenario", "seed"?, "set"?, "until"?}``
-            whose points are override paths (and ``"seed"``): each point's
-            result is then its run's :class:`~ccscope.Summary`.
-        params: A list of points (dicts), or a dict of axes expanded with
-            :func:`grid`.
-        processes: Worker processes (default: the number of CPUs, at most
-            the number of points).
+        fn_or_spec: Either a spec ``{"scenario", "seed"?, "set"?, "until"?}``
+            (``until`` sets every run's duration), or a function
+            ``fn(client, **point) -> result`` (it gets a connected
+            :class:`~ccscope.Client` of its worker process; with the default
+            ``fork`` start method it may be defined in a notebook).
+        params: A list of points (dicts of override path → value, and
+            ``"seed"``), or a dict of axes crossed with :func:`grid`.
+        axes: Spec only: impairment axes (path → values), each varied alone
+            with the other axes at the scenario's value, crossed with
+            ``params`` (a dict) and ``seeds``.
+        seeds: Spec only: seeds to run every point with (a list, or a range
+            string such as ``"1-5"``).
+        catalog: Spec only: the Parquet catalog to write; an existing one
+            is resumed (points with the same config hash are not rerun).
+            Default: a new file in a temporary directory.
+        report_dir: Spec only: also write the catalog page
+            ``report_dir/index.html`` and a page per run.
+        processes: Runs (spec) or worker processes (function) at once;
+            default the number of CPUs.
         progress: Show a tqdm bar over points.
         client: A ``dask.distributed.Client`` to run the points on its
-            cluster instead of a local pool (dask is imported only then).
-        url: A running server for the workers; default a private server
-            started for the sweep (local pool) or per Dask worker process.
+            cluster instead (dask is imported only then); for a spec the
+            catalog is then built in memory from the summaries.
+        url: A running server for function workers (and Dask); default a
+            private server started for the sweep or per Dask worker.
         token: The server's token.
 
     Returns:
-        The results, in the order of ``params``.
+        A :class:`~ccscope.catalog.Catalog` for a spec; for a function, its
+        results in the order of the points.
 
     Raises:
+        InvalidConfig: A spec point's scenario is invalid (the message
+            names the point and the field).
         CcscopeError: The first point that failed, re-raised (the others
             are cancelled where possible).
     """
+    if not callable(fn_or_spec) and client is None:
+        return _sweep_catalog(fn_or_spec, params, axes, seeds, catalog, report_dir, processes, progress)
+    if axes is not None or seeds is not None or catalog is not None or report_dir is not None:
+        raise ValueError("ccscope.sweep: axes, seeds, catalog and report_dir are for a spec swept locally")
+    if params is None:
+        raise ValueError("ccscope.sweep: no points (params)")
     points = grid(**params) if isinstance(params, Mapping) else [dict(p) for p in params]
     if not points:
         return []
     if client is not None:
-        return _sweep_dask(client, fn_or_spec, points, url, token, progress)
+        res = _sweep_dask(client, fn_or_spec, points, url, token, progress)
+        if callable(fn_or_spec):
+            return res
+        from .catalog import catalog_from_summaries
+
+        return catalog_from_summaries(points, res)
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
     from ._server import LocalServer
@@ -157,7 +195,87 @@ def sweep(
     finally:
         if server is not None:
             server.stop()
-    return [Summary(r) if not callable(fn_or_spec) else r for r in results]
+    return results
+
+
+def _sweep_catalog(
+    spec: Mapping[str, Any],
+    params: Any,
+    axes: Mapping[str, Iterable[Any]] | None,
+    seeds: Iterable[int] | str | None,
+    catalog: Any,
+    report_dir: Any,
+    processes: int | None,
+    progress: bool,
+) -> Any:
+    """Run a spec sweep with ``ccscope sweep`` and read its catalog."""
+    import json
+    import subprocess
+    import tempfile
+
+    from ._server import find_binary
+    from .catalog import read_catalog
+    from .errors import CcscopeError, InvalidConfig
+
+    unknown = set(spec) - {"scenario", "seed", "set", "until"}
+    if unknown:
+        raise ValueError(f"ccscope.sweep: unknown spec keys {sorted(unknown)}; a spec has scenario, seed, set, until")
+    go: dict[str, Any] = {"scenario": spec["scenario"]}
+    fixed = dict(spec.get("set") or {})
+    if spec.get("until") is not None:
+        fixed["runtime.duration"] = spec["until"]
+    if fixed:
+        go["set"] = fixed
+    if isinstance(params, Mapping):
+        go["grid"] = {k: list(v) for k, v in params.items()}
+    elif params is not None:
+        go["points"] = [dict(p) for p in params]
+        if not go["points"]:
+            raise ValueError("ccscope.sweep: no points")
+    if axes is not None:
+        go["axes"] = {k: list(v) for k, v in axes.items()}
+    if seeds is not None:
+        go["seeds"] = seeds if isinstance(seeds, str) else [int(x) for x in seeds]
+    elif spec.get("seed") is not None and not any("seed" in p for p in go.get("points", [])):
+        go["seeds"] = [int(spec["seed"])]
+    work = Path(tempfile.mkdtemp(prefix="ccscope-sweep-"))
+    spec_path = work / "spec.json"
+    spec_path.write_text(json.dumps(go))
+    out = Path(catalog) if catalog is not None else work / "catalog.parquet"
+    cmd = [str(find_binary()), "sweep", str(spec_path), "-o", str(out), "--progress", "json" if progress else "none"]
+    if processes:
+        cmd += ["--jobs", str(processes)]
+    if report_dir is not None:
+        cmd += ["--report-dir", str(report_dir)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    bar = None
+    other: list[str] = []
+    assert proc.stderr is not None
+    try:
+        for line in proc.stderr:
+            if line.startswith("{"):
+                p = json.loads(line)
+                if bar is None and progress:
+                    bar = _bar(p["total"], True)
+                if bar is not None:
+                    bar.n = p["done"]
+                    bar.refresh()
+                continue
+            other.append(line.rstrip("\n"))
+        rc = proc.wait()
+    except BaseException:
+        proc.terminate()
+        proc.wait()
+        raise
+    finally:
+        if bar is not None:
+            bar.close()
+    if rc != 0:
+        msg = "\n".join(other)
+        if "invalid scenario" in msg or "sweep spec" in msg:
+            raise InvalidConfig("invalid_config", msg)
+        raise CcscopeError(f"ccscope sweep failed (exit {rc}):\n{msg}")
+    return read_catalog(out)
 
 
 def _sweep_dask(
@@ -177,7 +295,7 @@ def _sweep_dask(
     finally:
         if bar is not None:
             bar.close()
-    return [Summary(r) if not callable(fn_or_spec) else r for r in results]
+    return results
 
 
 def _bar(total: int, progress: bool) -> Any:

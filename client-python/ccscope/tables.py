@@ -13,7 +13,7 @@ from decimal import Decimal, InvalidOperation
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["TABLES", "CA_STATES", "with_seconds", "parse_duration", "format_duration", "flow_names"]
+__all__ = ["TABLES", "CA_STATES", "with_seconds", "parse_duration", "format_duration", "flow_names", "app_latency"]
 
 #: The trace tables a session records (see ``engine/trace``).
 TABLES = ("flows", "signals", "events", "queue", "delivery")
@@ -111,3 +111,55 @@ def flow_names(table: pa.Table, flows: list[str] | None = None) -> pa.Table:
         return table
     i = table.column_names.index("flow")
     return table.set_column(i, "flow", col)
+
+
+def app_latency(
+    delivery: pa.Table, flow: str, *, first_write_ps: int, write_interval_ps: int, segment_bytes: int = 1448
+) -> pa.Table:
+    """One-way application latency of a constant-rate flow's messages.
+
+    A flow with ``app: {"kind": "rate"}`` writes one segment every
+    ``write_interval_ps`` (the segment's time at the app rate) from the
+    moment its handshake completes; segment ``k`` is written at
+    ``first_write_ps + k · write_interval_ps``. The ``delivery`` table says
+    when the receiving application had how many bytes in order, so segment
+    ``k``'s latency is the first delivery time with at least ``(k + 1) ·
+    segment_bytes`` bytes minus its write time: one way, application to
+    application, with no ACK clock (and no delayed ACK) in it.
+
+    Args:
+        delivery: The session's ``delivery`` table (``t_ps, flow,
+            bytes_delivered``).
+        flow: The flow.
+        first_write_ps: When the application wrote its first segment (the
+            handshake's completion).
+        write_interval_ps: Time between writes.
+        segment_bytes: Bytes per write (the MSS).
+
+    Returns:
+        A table ``k, written_ps, delivered_ps, latency_ps`` (int64), one row
+        per delivered segment.
+    """
+    rows = delivery.filter(pc.equal(delivery["flow"], flow))
+    t = rows["t_ps"].to_pylist()
+    b = rows["bytes_delivered"].to_pylist()
+    ks: list[int] = []
+    written: list[int] = []
+    got: list[int] = []
+    k = 0
+    for ti, bi in zip(t, b):
+        while (k + 1) * segment_bytes <= bi:
+            w = first_write_ps + k * write_interval_ps
+            ks.append(k)
+            written.append(w)
+            got.append(ti)
+            k += 1
+    lat = [g - w for g, w in zip(got, written)]
+    return pa.table(
+        {
+            "k": pa.array(ks, pa.int64()),
+            "written_ps": pa.array(written, pa.int64()),
+            "delivered_ps": pa.array(got, pa.int64()),
+            "latency_ps": pa.array(lat, pa.int64()),
+        }
+    )

@@ -5,6 +5,8 @@ from __future__ import annotations
 import ccscope
 import pytest
 
+pd = pytest.importorskip("pandas")
+
 pytestmark = pytest.mark.server
 
 MBPS = 10**6
@@ -19,18 +21,62 @@ def test_grid_is_the_cartesian_product():
     ]
 
 
-def test_spec_sweep_returns_summaries_in_order(binary_env):
+def test_spec_sweep_returns_the_catalog(binary_env, tmp_path):
     # A 120 Mbps pump through a bottleneck of rate R delivers min(120, R)
     # Mbps once the first packet has arrived, which takes 20 ms of
     # propagation plus its serialisation at 1 Gbps and at R; goodput counts
     # from the first send to the end of the 2 s run.
     rates = [30, 60, 90, 150]
     spec = {"scenario": "pump", "set": {"runtime.duration": "2s"}}
-    res = ccscope.sweep(spec, {"links.bottleneck.rate": [f"{r}Mbps" for r in rates]}, processes=2, progress=False)
-    assert [type(r) for r in res] == [ccscope.Summary] * 4
-    got = [r.flow("f0")["goodput_bps"] / MBPS for r in res]
+    path = tmp_path / "cat.parquet"
+    cat = ccscope.sweep(
+        spec, {"links.bottleneck.rate": [f"{r}Mbps" for r in rates]}, processes=2, progress=False, catalog=path
+    )
+    assert isinstance(cat, pd.DataFrame) and len(cat) == 4
+    by_rate = dict(zip(cat["links.bottleneck.rate"], cat["goodput_bps"] / MBPS))
+    got = [by_rate[f"{r}Mbps"] for r in rates]
     want = [min(120, r) * (2 - 0.020 - 12000 / 1e9 - 12000 / (r * 1e6)) / 2 for r in rates]
     assert got == pytest.approx(want, rel=1e-4), f"goodputs {got}, want {want}"
+    assert set(cat["cc"]) == {"pump"} and cat["digest"].str.len().eq(16).all()
+    pl = pytest.importorskip("polars")
+    assert cat.to_polars().shape == cat.shape and isinstance(cat.to_polars(), pl.DataFrame)
+    # Resume: a second seed axis reruns only the new runs; the first four
+    # rows come back unchanged.
+    more = ccscope.sweep(
+        spec,
+        {"links.bottleneck.rate": [f"{r}Mbps" for r in rates]},
+        seeds=[1, 2],
+        processes=2,
+        progress=False,
+        catalog=path,
+    )
+    assert len(more) == 8
+    assert more.iloc[:4]["digest"].tolist() == cat["digest"].tolist()
+
+
+def test_axes_catalog_plots(binary_env, tmp_path):
+    mpl = pytest.importorskip("matplotlib")
+    mpl.use("Agg")
+    import ccscope.plot
+
+    spec = {"scenario": "p-rtr-p", "until": "1s"}
+    cat = ccscope.sweep(
+        spec,
+        {"flows.f0.cc": ["cubic", "reno"]},
+        axes={"links.bottleneck.delay": ["5ms", "19ms"], "links.bottleneck.rate": ["50Mbps", "100Mbps"]},
+        seeds="1-2",
+        progress=True,
+        report_dir=tmp_path / "rep",
+    )
+    # 2 CCs × (2 + 2 axis values) × 2 seeds; the baseline (19 ms, 100 Mbps)
+    # is a point of both axes, run once and catalogued under each.
+    assert len(cat) == 16
+    assert sorted(cat["axis"].unique()) == ["links.bottleneck.delay", "links.bottleneck.rate"]
+    assert (tmp_path / "rep" / "index.html").is_file()
+    assert all((tmp_path / "rep" / r).is_file() for r in cat["report"])
+    fig = ccscope.plot.catalog(cat, x="links.bottleneck.delay", y="goodput_bps", hue="cc")
+    ax = fig.axes[0]
+    assert ax.get_ylabel() == "goodput (Mbps)" and len(ax.get_lines()) == 2
 
 
 def _max_backlog(client, *, limit, seed):
@@ -49,7 +95,7 @@ def test_function_sweep_with_a_shared_url(client):
 
 
 def test_a_failing_point_raises(binary_env):
-    with pytest.raises(ccscope.errors.InvalidConfig):
+    with pytest.raises(ccscope.errors.InvalidConfig, match="links.bottleneck.rate=lots"):
         ccscope.sweep({"scenario": "pump"}, [{"links.bottleneck.rate": "lots"}], processes=1, progress=False)
 
 
@@ -57,10 +103,11 @@ def test_dask_sweep_matches_the_local_pool(client):
     distributed = pytest.importorskip("dask.distributed")
     spec = {"scenario": "pump", "set": {"runtime.duration": "1s"}}
     points = [{"links.bottleneck.rate": r} for r in ("20Mbps", "80Mbps")]
-    local = ccscope.sweep(spec, points, processes=2, progress=False, url=client._server.url)
+    local = ccscope.sweep(spec, points, processes=2, progress=False)
     with distributed.LocalCluster(
         n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None
     ) as cluster:
         with distributed.Client(cluster) as dc:
             remote = ccscope.sweep(spec, points, client=dc, progress=False, url=client._server.url)
-    assert [r["digest"] for r in remote] == [r["digest"] for r in local]
+    assert remote["digest"].tolist() == local["digest"].tolist()
+    assert remote["goodput_bps"].tolist() == local["goodput_bps"].tolist()

@@ -472,6 +472,12 @@ func (d *DataSender) record() {
 	if !d.rec.On() {
 		return
 	}
+	d.rec.RecordFlow(&d.lastRec, d.Snapshot())
+}
+
+// Snapshot returns the sender's state now, as the flows trace table records
+// it.
+func (d *DataSender) Snapshot() trace.FlowRow {
 	var rate int64
 	if d.rate.rateInterval > 0 {
 		rate = int64(units.RateOf(units.Bytes(uint64(d.rate.rateDelivered)*d.mss), d.rate.rateInterval))
@@ -480,11 +486,11 @@ func (d *DataSender) record() {
 	if d.rtt.minRTT.valid {
 		minRTT = sim.Duration(d.rtt.minRTTUs()) * sim.Microsecond
 	}
-	d.rec.RecordFlow(&d.lastRec, trace.FlowRow{T: d.st.Now, Flow: d.cfg.Flow, CwndPkts: d.st.CwndPkts,
+	return trace.FlowRow{T: d.st.Now, Flow: d.cfg.Flow, CwndPkts: d.st.CwndPkts,
 		SSThreshPkts: d.st.SSThreshPkts, InflightBytes: int64(uint64(d.sb.inFlight()) * d.mss),
 		InflightPkts: d.sb.inFlight(), SRTT: d.rtt.srtt(), RTTVar: d.rtt.rttvar(), MinRTT: minRTT,
 		PacingRateBps: int64(d.pacingRate()), DeliveryRateBps: rate, Delivered: uint64(d.rate.delivered),
-		Lost: uint64(d.lost), Retrans: uint64(d.totalRetrans), CAState: uint8(d.st.CA)})
+		Lost: uint64(d.lost), Retrans: uint64(d.totalRetrans), CAState: uint8(d.st.CA)}
 }
 
 // event records a discrete event when tracing is on.

@@ -1,7 +1,7 @@
 // Command ccscope runs congestion-control simulations: one scenario from the
-// command line (run), an HTML report from trace files (report), the built-in scenarios (scenarios), or a session server
-// for notebooks (serve); on Linux as root, the same scenario on the kernel's TCP (emulate, compare) and
-// scenarios calibrated from live captures (calibrate).
+// command line (run), an HTML report from trace files (report), the built-in scenarios (scenarios), a session server
+// for notebooks (serve), or many runs at once with a catalog (sweep); on Linux as root, the same scenario on the
+// kernel's TCP (emulate, compare) and scenarios calibrated from live captures (calibrate).
 package main
 
 import (
@@ -15,6 +15,7 @@ Usage:
   ccscope run SCENARIO|FILE.json [--seed N] [--duration D] [--set path=value]... [--trace FILE [--trace-select LIST]]
               [--report FILE.html] [--pcap FILE[:link[:dir]]] [--json]
   ccscope report TRACE_PREFIX [-o FILE.html]
+  ccscope sweep SPEC.json|SCENARIO [--grid path=v1,v2]... [--axis path=v1,v2]... [--seeds 1-5] [-o catalog.parquet] [--report-dir DIR]
   ccscope emulate SCENARIO|FILE.json [--seed N] [--duration D] [--set path=value]... [--trace FILE] [--capture FILE.csv]
               [--pcap FILE] [--json]
   ccscope compare SCENARIO|FILE.json [--seeds 1-3] [--duration D] [--set path=value]... [--trace DIR] [--json]
@@ -37,6 +38,7 @@ var commands = map[string]func(args []string) int{
 	"scenarios": scenariosMain,
 	"leo-path":  leoPathMain,
 	"serve":     serveMain,
+	"sweep":     sweepMain,
 	"version":   versionMain,
 }
 

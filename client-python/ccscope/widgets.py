@@ -1,0 +1,337 @@
+"""Live notebook views of a stepping session (needs the ``widgets`` extra: ipywidgets, matplotlib).
+
+:func:`live` shows a session as it steps: per-flow panels (delivery rate,
+cwnd, srtt) and the bottleneck queue's sojourn time, redrawn after every
+tick, with play / pause / step buttons, a speed control and the simulated
+time. Sliders change the path mid-run through :meth:`Session.act` — the
+bottleneck's rate, delay, loss and queue limit, and a flow's cwnd — so every
+change is in the session's action log: "checkpoint" keeps the position and
+"fork" continues from the last checkpoint in a new session, where the
+sliders act on the fork.
+
+The qdisc kind is a scenario choice rather than an action (the engine does
+not swap a queue discipline mid-run): changing it restarts the session from
+time 0 with that qdisc, same seed.
+
+Every control is an attribute of :class:`LiveView` and every callback a
+method, so the view can be driven without a browser (``view.step_button.click()``,
+``view.rate.value = 10``) — which is how the tests drive it.
+
+Example::
+
+    import ccscope, ccscope.widgets
+
+    client = ccscope.connect()
+    s = client.open("bufferbloat", set={"trace.detail": "sampled"})
+    ccscope.widgets.live(s)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+try:
+    import ipywidgets as W
+except ImportError as e:  # pragma: no cover - depends on the install
+    raise ImportError("ccscope.widgets needs ipywidgets: pip install 'ccscope[widgets]'") from e
+
+import pyarrow.compute as pc
+
+from .tables import format_duration, parse_duration
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .results import Checkpoint
+    from .session import Session
+
+__all__ = ["live", "LiveView", "QDISC_KINDS"]
+
+#: The qdisc kinds the dropdown offers (a restart of the run with that kind).
+QDISC_KINDS = ("fifo", "codel", "fq_codel")
+
+_PS_PER_MS = 10**9
+
+
+def live(session: Session, **kwargs: Any) -> LiveView:
+    """Show ``session`` live in a notebook; see :class:`LiveView` for the arguments.
+
+    Returns:
+        The :class:`LiveView` (it renders as its widget box).
+    """
+    return LiveView(session, **kwargs)
+
+
+class LiveView:
+    """A stepping session with live panels and controls bound to ``act``.
+
+    Args:
+        session: The session to drive (its scenario should record the
+            ``flows`` and ``queue`` tables: ``trace.detail`` ``"sampled"`` or
+            ``"change"``).
+        link: The link whose ``dir`` the path sliders act on.
+        dir: ``"ab"`` (the built-ins' data direction) or ``"ba"``.
+        flows: The flows to draw (default all); the cwnd field acts on the
+            one picked in its dropdown.
+        tick: Simulated time per tick, e.g. ``"100ms"`` (the speed slider
+            changes it).
+        window: Simulated time shown, ending now (``None``: from 0).
+
+    Attributes:
+        session: The session the view drives now (a fork replaces it).
+        checkpoints: Checkpoints taken with the checkpoint button, in order.
+        widget: The top-level widget box.
+    """
+
+    def __init__(
+        self,
+        session: Session,
+        *,
+        link: str = "bottleneck",
+        dir: str = "ab",
+        flows: Sequence[str] | None = None,
+        tick: str = "100ms",
+        window: str | None = "10s",
+    ) -> None:
+        self.session = session
+        self.link, self.dir = link, dir
+        self.flows = list(flows or session.flows)
+        self.window_ps = parse_duration(window) if window else None
+        self.checkpoints: list[Checkpoint] = []
+        self.log: list[str] = []
+        d = self._direction()
+        rate_mbps = _rate_mbps(d.get("rate", "100Mbps"))
+        delay_ms = parse_duration(str(d.get("delay", "10ms"))) / _PS_PER_MS
+        limit = _limit_pkts(d.get("qdisc", {}))
+        loss = float((d.get("loss") or {}).get("p", 0.0) or 0.0)
+
+        self.play = W.Play(value=0, min=0, max=10**9, step=1, interval=200, description="play")
+        self.step_button = W.Button(description="step", icon="step-forward")
+        self.speed = W.SelectionSlider(
+            options=["10ms", "20ms", "50ms", "100ms", "200ms", "500ms", "1s"], value=tick, description="sim / tick"
+        )
+        self.time = W.HTML()
+        self.rate = W.FloatLogSlider(value=rate_mbps, base=10, min=-1, max=4, description="rate (Mbps)")
+        self.delay = W.FloatSlider(value=delay_ms, min=0, max=500, step=0.5, description="delay (ms)")
+        self.loss = W.FloatSlider(value=100 * loss, min=0, max=20, step=0.1, description="loss (%)")
+        self.queue_limit = W.IntSlider(value=limit or 1000, min=1, max=20000, description="limit (pkts)")
+        kind = str(d.get("qdisc", {}).get("kind", "fifo"))
+        self.qdisc = W.Dropdown(options=sorted({*QDISC_KINDS, kind}), value=kind, description="qdisc")
+        self.cwnd_flow = W.Dropdown(options=self.flows, value=self.flows[0] if self.flows else None, description="flow")
+        self.cwnd = W.BoundedIntText(value=10, min=1, max=10**6, description="cwnd (pkts)")
+        self.cwnd_button = W.Button(description="set cwnd")
+        self.checkpoint_button = W.Button(description="checkpoint", icon="bookmark")
+        self.fork_button = W.Button(description="fork from last checkpoint", icon="code-branch")
+        self.status = W.HTML()
+        self.out = W.Output()
+
+        self.play.observe(self._on_play, names="value")
+        self.step_button.on_click(lambda _b: self.tick())
+        for w, fn in (
+            (self.rate, self._on_rate),
+            (self.delay, self._on_delay),
+            (self.loss, self._on_loss),
+            (self.queue_limit, self._on_limit),
+            (self.qdisc, self._on_qdisc),
+        ):
+            w.observe(fn, names="value")
+        self.cwnd_button.on_click(lambda _b: self.set_cwnd())
+        self.checkpoint_button.on_click(lambda _b: self.checkpoint())
+        self.fork_button.on_click(self._on_fork)
+
+        self._fig: Any = None
+        self.widget = W.VBox(
+            [
+                W.HBox([self.play, self.step_button, self.speed, self.time]),
+                W.HBox([self.rate, self.delay, self.loss]),
+                W.HBox([self.queue_limit, self.qdisc]),
+                W.HBox([self.cwnd_flow, self.cwnd, self.cwnd_button, self.checkpoint_button, self.fork_button]),
+                self.status,
+                self.out,
+            ]
+        )
+        self.draw()
+
+    # -- notebook display ---------------------------------------------------
+
+    def _ipython_display_(self) -> None:  # pragma: no cover - needs a frontend
+        from IPython.display import display
+
+        display(self.widget)
+
+    # -- stepping -----------------------------------------------------------
+
+    def _on_play(self, change: dict[str, Any]) -> None:
+        if change["new"] != change["old"]:
+            self.tick()
+
+    def tick(self) -> None:
+        """Step the session by the speed slider's simulated time and redraw."""
+        if self.session.done:
+            self.play.playing = False
+            self._say("the run reached its horizon")
+            return
+        self.session.step(self.speed.value)
+        self.draw()
+
+    def run_for(self, duration: str) -> None:
+        """Step ``duration`` of simulated time at once and redraw (for scripts)."""
+        parse_duration(duration)
+        if not self.session.done:
+            self.session.step(duration)
+        self.draw()
+
+    # -- actions ------------------------------------------------------------
+
+    def _act(self, **change: Any) -> None:
+        self._logged(self.session.act(link=self.link, dir=self.dir, **change), change)
+
+    def _logged(self, res: Any, change: dict[str, Any]) -> None:
+        what = ", ".join(f"{k}={v}" for k, v in change.items())
+        line = f"t={format_duration(self.session.sim_time_ps)}: {what}"
+        if res is not None:
+            line += f" (action #{res['index']})"
+        self.log.append(line)
+        self._say(line)
+
+    def _on_rate(self, change: dict[str, Any]) -> None:
+        self._act(rate=f"{round(change['new'] * 1000)}Kbps")
+
+    def _on_delay(self, change: dict[str, Any]) -> None:
+        self._act(delay=f"{round(change['new'] * 1000)}us")
+
+    def _on_loss(self, change: dict[str, Any]) -> None:
+        self._act(loss=change["new"] / 100)
+
+    def _on_limit(self, change: dict[str, Any]) -> None:
+        self._act(queue_limit=int(change["new"]))
+
+    def set_cwnd(self) -> None:
+        """Set the picked flow's cwnd to the field's value (logged)."""
+        res = self.session.act(flow=self.cwnd_flow.value, cwnd=int(self.cwnd.value))
+        self._logged(res, {"flow": self.cwnd_flow.value, "cwnd": int(self.cwnd.value)})
+
+    def _on_qdisc(self, change: dict[str, Any]) -> None:
+        kind = change["new"]
+        qd: dict[str, Any] = {"kind": kind}
+        if kind == "fifo":
+            qd["limit"] = f"{int(self.queue_limit.value)}p"
+        old = self.session
+        self.session = old._client.open(
+            old.config, seed=old.seed, set={f"links.{self.link}.{self.dir}.qdisc": qd}
+        )
+        old.close()
+        self.checkpoints.clear()
+        self.log.append(f"restarted from 0 with qdisc {kind}")
+        self._say(f"qdisc {kind}: restarted the run from t=0 (seed {self.session.seed})")
+        self.draw()
+
+    def checkpoint(self) -> Checkpoint:
+        """Checkpoint the session where it is (kept in :attr:`checkpoints`)."""
+        cp = self.session.checkpoint()
+        self.checkpoints.append(cp)
+        self._say(f"checkpoint {len(self.checkpoints)} at t={format_duration(self.session.sim_time_ps)}")
+        return cp
+
+    def fork(self) -> Session:
+        """Continue from the last checkpoint in a new session; the view drives the fork.
+
+        The parent session stays open (close it yourself if you no longer
+        need it).
+
+        Raises:
+            RuntimeError: No checkpoint was taken.
+        """
+        if not self.checkpoints:
+            raise RuntimeError("ccscope.widgets: take a checkpoint before forking")
+        # A fork without new actions is a restore: replayed from the seed
+        # with the checkpoint's action log, digest verified.
+        self.session = self.session._client.restore(self.checkpoints[-1])
+        self._say(f"forked at t={format_duration(self.session.sim_time_ps)}: session {self.session.id}")
+        self.draw()
+        return self.session
+
+    def _on_fork(self, _button: Any) -> None:
+        # ipywidgets swallows a callback's exception into the log; say it.
+        try:
+            self.fork()
+        except RuntimeError as e:
+            self._say(str(e))
+
+    def _say(self, text: str) -> None:
+        import html
+
+        self.status.value = f"<code>{html.escape(text)}</code>"
+
+    # -- drawing ------------------------------------------------------------
+
+    def _direction(self) -> dict[str, Any]:
+        for ln in self.session.config.get("links", []):
+            if ln.get("id") == self.link:
+                return dict(ln.get(self.dir) or ln)
+        return {}
+
+    def draw(self) -> None:
+        """Redraw the panels from the session's tables."""
+        import matplotlib.pyplot as plt
+
+        s = self.session
+        self.time.value = f"<b>t = {s.sim_time_s:.3f} s</b> / {s.horizon_ps / 1e12:g} s · session {s.id}"
+        lo = 0 if self.window_ps is None else max(0, s.sim_time_ps - self.window_ps)
+        if self._fig is None:
+            self._fig, self._axes = plt.subplots(4, 1, sharex=True, figsize=(10, 7.5), layout="constrained")
+            plt.close(self._fig)  # drawn into the Output below, not by the inline backend
+        ax_rate, ax_cwnd, ax_rtt, ax_q = self._axes
+        for ax in self._axes:
+            ax.clear()
+            ax.grid(alpha=0.3)
+        flows = s.signals("flows", flows=self.flows) if s.sim_time_ps > 0 else None
+        if flows is not None and flows.num_rows:
+            flows = flows.filter(pc.greater_equal(flows["t_ps"], lo))
+            for i, f in enumerate(self.flows):
+                rows = flows.filter(pc.equal(flows["flow"], f))
+                if rows.num_rows == 0:
+                    continue
+                t = rows["t_ps"].to_numpy() / 1e12
+                ax_rate.step(t, rows["delivery_rate_bps"].to_numpy() / 1e6, where="post", color=f"C{i}", label=f)
+                ax_cwnd.step(t, rows["cwnd_pkts"].to_numpy(), where="post", color=f"C{i}", label=f)
+                ax_rtt.plot(t, rows["srtt_ps"].to_numpy() / 1e9, color=f"C{i}", label=f)
+            ax_rate.legend(fontsize="small", loc="upper left")
+        q = s.signals("queue") if s.sim_time_ps > 0 else None
+        if q is not None and q.num_rows:
+            keep = pc.and_(pc.equal(q["link"], self.link), pc.equal(q["dir"], self.dir))
+            q = q.filter(pc.and_(keep, pc.greater_equal(q["t_ps"], lo)))
+            t = q["t_ps"].to_numpy() / 1e12
+            ax_q.plot(t, q["sojourn_ps"].to_numpy() / 1e9, color="C3", lw=0.8, label="sojourn")
+            ax_b = ax_q.twinx()
+            ax_b.step(t, q["backlog_pkts"].to_numpy(), where="post", color="C7", lw=0.8)
+            ax_b.set_ylabel("backlog (pkts)")
+        ax_rate.set_ylabel("delivery (Mbps)")
+        ax_cwnd.set_ylabel("cwnd (pkts)")
+        ax_rtt.set_ylabel("srtt (ms)")
+        ax_q.set_ylabel(f"{self.link}/{self.dir} sojourn (ms)")
+        ax_q.set_xlabel("simulated time (s)")
+        ax_q.set_xlim(lo / 1e12, max(s.sim_time_ps, 1) / 1e12)
+        self.out.clear_output(wait=True)
+        with self.out:
+            from IPython.display import display
+
+            display(self._fig)
+
+
+def _rate_mbps(v: Any) -> float:
+    units = {"tbps": 1e6, "gbps": 1e3, "mbps": 1.0, "kbps": 1e-3, "bps": 1e-6}
+    s = str(v).strip().lower()
+    for u, m in units.items():
+        if s.endswith(u):
+            return float(s[: -len(u)]) * m
+    return float(s) / 1e6
+
+
+def _limit_pkts(qdisc: dict[str, Any]) -> int | None:
+    lim = str(qdisc.get("limit", ""))
+    if lim.endswith("p") and lim[:-1].isdigit():
+        return int(lim[:-1])
+    if lim.endswith("B") and lim[:-1].isdigit():
+        return max(1, int(lim[:-1]) // 1500)
+    return None
+

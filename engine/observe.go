@@ -1,0 +1,33 @@
+package engine
+
+import (
+	"github.com/ccscope/ccscope/engine/trace"
+	"github.com/ccscope/ccscope/engine/units"
+)
+
+// Observation is a TCP flow's state at one instant: the sender's row of the
+// flows table (its T is the simulation clock, not the sender's last
+// update) and the payload bytes its receiver's application got in order.
+// It is what a learned CC observes after each step.
+type Observation struct {
+	trace.FlowRow
+	BytesDelivered units.Bytes
+}
+
+// Observe returns flow id's observation now; ok is false when there is no
+// such flow or it is not a TCP flow.
+func (r *Run) Observe(id string) (obs Observation, ok bool) {
+	for i, f := range r.Scenario.Flows {
+		if f.ID != id {
+			continue
+		}
+		t, isTCP := r.Flows[i].(*tcpFlow)
+		if !isTCP {
+			return obs, false
+		}
+		obs.FlowRow, obs.BytesDelivered = t.observe()
+		obs.T = r.Sim.Now()
+		return obs, true
+	}
+	return obs, false
+}

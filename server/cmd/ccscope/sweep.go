@@ -1,0 +1,179 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/ccscope/ccscope/server/sweep"
+)
+
+func sweepMain(args []string) int {
+	fs := flag.NewFlagSet("sweep", flag.ContinueOnError)
+	var grids, axes, sets setFlags
+	fs.Var(&grids, "grid", "cross a parameter: `path=v1,v2,...` (repeatable), e.g. flows.f0.cc=cubic,bbr")
+	fs.Var(&axes, "axis", "an impairment axis varied alone: `path=v1,v2,...` (repeatable)")
+	fs.Var(&sets, "set", "a fixed override `path=value` (repeatable)")
+	seeds := fs.String("seeds", "", "master seeds, e.g. `1-5` or 1,3,7 (default: the scenario's)")
+	dur := fs.String("duration", "", "simulated duration `D` of every run (overrides runtime.duration)")
+	out := fs.String("o", "sweep.parquet", "the catalog `FILE` (Parquet); an existing one is resumed")
+	jobs := fs.Int("jobs", 0, "runs at once (default: the number of CPUs)")
+	traceDir := fs.String("trace-dir", "", "keep every run's trace under `DIR` (<run>.*.parquet)")
+	reportDir := fs.String("report-dir", "", "write the catalog page DIR/index.html and a page per run under `DIR`/runs/")
+	runReports := fs.Bool("run-reports", false, "with --report-dir: trace every run and write its full HTML report (as run --report) as its page")
+	metric := fs.String("metric", "goodput_bps", "the catalog column the catalog page charts")
+	progress := fs.String("progress", "auto", "progress display: auto (a bar on a terminal), bar, json (one line per run on stderr), none")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "Usage: ccscope sweep SPEC.json|SCENARIO [options]")
+		fmt.Fprintln(fs.Output(), "\nRuns one simulation per point (grid × each axis value × seeds) on all cores and writes a Parquet catalog,")
+		fmt.Fprintln(fs.Output(), "one row per run and flow. Points already in the catalog (same config hash) are skipped.")
+		fs.PrintDefaults()
+	}
+	pos, rest := splitArgs(args)
+	if err := fs.Parse(rest); err != nil {
+		return 2
+	}
+	if pos == "" || fs.NArg() > 0 {
+		fs.Usage()
+		return 2
+	}
+	spec, err := sweepSpec(pos)
+	if err != nil {
+		return fail(err)
+	}
+	for _, g := range grids {
+		p, err := sweep.ParseGrid(g)
+		if err != nil {
+			return fail(fmt.Errorf("--grid %w", err))
+		}
+		spec.Grid = append(spec.Grid, p)
+	}
+	for _, a := range axes {
+		p, err := sweep.ParseGrid(a)
+		if err != nil {
+			return fail(fmt.Errorf("--axis %w", err))
+		}
+		spec.Axes = append(spec.Axes, p)
+	}
+	if *dur != "" {
+		sets = append(sets, "runtime.duration="+*dur)
+	}
+	for _, s := range sets {
+		path, v, ok := strings.Cut(s, "=")
+		if !ok {
+			return fail(fmt.Errorf("--set %q: expected path=value", s))
+		}
+		spec.Set = append(spec.Set, sweep.Param{Path: path, Values: []json.RawMessage{jsonOrString(v)}})
+	}
+	if *seeds != "" {
+		if spec.Seeds, err = sweep.ParseSeeds(*seeds); err != nil {
+			return fail(fmt.Errorf("--seeds: %w", err))
+		}
+	}
+	if err := spec.Validate(); err != nil {
+		return fail(err)
+	}
+	mode := *progress
+	if mode == "auto" {
+		mode = "none"
+		if isTerminal(os.Stderr) {
+			mode = "bar"
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	opt := sweep.Options{Catalog: *out, Jobs: *jobs, TraceDir: *traceDir, ReportDir: *reportDir, RunReports: *runReports, Metric: *metric,
+		Load: loadScenario}
+	var last time.Time
+	switch mode {
+	case "bar":
+		opt.Progress = func(p sweep.Progress) {
+			if time.Since(last) > 100*time.Millisecond || p.Done == p.Total {
+				drawSweepProgress(os.Stderr, p)
+				last = time.Now()
+			}
+		}
+	case "json":
+		enc := json.NewEncoder(os.Stderr)
+		opt.Progress = func(p sweep.Progress) {
+			_ = enc.Encode(map[string]any{"done": p.Done, "skipped": p.Skipped, "total": p.Total, "elapsed_s": p.Elapsed.Seconds()})
+		}
+	case "none":
+	default:
+		return fail(fmt.Errorf("--progress %q: auto, bar, json or none", *progress))
+	}
+	res, err := sweep.Run(ctx, spec, opt)
+	if mode == "bar" {
+		fmt.Fprintln(os.Stderr)
+	}
+	if err != nil {
+		var pe *sweep.PointError
+		if errors.As(err, &pe) {
+			fmt.Fprintf(os.Stderr, "ccscope: sweep point %s:\n", pe.Describe())
+			return fail(pe.Err)
+		}
+		return fail(err)
+	}
+	perRun := 0.0
+	if res.Ran > 0 {
+		perRun = res.RunWall.Seconds() / float64(res.Ran) * 1e3
+	}
+	fmt.Fprintf(os.Stderr, "ccscope: %d runs (%d already in the catalog, %d shared with another axis) in %.1f s; %.1f ms of run time per run; %d rows in %s\n",
+		res.Ran, res.Skipped, res.Reused, res.Elapsed.Seconds(), perRun, res.Rows, *out)
+	if *reportDir != "" {
+		fmt.Fprintf(os.Stderr, "ccscope: catalog page %s/index.html\n", strings.TrimRight(*reportDir, "/"))
+	}
+	return 0
+}
+
+// sweepSpec reads a sweep spec file (a JSON object with a "scenario" key),
+// or makes an empty spec over a scenario name or scenario file.
+func sweepSpec(arg string) (*sweep.Spec, error) {
+	if strings.HasSuffix(arg, ".json") {
+		raw, err := os.ReadFile(arg)
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", arg, err)
+		}
+		var probe map[string]json.RawMessage
+		if json.Unmarshal(raw, &probe) == nil {
+			if _, ok := probe["scenario"]; ok {
+				s, err := sweep.ParseSpec(raw)
+				if err != nil {
+					return nil, fmt.Errorf("%s: %w", arg, err)
+				}
+				return s, nil
+			}
+		}
+	}
+	name, _ := json.Marshal(arg)
+	return &sweep.Spec{Scenario: name}, nil
+}
+
+func jsonOrString(v string) json.RawMessage {
+	if json.Valid([]byte(v)) {
+		return json.RawMessage(v)
+	}
+	b, _ := json.Marshal(v)
+	return b
+}
+
+func drawSweepProgress(w io.Writer, p sweep.Progress) {
+	const width = 30
+	frac := float64(p.Done) / float64(max(p.Total, 1))
+	n := int(frac * width)
+	eta := "--"
+	if ran := p.Done - p.Skipped; ran > 0 {
+		left := time.Duration(float64(p.Elapsed) / float64(ran) * float64(p.Total-p.Done))
+		eta = left.Round(time.Second).String()
+	}
+	fmt.Fprintf(w, "\r[%s%s] %d/%d runs (%d skipped)  %.0fs  ETA %s   ", strings.Repeat("#", n), strings.Repeat(" ", width-n),
+		p.Done, p.Total, p.Skipped, p.Elapsed.Seconds(), eta)
+}

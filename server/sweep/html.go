@@ -1,0 +1,404 @@
+package sweep
+
+import (
+	"encoding/json"
+	"fmt"
+	"html"
+	"html/template"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/ccscope/ccscope/engine"
+	"github.com/ccscope/ccscope/engine/sim"
+)
+
+// palette is the series colours (Okabe–Ito, readable by colour-blind
+// readers).
+var palette = []string{"#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000"}
+
+// metricValue returns row r's value of a fixed numeric column, scaled to its
+// display unit, and that unit's label.
+func metricValue(name string, r *Row) (float64, bool) {
+	for _, c := range fixedColumns {
+		if c.name != name {
+			continue
+		}
+		v := c.get(r)
+		switch x := v.(type) {
+		case int64:
+			return scale(name, float64(x)), true
+		case float64:
+			return scale(name, x), true
+		}
+		return 0, false
+	}
+	return 0, false
+}
+
+func scale(name string, v float64) float64 {
+	switch {
+	case strings.HasSuffix(name, "_bps"):
+		return v / 1e6
+	case strings.HasSuffix(name, "_ps"):
+		return v / float64(sim.Millisecond)
+	}
+	return v
+}
+
+func unitLabel(name string) string {
+	switch {
+	case strings.HasSuffix(name, "_bps"):
+		return strings.TrimSuffix(name, "_bps") + " (Mbps)"
+	case strings.HasSuffix(name, "_ps"):
+		return strings.TrimSuffix(name, "_ps") + " (ms)"
+	}
+	return name
+}
+
+// metricOK reports whether name is a numeric fixed column.
+func metricOK(name string) bool {
+	for _, c := range fixedColumns {
+		if c.name == name {
+			return c.kind != kString
+		}
+	}
+	return false
+}
+
+// MetricNames lists the columns the catalog page can chart.
+func MetricNames() []string {
+	var out []string
+	for _, c := range fixedColumns {
+		if c.kind != kString {
+			out = append(out, c.name)
+		}
+	}
+	return out
+}
+
+type chart struct {
+	Axis string
+	SVG  template.HTML
+}
+
+// WriteCatalogHTML writes the catalog page: one chart per impairment axis
+// (without axes, one chart against the last grid parameter) of metric per
+// CC, each x showing the seeds' spread (a min–max bar, every seed a dot
+// linking to its run's page) and the median joined by a line.
+func WriteCatalogHTML(path string, spec *Spec, rows []Row, metric string) error {
+	if !metricOK(metric) {
+		return fmt.Errorf("sweep: --metric %q: not a numeric catalog column (one of %s)", metric, strings.Join(MetricNames(), ", "))
+	}
+	var axes []string
+	for _, a := range spec.Axes {
+		axes = append(axes, a.Path)
+	}
+	byAxis := len(axes) > 0
+	if !byAxis && len(spec.Grid) > 0 {
+		for _, g := range spec.Grid {
+			if g.Path != "flows.f0.cc" || len(axes) == 0 {
+				axes = append(axes[:0], g.Path)
+			}
+		}
+	}
+	var charts []chart
+	for _, ax := range axes {
+		var sel []*Row
+		for i := range rows {
+			r := &rows[i]
+			if _, ok := r.Params[ax]; !ok {
+				continue
+			}
+			if byAxis && r.Axis != ax {
+				continue
+			}
+			sel = append(sel, r)
+		}
+		charts = append(charts, chart{Axis: ax, SVG: template.HTML(svgChart(ax, sel, metric))})
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("sweep: report: %w", err)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("sweep: report: %w", err)
+	}
+	specJSON, _ := json.MarshalIndent(specView(spec), "", "  ")
+	runs := map[string]bool{}
+	for i := range rows {
+		runs[rows[i].Run] = true
+	}
+	err = catalogTmpl.Execute(f, map[string]any{
+		"Metric": unitLabel(metric), "Charts": charts, "Runs": len(runs), "Rows": len(rows), "Spec": string(specJSON),
+	})
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// specView renders a spec back as JSON-friendly maps (ordered by key; the
+// page is for reading).
+func specView(s *Spec) map[string]any {
+	m := map[string]any{"scenario": json.RawMessage(s.Scenario)}
+	for _, sec := range []struct {
+		name string
+		ps   Params
+	}{{"set", s.Set}, {"grid", s.Grid}, {"axes", s.Axes}} {
+		if len(sec.ps) == 0 {
+			continue
+		}
+		o := map[string]any{}
+		for _, p := range sec.ps {
+			o[p.Path] = p.Values
+		}
+		m[sec.name] = o
+	}
+	if len(s.Explicit) > 0 {
+		var pts []map[string]json.RawMessage
+		for _, pt := range s.Explicit {
+			o := map[string]json.RawMessage{}
+			for _, p := range pt {
+				o[p.Path] = p.Values[0]
+			}
+			pts = append(pts, o)
+		}
+		m["points"] = pts
+	}
+	if len(s.Seeds) > 0 {
+		m["seeds"] = s.Seeds
+	}
+	return m
+}
+
+type seriesPoint struct {
+	vals []float64
+	rows []*Row
+}
+
+// svgChart draws one axis's chart as inline SVG.
+func svgChart(axis string, rows []*Row, metric string) string {
+	const W, H, ml, mr, mt, mb = 720.0, 340.0, 70.0, 130.0, 20.0, 50.0
+	// x values in order: numeric ascending when all numeric, else first seen.
+	var xs []string
+	seen := map[string]bool{}
+	allNum := true
+	for _, r := range rows {
+		k := string(r.Params[axis])
+		if !seen[k] {
+			seen[k] = true
+			xs = append(xs, k)
+			if _, err := strconv.ParseFloat(k, 64); err != nil {
+				allNum = false
+			}
+		}
+	}
+	if allNum {
+		sort.Slice(xs, func(i, j int) bool {
+			a, _ := strconv.ParseFloat(xs[i], 64)
+			b, _ := strconv.ParseFloat(xs[j], 64)
+			return a < b
+		})
+	}
+	xi := map[string]int{}
+	for i, x := range xs {
+		xi[x] = i
+	}
+	var ccs []string
+	data := map[string]map[int]*seriesPoint{}
+	ymin, ymax := math.Inf(1), math.Inf(-1)
+	for _, r := range rows {
+		v, ok := metricValue(metric, r)
+		if !ok {
+			continue
+		}
+		if data[r.CC] == nil {
+			data[r.CC] = map[int]*seriesPoint{}
+			ccs = append(ccs, r.CC)
+		}
+		i := xi[string(r.Params[axis])]
+		sp := data[r.CC][i]
+		if sp == nil {
+			sp = &seriesPoint{}
+			data[r.CC][i] = sp
+		}
+		sp.vals = append(sp.vals, v)
+		sp.rows = append(sp.rows, r)
+		ymin, ymax = math.Min(ymin, v), math.Max(ymax, v)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%g" height="%g" viewBox="0 0 %g %g" font-family="sans-serif" font-size="11">`, W, H, W, H)
+	if len(ccs) == 0 || len(xs) == 0 {
+		fmt.Fprintf(&b, `<text x="%g" y="%g">no values of %s</text></svg>`, ml, H/2, html.EscapeString(metric))
+		return b.String()
+	}
+	if ymin > 0 && ymin < 0.5*ymax {
+		ymin = 0
+	}
+	if ymax == ymin {
+		ymax = ymin + 1
+	}
+	pw, ph := W-ml-mr, H-mt-mb
+	xpos := func(i int) float64 {
+		if len(xs) == 1 {
+			return ml + pw/2
+		}
+		return ml + pw*float64(i)/float64(len(xs)-1)
+	}
+	ypos := func(v float64) float64 { return mt + ph*(1-(v-ymin)/(ymax-ymin)) }
+	fmt.Fprintf(&b, `<rect x="%g" y="%g" width="%g" height="%g" fill="none" stroke="#999"/>`, ml, mt, pw, ph)
+	for k := 0; k <= 4; k++ {
+		v := ymin + (ymax-ymin)*float64(k)/4
+		y := ypos(v)
+		fmt.Fprintf(&b, `<line x1="%g" x2="%g" y1="%.1f" y2="%.1f" stroke="#eee"/><text x="%g" y="%.1f" text-anchor="end">%s</text>`,
+			ml, ml+pw, y, y, ml-4, y+4, strconv.FormatFloat(v, 'g', 4, 64))
+	}
+	step := 1
+	if len(xs) > 12 {
+		step = (len(xs) + 11) / 12
+	}
+	for i, x := range xs {
+		if i%step != 0 {
+			continue
+		}
+		fmt.Fprintf(&b, `<text x="%.1f" y="%g" text-anchor="middle">%s</text>`, xpos(i), mt+ph+14, html.EscapeString(display(json.RawMessage(x))))
+	}
+	fmt.Fprintf(&b, `<text x="%g" y="%g" text-anchor="middle">%s</text>`, ml+pw/2, H-8, html.EscapeString(axis))
+	fmt.Fprintf(&b, `<text transform="translate(14 %g) rotate(-90)" text-anchor="middle">%s</text>`, mt+ph/2, html.EscapeString(unitLabel(metric)))
+	for si, cc := range ccs {
+		col := palette[si%len(palette)]
+		off := (float64(si) - float64(len(ccs)-1)/2) * 3 // small dodge so spreads do not overlap
+		var line []string
+		for i := range xs {
+			sp := data[cc][i]
+			if sp == nil {
+				continue
+			}
+			x := xpos(i) + off
+			lo, hi, med := spread(sp.vals)
+			fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%.1f" y2="%.1f" stroke="%s" stroke-width="2" opacity="0.5"/>`, x, x, ypos(lo), ypos(hi), col)
+			line = append(line, fmt.Sprintf("%.1f,%.1f", x, ypos(med)))
+			for j, v := range sp.vals {
+				r := sp.rows[j]
+				tip := fmt.Sprintf("%s  %s=%s  seed %d  flow %s: %s = %s  (run %s)", cc, axis, display(r.Params[axis]), r.Seed, r.Flow,
+					unitLabel(metric), strconv.FormatFloat(v, 'g', 5, 64), r.Run)
+				dot := fmt.Sprintf(`<circle cx="%.1f" cy="%.1f" r="2.5" fill="%s"><title>%s</title></circle>`, x, ypos(v), col, html.EscapeString(tip))
+				if r.Report != nil {
+					dot = fmt.Sprintf(`<a href="%s">%s</a>`, html.EscapeString(filepath.ToSlash(*r.Report)), dot)
+				}
+				b.WriteString(dot)
+			}
+		}
+		fmt.Fprintf(&b, `<polyline points="%s" fill="none" stroke="%s" stroke-width="1.5"/>`, strings.Join(line, " "), col)
+		fmt.Fprintf(&b, `<rect x="%g" y="%g" width="10" height="10" fill="%s"/><text x="%g" y="%g">%s</text>`,
+			ml+pw+12, mt+float64(si)*16, col, ml+pw+26, mt+float64(si)*16+9, html.EscapeString(cc))
+	}
+	b.WriteString(`</svg>`)
+	return b.String()
+}
+
+// spread returns the minimum, maximum and median of vs.
+func spread(vs []float64) (lo, hi, med float64) {
+	s := append([]float64(nil), vs...)
+	sort.Float64s(s)
+	n := len(s)
+	med = s[n/2]
+	if n%2 == 0 {
+		med = (s[n/2-1] + s[n/2]) / 2
+	}
+	return s[0], s[n-1], med
+}
+
+var catalogTmpl = template.Must(template.New("catalog").Parse(`<!doctype html>
+<html><head><meta charset="utf-8"><title>ccscope sweep catalog</title>
+<style>body{font-family:sans-serif;margin:1.5em;max-width:80em} pre{background:#f6f6f6;padding:.5em} h2{font-size:1.1em;margin-top:1.5em}</style>
+</head><body>
+<h1>Sweep catalog</h1>
+<p>{{.Runs}} runs, {{.Rows}} catalog rows (one per run and flow). Each chart plots {{.Metric}} against one impairment axis,
+one colour per CC: the bar spans the seeds, the line joins the medians, and each dot is one run (hover for its values, click for its page).</p>
+{{range .Charts}}<h2>{{.Axis}}</h2>
+{{.SVG}}
+{{end}}
+<h2>Spec</h2><pre>{{.Spec}}</pre>
+</body></html>
+`))
+
+// WriteRunHTML writes one run's page: its parameters, how to reproduce it,
+// and its summary tables.
+func WriteRunHTML(path string, p Point, spec *Spec, sum engine.Summary) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("sweep: report: %w", err)
+	}
+	var cmd string
+	var name string
+	if json.Unmarshal(spec.Scenario, &name) == nil {
+		parts := []string{"ccscope", "run", shellQuote(name)}
+		for _, s := range p.Sets(spec) {
+			parts = append(parts, "--set", shellQuote(s))
+		}
+		cmd = strings.Join(parts, " ")
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("sweep: report: %w", err)
+	}
+	sumJSON, _ := json.MarshalIndent(sum, "", "  ")
+	err = runTmpl.Execute(f, map[string]any{"Sum": sum, "Point": p, "Cmd": cmd, "SumJSON": string(sumJSON)})
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r == '-' || r == '_' || r == '.' || r == '=' || r == '/' || r == ',' || r == ':' ||
+			(r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9'))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func fmtScaled(v *int64, div float64) string {
+	if v == nil {
+		return "–"
+	}
+	return strconv.FormatFloat(float64(*v)/div, 'f', 3, 64)
+}
+
+var runTmpl = template.Must(template.New("run").Funcs(template.FuncMap{
+	"Ms":   func(v *int64) string { return fmtScaled(v, float64(sim.Millisecond)) },
+	"Mbps": func(v *int64) string { return fmtScaled(v, 1e6) },
+	"Int": func(v *int64) string {
+		if v == nil {
+			return "–"
+		}
+		return strconv.FormatInt(*v, 10)
+	},
+	"Disp": func(v json.RawMessage) string { return display(v) },
+}).Parse(`<!doctype html>
+<html><head><meta charset="utf-8"><title>run {{.Sum.ConfigHash}}</title>
+<style>body{font-family:sans-serif;margin:1.5em;max-width:80em} td,th{padding:2px 8px;text-align:right} th{background:#eee} pre{background:#f6f6f6;padding:.5em;overflow:auto}</style>
+</head><body>
+<p><a href="../index.html">← catalog</a></p>
+<h1>{{.Sum.Scenario}}, seed {{.Sum.Seed}}</h1>
+<p>config hash <code>{{.Sum.ConfigHash}}</code>, digest <code>{{.Sum.Digest}}</code>, {{.Sum.Events}} events, wall {{printf "%.3f" .Sum.WallS}} s</p>
+<table><tr><th>parameter</th><th>value</th></tr>
+{{range .Point.Params}}<tr><td>{{.Path}}</td><td>{{index .Values 0 | Disp}}</td></tr>{{end}}</table>
+{{if .Cmd}}<p>Reproduce (add <code>--trace run.parquet</code> for every signal):</p><pre>{{.Cmd}}</pre>{{end}}
+<h2>Flows</h2>
+<table><tr><th>flow</th><th>cc</th><th>goodput (Mbps)</th><th>delivered (B)</th><th>retransmits</th><th>rtt p50 (ms)</th><th>rtt p99 (ms)</th></tr>
+{{range .Sum.Flows}}<tr><td>{{.ID}}</td><td>{{.CC}}</td><td>{{Mbps .GoodputBps}}</td><td>{{.BytesDelivered}}</td><td>{{Int .Retransmits}}</td><td>{{Ms .RTTP50Ps}}</td><td>{{Ms .RTTP99Ps}}</td></tr>
+{{end}}</table>
+<h2>Queues</h2>
+<table><tr><th>queue</th><th>enqueued</th><th>drops</th><th>marks</th><th>wire losses</th><th>max backlog (B)</th><th>sojourn p50 (ms)</th><th>sojourn p99 (ms)</th></tr>
+{{range .Sum.Queues}}<tr><td>{{.Link}}/{{.Dir}}</td><td>{{.Enqueued}}</td><td>{{.Drops}}</td><td>{{.Marks}}</td><td>{{.WireLosses}}</td><td>{{.MaxBacklogBytes}}</td><td>{{Ms .SojournP50Ps}}</td><td>{{Ms .SojournP99Ps}}</td></tr>
+{{end}}</table>
+<h2>Summary</h2><pre>{{.SumJSON}}</pre>
+</body></html>
+`))

@@ -1,0 +1,374 @@
+// Package sweep runs one simulation per point of a parameter sweep, on all
+// cores, and keeps a catalog of the runs: a Parquet file with one row per run
+// and flow (the swept parameters as columns, then the summary metrics, the
+// config hash and the digest), resumable by config hash, and optionally an
+// HTML page that charts one metric against each impairment axis.
+//
+// Parallelism is across runs: each run is one engine.Run, single-threaded and
+// deterministic, on its own goroutine.
+package sweep
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Spec describes a sweep.
+//
+//	{"scenario": "p-rtr-p",                      // a built-in, a file path, or an inline scenario object
+//	 "set":   {"runtime.duration": "10s"},       // fixed overrides
+//	 "grid":  {"flows.f0.cc": ["cubic", "bbr"]}, // crossed with everything else
+//	 "axes":  {"links.bottleneck.ab.loss.p": [0, 0.001, 0.01]},   // varied one at a time
+//	 "seeds": "1-5"}                             // or [1, 2, 3]; default the scenario's seed
+//
+// The points are grid × (each value of each axis, the other axes left at the
+// scenario's value) × seeds. Without axes they are grid × seeds.
+type Spec struct {
+	// Scenario is a built-in name or file path (a JSON string), or an inline
+	// scenario (a JSON object).
+	Scenario json.RawMessage `json:"scenario"`
+	Set      Params          `json:"set,omitempty"`
+	Grid     Params          `json:"grid,omitempty"`
+	Axes     Params          `json:"axes,omitempty"`
+	// Explicit lists explicit points (path → value, "seed" for a point's own
+	// seed), crossed with the grid; an alternative to axes.
+	Explicit []Params `json:"points,omitempty"`
+	Seeds    Seeds    `json:"seeds,omitempty"`
+}
+
+// Param is one override path with its values, each a JSON value as written.
+type Param struct {
+	Path   string
+	Values []json.RawMessage
+}
+
+// Params keeps the order a spec lists its parameters in (JSON objects are
+// unordered to encoding/json, but users read columns and charts in the order
+// they wrote them).
+type Params []Param
+
+// UnmarshalJSON decodes an object of path → value (for "set") or path →
+// array of values (for "grid" and "axes"), keeping the key order.
+func (ps *Params) UnmarshalJSON(b []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return fmt.Errorf("expected an object of path: values")
+	}
+	for dec.More() {
+		kt, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return err
+		}
+		p := Param{Path: kt.(string)}
+		if len(raw) > 0 && raw[0] == '[' {
+			if err := json.Unmarshal(raw, &p.Values); err != nil {
+				return err
+			}
+		} else {
+			p.Values = []json.RawMessage{raw}
+		}
+		*ps = append(*ps, p)
+	}
+	_, err = dec.Token()
+	return err
+}
+
+// Seeds is a list of master seeds; in JSON an array of integers or a string
+// of ranges and values ("1-5", "1,3,7-9").
+type Seeds []uint64
+
+// UnmarshalJSON accepts an array of integers or a range string.
+func (s *Seeds) UnmarshalJSON(b []byte) error {
+	var list []uint64
+	if err := json.Unmarshal(b, &list); err == nil {
+		*s = list
+		return nil
+	}
+	var str string
+	if err := json.Unmarshal(b, &str); err != nil {
+		return fmt.Errorf("expected an array of integers or a range such as \"1-5\"")
+	}
+	v, err := ParseSeeds(str)
+	if err != nil {
+		return err
+	}
+	*s = v
+	return nil
+}
+
+// ParseSeeds parses "1-5" or "1,3,7-9" into seeds.
+func ParseSeeds(str string) (Seeds, error) {
+	var out Seeds
+	for _, part := range strings.Split(str, ",") {
+		part = strings.TrimSpace(part)
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := strconv.ParseUint(lo, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a seed or a range of seeds such as 1-5", part)
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.ParseUint(hi, 10, 64); err != nil || b < a {
+				return nil, fmt.Errorf("%q is not a range of seeds such as 1-5", part)
+			}
+		}
+		if b-a >= 1_000_000 {
+			return nil, fmt.Errorf("%q: more than a million seeds", part)
+		}
+		for x := a; x <= b; x++ {
+			out = append(out, x)
+		}
+	}
+	return out, nil
+}
+
+// ParseSpec decodes and checks a sweep spec; errors name the field.
+func ParseSpec(raw []byte) (*Spec, error) {
+	var s Spec
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		return nil, fmt.Errorf("sweep spec: %w", err)
+	}
+	return &s, s.Validate()
+}
+
+// Validate checks the spec's shape (the values themselves are checked by
+// the scenario parser, per point).
+func (s *Spec) Validate() error {
+	if len(s.Scenario) == 0 || string(s.Scenario) == "null" {
+		return fmt.Errorf("sweep spec: scenario: missing (a built-in name, a file path or an inline scenario)")
+	}
+	seen := map[string]string{}
+	for _, sec := range []struct {
+		name string
+		ps   Params
+	}{{"set", s.Set}, {"grid", s.Grid}, {"axes", s.Axes}} {
+		for _, p := range sec.ps {
+			if p.Path == "" {
+				return fmt.Errorf("sweep spec: %s: an empty path", sec.name)
+			}
+			if p.Path == "seed" || p.Path == "runtime.seed" {
+				return fmt.Errorf("sweep spec: %s.%s: give seeds in \"seeds\"", sec.name, p.Path)
+			}
+			// A path in "set" may also be swept: its set value is the
+			// baseline the other axes' runs keep.
+			if prev, ok := seen[p.Path]; ok && sec.name != "set" {
+				return fmt.Errorf("sweep spec: %s.%s: already in %s", sec.name, p.Path, prev)
+			}
+			if sec.name != "set" {
+				seen[p.Path] = sec.name
+			}
+			if len(p.Values) == 0 {
+				return fmt.Errorf("sweep spec: %s.%s: no values", sec.name, p.Path)
+			}
+			if sec.name == "set" && len(p.Values) != 1 {
+				return fmt.Errorf("sweep spec: set.%s: one value, not a list (sweep it in grid or axes)", p.Path)
+			}
+		}
+	}
+	if len(s.Explicit) > 0 && len(s.Axes) > 0 {
+		return fmt.Errorf("sweep spec: points: give axes or points, not both")
+	}
+	for i, pt := range s.Explicit {
+		for _, p := range pt {
+			if len(p.Values) != 1 {
+				return fmt.Errorf("sweep spec: points[%d].%s: one value, not a list", i, p.Path)
+			}
+			if p.Path == "seed" {
+				var seed uint64
+				if json.Unmarshal(p.Values[0], &seed) != nil {
+					return fmt.Errorf("sweep spec: points[%d].seed: %s is not a seed (a non-negative integer)", i, p.Values[0])
+				}
+				if len(s.Seeds) > 0 {
+					return fmt.Errorf("sweep spec: points[%d].seed: give seeds in \"seeds\" or in the points, not both", i)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// Point is one run of a sweep.
+type Point struct {
+	// Axis is the impairment axis this point varies ("" without axes).
+	Axis string
+	// Params are the swept parameters' values (grid, then the axis).
+	Params []Param
+	// Seed is the master seed; HasSeed is false when the spec gives no
+	// seeds and the scenario's own seed is used.
+	Seed    uint64
+	HasSeed bool
+}
+
+// Sets returns the point's --set overrides, after the spec's fixed ones.
+func (p Point) Sets(spec *Spec) []string {
+	var out []string
+	for _, s := range spec.Set {
+		out = append(out, s.Path+"="+string(s.Values[0]))
+	}
+	for _, s := range p.Params {
+		out = append(out, s.Path+"="+string(s.Values[0]))
+	}
+	if p.HasSeed {
+		out = append(out, "runtime.seed="+strconv.FormatUint(p.Seed, 10))
+	}
+	return out
+}
+
+// Points expands the spec: grid × axes (one at a time) × seeds, the seeds
+// varying fastest.
+func (s *Spec) Points() []Point {
+	combos := [][]Param{nil}
+	for _, g := range s.Grid {
+		var next [][]Param
+		for _, c := range combos {
+			for _, v := range g.Values {
+				next = append(next, append(append([]Param(nil), c...), Param{Path: g.Path, Values: []json.RawMessage{v}}))
+			}
+		}
+		combos = next
+	}
+	type axisVal struct {
+		axis string
+		p    *Param
+	}
+	avs := []axisVal{{}}
+	if len(s.Axes) > 0 {
+		avs = avs[:0]
+		for _, a := range s.Axes {
+			for _, v := range a.Values {
+				avs = append(avs, axisVal{a.Path, &Param{Path: a.Path, Values: []json.RawMessage{v}}})
+			}
+		}
+	}
+	seeds := s.Seeds
+	var out []Point
+	if len(s.Explicit) > 0 {
+		for _, c := range combos {
+			for _, pt := range s.Explicit {
+				p := Point{Params: append([]Param(nil), c...)}
+				for _, q := range pt {
+					if q.Path == "seed" {
+						_ = json.Unmarshal(q.Values[0], &p.Seed)
+						p.HasSeed = true
+						continue
+					}
+					p.Params = append(p.Params, q)
+				}
+				if p.HasSeed || len(seeds) == 0 {
+					out = append(out, p)
+					continue
+				}
+				for _, seed := range seeds {
+					p.Seed, p.HasSeed = seed, true
+					out = append(out, p)
+				}
+			}
+		}
+		return out
+	}
+	for _, av := range avs {
+		for _, c := range combos {
+			ps := append([]Param(nil), c...)
+			if av.p != nil {
+				ps = append(ps, *av.p)
+			}
+			if len(seeds) == 0 {
+				out = append(out, Point{Axis: av.axis, Params: ps})
+				continue
+			}
+			for _, seed := range seeds {
+				out = append(out, Point{Axis: av.axis, Params: ps, Seed: seed, HasSeed: true})
+			}
+		}
+	}
+	return out
+}
+
+// Columns returns the swept parameters' paths in spec order: grid, then axes.
+func (s *Spec) Columns() []string {
+	var out []string
+	for _, p := range s.Grid {
+		out = append(out, p.Path)
+	}
+	for _, p := range s.Axes {
+		out = append(out, p.Path)
+	}
+	seen := map[string]bool{}
+	for _, pt := range s.Explicit {
+		for _, p := range pt {
+			if p.Path != "seed" && !seen[p.Path] {
+				seen[p.Path] = true
+				out = append(out, p.Path)
+			}
+		}
+	}
+	return out
+}
+
+// ParseGrid parses a command-line "path=v1,v2,..." into a Param; each value
+// is JSON if it parses, else a string (as --set does).
+func ParseGrid(arg string) (Param, error) {
+	path, vals, ok := strings.Cut(arg, "=")
+	if !ok || path == "" || vals == "" {
+		return Param{}, fmt.Errorf("%q: expected path=v1,v2,...", arg)
+	}
+	p := Param{Path: path}
+	for _, v := range strings.Split(vals, ",") {
+		p.Values = append(p.Values, jsonValue(v))
+	}
+	return p, nil
+}
+
+func jsonValue(v string) json.RawMessage {
+	if json.Valid([]byte(v)) {
+		return json.RawMessage(v)
+	}
+	b, _ := json.Marshal(v)
+	return b
+}
+
+// numeric reports whether every value is a JSON number.
+func numeric(vals []json.RawMessage) bool {
+	for _, v := range vals {
+		var f float64
+		if json.Unmarshal(v, &f) != nil {
+			return false
+		}
+	}
+	return len(vals) > 0
+}
+
+// display renders a JSON value for a column or a label: strings without
+// quotes, numbers as written.
+func display(v json.RawMessage) string {
+	var s string
+	if json.Unmarshal(v, &s) == nil {
+		return s
+	}
+	return string(v)
+}
+
+// sortedKeys returns m's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,204 @@
+package sweep
+
+import (
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+func mustSpec(t *testing.T, js string) *Spec {
+	t.Helper()
+	s, err := ParseSpec([]byte(js))
+	if err != nil {
+		t.Fatalf("ParseSpec(%s) error %v", js, err)
+	}
+	return s
+}
+
+// The points are grid × (each axis value alone) × seeds: with a 2-value
+// grid, axes of 3 and 2 values and seeds "1-2", 2 × 5 × 2 = 20 points, the
+// seeds varying fastest and every axis point carrying only its own axis.
+func TestPointsExpandGridAxesSeeds(t *testing.T) {
+	s := mustSpec(t, `{"scenario": "pump", "set": {"runtime.duration": "1s"},
+		"grid": {"flows.f0.cc": ["cubic", "bbr"]},
+		"axes": {"links.bottleneck.delay": ["5ms", "10ms", "20ms"], "links.bottleneck.rate": ["10Mbps", "20Mbps"]},
+		"seeds": "1-2"}`)
+	pts := s.Points()
+	if len(pts) != 20 {
+		t.Fatalf("len(Points()) = %d, want 20", len(pts))
+	}
+	perAxis := map[string]int{}
+	for _, p := range pts {
+		perAxis[p.Axis]++
+		if len(p.Params) != 2 || p.Params[0].Path != "flows.f0.cc" || p.Params[1].Path != p.Axis {
+			t.Errorf("point %+v: want params [flows.f0.cc, %s]", p, p.Axis)
+		}
+	}
+	if perAxis["links.bottleneck.delay"] != 12 || perAxis["links.bottleneck.rate"] != 8 {
+		t.Errorf("points per axis = %v, want delay 12, rate 8", perAxis)
+	}
+	got := strings.Join(pts[1].Sets(s), " ")
+	want := `runtime.duration="1s" flows.f0.cc="cubic" links.bottleneck.delay="5ms" runtime.seed=2`
+	if got != want {
+		t.Errorf("Points()[1].Sets() = %s, want %s", got, want)
+	}
+}
+
+func TestSpecErrorsNameTheField(t *testing.T) {
+	for _, tc := range []struct{ name, js, want string }{
+		{"no scenario", `{"grid": {"a": [1]}}`, "scenario: missing"},
+		{"unknown key", `{"scenario": "pump", "grids": {}}`, `unknown field "grids"`},
+		{"empty axis", `{"scenario": "pump", "axes": {"links.bottleneck.rate": []}}`, "axes.links.bottleneck.rate: no values"},
+		{"seed swept", `{"scenario": "pump", "grid": {"runtime.seed": [1, 2]}}`, `give seeds in "seeds"`},
+		{"twice", `{"scenario": "pump", "grid": {"x": [1]}, "axes": {"x": [2]}}`, "axes.x: already in grid"},
+		{"bad seeds", `{"scenario": "pump", "seeds": "5-1"}`, `"5-1" is not a range`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseSpec([]byte(tc.js))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("ParseSpec(%s) error %v, want one containing %q", tc.js, err, tc.want)
+			}
+		})
+	}
+}
+
+// pumpGoodput is the pump's goodput through a bottleneck of rate R for a
+// run of T seconds: min(120 Mbps, R) from the first packet's arrival, which
+// takes the 20 ms of propagation and its serialisation at 1 Gbps and at R,
+// counted over the whole run (as client-python's sweep test).
+func pumpGoodput(rMbps, tS float64) float64 {
+	return math.Min(120, rMbps) * 1e6 * (tS - 0.020 - 12000/1e9 - 12000/(rMbps*1e6)) / tS
+}
+
+func TestRunCatalogResumeAndPages(t *testing.T) {
+	dir := t.TempDir()
+	cat := filepath.Join(dir, "cat.parquet")
+	rep := filepath.Join(dir, "report")
+	js := `{"scenario": "pump", "set": {"runtime.duration": "1s", "links.bottleneck.rate": "60Mbps"},
+		"axes": {"links.bottleneck.rate": ["30Mbps", "60Mbps", "150Mbps"], "links.bottleneck.delay": ["19ms"]},
+		"seeds": [1]}`
+	res, err := Run(context.Background(), mustSpec(t, js), Options{Catalog: cat, Jobs: 2, ReportDir: rep})
+	if err != nil {
+		t.Fatalf("Run error %v", err)
+	}
+	// The delay axis's one point is the baseline (60 Mbps, 19 ms), the rate
+	// axis's 60 Mbps point: run once, catalogued under both axes.
+	if res.Ran != 3 || res.Reused != 1 || res.Skipped != 0 {
+		t.Errorf("first Run = %+v, want 3 runs, 1 reused (4 points, one shared), 0 skipped", res)
+	}
+	rows, err := ReadCatalog(cat)
+	if err != nil {
+		t.Fatalf("ReadCatalog error %v", err)
+	}
+	if len(rows) != 4 {
+		t.Fatalf("catalog has %d rows, want 4", len(rows))
+	}
+	for _, r := range rows {
+		if r.Axis != "links.bottleneck.rate" {
+			continue
+		}
+		var mbps float64
+		switch display(r.Params["links.bottleneck.rate"]) {
+		case "30Mbps":
+			mbps = 30
+		case "60Mbps":
+			mbps = 60
+		case "150Mbps":
+			mbps = 150
+		}
+		want := pumpGoodput(mbps, 1)
+		if r.GoodputBps == nil || math.Abs(float64(*r.GoodputBps)-want)/want > 1e-3 {
+			t.Errorf("rate %v Mbps: goodput %v, want %.0f ± 0.1%%", mbps, r.GoodputBps, want)
+		}
+		if r.Report == nil {
+			t.Errorf("row %s has no report page", r.Run)
+		} else if _, err := os.Stat(filepath.Join(rep, *r.Report)); err != nil {
+			t.Errorf("report page of row %s: %v", r.Run, err)
+		}
+	}
+	// Resume: the same spec with a second seed runs only the new seed's
+	// points and keeps the old rows as they were.
+	js2 := strings.Replace(js, `"seeds": [1]`, `"seeds": [1, 2]`, 1)
+	res2, err := Run(context.Background(), mustSpec(t, js2), Options{Catalog: cat, Jobs: 2, ReportDir: rep})
+	if err != nil {
+		t.Fatalf("second Run error %v", err)
+	}
+	if res2.Skipped != 4 || res2.Ran+res2.Reused != 4 {
+		t.Errorf("second Run = %+v, want 4 skipped and 4 new", res2)
+	}
+	rows2, err := ReadCatalog(cat)
+	if err != nil {
+		t.Fatalf("ReadCatalog error %v", err)
+	}
+	if len(rows2) != 8 {
+		t.Fatalf("resumed catalog has %d rows, want 8", len(rows2))
+	}
+	for i := range rows {
+		if rows2[i].Digest != rows[i].Digest || rows2[i].Run != rows[i].Run || rows2[i].Axis != rows[i].Axis {
+			t.Errorf("row %d changed on resume: %+v, was %+v", i, rows2[i], rows[i])
+		}
+	}
+	res3, err := Run(context.Background(), mustSpec(t, js2), Options{Catalog: cat, Jobs: 2})
+	if err != nil || res3.Ran != 0 || res3.Skipped != 8 {
+		t.Errorf("third Run = %+v, %v; want everything skipped", res3, err)
+	}
+	// The catalog page: one chart per axis, each seed's dot linking to an
+	// existing run page.
+	page, err := os.ReadFile(filepath.Join(rep, "index.html"))
+	if err != nil {
+		t.Fatalf("catalog page: %v", err)
+	}
+	if n := strings.Count(string(page), "<svg"); n != 2 {
+		t.Errorf("catalog page has %d charts, want 2 (one per axis)", n)
+	}
+	links := regexp.MustCompile(`href="(runs/[0-9a-f]+\.html)"`).FindAllStringSubmatch(string(page), -1)
+	if len(links) != 8 {
+		t.Errorf("catalog page has %d run links, want 8 (one per row)", len(links))
+	}
+	for _, l := range links {
+		if _, err := os.Stat(filepath.Join(rep, l[1])); err != nil {
+			t.Errorf("link %s: %v", l[1], err)
+		}
+	}
+}
+
+func TestAFailingPointNamesItselfAndKeepsTheOthers(t *testing.T) {
+	cat := filepath.Join(t.TempDir(), "cat.parquet")
+	s := mustSpec(t, `{"scenario": "pump", "set": {"runtime.duration": "200ms"},
+		"axes": {"links.bottleneck.rate": ["10Mbps", "lots"]}}`)
+	_, err := Run(context.Background(), s, Options{Catalog: cat, Jobs: 1})
+	if err == nil || !strings.Contains(err.Error(), "links.bottleneck.rate=lots") {
+		t.Fatalf("Run error %v, want one naming links.bottleneck.rate=lots", err)
+	}
+	rows, rerr := ReadCatalog(cat)
+	if rerr != nil || len(rows) != 1 {
+		t.Errorf("catalog after a failed point: %d rows, %v; want the 1 good run", len(rows), rerr)
+	}
+}
+
+// With RunReports each run's page is its full report (server/report), which
+// names the run's config hash; the catalog page links to it.
+func TestRunReportsArePages(t *testing.T) {
+	dir := t.TempDir()
+	s := mustSpec(t, `{"scenario": "p-rtr-p", "set": {"runtime.duration": "300ms"}, "axes": {"flows.f0.cc": ["cubic", "bbr"]}}`)
+	if _, err := Run(context.Background(), s, Options{Catalog: filepath.Join(dir, "c.parquet"), ReportDir: dir, RunReports: true}); err != nil {
+		t.Fatalf("Run error %v", err)
+	}
+	rows, err := ReadCatalog(filepath.Join(dir, "c.parquet"))
+	if err != nil || len(rows) != 2 {
+		t.Fatalf("catalog: %d rows, %v; want 2", len(rows), err)
+	}
+	for _, r := range rows {
+		page, err := os.ReadFile(filepath.Join(dir, *r.Report))
+		if err != nil {
+			t.Fatalf("report page: %v", err)
+		}
+		if !strings.Contains(string(page), r.ConfigHash) || !strings.Contains(string(page), "<canvas") && !strings.Contains(string(page), "uPlot") {
+			t.Errorf("page %s: not a report naming config hash %s", *r.Report, r.ConfigHash)
+		}
+	}
+}
