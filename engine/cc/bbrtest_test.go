@@ -134,9 +134,9 @@ func newPathSim(t *testing.T, name string, cfg pathConfig) *pathSim {
 	}
 	p.st = State{
 		Now:           startTime,
-		CwndPkts:      tcpInitCwnd,
+		CwndPkts:      InitCwnd,
 		CwndClampPkts: ^uint32(0),
-		SSThreshPkts:  tcpInfiniteSSThresh,
+		SSThreshPkts:  InfiniteSSThresh,
 		MSS:           cfg.mss,
 		ECNOk:         cfg.ceThresh > 0,
 		ECNLow:        cfg.ceThresh > 0,

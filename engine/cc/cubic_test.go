@@ -269,7 +269,7 @@ func slowStartExit(t *testing.T, p cc.CubicParams, path cctest.Path) (uint32, si
 	var cwnd uint32
 	var at sim.Time
 	res := cctest.Run(c, path, 40*path.RTT, func(c *cctest.Conn) {
-		if at == 0 && c.St.SSThreshPkts != cctest.InfiniteSSThresh {
+		if at == 0 && c.St.SSThreshPkts != cc.InfiniteSSThresh {
 			// A loss sets ssthresh from cwnd at the loss.
 			cwnd, at = c.St.CwndPkts, c.St.Now
 			if c.St.CA == cc.CARecovery {

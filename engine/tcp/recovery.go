@@ -230,7 +230,7 @@ func (d *DataSender) initCwndReduction() {
 	d.tlpHighSeq = 0
 	d.st.CwndCnt = 0
 	d.st.PriorCwndPkts = d.st.CwndPkts
-	d.prrDelivered, d.prrOut = 0, 0
+	d.prr.Start()
 	d.st.SSThreshPkts = d.ssthresh()
 	d.queueECNCWR()
 }
@@ -242,11 +242,9 @@ func (d *DataSender) queueECNCWR() {
 	}
 }
 
-// cwndReduction follows tcp_cwnd_reduction, Proportional Rate Reduction
-// (RFC 6937): while in flight exceeds ssthresh, send ssthresh/prior_cwnd of
-// what is delivered; below it, slow-start back up (PRR-SSRB). Without PRR
-// the window drops to ssthresh at once (the pre-PRR rate-halving-free
-// behaviour).
+// cwndReduction runs tcp_cwnd_reduction (cc.PRR.CwndReduction, RFC 6937).
+// Without PRR the window drops to ssthresh at once (the pre-PRR
+// rate-halving-free behaviour).
 func (d *DataSender) cwndReduction(newlyAckedSacked, newlyLost int32, flag int) {
 	if newlyAckedSacked <= 0 || d.st.PriorCwndPkts == 0 {
 		return
@@ -255,39 +253,18 @@ func (d *DataSender) cwndReduction(newlyAckedSacked, newlyLost int32, flag int) 
 		d.st.CwndPkts = max(d.st.SSThreshPkts, 1)
 		return
 	}
-	inFlight := int64(d.sb.inFlight())
-	delta := int64(d.st.SSThreshPkts) - inFlight
-	d.prrDelivered += uint32(newlyAckedSacked)
-	var sndcnt int64
-	if delta < 0 {
-		dividend := uint64(d.st.SSThreshPkts)*uint64(d.prrDelivered) + uint64(d.st.PriorCwndPkts) - 1
-		sndcnt = int64(dividend/uint64(d.st.PriorCwndPkts)) - int64(d.prrOut)
-	} else {
-		sndcnt = max(int64(d.prrDelivered)-int64(d.prrOut), int64(newlyAckedSacked))
-		if flag&flagSndUnaAdvanced != 0 && newlyLost == 0 {
-			sndcnt++
-		}
-		sndcnt = min(delta, sndcnt)
-	}
-	// Force a fast retransmit upon entering fast recovery.
-	if d.prrOut == 0 {
-		sndcnt = max(sndcnt, 1)
-	} else {
-		sndcnt = max(sndcnt, 0)
-	}
-	d.st.CwndPkts = uint32(inFlight + sndcnt)
+	d.prr.CwndReduction(&d.st, d.sb.inFlight(), cc.PRRAck{
+		NewlyAckedSacked: newlyAckedSacked,
+		NewlyLost:        newlyLost,
+		UnaAdvanced:      flag&flagSndUnaAdvanced != 0,
+	})
 }
 
-// endCwndReduction follows tcp_end_cwnd_reduction.
+// endCwndReduction runs tcp_end_cwnd_reduction (cc.EndCwndReduction).
 func (d *DataSender) endCwndReduction() {
-	if d.hooks.CongControl != nil {
-		return
-	}
-	if d.st.SSThreshPkts < infiniteSSThresh && (d.st.CA == cc.CACWR || d.undoMarker != 0) {
-		d.st.CwndPkts = d.st.SSThreshPkts
+	if cc.EndCwndReduction(&d.st, &d.hooks, d.undoMarker != 0, d.caEvent) {
 		d.cwndStamp = d.st.Now
 	}
-	d.caEvent(cc.EventCompleteCWR)
 }
 
 // enterCWR follows tcp_enter_cwr: an ECN-echo reduces cwnd once per window,

@@ -16,23 +16,15 @@ import (
 	"github.com/ccscope/ccscope/engine/units"
 )
 
-// Kernel constants of the sender.
+// Kernel constants of the sender. TCP_INIT_CWND, TCP_INFINITE_SSTHRESH,
+// sk_gso_max_size and the pacing ratios are engine/cc's (cc.InitCwnd, ...),
+// shared with the CC harness.
 const (
-	initCwnd         = 10         // TCP_INIT_CWND
-	infiniteSSThresh = 0x7fffffff // TCP_INFINITE_SSTHRESH
-	gsoMaxBytes      = 65536      // GSO_LEGACY_MAX_SIZE: the device's gso_ipv4_max_size
-	gsoMaxSegs       = 65535      // GSO_MAX_SEGS
-	pacingShift      = 10         // sk_pacing_shift default
-	tsoRTTLog        = 9          // sysctl_tcp_tso_rtt_log
-	minTSOSegs       = 2          // sysctl_tcp_min_tso_segs
-	pacingSSRatio    = 200        // sysctl_tcp_pacing_ss_ratio
-	pacingCARatio    = 120        // sysctl_tcp_pacing_ca_ratio
-	unpacedSegs      = 10         // sch_fq / EDT: the first 10 segments go unpaced
-
-	// skGSOMaxSize is sk_gso_max_size as sk_dst_gso_max_size (net/core/sock.c,
-	// 6.x) sets it for a device at GSO_LEGACY_MAX_SIZE: less MAX_TCP_HEADER
-	// + 1 (MAX_TCP_HEADER is 320 on x86-64), 65215 bytes.
-	skGSOMaxSize = gsoMaxBytes - (320 + 1)
+	gsoMaxSegs  = 65535 // GSO_MAX_SEGS
+	pacingShift = 10    // sk_pacing_shift default
+	tsoRTTLog   = 9     // sysctl_tcp_tso_rtt_log
+	minTSOSegs  = 2     // sysctl_tcp_min_tso_segs
+	unpacedSegs = 10    // sch_fq / EDT: the first 10 segments go unpaced
 )
 
 // SenderConfig configures the sending end of a flow.
@@ -149,8 +141,7 @@ type DataSender struct {
 	undoMarker     uint64
 	undoRetrans    int32
 	retransStamp   uint32
-	prrDelivered   uint32
-	prrOut         uint32
+	prr            cc.PRR
 	reordering     uint32
 	reordSeen      uint32
 	frto           bool
@@ -433,18 +424,10 @@ func (d *DataSender) cwndLimited() bool {
 }
 
 // inCwndReduction is tcp_in_cwnd_reduction: CWR or Recovery.
-func (d *DataSender) inCwndReduction() bool {
-	return d.st.CA == cc.CACWR || d.st.CA == cc.CARecovery
-}
+func (d *DataSender) inCwndReduction() bool { return cc.InCwndReduction(&d.st) }
 
 // currentSSThresh is tcp_current_ssthresh.
-func (d *DataSender) currentSSThresh() uint32 {
-	if d.inCwndReduction() {
-		return d.st.SSThreshPkts
-	}
-	c := d.st.CwndPkts
-	return max(d.st.SSThreshPkts, c>>1+c>>2)
-}
+func (d *DataSender) currentSSThresh() uint32 { return cc.CurrentSSThresh(&d.st) }
 
 // isSACK is tcp_is_sack; without it the sender runs NewReno recovery.
 func (d *DataSender) isSACK() bool { return d.cfg.Opts.SACK }

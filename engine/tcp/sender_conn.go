@@ -198,7 +198,7 @@ func (d *DataSender) synAck(p *packet.Packet) {
 		iw = 1
 	}
 	d.st.CwndPkts = iw
-	d.st.SSThreshPkts = infiniteSSThresh
+	d.st.SSThreshPkts = cc.InfiniteSSThresh
 	d.st.CA = cc.CAOpen
 	d.cwndStamp = d.st.Now
 	if d.hooks.Seed != nil && d.cfg.RNG != nil {

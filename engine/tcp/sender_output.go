@@ -57,14 +57,14 @@ func (d *DataSender) tsoSegs() uint32 {
 	if d.hooks.MinTSOSegs != nil {
 		minSegs = d.hooks.MinTSOSegs.MinTSOSegs(&d.st)
 	}
-	bytes := uint64(skGSOMaxSize)
+	bytes := uint64(cc.SKGSOMaxSize)
 	if r := d.pacingRate(); r > 0 {
 		bytes = uint64(r/8) >> pacingShift
 	}
 	if sh := d.rtt.minRTTUs() >> tsoRTTLog; sh < 32 {
-		bytes += skGSOMaxSize >> sh
+		bytes += cc.SKGSOMaxSize >> sh
 	}
-	bytes = min(bytes, skGSOMaxSize)
+	bytes = min(bytes, cc.SKGSOMaxSize)
 	segs := max(uint32(bytes/d.mss), minSegs)
 	return min(segs, d.st.GSOMaxSegs)
 }
@@ -125,7 +125,7 @@ func (d *DataSender) writeXmit(pushOne int) bool {
 	}
 	if sent > 0 {
 		if d.inCwndReduction() {
-			d.prrOut += sent
+			d.prr.Sent(sent)
 		}
 		if pushOne != 2 {
 			d.scheduleLossProbe(false)
@@ -290,7 +290,7 @@ func (d *DataSender) xmitRetransmitQueue() {
 		d.retransmitSeg(n)
 		d.rtxHint = n + 1
 		if d.inCwndReduction() {
-			d.prrOut++
+			d.prr.Sent(1)
 		}
 		if n == d.sb.una && d.pending != timeReoTimeout {
 			rearm = true
@@ -357,7 +357,7 @@ func (d *DataSender) sndBufFull() bool {
 // initCwnd is tcp_init_cwnd: the configured initial window, 10 by default.
 func (d *DataSender) initCwnd() uint32 {
 	if d.cfg.Opts.InitCwnd == 0 {
-		return initCwnd
+		return cc.InitCwnd
 	}
 	return d.cfg.Opts.InitCwnd
 }
@@ -365,18 +365,7 @@ func (d *DataSender) initCwnd() uint32 {
 // updatePacingRate follows tcp_update_pacing_rate: 200% of cwnd·mss/srtt in
 // slow start (cwnd < ssthresh/2), 120% after.
 func (d *DataSender) updatePacingRate() {
-	// rate in bytes/s = mss · (USEC_PER_SEC/100 << 3) · ratio · cwnd / srtt_us(<<3).
-	rate := d.mss * ((1000000 / 100) << 3)
-	if d.st.CwndPkts < d.st.SSThreshPkts/2 {
-		rate *= pacingSSRatio
-	} else {
-		rate *= pacingCARatio
-	}
-	rate *= uint64(max(d.st.CwndPkts, d.sb.packetsOut()))
-	if d.rtt.srttUs8 != 0 {
-		rate /= uint64(d.rtt.srttUs8)
-	}
-	d.st.PacingRate = units.BitRate(rate * 8)
+	d.st.PacingRate = cc.PacingRate(&d.st, d.sb.packetsOut(), d.rtt.srttUs8)
 }
 
 // ectCodepoint is the ECT codepoint of data packets once ECN is

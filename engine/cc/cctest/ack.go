@@ -6,7 +6,6 @@ import (
 
 	"github.com/ccscope/ccscope/engine/cc"
 	"github.com/ccscope/ccscope/engine/sim"
-	"github.com/ccscope/ccscope/engine/units"
 )
 
 // ACK is what one incoming ACK tells the sender, in packets. The packets
@@ -138,7 +137,7 @@ func (c *Conn) enterRecovery(ece bool) {
 	c.undoMarker = true // tcp_init_undo
 	if !c.inCwndReduction() {
 		if !ece {
-			c.priorSSThresh = c.currentSSThresh()
+			c.priorSSThresh = cc.CurrentSSThresh(&c.St)
 		}
 		c.initCwndReduction()
 	}
@@ -162,30 +161,14 @@ func (c *Conn) initCwndReduction() {
 	c.highSeq = c.next
 	st.CwndCnt = 0
 	st.PriorCwndPkts = st.CwndPkts
-	c.prrDelivered, c.prrOut = 0, 0
+	c.prr.Start()
 	c.refresh()
 	st.SSThreshPkts = c.Hooks.SSThresh(st)
 }
 
-// currentSSThresh follows tcp_current_ssthresh.
-func (c *Conn) currentSSThresh() uint32 {
-	st := &c.St
-	if c.inCwndReduction() {
-		return st.SSThreshPkts
-	}
-	return max(st.SSThreshPkts, st.CwndPkts>>1+st.CwndPkts>>2)
-}
-
-// endCwndReduction follows tcp_end_cwnd_reduction.
+// endCwndReduction runs tcp_end_cwnd_reduction (cc.EndCwndReduction).
 func (c *Conn) endCwndReduction() {
-	st := &c.St
-	if c.Hooks.CongControl != nil {
-		return
-	}
-	if st.SSThreshPkts < InfiniteSSThresh && (st.CA == cc.CACWR || c.undoMarker) {
-		st.CwndPkts = st.SSThreshPkts
-	}
-	c.event(cc.EventCompleteCWR)
+	cc.EndCwndReduction(&c.St, &c.Hooks, cc.UndoMarked(c.undoMarker), c.event)
 }
 
 // congControl follows tcp_cong_control.
@@ -197,38 +180,15 @@ func (c *Conn) congControl(a ACK, rs *cc.RateSample, unaAdvanced bool) {
 		c.Hooks.CongControl.CongControl(st, rs)
 		return
 	case c.inCwndReduction():
-		c.cwndReduction(a.Acked, a.Lost, unaAdvanced)
+		c.prr.CwndReduction(st, st.InFlightPkts, cc.PRRAck{
+			NewlyAckedSacked: int32(a.Acked),
+			NewlyLost:        int32(a.Lost),
+			UnaAdvanced:      unaAdvanced,
+		})
 	case a.Acked > 0:
 		c.Hooks.CongAvoid(st, a.Acked)
 	}
 	c.updatePacingRate()
-}
-
-// cwndReduction follows tcp_cwnd_reduction: Proportional Rate Reduction
-// (RFC 6937) towards ssthresh, as the kernel writes it.
-func (c *Conn) cwndReduction(newlyAckedSacked, newlyLost uint32, unaAdvanced bool) {
-	st := &c.St
-	if newlyAckedSacked == 0 || st.PriorCwndPkts == 0 {
-		return
-	}
-	delta := int64(st.SSThreshPkts) - int64(st.InFlightPkts)
-	c.prrDelivered += newlyAckedSacked
-	var sndcnt int64
-	if delta < 0 {
-		dividend := uint64(st.SSThreshPkts)*uint64(c.prrDelivered) + uint64(st.PriorCwndPkts) - 1
-		sndcnt = int64(dividend/uint64(st.PriorCwndPkts)) - int64(c.prrOut)
-	} else {
-		sndcnt = max(int64(c.prrDelivered)-int64(c.prrOut), int64(newlyAckedSacked))
-		if unaAdvanced && newlyLost == 0 {
-			sndcnt++
-		}
-		sndcnt = min(delta, sndcnt)
-	}
-	floor := int64(0)
-	if c.prrOut == 0 {
-		floor = 1 // force the fast retransmit
-	}
-	st.CwndPkts = uint32(int64(st.InFlightPkts) + max(sndcnt, floor))
 }
 
 // Timeout fires the retransmission timer: tcp_enter_loss after
@@ -243,7 +203,7 @@ func (c *Conn) Timeout() {
 	c.out = c.out[:0]
 	st.InFlightPkts, c.retransOut = 0, 0
 	if st.CA <= cc.CADisorder || c.highSeq <= c.una {
-		c.priorSSThresh = c.currentSSThresh()
+		c.priorSSThresh = cc.CurrentSSThresh(&c.St)
 		st.PriorCwndPkts = st.CwndPkts
 		c.refresh()
 		st.SSThreshPkts = c.Hooks.SSThresh(st)
@@ -311,18 +271,12 @@ func (c *Conn) rateSample(newest *packet, a ACK, priorInFlight uint32, rtt sim.D
 	return rs
 }
 
-// updatePacingRate follows tcp_update_pacing_rate: 200% of cwnd/srtt in
-// slow start, 120% after.
+// updatePacingRate runs tcp_update_pacing_rate (cc.PacingRate). The
+// harness keeps srtt unscaled, so srtt<<3 loses nothing; unlike the kernel
+// it leaves the rate alone before the first RTT sample.
 func (c *Conn) updatePacingRate() {
-	st := &c.St
 	if c.srttUS == 0 {
 		return
 	}
-	ratio := uint64(pacingCARatio)
-	if st.CwndPkts < st.SSThreshPkts/2 {
-		ratio = pacingSSRatio
-	}
-	pkts := max(uint64(st.CwndPkts), c.next-c.una)
-	bytesPerSec := uint64(st.MSS) * 10000 * ratio * pkts / c.srttUS
-	st.PacingRate = units.BitRate(bytesPerSec * 8)
+	c.St.PacingRate = cc.PacingRate(&c.St, uint32(c.next-c.una), int64(c.srttUS<<3))
 }

@@ -42,26 +42,13 @@ import (
 	"github.com/ccscope/ccscope/engine/units"
 )
 
-// The kernel's initial values (include/net/tcp.h).
-const (
-	InitCwnd         = 10         // TCP_INIT_CWND
-	InfiniteSSThresh = 0x7fffffff // TCP_INFINITE_SSTHRESH
-	DefaultMSS       = units.Bytes(1448)
-)
-
-// pacingSSRatio and pacingCARatio are sysctl_tcp_pacing_ss_ratio and
-// sysctl_tcp_pacing_ca_ratio, in percent.
-const (
-	pacingSSRatio = 200
-	pacingCARatio = 120
-)
-
-// gsoMaxSize is GSO_LEGACY_MAX_SIZE, the usual sk_gso_max_size.
-const gsoMaxSize = 65536
+// DefaultMSS is the MSS of a 1500-byte MTU path with TCP timestamps. The
+// kernel's initial values are engine/cc's (cc.InitCwnd, cc.InfiniteSSThresh).
+const DefaultMSS = units.Bytes(1448)
 
 // Options configure a Conn; zero fields take the kernel's defaults.
 type Options struct {
-	InitCwnd uint32        // initial cwnd, packets; default InitCwnd
+	InitCwnd uint32        // initial cwnd, packets; default cc.InitCwnd
 	MSS      units.Bytes   // default DefaultMSS
 	Sink     cc.SignalSink // receives the algorithm's signals; nil: off
 	// ECNOk sets State.ECNOk before the init hook: ECN was negotiated, so
@@ -104,8 +91,7 @@ type Conn struct {
 	highSeq       uint64
 	priorSSThresh uint32
 	undoMarker    bool
-	prrDelivered  uint32
-	prrOut        uint32
+	prr           cc.PRR
 
 	// tcp_rate.c connection state.
 	deliveredTime sim.Time
@@ -119,7 +105,7 @@ type Conn struct {
 // then takes the algorithm's fallback if it names one (cc.Fallbacker).
 func New(a cc.Algorithm, o Options) *Conn {
 	if o.InitCwnd == 0 {
-		o.InitCwnd = InitCwnd
+		o.InitCwnd = cc.InitCwnd
 	}
 	if o.MSS == 0 {
 		o.MSS = DefaultMSS
@@ -128,9 +114,9 @@ func New(a cc.Algorithm, o Options) *Conn {
 	c.St = cc.State{
 		CwndPkts:      o.InitCwnd,
 		CwndClampPkts: ^uint32(0),
-		SSThreshPkts:  InfiniteSSThresh,
+		SSThreshPkts:  cc.InfiniteSSThresh,
 		MSS:           o.MSS,
-		GSOMaxSegs:    uint32(gsoMaxSize / o.MSS),
+		GSOMaxSegs:    uint32(cc.GSOLegacyMaxSize / o.MSS),
 		ECNOk:         o.ECNOk,
 	}
 	c.St.Signals = cc.NewSignals(o.Sink, &c.St.Now)
@@ -199,7 +185,7 @@ func (c *Conn) sendOne() {
 	c.out = append(c.out, p)
 	st.InFlightPkts++
 	if c.inCwndReduction() {
-		c.prrOut++
+		c.prr.Sent(1)
 	}
 	c.Transmissions++
 }
@@ -227,9 +213,7 @@ func (c *Conn) refresh() {
 	st.SndNxt = c.next * uint64(st.MSS)
 }
 
-func (c *Conn) inCwndReduction() bool {
-	return c.St.CA == cc.CACWR || c.St.CA == cc.CARecovery
-}
+func (c *Conn) inCwndReduction() bool { return cc.InCwndReduction(&c.St) }
 
 func (c *Conn) setState(s cc.CAState) {
 	if c.Hooks.SetState != nil {
