@@ -68,8 +68,8 @@ type bbr1 struct {
 	bbrCore
 	rng *rand.Rand
 
-	bw     minmax // max recent delivery rate, pkts/us << 24
-	rttCnt uint32 // packet-timed rounds elapsed
+	bw     Minmax[uint32] // max recent delivery rate, pkts/us << 24
+	rttCnt uint32         // packet-timed rounds elapsed
 
 	packetConservation bool
 	ltIsSampling       bool
@@ -100,7 +100,7 @@ func (b *bbr1) Name() string { return "bbr" }
 // Seed sets the stream bbr_reset_probe_bw_mode draws its phase from.
 func (b *bbr1) Seed(r *rand.Rand) { b.rng = r }
 
-func (b *bbr1) maxBW() uint32 { return b.bw.get() }
+func (b *bbr1) maxBW() uint32 { return b.bw.Get() }
 
 // bwEst follows bbr_bw: the long-term (policed) rate when in use.
 func (b *bbr1) bwEst() uint32 {
@@ -401,7 +401,7 @@ func (b *bbr1) updateBW(st *State, rs *rateSample) {
 	bw := uint64(rs.delivered) * bwUnit / uint64(rs.intervalUs)
 	// App-limited samples only count if they raise the estimate.
 	if !rs.isAppLimited || bw >= uint64(b.maxBW()) {
-		b.bw.runningMax(bbrBWRTTs, b.rttCnt, uint32(bw))
+		b.bw.RunningMax(bbrBWRTTs, b.rttCnt, uint32(bw))
 	}
 }
 
@@ -525,7 +525,7 @@ func (b *bbr1) Init(st *State) {
 	b.probeRTTRoundDone = false
 	b.minRTTUs = tcpMinRTTUs(st)
 	b.minRTTStamp = tcpJiffies32(st)
-	b.bw.reset(b.rttCnt, 0)
+	b.bw.Reset(b.rttCnt, 0)
 	b.hasSeenRTT = false
 	b.initPacingRateFromRTT(st, bbrRateBytesPerSec, bbrHighGain)
 	b.roundStart = false
