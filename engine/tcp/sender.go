@@ -122,7 +122,7 @@ type DataSender struct {
 
 	sb   *scoreboard
 	rtt  rttEstimator
-	rate rateState
+	rate cc.RateState
 	rack rackState
 
 	state sndState
@@ -373,10 +373,10 @@ func (d *DataSender) fillState() {
 	st.CwndLimited = d.cwndLimited()
 	st.IsCwndLimited = d.isCwndLimited
 	st.TLPOrigDataAppLimited = d.tlpOrigAppLim
-	st.Delivered = d.rate.delivered
-	st.DeliveredCE = d.rate.deliveredCE
+	st.Delivered = d.rate.Delivered
+	st.DeliveredCE = d.rate.DeliveredCE
 	st.Lost = d.lost
-	st.AppLimited = d.rate.appLimited
+	st.AppLimited = d.rate.AppLimited
 	st.SRTT = d.rtt.srtt()
 	if d.rtt.minRTT.valid {
 		st.MinRTT = sim.Duration(d.rtt.minRTTUs()) * sim.Microsecond
@@ -384,7 +384,7 @@ func (d *DataSender) fillState() {
 	st.ECNOk = d.ecnOK
 	st.Paced = d.paced
 	st.LastSend = d.lsndTime
-	st.DeliveredTime = d.rate.deliveredAt
+	st.DeliveredTime = d.rate.DeliveredAt
 	st.NextDepartureTime = d.wstamp
 	st.SndUna, st.SndNxt = d.sndUna, d.sndNxt
 }
@@ -445,8 +445,8 @@ func (d *DataSender) record() {
 		return
 	}
 	var rate int64
-	if d.rate.rateInterval > 0 {
-		rate = int64(units.RateOf(units.Bytes(uint64(d.rate.rateDelivered)*d.mss), d.rate.rateInterval))
+	if d.rate.RateInterval > 0 {
+		rate = int64(units.RateOf(units.Bytes(uint64(d.rate.RateDelivered)*d.mss), d.rate.RateInterval))
 	}
 	var minRTT sim.Duration
 	if d.rtt.minRTT.valid {
@@ -455,7 +455,7 @@ func (d *DataSender) record() {
 	d.rec.RecordFlow(&d.lastRec, trace.FlowRow{T: d.st.Now, Flow: d.cfg.Flow, CwndPkts: d.st.CwndPkts,
 		SSThreshPkts: d.st.SSThreshPkts, InflightBytes: int64(uint64(d.sb.inFlight()) * d.mss),
 		InflightPkts: d.sb.inFlight(), SRTT: d.rtt.srtt(), RTTVar: d.rtt.rttvar(), MinRTT: minRTT,
-		PacingRateBps: int64(d.pacingRate()), DeliveryRateBps: rate, Delivered: uint64(d.rate.delivered),
+		PacingRateBps: int64(d.pacingRate()), DeliveryRateBps: rate, Delivered: uint64(d.rate.Delivered),
 		Lost: uint64(d.lost), Retrans: uint64(d.totalRetrans), CAState: uint8(d.st.CA)})
 }
 

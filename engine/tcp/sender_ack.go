@@ -70,7 +70,7 @@ func (d *DataSender) tcpAck(p *packet.Packet) bool {
 	flag := 0
 	numDupack := 0
 	priorPackets := d.sb.packetsOut()
-	delivered := d.rate.delivered
+	delivered := d.rate.Delivered
 	lost := d.lost
 	rexmit := rexmitNone
 	// The per-ACK state lives in the sender so that handing its rate
@@ -172,11 +172,14 @@ func (d *DataSender) tcpAck(p *packet.Packet) bool {
 	if flag&flagSetXmitTimer != 0 {
 		d.setXmitTimer()
 	}
-	newly := d.rate.delivered - delivered
+	newly := d.rate.Delivered - delivered
 	newlyLost := d.lost - lost
 	ss.rate.IsAckDelayed = flag&flagAckMaybeDelayed != 0
 	ss.rate.IsECE = flag&flagECE != 0
-	d.rate.gen(d.st.Now, newly, newlyLost, d.lost, ss.hasPrior, d.rtt.minRTTUs(), &ss.rate)
+	d.rate.Gen(d.st.Now, cc.RateAck{
+		Delivered: newly, Lost: newlyLost, TotalLost: d.lost,
+		HasPrior: ss.hasPrior, MinRTTUs: d.rtt.minRTTUs(),
+	}, &ss.rate)
 	if ss.rate.Interval > 0 && ss.rate.Delivered > 0 && !ss.rate.IsAppLimited {
 		d.Stats.DeliveryRate = units.RateOf(units.Bytes(uint64(ss.rate.Delivered)*d.mss), ss.rate.Interval)
 	}
@@ -225,9 +228,9 @@ func (d *DataSender) countSackDelivered(ss *sackTagState, flag int) {
 // countDelivered is tcp_count_delivered. With AccECN the CE count comes
 // from the ACE counter instead (ecnEcho).
 func (d *DataSender) countDelivered(n uint32, eceAck bool) {
-	d.rate.delivered += n
+	d.rate.Delivered += n
 	if eceAck && !d.accECN {
-		d.rate.deliveredCE += n
+		d.rate.DeliveredCE += n
 	}
 }
 
@@ -258,7 +261,7 @@ func (d *DataSender) ecnEcho(p *packet.Packet) bool {
 	if delta == 0 {
 		return false
 	}
-	d.rate.deliveredCE += delta
+	d.rate.DeliveredCE += delta
 	return true
 }
 
@@ -305,7 +308,7 @@ func (d *DataSender) cleanRtxQueue(priorFack, priorSndUna uint64, ss *sackTagSta
 			}
 		}
 		pktsAcked++
-		d.rate.skbDelivered(s, &ss.rate, &ss.hasPrior)
+		d.rate.SkbDelivered(&s.tx, s.rateSkb(), &ss.rate, &ss.hasPrior)
 		flag |= flagDataAcked
 	}
 	d.sb.ackTo(ackSeg)
@@ -322,7 +325,7 @@ func (d *DataSender) cleanRtxQueue(priorFack, priorSndUna uint64, ss *sackTagSta
 		// FLAG_SYN_ACKED only the latter could be set here, and the
 		// handshake's SYN never sits in this queue.
 		if pktsAcked == 1 && priorSacked == 0 && d.sndUna-priorSndUna < d.mss &&
-			ss.rate.PriorDelivered+1 == d.rate.delivered &&
+			ss.rate.PriorDelivered+1 == d.rate.Delivered &&
 			flag&(flagCAAlert|flagSynAcked) == 0 {
 			flag |= flagAckMaybeDelayed
 		}
@@ -425,7 +428,7 @@ func (d *DataSender) congControl(ackSeq uint64, ackedSacked uint32, flag int, rs
 		d.fillState()
 		d.hooks.CongControl.CongControl(&d.st, rs)
 		// BBR marks PROBE_RTT app-limited by writing app_limited.
-		d.rate.appLimited = d.st.AppLimited
+		d.rate.AppLimited = d.st.AppLimited
 		return
 	}
 	if d.inCwndReduction() {

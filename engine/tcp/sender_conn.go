@@ -108,7 +108,7 @@ func (d *DataSender) checkAppLimited() {
 // skb left in the qdisc or NIC, is taken as true.)
 func (d *DataSender) rateCheckAppLimited() {
 	if d.writeSeq-d.sndNxt < d.mss && d.sb.inFlight() < d.st.CwndPkts && d.sb.lostOut <= d.sb.retransOut {
-		d.rate.appLimited = max(d.rate.delivered+d.sb.inFlight(), 1)
+		d.rate.AppLimited = max(d.rate.Delivered+d.sb.inFlight(), 1)
 	}
 }
 

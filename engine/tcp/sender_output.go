@@ -164,7 +164,8 @@ func (d *DataSender) sendNewSeg(end uint64) units.Bytes {
 	}
 	packetsOut := d.sb.packetsOut()
 	seg := d.sb.push(end, d.st.Now)
-	d.rate.skbSent(d.sb.seg(seg), packetsOut, d.sb.inFlight(), d.lost)
+	s := d.sb.seg(seg)
+	d.rate.SkbSent(&s.tx, s.sent, packetsOut, d.sb.inFlight(), d.lost)
 	bytes := units.Bytes(end - d.sndNxt)
 	d.emit(d.sndNxt, end, false)
 	d.sndNxt = end
@@ -253,7 +254,7 @@ func (d *DataSender) resendSeg(n uint64) {
 	d.wstamp = max(d.wstamp, d.st.Now)
 	d.sb.resent(n, d.st.Now)
 	// Every transmission takes a fresh rate snapshot (tcp_rate_skb_sent).
-	d.rate.skbSent(s, d.sb.packetsOut(), d.sb.inFlight()+1, d.lost)
+	d.rate.SkbSent(&s.tx, s.sent, d.sb.packetsOut(), d.sb.inFlight()+1, d.lost)
 	d.emit(start, s.end, true)
 	d.totalRetrans++
 	d.Stats.Retransmits++

@@ -150,7 +150,7 @@ func (d *DataSender) sacktagOne(n uint64, dup bool, ss *sackTagState) {
 		if s.end > d.highestSackEnd {
 			d.highestSackEnd = s.end
 		}
-		d.rate.skbDelivered(s, &ss.rate, &ss.hasPrior)
+		d.rate.SkbDelivered(&s.tx, s.rateSkb(), &ss.rate, &ss.hasPrior)
 	}
 	if dup && s.flags&flagRetransOut != 0 {
 		d.sb.clearRetransOut(n)

@@ -130,7 +130,7 @@ func (d *DataSender) sendLossProbe() {
 	} else if d.sb.packetsOut() > 0 {
 		// The google/bbr v3 branch notes, before the retransmission
 		// re-stamps it, whether the probed segment went out app-limited.
-		d.tlpOrigAppLim = d.sb.seg(d.sb.nxt - 1).appLimited
+		d.tlpOrigAppLim = d.sb.seg(d.sb.nxt - 1).tx.AppLimited
 		d.resendSeg(d.sb.nxt - 1)
 		d.tlpRetrans = true
 		sent = true

@@ -46,10 +46,11 @@ func (c *Conn) OnACK(a ACK) {
 			c.retransOut--
 		}
 		st.InFlightPkts--
-		st.Delivered++
+		c.rate.Delivered++
 		newest = p
 	}
-	st.DeliveredCE += a.CE
+	c.rate.DeliveredCE += a.CE
+	st.Delivered, st.DeliveredCE = c.rate.Delivered, c.rate.DeliveredCE
 	for len(c.done) > 0 && c.done[0] {
 		c.done = c.done[1:]
 		c.una++
@@ -59,7 +60,6 @@ func (c *Conn) OnACK(a ACK) {
 		rtt = st.Now.Sub(newest.sent)
 		c.updateRTT(rtt)
 	}
-	rs := c.rateSample(newest, a, priorInFlight, rtt)
 	c.refresh()
 	st.LastAckSeq = st.SndUna
 	if c.Hooks.PktsAcked != nil && a.Acked > 0 {
@@ -68,6 +68,7 @@ func (c *Conn) OnACK(a ACK) {
 
 	c.inAckEvent(a, c.una > priorUna)
 	c.fastRetransAlert(lost, a.ECE)
+	rs := c.rateSample(acked, a, priorInFlight, rtt)
 	c.congControl(a, &rs, c.una > priorUna)
 }
 
@@ -243,31 +244,22 @@ func (c *Conn) updateRTT(rtt sim.Duration) {
 	}
 }
 
-// rateSample follows tcp_rate_skb_delivered on the most recently sent
-// packet this ACK delivered, then tcp_rate_gen.
-func (c *Conn) rateSample(newest *packet, a ACK, priorInFlight uint32, rtt sim.Duration) cc.RateSample {
+// rateSample runs tcp_rate.c (cc.RateState): tcp_rate_skb_delivered on each
+// packet the ACK delivered, then, after the loss marking as in tcp_ack,
+// tcp_rate_gen.
+func (c *Conn) rateSample(acked []packet, a ACK, priorInFlight uint32, rtt sim.Duration) cc.RateSample {
 	st := &c.St
-	rs := cc.RateSample{
-		Delivered: -1, Interval: -1, RTT: rtt,
-		Losses: a.Lost, AckedSacked: a.Acked, PriorInFlightPkts: priorInFlight,
+	rs := cc.RateSample{RTT: rtt, PriorInFlightPkts: priorInFlight}
+	hasPrior := false
+	for i := range acked {
+		p := &acked[i]
+		skb := cc.RateSkb{Sent: p.sent, EndSeq: (p.seq + 1) * uint64(st.MSS), Retrans: p.retrans}
+		c.rate.SkbDelivered(&p.tx, skb, &rs, &hasPrior)
 	}
-	if newest == nil {
-		return rs
-	}
-	rs.PriorDelivered = newest.delivered
-	rs.PriorTime = newest.deliveredTime
-	rs.IsRetrans = newest.retrans
-	rs.SendInterval = newest.sent.Sub(newest.firstTx)
-	rs.LastEndSeq = (newest.seq + 1) * uint64(st.MSS)
-	c.firstTx = newest.sent
-	c.deliveredTime = st.Now
-
-	rs.Delivered = int32(st.Delivered - rs.PriorDelivered)
-	rs.RecvInterval = st.Now.Sub(rs.PriorTime)
-	rs.Interval = max(rs.SendInterval, rs.RecvInterval)
-	if rs.Interval < st.MinRTT {
-		rs.Interval = -1 // too short to trust, as tcp_rate_gen rules
-	}
+	c.rate.Gen(st.Now, cc.RateAck{
+		Delivered: a.Acked, Lost: a.Lost, TotalLost: st.Lost,
+		HasPrior: hasPrior, MinRTTUs: int64(st.MinRTT / sim.Microsecond),
+	}, &rs)
 	return rs
 }
 

@@ -29,8 +29,9 @@
 // timers, TLP, F-RTO or Disorder state); retransmissions go before new data;
 // min_rtt is the minimum over the whole run, not a windowed filter; srtt is
 // RFC 6298's 7/8 filter without rttvar; no cwnd decay after idle
-// (tcp_cwnd_application_limited); the rate sample is tcp_rate.c's
-// delivered/interval without app-limited marking. Conn sends in bursts;
+// (tcp_cwnd_application_limited); the rate sample is tcp_rate.c's own code
+// (cc.RateState) with no app-limited marking, and its packets_out is what is
+// in flight. Conn sends in bursts;
 // Run can pace (Path.Pacing) and CE-mark at the bottleneck (Path.MarkCE).
 package cctest
 
@@ -61,10 +62,7 @@ type packet struct {
 	seq     uint64   // packet number (byte seq / MSS)
 	sent    sim.Time // transmission time
 	retrans bool
-	// tcp_rate_skb_sent's snapshot, for the rate sample.
-	delivered     uint32
-	deliveredTime sim.Time
-	firstTx       sim.Time
+	tx      cc.RateTx // tcp_rate_skb_sent's snapshot, for the rate sample
 }
 
 // Conn is one sender in the harness. St is the algorithm's view; tests may
@@ -93,9 +91,7 @@ type Conn struct {
 	undoMarker    bool
 	prr           cc.PRR
 
-	// tcp_rate.c connection state.
-	deliveredTime sim.Time
-	firstTx       sim.Time
+	rate cc.RateState // tcp_rate.c connection state
 
 	// Transmissions counts every packet sent, retransmissions included.
 	Transmissions uint64
@@ -167,11 +163,12 @@ func (c *Conn) sendOne() {
 		// tcp_event_data_sent fires TX_START before it stamps lsndtime.
 		c.refresh()
 		c.event(cc.EventTxStart)
-		// tcp_rate_skb_sent: a fresh sampling interval after idle.
-		c.firstTx, c.deliveredTime = st.Now, st.Now
 	}
 	st.LastSend = st.Now
-	p := packet{sent: st.Now, delivered: st.Delivered, deliveredTime: c.deliveredTime, firstTx: c.firstTx}
+	p := packet{sent: st.Now}
+	// tcp_rate_skb_sent; the harness's packets_out is what is in flight
+	// (its lost packets leave the flight when marked).
+	c.rate.SkbSent(&p.tx, st.Now, st.InFlightPkts, st.InFlightPkts+1, st.Lost)
 	if len(c.rtx) > 0 {
 		p.seq, p.retrans = c.rtx[0], true
 		c.rtx = c.rtx[1:]
