@@ -23,7 +23,7 @@ func (d *DataSender) fastretransAlert(priorSndUna uint64, numDupack int, flagp *
 	}
 	// A. ECE: congestion is proven, no undo.
 	if eceAck {
-		d.priorSSThresh = 0
+		d.undo.priorSSThresh = 0
 	}
 	// D. State exit when high_seq is acked.
 	if d.st.CA == cc.CAOpen {
@@ -192,11 +192,11 @@ func (d *DataSender) markHeadLost(packets uint32, markHead bool) {
 
 // enterRecovery follows tcp_enter_recovery.
 func (d *DataSender) enterRecovery(eceAck bool) {
-	d.priorSSThresh = 0
+	d.undo.priorSSThresh = 0
 	d.initUndo()
 	if !d.inCwndReduction() {
 		if !eceAck {
-			d.priorSSThresh = d.currentSSThresh()
+			d.undo.priorSSThresh = d.currentSSThresh()
 		}
 		d.initCwndReduction()
 	}

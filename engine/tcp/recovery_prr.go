@@ -43,7 +43,7 @@ func (d *DataSender) cwndReduction(newlyAckedSacked, newlyLost int32, flag int) 
 
 // endCwndReduction runs tcp_end_cwnd_reduction (cc.EndCwndReduction).
 func (d *DataSender) endCwndReduction() {
-	if cc.EndCwndReduction(&d.st, &d.hooks, d.undoMarker != 0, d.caEvent) {
+	if cc.EndCwndReduction(&d.st, &d.hooks, d.undo.marker != 0, d.caEvent) {
 		d.cwndStamp = d.st.Now
 	}
 }
@@ -51,9 +51,9 @@ func (d *DataSender) endCwndReduction() {
 // enterCWR follows tcp_enter_cwr: an ECN-echo reduces cwnd once per window,
 // with no undo.
 func (d *DataSender) enterCWR() {
-	d.priorSSThresh = 0
+	d.undo.priorSSThresh = 0
 	if d.st.CA < cc.CACWR {
-		d.undoMarker = 0
+		d.undo.marker = 0
 		d.initCwndReduction()
 		d.setCAState(cc.CACWR)
 	}

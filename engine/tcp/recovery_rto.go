@@ -12,7 +12,7 @@ func (d *DataSender) enterLoss() {
 	newRecovery := d.st.CA < cc.CARecovery
 	d.timeoutMarkLost()
 	if d.st.CA <= cc.CADisorder || d.highSeq <= d.sndUna || d.st.CA == cc.CALoss && d.retransmits == 0 {
-		d.priorSSThresh = d.currentSSThresh()
+		d.undo.priorSSThresh = d.currentSSThresh()
 		d.st.PriorCwndPkts = d.st.CwndPkts
 		d.st.SSThreshPkts = d.ssthresh()
 		d.caEvent(cc.EventLoss)

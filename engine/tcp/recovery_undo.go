@@ -8,14 +8,41 @@ import (
 	"github.com/ccscope/ccscope/engine/trace"
 )
 
-// initUndo is tcp_init_undo.
-func (d *DataSender) initUndo() {
-	d.undoMarker = d.sndUna
-	d.undoRetrans = int32(d.sb.retransOut)
-	if d.undoRetrans == 0 {
-		d.undoRetrans = -1
+// undoState is the bookkeeping that proves a cwnd reduction spurious
+// (struct tcp_sock's undo_marker, undo_retrans and prior_ssthresh), a
+// mechanism of its own as gVisor's rackControl is.
+type undoState struct {
+	// marker is tp->undo_marker: snd_una when the reduction began; 0 when
+	// there is nothing to undo.
+	marker uint64
+	// retrans is tp->undo_retrans: retransmissions since marker not yet
+	// shown spurious by a D-SACK; -1 when none were sent yet.
+	retrans int32
+	// priorSSThresh is tp->prior_ssthresh: the ssthresh an undo restores; 0
+	// after ECN, whose reductions are never undone.
+	priorSSThresh uint32
+}
+
+// start is tcp_init_undo: the reduction that begins now may be undone until
+// retransOut retransmissions plus the later ones are all proven spurious.
+func (u *undoState) start(sndUna uint64, retransOut uint32) {
+	u.marker = sndUna
+	u.retrans = int32(retransOut)
+	if u.retrans == 0 {
+		u.retrans = -1
 	}
 }
+
+// retransmitted counts pcount retransmitted segments (tcp_retransmit_skb).
+func (u *undoState) retransmitted(pcount int32) {
+	if u.retrans < 0 {
+		u.retrans = 0
+	}
+	u.retrans += pcount
+}
+
+// initUndo is tcp_init_undo.
+func (d *DataSender) initUndo() { d.undo.start(d.sndUna, d.sb.retransOut) }
 
 // packetDelayed is tcp_packet_delayed: the echoed timestamp predates the
 // first retransmission, so the original arrived.
@@ -25,7 +52,7 @@ func (d *DataSender) packetDelayed() bool {
 
 // mayUndo is tcp_may_undo.
 func (d *DataSender) mayUndo() bool {
-	return d.undoMarker != 0 && (d.undoRetrans == 0 || d.packetDelayed())
+	return d.undo.marker != 0 && (d.undo.retrans == 0 || d.packetDelayed())
 }
 
 // undoCwndReduction follows tcp_undo_cwnd_reduction.
@@ -36,16 +63,16 @@ func (d *DataSender) undoCwndReduction(unmarkLoss bool) {
 		}
 		d.lostHint, d.lostCntHint = 0, 0
 	}
-	if d.priorSSThresh != 0 {
+	if d.undo.priorSSThresh != 0 {
 		d.fillState()
 		d.st.CwndPkts = d.hooks.UndoCwnd(&d.st)
-		if d.priorSSThresh > d.st.SSThreshPkts {
-			d.st.SSThreshPkts = d.priorSSThresh
+		if d.undo.priorSSThresh > d.st.SSThreshPkts {
+			d.st.SSThreshPkts = d.undo.priorSSThresh
 			d.queueCWR = false // tcp_ecn_withdraw_cwr
 		}
 	}
 	d.cwndStamp = d.st.Now
-	d.undoMarker = 0
+	d.undo.marker = 0
 	d.rack.advanced = true // force RACK to re-examine losses
 	d.Stats.Undos++
 	if d.rec.On() {
@@ -82,7 +109,7 @@ func (d *DataSender) tryUndoRecovery() bool {
 // tryUndoDSack follows tcp_try_undo_dsack: D-SACKs covered every
 // retransmission.
 func (d *DataSender) tryUndoDSack() bool {
-	if d.undoMarker != 0 && d.undoRetrans == 0 {
+	if d.undo.marker != 0 && d.undo.retrans == 0 {
 		d.rack.reoWndPersist = min(rackRecoveryThresh, d.rack.reoWndPersist+1)
 		d.undoCwndReduction(false)
 		return true
@@ -108,7 +135,7 @@ func (d *DataSender) tryUndoLoss(frtoUndo bool) bool {
 
 // tryUndoPartial follows tcp_try_undo_partial.
 func (d *DataSender) tryUndoPartial(priorSndUna uint64, doLost *bool) bool {
-	if d.undoMarker != 0 && d.packetDelayed() {
+	if d.undo.marker != 0 && d.packetDelayed() {
 		// The hole was filled by a delayed original: reordering.
 		d.checkSackReordering(priorSndUna, true)
 		if d.sb.retransOut > 0 {

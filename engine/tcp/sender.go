@@ -137,9 +137,7 @@ type DataSender struct {
 
 	// Recovery (struct tcp_sock fields of the same names).
 	highSeq        uint64
-	priorSSThresh  uint32
-	undoMarker     uint64
-	undoRetrans    int32
+	undo           undoState
 	retransStamp   uint32
 	prr            cc.PRR
 	reordering     uint32

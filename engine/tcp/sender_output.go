@@ -239,10 +239,7 @@ func (d *DataSender) retransmitSeg(n uint64) {
 	if d.retransStamp == 0 {
 		d.retransStamp = d.tsNow()
 	}
-	if d.undoRetrans < 0 {
-		d.undoRetrans = 0
-	}
-	d.undoRetrans++
+	d.undo.retransmitted(1)
 }
 
 // resendSeg follows __tcp_retransmit_skb: put segment n on the wire again.
