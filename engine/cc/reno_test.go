@@ -88,7 +88,8 @@ func TestRenoUndo(t *testing.T) {
 // window halves once per loss event and grows by one packet per RTT has the
 // sawtooth W/2 … W with W = sqrt(8/(3p)), so its mean window is
 // 3W/4 = sqrt(3/(2p)) packets (their eq. 3, C = sqrt(3/2)). The path is
-// far wider than the window, so the RTT is constant.
+// far wider than the window, so the RTT is constant. The same assertion
+// runs on the product's sender in engine's TestRenoMathisRealSender.
 func TestRenoMathis(t *testing.T) {
 	for _, p := range []float64{0.001, 0.005, 0.01, 0.02} {
 		t.Run(fmt.Sprint(p), func(t *testing.T) {
