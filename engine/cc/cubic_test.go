@@ -120,6 +120,9 @@ func TestCubicCurve(t *testing.T) {
 // there, reaching it at K = cbrt((W_max − β·cwnd)/C) (§4.2 with
 // cwnd_epoch = β·cwnd). Without fast convergence W_max is the cwnd at loss.
 // The first loss is at 1000, the second at about 800.
+//
+// The same assertion runs on the product's sender in engine's
+// TestCubicFastConvergenceRealSender.
 func TestCubicFastConvergence(t *testing.T) {
 	for _, fc := range []bool{true, false} {
 		t.Run(fmt.Sprintf("fast_convergence=%v", fc), func(t *testing.T) {
@@ -172,6 +175,9 @@ func TestCubicFastConvergence(t *testing.T) {
 // fifth of the drops share a window at these window sizes.) Measured with
 // seed 1: +2.1%, −14.0%, −5.4%, −6.1%, −7.3%; over seeds 1–6 every case
 // stays within −14.0%..+4.5%.
+//
+// The same assertion runs on the product's sender in engine's
+// TestCubicResponseFunctionRealSender.
 func TestCubicResponseFunction(t *testing.T) {
 	cases := []struct {
 		name string
