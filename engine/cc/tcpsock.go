@@ -138,3 +138,38 @@ func EndCwndReduction(st *State, h *Hooks, undo UndoMarked, event func(Event)) b
 	event(EventCompleteCWR)
 	return set
 }
+
+// CwndUse is tcp_cwnd_validate's record of whether the sender used its
+// window (struct tcp_sock's is_cwnd_limited, max_packets_out and
+// cwnd_usage_seq), from which tcp_is_cwnd_limited answers.
+type CwndUse struct {
+	IsCwndLimited bool   // tp->is_cwnd_limited
+	MaxPacketsOut uint32 // tp->max_packets_out
+	UsageSeq      uint64 // tp->cwnd_usage_seq, in the caller's sequence unit
+}
+
+// Validate follows tcp_cwnd_validate's tracking (tcp_output.c, 6.x), called
+// after a send attempt: a new window of data starts once snd_una passes the
+// usage mark, and within one the record only grows. sndUna and sndNxt are in
+// any one sequence unit (bytes or packets); packetsOut is tp->packets_out;
+// cwndLimited tells the attempt stopped for want of window.
+func (u *CwndUse) Validate(sndUna, sndNxt uint64, packetsOut uint32, cwndLimited bool) {
+	if sndUna >= u.UsageSeq || cwndLimited || !u.IsCwndLimited && packetsOut > u.MaxPacketsOut {
+		u.IsCwndLimited = cwndLimited
+		u.MaxPacketsOut = packetsOut
+		u.UsageSeq = sndNxt
+	}
+}
+
+// CwndLimited is tcp_is_cwnd_limited (include/net/tcp.h, 6.x): the window
+// was fully used in the current window of data, or, in slow start, more
+// than half of it was in flight (so slow start may grow it).
+func (u *CwndUse) CwndLimited(st *State) bool {
+	if u.IsCwndLimited {
+		return true
+	}
+	if InSlowStart(st) {
+		return st.CwndPkts < 2*u.MaxPacketsOut
+	}
+	return false
+}

@@ -158,12 +158,10 @@ type DataSender struct {
 	lost           uint32 // tp->lost
 	rto            sim.Duration
 
-	isCwndLimited bool
-	maxPacketsOut uint32
-	cwndUsageSeq  uint64
-	lsndTime      sim.Time
-	cwndStamp     sim.Time // snd_cwnd_stamp
-	cwndUsed      uint32   // snd_cwnd_used
+	cwndUse   cc.CwndUse
+	lsndTime  sim.Time
+	cwndStamp sim.Time // snd_cwnd_stamp
+	cwndUsed  uint32   // snd_cwnd_used
 
 	// ECN.
 	ecnOK      bool
@@ -369,7 +367,7 @@ func (d *DataSender) fillState() {
 	st := &d.st
 	st.InFlightPkts = d.sb.inFlight()
 	st.CwndLimited = d.cwndLimited()
-	st.IsCwndLimited = d.isCwndLimited
+	st.IsCwndLimited = d.cwndUse.IsCwndLimited
 	st.TLPOrigDataAppLimited = d.tlpOrigAppLim
 	st.Delivered = d.rate.Delivered
 	st.DeliveredCE = d.rate.DeliveredCE
@@ -411,15 +409,7 @@ func (d *DataSender) ssthresh() uint32 {
 }
 
 // cwndLimited is tcp_is_cwnd_limited.
-func (d *DataSender) cwndLimited() bool {
-	if d.isCwndLimited {
-		return true
-	}
-	if d.st.CwndPkts < d.st.SSThreshPkts { // tcp_in_slow_start
-		return d.st.CwndPkts < 2*d.maxPacketsOut
-	}
-	return false
-}
+func (d *DataSender) cwndLimited() bool { return d.cwndUse.CwndLimited(&d.st) }
 
 // inCwndReduction is tcp_in_cwnd_reduction: CWR or Recovery.
 func (d *DataSender) inCwndReduction() bool { return cc.InCwndReduction(&d.st) }

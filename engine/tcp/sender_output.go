@@ -310,11 +310,7 @@ func (d *DataSender) noteRetransCandidate(n uint64) {
 // cwndValidate follows tcp_cwnd_validate: remember whether this window was
 // cwnd-limited (for tcp_is_cwnd_limited).
 func (d *DataSender) cwndValidate(cwndLimited bool) {
-	if d.sndUna >= d.cwndUsageSeq || cwndLimited || !d.isCwndLimited && d.sb.packetsOut() > d.maxPacketsOut {
-		d.isCwndLimited = cwndLimited
-		d.maxPacketsOut = d.sb.packetsOut()
-		d.cwndUsageSeq = d.sndNxt
-	}
+	d.cwndUse.Validate(d.sndUna, d.sndNxt, d.sb.packetsOut(), cwndLimited)
 	if d.cwndLimited() {
 		// The network is fed fully.
 		d.cwndUsed = 0

@@ -81,9 +81,7 @@ type Conn struct {
 	retransOut uint32 // retransmissions in flight
 
 	// tcp_cwnd_validate.
-	isCwndLimited bool
-	maxPacketsOut uint32
-	cwndUsageSeq  uint64
+	cwndUse cc.CwndUse
 
 	// tcp_init_cwnd_reduction / PRR / undo.
 	highSeq       uint64
@@ -187,25 +185,18 @@ func (c *Conn) sendOne() {
 	c.Transmissions++
 }
 
-// validateCwnd follows tcp_cwnd_validate's tracking of whether the window
-// was fully used in the current window of data.
+// validateCwnd runs tcp_cwnd_validate's tracking (cc.CwndUse) in packet
+// numbers.
 func (c *Conn) validateCwnd(isCwndLimited bool) {
-	packetsOut := uint32(c.next - c.una)
-	if c.una >= c.cwndUsageSeq || isCwndLimited ||
-		(!c.isCwndLimited && packetsOut > c.maxPacketsOut) {
-		c.isCwndLimited = isCwndLimited
-		c.maxPacketsOut = packetsOut
-		c.cwndUsageSeq = c.next
-	}
+	c.cwndUse.Validate(c.una, c.next, uint32(c.next-c.una), isCwndLimited)
 }
 
 // refresh recomputes the derived read-only fields of St before a hook:
 // tp->is_cwnd_limited, tcp_is_cwnd_limited and the byte sequence numbers.
 func (c *Conn) refresh() {
 	st := &c.St
-	st.IsCwndLimited = c.isCwndLimited
-	st.CwndLimited = c.isCwndLimited ||
-		(cc.InSlowStart(st) && st.CwndPkts < 2*c.maxPacketsOut)
+	st.IsCwndLimited = c.cwndUse.IsCwndLimited
+	st.CwndLimited = c.cwndUse.CwndLimited(st)
 	st.SndUna = c.una * uint64(st.MSS)
 	st.SndNxt = c.next * uint64(st.MSS)
 }
