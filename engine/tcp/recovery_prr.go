@@ -8,7 +8,7 @@ import "github.com/ccscope/ccscope/engine/cc"
 // initCwndReduction follows tcp_init_cwnd_reduction (PRR's start).
 func (d *DataSender) initCwndReduction() {
 	d.highSeq = d.sndNxt
-	d.tlpHighSeq = 0
+	d.tlp.highSeq = 0
 	d.st.CwndCnt = 0
 	d.st.PriorCwndPkts = d.st.CwndPkts
 	d.prr.Start()

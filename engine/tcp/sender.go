@@ -143,9 +143,7 @@ type DataSender struct {
 	reordering     uint32
 	reordSeen      uint32
 	frto           bool
-	tlpHighSeq     uint64
-	tlpRetrans     bool
-	tlpOrigAppLim  bool   // tlp_orig_data_app_limited (google/bbr v3 branch)
+	tlp            tlpState
 	retransmits    uint32 // icsk_retransmits
 	backoff        uint   // icsk_backoff: RTOs and window probes since the last RTT sample
 	probesOut      uint32 // icsk_probes_out: window probes not answered by an ACK
@@ -368,7 +366,7 @@ func (d *DataSender) fillState() {
 	st.InFlightPkts = d.sb.inFlight()
 	st.CwndLimited = d.cwndLimited()
 	st.IsCwndLimited = d.cwndUse.IsCwndLimited
-	st.TLPOrigDataAppLimited = d.tlpOrigAppLim
+	st.TLPOrigDataAppLimited = d.tlp.origAppLimited
 	st.Delivered = d.rate.Delivered
 	st.DeliveredCE = d.rate.DeliveredCE
 	st.Lost = d.lost

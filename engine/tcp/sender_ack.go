@@ -147,7 +147,7 @@ func (d *DataSender) tcpAck(p *packet.Packet) bool {
 			d.fastretransAlert(priorSndUna, numDupack, &flag, &rexmit)
 		}
 		d.ackProbe()
-		if d.tlpHighSeq != 0 {
+		if d.tlp.highSeq != 0 {
 			d.processTLPAck(ackSeq, flag)
 		}
 		return true
@@ -158,8 +158,8 @@ func (d *DataSender) tcpAck(p *packet.Packet) bool {
 	d.inAckEvent(flag)
 	// BBRv3's is_acking_tlp_retrans_seq: this ACK covers a TLP
 	// retransmission's sequence.
-	ss.rate.IsAckingTLPRetransSeq = d.tlpHighSeq != 0 && d.tlpRetrans && ackSeq >= d.tlpHighSeq
-	if d.tlpHighSeq != 0 {
+	ss.rate.IsAckingTLPRetransSeq = d.tlp.highSeq != 0 && d.tlp.retrans && ackSeq >= d.tlp.highSeq
+	if d.tlp.highSeq != 0 {
 		d.processTLPAck(ackSeq, flag)
 	}
 	// tcp_ack_is_dubious
@@ -447,28 +447,4 @@ func (d *DataSender) mayRaiseCwnd(flag int) bool {
 		return flag&flagForwardProgress != 0
 	}
 	return flag&flagDataAcked != 0
-}
-
-// processTLPAck follows tcp_process_tlp_ack: end a TLP episode; if the
-// probe repaired a real loss, reduce cwnd once (as CWR).
-func (d *DataSender) processTLPAck(ackSeq uint64, flag int) {
-	if ackSeq < d.tlpHighSeq {
-		return
-	}
-	switch {
-	case !d.tlpRetrans:
-		d.tlpHighSeq = 0 // a probe of new data was acked
-	case flag&flagDSackTLP != 0:
-		d.tlpHighSeq = 0 // both original and probe arrived: no loss
-	case ackSeq > d.tlpHighSeq:
-		// The google/bbr v3 branch tells the CC first
-		// (CA_EVENT_TLP_RECOVERY); BBRv3 then judges the loss.
-		d.caEvent(cc.EventTLPRecovery)
-		d.initCwndReduction()
-		d.setCAState(cc.CACWR)
-		d.endCwndReduction()
-		d.tryKeepOpen()
-	case flag&(flagSndUnaAdvanced|flagNotDup|flagDataSacked) == 0:
-		d.tlpHighSeq = 0 // a pure dupack: original and probe arrived
-	}
 }

@@ -80,7 +80,7 @@ func (d *DataSender) checkDSack(p *packet.Packet, blocks []packet.SackBlock, pri
 	dupSegs := uint32(1)
 	if length > d.mss {
 		dupSegs = uint32((length + d.mss - 1) / d.mss)
-	} else if d.tlpHighSeq != 0 && d.tlpHighSeq == b0.End {
+	} else if d.tlp.highSeq != 0 && d.tlp.highSeq == b0.End {
 		ss.flag |= flagDSackTLP
 	}
 	d.dsackDups += dupSegs
