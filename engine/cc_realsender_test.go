@@ -40,6 +40,47 @@ func oneLink(t *testing.T, alg, rate string, rtt sim.Duration, p float64, dur si
 	return r
 }
 
+// TestRenoSlowStartThenAIRealSender is TestRenoSlowStartThenAI on the
+// real sender (RFC 5681 section 3.1, with the kernel's tcp_slow_start
+// adding one packet per packet acked, so delayed ACKs do not slow it):
+// from the initial window of 10 the window doubles every RTT, 10·2^k
+// exactly in the middle of round k. A packet dropped once cwnd reaches
+// 100 ends slow start; tcp_reno_ssthresh halves the window at loss,
+// recovery ends with cwnd = ssthresh, and congestion avoidance then adds
+// one packet per RTT (ssthresh + k after k RTTs, ±1 for where the RTT
+// boundary falls among the ACKs).
+func TestRenoSlowStartThenAIRealSender(t *testing.T) {
+	const rtt = 100 * sim.Millisecond
+	c := newTappedRun(t, "reno", 10*sim.Second)
+	snd := c.r.Flows[0].(*tcpFlow).snd
+	for !snd.Stats.Started {
+		c.r.StepEvents(1)
+	}
+	first := snd.Stats.FirstSend
+	for k := range 4 {
+		c.r.RunUntil(first.Add(sim.Duration(k)*rtt + rtt/2))
+		if got, want := snd.Cwnd(), uint32(10<<k); got != want {
+			t.Errorf("cwnd in slow-start round %d = %d, want 10·2^%d = %d", k, got, k, want)
+		}
+	}
+	w, t0 := c.lossAt(t, 100)
+	ss := max(w/2, 2)
+	if got := snd.SSThresh(); got != ss {
+		t.Errorf("ssthresh after a loss at cwnd %d = %d, want %d", w, got, ss)
+	}
+	if got := snd.Cwnd(); got != ss {
+		t.Errorf("cwnd when recovery ends = %d, want ssthresh %d", got, ss)
+	}
+	for k := 1; k <= 20; k++ {
+		c.r.RunUntil(t0.Add(sim.Duration(k) * rtt))
+		got, want := int(snd.Cwnd()), int(ss)+k
+		if got < want-1 || got > want+1 {
+			t.Errorf("cwnd %d RTTs into congestion avoidance = %d, want ssthresh + %d = %d ± 1", k, got, k, want)
+		}
+	}
+	t.Logf("loss at cwnd %d, ssthresh %d, cwnd 20 RTTs later %d", w, ss, snd.Cwnd())
+}
+
 // TestRenoMathisRealSender is TestRenoMathis on the real sender: Reno's
 // time-averaged window under Bernoulli loss p against Mathis, Semke,
 // Mahdavi & Ott (1997), sqrt(3/(2p)) packets (their eq. 3; the kernel's
@@ -93,18 +134,19 @@ func (d *dropOnce) Receive(id packet.ID) {
 // RFC 9438's constants, C and β_cubic.
 const rfcC, rfcBeta = 0.4, 0.7
 
-// cubicRun is a CUBIC flow on a 1 Gbps, 100 ms one-link path (a BDP of
-// 8600 packets, so it never queues; at this RTT the cubic, not the
-// Reno-friendly estimate, rules) with a tap that drops single packets.
-type cubicRun struct {
+// tappedRun is a flow on a 1 Gbps, 100 ms one-link path (a BDP of 8600
+// packets, so it never queues in congestion avoidance; for CUBIC, at this
+// RTT the cubic, not the Reno-friendly estimate, rules) with a tap that
+// drops single packets.
+type tappedRun struct {
 	r   *Run
 	tap *dropOnce
 	end sim.Time
 }
 
-func newCubicRun(t *testing.T, dur sim.Duration) *cubicRun {
+func newTappedRun(t *testing.T, alg string, dur sim.Duration) *tappedRun {
 	t.Helper()
-	r := oneLink(t, "cubic", "1Gbps", 100*sim.Millisecond, 0, dur)
+	r := oneLink(t, alg, "1Gbps", 100*sim.Millisecond, 0, dur)
 	tap := &dropOnce{pool: r.Pool}
 	if err := r.TapArrivals("path", "ab", func(next link.Receiver) link.Receiver {
 		tap.next = next
@@ -112,14 +154,14 @@ func newCubicRun(t *testing.T, dur sim.Duration) *cubicRun {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	return &cubicRun{r: r, tap: tap, end: sim.Time(dur)}
+	return &tappedRun{r: r, tap: tap, end: sim.Time(dur)}
 }
 
 // lossAt drops the next data packet once cwnd has reached w, and runs to
 // the end of the fast recovery that follows. It returns cwnd on the ACK
 // before the one that entered Recovery (the window at loss) and the time
 // Recovery ended (RFC 9438's t = 0 of the next epoch).
-func (c *cubicRun) lossAt(t *testing.T, w uint32) (cwndAtLoss uint32, t0 sim.Time) {
+func (c *tappedRun) lossAt(t *testing.T, w uint32) (cwndAtLoss uint32, t0 sim.Time) {
 	t.Helper()
 	snd := c.r.Flows[0].(*tcpFlow).snd
 	recoveries := snd.Stats.Recoveries
@@ -143,7 +185,7 @@ func (c *cubicRun) lossAt(t *testing.T, w uint32) (cwndAtLoss uint32, t0 sim.Tim
 
 // checkCurve runs to t0 + each of ts and compares cwnd with W(t) = C·(t −
 // K)³ + W_max within ±1 %.
-func (c *cubicRun) checkCurve(t *testing.T, t0 sim.Time, k, wmax float64, ts []float64) {
+func (c *tappedRun) checkCurve(t *testing.T, t0 sim.Time, k, wmax float64, ts []float64) {
 	t.Helper()
 	snd := c.r.Flows[0].(*tcpFlow).snd
 	for _, s := range ts {
@@ -170,7 +212,7 @@ func (c *cubicRun) checkCurve(t *testing.T, t0 sim.Time, k, wmax float64, ts []f
 // (the largest gap at t = 0.5 s, where the epoch's first ACKs lag).
 // Asserted: ±1 %, as the cctest version.
 func TestCubicCurveRealSender(t *testing.T) {
-	c := newCubicRun(t, 30*sim.Second)
+	c := newTappedRun(t, "cubic", 30*sim.Second)
 	wmax, t0 := c.lossAt(t, 1000)
 	k := math.Cbrt(float64(wmax) * (1 - rfcBeta) / rfcC)
 	t.Logf("W_max %d at recovery, t = 0 at %v, K = %.3f s", wmax, t0, k)
@@ -185,7 +227,7 @@ func TestCubicCurveRealSender(t *testing.T) {
 // of the first W_max. Measured: second loss at 1155, W_max 981.8, K
 // 7.57 s, every point within 0.3 %. Asserted: ±1 %, as the cctest version.
 func TestCubicFastConvergenceRealSender(t *testing.T) {
-	c := newCubicRun(t, 40*sim.Second)
+	c := newTappedRun(t, "cubic", 40*sim.Second)
 	w1, _ := c.lossAt(t, 1000)
 	w, t0 := c.lossAt(t, w1*9/10)
 	if w >= w1 {

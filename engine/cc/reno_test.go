@@ -24,7 +24,8 @@ func newReno(t *testing.T) *cctest.Conn {
 // it reaches ssthresh = 100, then grows by one packet per RTT. Hand trace:
 // 10 → 20 → 40 → 80; the fourth round's 80 ACKs take it to 100 after 20
 // and leave 60 ACKs of credit in snd_cwnd_cnt, so the next rounds end at
-// 101, 102, ….
+// 101, 102, …. The product's sender, with delayed ACKs and a real loss,
+// is held to the same rules in engine's TestRenoSlowStartThenAIRealSender.
 func TestRenoSlowStartThenAI(t *testing.T) {
 	c := newReno(t)
 	c.St.SSThreshPkts = 100
