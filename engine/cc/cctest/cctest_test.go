@@ -274,3 +274,24 @@ func TestRunStepMarking(t *testing.T) {
 		})
 	}
 }
+
+// NewLink rejects a path it cannot build, naming the path.
+func TestNewLinkRejectsBadPath(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		p    cctest.LinkPath
+	}{
+		{"no rate", cctest.LinkPath{RTT: sim.Millisecond}},
+		{"no rtt", cctest.LinkPath{Rate: units.Mbps}},
+		{"loss 1", cctest.LinkPath{Rate: units.Mbps, RTT: sim.Millisecond, LossProb: 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := cctest.NewLink("reno", tc.p, sim.Second); err == nil {
+				t.Errorf("NewLink(%+v) = nil error, want one", tc.p)
+			}
+		})
+	}
+	if _, err := cctest.NewLink("no-such-cc", cctest.LinkPath{Rate: units.Mbps, RTT: sim.Millisecond}, sim.Second); err == nil {
+		t.Errorf("NewLink(no-such-cc) = nil error, want the scenario's error")
+	}
+}

@@ -33,6 +33,12 @@
 // (cc.RateState) with no app-limited marking, and its packets_out is what is
 // in flight. Conn sends in bursts;
 // Run can pace (Path.Pacing) and CE-mark at the bottleneck (Path.MarkCE).
+//
+// Link, by contrast, runs an algorithm on the product's sender (engine/tcp's
+// DataSender, through engine) over a one-link path, and lets a test watch
+// its window and drop chosen packets: the reference tests that matter most
+// (Reno against Mathis, CUBIC against RFC 9438's curves) run on both, so
+// they validate the code a simulation runs and not only this model.
 package cctest
 
 import (
