@@ -278,3 +278,14 @@ func (t *tcpFlow) Act(a Action) error {
 func (t *tcpFlow) observe() (trace.FlowRow, units.Bytes) {
 	return t.snd.Snapshot(), t.rcv.BytesDelivered()
 }
+
+// TCPEnds returns flow i's TCP sender and receiver, or ok false when flow i
+// is not a TCP flow. Tests use them to read the sender's state as a run
+// goes on (engine/cc/cctest's one-link driver, for one).
+func (r *Run) TCPEnds(i int) (snd *tcp.DataSender, rcv *tcp.Receiver, ok bool) {
+	t, ok := r.Flows[i].(*tcpFlow)
+	if !ok {
+		return nil, nil, false
+	}
+	return t.snd, t.rcv, true
+}

@@ -68,8 +68,8 @@ type bbr1 struct {
 	bbrCore
 	rng *rand.Rand
 
-	bw     minmax // max recent delivery rate, pkts/us << 24
-	rttCnt uint32 // packet-timed rounds elapsed
+	bw     Minmax[uint32] // max recent delivery rate, pkts/us << 24
+	rttCnt uint32         // packet-timed rounds elapsed
 
 	packetConservation bool
 	ltIsSampling       bool
@@ -100,7 +100,7 @@ func (b *bbr1) Name() string { return "bbr" }
 // Seed sets the stream bbr_reset_probe_bw_mode draws its phase from.
 func (b *bbr1) Seed(r *rand.Rand) { b.rng = r }
 
-func (b *bbr1) maxBW() uint32 { return b.bw.get() }
+func (b *bbr1) maxBW() uint32 { return b.bw.Get() }
 
 // bwEst follows bbr_bw: the long-term (policed) rate when in use.
 func (b *bbr1) bwEst() uint32 {
@@ -138,7 +138,7 @@ func (b *bbr1) MinTSOSegs(st *State) uint32 {
 // tsoSegsGoal follows bbr_tso_segs_goal: about 1 ms of data at the pacing
 // rate, ignoring the driver's GSO size.
 func (b *bbr1) tsoSegsGoal(st *State) uint32 {
-	bytes := min(pacingBytesPerSec(st)>>skPacingShift, gsoLegacyMaxSize-1-maxTCPHeader)
+	bytes := min(pacingBytesPerSec(st)>>skPacingShift, GSOLegacyMaxSize-1-MaxTCPHeader)
 	segs := max(uint32(bytes/uint64(st.MSS)), b.MinTSOSegs(st))
 	return min(segs, 0x7F)
 }
@@ -150,7 +150,7 @@ func (b *bbr1) CwndEvent(st *State, ev Event) { b.cwndEvent(b, st, ev) }
 // bdp follows bbr_bdp: ceil(bw * min_rtt * gain) in packets.
 func (b *bbr1) bdp(bw, gain uint32) uint32 {
 	if b.minRTTUs == noMinRTT {
-		return tcpInitCwnd // no valid RTT sample yet
+		return InitCwnd // no valid RTT sample yet
 	}
 	return bbrBDP(bw, b.minRTTUs, gain)
 }
@@ -237,7 +237,7 @@ func (b *bbr1) setCwnd(st *State, rs *rateSample, acked, bw, gain uint32) {
 			b.targetCwnd = target
 			if b.fullBWReached {
 				cwnd = min(cwnd+acked, target)
-			} else if cwnd < target || st.Delivered < tcpInitCwnd {
+			} else if cwnd < target || st.Delivered < InitCwnd {
 				cwnd += acked
 			}
 			cwnd = max(cwnd, bbrCwndMinTarget)
@@ -401,7 +401,7 @@ func (b *bbr1) updateBW(st *State, rs *rateSample) {
 	bw := uint64(rs.delivered) * bwUnit / uint64(rs.intervalUs)
 	// App-limited samples only count if they raise the estimate.
 	if !rs.isAppLimited || bw >= uint64(b.maxBW()) {
-		b.bw.runningMax(bbrBWRTTs, b.rttCnt, uint32(bw))
+		b.bw.RunningMax(bbrBWRTTs, b.rttCnt, uint32(bw))
 	}
 }
 
@@ -516,7 +516,7 @@ func (b *bbr1) Init(st *State) {
 	// BBR's model assumes paced sending.
 	st.Paced = true
 	b.priorCwnd = 0
-	st.SSThreshPkts = tcpInfiniteSSThresh
+	st.SSThreshPkts = InfiniteSSThresh
 	b.rttCnt = 0
 	b.nextRTTDelivered = st.Delivered
 	b.prevCAState = CAOpen
@@ -525,7 +525,7 @@ func (b *bbr1) Init(st *State) {
 	b.probeRTTRoundDone = false
 	b.minRTTUs = tcpMinRTTUs(st)
 	b.minRTTStamp = tcpJiffies32(st)
-	b.bw.reset(b.rttCnt, 0)
+	b.bw.Reset(b.rttCnt, 0)
 	b.hasSeenRTT = false
 	b.initPacingRateFromRTT(st, bbrRateBytesPerSec, bbrHighGain)
 	b.roundStart = false

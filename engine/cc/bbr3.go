@@ -174,15 +174,15 @@ func (b *bbr3) setPacingRate(st *State, bw, gain uint32) {
 func (b *bbr3) tsoSegsGeneric(st *State, mss units.Bytes, gsoMaxSize uint64) uint32 {
 	bytes := pacingBytesPerSec(st) >> skPacingShift
 	if r := b.minRTTUs >> bbr3TSORTTShift; r < 32 {
-		bytes += gsoLegacyMaxSize >> r
+		bytes += GSOLegacyMaxSize >> r
 	}
-	bytes = min(bytes, gsoMaxSize-1-maxTCPHeader)
+	bytes = min(bytes, gsoMaxSize-1-MaxTCPHeader)
 	return max(uint32(bytes/uint64(mss)), sysctlTCPMinTSOSegs)
 }
 
 // TSOSegs follows bbr_tso_segs, further capped by State.GSOMaxSegs when set.
 func (b *bbr3) TSOSegs(st *State, mss units.Bytes) uint32 {
-	segs := b.tsoSegsGeneric(st, mss, gsoLegacyMaxSize)
+	segs := b.tsoSegsGeneric(st, mss, GSOLegacyMaxSize)
 	if st.GSOMaxSegs > 0 {
 		segs = min(segs, st.GSOMaxSegs)
 	}
@@ -190,7 +190,7 @@ func (b *bbr3) TSOSegs(st *State, mss units.Bytes) uint32 {
 }
 
 func (b *bbr3) tsoSegsGoal(st *State) uint32 {
-	return b.tsoSegsGeneric(st, st.MSS, gsoLegacyMaxSize)
+	return b.tsoSegsGeneric(st, st.MSS, GSOLegacyMaxSize)
 }
 
 // CwndEvent follows bbr_cwnd_event for CA_EVENT_TX_START and, as the v3
@@ -500,7 +500,7 @@ func (b *bbr3) Init(st *State) {
 	st.Paced = true
 	b.initCwnd = min(0x7F, st.CwndPkts)
 	b.priorCwnd = st.PriorCwndPkts
-	st.SSThreshPkts = tcpInfiniteSSThresh
+	st.SSThreshPkts = InfiniteSSThresh
 	b.nextRTTDelivered = st.Delivered
 	b.prevCAState = CAOpen
 	b.probeRTTDoneStamp = 0

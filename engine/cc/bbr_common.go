@@ -22,18 +22,9 @@ const (
 	bbrScale = 8             // BBR_SCALE: fixed-point fractions such as gains
 	bbrUnit  = 1 << bbrScale // BBR_UNIT: a gain of 1.0
 
-	// tcpInitCwnd is TCP_INIT_CWND, the cap BBR uses before any RTT sample.
-	tcpInitCwnd = 10
-	// tcpInfiniteSSThresh is TCP_INFINITE_SSTHRESH.
-	tcpInfiniteSSThresh = 0x7fffffff
 	// noMinRTT is the ~0U a kernel min_rtt filter holds before any sample.
 	noMinRTT = ^uint32(0)
 
-	// gsoLegacyMaxSize is GSO_LEGACY_MAX_SIZE (GSO_MAX_SIZE before 5.19).
-	gsoLegacyMaxSize = 65536
-	// maxTCPHeader is MAX_TCP_HEADER on x86-64: L1_CACHE_ALIGN(128 +
-	// MAX_HEADER) with MAX_HEADER = LL_MAX_HEADER 128 + 48 = 176, i.e. 320.
-	maxTCPHeader = 320
 	// skPacingShift is the default sk_pacing_shift: a TSO burst holds
 	// about 1 ms (2^-10 s) of data at the pacing rate.
 	skPacingShift = 10

@@ -73,8 +73,8 @@ func TestBBRRateBytesPerSec(t *testing.T) {
 // documented behaviour: a new max replaces everything; an old max expires
 // once the window passes and the best later sample takes over.
 func TestMinmaxRunningMax(t *testing.T) {
-	var m minmax
-	m.reset(0, 0)
+	var m Minmax[uint32]
+	m.Reset(0, 0)
 	steps := []struct {
 		t, v, want uint32
 	}{
@@ -86,7 +86,7 @@ func TestMinmaxRunningMax(t *testing.T) {
 		{16, 10, 70}, // 80 (t=5) expired too; 70 (t=12) remains
 	}
 	for _, s := range steps {
-		if got := m.runningMax(10, s.t, s.v); got != s.want {
+		if got := m.RunningMax(10, s.t, s.v); got != s.want {
 			t.Errorf("runningMax(win 10, t %d, %d) = %d, want %d", s.t, s.v, got, s.want)
 		}
 	}

@@ -13,8 +13,8 @@ import (
 // sender with pacing, one FIFO link of rate R and a finite buffer, a fixed
 // base RTT (optionally with normally distributed jitter on each direction,
 // which may reorder), Bernoulli loss and step CE marking. It acknowledges every
-// packet and builds each ACK's rate sample as tcp_rate.c does
-// (tcp_rate_skb_sent, tcp_rate_skb_delivered, tcp_rate_gen). Loss detection
+// packet and builds each ACK's rate sample with tcp_rate.c's code
+// (RateState: tcp_rate_skb_sent, tcp_rate_skb_delivered, tcp_rate_gen). Loss detection
 // is an oracle (a dropped transmission is marked lost when one sent after it
 // is acknowledged); lost segments are retransmitted first, and recovery
 // lasts until the cumulative ACK passes the highest segment sent when it
@@ -40,18 +40,12 @@ type pathConfig struct {
 
 // txPkt is one transmission of segment seg.
 type txPkt struct {
-	seg           int
-	retrans       bool
-	sent          sim.Time
-	delivered     uint32 // tx.delivered
-	deliveredCE   uint32 // tx.delivered_ce
-	deliveredTime sim.Time
-	firstTx       sim.Time
-	appLimited    bool
-	inFlight      uint32 // tx.in_flight, counting itself
-	txLost        uint32 // tx.lost
-	dropped, ce   bool
-	acked, lost   bool
+	seg         int
+	retrans     bool
+	sent        sim.Time
+	tx          RateTx // tcp_rate_skb_sent's snapshot
+	dropped, ce bool
+	acked, lost bool
 }
 
 type ackEvent struct {
@@ -105,10 +99,10 @@ type pathSim struct {
 	pacingNext sim.Time
 	tokens     units.Bytes // policer bucket
 	tokensAt   sim.Time
-	firstTx    sim.Time // tp->first_tx_mstamp
-	una        int      // first unacknowledged segment (snd_una)
-	txScan     int      // first transmission neither acked nor marked lost
-	recovery   int      // high_seq: recovery ends when una reaches it
+	rate       RateState // tcp_rate.c's connection state
+	una        int       // first unacknowledged segment (snd_una)
+	txScan     int       // first transmission neither acked nor marked lost
+	recovery   int       // high_seq: recovery ends when una reaches it
 
 	cwndLimitedUntil int // segments sent when cwnd last limited sending
 
@@ -134,14 +128,15 @@ func newPathSim(t *testing.T, name string, cfg pathConfig) *pathSim {
 	}
 	p.st = State{
 		Now:           startTime,
-		CwndPkts:      tcpInitCwnd,
+		CwndPkts:      InitCwnd,
 		CwndClampPkts: ^uint32(0),
-		SSThreshPkts:  tcpInfiniteSSThresh,
+		SSThreshPkts:  InfiniteSSThresh,
 		MSS:           cfg.mss,
 		ECNOk:         cfg.ceThresh > 0,
 		ECNLow:        cfg.ceThresh > 0,
 		DeliveredTime: startTime,
 	}
+	p.rate.DeliveredAt = startTime
 	p.st.Signals = NewSignals(p.log, &p.st.Now)
 	if p.alg.Seed != nil {
 		p.alg.Seed.Seed(rand.New(rand.NewPCG(cfg.algSeed, 0xbb)))
@@ -197,8 +192,10 @@ func (p *pathSim) run(until sim.Time) {
 // tcp_rate_skb_sent plus the link.
 func (p *pathSim) send() {
 	now := p.st.Now
-	if p.st.InFlightPkts == 0 {
-		p.firstTx = now
+	packetsOut := p.st.InFlightPkts
+	if packetsOut == 0 {
+		// tcp_rate_skb_sent's fresh interval after idle, before the
+		// event as in tcp_transmit_skb.
 		p.st.DeliveredTime = now
 		if p.alg.CwndEvent != nil {
 			p.alg.CwndEvent.CwndEvent(&p.st, EventTxStart)
@@ -211,18 +208,9 @@ func (p *pathSim) send() {
 	} else {
 		p.segs = append(p.segs, false)
 	}
-	pk := txPkt{
-		seg:           seg,
-		retrans:       retrans,
-		sent:          now,
-		delivered:     p.st.Delivered,
-		deliveredCE:   p.st.DeliveredCE,
-		deliveredTime: p.st.DeliveredTime,
-		firstTx:       p.firstTx,
-		appLimited:    p.st.AppLimited != 0,
-		inFlight:      p.st.InFlightPkts,
-		txLost:        p.st.Lost,
-	}
+	pk := txPkt{seg: seg, retrans: retrans, sent: now}
+	p.rate.AppLimited = p.st.AppLimited
+	p.rate.SkbSent(&pk.tx, now, packetsOut, p.st.InFlightPkts, p.st.Lost)
 	seq := len(p.pkts)
 	// Pace after the first 10 segments, as tcp_update_skb_after_send.
 	if p.st.PacingRate > 0 && seq >= 10 {
@@ -296,10 +284,11 @@ func (p *pathSim) ack(seq int) {
 	pk.acked = true
 	p.segs[pk.seg] = true
 	p.st.InFlightPkts--
-	p.st.Delivered++
+	p.rate.Delivered++
 	if pk.ce {
-		p.st.DeliveredCE++
+		p.rate.DeliveredCE++
 	}
+	p.st.Delivered, p.st.DeliveredCE = p.rate.Delivered, p.rate.DeliveredCE
 	rtt := sim.Duration(-1) // Karn: no RTT sample from a retransmission
 	if !pk.retrans {
 		rtt = now.Sub(pk.sent)
@@ -324,7 +313,7 @@ func (p *pathSim) ack(seq int) {
 			p.rtx = append(p.rtx, q.seg)
 			if p.alg.MarkedLost != nil {
 				p.alg.MarkedLost.SkbMarkedLost(&p.st, LostPacket{
-					PCount: 1, TxInFlight: q.inFlight, TxLost: q.txLost, TxAppLimited: q.appLimited,
+					PCount: 1, TxInFlight: q.tx.InFlight, TxLost: q.tx.Lost, TxAppLimited: q.tx.AppLimited,
 				})
 			}
 		}
@@ -350,35 +339,18 @@ func (p *pathSim) ack(seq int) {
 	p.st.CwndLimited = p.una <= p.cwndLimitedUntil
 	p.st.IsCwndLimited = p.st.CwndLimited
 
-	// tcp_rate_skb_delivered for the one packet this ACK covers.
-	p.firstTx = pk.sent
+	// tcp_rate_skb_delivered for the one packet this ACK covers, then
 	// tcp_rate_gen.
-	if p.st.AppLimited != 0 && after32(p.st.Delivered, p.st.AppLimited) {
-		p.st.AppLimited = 0
-	}
-	p.st.DeliveredTime = now
-	rs := RateSample{
-		PriorTime:         pk.deliveredTime,
-		PriorDelivered:    pk.delivered,
-		PriorDeliveredCE:  pk.deliveredCE,
-		Delivered:         int32(p.st.Delivered - pk.delivered),
-		DeliveredCE:       int32(p.st.DeliveredCE - pk.deliveredCE),
-		SendInterval:      pk.sent.Sub(pk.firstTx),
-		RecvInterval:      now.Sub(pk.deliveredTime),
-		RTT:               rtt,
-		Losses:            losses,
-		AckedSacked:       1,
-		PriorInFlightPkts: priorInFlight,
-		IsAppLimited:      pk.appLimited,
-		IsRetrans:         pk.retrans,
-		TxInFlight:        pk.inFlight,
-		Lost:              p.st.Lost - pk.txLost,
-		IsECE:             pk.ce,
-	}
-	rs.Interval = max(rs.SendInterval, rs.RecvInterval)
-	if rs.Interval < p.st.MinRTT {
-		rs.Interval = -1 // an interval shorter than min_rtt is unreliable
-	}
+	rs := RateSample{RTT: rtt, PriorInFlightPkts: priorInFlight, IsECE: pk.ce}
+	hasPrior := false
+	skb := RateSkb{Sent: pk.sent, EndSeq: uint64(pk.seg+1) * uint64(p.cfg.mss), Retrans: pk.retrans}
+	p.rate.SkbDelivered(&pk.tx, skb, &rs, &hasPrior)
+	p.rate.AppLimited = p.st.AppLimited
+	p.rate.Gen(now, RateAck{
+		Delivered: 1, Lost: losses, TotalLost: p.st.Lost,
+		HasPrior: hasPrior, MinRTTUs: int64(p.st.MinRTT / sim.Microsecond),
+	}, &rs)
+	p.st.AppLimited, p.st.DeliveredTime = p.rate.AppLimited, p.rate.DeliveredAt
 	p.alg.CongControl.CongControl(&p.st, &rs)
 	if p.onAck != nil {
 		p.onAck(&rs)

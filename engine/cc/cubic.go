@@ -442,12 +442,6 @@ func (c *Cubic) hystartUpdate(st *State, delay uint32) {
 	}
 }
 
-// skGSOMaxSize is sk_gso_max_size on a device with the default GSO limit:
-// sk_dst_gso_max_size (net/core/sock.c, 6.x) reads gso_ipv4_max_size,
-// GSO_LEGACY_MAX_SIZE unless BIG TCP raised it, and keeps MAX_TCP_HEADER + 1
-// bytes of it for headers: 65536 − 321 = 65215 bytes.
-const skGSOMaxSize = gsoLegacyMaxSize - (maxTCPHeader + 1)
-
 // hystartAckDelay follows hystart_ack_delay (tcp_cubic.c, 5.8+): a cushion
 // for TSO/GRO batching of four GSO packets of sk_gso_max_size at the pacing
 // rate, at most 1 ms (USEC_PER_MSEC).
@@ -456,7 +450,7 @@ func hystartAckDelay(st *State) uint32 {
 	if rate == 0 {
 		return 0
 	}
-	return uint32(min(1000, skGSOMaxSize*4*1_000_000/rate))
+	return uint32(min(1000, SKGSOMaxSize*4*1_000_000/rate))
 }
 
 // publish records the signals; Set drops unchanged values.

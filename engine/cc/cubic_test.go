@@ -85,6 +85,8 @@ func dropFirst() func(*cctest.Conn) bool {
 // cbrt(W_max·(1 − β)/C) = cbrt(750) = 9.086 s, through the concave, plateau
 // and convex regions. RTT 100 ms on a path of 20000 packets, so the cubic
 // (not the Reno-friendly estimate) rules. Measured: within 0.4% everywhere.
+// The same assertion runs on the product's sender in engine's
+// TestCubicCurveRealSender.
 func TestCubicCurve(t *testing.T) {
 	c := newCubicConn(t, cc.DefaultCubicParams())
 	c.St.CwndPkts, c.St.SSThreshPkts = 1000, 1000 // in congestion avoidance at W_max
@@ -118,6 +120,9 @@ func TestCubicCurve(t *testing.T) {
 // there, reaching it at K = cbrt((W_max − β·cwnd)/C) (§4.2 with
 // cwnd_epoch = β·cwnd). Without fast convergence W_max is the cwnd at loss.
 // The first loss is at 1000, the second at about 800.
+//
+// The same assertion runs on the product's sender in engine's
+// TestCubicFastConvergenceRealSender.
 func TestCubicFastConvergence(t *testing.T) {
 	for _, fc := range []bool{true, false} {
 		t.Run(fmt.Sprintf("fast_convergence=%v", fc), func(t *testing.T) {
@@ -170,6 +175,9 @@ func TestCubicFastConvergence(t *testing.T) {
 // fifth of the drops share a window at these window sizes.) Measured with
 // seed 1: +2.1%, −14.0%, −5.4%, −6.1%, −7.3%; over seeds 1–6 every case
 // stays within −14.0%..+4.5%.
+//
+// The same assertion runs on the product's sender in engine's
+// TestCubicResponseFunctionRealSender.
 func TestCubicResponseFunction(t *testing.T) {
 	cases := []struct {
 		name string
@@ -269,7 +277,7 @@ func slowStartExit(t *testing.T, p cc.CubicParams, path cctest.Path) (uint32, si
 	var cwnd uint32
 	var at sim.Time
 	res := cctest.Run(c, path, 40*path.RTT, func(c *cctest.Conn) {
-		if at == 0 && c.St.SSThreshPkts != cctest.InfiniteSSThresh {
+		if at == 0 && c.St.SSThreshPkts != cc.InfiniteSSThresh {
 			// A loss sets ssthresh from cwnd at the loss.
 			cwnd, at = c.St.CwndPkts, c.St.Now
 			if c.St.CA == cc.CARecovery {

@@ -115,9 +115,9 @@ func (l *leoCC) Name() string { return "leocc" }
 func (l *leoCC) TSOSegs(st *State, mss units.Bytes) uint32 {
 	bytes := pacingBytesPerSec(st) >> skPacingShift
 	if r := l.minRTTUs >> leoccTSORTTShift; r < 32 {
-		bytes += gsoLegacyMaxSize >> r
+		bytes += GSOLegacyMaxSize >> r
 	}
-	bytes = min(bytes, gsoLegacyMaxSize-1-maxTCPHeader)
+	bytes = min(bytes, GSOLegacyMaxSize-1-MaxTCPHeader)
 	segs := max(uint32(bytes/uint64(mss)), sysctlTCPMinTSOSegs)
 	if st.GSOMaxSegs > 0 {
 		segs = min(segs, st.GSOMaxSegs)
@@ -146,7 +146,7 @@ func (l *leoCC) setCwnd(st *State, rs *rateSample, acked, bw, gain uint32) {
 			l.targetCwnd = target
 			if l.fullBWReached {
 				cwnd = min(cwnd+acked, target)
-			} else if cwnd < target || st.Delivered < tcpInitCwnd {
+			} else if cwnd < target || st.Delivered < InitCwnd {
 				cwnd += acked
 			}
 			cwnd = max(cwnd, bbrCwndMinTarget)
@@ -197,7 +197,7 @@ func (l *leoCC) updateBW(st *State, rs *rateSample) {
 		l.reconfMaxBW = l.latestBW
 	}
 	if !rs.isAppLimited || bw >= l.bwEst() {
-		l.bw.runningMax(bbrBWRTTs, l.rttCnt, bw)
+		l.bw.RunningMax(bbrBWRTTs, l.rttCnt, bw)
 	}
 	l.latestBW = bw
 }
@@ -226,7 +226,7 @@ func (l *leoCC) checkProbeRTTDone(st *State) {
 	st.CwndPkts = max(st.CwndPkts, l.priorCwnd)
 	l.resetMode(st)
 	if l.reconfTrigger {
-		l.bw.reset(l.rttCnt, l.reconfMaxBW)
+		l.bw.Reset(l.rttCnt, l.reconfMaxBW)
 		l.reconfigs++
 		l.lastRefreshBW = l.reconfMaxBW
 		l.lastRefreshRTT = l.minRTTUs
@@ -365,7 +365,7 @@ func (l *leoCC) Init(st *State) {
 	l.rttCntMaxBW = 0
 	l.minRTTStamp = tcpJiffies32(st)
 	l.priorCwnd = 0
-	st.SSThreshPkts = tcpInfiniteSSThresh
+	st.SSThreshPkts = InfiniteSSThresh
 	l.rttCnt = 0
 	l.nextRTTDelivered = st.Delivered
 	l.prevCAState = CAOpen
@@ -373,7 +373,7 @@ func (l *leoCC) Init(st *State) {
 	l.probeRTTDoneStamp = 0
 	l.probeRTTRoundDone = false
 	l.minRTTUs = tcpMinRTTUs(st)
-	l.bw.reset(l.rttCnt, 0)
+	l.bw.Reset(l.rttCnt, 0)
 	l.hasSeenRTT = false
 	l.initPacingRateFromRTT(st, bbrRateBytesPerSec, bbrHighGain)
 	l.roundStart = false

@@ -43,7 +43,7 @@ func cruisingLeoCC(bw, rttHatUs uint32) (*leoCC, *leoDriver) {
 	l.Init(&d.st)
 	l.mode, l.fullBWReached, l.cycleIdx = bbrProbeBW, true, 2
 	l.minRTTUs, l.minRTTStamp = 40000, 5000
-	l.bw.reset(0, bw)
+	l.bw.Reset(0, bw)
 	l.rttHatPost = rttHatUs
 	l.nextRTTDelivered = d.st.Delivered + 1_000_000 // no round ends unless an ACK says so
 	l.updateGains()
@@ -96,7 +96,7 @@ func TestLeoCCRefreshesModelAtReassignment(t *testing.T) {
 	if l.mode != bbrStartup || l.fullBWReached {
 		t.Errorf("after the refresh: mode %d full_bw_reached %v, want STARTUP (0) probing afresh", l.mode, l.fullBWReached)
 	}
-	if got := l.bw.get(); got != 0 {
+	if got := l.bw.Get(); got != 0 {
 		t.Errorf("bw filter after the refresh = %d, want reconfiguration_max_bw 0 (the RTT rose)", got)
 	}
 	if d.st.CwndPkts != 70 {
@@ -121,7 +121,7 @@ func TestLeoCCRestartsFromLatestRateWhenRTTFalls(t *testing.T) {
 		t.Fatalf("reconfiguration_max_bw = %d, want latest_bw 10·2^24/10000 = 16777", l.reconfMaxBW)
 	}
 	d.ack(t, 12_151, 40*sim.Millisecond, 20, false)
-	if got := l.bw.get(); got != 16777 || l.minRTTUs != 40000 || l.mode != bbrStartup {
+	if got := l.bw.Get(); got != 16777 || l.minRTTUs != 40000 || l.mode != bbrStartup {
 		t.Errorf("after the refresh: bw %d min_rtt %d mode %d, want 16777, 40000, STARTUP", got, l.minRTTUs, l.mode)
 	}
 }
@@ -138,7 +138,7 @@ func TestBBRv1IgnoresReassignment(t *testing.T) {
 	b.Init(&d.st)
 	b.mode, b.fullBWReached, b.cycleIdx = bbrProbeBW, true, 2
 	b.minRTTUs, b.minRTTStamp = 40000, 5000
-	b.bw.reset(0, 16777)
+	b.bw.Reset(0, 16777)
 	b.nextRTTDelivered = d.st.Delivered + 1_000_000
 	for _, ms := range []int64{11_900, 11_950, 12_100, 12_151} {
 		d.ack(t, ms, 80*sim.Millisecond, 100, false)

@@ -24,7 +24,8 @@ func newReno(t *testing.T) *cctest.Conn {
 // it reaches ssthresh = 100, then grows by one packet per RTT. Hand trace:
 // 10 → 20 → 40 → 80; the fourth round's 80 ACKs take it to 100 after 20
 // and leave 60 ACKs of credit in snd_cwnd_cnt, so the next rounds end at
-// 101, 102, ….
+// 101, 102, …. The product's sender, with delayed ACKs and a real loss,
+// is held to the same rules in TestRenoSlowStartThenAIRealSender.
 func TestRenoSlowStartThenAI(t *testing.T) {
 	c := newReno(t)
 	c.St.SSThreshPkts = 100
@@ -88,7 +89,8 @@ func TestRenoUndo(t *testing.T) {
 // window halves once per loss event and grows by one packet per RTT has the
 // sawtooth W/2 … W with W = sqrt(8/(3p)), so its mean window is
 // 3W/4 = sqrt(3/(2p)) packets (their eq. 3, C = sqrt(3/2)). The path is
-// far wider than the window, so the RTT is constant.
+// far wider than the window, so the RTT is constant. The same assertion
+// runs on the product's sender in TestRenoMathisRealSender.
 func TestRenoMathis(t *testing.T) {
 	for _, p := range []float64{0.001, 0.005, 0.01, 0.02} {
 		t.Run(fmt.Sprint(p), func(t *testing.T) {

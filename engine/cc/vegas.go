@@ -133,7 +133,7 @@ func (v *Vegas) CongAvoid(st *State, acked uint32) {
 			} else if st.CwndPkts > st.CwndClampPkts {
 				st.CwndPkts = st.CwndClampPkts
 			}
-			st.SSThreshPkts = currentSSThresh(st)
+			st.SSThreshPkts = CurrentSSThresh(st)
 		}
 		v.cntRTT = 0
 		v.minRTT = 0x7fffffff
@@ -171,15 +171,6 @@ func (v *Vegas) publish() {
 // renoCongAvoid is tcp_reno_cong_avoid, which several algorithms fall
 // back to.
 func renoCongAvoid(st *State, acked uint32) { (*Reno)(nil).CongAvoid(st, acked) }
-
-// currentSSThresh follows tcp_current_ssthresh: in a cwnd reduction the
-// target, else the larger of ssthresh and 3/4 of cwnd.
-func currentSSThresh(st *State) uint32 {
-	if st.CA == CACWR || st.CA == CARecovery {
-		return st.SSThreshPkts
-	}
-	return max(st.SSThreshPkts, st.CwndPkts>>1+st.CwndPkts>>2)
-}
 
 // usOf is a duration in whole microseconds, as the kernel's u32 rtt_us.
 func usOf(d sim.Duration) uint32 { return uint32(d / sim.Microsecond) }

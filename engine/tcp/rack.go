@@ -43,7 +43,7 @@ func (d *DataSender) rackAdvance(flags uint8, endSeq uint64, xmit sim.Time) {
 	}
 	r.advanced = true
 	r.rttUs = rttUs
-	if !r.mstampSet || sentAfter(xmit, r.mstamp, endSeq, r.endSeq) {
+	if !r.mstampSet || cc.SentAfter(xmit, r.mstamp, endSeq, r.endSeq) {
 		r.mstamp, r.mstampSet = xmit, true
 		r.endSeq = endSeq
 	}
@@ -91,7 +91,7 @@ func (d *DataSender) rackDetectLoss() (reoTimeoutUs int64, marked uint32) {
 			n = next
 			continue
 		}
-		if !sentAfter(d.rack.mstamp, s.sent, d.rack.endSeq, s.end) {
+		if !cc.SentAfter(d.rack.mstamp, s.sent, d.rack.endSeq, s.end) {
 			break
 		}
 		remaining := d.rackSkbTimeout(s, reo)
@@ -117,8 +117,8 @@ func (d *DataSender) markLost(n uint64) {
 		if d.hooks.MarkedLost != nil { // tcp_notify_skb_loss_event (BBRv3)
 			s := d.sb.seg(n)
 			d.fillState()
-			d.hooks.MarkedLost.SkbMarkedLost(&d.st, cc.LostPacket{PCount: 1, TxInFlight: s.txInFlight,
-				TxLost: s.txLost, TxAppLimited: s.appLimited})
+			d.hooks.MarkedLost.SkbMarkedLost(&d.st, cc.LostPacket{PCount: 1, TxInFlight: s.tx.InFlight,
+				TxLost: s.tx.Lost, TxAppLimited: s.tx.AppLimited})
 		}
 		if d.rec.On() {
 			d.event(trace.EvLoss, d.sb.start(n), uint32(d.sb.seg(n).end-d.sb.start(n)))
@@ -178,7 +178,7 @@ func (d *DataSender) rackUpdateReoWnd(rs *cc.RateSample) {
 	if r.dsackSeen {
 		r.reoWndSteps = min(0xff, r.reoWndSteps+1)
 		r.dsackSeen = false
-		r.lastDelivered = d.rate.delivered
+		r.lastDelivered = d.rate.Delivered
 		r.reoWndPersist = rackRecoveryThresh
 	} else if r.reoWndPersist == 0 {
 		r.reoWndSteps = 1

@@ -1,6 +1,9 @@
 package tcp
 
-import "github.com/ccscope/ccscope/engine/sim"
+import (
+	"github.com/ccscope/ccscope/engine/cc"
+	"github.com/ccscope/ccscope/engine/sim"
+)
 
 // Kernel timer constants of the sender (include/net/tcp.h). The receiver
 // declares jiffy: 1 ms, HZ = 1000.
@@ -33,7 +36,7 @@ type rttEstimator struct {
 	rttvarUs  int64 // tp->rttvar_us
 	rttSeq    uint64
 	rto       sim.Duration // icsk_rto (before backoff is applied by the timer)
-	minRTT    minmax
+	minRTT    minRTTFilter
 }
 
 // sample follows tcp_rtt_estimator in tcp_input.c (Van Jacobson's algorithm
@@ -101,57 +104,26 @@ func (r *rttEstimator) minRTTUs() int64 {
 	if !r.minRTT.valid {
 		return 1<<32 - 1
 	}
-	return r.minRTT.s[0].v
+	return r.minRTT.get()
 }
 
-// minmaxSample is one (time, value) of a windowed min filter.
-type minmaxSample struct {
-	t sim.Time
-	v int64
-}
-
-// minmax is lib/minmax.c's windowed running minimum (Kathleen Nichols'
-// algorithm): the best, second-best and third-best samples of the window.
-type minmax struct {
-	s     [3]minmaxSample
+// minRTTFilter is tp->rtt_min: lib/win_minmax.c's windowed running minimum
+// (cc.Minmax) over the sender's picosecond clock, with valid standing in for
+// the ~0U the kernel's filter holds before any sample.
+type minRTTFilter struct {
+	m     cc.Minmax[int64]
 	valid bool
 }
 
-// runningMin follows minmax_running_min.
-func (m *minmax) runningMin(win sim.Duration, t sim.Time, v int64) {
-	val := minmaxSample{t, v}
-	if !m.valid || v <= m.s[0].v || t.Sub(m.s[2].t) > win {
-		m.s = [3]minmaxSample{val, val, val}
-		m.valid = true
+// runningMin follows minmax_running_min; the first sample resets the filter.
+func (f *minRTTFilter) runningMin(win sim.Duration, t sim.Time, v int64) {
+	if !f.valid {
+		f.m.Reset(int64(t), v)
+		f.valid = true
 		return
 	}
-	if v <= m.s[1].v {
-		m.s[2] = val
-		m.s[1] = val
-	} else if v <= m.s[2].v {
-		m.s[2] = val
-	}
-	m.subwinUpdate(win, val)
+	f.m.RunningMin(int64(win), int64(t), v)
 }
 
-// subwinUpdate follows minmax_subwin_update.
-func (m *minmax) subwinUpdate(win sim.Duration, val minmaxSample) {
-	dt := val.t.Sub(m.s[0].t)
-	if dt > win {
-		// The best sample expired: promote the others.
-		m.s[0] = m.s[1]
-		m.s[1] = m.s[2]
-		m.s[2] = val
-		if val.t.Sub(m.s[0].t) > win {
-			m.s[0] = m.s[1]
-			m.s[1] = m.s[2]
-			m.s[2] = val
-		}
-	} else if m.s[1].t == m.s[0].t && dt > win/4 {
-		// A quarter of the window passed without a second choice.
-		m.s[2] = val
-		m.s[1] = val
-	} else if m.s[2].t == m.s[1].t && dt > win/2 {
-		m.s[2] = val
-	}
-}
+// get follows minmax_get.
+func (f *minRTTFilter) get() int64 { return f.m.Get() }

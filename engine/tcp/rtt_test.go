@@ -52,21 +52,21 @@ func TestRTOFromSamples(t *testing.T) {
 	}
 }
 
-// The windowed min filter (lib/minmax.c) keeps the minimum over its window
+// The windowed min filter (lib/win_minmax.c) keeps the minimum over its window
 // and forgets it once it is older than the window.
 func TestMinRTTWindow(t *testing.T) {
-	var m minmax
+	var m minRTTFilter
 	win := 10 * sim.Second
 	m.runningMin(win, 0, 50)
 	m.runningMin(win, sim.Time(sim.Second), 60)
 	m.runningMin(win, sim.Time(2*sim.Second), 40)
-	if m.s[0].v != 40 {
-		t.Errorf("min = %d, want 40", m.s[0].v)
+	if m.get() != 40 {
+		t.Errorf("min = %d, want 40", m.get())
 	}
 	m.runningMin(win, sim.Time(5*sim.Second), 70)
 	m.runningMin(win, sim.Time(13*sim.Second), 80)
-	if m.s[0].v != 70 {
-		t.Errorf("min after the 40 expired = %d, want 70 (the best sample within the window)", m.s[0].v)
+	if m.get() != 70 {
+		t.Errorf("min after the 40 expired = %d, want 70 (the best sample within the window)", m.get())
 	}
 }
 

@@ -1,6 +1,9 @@
 package tcp
 
-import "github.com/ccscope/ccscope/engine/sim"
+import (
+	"github.com/ccscope/ccscope/engine/cc"
+	"github.com/ccscope/ccscope/engine/sim"
+)
 
 // Segment flags: the kernel's TCP_SKB_CB(skb)->sacked bits.
 const (
@@ -17,20 +20,17 @@ type txSeg struct {
 	end  uint64   // end_seq
 	sent sim.Time // skb_mstamp: time of the latest (re)transmission
 
-	// tcp_rate.c's per-skb snapshot (TCP_SKB_CB(skb)->tx).
-	firstTx     sim.Time
-	delivAt     sim.Time
-	delivered   uint32
-	deliveredCE uint32
-	rateValid   bool // delivered_mstamp != 0 in the kernel
-	appLimited  bool
-	txInFlight  uint32 // tx.in_flight (BBRv3): in flight just after it was sent, itself included
-	txLost      uint32 // tx.lost (BBRv3): tp->lost when it was sent
+	tx cc.RateTx // tcp_rate.c's per-skb snapshot (TCP_SKB_CB(skb)->tx)
 
 	flags  uint8
 	listed bool  // on the time-sorted list
 	prev   int64 // time-sorted list links (segment numbers, -1: none)
 	next   int64
+}
+
+// rateSkb is what tcp_rate_skb_delivered reads of the segment.
+func (s *txSeg) rateSkb() cc.RateSkb {
+	return cc.RateSkb{Sent: s.sent, EndSeq: s.end, Retrans: s.flags&flagRetrans != 0, Sacked: s.flags&flagSacked != 0}
 }
 
 // scoreboard is the retransmission queue as a ring of segments indexed by

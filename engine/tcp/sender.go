@@ -16,23 +16,15 @@ import (
 	"github.com/ccscope/ccscope/engine/units"
 )
 
-// Kernel constants of the sender.
+// Kernel constants of the sender. TCP_INIT_CWND, TCP_INFINITE_SSTHRESH,
+// sk_gso_max_size and the pacing ratios are engine/cc's (cc.InitCwnd, ...),
+// shared with the CC harness.
 const (
-	initCwnd         = 10         // TCP_INIT_CWND
-	infiniteSSThresh = 0x7fffffff // TCP_INFINITE_SSTHRESH
-	gsoMaxBytes      = 65536      // GSO_LEGACY_MAX_SIZE: the device's gso_ipv4_max_size
-	gsoMaxSegs       = 65535      // GSO_MAX_SEGS
-	pacingShift      = 10         // sk_pacing_shift default
-	tsoRTTLog        = 9          // sysctl_tcp_tso_rtt_log
-	minTSOSegs       = 2          // sysctl_tcp_min_tso_segs
-	pacingSSRatio    = 200        // sysctl_tcp_pacing_ss_ratio
-	pacingCARatio    = 120        // sysctl_tcp_pacing_ca_ratio
-	unpacedSegs      = 10         // sch_fq / EDT: the first 10 segments go unpaced
-
-	// skGSOMaxSize is sk_gso_max_size as sk_dst_gso_max_size (net/core/sock.c,
-	// 6.x) sets it for a device at GSO_LEGACY_MAX_SIZE: less MAX_TCP_HEADER
-	// + 1 (MAX_TCP_HEADER is 320 on x86-64), 65215 bytes.
-	skGSOMaxSize = gsoMaxBytes - (320 + 1)
+	gsoMaxSegs  = 65535 // GSO_MAX_SEGS
+	pacingShift = 10    // sk_pacing_shift default
+	tsoRTTLog   = 9     // sysctl_tcp_tso_rtt_log
+	minTSOSegs  = 2     // sysctl_tcp_min_tso_segs
+	unpacedSegs = 10    // sch_fq / EDT: the first 10 segments go unpaced
 )
 
 // SenderConfig configures the sending end of a flow.
@@ -133,7 +125,7 @@ type DataSender struct {
 
 	sb   *scoreboard
 	rtt  rttEstimator
-	rate rateState
+	rate cc.RateState
 	rack rackState
 
 	state sndState
@@ -148,18 +140,13 @@ type DataSender struct {
 
 	// Recovery (struct tcp_sock fields of the same names).
 	highSeq        uint64
-	priorSSThresh  uint32
-	undoMarker     uint64
-	undoRetrans    int32
+	undo           undoState
 	retransStamp   uint32
-	prrDelivered   uint32
-	prrOut         uint32
+	prr            cc.PRR
 	reordering     uint32
 	reordSeen      uint32
 	frto           bool
-	tlpHighSeq     uint64
-	tlpRetrans     bool
-	tlpOrigAppLim  bool   // tlp_orig_data_app_limited (google/bbr v3 branch)
+	tlp            tlpState
 	retransmits    uint32 // icsk_retransmits
 	backoff        uint   // icsk_backoff: RTOs and window probes since the last RTT sample
 	probesOut      uint32 // icsk_probes_out: window probes not answered by an ACK
@@ -172,12 +159,10 @@ type DataSender struct {
 	lost           uint32 // tp->lost
 	rto            sim.Duration
 
-	isCwndLimited bool
-	maxPacketsOut uint32
-	cwndUsageSeq  uint64
-	lsndTime      sim.Time
-	cwndStamp     sim.Time // snd_cwnd_stamp
-	cwndUsed      uint32   // snd_cwnd_used
+	cwndUse   cc.CwndUse
+	lsndTime  sim.Time
+	cwndStamp sim.Time // snd_cwnd_stamp
+	cwndUsed  uint32   // snd_cwnd_used
 
 	// ECN.
 	ecnOK      bool
@@ -391,12 +376,12 @@ func (d *DataSender) fillState() {
 	st := &d.st
 	st.InFlightPkts = d.sb.inFlight()
 	st.CwndLimited = d.cwndLimited()
-	st.IsCwndLimited = d.isCwndLimited
-	st.TLPOrigDataAppLimited = d.tlpOrigAppLim
-	st.Delivered = d.rate.delivered
-	st.DeliveredCE = d.rate.deliveredCE
+	st.IsCwndLimited = d.cwndUse.IsCwndLimited
+	st.TLPOrigDataAppLimited = d.tlp.origAppLimited
+	st.Delivered = d.rate.Delivered
+	st.DeliveredCE = d.rate.DeliveredCE
 	st.Lost = d.lost
-	st.AppLimited = d.rate.appLimited
+	st.AppLimited = d.rate.AppLimited
 	st.SRTT = d.rtt.srtt()
 	if d.rtt.minRTT.valid {
 		st.MinRTT = sim.Duration(d.rtt.minRTTUs()) * sim.Microsecond
@@ -404,7 +389,7 @@ func (d *DataSender) fillState() {
 	st.ECNOk = d.ecnOK
 	st.Paced = d.paced
 	st.LastSend = d.lsndTime
-	st.DeliveredTime = d.rate.deliveredAt
+	st.DeliveredTime = d.rate.DeliveredAt
 	st.NextDepartureTime = d.wstamp
 	st.SndUna, st.SndNxt = d.sndUna, d.sndNxt
 }
@@ -433,29 +418,13 @@ func (d *DataSender) ssthresh() uint32 {
 }
 
 // cwndLimited is tcp_is_cwnd_limited.
-func (d *DataSender) cwndLimited() bool {
-	if d.isCwndLimited {
-		return true
-	}
-	if d.st.CwndPkts < d.st.SSThreshPkts { // tcp_in_slow_start
-		return d.st.CwndPkts < 2*d.maxPacketsOut
-	}
-	return false
-}
+func (d *DataSender) cwndLimited() bool { return d.cwndUse.CwndLimited(&d.st) }
 
 // inCwndReduction is tcp_in_cwnd_reduction: CWR or Recovery.
-func (d *DataSender) inCwndReduction() bool {
-	return d.st.CA == cc.CACWR || d.st.CA == cc.CARecovery
-}
+func (d *DataSender) inCwndReduction() bool { return cc.InCwndReduction(&d.st) }
 
 // currentSSThresh is tcp_current_ssthresh.
-func (d *DataSender) currentSSThresh() uint32 {
-	if d.inCwndReduction() {
-		return d.st.SSThreshPkts
-	}
-	c := d.st.CwndPkts
-	return max(d.st.SSThreshPkts, c>>1+c>>2)
-}
+func (d *DataSender) currentSSThresh() uint32 { return cc.CurrentSSThresh(&d.st) }
 
 // isSACK is tcp_is_sack; without it the sender runs NewReno recovery.
 func (d *DataSender) isSACK() bool { return d.cfg.Opts.SACK }
@@ -479,8 +448,8 @@ func (d *DataSender) record() {
 // it.
 func (d *DataSender) Snapshot() trace.FlowRow {
 	var rate int64
-	if d.rate.rateInterval > 0 {
-		rate = int64(units.RateOf(units.Bytes(uint64(d.rate.rateDelivered)*d.mss), d.rate.rateInterval))
+	if d.rate.RateInterval > 0 {
+		rate = int64(units.RateOf(units.Bytes(uint64(d.rate.RateDelivered)*d.mss), d.rate.RateInterval))
 	}
 	var minRTT sim.Duration
 	if d.rtt.minRTT.valid {
@@ -489,7 +458,7 @@ func (d *DataSender) Snapshot() trace.FlowRow {
 	return trace.FlowRow{T: d.st.Now, Flow: d.cfg.Flow, CwndPkts: d.st.CwndPkts,
 		SSThreshPkts: d.st.SSThreshPkts, InflightBytes: int64(uint64(d.sb.inFlight()) * d.mss),
 		InflightPkts: d.sb.inFlight(), SRTT: d.rtt.srtt(), RTTVar: d.rtt.rttvar(), MinRTT: minRTT,
-		PacingRateBps: int64(d.pacingRate()), DeliveryRateBps: rate, Delivered: uint64(d.rate.delivered),
+		PacingRateBps: int64(d.pacingRate()), DeliveryRateBps: rate, Delivered: uint64(d.rate.Delivered),
 		Lost: uint64(d.lost), Retrans: uint64(d.totalRetrans), CAState: uint8(d.st.CA)}
 }
 

@@ -70,7 +70,7 @@ func (d *DataSender) tcpAck(p *packet.Packet) bool {
 	flag := 0
 	numDupack := 0
 	priorPackets := d.sb.packetsOut()
-	delivered := d.rate.delivered
+	delivered := d.rate.Delivered
 	lost := d.lost
 	rexmit := rexmitNone
 	// The per-ACK state lives in the sender so that handing its rate
@@ -147,7 +147,7 @@ func (d *DataSender) tcpAck(p *packet.Packet) bool {
 			d.fastretransAlert(priorSndUna, numDupack, &flag, &rexmit)
 		}
 		d.ackProbe()
-		if d.tlpHighSeq != 0 {
+		if d.tlp.highSeq != 0 {
 			d.processTLPAck(ackSeq, flag)
 		}
 		return true
@@ -158,8 +158,8 @@ func (d *DataSender) tcpAck(p *packet.Packet) bool {
 	d.inAckEvent(flag)
 	// BBRv3's is_acking_tlp_retrans_seq: this ACK covers a TLP
 	// retransmission's sequence.
-	ss.rate.IsAckingTLPRetransSeq = d.tlpHighSeq != 0 && d.tlpRetrans && ackSeq >= d.tlpHighSeq
-	if d.tlpHighSeq != 0 {
+	ss.rate.IsAckingTLPRetransSeq = d.tlp.highSeq != 0 && d.tlp.retrans && ackSeq >= d.tlp.highSeq
+	if d.tlp.highSeq != 0 {
 		d.processTLPAck(ackSeq, flag)
 	}
 	// tcp_ack_is_dubious
@@ -172,11 +172,14 @@ func (d *DataSender) tcpAck(p *packet.Packet) bool {
 	if flag&flagSetXmitTimer != 0 {
 		d.setXmitTimer()
 	}
-	newly := d.rate.delivered - delivered
+	newly := d.rate.Delivered - delivered
 	newlyLost := d.lost - lost
 	ss.rate.IsAckDelayed = flag&flagAckMaybeDelayed != 0
 	ss.rate.IsECE = flag&flagECE != 0
-	d.rate.gen(d.st.Now, newly, newlyLost, d.lost, ss.hasPrior, d.rtt.minRTTUs(), &ss.rate)
+	d.rate.Gen(d.st.Now, cc.RateAck{
+		Delivered: newly, Lost: newlyLost, TotalLost: d.lost,
+		HasPrior: ss.hasPrior, MinRTTUs: d.rtt.minRTTUs(),
+	}, &ss.rate)
 	if ss.rate.Interval > 0 && ss.rate.Delivered > 0 && !ss.rate.IsAppLimited {
 		d.Stats.DeliveryRate = units.RateOf(units.Bytes(uint64(ss.rate.Delivered)*d.mss), ss.rate.Interval)
 	}
@@ -225,9 +228,9 @@ func (d *DataSender) countSackDelivered(ss *sackTagState, flag int) {
 // countDelivered is tcp_count_delivered. With AccECN the CE count comes
 // from the ACE counter instead (ecnEcho).
 func (d *DataSender) countDelivered(n uint32, eceAck bool) {
-	d.rate.delivered += n
+	d.rate.Delivered += n
 	if eceAck && !d.accECN {
-		d.rate.deliveredCE += n
+		d.rate.DeliveredCE += n
 	}
 }
 
@@ -258,7 +261,7 @@ func (d *DataSender) ecnEcho(p *packet.Packet) bool {
 	if delta == 0 {
 		return false
 	}
-	d.rate.deliveredCE += delta
+	d.rate.DeliveredCE += delta
 	return true
 }
 
@@ -305,7 +308,7 @@ func (d *DataSender) cleanRtxQueue(priorFack, priorSndUna uint64, ss *sackTagSta
 			}
 		}
 		pktsAcked++
-		d.rate.skbDelivered(s, &ss.rate, &ss.hasPrior)
+		d.rate.SkbDelivered(&s.tx, s.rateSkb(), &ss.rate, &ss.hasPrior)
 		flag |= flagDataAcked
 	}
 	d.sb.ackTo(ackSeg)
@@ -322,7 +325,7 @@ func (d *DataSender) cleanRtxQueue(priorFack, priorSndUna uint64, ss *sackTagSta
 		// FLAG_SYN_ACKED only the latter could be set here, and the
 		// handshake's SYN never sits in this queue.
 		if pktsAcked == 1 && priorSacked == 0 && d.sndUna-priorSndUna < d.mss &&
-			ss.rate.PriorDelivered+1 == d.rate.delivered &&
+			ss.rate.PriorDelivered+1 == d.rate.Delivered &&
 			flag&(flagCAAlert|flagSynAcked) == 0 {
 			flag |= flagAckMaybeDelayed
 		}
@@ -425,7 +428,7 @@ func (d *DataSender) congControl(ackSeq uint64, ackedSacked uint32, flag int, rs
 		d.fillState()
 		d.hooks.CongControl.CongControl(&d.st, rs)
 		// BBR marks PROBE_RTT app-limited by writing app_limited.
-		d.rate.appLimited = d.st.AppLimited
+		d.rate.AppLimited = d.st.AppLimited
 		return
 	}
 	if d.inCwndReduction() {
@@ -444,28 +447,4 @@ func (d *DataSender) mayRaiseCwnd(flag int) bool {
 		return flag&flagForwardProgress != 0
 	}
 	return flag&flagDataAcked != 0
-}
-
-// processTLPAck follows tcp_process_tlp_ack: end a TLP episode; if the
-// probe repaired a real loss, reduce cwnd once (as CWR).
-func (d *DataSender) processTLPAck(ackSeq uint64, flag int) {
-	if ackSeq < d.tlpHighSeq {
-		return
-	}
-	switch {
-	case !d.tlpRetrans:
-		d.tlpHighSeq = 0 // a probe of new data was acked
-	case flag&flagDSackTLP != 0:
-		d.tlpHighSeq = 0 // both original and probe arrived: no loss
-	case ackSeq > d.tlpHighSeq:
-		// The google/bbr v3 branch tells the CC first
-		// (CA_EVENT_TLP_RECOVERY); BBRv3 then judges the loss.
-		d.caEvent(cc.EventTLPRecovery)
-		d.initCwndReduction()
-		d.setCAState(cc.CACWR)
-		d.endCwndReduction()
-		d.tryKeepOpen()
-	case flag&(flagSndUnaAdvanced|flagNotDup|flagDataSacked) == 0:
-		d.tlpHighSeq = 0 // a pure dupack: original and probe arrived
-	}
 }

@@ -24,7 +24,7 @@ func TestRateAppIsAppLimited(t *testing.T) {
 	if got < 0.98*float64(appRate) || got > 1.02*float64(appRate) {
 		t.Errorf("delivered %.4g bps over 5 s, want the app rate %v ± 2%%", got, appRate)
 	}
-	if !c.snd.rate.rateAppLimited {
+	if !c.snd.rate.RateAppLimited {
 		t.Errorf("last rate sample not app-limited, want app-limited")
 	}
 }
@@ -70,9 +70,9 @@ func TestSndBufLimitedGreedyIsAppLimited(t *testing.T) {
 		if c.s.Step(1) == 0 {
 			break
 		}
-		if c.snd.rate.rateInterval > 0 {
+		if c.snd.rate.RateInterval > 0 {
 			samples++
-			if c.snd.rate.rateAppLimited {
+			if c.snd.rate.RateAppLimited {
 				limited++
 			}
 		}

@@ -111,7 +111,7 @@ func (d *DataSender) checkAppLimited() {
 // skb left in the qdisc or NIC, is taken as true.)
 func (d *DataSender) rateCheckAppLimited() {
 	if d.writeSeq-d.sndNxt < d.mss && d.sb.inFlight() < d.st.CwndPkts && d.sb.lostOut <= d.sb.retransOut {
-		d.rate.appLimited = max(d.rate.delivered+d.sb.inFlight(), 1)
+		d.rate.AppLimited = max(d.rate.Delivered+d.sb.inFlight(), 1)
 	}
 }
 
@@ -201,7 +201,7 @@ func (d *DataSender) synAck(p *packet.Packet) {
 		iw = 1
 	}
 	d.st.CwndPkts = iw
-	d.st.SSThreshPkts = infiniteSSThresh
+	d.st.SSThreshPkts = cc.InfiniteSSThresh
 	d.st.CA = cc.CAOpen
 	d.cwndStamp = d.st.Now
 	if d.hooks.Seed != nil && d.cfg.RNG != nil {

@@ -82,7 +82,7 @@ func TestECNDeliveredCECounts(t *testing.T) {
 			c := h.build(t)
 			c.fwd.ce = markSegs(marks...)
 			c.runUntil(sim.Time(5 * sim.Second))
-			if got := c.snd.rate.deliveredCE; got != uint32(len(marks)) {
+			if got := c.snd.rate.DeliveredCE; got != uint32(len(marks)) {
 				t.Errorf("delivered_ce = %d, want %d", got, len(marks))
 			}
 			if c.snd.accECN != (tc.echo == EchoAccECN) {

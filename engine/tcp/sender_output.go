@@ -57,14 +57,14 @@ func (d *DataSender) tsoSegs() uint32 {
 	if d.hooks.MinTSOSegs != nil {
 		minSegs = d.hooks.MinTSOSegs.MinTSOSegs(&d.st)
 	}
-	bytes := uint64(skGSOMaxSize)
+	bytes := uint64(cc.SKGSOMaxSize)
 	if r := d.pacingRate(); r > 0 {
 		bytes = uint64(r/8) >> pacingShift
 	}
 	if sh := d.rtt.minRTTUs() >> tsoRTTLog; sh < 32 {
-		bytes += skGSOMaxSize >> sh
+		bytes += cc.SKGSOMaxSize >> sh
 	}
-	bytes = min(bytes, skGSOMaxSize)
+	bytes = min(bytes, cc.SKGSOMaxSize)
 	segs := max(uint32(bytes/d.mss), minSegs)
 	return min(segs, d.st.GSOMaxSegs)
 }
@@ -125,7 +125,7 @@ func (d *DataSender) writeXmit(pushOne int) bool {
 	}
 	if sent > 0 {
 		if d.inCwndReduction() {
-			d.prrOut += sent
+			d.prr.Sent(sent)
 		}
 		if pushOne != 2 {
 			d.scheduleLossProbe(false)
@@ -164,7 +164,8 @@ func (d *DataSender) sendNewSeg(end uint64) units.Bytes {
 	}
 	packetsOut := d.sb.packetsOut()
 	seg := d.sb.push(end, d.st.Now)
-	d.rate.skbSent(d.sb.seg(seg), packetsOut, d.sb.inFlight(), d.lost)
+	s := d.sb.seg(seg)
+	d.rate.SkbSent(&s.tx, s.sent, packetsOut, d.sb.inFlight(), d.lost)
 	bytes := units.Bytes(end - d.sndNxt)
 	d.emit(d.sndNxt, end, false)
 	d.sndNxt = end
@@ -238,10 +239,7 @@ func (d *DataSender) retransmitSeg(n uint64) {
 	if d.retransStamp == 0 {
 		d.retransStamp = d.tsNow()
 	}
-	if d.undoRetrans < 0 {
-		d.undoRetrans = 0
-	}
-	d.undoRetrans++
+	d.undo.retransmitted(1)
 }
 
 // resendSeg follows __tcp_retransmit_skb: put segment n on the wire again.
@@ -253,7 +251,7 @@ func (d *DataSender) resendSeg(n uint64) {
 	d.wstamp = max(d.wstamp, d.st.Now)
 	d.sb.resent(n, d.st.Now)
 	// Every transmission takes a fresh rate snapshot (tcp_rate_skb_sent).
-	d.rate.skbSent(s, d.sb.packetsOut(), d.sb.inFlight()+1, d.lost)
+	d.rate.SkbSent(&s.tx, s.sent, d.sb.packetsOut(), d.sb.inFlight()+1, d.lost)
 	d.emit(start, s.end, true)
 	d.totalRetrans++
 	d.Stats.Retransmits++
@@ -290,7 +288,7 @@ func (d *DataSender) xmitRetransmitQueue() {
 		d.retransmitSeg(n)
 		d.rtxHint = n + 1
 		if d.inCwndReduction() {
-			d.prrOut++
+			d.prr.Sent(1)
 		}
 		if n == d.sb.una && d.pending != timeReoTimeout {
 			rearm = true
@@ -312,11 +310,7 @@ func (d *DataSender) noteRetransCandidate(n uint64) {
 // cwndValidate follows tcp_cwnd_validate: remember whether this window was
 // cwnd-limited (for tcp_is_cwnd_limited).
 func (d *DataSender) cwndValidate(cwndLimited bool) {
-	if d.sndUna >= d.cwndUsageSeq || cwndLimited || !d.isCwndLimited && d.sb.packetsOut() > d.maxPacketsOut {
-		d.isCwndLimited = cwndLimited
-		d.maxPacketsOut = d.sb.packetsOut()
-		d.cwndUsageSeq = d.sndNxt
-	}
+	d.cwndUse.Validate(d.sndUna, d.sndNxt, d.sb.packetsOut(), cwndLimited)
 	if d.cwndLimited() {
 		// The network is fed fully.
 		d.cwndUsed = 0
@@ -357,7 +351,7 @@ func (d *DataSender) sndBufFull() bool {
 // initCwnd is tcp_init_cwnd: the configured initial window, 10 by default.
 func (d *DataSender) initCwnd() uint32 {
 	if d.cfg.Opts.InitCwnd == 0 {
-		return initCwnd
+		return cc.InitCwnd
 	}
 	return d.cfg.Opts.InitCwnd
 }
@@ -365,18 +359,7 @@ func (d *DataSender) initCwnd() uint32 {
 // updatePacingRate follows tcp_update_pacing_rate: 200% of cwnd·mss/srtt in
 // slow start (cwnd < ssthresh/2), 120% after.
 func (d *DataSender) updatePacingRate() {
-	// rate in bytes/s = mss · (USEC_PER_SEC/100 << 3) · ratio · cwnd / srtt_us(<<3).
-	rate := d.mss * ((1000000 / 100) << 3)
-	if d.st.CwndPkts < d.st.SSThreshPkts/2 {
-		rate *= pacingSSRatio
-	} else {
-		rate *= pacingCARatio
-	}
-	rate *= uint64(max(d.st.CwndPkts, d.sb.packetsOut()))
-	if d.rtt.srttUs8 != 0 {
-		rate /= uint64(d.rtt.srttUs8)
-	}
-	d.st.PacingRate = units.BitRate(rate * 8)
+	d.st.PacingRate = cc.PacingRate(&d.st, d.sb.packetsOut(), d.rtt.srttUs8)
 }
 
 // ectCodepoint is the ECT codepoint of data packets once ECN is

@@ -51,27 +51,27 @@ func TestPRRSendsInProportionToDelivered(t *testing.T) {
 			continue
 		}
 		entered = true
-		if d.prrDelivered == lastDelivered || d.sb.inFlight() <= d.st.SSThreshPkts {
+		if d.prr.Delivered == lastDelivered || d.sb.inFlight() <= d.st.SSThreshPkts {
 			continue
 		}
-		lastDelivered = d.prrDelivered
+		lastDelivered = d.prr.Delivered
 		prior, ss := uint64(d.st.PriorCwndPkts), uint64(d.st.SSThreshPkts)
-		want := (uint64(d.prrDelivered)*ss + prior - 1) / prior
-		if got := uint64(d.prrOut); got+1 < want || got > want+1 {
-			t.Fatalf("at %v prr_out = %d after prr_delivered = %d, want ⌈%d·%d/%d⌉ = %d ± 1", c.s.Now(), got, d.prrDelivered, d.prrDelivered, ss, prior, want)
+		want := (uint64(d.prr.Delivered)*ss + prior - 1) / prior
+		if got := uint64(d.prr.Out); got+1 < want || got > want+1 {
+			t.Fatalf("at %v prr_out = %d after prr_delivered = %d, want ⌈%d·%d/%d⌉ = %d ± 1", c.s.Now(), got, d.prr.Delivered, d.prr.Delivered, ss, prior, want)
 		}
 		checked++
 	}
 	prior, ss := uint64(d.st.PriorCwndPkts), uint64(d.st.SSThreshPkts)
-	t.Logf("prior_cwnd %d, ssthresh %d, prr_delivered %d, prr_out %d, %d ACKs checked", prior, ss, d.prrDelivered, d.prrOut, checked)
+	t.Logf("prior_cwnd %d, ssthresh %d, prr_delivered %d, prr_out %d, %d ACKs checked", prior, ss, d.prr.Delivered, d.prr.Out, checked)
 	if !entered {
 		t.Fatalf("no recovery episode")
 	}
 	if ss != prior/2 {
 		t.Errorf("ssthresh = %d, want prior_cwnd/2 = %d (Reno)", ss, prior/2)
 	}
-	if d.prrDelivered < uint32(prior/2) || checked < 10 {
-		t.Errorf("prr_delivered = %d over %d checked ACKs, want about a window (%d) over 10 or more", d.prrDelivered, checked, prior)
+	if d.prr.Delivered < uint32(prior/2) || checked < 10 {
+		t.Errorf("prr_delivered = %d over %d checked ACKs, want about a window (%d) over 10 or more", d.prr.Delivered, checked, prior)
 	}
 }
 
@@ -85,7 +85,7 @@ func TestNoPRRDropsCwndToSSThresh(t *testing.T) {
 	c := h.build(t)
 	c.fwd.drop = dropOnce(seqOfSeg(400))
 	for c.s.Now() < sim.Time(10*sim.Second) && c.s.Step(1) > 0 {
-		if c.snd.st.CA == cc.CARecovery && c.snd.prrDelivered == 0 && c.snd.st.CwndPkts != c.snd.st.SSThreshPkts {
+		if c.snd.st.CA == cc.CARecovery && c.snd.prr.Delivered == 0 && c.snd.st.CwndPkts != c.snd.st.SSThreshPkts {
 			continue // entered, before the first reduction ACK
 		}
 		if c.snd.st.CA == cc.CARecovery {

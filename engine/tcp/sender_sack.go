@@ -52,7 +52,7 @@ func (d *DataSender) sacktag(p *packet.Packet, priorSndUna uint64, ss *sackTagSt
 		}
 	}
 	// tcp_check_sack_reordering unless in Loss after an undo was ruled out.
-	if d.st.CA != cc.CALoss || d.undoMarker != 0 {
+	if d.st.CA != cc.CALoss || d.undo.marker != 0 {
 		d.checkSackReordering(ss.reord, false)
 	}
 	return ss.flag
@@ -80,7 +80,7 @@ func (d *DataSender) checkDSack(p *packet.Packet, blocks []packet.SackBlock, pri
 	dupSegs := uint32(1)
 	if length > d.mss {
 		dupSegs = uint32((length + d.mss - 1) / d.mss)
-	} else if d.tlpHighSeq != 0 && d.tlpHighSeq == b0.End {
+	} else if d.tlp.highSeq != 0 && d.tlp.highSeq == b0.End {
 		ss.flag |= flagDSackTLP
 	}
 	d.dsackDups += dupSegs
@@ -96,8 +96,8 @@ func (d *DataSender) checkDSack(p *packet.Packet, blocks []packet.SackBlock, pri
 		d.event(trace.EvDSack, b0.Start, uint32(length))
 	}
 	// D-SACK for data already cumulatively acked: dumb counting.
-	if d.undoMarker != 0 && d.undoRetrans > 0 && b0.End <= priorSndUna && b0.End > d.undoMarker {
-		d.undoRetrans = max(0, d.undoRetrans-int32(dupSegs))
+	if d.undo.marker != 0 && d.undo.retrans > 0 && b0.End <= priorSndUna && b0.End > d.undo.marker {
+		d.undo.retrans = max(0, d.undo.retrans-int32(dupSegs))
 	}
 	return true
 }
@@ -107,8 +107,8 @@ func (d *DataSender) sacktagOne(n uint64, dup bool, ss *sackTagState) {
 	s := d.sb.seg(n)
 	start := d.sb.start(n)
 	if dup && s.flags&flagRetrans != 0 {
-		if d.undoMarker != 0 && d.undoRetrans > 0 && s.end > d.undoMarker {
-			d.undoRetrans--
+		if d.undo.marker != 0 && d.undo.retrans > 0 && s.end > d.undo.marker {
+			d.undo.retrans--
 		}
 		if s.flags&flagSacked != 0 && start < ss.reord {
 			ss.reord = start
@@ -150,7 +150,7 @@ func (d *DataSender) sacktagOne(n uint64, dup bool, ss *sackTagState) {
 		if s.end > d.highestSackEnd {
 			d.highestSackEnd = s.end
 		}
-		d.rate.skbDelivered(s, &ss.rate, &ss.hasPrior)
+		d.rate.SkbDelivered(&s.tx, s.rateSkb(), &ss.rate, &ss.hasPrior)
 	}
 	if dup && s.flags&flagRetransOut != 0 {
 		d.sb.clearRetransOut(n)

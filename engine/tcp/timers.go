@@ -1,7 +1,6 @@
 package tcp
 
 import (
-	"github.com/ccscope/ccscope/engine/cc"
 	"github.com/ccscope/ccscope/engine/sim"
 	"github.com/ccscope/ccscope/engine/trace"
 )
@@ -55,40 +54,6 @@ func (d *DataSender) setXmitTimer() {
 	}
 }
 
-// scheduleLossProbe follows tcp_schedule_loss_probe: with SACK, in Open or
-// CWR, probe after PTO = 2·srtt, plus TCP_RTO_MIN when a single packet is
-// out (the peer may delay its ACK) or 2 jiffies otherwise; never later than
-// the RTO.
-func (d *DataSender) scheduleLossProbe(advancingRTO bool) bool {
-	if !d.cfg.Opts.TLP || d.sb.packetsOut() == 0 || !d.isSACK() ||
-		d.st.CA != cc.CAOpen && d.st.CA != cc.CACWR {
-		return false
-	}
-	var timeout sim.Duration
-	if d.rtt.srttUs8 != 0 {
-		us := d.rtt.srttUs8 >> 2
-		if d.sb.packetsOut() == 1 {
-			us += rtoMinUs
-		} else {
-			us += timeoutMinUs
-		}
-		timeout = usToJiffies(us)
-	} else {
-		timeout = timeoutInit
-	}
-	var rtoDelta sim.Duration
-	if advancingRTO {
-		rtoDelta = d.rto
-	} else {
-		rtoDelta = d.rtoDelta()
-	}
-	if rtoDelta > 0 {
-		timeout = min(timeout, usToJiffies(toUs(rtoDelta)))
-	}
-	d.resetXmitTimer(timeLossProbe, timeout, rtoMax)
-	return true
-}
-
 // writeTimer is tcp_write_timer_handler: dispatch on what is pending.
 func (d *DataSender) writeTimer() {
 	if d.state == sndSynSent {
@@ -110,40 +75,6 @@ func (d *DataSender) writeTimer() {
 	case timeProbe0:
 		d.probeTimer()
 	}
-}
-
-// sendLossProbe follows tcp_send_loss_probe: send one new segment if the
-// window allows, else retransmit the last segment; at most one probe per
-// tail-loss episode.
-func (d *DataSender) sendLossProbe() {
-	if d.tlpHighSeq != 0 {
-		d.rearmRTO()
-		return
-	}
-	d.tlpRetrans = false
-	d.fillWrite()
-	sent := false
-	if d.writeSeq > d.sndNxt && min(d.sndNxt+d.mss, d.writeSeq) <= d.sndUna+d.sndWnd {
-		before := d.sb.packetsOut()
-		d.writeXmit(2)
-		sent = d.sb.packetsOut() > before
-	} else if d.sb.packetsOut() > 0 {
-		// The google/bbr v3 branch notes, before the retransmission
-		// re-stamps it, whether the probed segment went out app-limited.
-		d.tlpOrigAppLim = d.sb.seg(d.sb.nxt - 1).appLimited
-		d.resendSeg(d.sb.nxt - 1)
-		d.tlpRetrans = true
-		sent = true
-	}
-	if sent {
-		d.tlpHighSeq = d.sndNxt
-		d.Stats.TLPs++
-		if d.rec.On() {
-			d.event(trace.EvTLP, d.sndNxt, 0)
-		}
-		d.pending = timeNone // tcp_rearm_rto restarts the RTO from now
-	}
-	d.rearmRTO()
 }
 
 // retransmitTimer follows tcp_retransmit_timer: enter Loss, retransmit the

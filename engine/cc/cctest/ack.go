@@ -6,7 +6,6 @@ import (
 
 	"github.com/ccscope/ccscope/engine/cc"
 	"github.com/ccscope/ccscope/engine/sim"
-	"github.com/ccscope/ccscope/engine/units"
 )
 
 // ACK is what one incoming ACK tells the sender, in packets. The packets
@@ -47,10 +46,11 @@ func (c *Conn) OnACK(a ACK) {
 			c.retransOut--
 		}
 		st.InFlightPkts--
-		st.Delivered++
+		c.rate.Delivered++
 		newest = p
 	}
-	st.DeliveredCE += a.CE
+	c.rate.DeliveredCE += a.CE
+	st.Delivered, st.DeliveredCE = c.rate.Delivered, c.rate.DeliveredCE
 	for len(c.done) > 0 && c.done[0] {
 		c.done = c.done[1:]
 		c.una++
@@ -60,7 +60,6 @@ func (c *Conn) OnACK(a ACK) {
 		rtt = st.Now.Sub(newest.sent)
 		c.updateRTT(rtt)
 	}
-	rs := c.rateSample(newest, a, priorInFlight, rtt)
 	c.refresh()
 	st.LastAckSeq = st.SndUna
 	if c.Hooks.PktsAcked != nil && a.Acked > 0 {
@@ -69,6 +68,7 @@ func (c *Conn) OnACK(a ACK) {
 
 	c.inAckEvent(a, c.una > priorUna)
 	c.fastRetransAlert(lost, a.ECE)
+	rs := c.rateSample(acked, a, priorInFlight, rtt)
 	c.congControl(a, &rs, c.una > priorUna)
 }
 
@@ -138,7 +138,7 @@ func (c *Conn) enterRecovery(ece bool) {
 	c.undoMarker = true // tcp_init_undo
 	if !c.inCwndReduction() {
 		if !ece {
-			c.priorSSThresh = c.currentSSThresh()
+			c.priorSSThresh = cc.CurrentSSThresh(&c.St)
 		}
 		c.initCwndReduction()
 	}
@@ -162,30 +162,14 @@ func (c *Conn) initCwndReduction() {
 	c.highSeq = c.next
 	st.CwndCnt = 0
 	st.PriorCwndPkts = st.CwndPkts
-	c.prrDelivered, c.prrOut = 0, 0
+	c.prr.Start()
 	c.refresh()
 	st.SSThreshPkts = c.Hooks.SSThresh(st)
 }
 
-// currentSSThresh follows tcp_current_ssthresh.
-func (c *Conn) currentSSThresh() uint32 {
-	st := &c.St
-	if c.inCwndReduction() {
-		return st.SSThreshPkts
-	}
-	return max(st.SSThreshPkts, st.CwndPkts>>1+st.CwndPkts>>2)
-}
-
-// endCwndReduction follows tcp_end_cwnd_reduction.
+// endCwndReduction runs tcp_end_cwnd_reduction (cc.EndCwndReduction).
 func (c *Conn) endCwndReduction() {
-	st := &c.St
-	if c.Hooks.CongControl != nil {
-		return
-	}
-	if st.SSThreshPkts < InfiniteSSThresh && (st.CA == cc.CACWR || c.undoMarker) {
-		st.CwndPkts = st.SSThreshPkts
-	}
-	c.event(cc.EventCompleteCWR)
+	cc.EndCwndReduction(&c.St, &c.Hooks, cc.UndoMarked(c.undoMarker), c.event)
 }
 
 // congControl follows tcp_cong_control.
@@ -197,38 +181,15 @@ func (c *Conn) congControl(a ACK, rs *cc.RateSample, unaAdvanced bool) {
 		c.Hooks.CongControl.CongControl(st, rs)
 		return
 	case c.inCwndReduction():
-		c.cwndReduction(a.Acked, a.Lost, unaAdvanced)
+		c.prr.CwndReduction(st, st.InFlightPkts, cc.PRRAck{
+			NewlyAckedSacked: int32(a.Acked),
+			NewlyLost:        int32(a.Lost),
+			UnaAdvanced:      unaAdvanced,
+		})
 	case a.Acked > 0:
 		c.Hooks.CongAvoid(st, a.Acked)
 	}
 	c.updatePacingRate()
-}
-
-// cwndReduction follows tcp_cwnd_reduction: Proportional Rate Reduction
-// (RFC 6937) towards ssthresh, as the kernel writes it.
-func (c *Conn) cwndReduction(newlyAckedSacked, newlyLost uint32, unaAdvanced bool) {
-	st := &c.St
-	if newlyAckedSacked == 0 || st.PriorCwndPkts == 0 {
-		return
-	}
-	delta := int64(st.SSThreshPkts) - int64(st.InFlightPkts)
-	c.prrDelivered += newlyAckedSacked
-	var sndcnt int64
-	if delta < 0 {
-		dividend := uint64(st.SSThreshPkts)*uint64(c.prrDelivered) + uint64(st.PriorCwndPkts) - 1
-		sndcnt = int64(dividend/uint64(st.PriorCwndPkts)) - int64(c.prrOut)
-	} else {
-		sndcnt = max(int64(c.prrDelivered)-int64(c.prrOut), int64(newlyAckedSacked))
-		if unaAdvanced && newlyLost == 0 {
-			sndcnt++
-		}
-		sndcnt = min(delta, sndcnt)
-	}
-	floor := int64(0)
-	if c.prrOut == 0 {
-		floor = 1 // force the fast retransmit
-	}
-	st.CwndPkts = uint32(int64(st.InFlightPkts) + max(sndcnt, floor))
 }
 
 // Timeout fires the retransmission timer: tcp_enter_loss after
@@ -243,7 +204,7 @@ func (c *Conn) Timeout() {
 	c.out = c.out[:0]
 	st.InFlightPkts, c.retransOut = 0, 0
 	if st.CA <= cc.CADisorder || c.highSeq <= c.una {
-		c.priorSSThresh = c.currentSSThresh()
+		c.priorSSThresh = cc.CurrentSSThresh(&c.St)
 		st.PriorCwndPkts = st.CwndPkts
 		c.refresh()
 		st.SSThreshPkts = c.Hooks.SSThresh(st)
@@ -283,46 +244,31 @@ func (c *Conn) updateRTT(rtt sim.Duration) {
 	}
 }
 
-// rateSample follows tcp_rate_skb_delivered on the most recently sent
-// packet this ACK delivered, then tcp_rate_gen.
-func (c *Conn) rateSample(newest *packet, a ACK, priorInFlight uint32, rtt sim.Duration) cc.RateSample {
+// rateSample runs tcp_rate.c (cc.RateState): tcp_rate_skb_delivered on each
+// packet the ACK delivered, then, after the loss marking as in tcp_ack,
+// tcp_rate_gen.
+func (c *Conn) rateSample(acked []packet, a ACK, priorInFlight uint32, rtt sim.Duration) cc.RateSample {
 	st := &c.St
-	rs := cc.RateSample{
-		Delivered: -1, Interval: -1, RTT: rtt,
-		Losses: a.Lost, AckedSacked: a.Acked, PriorInFlightPkts: priorInFlight,
+	rs := cc.RateSample{RTT: rtt, PriorInFlightPkts: priorInFlight}
+	hasPrior := false
+	for i := range acked {
+		p := &acked[i]
+		skb := cc.RateSkb{Sent: p.sent, EndSeq: (p.seq + 1) * uint64(st.MSS), Retrans: p.retrans}
+		c.rate.SkbDelivered(&p.tx, skb, &rs, &hasPrior)
 	}
-	if newest == nil {
-		return rs
-	}
-	rs.PriorDelivered = newest.delivered
-	rs.PriorTime = newest.deliveredTime
-	rs.IsRetrans = newest.retrans
-	rs.SendInterval = newest.sent.Sub(newest.firstTx)
-	rs.LastEndSeq = (newest.seq + 1) * uint64(st.MSS)
-	c.firstTx = newest.sent
-	c.deliveredTime = st.Now
-
-	rs.Delivered = int32(st.Delivered - rs.PriorDelivered)
-	rs.RecvInterval = st.Now.Sub(rs.PriorTime)
-	rs.Interval = max(rs.SendInterval, rs.RecvInterval)
-	if rs.Interval < st.MinRTT {
-		rs.Interval = -1 // too short to trust, as tcp_rate_gen rules
-	}
+	c.rate.Gen(st.Now, cc.RateAck{
+		Delivered: a.Acked, Lost: a.Lost, TotalLost: st.Lost,
+		HasPrior: hasPrior, MinRTTUs: int64(st.MinRTT / sim.Microsecond),
+	}, &rs)
 	return rs
 }
 
-// updatePacingRate follows tcp_update_pacing_rate: 200% of cwnd/srtt in
-// slow start, 120% after.
+// updatePacingRate runs tcp_update_pacing_rate (cc.PacingRate). The
+// harness keeps srtt unscaled, so srtt<<3 loses nothing; unlike the kernel
+// it leaves the rate alone before the first RTT sample.
 func (c *Conn) updatePacingRate() {
-	st := &c.St
 	if c.srttUS == 0 {
 		return
 	}
-	ratio := uint64(pacingCARatio)
-	if st.CwndPkts < st.SSThreshPkts/2 {
-		ratio = pacingSSRatio
-	}
-	pkts := max(uint64(st.CwndPkts), c.next-c.una)
-	bytesPerSec := uint64(st.MSS) * 10000 * ratio * pkts / c.srttUS
-	st.PacingRate = units.BitRate(bytesPerSec * 8)
+	c.St.PacingRate = cc.PacingRate(&c.St, uint32(c.next-c.una), int64(c.srttUS<<3))
 }

@@ -102,7 +102,7 @@ func TestRunDropTail(t *testing.T) {
 // only.
 func TestRunDeterministic(t *testing.T) {
 	run := func(seed uint64) cctest.Result {
-		c := newConn(&cc.Reno{}, cctest.InitCwnd)
+		c := newConn(&cc.Reno{}, cc.InitCwnd)
 		return cctest.Run(c, cctest.Path{RTT: rtt, BDPPkts: bdp, LossProb: 0.01, Seed: seed}, 5*sim.Second, nil)
 	}
 	if diff := cmp.Diff(run(7), run(7)); diff != "" {
@@ -184,8 +184,8 @@ func TestCwndLimited(t *testing.T) {
 		send     uint32
 		want     bool
 	}{
-		{"slow start, 4 of 10 sent", cctest.InfiniteSSThresh, 4, false},
-		{"slow start, 6 of 10 sent", cctest.InfiniteSSThresh, 6, true},
+		{"slow start, 4 of 10 sent", cc.InfiniteSSThresh, 4, false},
+		{"slow start, 6 of 10 sent", cc.InfiniteSSThresh, 6, true},
 		{"avoidance, 9 of 10 sent", 5, 9, false},
 		{"avoidance, 10 of 10 sent", 5, 10, true},
 	} {
@@ -272,5 +272,26 @@ func TestRunStepMarking(t *testing.T) {
 				t.Errorf("entered CWR on ECE = %v, want %v", sawECE, want == 1)
 			}
 		})
+	}
+}
+
+// NewLink rejects a path it cannot build, naming the path.
+func TestNewLinkRejectsBadPath(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		p    cctest.LinkPath
+	}{
+		{"no rate", cctest.LinkPath{RTT: sim.Millisecond}},
+		{"no rtt", cctest.LinkPath{Rate: units.Mbps}},
+		{"loss 1", cctest.LinkPath{Rate: units.Mbps, RTT: sim.Millisecond, LossProb: 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := cctest.NewLink("reno", tc.p, sim.Second); err == nil {
+				t.Errorf("NewLink(%+v) = nil error, want one", tc.p)
+			}
+		})
+	}
+	if _, err := cctest.NewLink("no-such-cc", cctest.LinkPath{Rate: units.Mbps, RTT: sim.Millisecond}, sim.Second); err == nil {
+		t.Errorf("NewLink(no-such-cc) = nil error, want the scenario's error")
 	}
 }

@@ -29,9 +29,16 @@
 // timers, TLP, F-RTO or Disorder state); retransmissions go before new data;
 // min_rtt is the minimum over the whole run, not a windowed filter; srtt is
 // RFC 6298's 7/8 filter without rttvar; no cwnd decay after idle
-// (tcp_cwnd_application_limited); the rate sample is tcp_rate.c's
-// delivered/interval without app-limited marking. Conn sends in bursts;
+// (tcp_cwnd_application_limited); the rate sample is tcp_rate.c's own code
+// (cc.RateState) with no app-limited marking, and its packets_out is what is
+// in flight. Conn sends in bursts;
 // Run can pace (Path.Pacing) and CE-mark at the bottleneck (Path.MarkCE).
+//
+// Link, by contrast, runs an algorithm on the product's sender (engine/tcp's
+// DataSender, through engine) over a one-link path, and lets a test watch
+// its window and drop chosen packets: the reference tests that matter most
+// (Reno against Mathis, CUBIC against RFC 9438's curves) run on both, so
+// they validate the code a simulation runs and not only this model.
 package cctest
 
 import (
@@ -42,26 +49,13 @@ import (
 	"github.com/ccscope/ccscope/engine/units"
 )
 
-// The kernel's initial values (include/net/tcp.h).
-const (
-	InitCwnd         = 10         // TCP_INIT_CWND
-	InfiniteSSThresh = 0x7fffffff // TCP_INFINITE_SSTHRESH
-	DefaultMSS       = units.Bytes(1448)
-)
-
-// pacingSSRatio and pacingCARatio are sysctl_tcp_pacing_ss_ratio and
-// sysctl_tcp_pacing_ca_ratio, in percent.
-const (
-	pacingSSRatio = 200
-	pacingCARatio = 120
-)
-
-// gsoMaxSize is GSO_LEGACY_MAX_SIZE, the usual sk_gso_max_size.
-const gsoMaxSize = 65536
+// DefaultMSS is the MSS of a 1500-byte MTU path with TCP timestamps. The
+// kernel's initial values are engine/cc's (cc.InitCwnd, cc.InfiniteSSThresh).
+const DefaultMSS = units.Bytes(1448)
 
 // Options configure a Conn; zero fields take the kernel's defaults.
 type Options struct {
-	InitCwnd uint32        // initial cwnd, packets; default InitCwnd
+	InitCwnd uint32        // initial cwnd, packets; default cc.InitCwnd
 	MSS      units.Bytes   // default DefaultMSS
 	Sink     cc.SignalSink // receives the algorithm's signals; nil: off
 	// ECNOk sets State.ECNOk before the init hook: ECN was negotiated, so
@@ -74,10 +68,7 @@ type packet struct {
 	seq     uint64   // packet number (byte seq / MSS)
 	sent    sim.Time // transmission time
 	retrans bool
-	// tcp_rate_skb_sent's snapshot, for the rate sample.
-	delivered     uint32
-	deliveredTime sim.Time
-	firstTx       sim.Time
+	tx      cc.RateTx // tcp_rate_skb_sent's snapshot, for the rate sample
 }
 
 // Conn is one sender in the harness. St is the algorithm's view; tests may
@@ -96,20 +87,15 @@ type Conn struct {
 	retransOut uint32 // retransmissions in flight
 
 	// tcp_cwnd_validate.
-	isCwndLimited bool
-	maxPacketsOut uint32
-	cwndUsageSeq  uint64
+	cwndUse cc.CwndUse
 
 	// tcp_init_cwnd_reduction / PRR / undo.
 	highSeq       uint64
 	priorSSThresh uint32
 	undoMarker    bool
-	prrDelivered  uint32
-	prrOut        uint32
+	prr           cc.PRR
 
-	// tcp_rate.c connection state.
-	deliveredTime sim.Time
-	firstTx       sim.Time
+	rate cc.RateState // tcp_rate.c connection state
 
 	// Transmissions counts every packet sent, retransmissions included.
 	Transmissions uint64
@@ -119,7 +105,7 @@ type Conn struct {
 // then takes the algorithm's fallback if it names one (cc.Fallbacker).
 func New(a cc.Algorithm, o Options) *Conn {
 	if o.InitCwnd == 0 {
-		o.InitCwnd = InitCwnd
+		o.InitCwnd = cc.InitCwnd
 	}
 	if o.MSS == 0 {
 		o.MSS = DefaultMSS
@@ -128,9 +114,9 @@ func New(a cc.Algorithm, o Options) *Conn {
 	c.St = cc.State{
 		CwndPkts:      o.InitCwnd,
 		CwndClampPkts: ^uint32(0),
-		SSThreshPkts:  InfiniteSSThresh,
+		SSThreshPkts:  cc.InfiniteSSThresh,
 		MSS:           o.MSS,
-		GSOMaxSegs:    uint32(gsoMaxSize / o.MSS),
+		GSOMaxSegs:    uint32(cc.GSOLegacyMaxSize / o.MSS),
 		ECNOk:         o.ECNOk,
 	}
 	c.St.Signals = cc.NewSignals(o.Sink, &c.St.Now)
@@ -181,11 +167,12 @@ func (c *Conn) sendOne() {
 		// tcp_event_data_sent fires TX_START before it stamps lsndtime.
 		c.refresh()
 		c.event(cc.EventTxStart)
-		// tcp_rate_skb_sent: a fresh sampling interval after idle.
-		c.firstTx, c.deliveredTime = st.Now, st.Now
 	}
 	st.LastSend = st.Now
-	p := packet{sent: st.Now, delivered: st.Delivered, deliveredTime: c.deliveredTime, firstTx: c.firstTx}
+	p := packet{sent: st.Now}
+	// tcp_rate_skb_sent; the harness's packets_out is what is in flight
+	// (its lost packets leave the flight when marked).
+	c.rate.SkbSent(&p.tx, st.Now, st.InFlightPkts, st.InFlightPkts+1, st.Lost)
 	if len(c.rtx) > 0 {
 		p.seq, p.retrans = c.rtx[0], true
 		c.rtx = c.rtx[1:]
@@ -199,37 +186,28 @@ func (c *Conn) sendOne() {
 	c.out = append(c.out, p)
 	st.InFlightPkts++
 	if c.inCwndReduction() {
-		c.prrOut++
+		c.prr.Sent(1)
 	}
 	c.Transmissions++
 }
 
-// validateCwnd follows tcp_cwnd_validate's tracking of whether the window
-// was fully used in the current window of data.
+// validateCwnd runs tcp_cwnd_validate's tracking (cc.CwndUse) in packet
+// numbers.
 func (c *Conn) validateCwnd(isCwndLimited bool) {
-	packetsOut := uint32(c.next - c.una)
-	if c.una >= c.cwndUsageSeq || isCwndLimited ||
-		(!c.isCwndLimited && packetsOut > c.maxPacketsOut) {
-		c.isCwndLimited = isCwndLimited
-		c.maxPacketsOut = packetsOut
-		c.cwndUsageSeq = c.next
-	}
+	c.cwndUse.Validate(c.una, c.next, uint32(c.next-c.una), isCwndLimited)
 }
 
 // refresh recomputes the derived read-only fields of St before a hook:
 // tp->is_cwnd_limited, tcp_is_cwnd_limited and the byte sequence numbers.
 func (c *Conn) refresh() {
 	st := &c.St
-	st.IsCwndLimited = c.isCwndLimited
-	st.CwndLimited = c.isCwndLimited ||
-		(cc.InSlowStart(st) && st.CwndPkts < 2*c.maxPacketsOut)
+	st.IsCwndLimited = c.cwndUse.IsCwndLimited
+	st.CwndLimited = c.cwndUse.CwndLimited(st)
 	st.SndUna = c.una * uint64(st.MSS)
 	st.SndNxt = c.next * uint64(st.MSS)
 }
 
-func (c *Conn) inCwndReduction() bool {
-	return c.St.CA == cc.CACWR || c.St.CA == cc.CARecovery
-}
+func (c *Conn) inCwndReduction() bool { return cc.InCwndReduction(&c.St) }
 
 func (c *Conn) setState(s cc.CAState) {
 	if c.Hooks.SetState != nil {
