@@ -26,24 +26,43 @@ const maxDepth = 32
 
 // The decoder charges every value it builds an estimate of the Go heap it
 // occupies, and stops at a budget, so that a frame cannot make the server
-// hold much more memory than the frame itself. The figures are the sizes of
-// the runtime's structures on 64-bit platforms, rounded up: an interface
-// slot is two words, a boxed scalar a size class of 16, a slice header three
-// words, a map header plus its first group of 8 slots (key string + value
-// interface + control byte) about 64 + 33 bytes a slot.
+// hold much more memory than the budget. The figures follow the runtime's
+// structures on 64-bit platforms (Go 1.24+ maps: a header and groups of 8
+// slots, each slot a string key and an interface value, with a control
+// word per group; tables grow by powers of two at 7/8 load), rounded up.
 // TestDecodeCostBoundsHeap checks them against runtime.MemStats.
 const (
-	costSlot   = 16 // an interface value in a slice or map
-	costScalar = 16 // a boxed number, bool or nil
-	costString = 16 // a string header, plus its bytes
-	costArray  = 24 // a slice header, plus a slot per element
-	costMap    = 64 // a map header, plus costEntry per entry
-	costEntry  = 48 // a key string header, a value slot, control and load-factor slack
+	costSlot   = 16       // an interface value in a slice
+	costScalar = 16       // a boxed number (bools and nil are not boxed)
+	costString = 24       // a boxed string header and slack, plus its bytes rounded to 8
+	costArray  = 32       // a boxed slice header, plus a slot per element
+	costMap    = 64       // a map header
+	costGroup  = 8*32 + 8 // a group: 8 slots of key and value, and control
 )
 
-// maxCostPerByte bounds the cost one frame byte can add: an empty fixmap
-// (one byte) as an array element costs a slot and a map header.
-const maxCostPerByte = costSlot + costMap
+// roundUp8 is n rounded up to a multiple of 8: the smallest size classes.
+func roundUp8(n int) int64 { return int64(n+7) &^ 7 }
+
+// mapCost is the cost of a map of n entries, without its keys' bytes and
+// values.
+func mapCost(n int) int64 {
+	if n == 0 {
+		return costMap
+	}
+	if n <= 8 {
+		return costMap + costGroup
+	}
+	slots := 8
+	for slots*7/8 < n {
+		slots *= 2
+	}
+	return 2*costMap + int64(slots/8)*costGroup
+}
+
+// maxCostPerByte bounds the cost one frame byte can add: a map of one
+// entry with an empty key and a fixint value is 3 bytes and costs a slot,
+// a map header, a group and a boxed scalar, 360.
+const maxCostPerByte = 128
 
 // decodeBound is the most decoding frame can cost under budget: what the
 // server reserves before decoding it.
@@ -115,12 +134,12 @@ func decodeRequest(frame []byte, budget int64) (Request, *Error) {
 	}
 	req.Args = make(map[string]any, len(keys))
 	d = newDecoder(frame, budget)
-	d.cost = costMap
+	d.cost = mapCost(len(keys))
 	for _, k := range keys {
 		if k.name == "id" || k.name == "op" {
 			continue
 		}
-		d.rd.Reset(frame[k.at:k.end])
+		d.reset(frame[k.at:k.end])
 		v, err := d.value(1, false)
 		if err == errBudget {
 			return req, errorf(CodeTooLarge, k.name, "%s decodes to more than the server's budget of %d bytes per message", k.name, budget)
@@ -128,7 +147,7 @@ func decodeRequest(frame []byte, budget int64) (Request, *Error) {
 		if err != nil {
 			return req, errorf(CodeBadRequest, k.name, "%s: %v", k.name, err)
 		}
-		d.cost += costEntry + int64(len(k.name))
+		d.cost += roundUp8(len(k.name))
 		req.Args[k.name] = v
 	}
 	req.cost = d.cost
@@ -148,11 +167,7 @@ func (d *decoder) topKeys() ([]topKey, error) {
 		return nil, err
 	}
 	if !msgpcode.IsFixedMap(c) && c != msgpcode.Map16 && c != msgpcode.Map32 {
-		v, err := d.value(0, true)
-		if err != nil {
-			return nil, err
-		}
-		return nil, fmt.Errorf("a msgpack %s, want a map", typeName(v))
+		return nil, fmt.Errorf("a value of msgpack code 0x%02x, want a map", c)
 	}
 	n, err := d.dec.DecodeMapLen()
 	if err != nil {
@@ -173,10 +188,14 @@ func (d *decoder) topKeys() ([]topKey, error) {
 			}
 		}
 		at := d.offset()
-		if _, err := d.value(1, true); err != nil {
+		end, err := skipValue(d.frame, at, 1)
+		if err != nil {
 			return nil, err
 		}
-		keys = append(keys, topKey{name: k, at: at, end: d.offset()})
+		if _, err := d.rd.Seek(int64(end), io.SeekStart); err != nil {
+			return nil, err
+		}
+		keys = append(keys, topKey{name: k, at: at, end: end})
 	}
 	if d.rd.Len() != 0 {
 		return nil, fmt.Errorf("%d bytes after the value", d.rd.Len())
@@ -189,7 +208,8 @@ var errBudget = fmt.Errorf("server: decoded value over budget")
 
 // decoder reads msgpack values out of one frame, charging what it builds.
 type decoder struct {
-	frame  []byte
+	frame  []byte // the whole frame
+	cur    []byte // the slice rd reads
 	rd     *bytes.Reader
 	dec    *msgpack.Decoder
 	cost   int64
@@ -198,7 +218,13 @@ type decoder struct {
 
 func newDecoder(frame []byte, budget int64) *decoder {
 	rd := bytes.NewReader(frame)
-	return &decoder{frame: frame, rd: rd, dec: msgpack.NewDecoder(rd), budget: budget}
+	return &decoder{frame: frame, cur: frame, rd: rd, dec: msgpack.NewDecoder(rd), budget: budget}
+}
+
+// reset makes d read b, a part of its frame.
+func (d *decoder) reset(b []byte) {
+	d.cur = b
+	d.rd.Reset(b)
 }
 
 // offset is the position in the reader's current slice.
@@ -301,17 +327,17 @@ func (d *decoder) value(depth int, skip bool) (any, error) {
 			_, err := d.rd.Seek(int64(n), io.SeekCurrent)
 			return nil, err
 		}
-		if err := d.charge(costString + int64(n)); err != nil {
+		if err := d.charge(costString + roundUp8(n)); err != nil {
 			return nil, err
 		}
-		b := make([]byte, n)
-		if _, err := io.ReadFull(d.rd, b); err != nil {
+		at := d.offset()
+		if _, err := d.rd.Seek(int64(n), io.SeekCurrent); err != nil {
 			return nil, err
 		}
 		if msgpcode.IsBin(c) {
-			return b, nil
+			return bytes.Clone(d.cur[at : at+n]), nil
 		}
-		return string(b), nil
+		return string(d.cur[at : at+n]), nil
 	case msgpcode.IsFixedArray(c) || c == msgpcode.Array16 || c == msgpcode.Array32:
 		n, err := d.dec.DecodeArrayLen()
 		if err != nil {
@@ -359,7 +385,7 @@ func (d *decoder) value(depth int, skip bool) (any, error) {
 			}
 			return nil, nil
 		}
-		if err := d.charge(costMap + costEntry*int64(n)); err != nil {
+		if err := d.charge(mapCost(n)); err != nil {
 			return nil, err
 		}
 		m := make(map[string]any, n)
@@ -368,7 +394,7 @@ func (d *decoder) value(depth int, skip bool) (any, error) {
 			if err != nil {
 				return nil, err
 			}
-			if err := d.charge(int64(len(k))); err != nil {
+			if err := d.charge(roundUp8(len(k))); err != nil {
 				return nil, err
 			}
 			if _, dup := m[k]; dup {

@@ -147,6 +147,10 @@ func TestAuthAndOrigin(t *testing.T) {
 		{"query token", "?token=" + testToken, nil, 0},
 		{"bearer", "", http.Header{"Authorization": {"Bearer " + testToken}}, 0},
 		{"wrong bearer", "", http.Header{"Authorization": {"Bearer x"}}, http.StatusUnauthorized},
+		// RFC 7235 section 2.1: the auth-scheme is case-insensitive.
+		{"bearer in lower case", "", http.Header{"Authorization": {"bearer " + testToken}}, 0},
+		{"bearer in upper case", "", http.Header{"Authorization": {"BEARER " + testToken}}, 0},
+		{"other scheme", "", http.Header{"Authorization": {"Basic " + testToken}}, http.StatusUnauthorized},
 		{"same origin", "?token=" + testToken, http.Header{"Origin": {"http://" + host}}, 0},
 		{"foreign origin", "?token=" + testToken, http.Header{"Origin": {"http://evil.example"}}, http.StatusForbidden},
 	}
