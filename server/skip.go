@@ -92,6 +92,9 @@ func skipValue(b []byte, i, depth int) (int, error) {
 	}
 	var err error
 	for k := range values {
+		if i >= len(b) {
+			return 0, errShort
+		}
 		if isMap && k%2 == 0 && !msgpcode.IsString(b[i]) {
 			return 0, fmt.Errorf("map key is not a string (msgpack code 0x%02x)", b[i])
 		}
