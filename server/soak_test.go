@@ -67,6 +67,7 @@ func TestSoak(t *testing.T) {
 				ids[i] = open(i)
 			}
 			for time.Now().Before(stopAt) {
+				var ended []int
 				pending := map[uint64]int{}
 				for i, id := range ids {
 					pending[c.send("step", map[string]any{"session": id, "time": "50ms"})] = i
@@ -85,10 +86,13 @@ func TestSoak(t *testing.T) {
 					delete(pending, uint64(asInt(m["id"])))
 					steps.Add(1)
 					if res := m["result"].(map[string]any); res["done"] == true {
-						c.call("close", map[string]any{"session": ids[i]})
-						ids[i] = open(i)
-						reopens.Add(1)
+						ended = append(ended, i)
 					}
+				}
+				for _, i := range ended {
+					c.call("close", map[string]any{"session": ids[i]})
+					ids[i] = open(i)
+					reopens.Add(1)
 				}
 				if g := int64(runtime.NumGoroutine()); g > peakG.Load() {
 					peakG.Store(g)
@@ -116,8 +120,11 @@ func TestSoak(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	t.Logf("after close: %d goroutines (baseline %d), %d fds (baseline %d), heap %d MiB (baseline %d MiB), decode pool %d bytes",
-		g, baseG, fd, baseFD, heap>>20, baseHeap>>20, srv.decoded.inUse())
+	arrowMem.mu.Lock()
+	kept := arrowMem.kept
+	arrowMem.mu.Unlock()
+	t.Logf("after close: %d goroutines (baseline %d), %d fds (baseline %d), heap %d MiB (baseline %d MiB) besides %d MiB of Arrow buffers kept for reuse, decode pool %d bytes",
+		g, baseG, fd, baseFD, heap>>20, baseHeap>>20, kept>>20, srv.decoded.inUse())
 	if g > baseG || fd > baseFD {
 		t.Errorf("after close: %d goroutines and %d fds, want at most the baseline %d and %d", g, fd, baseG, baseFD)
 	}
