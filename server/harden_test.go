@@ -28,8 +28,15 @@ import (
 // /proc. They do not call t.Parallel: Go runs them one at a time before
 // the parallel tests, so the RSS they see is their own.
 
-// answerWithin is how long a refused request may take to be answered.
-const answerWithin = 5 * time.Second
+// answerWithin is how long a refused request may take to be answered:
+// 5 s, or 30 s under the race detector, which slows the server 5 to 20
+// times.
+var answerWithin = func() time.Duration {
+	if raceEnabled {
+		return 30 * time.Second
+	}
+	return 5 * time.Second
+}()
 
 // procKB reads a "Field:   N kB" line of /proc/self/status.
 func procKB(t *testing.T, field string) int64 {
@@ -131,7 +138,7 @@ func TestHugeScenarioRefused(t *testing.T) {
 	_, url := newTestServer(t, Options{})
 	c := dial(t, url)
 	limits := c.call("hello", map[string]any{"version": "1.0"})["limits"].(map[string]any)
-	for _, k := range []string{"max_nodes", "max_links", "max_flows", "max_changes", "max_session_bytes", "max_decoded_bytes", "max_replay_ms"} {
+	for _, k := range []string{"max_nodes", "max_links", "max_flows", "max_changes", "max_session_bytes", "max_decoded_bytes", "max_replay_ms", "max_builds"} {
 		if asInt(limits[k]) <= 0 {
 			t.Errorf("hello limits[%s] = %v, want a positive integer", k, limits[k])
 		}
@@ -363,19 +370,16 @@ func TestDecoderAmplificationBounded(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				for range 3 {
-					cl.raw(known)
-					_ = cl.ws.SetReadDeadline(time.Now().Add(3 * answerWithin))
-					if _, _, err := cl.ws.ReadMessage(); err != nil {
-						t.Errorf("no answer: %v", err)
-						return
-					}
+				cl.raw(known)
+				_ = cl.ws.SetReadDeadline(time.Now().Add(3 * answerWithin))
+				if _, _, err := cl.ws.ReadMessage(); err != nil {
+					t.Errorf("no answer: %v", err)
 				}
 			}()
 		}
 		wg.Wait()
 	})
-	checkRSS(t, fmt.Sprintf("%d connections × 3 frames", conns), growth, 448<<20)
+	checkRSS(t, fmt.Sprintf("%d connections at once", conns), growth, 448<<20)
 	if n := srv.decoded.inUse(); n != 0 {
 		t.Errorf("decode pool holds %d bytes after every request was answered, want 0", n)
 	}
@@ -462,7 +466,13 @@ func TestDecodeCostBoundsHeap(t *testing.T) {
 		runtime.KeepAlive(v)
 		heap := int64(after.TotalAlloc - before.TotalAlloc)
 		t.Logf("%s: %d bytes, heap %d KiB, cost %d KiB", tc.name, len(tc.frame), heap>>10, d.cost>>10)
-		if heap > d.cost || d.cost > 4*heap {
+		// The race detector's instrumentation keeps some values off the
+		// stack that would live there otherwise: allow it 25%.
+		slack := d.cost
+		if raceEnabled {
+			slack += d.cost / 4
+		}
+		if heap > slack || d.cost > 4*heap {
 			t.Errorf("%s: cost %d for a heap of %d, want heap ≤ cost ≤ 4× heap", tc.name, d.cost, heap)
 		}
 	}

@@ -134,7 +134,7 @@ func (o *Options) limitsMap() map[string]any {
 		"idle_timeout_ms": o.IdleTimeout.Milliseconds(), "max_trace_rows": o.MaxTraceRows,
 		"max_nodes": o.MaxNodes, "max_links": o.MaxLinks, "max_flows": o.MaxFlows, "max_changes": o.MaxChanges,
 		"max_session_bytes": o.MaxSessionBytes, "max_decoded_bytes": o.MaxDecodedBytes,
-		"max_replay_ms": o.MaxReplayTime.Milliseconds()}
+		"max_replay_ms": o.MaxReplayTime.Milliseconds(), "max_builds": o.MaxBuilds}
 }
 
 // New returns a server. It refuses options without a token unless
