@@ -84,7 +84,7 @@ func (c *wsClient) call(op string, args map[string]any) map[string]any {
 
 // The README promises the same run from the CLI and from the server, and a
 // restored checkpoint that continues exactly as the straight run: for every
-// built-in scenario (1 s of it), the digest of `ccscope run --json`, of a
+// built-in scenario (500 ms of it), the digest of `ccscope run --json`, of a
 // server session run to the end, and of a session restored from a
 // checkpoint taken half-way and run to the end are equal.
 func TestDigestsCLIServerRestoreAgree(t *testing.T) {
@@ -102,19 +102,19 @@ func TestDigestsCLIServerRestoreAgree(t *testing.T) {
 		t.Run(b.Name, func(t *testing.T) {
 			c.t = t
 			var sum struct{ Digest string }
-			if err := json.Unmarshal(cli(t, "run", b.Name, "--duration", "1s", "--json"), &sum); err != nil || sum.Digest == "" {
+			if err := json.Unmarshal(cli(t, "run", b.Name, "--duration", "500ms", "--json"), &sum); err != nil || sum.Digest == "" {
 				t.Fatalf("ccscope run --json: digest %q, %v", sum.Digest, err)
 			}
-			set := []any{"runtime.duration=1s"}
+			set := []any{"runtime.duration=500ms"}
 			straight := c.call("open", map[string]any{"scenario": b.Name, "set": set})["session"]
 			got := c.call("run", map[string]any{"session": straight})["digest"]
 			stepped := c.call("open", map[string]any{"scenario": b.Name, "set": set})["session"]
-			c.call("step", map[string]any{"session": stepped, "time": "500ms"})
+			c.call("step", map[string]any{"session": stepped, "time": "200ms"})
 			cp := c.call("checkpoint", map[string]any{"session": stepped})["checkpoint"]
 			restored := c.call("restore", map[string]any{"checkpoint": cp})["session"]
 			again := c.call("run", map[string]any{"session": restored})["digest"]
 			if got != sum.Digest || again != sum.Digest {
-				t.Errorf("digests: CLI %s, server %v, restored at 500 ms %v; want all equal", sum.Digest, got, again)
+				t.Errorf("digests: CLI %s, server %v, restored at 200 ms %v; want all equal", sum.Digest, got, again)
 			}
 			for _, s := range []any{straight, stepped, restored} {
 				c.call("close", map[string]any{"session": s})
