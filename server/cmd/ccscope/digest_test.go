@@ -86,7 +86,7 @@ func (c *wsClient) call(op string, args map[string]any) map[string]any {
 // restored checkpoint that continues exactly as the straight run: for every
 // built-in scenario (500 ms of it), the digest of `ccscope run --json`, of a
 // server session run to the end, and of a session restored from a
-// checkpoint taken half-way and run to the end are equal.
+// checkpoint taken at 200 ms and run to the end are equal.
 func TestDigestsCLIServerRestoreAgree(t *testing.T) {
 	u, stop := startServe(t, "--addr", "127.0.0.1:0", "--log-format", "json")
 	defer stop()
