@@ -96,11 +96,14 @@ func decodeRequest(frame []byte, budget int64) (Request, *Error) {
 	}
 	var idV, opV any
 	for _, k := range keys {
-		switch k.name {
-		case "id":
-			idV, _ = newDecoder(frame[k.at:k.end], math.MaxInt64).value(1, false)
-		case "op":
-			opV, _ = newDecoder(frame[k.at:k.end], math.MaxInt64).value(1, false)
+		if k.name == "id" || k.name == "op" {
+			d.reset(frame[k.at:k.end])
+			v, _ := d.value(1, false)
+			if k.name == "id" {
+				idV = v
+			} else {
+				opV = v
+			}
 		}
 	}
 	switch id := idV.(type) {
@@ -133,8 +136,7 @@ func decodeRequest(frame []byte, budget int64) (Request, *Error) {
 		}
 	}
 	req.Args = make(map[string]any, len(keys))
-	d = newDecoder(frame, budget)
-	d.cost = mapCost(len(keys))
+	d.budget, d.cost = budget, mapCost(len(keys))
 	for _, k := range keys {
 		if k.name == "id" || k.name == "op" {
 			continue
