@@ -25,8 +25,10 @@ import (
 // product as an operand, and on each float += or -= of a product.
 //
 // It checks expressions, not data flow: p := x*y; q := p + z may still be
-// fused by the compiler's SSA passes. The review rule in README.md ("float
-// code") covers that case: name the product's rounding with float64().
+// fused by the compiler's SSA passes. That case stays a review rule: a
+// product that feeds a sum through a variable is converted too,
+// p := float64(x*y). server/crosscpu.sh (run by .ci/run) compares amd64 and
+// arm64 digests of whole runs and would catch a miss.
 func TestNoFusableFloatInEngine(t *testing.T) {
 	pkgs := goList(t, "../engine/...")
 	exports := map[string]string{}
