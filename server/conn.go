@@ -200,7 +200,7 @@ func (c *conn) finishReq(req Request) {
 func (c *conn) writeLoop() {
 	ping := time.NewTicker(pingEvery)
 	defer ping.Stop()
-	idleTimeout := c.srv.opts.IdleTimeout
+	idleTimeout := c.srv.opts.ConnIdleTimeout
 	idleCheck := time.NewTicker(min(max(idleTimeout/8, 10*time.Millisecond), time.Minute))
 	defer idleCheck.Stop()
 	for {

@@ -40,6 +40,7 @@ type Options struct {
 	MaxSimTime         sim.Duration  // per session horizon; default 24 h
 	MaxMessageBytes    int64         // request size; default 16 MiB
 	IdleTimeout        time.Duration // a session untouched this long is closed; default 30 min
+	ConnIdleTimeout    time.Duration // a connection with no request and no session this long is closed (4001); default IdleTimeout
 	WriteTimeout       time.Duration // one frame's write; a client stalled longer is dropped; default 60 s
 	WriteBudget        int64         // bytes queued per connection before senders wait; default 8 MiB
 	ProgressEvery      time.Duration // progress pushes during run; default 100 ms
@@ -89,6 +90,7 @@ func (o *Options) defaults() {
 	orDefault(&o.MaxSimTime, 24*3600*sim.Second)
 	orDefault(&o.MaxMessageBytes, 16<<20)
 	orDefault(&o.IdleTimeout, 30*time.Minute)
+	orDefault(&o.ConnIdleTimeout, o.IdleTimeout)
 	orDefault(&o.WriteTimeout, 60*time.Second)
 	orDefault(&o.WriteBudget, 8<<20)
 	orDefault(&o.MaxTraceRows, 4<<20)
