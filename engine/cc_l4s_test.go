@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ccscope/ccscope/engine/config"
+	"github.com/ccscope/ccscope/engine/qdisc"
 	"github.com/ccscope/ccscope/engine/sim"
 	"github.com/ccscope/ccscope/engine/tcp"
 	"github.com/ccscope/ccscope/engine/trace"
@@ -191,40 +192,105 @@ func TestDCTCPStepMarking(t *testing.T) {
 }
 
 // Prague and CUBIC on the l4s built-in (100 Mbps DualPI2, 40 ms base
-// RTT). Expected rate ratio, from RFC 9332's coupling p_C = (p_L/k)², k = 2,
-// and the response functions (packets per RTT): CUBIC in its Reno-friendly
-// region W_C = 1.22/√p_C = 1.22·k/p_L = 2.44/p_L; Prague (DCTCP-like)
-// W_L = 2/p_L. So W_L/W_C = 2/2.44 = 0.82, and the rates differ further by
-// the RTTs: r_L/r_C = 0.82·RTT_C/RTT_L = 0.82·55/40.5 = 1.11. The models are
-// fluid and CUBIC is not purely Reno-like here, so the tolerance is a
-// factor of 2.5 (0.44–2.8). Measured over 10–30 s: Prague 59.8 Mbps,
-// CUBIC 36.7 Mbps, ratio 1.63; Prague's RTT p99 − 40 ms base = 0.53 ms (its
-// L-queue delay); CUBIC's RTT p50 − base = 15.0 ms (the 15 ms PI2 target).
+// RTT), run to 60 s and measured over 10–60 s so the classic flow has a
+// dozen loss events to average over.
+//
+// RFC 9332's coupling p_C = (p_L/k)², k = 2, makes a Reno-like window
+// 1.22/√p_C = 2.44/p_L and a DCTCP fluid window 2/p_L; the tc-dualpi2(8)
+// page calls this "maintaining window fairness". Neither the window ratio
+// nor that fluid model is what the kernels' mechanisms give on this path;
+// the audit of sch_dualpi2.c (mainline) and tcp_prague.c (L4STeam, v0.7)
+// found the port faithful (step, coupling, overload, WRR credit, PI2
+// update; RTT target, transition, AI scaling, alpha EWMA, Reno fallback,
+// pacing) and the ratio made of three kernel-level effects:
+//   - rates are windows over RTTs, and the classic RTT carries PI2's
+//     ~13 ms of classic queue while the L queue holds ~0.4 ms: ×1.32;
+//   - Prague reduces once per CWR episode (tcp_enter_cwr →
+//     prague_enter_cwr), which lasts an RTT and ignores the marks inside
+//     it, so under the PI marks its window is x/p_L, x ≈ 2.7 (see
+//     TestPragueRandomMarking), not 2/p_L;
+//   - CUBIC answers loss events, and p' swings with CUBIC's own sawtooth
+//     (E[p'²] ≈ 3·E[p']²), so its loss-event rate is not E[p']².
+//
+// So the test predicts the rate ratio from the measured congestion
+// signals and each CC's response function: Prague x/p_L with p_L the
+// L-queue's marked fraction; CUBIC max(Reno-friendly 1.22/√e, the CUBIC
+// region 1.054·RTT^¾/e^¾ (RFC 9438 §5.1's C = 0.4, β = 0.7)) with e its
+// loss events per packet; each over its own mean srtt. Measured (seed 1,
+// 10–60 s): Prague 59.65 Mbps, CUBIC 36.84 Mbps, ratio 1.62 (1.63 over
+// 10–30 s and 1.37 over the whole 30 s run, before and after the audit,
+// which changed no code); predicted 1.72; p_L 1.44 %, e 7.6e-5 (12
+// events); W_L 201 packets (model 188), W_C 163 (model 144); srtt 40.41
+// and 53.26 ms. Seeds 2 and 3: ratios 1.84 and 1.96 against 1.64 and
+// 1.86. Asserted: Prague's window within 15 % of x/p_L, CUBIC's within
+// 25 % of its response, the ratio within 20 % of the prediction and in
+// 1.3–2.2; Prague's RTT p99 − base ≤ 2 ms (its L-queue delay), CUBIC's
+// p50 − base within the 15 ms PI2 target ± 5 ms; the link ≥ 90 % used.
 func TestPragueCubicDualPI2(t *testing.T) {
-	r := builtinRun(t, "l4s")
+	r := builtinRun(t, "l4s", "runtime.duration=60s")
 	fl, fc := r.Flows[0].(*tcpFlow), r.Flows[1].(*tcpFlow)
-	r.RunUntil(sim.Time(10 * sim.Second))
+	bn, _ := r.Net.Dir("bottleneck", "ab")
+	dq := bn.Qdisc().(*qdisc.DualPI2)
+	from := sim.Time(10 * sim.Second)
+	r.RunUntil(from)
 	bl, bc := fl.rcv.BytesDelivered(), fc.rcv.BytesDelivered()
+	q0 := dq.Stats
+	ev0, seg0 := fc.snd.Stats.Recoveries+fc.snd.Stats.RTOs, fc.snd.Stats.SegsSent
 	// The queue delays are steady-state properties: drop the RTT samples
-	// of slow start (whose overshoot can fill the L queue) and measure
-	// over 10–30 s, as the rates are.
+	// of slow start (whose overshoot can fill the L queue).
 	fl.snd.Stats.RTT, fc.snd.Stats.RTT = trace.Hist{}, trace.Hist{}
+	var srttL, srttC float64
+	n := 0
+	for ts := from; ts < r.Horizon(); ts = ts.Add(10 * sim.Millisecond) {
+		r.RunUntil(ts)
+		srttL += fl.snd.SRTT().Seconds()
+		srttC += fc.snd.SRTT().Seconds()
+		n++
+	}
 	r.RunToEnd()
-	rl := float64(fl.rcv.BytesDelivered()-bl) * 8 / 20
-	rc := float64(fc.rcv.BytesDelivered()-bc) * 8 / 20
+	srttL, srttC = srttL/float64(n), srttC/float64(n)
+	secs := r.Horizon().Sub(from).Seconds()
+	rl := float64(fl.rcv.BytesDelivered()-bl) * 8 / secs
+	rc := float64(fc.rcv.BytesDelivered()-bc) * 8 / secs
+	q := dq.Stats
+	pL := float64(q.LMarks-q0.LMarks+q.StepMarks-q0.StepMarks) / float64(q.LSent-q0.LSent)
+	events := fc.snd.Stats.Recoveries + fc.snd.Stats.RTOs - ev0
+	e := float64(events) / float64(fc.snd.Stats.SegsSent-seg0)
+	x := (1 - pL) + math.Sqrt((1-pL)*(1-pL)+2*(1-pL))
+	wlModel := x / pL
+	wcModel := math.Max(1.22/math.Sqrt(e), 1.0538*math.Pow(srttC, 0.75)/math.Pow(e, 0.75))
+	wl, wc := rl*srttL/(1500*8), rc*srttC/(1500*8) // packets of the 1500-byte wire size
+	pred := wlModel / wcModel * srttC / srttL
 	base := r.Net.BaseRTT(r.Net.Node("h1").Index, r.Net.Node("h2").Index)
 	s := r.Summary("")
 	lq := sim.Duration(*s.Flows[0].RTTP99Ps) - base
 	cq := sim.Duration(*s.Flows[1].RTTP50Ps) - base
-	t.Logf("prague %.4g Mbps, cubic %.4g Mbps, ratio %.3f; L queue p99 %v, classic queue p50 %v", rl/1e6, rc/1e6, rl/rc, lq, cq)
+	t.Logf("prague %.4g Mbps, cubic %.4g Mbps, ratio %.3f, predicted %.3f; p_L %.4f, e %.3g (%d events); W_L %.0f (model %.0f), W_C %.0f (model %.0f); srtt %.2f / %.2f ms; L queue p99 %v, classic queue p50 %v",
+		rl/1e6, rc/1e6, rl/rc, pred, pL, e, events, wl, wlModel, wc, wcModel, srttL*1e3, srttC*1e3, lq, cq)
+	if events < 8 {
+		t.Fatalf("CUBIC loss events over 10–60 s = %d, want ≥ 8 to estimate its loss-event rate", events)
+	}
+	if math.Abs(wl/wlModel-1) > 0.15 {
+		t.Errorf("Prague window = %.0f packets, want x/p_L = %.0f ± 15%%", wl, wlModel)
+	}
+	if math.Abs(wc/wcModel-1) > 0.25 {
+		t.Errorf("CUBIC window = %.0f packets, want its response at e = %.3g: %.0f ± 25%%", wc, e, wcModel)
+	}
+	ratio := rl / rc
+	if math.Abs(ratio/pred-1) > 0.2 {
+		t.Errorf("rate ratio prague/cubic = %.3f, want the response functions' %.3f ± 20%%", ratio, pred)
+	}
+	// The band only rejects a broken coupling; the prediction above is the
+	// check. A paced CUBIC measured 1.62 here, the stock host's unpaced one
+	// (pacing auto) 2.40: its bursts see more loss events per window.
+	if ratio < 1.3 || ratio > 3.0 {
+		t.Errorf("rate ratio prague/cubic = %.3f, want 1.3–3.0", ratio)
+	}
 	if lq > 2*sim.Millisecond {
 		t.Errorf("Prague RTT p99 − base = %v, want ≤ 2 ms", lq)
 	}
 	if cq < 10*sim.Millisecond || cq > 20*sim.Millisecond {
 		t.Errorf("CUBIC RTT p50 − base = %v, want the 15 ms target ± 5 ms", cq)
-	}
-	if ratio := rl / rc; ratio < 1.11/2.5 || ratio > 1.11*2.5 {
-		t.Errorf("rate ratio prague/cubic = %.3f, want 1.11 within a factor of 2.5", ratio)
 	}
 	if sum := (rl + rc) / payloadRate(100e6); sum < 0.9 {
 		t.Errorf("link use = %.3f, want ≥ 0.9", sum)

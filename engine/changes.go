@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/ccscope/ccscope/engine/config"
-	"github.com/ccscope/ccscope/engine/rng"
 	"github.com/ccscope/ccscope/engine/sim"
 	"github.com/ccscope/ccscope/engine/units"
 )
@@ -16,12 +15,19 @@ type Action struct {
 	Dir  string `json:"dir,omitempty" msgpack:"dir,omitempty"` // "ab" or "ba"
 	Flow string `json:"flow,omitempty" msgpack:"flow,omitempty"`
 
-	Rate       *units.BitRate     `json:"rate,omitempty" msgpack:"rate,omitempty"`
-	Delay      *sim.Duration      `json:"delay,omitempty" msgpack:"delay,omitempty"`
-	LossP      *float64           `json:"loss,omitempty" msgpack:"loss,omitempty"`
-	QueueLimit *config.QueueLimit `json:"queue_limit,omitempty" msgpack:"queue_limit,omitempty"`
-	CwndPkts   *uint32            `json:"cwnd,omitempty" msgpack:"cwnd,omitempty"`
-	PacingRate *units.BitRate     `json:"pacing_rate,omitempty" msgpack:"pacing_rate,omitempty"`
+	Rate  *units.BitRate `json:"rate,omitempty" msgpack:"rate,omitempty"`
+	Delay *sim.Duration  `json:"delay,omitempty" msgpack:"delay,omitempty"`
+	LossP *float64       `json:"loss,omitempty" msgpack:"loss,omitempty"`
+	// LossModel, JitterModel and Capacity replace the direction's model
+	// whole; Outage takes it down from now for that long. Scheduled changes
+	// reach them; LossP is the wire form of a Bernoulli LossModel.
+	LossModel   *config.Loss       `json:"-" msgpack:"-"`
+	JitterModel *config.Jitter     `json:"-" msgpack:"-"`
+	Capacity    *config.Capacity   `json:"-" msgpack:"-"`
+	Outage      *sim.Duration      `json:"-" msgpack:"-"`
+	QueueLimit  *config.QueueLimit `json:"queue_limit,omitempty" msgpack:"queue_limit,omitempty"`
+	CwndPkts    *uint32            `json:"cwnd,omitempty" msgpack:"cwnd,omitempty"`
+	PacingRate  *units.BitRate     `json:"pacing_rate,omitempty" msgpack:"pacing_rate,omitempty"`
 }
 
 // FlowActor is a flow that accepts actions (a TCP sender: cwnd, pacing rate).
@@ -56,8 +62,12 @@ func (r *Run) Act(a Action) error {
 		if !ok {
 			return fmt.Errorf("engine: action: no link direction %q %q (dir is \"ab\" or \"ba\")", a.Link, a.Dir)
 		}
-		if a.Rate == nil && a.Delay == nil && a.LossP == nil && a.QueueLimit == nil {
+		if a.Rate == nil && a.Delay == nil && a.LossP == nil && a.QueueLimit == nil &&
+			a.LossModel == nil && a.JitterModel == nil && a.Capacity == nil && a.Outage == nil {
 			return fmt.Errorf("engine: action on link %q sets nothing (rate, delay, loss or queue_limit)", a.Link)
+		}
+		if a.Outage != nil && *a.Outage <= 0 {
+			return fmt.Errorf("engine: action.outage: %v is not positive", *a.Outage)
 		}
 		if a.Rate != nil && *a.Rate <= 0 {
 			return fmt.Errorf("engine: action.rate: %d bps is not positive", *a.Rate)
@@ -87,7 +97,19 @@ func (r *Run) Act(a Action) error {
 			d.SetDelay(*a.Delay)
 		}
 		if a.LossP != nil {
-			d.SetLoss(*a.LossP, rng.Stream(r.Scenario.Runtime.Seed, "link/"+d.Name+"/loss"))
+			d.SetLoss(config.Loss{Kind: config.Bernoulli, P: *a.LossP})
+		}
+		if a.LossModel != nil {
+			d.SetLoss(*a.LossModel)
+		}
+		if a.JitterModel != nil {
+			d.SetJitter(*a.JitterModel)
+		}
+		if a.Capacity != nil {
+			d.SetCapacity(a.Capacity)
+		}
+		if a.Outage != nil {
+			d.AddOutage(*a.Outage)
 		}
 		return nil
 	}
@@ -113,10 +135,8 @@ func (c *changer) init(r *Run) {
 // Handle applies one scheduled change.
 func (c *changer) Handle(ev sim.Event) {
 	ch := c.run.Scenario.Changes[ev.Arg]
-	a := Action{Link: ch.Link, Dir: ch.Dir, Rate: ch.Rate, Delay: ch.Delay}
-	if ch.Loss != nil {
-		a.LossP = &ch.Loss.P
-	}
+	a := Action{Link: ch.Link, Dir: ch.Dir, Rate: ch.Rate, Delay: ch.Delay,
+		LossModel: ch.Loss, JitterModel: ch.Jitter, Capacity: ch.Capacity, Outage: ch.Outage}
 	if err := c.run.Act(a); err != nil {
 		// The scenario was validated, so a failure here is an engine bug.
 		panic(fmt.Sprintf("engine: scheduled change %d at %v: %v", ev.Arg, ev.At, err))

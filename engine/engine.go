@@ -13,6 +13,7 @@ import (
 	"github.com/ccscope/ccscope/engine/sim"
 	"github.com/ccscope/ccscope/engine/topo"
 	"github.com/ccscope/ccscope/engine/trace"
+	"github.com/ccscope/ccscope/engine/units"
 )
 
 // Version is the engine version stamped into checkpoints: runs replay bit for
@@ -35,6 +36,7 @@ type Run struct {
 	Flows    []Flow
 
 	horizon sim.Time
+	paths   []PathFacts // by flow index, as built
 	queues  []*queueObs
 	changes changer
 }
@@ -64,9 +66,28 @@ func New(scn *config.Scenario, sink trace.Sink) (*Run, error) {
 			return nil, fmt.Errorf("engine: flows[%s]: %w", f.ID, err)
 		}
 		r.Flows = append(r.Flows, fl)
+		r.paths = append(r.paths, pathFacts(nw, f))
 	}
 	r.changes.init(r)
 	return r, nil
+}
+
+// Path is flow i's path as the scenario built it (see PathFacts).
+func (r *Run) Path(i int) PathFacts { return r.paths[i] }
+
+// pathFacts measures flow f's path in the freshly built network.
+func pathFacts(nw *topo.Network, f config.Flow) PathFacts {
+	src, dst := nw.Node(f.Src).Index, nw.Node(f.Dst).Index
+	var p PathFacts
+	for _, d := range nw.Path(src, dst) {
+		if p.Bottleneck == "" || int64(d.Rate()) < p.BottleneckBps {
+			p.BottleneckBps, p.Bottleneck = int64(d.Rate()), d.Name
+		}
+	}
+	rtt := nw.BaseRTT(src, dst)
+	p.BaseRTTPs = int64(rtt)
+	p.BDPBytes = int64(units.BytesIn(units.BitRate(p.BottleneckBps), rtt))
+	return p
 }
 
 // pumpECN maps a pump's configured codepoint to the IP field.

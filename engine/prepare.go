@@ -15,26 +15,18 @@ type Prepared struct {
 
 // Prepare applies --set style overrides to raw scenario JSON, validates it
 // against the algorithms this engine has, and computes its canonical form
-// and hash. Errors are *config.Errors naming every bad field.
-func Prepare(raw []byte, sets []string) (*Prepared, error) {
+// and hash. opts add parse options (config.WithDir for a scenario file that
+// names trace files). Errors are *config.Errors naming every bad field.
+func Prepare(raw []byte, sets []string, opts ...config.Option) (*Prepared, error) {
 	if len(sets) > 0 {
 		var err error
 		if raw, err = config.Apply(raw, sets); err != nil {
 			return nil, err
 		}
 	}
-	opt := config.WithCCs(cc.Names())
-	scn, err := config.Parse(raw, opt)
+	scn, err := config.Parse(raw, append([]config.Option{config.WithCCs(cc.Names())}, opts...)...)
 	if err != nil {
 		return nil, err
 	}
-	canon, err := config.Canonical(raw, opt)
-	if err != nil {
-		return nil, err
-	}
-	hash, err := config.Hash(raw, opt)
-	if err != nil {
-		return nil, err
-	}
-	return &Prepared{Canonical: canon, Hash: hash, Scenario: scn}, nil
+	return &Prepared{Canonical: scn.Canonical(), Hash: scn.Hash(), Scenario: scn}, nil
 }

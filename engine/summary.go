@@ -3,6 +3,7 @@ package engine
 import (
 	"github.com/ccscope/ccscope/engine/config"
 	"github.com/ccscope/ccscope/engine/pump"
+	"github.com/ccscope/ccscope/engine/rcvpath"
 	"github.com/ccscope/ccscope/engine/sim"
 	"github.com/ccscope/ccscope/engine/trace"
 	"github.com/ccscope/ccscope/engine/units"
@@ -36,18 +37,39 @@ type FlowSummary struct {
 	T100MBPs       *int64 `json:"t_100MB_ps" msgpack:"t_100MB_ps"`
 	RTTP50Ps       *int64 `json:"rtt_p50_ps" msgpack:"rtt_p50_ps"`
 	RTTP99Ps       *int64 `json:"rtt_p99_ps" msgpack:"rtt_p99_ps"`
+	PathFacts
 	// CC holds algorithm-specific final values (e.g. BBR's bw and min_rtt).
 	CCFinal map[string]float64 `json:"cc_final,omitempty" msgpack:"cc_final,omitempty"`
+	// RcvPath counts what the flow's receive-path models did (absent
+	// without them).
+	RcvPath *rcvpath.Stats `json:"rcv_path,omitempty" msgpack:"rcv_path,omitempty"`
+}
+
+// PathFacts describe a flow's path as the scenario configures it, before
+// any scheduled change or action: the lowest rate on the data direction,
+// the round-trip propagation delay (data direction plus the reverse path
+// the ACKs take) and their product. Plots draw the BDP from these rather
+// than re-deriving routes.
+type PathFacts struct {
+	BottleneckBps int64 `json:"path_bottleneck_bps" msgpack:"path_bottleneck_bps"`
+	BaseRTTPs     int64 `json:"path_base_rtt_ps" msgpack:"path_base_rtt_ps"`
+	BDPBytes      int64 `json:"path_bdp_bytes" msgpack:"path_bdp_bytes"`
+	// Bottleneck names the data direction with that rate nearest the
+	// source, as "<link>/ab" or "<link>/ba".
+	Bottleneck string `json:"path_bottleneck" msgpack:"path_bottleneck"`
 }
 
 // QueueSummary reports one link direction's egress queue.
 type QueueSummary struct {
-	Link            string `json:"link" msgpack:"link"`
-	Dir             string `json:"dir" msgpack:"dir"`
-	Enqueued        uint64 `json:"enqueued" msgpack:"enqueued"`
-	Drops           uint64 `json:"drops" msgpack:"drops"`
-	Marks           uint64 `json:"marks" msgpack:"marks"`
-	WireLosses      uint64 `json:"wire_losses" msgpack:"wire_losses"`
+	Link       string `json:"link" msgpack:"link"`
+	Dir        string `json:"dir" msgpack:"dir"`
+	Enqueued   uint64 `json:"enqueued" msgpack:"enqueued"`
+	Drops      uint64 `json:"drops" msgpack:"drops"`
+	Marks      uint64 `json:"marks" msgpack:"marks"`
+	WireLosses uint64 `json:"wire_losses" msgpack:"wire_losses"`
+	// OutageDrops are packets refused while the direction was down
+	// (drop_on_outage, or a full queue during an outage); not in Drops.
+	OutageDrops     uint64 `json:"outage_drops,omitempty" msgpack:"outage_drops,omitempty"`
 	MaxBacklogBytes int64  `json:"max_backlog_bytes" msgpack:"max_backlog_bytes"`
 	SojournP50Ps    *int64 `json:"sojourn_p50_ps" msgpack:"sojourn_p50_ps"`
 	SojournP99Ps    *int64 `json:"sojourn_p99_ps" msgpack:"sojourn_p99_ps"`
@@ -59,11 +81,13 @@ func (r *Run) Summary(hash string) Summary {
 	s := Summary{Scenario: r.Scenario.Name, Seed: r.Scenario.Runtime.Seed, ConfigHash: hash,
 		SimTimePs: int64(now), Events: r.Sim.Events(), Digest: DigestString(r.Sim.Digest()),
 		Flows: []FlowSummary{}, Queues: []QueueSummary{}}
-	for _, f := range r.Flows {
-		s.Flows = append(s.Flows, f.Summary(now))
+	for i, f := range r.Flows {
+		fs := f.Summary(now)
+		fs.PathFacts = r.paths[i]
+		s.Flows = append(s.Flows, fs)
 	}
 	for i, d := range r.Net.Dirs {
-		if d.Stats.Enqueued == 0 && d.Stats.Drops == 0 {
+		if d.Stats.Enqueued == 0 && d.Stats.Drops == 0 && d.Stats.OutageDrops == 0 {
 			continue
 		}
 		q := r.queues[i]
@@ -72,7 +96,7 @@ func (r *Run) Summary(hash string) Summary {
 			dir = "ab"
 		}
 		s.Queues = append(s.Queues, QueueSummary{Link: d.Link, Dir: dir, Enqueued: d.Stats.Enqueued,
-			Drops: d.Stats.Drops, Marks: d.Stats.Marks, WireLosses: d.Stats.WireLosses,
+			Drops: d.Stats.Drops, Marks: d.Stats.Marks, WireLosses: d.Stats.WireLosses, OutageDrops: d.Stats.OutageDrops,
 			MaxBacklogBytes: int64(d.Stats.MaxBacklog),
 			SojournP50Ps:    quantile(&q.sojourn, 0.5), SojournP99Ps: quantile(&q.sojourn, 0.99)})
 	}

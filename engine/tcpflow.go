@@ -5,11 +5,15 @@ import (
 
 	"github.com/ccscope/ccscope/engine/cc"
 	"github.com/ccscope/ccscope/engine/config"
+	"github.com/ccscope/ccscope/engine/link"
 	"github.com/ccscope/ccscope/engine/packet"
 	"github.com/ccscope/ccscope/engine/pump"
+	"github.com/ccscope/ccscope/engine/qdisc"
+	"github.com/ccscope/ccscope/engine/rcvpath"
 	"github.com/ccscope/ccscope/engine/rng"
 	"github.com/ccscope/ccscope/engine/sim"
 	"github.com/ccscope/ccscope/engine/tcp"
+	"github.com/ccscope/ccscope/engine/topo"
 	"github.com/ccscope/ccscope/engine/units"
 )
 
@@ -26,6 +30,10 @@ type tcpFlow struct {
 	milestones pump.Milestones
 	delivered  units.Bytes
 	lastRec    sim.Time
+
+	// The receive-path models (nil when not configured) and their counts.
+	ackHold *rcvpath.AckHold
+	rcvPath *rcvpath.Stats
 }
 
 // echoMode is how the receiver of flow f feeds back CE marks: DCTCP's
@@ -78,13 +86,62 @@ func (r *Run) newTCPFlow(idx int32, f config.Flow) (Flow, error) {
 		Flow: idx, Node: src.Index, Peer: dst.Index, Opts: opts, CC: alg,
 		RNG: rng.Stream(r.Scenario.Runtime.Seed, "flow/"+f.ID+"/cc"),
 		ECN: ecn, Echo: echo, Start: sim.Time(f.Start), Size: f.Size, App: f.App,
+		HostFQ: r.egressFQ(src.Index, dst.Index),
 	})
-	t.rcv = tcp.NewReceiver(r.Sim, r.Pool, dst, r.Trace, tcp.ReceiverConfig{
+	t.rcv = tcp.NewReceiver(r.Sim, r.Pool, t.ackPath(src.Index, dst), r.Trace, tcp.ReceiverConfig{
 		Flow: idx, Node: dst.Index, Peer: src.Index, Opts: opts, Echo: echo,
 	})
 	src.Attach(idx, t.snd)
-	dst.Attach(idx, tcpDelivery{t})
+	dst.Attach(idx, t.dataPath())
 	return t, nil
+}
+
+// ackPath builds the grant and the ACK hold of the flow's receive path
+// (config.RcvPath), from the node up, and returns what the receiver sends
+// through: dst itself when neither is configured. A flow without
+// receive-path models builds nothing and registers nothing with the
+// simulation, so other runs are unchanged.
+func (t *tcpFlow) ackPath(src int32, dst *topo.Node) tcp.Sender {
+	rp, r, id := t.cfg.Rcv, t.run, t.cfg.ID
+	if rp.On() {
+		t.rcvPath = &rcvpath.Stats{}
+	}
+	var out rcvpath.Sink = dst
+	if g := rp.Grant; g != nil {
+		out = rcvpath.NewGrant(r.Sim, r.Pool, "flow "+id+" ack_grant", rcvpath.GrantConfig{
+			Gap: g.Gap, PerGrant: int(g.PerGrant), Loss: g.Loss, Filter: g.Filter, Slot: g.Slot,
+			RNG: rng.Stream(r.Scenario.Runtime.Seed, "flow/"+id+"/ack_grant"), Stats: t.rcvPath,
+		}, out)
+	}
+	if h := rp.AckHold; h != nil {
+		t.ackHold = rcvpath.NewAckHold(r.Sim, r.Pool, "flow "+id+" ack_hold", rcvpath.AckHoldConfig{
+			Quantiles: h.Quantiles, Window: h.Window,
+			Threshold: units.BitRate(float64(r.Net.Bottleneck(src, dst.Index)) * h.Saturation),
+			RNG:       rng.Stream(r.Scenario.Runtime.Seed, "flow/"+id+"/ack_hold"), Stats: t.rcvPath,
+		}, out)
+		out = t.ackHold
+	}
+	return out
+}
+
+// dataPath returns what the destination node delivers the flow's packets
+// to: the receiver, behind the receive hold if one is configured.
+func (t *tcpFlow) dataPath() link.Receiver {
+	if d := t.cfg.Rcv.Hold; d > 0 {
+		return rcvpath.NewHold(t.run.Sim, "flow "+t.cfg.ID+" rcv_hold", d, tcpDelivery{t})
+	}
+	return tcpDelivery{t}
+}
+
+// egressFQ reports whether packets from node src to dst leave src through
+// an fq qdisc: the host paces its TCP flows by EDT as Linux with fq does.
+func (r *Run) egressFQ(src, dst int32) bool {
+	path := r.Net.Path(src, dst)
+	if len(path) == 0 {
+		return false
+	}
+	_, ok := path[0].Qdisc().(*qdisc.FQ)
+	return ok
 }
 
 // tcpDelivery is the receiving node's hook for a TCP flow: it hands packets
@@ -94,6 +151,9 @@ type tcpDelivery struct{ t *tcpFlow }
 // Receive passes id to the receiver and records delivery progress.
 func (h tcpDelivery) Receive(id packet.ID) {
 	t := h.t
+	if t.ackHold != nil {
+		t.ackHold.NoteArrival(t.run.Pool.Get(id).Size)
+	}
 	t.rcv.Receive(id)
 	got := t.rcv.BytesDelivered()
 	if got == t.delivered {
@@ -110,6 +170,9 @@ func (h tcpDelivery) Receive(id packet.ID) {
 	}
 }
 
+// Send is Receive, for the receive hold that stands in front of it.
+func (h tcpDelivery) Send(id packet.ID) { h.Receive(id) }
+
 // Summary reports the flow. bytes_sent counts payload bytes handed to the
 // network, retransmissions included; bytes_delivered is in-order payload
 // the receiving application got; goodput is delivered bytes over the time
@@ -120,7 +183,8 @@ func (t *tcpFlow) Summary(now sim.Time) FlowSummary {
 	s := FlowSummary{ID: t.cfg.ID, Kind: "tcp", CC: t.cfg.CC, BytesSent: int64(st.BytesSent),
 		BytesDelivered: int64(delivered), Retransmits: ptr(int64(st.Retransmits)),
 		T10MBPs: milestone(t.milestones.T10MB), T100MBPs: milestone(t.milestones.T100MB),
-		RTTP50Ps: quantile(&st.RTT, 0.5), RTTP99Ps: quantile(&st.RTT, 0.99), CCFinal: t.snd.CCFinal()}
+		RTTP50Ps: quantile(&st.RTT, 0.5), RTTP99Ps: quantile(&st.RTT, 0.99), CCFinal: t.snd.CCFinal(),
+		RcvPath: t.rcvPath}
 	if st.Started {
 		s.GoodputBps = Goodput(delivered, st.FirstSend, t.done, now)
 	}

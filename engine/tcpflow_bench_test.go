@@ -68,6 +68,7 @@ func BenchmarkDumbbell1GLossy(b *testing.B) {
 // benchDumbbell runs scn to its end per iteration, writing the trace to
 // files at tracePath ("": no sink) and timing the whole run.
 func benchDumbbell(b *testing.B, scn *config.Scenario, tracePath string) {
+	releaseLiveness(b)
 	b.ReportAllocs()
 	var events, pkts uint64
 	var traceBytes int64

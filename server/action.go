@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"math"
 	"strconv"
 	"strings"
@@ -13,20 +14,40 @@ import (
 // WireAction is an action in the canonical wire form checkpoints carry:
 // rates and delays as exact unit strings, queue limits as "NB" or "Np".
 type WireAction struct {
-	Link       string   `msgpack:"link,omitempty"`
-	Dir        string   `msgpack:"dir,omitempty"`
-	Flow       string   `msgpack:"flow,omitempty"`
-	Rate       string   `msgpack:"rate,omitempty"`
-	Delay      string   `msgpack:"delay,omitempty"`
-	Loss       *float64 `msgpack:"loss,omitempty"`
-	QueueLimit string   `msgpack:"queue_limit,omitempty"`
-	Cwnd       *uint32  `msgpack:"cwnd,omitempty"`
-	PacingRate string   `msgpack:"pacing_rate,omitempty"`
+	Link  string `msgpack:"link,omitempty"`
+	Dir   string `msgpack:"dir,omitempty"`
+	Flow  string `msgpack:"flow,omitempty"`
+	Rate  string `msgpack:"rate,omitempty"`
+	Delay string `msgpack:"delay,omitempty"`
+	// Loss is a Bernoulli probability (float64) or a loss model's
+	// canonical object; Jitter and Capacity are canonical objects.
+	Loss       any            `msgpack:"loss,omitempty"`
+	Jitter     map[string]any `msgpack:"jitter,omitempty"`
+	Capacity   map[string]any `msgpack:"capacity,omitempty"`
+	Outage     string         `msgpack:"outage,omitempty"`
+	QueueLimit string         `msgpack:"queue_limit,omitempty"`
+	Cwnd       *uint32        `msgpack:"cwnd,omitempty"`
+	PacingRate string         `msgpack:"pacing_rate,omitempty"`
 }
 
 // wireAction is the canonical wire form of a.
 func wireAction(a engine.Action) WireAction {
-	w := WireAction{Link: a.Link, Dir: a.Dir, Flow: a.Flow, Loss: a.LossP, Cwnd: a.CwndPkts}
+	w := WireAction{Link: a.Link, Dir: a.Dir, Flow: a.Flow, Cwnd: a.CwndPkts}
+	switch {
+	case a.LossP != nil:
+		w.Loss = *a.LossP
+	case a.LossModel != nil:
+		w.Loss = a.LossModel.Canonical()
+	}
+	if a.JitterModel != nil {
+		w.Jitter = a.JitterModel.Canonical()
+	}
+	if a.Capacity != nil {
+		w.Capacity = a.Capacity.Canonical()
+	}
+	if a.Outage != nil {
+		w.Outage = a.Outage.String()
+	}
 	if a.Rate != nil {
 		w.Rate = a.Rate.String()
 	}
@@ -71,7 +92,7 @@ func parseAction(m map[string]any, prefix string) (engine.Action, *Error) {
 	case a.Flow != "" && ar.has("dir"):
 		return a, errorf(CodeBadArgs, prefix+"dir", "%sdir applies to a link, not a flow", prefix)
 	}
-	linkOnly := []string{"rate", "delay", "loss", "queue_limit"}
+	linkOnly := []string{"rate", "delay", "loss", "jitter", "capacity", "outage", "queue_limit"}
 	flowOnly := []string{"cwnd", "pacing_rate"}
 	wrong, target := flowOnly, "link"
 	if a.Flow != "" {
@@ -96,12 +117,46 @@ func parseAction(m map[string]any, prefix string) (engine.Action, *Error) {
 		}
 		a.Delay = &d
 	}
-	if ar.has("loss") {
-		p, err := ar.probability("loss")
+	if v, _ := ar.get("loss"); v != nil {
+		if _, isObj := v.(map[string]any); isObj {
+			l, err := config.ParseLoss(v, prefix+"loss")
+			if err != nil {
+				return a, modelError(err, prefix+"loss")
+			}
+			a.LossModel = &l
+		} else {
+			p, err := ar.probability("loss")
+			if err != nil {
+				return a, err
+			}
+			a.LossP = &p
+		}
+	}
+	if ar.has("jitter") {
+		v, _ := ar.get("jitter")
+		j, err := config.ParseJitter(v, prefix+"jitter")
+		if err != nil {
+			return a, modelError(err, prefix+"jitter")
+		}
+		a.JitterModel = &j
+	}
+	if ar.has("capacity") {
+		v, _ := ar.get("capacity")
+		c, err := config.ParseCapacity(v, prefix+"capacity")
+		if err != nil {
+			return a, modelError(err, prefix+"capacity")
+		}
+		a.Capacity = c
+	}
+	if ar.has("outage") {
+		d, err := ar.duration("outage")
 		if err != nil {
 			return a, err
 		}
-		a.LossP = &p
+		if d <= 0 {
+			return a, errorf(CodeBadArgs, prefix+"outage", "%soutage must be positive", prefix)
+		}
+		a.Outage = &d
 	}
 	if ar.has("queue_limit") {
 		q, err := ar.queueLimit("queue_limit")
@@ -131,7 +186,8 @@ func parseAction(m map[string]any, prefix string) (engine.Action, *Error) {
 	if err := ar.done(); err != nil {
 		return a, err
 	}
-	if a.Rate == nil && a.Delay == nil && a.LossP == nil && a.QueueLimit == nil && a.CwndPkts == nil && a.PacingRate == nil {
+	if a.Rate == nil && a.Delay == nil && a.LossP == nil && a.QueueLimit == nil && a.CwndPkts == nil && a.PacingRate == nil &&
+		a.LossModel == nil && a.JitterModel == nil && a.Capacity == nil && a.Outage == nil {
 		return a, errorf(CodeBadArgs, strings.TrimSuffix(prefix, "."), "the action sets nothing: give %s", strings.Join(append(linkOnly, flowOnly...), ", "))
 	}
 	if a.Rate != nil && *a.Rate <= 0 || a.PacingRate != nil && *a.PacingRate <= 0 {
@@ -142,6 +198,16 @@ func parseAction(m map[string]any, prefix string) (engine.Action, *Error) {
 		return a, errorf(CodeBadArgs, prefix+key, "%s%s must be positive", prefix, key)
 	}
 	return a, nil
+}
+
+// modelError reports the first field error of a model object at its path.
+func modelError(err error, path string) *Error {
+	var ce *config.Errors
+	if errors.As(err, &ce) && len(ce.List) > 0 {
+		fe := ce.List[0]
+		return errorf(CodeBadArgs, fe.Path, "%s: %s", fe.Path, fe.Reason)
+	}
+	return errorf(CodeBadArgs, path, "%s: %v", path, err)
 }
 
 // probability reads a number in [0, 1].

@@ -321,7 +321,13 @@ func (s *state) describe(id string) map[string]any {
 	for _, l := range s.run.Scenario.Links {
 		links = append(links, l.ID)
 	}
+	paths := []map[string]any{}
+	for i, f := range flows {
+		p := s.run.Path(i)
+		paths = append(paths, map[string]any{"flow": f, "bottleneck": p.Bottleneck, "bottleneck_bps": p.BottleneckBps,
+			"base_rtt_ps": p.BaseRTTPs, "bdp_bytes": p.BDPBytes})
+	}
 	return map[string]any{"session": id, "config_hash": s.hash, "config": string(s.config), "seed": s.seed,
 		"horizon_ps": int64(s.run.Horizon()), "sim_time_ps": int64(s.run.Now()), "events": s.run.Sim.Events(),
-		"digest": s.digest(), "flows": flows, "links": links}
+		"digest": s.digest(), "flows": flows, "links": links, "paths": paths}
 }

@@ -119,87 +119,36 @@ def _segments(t: np.ndarray, values: Sequence[Any], t_end: float) -> list[tuple[
     return out
 
 
-def _parse_rate_bps(v: Any) -> int | None:
-    if isinstance(v, (int, float)):
-        return int(v)
-    if not isinstance(v, str):
-        return None
-    s = v.strip()
-    for unit, mult in (
-        ("Tbps", 10**12),
-        ("Gbps", 10**9),
-        ("Mbps", 10**6),
-        ("Kbps", 10**3),
-        ("kbps", 10**3),
-        ("bps", 1),
-    ):
-        if s.endswith(unit):
-            try:
-                return int(float(s[: -len(unit)]) * mult)
-            except ValueError:
-                return None
-    return None
+def path_bdp(source: Any, flow_id: str) -> tuple[float, float] | None:
+    """The bottleneck rate and base RTT of a flow's path, as the server reports them.
 
-
-def _parse_delay_s(v: Any) -> float | None:
-    from .tables import parse_duration
-
-    if isinstance(v, (int, float)):
-        return float(v) / 1e12
-    try:
-        return parse_duration(str(v)) / 1e12
-    except ValueError:
-        return None
-
-
-def path_bdp(config: Mapping[str, Any], flow_id: str) -> tuple[float, float] | None:
-    """The bottleneck rate and base RTT of a flow's path, from a scenario.
-
-    The path is the shortest hop path from the flow's source to its
-    destination; the RTT counts each link's delay both ways (the reverse
-    direction's delay if it differs).
+    The server measures each flow's path when it builds the run (before any
+    scheduled change or action): the lowest rate on the data direction and
+    the round-trip propagation delay, data path plus the reverse path of the
+    ACKs. Nothing is re-derived from the scenario here.
 
     Args:
-        config: The scenario (``Session.config``).
+        source: A :class:`~ccscope.Session` (its ``paths``, from ``open``) or
+            a summary mapping (``Session.summary()`` or ``ccscope run
+            --json``), whose flows carry ``path_bottleneck_bps`` and
+            ``path_base_rtt_ps``.
         flow_id: The flow.
 
     Returns:
-        ``(rate_bps, rtt_s)``, or None when the path cannot be read.
+        ``(rate_bps, rtt_s)``, or None when the source does not describe the
+        flow's path (a server older than the ``paths`` field).
     """
-    flows = {f.get("id"): f for f in config.get("flows", [])}
-    f = flows.get(flow_id)
-    if f is None:
-        return None
-    adj: dict[str, list[tuple[str, Mapping[str, Any], str]]] = {}
-    for link in config.get("links", []):
-        adj.setdefault(link["a"], []).append((link["b"], link, "ab"))
-        adj.setdefault(link["b"], []).append((link["a"], link, "ba"))
-    prev: dict[str, tuple[str, Mapping[str, Any], str]] = {}
-    frontier, seen = [f["src"]], {f["src"]}
-    while frontier and f["dst"] not in seen:
-        nxt = []
-        for node in frontier:
-            for peer, link, d in adj.get(node, []):
-                if peer not in seen:
-                    seen.add(peer)
-                    prev[peer] = (node, link, d)
-                    nxt.append(peer)
-        frontier = nxt
-    if f["dst"] not in seen:
-        return None
-    rate, rtt, node = None, 0.0, f["dst"]
-    while node != f["src"]:
-        node, link, d = prev[node]
-        back = "ba" if d == "ab" else "ab"
-        fwd = {**link, **(link.get(d) or {})}
-        rev = {**link, **(link.get(back) or {})}
-        r = _parse_rate_bps(fwd.get("rate"))
-        d_fwd, d_rev = _parse_delay_s(fwd.get("delay", 0)), _parse_delay_s(rev.get("delay", 0))
-        if r is None or d_fwd is None or d_rev is None:
+    paths = getattr(source, "paths", None)
+    if isinstance(paths, Mapping):
+        p = paths.get(flow_id)
+        if p is None or not p.get("bottleneck_bps"):
             return None
-        rate = r if rate is None else min(rate, r)
-        rtt += d_fwd + d_rev
-    return (float(rate), rtt) if rate else None
+        return float(p["bottleneck_bps"]), int(p["base_rtt_ps"]) / 1e12
+    if isinstance(source, Mapping):
+        for f in source.get("flows", []):
+            if isinstance(f, Mapping) and f.get("id") == flow_id and f.get("path_bottleneck_bps"):
+                return float(f["path_bottleneck_bps"]), int(f["path_base_rtt_ps"]) / 1e12
+    return None
 
 
 def _fetch(session: Session, table: str, flow_id: str | None) -> pa.Table | None:
@@ -279,7 +228,7 @@ def flow(
         events = _fetch(session, "events", flow)
         delivery = _fetch(session, "delivery", flow)
         if bdp_pkts is None:
-            pb = path_bdp(session.config, flow)
+            pb = path_bdp(session, flow)
             if pb is not None:
                 bdp_pkts = pb[0] * pb[1] / 8 / packet_bytes
         if title is None:

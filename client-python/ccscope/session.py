@@ -40,6 +40,9 @@ class Session:
         config_hash: SHA-256 of the canonical scenario JSON.
         flows: The flow ids, in the order traces index them.
         links: The link ids.
+        paths: Per flow id, its path as the server built it: ``bottleneck``
+            (the slowest data direction, ``"<link>/ab"``), ``bottleneck_bps``,
+            ``base_rtt_ps`` (round-trip propagation delay) and ``bdp_bytes``.
         horizon_ps: The simulated time the run ends at.
         sim_time_ps: The simulated clock now.
         events: Events dispatched so far.
@@ -59,6 +62,9 @@ class Session:
         self.seed: int = int(opened.get("seed", 0))
         self.flows: list[str] = list(opened.get("flows", []))
         self.links: list[str] = list(opened.get("links", []))
+        self.paths: dict[str, dict[str, Any]] = {
+            str(p["flow"]): dict(p) for p in opened.get("paths", []) if isinstance(p, Mapping) and "flow" in p
+        }
         self.horizon_ps: int = int(opened["horizon_ps"])
         self.sim_time_ps: int = int(opened.get("sim_time_ps", 0))
         self.events: int = int(opened.get("events", 0))
@@ -220,7 +226,10 @@ class Session:
         flow: str | None = None,
         rate: str | int | None = None,
         delay: str | None = None,
-        loss: float | None = None,
+        loss: float | Mapping[str, Any] | None = None,
+        jitter: Mapping[str, Any] | None = None,
+        capacity: Mapping[str, Any] | None = None,
+        outage: str | None = None,
         queue_limit: str | int | None = None,
         cwnd: int | None = None,
         pacing_rate: str | int | None = None,
@@ -233,7 +242,15 @@ class Session:
             flow: The flow to change (instead of a link).
             rate: New link rate (``"50Mbps"`` or bits per second).
             delay: New propagation delay (``"30ms"``).
-            loss: New random-loss probability in [0, 1].
+            loss: New Bernoulli loss probability in [0, 1], or a loss model
+                as a scenario writes it (``{"kind": "gilbert_elliott",
+                "p_gb": 0.01, "p_bg": 0.3}``).
+            jitter: A jitter model (``{"kind": "pareto", "scale": "1ms",
+                "shape": 1.5}``); it replaces the direction's.
+            capacity: A capacity process (``{"states": [...],
+                "transitions": [...]}``); it replaces the rate.
+            outage: Take the direction down from now for this long
+                (``"150ms"``).
             queue_limit: New egress queue limit: packets (int or ``"100p"``)
                 or bytes (``"150KB"``).
             cwnd: Set the flow's congestion window (packets).
@@ -250,6 +267,7 @@ class Session:
         """
         action = make_action(
             link=link, dir=dir, flow=flow, rate=rate, delay=delay, loss=loss,
+            jitter=jitter, capacity=capacity, outage=outage,
             queue_limit=queue_limit, cwnd=cwnd, pacing_rate=pacing_rate,
         )  # fmt: skip
         return self._client.call("act", {"session": self.id, "action": action})
@@ -465,7 +483,10 @@ def make_action(
     flow: str | None = None,
     rate: str | int | None = None,
     delay: str | None = None,
-    loss: float | None = None,
+    loss: float | Mapping[str, Any] | None = None,
+    jitter: Mapping[str, Any] | None = None,
+    capacity: Mapping[str, Any] | None = None,
+    outage: str | None = None,
     queue_limit: str | int | None = None,
     cwnd: int | None = None,
     pacing_rate: str | int | None = None,
@@ -478,12 +499,14 @@ def make_action(
     if (link is None) == (flow is None):
         raise ValueError("ccscope: an action targets a link (with dir) or a flow, exactly one")
     values = {
-        "rate": rate, "delay": delay, "loss": loss, "queue_limit": queue_limit,
-        "cwnd": cwnd, "pacing_rate": pacing_rate,
+        "rate": rate, "delay": delay, "loss": loss, "jitter": jitter, "capacity": capacity,
+        "outage": outage, "queue_limit": queue_limit, "cwnd": cwnd, "pacing_rate": pacing_rate,
     }  # fmt: skip
-    values = {k: v for k, v in values.items() if v is not None}
+    values = {k: (dict(v) if isinstance(v, Mapping) else v) for k, v in values.items() if v is not None}
     if not values:
-        raise ValueError("ccscope: an action needs a value: rate, delay, loss, queue_limit, cwnd or pacing_rate")
+        raise ValueError(
+            "ccscope: an action needs a value: rate, delay, loss, jitter, capacity, outage, queue_limit, cwnd or pacing_rate"
+        )
     target: dict[str, Any] = {"flow": flow} if flow is not None else {"link": link, "dir": dir or "ab"}
     return {**target, **values}
 

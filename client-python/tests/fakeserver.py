@@ -67,7 +67,9 @@ class FakeServer:
                 return [fail("not_found", "no built-in scenario 'nope'", "scenario")]
             return [ok({"session": "s1", "config_hash": "ab" * 32, "config": json.dumps(CONFIG),
                         "seed": req.get("seed", 1), "horizon_ps": PS, "sim_time_ps": 0, "events": 0,
-                        "flows": ["f0"], "links": ["l0"]})]  # fmt: skip
+                        "flows": ["f0"], "links": ["l0"],
+                        "paths": [{"flow": "f0", "bottleneck": "l0/ab", "bottleneck_bps": 100_000_000,
+                                   "base_rtt_ps": 40_000_000_000, "bdp_bytes": 500_000}]})]  # fmt: skip
         if op in ("step", "run"):
             if req["session"] != "s1" or "s1" in self.closed:
                 return [fail("not_found", "no session", "session")]

@@ -167,6 +167,16 @@ def test_action_defaults_dir_ab():
     assert ccscope.make_action(link="b", queue_limit=50) == {"link": "b", "dir": "ab", "queue_limit": 50}
 
 
+def test_action_carries_path_models():
+    a = ccscope.make_action(
+        link="b", loss={"kind": "periodic", "every": 10}, jitter={"kind": "5g_nr"}, outage="100ms"
+    )
+    assert a == {
+        "link": "b", "dir": "ab", "loss": {"kind": "periodic", "every": 10},
+        "jitter": {"kind": "5g_nr"}, "outage": "100ms",
+    }  # fmt: skip
+
+
 def test_session_context_closes(fake):
     c, _, srv = fake
     with c.open("toy") as s:

@@ -119,16 +119,15 @@ def test_rate_from_counter():
     assert np.allclose(r, 100.0)
 
 
-def test_path_bdp_of_p_rtr_p():
-    # h1 -1 Gbps, 1 ms- r1 -100 Mbps, 19 ms- h2: bottleneck 100 Mbps, RTT 2 × 20 ms
-    cfg = {
-        "links": [
-            {"id": "access", "a": "h1", "b": "r1", "ab": {"rate": "1Gbps", "delay": "1ms"}, "ba": {"rate": "1Gbps", "delay": "1ms"}},
-            {"id": "bottleneck", "a": "r1", "b": "h2", "ab": {"rate": "100Mbps", "delay": "19ms"},
-             "ba": {"rate": "100Mbps", "delay": "19ms"}},
-        ],
-        "flows": [{"id": "f0", "src": "h1", "dst": "h2"}],
-    }  # fmt: skip
-    rate, rtt = plot.path_bdp(cfg, "f0")
+def test_path_bdp_reads_the_servers_facts():
+    # p-rtr-p as the server reports it: 100 Mbps bottleneck, 2 x 20 ms RTT
+    class _S:
+        paths = {"f0": {"flow": "f0", "bottleneck": "bottleneck/ab", "bottleneck_bps": 100_000_000,
+                        "base_rtt_ps": 40_000_000_000, "bdp_bytes": 500_000}}  # fmt: skip
+
+    rate, rtt = plot.path_bdp(_S(), "f0")
     assert rate == 100e6 and rtt == pytest.approx(0.040)
-    assert plot.path_bdp(cfg, "nope") is None
+    assert plot.path_bdp(_S(), "nope") is None
+    summary = {"flows": [{"id": "f1", "path_bottleneck_bps": 10_000_000, "path_base_rtt_ps": 20_000_000_000}]}
+    assert plot.path_bdp(summary, "f1") == (10e6, pytest.approx(0.020))
+    assert plot.path_bdp(summary, "f0") is None

@@ -50,6 +50,20 @@ def test_open_by_name_dict_and_file(client, tmp_path):
         assert s.horizon_ps == 2 * PS
 
 
+def test_open_and_summary_report_each_flows_path(client):
+    # pump: h1 -1 Gbps, 1 ms- r1 -100 Mbps, 19 ms- h2; RTT 2 x 20 ms; BDP 100 Mbps x 40 ms = 500 kB
+    from ccscope import plot
+
+    with client.open("pump", set={"runtime.duration": "10ms"}) as s:
+        p = s.paths["f0"]
+        assert (p["bottleneck"], p["bottleneck_bps"], p["base_rtt_ps"], p["bdp_bytes"]) == (
+            "bottleneck/ab", 100 * MBPS, 40 * PS // 1000, 500_000)
+        assert plot.path_bdp(s, "f0") == (100e6, pytest.approx(0.040))
+        s.run(progress=False)
+        f = s.summary().flow("f0")
+        assert (f["path_bottleneck_bps"], f["path_base_rtt_ps"], f["path_bdp_bytes"]) == (100 * MBPS, 40 * PS // 1000, 500_000)
+
+
 def test_step_by_time_is_exact(client):
     # The protocol promises that many small steps dispatch the same events as
     # one big one; the digest is the witness.
@@ -178,6 +192,17 @@ def test_act_on_a_flow_and_bad_actions(client):
         assert e.value.path == "action.rate"
         with pytest.raises(errors.NotFound):
             s.act(flow="f9", cwnd=10)
+
+
+def test_act_path_models(client):
+    with client.open("pump") as s:
+        s.step("10ms")
+        s.act(link="bottleneck", loss={"kind": "gilbert_elliott", "p_gb": 0.01, "p_bg": 0.3}, outage="50ms")
+        with pytest.raises(errors.BadArguments) as e:
+            s.act(link="bottleneck", jitter={"kind": "wobbly"})
+        assert e.value.path == "action.jitter.kind"
+        logged = s.checkpoint().actions[0]["action"]
+        assert logged["loss"]["kind"] == "gilbert_elliott" and logged["outage"] == "50ms"
 
 
 def test_stats(client):

@@ -8,8 +8,7 @@
 //
 // Left out: Protective Load Balancing (tcp_plb: flow-label rehash, no ECMP
 // model here), the receiver-side CE-state ACK logic (dctcp_ece_ack_update,
-// which belongs to the receiver), TLP-repaired loss (CA_EVENT_TLP_RECOVERY)
-// and tp->fast_ack_mode.
+// which belongs to the receiver) and tp->fast_ack_mode.
 
 package cc
 
@@ -57,6 +56,7 @@ const (
 	bbr3ECNReprobeGain    = bbrUnit * 1 / 2    // re-probe at inflight_hi/2
 	bbr3LossThresh        = bbrUnit * 2 / 100  // loss rate 2% (5/256)
 	bbr3FullLossCnt       = 6                  // loss events to exit STARTUP
+	bbr3LossProbeRecovery = true               // slow down for a loss a TLP repaired
 	bbr3FullECNCnt        = 2                  // high-CE rounds to exit STARTUP
 	bbr3InflightHeadroom  = bbrUnit * 15 / 100 // leave 15% headroom (38)
 	bbr3BWProbeCwndGain   = 1                  // PROBE_UP cwnd gain + 1/4
@@ -193,8 +193,18 @@ func (b *bbr3) tsoSegsGoal(st *State) uint32 {
 	return b.tsoSegsGeneric(st, st.MSS, gsoLegacyMaxSize)
 }
 
-// CwndEvent follows bbr_cwnd_event for CA_EVENT_TX_START.
-func (b *bbr3) CwndEvent(st *State, ev Event) { b.cwndEvent(b, st, ev) }
+// CwndEvent follows bbr_cwnd_event for CA_EVENT_TX_START and, as the v3
+// branch with bbr_loss_probe_recovery on, CA_EVENT_TLP_RECOVERY.
+func (b *bbr3) CwndEvent(st *State, ev Event) {
+	if ev == EventTLPRecovery {
+		if bbr3LossProbeRecovery {
+			b.runLossProbeRecovery(st)
+			b.publish(st)
+		}
+		return
+	}
+	b.cwndEvent(b, st, ev)
+}
 
 // bdpRTTUs is the RTT the BDP uses: min_rtt, unless a variant's hook
 // substitutes its own estimate.

@@ -80,7 +80,7 @@ func (b *bbr3) raiseInflightHiSlope(st *State) {
 
 // probeInflightHiUpward follows bbr_probe_inflight_hi_upward.
 func (b *bbr3) probeInflightHiUpward(st *State, rs *rateSample) {
-	if !st.CwndLimited || st.CwndPkts < b.inflightHi {
+	if !st.IsCwndLimited || st.CwndPkts < b.inflightHi {
 		return // not fully using inflight_hi, so don't grow it
 	}
 	b.bwProbeUpAcks += rs.ackedSacked
@@ -410,7 +410,7 @@ func (b *bbr3) updateCyclePhase(st *State, rs *rateSample, sampleBW uint32) {
 		if b.prevProbeTooHigh && inflight >= b.inflightHi {
 			b.stoppedRiskyProbe = true
 			done = true
-		} else if st.CwndLimited && st.CwndPkts >= b.inflightHi {
+		} else if st.IsCwndLimited && st.CwndPkts >= b.inflightHi {
 			b.resetFullBW() // inflight_hi limits bw growth
 			b.fullBW = sampleBW
 		} else if b.fullBWNow {
@@ -456,6 +456,22 @@ func (b *bbr3) noteLoss(st *State) {
 	}
 	b.lossInRound = true
 	b.lossInCycle = true
+}
+
+// runLossProbeRecovery follows bbr_run_loss_probe_recovery (google/bbr v3
+// branch), run on CA_EVENT_TLP_RECOVERY: a loss probe repaired the loss of
+// one segment; while probing for bandwidth, judge the flight that carried
+// it (inflight_latest plus that segment) as bbr_skb_marked_lost judges one.
+func (b *bbr3) runLossProbeRecovery(st *State) {
+	b.noteLoss(st)
+	if !b.bwProbeSamples {
+		return // not sent while probing for bandwidth
+	}
+	rs := rateSample{lost: 1, isAppLimited: st.TLPOrigDataAppLimited}
+	rs.txInFlight = b.inflightLatest + rs.lost
+	if b.isInflightTooHigh(&rs) {
+		b.handleInflightTooHigh(st, &rs)
+	}
 }
 
 // SkbMarkedLost follows bbr_skb_marked_lost: while probing, check whether

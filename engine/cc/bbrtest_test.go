@@ -345,7 +345,10 @@ func (p *pathSim) ack(seq int) {
 		p.setCA(CARecovery)
 		p.recovery = len(p.segs)
 	}
+	// This model's flag is tp->is_cwnd_limited's (the window in flight
+	// was cwnd-limited), without a slow-start term.
 	p.st.CwndLimited = p.una <= p.cwndLimitedUntil
+	p.st.IsCwndLimited = p.st.CwndLimited
 
 	// tcp_rate_skb_delivered for the one packet this ACK covers.
 	p.firstTx = pk.sent

@@ -52,6 +52,11 @@ const (
 	EventLoss                     // loss timeout (RTO)
 	EventECNNoCE                  // ECT set, but not CE marked
 	EventECNIsCE                  // received CE marked IP packet
+	// EventTLPRecovery is CA_EVENT_TLP_RECOVERY of the google/bbr v3
+	// branch: an ACK beyond a loss probe's retransmission shows the probe
+	// repaired a real loss (tcp_process_tlp_ack, just before the cwnd
+	// reduction). Mainline has no such event; other CCs ignore it.
+	EventTLPRecovery
 )
 
 // AckFlags are the flags of the in_ack_event hook (enum tcp_ca_ack_event_flags).
@@ -80,9 +85,17 @@ type State struct {
 	MSS          units.Bytes // mss_cache
 	InFlightPkts uint32      // tcp_packets_in_flight()
 	CwndLimited  bool        // tcp_is_cwnd_limited()
-	Delivered    uint32      // delivered: packets delivered so far, incl. retransmits
-	DeliveredCE  uint32      // delivered_ce: of those, CE-marked
-	Lost         uint32      // lost: packets marked lost so far
+	// IsCwndLimited is the raw tp->is_cwnd_limited that tcp_cwnd_validate
+	// keeps (the last window was used fully), without tcp_is_cwnd_limited's
+	// slow-start allowance; the google/bbr v3 branch reads it.
+	IsCwndLimited bool
+	// TLPOrigDataAppLimited is tp->tlp_orig_data_app_limited (google/bbr
+	// v3 branch): whether the segment the last loss probe retransmitted was
+	// sent app-limited.
+	TLPOrigDataAppLimited bool
+	Delivered             uint32 // delivered: packets delivered so far, incl. retransmits
+	DeliveredCE           uint32 // delivered_ce: of those, CE-marked
+	Lost                  uint32 // lost: packets marked lost so far
 	// AppLimited is app_limited: nonzero while the application limits
 	// sending. BBR also writes it in PROBE_RTT, so the sampler treats that
 	// low-inflight interval as app-limited; the sender reads it back after

@@ -435,16 +435,21 @@ func (c *Cubic) hystartUpdate(st *State, delay uint32) {
 	}
 }
 
-// hystartAckDelay follows hystart_ack_delay: a cushion for TSO/GRO
-// batching of four GSO packets at the pacing rate, at most 1 ms. The GSO
-// size is taken as GSOMaxSegs·MSS.
+// skGSOMaxSize is sk_gso_max_size on a device with the default GSO limit:
+// sk_dst_gso_max_size (net/core/sock.c, 6.x) reads gso_ipv4_max_size,
+// GSO_LEGACY_MAX_SIZE unless BIG TCP raised it, and keeps MAX_TCP_HEADER + 1
+// bytes of it for headers: 65536 − 321 = 65215 bytes.
+const skGSOMaxSize = gsoLegacyMaxSize - (maxTCPHeader + 1)
+
+// hystartAckDelay follows hystart_ack_delay (tcp_cubic.c, 5.8+): a cushion
+// for TSO/GRO batching of four GSO packets of sk_gso_max_size at the pacing
+// rate, at most 1 ms (USEC_PER_MSEC).
 func hystartAckDelay(st *State) uint32 {
 	rate := uint64(st.PacingRate) / 8 // sk_pacing_rate is bytes/s
 	if rate == 0 {
 		return 0
 	}
-	gsoSize := uint64(st.GSOMaxSegs) * uint64(st.MSS)
-	return uint32(min(1000, gsoSize*4*1_000_000/rate))
+	return uint32(min(1000, skGSOMaxSize*4*1_000_000/rate))
 }
 
 // publish records the signals; Set drops unchanged values.

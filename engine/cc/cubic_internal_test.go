@@ -3,6 +3,9 @@ package cc
 import (
 	"math"
 	"testing"
+
+	"github.com/ccscope/ccscope/engine/sim"
+	"github.com/ccscope/ccscope/engine/units"
 )
 
 // TestCubicRootVsCbrt compares the kernel's table-plus-Newton cube root with
@@ -53,5 +56,73 @@ func TestCubicScaleFactors(t *testing.T) {
 	}
 	if c.cubeFactor != 2681735677 {
 		t.Errorf("cube_factor = %d, want 2681735677", c.cubeFactor)
+	}
+}
+
+// TestHystartAckDelay checks hystart_ack_delay against hand arithmetic with
+// sk_gso_max_size = 65536 − (MAX_TCP_HEADER + 1) = 65215 bytes:
+// min(1000, 65215·4·10^6 / rate) µs for a pacing rate in bytes/s.
+func TestHystartAckDelay(t *testing.T) {
+	for _, tc := range []struct {
+		rate units.BitRate
+		want uint32
+	}{
+		{0, 0},                        // no pacing rate yet
+		{units.Gbps, 1000},            // 2086.88 µs, capped at 1 ms
+		{2500 * units.Mbps, 834},      // 260860·10^6 / 312.5·10^6 = 834.75
+		{10 * units.Gbps, 208},        // / 1.25·10^9 = 208.69
+		{100 * units.Gbps, 20},        // / 12.5·10^9 = 20.87
+		{8 * 65215 * units.Bps, 1000}, // one GSO packet per second
+	} {
+		st := State{PacingRate: tc.rate, MSS: 1448, GSOMaxSegs: 65535}
+		if got := hystartAckDelay(&st); got != tc.want {
+			t.Errorf("hystart_ack_delay at %v = %d µs, want %d", tc.rate, got, tc.want)
+		}
+	}
+}
+
+// TestHystartAckTrainThreshold: the ACK-train detector ends slow start once
+// a round's ACKs (each within hystart_ack_delta_us = 2 ms of the last) span
+// more than delay_min + hystart_ack_delay, halved when sk_pacing_status is
+// SK_PACING_NONE (tcp_cubic.c hystart_update). With delay_min = 40 ms and
+// a 100 Mbps pacing rate (ack delay capped at 1 ms) the threshold is
+// 41000 µs paced and 20500 µs unpaced; ACKs every 1 ms after the round
+// starts find it at the first ACK past it: 21 ms and 42 ms.
+func TestHystartAckTrainThreshold(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		paced bool
+		want  sim.Duration
+	}{
+		{"SK_PACING_NONE", false, 21 * sim.Millisecond},
+		{"paced", true, 42 * sim.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := DefaultCubicParams()
+			p.HyStartDetect = HyStartAckTrain
+			c := newCubic(p)
+			st := State{CwndPkts: 100, SSThreshPkts: 1 << 30, MSS: 1448, PacingRate: 100 * units.Mbps,
+				Paced: tc.paced, SndUna: 1, SndNxt: 1 + 100*1448}
+			st.Signals = NewSignals(nil, &st.Now)
+			st.Now = sim.Time(sim.Second)
+			c.Init(&st)
+			c.delayMin = 40000
+			start := st.Now
+			var found sim.Duration
+			for i := 1; i <= 60 && found == 0; i++ {
+				st.Now = start.Add(sim.Duration(i) * sim.Millisecond)
+				st.SndUna = 1 + uint64(i)*1448 // inside the round (end_seq = snd_nxt at its start)
+				c.PktsAcked(&st, AckSample{PktsAcked: 1, RTT: 40 * sim.Millisecond})
+				if c.found {
+					found = st.Now.Sub(start)
+				}
+			}
+			if found != tc.want {
+				t.Errorf("ACK train detected %v after the round start, want %v", found, tc.want)
+			}
+			if found != 0 && st.SSThreshPkts != st.CwndPkts {
+				t.Errorf("ssthresh = %d after detection, want cwnd %d", st.SSThreshPkts, st.CwndPkts)
+			}
+		})
 	}
 }

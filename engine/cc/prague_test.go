@@ -3,6 +3,7 @@ package cc_test
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/ccscope/ccscope/engine/cc"
@@ -413,5 +414,59 @@ func TestPragueFirstMarkHalves(t *testing.T) {
 	// first rounds after slow start) on top, and the rounding up.
 	if got, limit := c.St.CwndPkts, uint32(math.Ceil(frac/2))+3; got > limit {
 		t.Errorf("cwnd two rounds after the first mark = %d, want %.1f/2 + 2 rounds of AI (at most %d)", got, frac, limit)
+	}
+}
+
+// pragueRandomMarkX is x = p·W at the equilibrium of Prague's kernel
+// response to independent CE marks with probability p per packet (the
+// PI part of DualPI2's L-queue), derived from the kernel's CWR state
+// machine rather than the fluid model: a CE echo enters CWR
+// (tcp_enter_cwr → prague_enter_cwr) and takes alpha·W/2 off the window,
+// alpha → p; CWR lasts until the data outstanding at its start is acked,
+// one RTT, during which further marks do not reduce again; the next
+// reduction waits for the next marked packet, 1/p packets = 1/(pW) RTT
+// later. Growth is one packet per RTT for the unmarked fraction, so one
+// cycle of 1 + 1/(pW) RTTs balances when p·W²/2 = (1 − p)·(W + 1/p), i.e.
+// x² = 2(1 − p)(x + 1): x → 1 + √3 ≈ 2.73 as p → 0, where DCTCP's fluid
+// model, reducing in every marked RTT, gives 2.
+func pragueRandomMarkX(p float64) float64 {
+	return (1 - p) + math.Sqrt((1-p)*(1-p)+2*(1-p))
+}
+
+// TestPragueRandomMarking checks Prague's window under random marking
+// against pragueRandomMarkX: mean cwnd x/p within ±12 %, and CWR entered
+// 1/(1 + 1/x) times per RTT within ±10 %. The RTT (40 ms) is above the
+// 25 ms target, so the additive increase is unscaled, as on the l4s
+// built-in; the path has no queue. Measured (seed 1): 0.92, 0.96, 1.00 of
+// x/p at p = 1 %, 1.4 %, 3 % (DCTCP's 2/p would be 0.74 of it), and
+// 0.722, 0.715, 0.708 CWR entries per RTT against 0.73.
+func TestPragueRandomMarking(t *testing.T) {
+	for _, p := range []float64{0.01, 0.014, 0.03} {
+		t.Run(fmt.Sprint(p), func(t *testing.T) {
+			c, _ := newPragueConn(t, cc.DefaultPragueParams(), 10)
+			rng := rand.New(rand.NewPCG(1, 2))
+			rtt := 40 * sim.Millisecond
+			const rounds = 3000
+			var cwr int
+			prev := c.St.CA
+			warm := sim.Time(0).Add(500 * rtt)
+			res := cctest.Run(c, cctest.Path{RTT: rtt, BDPPkts: 100000, MarkCE: func(uint32) bool { return rng.Float64() < p }},
+				rounds*rtt, func(c *cctest.Conn) {
+					if c.St.Now >= warm && c.St.CA == cc.CACWR && prev != cc.CACWR {
+						cwr++
+					}
+					prev = c.St.CA
+				})
+			x := pragueRandomMarkX(p)
+			perRTT := float64(cwr) / (rounds - 500)
+			t.Logf("p=%v: mean cwnd %.1f, x/p %.1f (%.2f), 2/p %.1f; CWR entries per RTT %.3f, model %.3f",
+				p, res.MeanCwndPkts, x/p, res.MeanCwndPkts*p/x, 2/p, perRTT, 1/(1+1/x))
+			if math.Abs(res.MeanCwndPkts*p/x-1) > 0.12 {
+				t.Errorf("mean cwnd(p=%v) = %.1f, want x/p = %.1f ± 12%%", p, res.MeanCwndPkts, x/p)
+			}
+			if want := 1 / (1 + 1/x); math.Abs(perRTT/want-1) > 0.1 {
+				t.Errorf("CWR entries per RTT = %.3f, want 1/(1 + 1/x) = %.3f ± 10%%", perRTT, want)
+			}
+		})
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"strings"
 )
 
-//go:embed scenarios/*.json
+//go:embed scenarios/*.json scenarios/traces/*.trace
 var builtinFS embed.FS
 
 // Info names a built-in scenario.
@@ -26,6 +26,9 @@ func Builtins() []Info {
 	}
 	var out []Info
 	for _, e := range entries {
+		if e.IsDir() {
+			continue
+		}
 		raw, err := builtinFS.ReadFile(path.Join("scenarios", e.Name()))
 		if err != nil {
 			panic("config: reading embedded scenario: " + err.Error())

@@ -72,8 +72,8 @@ func TestBuiltins(t *testing.T) {
 			}},
 		{"bufferbloat", 10 * units.Mbps, 20 * sim.Millisecond, QueueLimit{Packets: 1000}, []string{bulk("cubic"), "cubic 100Kbps"}, 30 * sim.Second, nil},
 	}
-	if got := len(Builtins()); got != len(cases) {
-		t.Errorf("len(Builtins()) = %d, want %d", got, len(cases))
+	if got := len(Builtins()); got != len(cases)+len(pathBuiltins) {
+		t.Errorf("len(Builtins()) = %d, want %d", got, len(cases)+len(pathBuiltins))
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -138,7 +138,7 @@ func TestBuiltins(t *testing.T) {
 
 func TestBuiltinUnknown(t *testing.T) {
 	for _, name := range []string{"nope", "../config", ""} {
-		if _, err := Builtin(name); err == nil || !strings.Contains(err.Error(), "built-ins: bufferbloat, dctcp-dc") {
+		if _, err := Builtin(name); err == nil || !strings.Contains(err.Error(), "built-ins: bufferbloat, cellular, dctcp-dc") {
 			t.Errorf("Builtin(%q) error = %v, want one listing the built-ins", name, err)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"strconv"
 
+	"github.com/ccscope/ccscope/engine/sim"
 	"github.com/ccscope/ccscope/engine/units"
 )
 
@@ -75,32 +76,136 @@ func (s *Scenario) tree() tree {
 		if ch.Loss != nil {
 			t["loss"] = ch.Loss.tree()
 		}
+		if ch.Jitter != nil {
+			t["jitter"] = ch.Jitter.tree()
+		}
+		if ch.Capacity != nil {
+			t["capacity"] = ch.Capacity.tree()
+		}
+		if ch.Outage != nil {
+			t["outage"] = ch.Outage.String()
+		}
 		changes[i] = t
 	}
 	tr := tree{"detail": nameOf(traceDetails, s.Trace.Detail)}
 	if s.Trace.Detail == TraceSampled {
 		tr["interval"] = s.Trace.Interval.String()
 	}
-	return tree{
+	out := tree{
 		"name": s.Name, "description": s.Description,
 		"runtime": tree{"seed": json.Number(strconv.FormatUint(s.Runtime.Seed, 10)), "duration": s.Runtime.Duration.String()},
 		"nodes":   nodes, "links": links, "flows": flows, "changes": changes, "trace": tr,
 	}
+	// Trace files travel inside the canonical config, by the SHA-256 of
+	// their text, so a checkpoint replays where the files are not.
+	texts := tree{}
+	for _, l := range s.Links {
+		for _, d := range []Direction{l.AB, l.BA} {
+			if d.Trace != nil {
+				texts[d.Trace.SHA256] = d.Trace.Text()
+			}
+		}
+	}
+	if len(texts) > 0 {
+		out["traces"] = texts
+	}
+	return out
 }
 
+// tree writes a direction. A trace or capacity process replaces the rate;
+// keys of models a direction does not have are left out, so scenarios
+// written before the models existed keep their hashes.
 func (d Direction) tree() tree {
-	j := tree{"kind": nameOf(jitterKinds, d.Jitter.Kind)}
-	if d.Jitter.Kind == Gaussian {
-		j["sigma"] = d.Jitter.Sigma.String()
+	t := tree{"delay": d.Delay.String(), "qdisc": d.Qdisc.tree(), "loss": d.Loss.tree(), "jitter": d.Jitter.tree()}
+	switch {
+	case d.Trace != nil:
+		t["trace"] = tree{"sha256": d.Trace.SHA256, "loop": d.Trace.Loop}
+	case d.Capacity != nil:
+		t["capacity"] = d.Capacity.tree()
+	default:
+		t["rate"] = d.Rate.String()
 	}
-	return tree{"rate": d.Rate.String(), "delay": d.Delay.String(), "qdisc": d.Qdisc.tree(), "loss": d.Loss.tree(), "jitter": j}
+	if o := d.Outages; o != nil {
+		ot := tree{"drop_on_outage": o.DropOnOutage}
+		if len(o.Windows) > 0 {
+			ws := make([]any, len(o.Windows))
+			for i, w := range o.Windows {
+				ws[i] = tree{"at": w.At.String(), "duration": w.Duration.String()}
+			}
+			ot["windows"] = ws
+		}
+		if o.Every > 0 {
+			ot["start"], ot["every"], ot["duration"] = o.Start.String(), o.Every.String(), o.Duration.String()
+		}
+		t["outages"] = ot
+	}
+	return t
 }
+
+func (j Jitter) tree() tree {
+	t := tree{"kind": nameOf(jitterKinds, j.Kind)}
+	switch j.Kind {
+	case Gaussian:
+		t["sigma"] = j.Sigma.String()
+		if j.Clamp != ClampRedraw {
+			t["clamp"] = nameOf(jitterClamps, j.Clamp)
+		}
+	case Uniform:
+		t["min"], t["max"] = j.Min.String(), j.Max.String()
+	case Pareto:
+		t["scale"], t["shape"] = j.Scale.String(), float(j.Shape)
+		if j.Cap > 0 {
+			t["cap"] = j.Cap.String()
+		}
+	case Burst:
+		t["period"], t["length"], t["extra"] = j.Period.String(), j.Length.String(), j.Extra.String()
+	case WiFiTXOP:
+		t["interval"], t["burst_size"], t["sigma"] = j.Interval.String(), count(j.BurstSize), j.Sigma.String()
+	case LTESubframe, NR5G:
+		t["period"] = j.Period.String()
+	case Reorder:
+		t["p"], t["delay"] = float(j.P), j.Delay.String()
+	}
+	if j.Order == OrderReorder && j.Kind != Reorder {
+		t["order"] = nameOf(jitterOrders, j.Order)
+	}
+	return t
+}
+
+func (c *Capacity) tree() tree {
+	states := make([]any, len(c.States))
+	for i, s := range c.States {
+		states[i] = tree{"rate": s.Rate.String(), "dwell": s.Dwell.String()}
+	}
+	rows := make([]any, len(c.Transitions))
+	for i, r := range c.Transitions {
+		row := make([]any, len(r))
+		for j, p := range r {
+			row[j] = float(p)
+		}
+		rows[i] = row
+	}
+	t := tree{"states": states, "transitions": rows}
+	if d := c.Dips; d != nil {
+		t["dips"] = tree{"every": d.Every.String(), "depth": float(d.Depth), "scale": d.Scale.String(),
+			"shape": float(d.Shape), "cap": d.Cap.String()}
+	}
+	if g := c.Grant; g != nil {
+		t["grant"] = tree{"start": float(g.Start), "ramp": g.Ramp.String()}
+	}
+	return t
+}
+
+// float writes a float64 in strconv's shortest form, which parses back to
+// the same value.
+func float(x float64) json.Number { return json.Number(strconv.FormatFloat(x, 'g', -1, 64)) }
+
+func count(n int64) json.Number { return json.Number(strconv.FormatInt(n, 10)) }
 
 // tree writes every parameter of the kind, defaults included; the optional
 // thresholds only when on.
 func (q Qdisc) tree() tree {
 	t := tree{"kind": nameOf(qdiscKinds, q.Kind), "limit": formatLimit(q.Limit)}
-	count := func(n int64) json.Number { return json.Number(strconv.FormatInt(n, 10)) }
 	switch q.Kind {
 	case FIFO:
 		if q.ECNThreshold != (QueueLimit{}) {
@@ -126,9 +231,18 @@ func (q Qdisc) tree() tree {
 
 func (l Loss) tree() tree {
 	t := tree{"kind": nameOf(lossKinds, l.Kind)}
-	if l.Kind == Bernoulli {
-		// strconv's shortest form parses back to the same float64.
-		t["p"] = json.Number(strconv.FormatFloat(l.P, 'g', -1, 64))
+	switch l.Kind {
+	case Bernoulli:
+		t["p"] = float(l.P)
+	case GilbertElliott:
+		t["p_gb"], t["p_bg"], t["loss_good"], t["loss_bad"] = float(l.PGB), float(l.PBG), float(l.LossGood), float(l.LossBad)
+	case Periodic:
+		t["every"] = count(l.Every)
+	case BernoulliTrain:
+		t["p"], t["train_length"] = float(l.P), float(l.TrainLength)
+	}
+	if l.Position != LossPre {
+		t["position"] = nameOf(lossPositions, l.Position)
 	}
 	return t
 }
@@ -158,7 +272,7 @@ func (f Flow) tree() tree {
 	t["app"] = a
 	tcp := tree{
 		"sack": o.SACK, "rack": o.RACK, "tlp": o.TLP, "prr": o.PRR, "frto": o.FRTO,
-		"pacing": o.Pacing, "tso": o.TSO, "gro": o.GRO, "delayed_ack": o.DelayedAck, "ecn": o.ECN,
+		"pacing": pacingValue(o.Pacing), "tso": o.TSO, "gro": o.GRO, "delayed_ack": o.DelayedAck, "ecn": o.ECN,
 		"mss": formatSize(o.MSS), "init_cwnd": json.Number(strconv.FormatUint(uint64(o.InitCwnd), 10)),
 		"sndbuf": sndbuf, "rcvbuf_init": formatSize(o.RcvBufInit), "rcvbuf_max": formatSize(o.RcvBufMax),
 		"gro_interval": o.GROInterval.String(),
@@ -167,7 +281,45 @@ func (f Flow) tree() tree {
 		tcp["ecn_low"] = true
 	}
 	t["tcp"] = tcp
+	f.Rcv.addTo(t)
 	return t
+}
+
+// pacingValue is a pacing switch as the scenario format writes it.
+func pacingValue(p Pacing) any {
+	switch p {
+	case PacingOn:
+		return true
+	case PacingOff:
+		return false
+	}
+	return pacingAuto
+}
+
+// addTo writes the receive-path models a flow has; absent ones stay out, so
+// flows without them keep their hashes. A grant writes every field beside
+// its profile, which Parse lays over the profile's values.
+func (r RcvPath) addTo(t tree) {
+	durs := func(ds []sim.Duration) []any {
+		out := make([]any, len(ds))
+		for i, d := range ds {
+			out[i] = d.String()
+		}
+		return out
+	}
+	if r.Hold > 0 {
+		t["rcv_hold"] = r.Hold.String()
+	}
+	if h := r.AckHold; h != nil {
+		t["ack_hold"] = tree{"quantiles": durs(h.Quantiles), "saturation": float(h.Saturation), "window": h.Window.String()}
+	}
+	if g := r.Grant; g != nil {
+		gt := tree{"gap": durs(g.Gap), "per_grant": count(int64(g.PerGrant)), "loss": float(g.Loss), "filter": g.Filter, "slot": g.Slot.String()}
+		if g.Profile != "" {
+			gt["profile"] = g.Profile
+		}
+		t["ack_grant"] = gt
+	}
 }
 
 // formatSize writes n exactly in the largest unit that divides it

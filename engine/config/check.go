@@ -6,8 +6,9 @@ import (
 
 var changeDirs = map[string]bool{"ab": true, "ba": true}
 
-// change decodes one scheduled change. Its loss, if given, replaces the
-// direction's loss model whole.
+// change decodes one scheduled change. Its loss, jitter or capacity, if
+// given, replaces the direction's model whole; a rate ends a capacity
+// process or trace; an outage takes the direction down from at.
 func (c *collector) change(path string, o obj) Change {
 	var ch Change
 	if v, p, ok := o.get("at"); ok {
@@ -45,11 +46,29 @@ func (c *collector) change(path string, o obj) Change {
 	}
 	if v, p, ok := o.get("loss"); ok {
 		changed = true
-		l := c.loss(c.lossSpec(p, v))
+		l := c.loss(c.modelSpec(p, v, lossShape))
 		ch.Loss = &l
 	}
+	if v, p, ok := o.get("jitter"); ok {
+		changed = true
+		j := c.jitter(c.modelSpec(p, v, jitterShape))
+		ch.Jitter = &j
+	}
+	if v, p, ok := o.get("capacity"); ok {
+		changed = true
+		ch.Capacity = c.capacity(p, v)
+	}
+	if v, p, ok := o.get("outage"); ok {
+		changed = true
+		if d, ok := c.duration(p, v); ok {
+			if d == 0 {
+				c.add(p, "must be positive")
+			}
+			ch.Outage = &d
+		}
+	}
 	if !changed {
-		c.add(path, "changes nothing; give rate, delay or loss")
+		c.add(path, "changes nothing; give rate, delay, loss, jitter, capacity or outage")
 	}
 	return ch
 }

@@ -53,10 +53,12 @@
 //
 // links: id, a, b (node ids; a link is bidirectional: "ab" is the direction
 // from a to b, "ba" the reverse), then the direction fields rate, delay,
-// qdisc, loss, jitter. Values on the link apply to both directions; "ab" and
-// "ba" override them field by field, and inside qdisc, loss and jitter key by
-// key, except that naming a different kind there starts that object afresh.
-// Every direction needs a rate and a delay from one place or the other.
+// qdisc, loss, jitter, capacity, trace, outages. Values on the link apply to
+// both directions; "ab" and "ba" override them field by field, and inside
+// qdisc, loss and jitter key by key, except that naming a different kind
+// there starts that object afresh; capacity, trace and outages are replaced
+// whole. Every direction needs a delay, and a rate, a capacity process or a
+// trace, from one place or the other.
 //   - qdisc: kind "fifo" (default) with limit (default "1000p", Linux's
 //     txqueuelen) and optional ecn_threshold (a limit: CE-mark ECT packets
 //     arriving to a queue at least that long, a DCTCP-style step marker);
@@ -71,9 +73,31 @@
 //     (default "10000p"), flow_limit (100), quantum (3000B), initial_quantum
 //     (15000B) and horizon (10s), fq_init's defaults. Only fifo takes byte
 //     or BDP limits; the others count packets as the kernel's sch->limit.
-//   - loss: kind "none" (default) or "bernoulli" with p.
-//   - jitter: kind "none" (default) or "gaussian" with sigma, per-packet extra
-//     delay that keeps the link's order.
+//   - loss: kind "none" (default); "bernoulli" with p; "gilbert_elliott" with
+//     p_gb, p_bg, loss_good (default 0), loss_bad (default 1); "periodic"
+//     with every; "bernoulli_train" with p (a train starts) and train_length
+//     (mean, ≥ 1). Every kind takes position "pre" (default: before the
+//     qdisc) or "post" (after serialisation).
+//   - jitter: kind "none" (default); "gaussian" with sigma and clamp
+//     ("redraw" default, or "zero"); "uniform" with min (default 0) and max;
+//     "pareto" with scale, shape and optional cap; "burst" with period,
+//     length, extra; "wifi_txop" with interval, burst_size, sigma (default
+//     0); "lte_subframe" and "5g_nr" with period (default 1ms, 500us);
+//     "reorder" with p and delay. Every kind takes order "fifo" (default:
+//     the link keeps its order) or "reorder" (each packet keeps its own
+//     delivery time; "reorder" always reorders).
+//   - capacity (replaces rate): states, an array of {rate, dwell} (mean
+//     dwell), transitions (a row-stochastic matrix, optional with one
+//     state), optional dips {every, depth, scale, shape, cap} and grant
+//     {start, ramp}. The direction's nominal rate (for BDP limits) is that
+//     of state 0.
+//   - trace (replaces rate): file (a Mahimahi trace, relative to the
+//     scenario file given WithDir, else one of the shipped "traces/..."),
+//     loop (default true), or sha256 naming a text in the top-level
+//     "traces", as the canonical form writes it. The nominal rate is the
+//     trace's mean.
+//   - outages: windows [{at, duration}], periodic start, every, duration,
+//     and drop_on_outage (default false).
 //
 // flows: id, src, dst (two different endpoints with a route between them,
 // through routers only), cc (default "cubic"; "pump" is a constant-rate
@@ -84,8 +108,12 @@
 //   - A TCP flow takes no rate, packet_size or ecn; instead app: kind "greedy"
 //     (default, always has data), "rate" with rate (writes at that rate), or
 //     "onoff" with on and off (greedy for on, silent for off, repeating).
-//   - tcp: switches sack, rack, tlp, prr, frto, pacing, tso, gro, delayed_ack
-//     (all default true), ecn (default false) and ecn_low (default false:
+//   - tcp: switches sack, rack, tlp, prr, frto, tso, gro, delayed_ack
+//     (all default true); pacing (default "auto": paced when the CC needs
+//     it, as bbr, bbr3, bbrb and prague do, or when the sending node's
+//     egress qdisc is fq, as tcp_needs_internal_pacing and sch_fq decide
+//     on Linux; true always paces, false paces only a CC that needs it);
+//     ecn (default false) and ecn_low (default false:
 //     the route feature ecn_low of the google/bbr v3 branch, declaring
 //     shallow-threshold CE marking and precise per-segment CE echo; with
 //     ECN negotiated, bbr3 and bbrb then respond to CE and their receiver
@@ -96,9 +124,14 @@
 //     gro_interval (default 0: only back-to-back segments coalesce).
 //
 // changes: at (no later than runtime.duration), link (a link id), dir ("ab"
-// or "ba"), and at least one of rate, delay, loss. A change's loss replaces
-// the direction's loss model whole. Changes have no ids and are addressed by
-// index: "changes[0]".
+// or "ba"), and at least one of rate, delay, loss, jitter, capacity, outage.
+// A change's loss, jitter or capacity replaces the direction's model whole;
+// a rate ends a capacity process or trace; outage (a duration) takes the
+// direction down from at. Changes have no ids and are addressed by index:
+// "changes[0]".
+//
+// traces: trace texts by the hex SHA-256 of the text, written by the
+// canonical form so that it replays without the files.
 //
 // trace: detail "summary" (default), "sampled" with interval (default 10ms),
 // or "change".

@@ -44,7 +44,9 @@ func (e *Errors) Error() string {
 
 // collector accumulates FieldErrors while a scenario is walked.
 type collector struct {
-	errs []FieldError
+	errs  []FieldError
+	dir   string            // the scenario file's directory, for trace files ("" = none)
+	texts map[string]string // embedded trace texts by SHA-256
 }
 
 // add records an error. A value shared by both directions of a link is

@@ -4,17 +4,22 @@ package config
 type valueKind uint8
 
 const (
-	kObject   valueKind = iota // a JSON object with known keys
-	kList                      // a JSON array of objects
-	kString                    // free text or a name
-	kBool                      // true or false
-	kProb                      // a number in [0, 1]
-	kCount                     // a plain non-negative integer
-	kDuration                  // "40ms" or integer picoseconds
-	kRate                      // "100Mbps" or integer bits per second
-	kSize                      // "1500B" or integer bytes
-	kLimit                     // a size, "100p" or "1BDP"
-	kBuffer                    // a size or "unlimited"
+	kObject    valueKind = iota // a JSON object with known keys
+	kList                       // a JSON array of objects
+	kString                     // free text or a name
+	kBool                       // true or false
+	kProb                       // a number in [0, 1]
+	kCount                      // a plain non-negative integer
+	kDuration                   // "40ms" or integer picoseconds
+	kRate                       // "100Mbps" or integer bits per second
+	kSize                       // "1500B" or integer bytes
+	kLimit                      // a size, "100p" or "1BDP"
+	kBuffer                     // a size or "unlimited"
+	kDurations                  // a JSON array of durations (quantiles, smallest first)
+	kPacing                     // true, false or "auto"
+	kNumber                     // a positive finite number
+	kMatrix                     // an array of arrays of probabilities
+	kTexts                      // an object of strings under free keys
 )
 
 // shape is one node of the scenario format's known-field table. The decoder
@@ -41,12 +46,35 @@ var (
 		"coupling": leaf(kCount), "c_protection": leaf(kCount), "initial_quantum": leaf(kSize),
 		"flow_limit": leaf(kCount), "horizon": leaf(kDuration),
 	})
-	lossShape   = object(map[string]*shape{"kind": leaf(kString), "p": leaf(kProb)})
-	jitterShape = object(map[string]*shape{"kind": leaf(kString), "sigma": leaf(kDuration)})
+	lossShape = object(map[string]*shape{
+		"kind": leaf(kString), "position": leaf(kString), "p": leaf(kProb),
+		"p_gb": leaf(kProb), "p_bg": leaf(kProb), "loss_good": leaf(kProb), "loss_bad": leaf(kProb),
+		"every": leaf(kCount), "train_length": leaf(kNumber),
+	})
+	jitterShape = object(map[string]*shape{
+		"kind": leaf(kString), "order": leaf(kString), "clamp": leaf(kString), "sigma": leaf(kDuration),
+		"min": leaf(kDuration), "max": leaf(kDuration), "scale": leaf(kDuration), "shape": leaf(kNumber),
+		"cap": leaf(kDuration), "period": leaf(kDuration), "length": leaf(kDuration), "extra": leaf(kDuration),
+		"interval": leaf(kDuration), "burst_size": leaf(kCount), "p": leaf(kProb), "delay": leaf(kDuration),
+	})
+	capacityShape = object(map[string]*shape{
+		"states":      {kind: kList, elem: object(map[string]*shape{"rate": leaf(kRate), "dwell": leaf(kDuration)})},
+		"transitions": leaf(kMatrix),
+		"dips": object(map[string]*shape{
+			"every": leaf(kDuration), "depth": leaf(kProb), "scale": leaf(kDuration), "shape": leaf(kNumber), "cap": leaf(kDuration),
+		}),
+		"grant": object(map[string]*shape{"start": leaf(kProb), "ramp": leaf(kDuration)}),
+	})
+	traceShape   = object(map[string]*shape{"file": leaf(kString), "sha256": leaf(kString), "loop": leaf(kBool)})
+	outagesShape = object(map[string]*shape{
+		"windows": {kind: kList, elem: object(map[string]*shape{"at": leaf(kDuration), "duration": leaf(kDuration)})},
+		"start":   leaf(kDuration), "every": leaf(kDuration), "duration": leaf(kDuration), "drop_on_outage": leaf(kBool),
+	})
 
 	directionFields = map[string]*shape{
 		"rate": leaf(kRate), "delay": leaf(kDuration),
 		"qdisc": qdiscShape, "loss": lossShape, "jitter": jitterShape,
+		"capacity": capacityShape, "trace": traceShape, "outages": outagesShape,
 	}
 	directionShape = object(directionFields)
 
@@ -61,21 +89,31 @@ var (
 
 	tcpShape = object(map[string]*shape{
 		"sack": leaf(kBool), "rack": leaf(kBool), "tlp": leaf(kBool), "prr": leaf(kBool),
-		"frto": leaf(kBool), "pacing": leaf(kBool), "tso": leaf(kBool), "gro": leaf(kBool),
+		"frto": leaf(kBool), "pacing": leaf(kPacing), "tso": leaf(kBool), "gro": leaf(kBool),
 		"delayed_ack": leaf(kBool), "ecn": leaf(kBool), "ecn_low": leaf(kBool),
 		"mss": leaf(kSize), "init_cwnd": leaf(kCount), "sndbuf": leaf(kBuffer),
 		"rcvbuf_init": leaf(kSize), "rcvbuf_max": leaf(kSize), "gro_interval": leaf(kDuration),
+	})
+
+	ackHoldShape = object(map[string]*shape{
+		"quantiles": leaf(kDurations), "saturation": leaf(kProb), "window": leaf(kDuration),
+	})
+	ackGrantShape = object(map[string]*shape{
+		"profile": leaf(kString), "gap": leaf(kDurations), "per_grant": leaf(kCount),
+		"loss": leaf(kProb), "filter": leaf(kBool), "slot": leaf(kDuration),
 	})
 
 	flowShape = object(map[string]*shape{
 		"id": leaf(kString), "src": leaf(kString), "dst": leaf(kString), "cc": leaf(kString),
 		"rate": leaf(kRate), "start": leaf(kDuration), "size": leaf(kSize),
 		"packet_size": leaf(kSize), "ecn": leaf(kString), "app": appShape, "tcp": tcpShape,
+		"rcv_hold": leaf(kDuration), "ack_hold": ackHoldShape, "ack_grant": ackGrantShape,
 	})
 
 	changeShape = object(map[string]*shape{
 		"at": leaf(kDuration), "link": leaf(kString), "dir": leaf(kString),
 		"rate": leaf(kRate), "delay": leaf(kDuration), "loss": lossShape,
+		"jitter": jitterShape, "capacity": capacityShape, "outage": leaf(kDuration),
 	})
 
 	scenarioShape = object(map[string]*shape{
@@ -86,6 +124,7 @@ var (
 		"flows":   {kind: kList, byID: true, elem: flowShape},
 		"changes": {kind: kList, elem: changeShape},
 		"trace":   object(map[string]*shape{"detail": leaf(kString), "interval": leaf(kDuration)}),
+		"traces":  leaf(kTexts),
 	})
 )
 

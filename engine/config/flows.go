@@ -32,7 +32,7 @@ const (
 func DefaultTCPOptions() TCPOptions {
 	return TCPOptions{
 		SACK: true, RACK: true, TLP: true, PRR: true, FRTO: true,
-		Pacing: true, TSO: true, GRO: true, DelayedAck: true, ECN: false,
+		Pacing: PacingAuto, TSO: true, GRO: true, DelayedAck: true, ECN: false,
 		MSS: DefaultMSS, InitCwnd: DefaultInitCwnd, SndBuf: DefaultSndBuf,
 		RcvBufInit: DefaultRcvBufInit, RcvBufMax: DefaultRcvBufMax,
 	}
@@ -80,6 +80,7 @@ func (c *collector) flow(path string, o obj, id string, opts options) Flow {
 	}
 	f.App = c.app(o)
 	f.TCP = c.tcp(o)
+	f.Rcv = c.rcvPath(o)
 	return f
 }
 
@@ -102,7 +103,7 @@ func (c *collector) pump(path string, o obj, f *Flow) {
 	if v, p, ok := o.get("ecn"); ok {
 		f.ECN, _ = enum(c, p, v, ecnMarkings)
 	}
-	for _, key := range []string{"app", "tcp"} {
+	for _, key := range []string{"app", "tcp", "rcv_hold", "ack_hold", "ack_grant"} {
 		if _, p, ok := o.get(key); ok {
 			c.add(p, "only for TCP flows; this flow's cc is %q", Pump)
 		}
@@ -169,7 +170,7 @@ func (c *collector) tcp(flow obj) TCPOptions {
 		dst *bool
 	}{
 		{"sack", &t.SACK}, {"rack", &t.RACK}, {"tlp", &t.TLP}, {"prr", &t.PRR}, {"frto", &t.FRTO},
-		{"pacing", &t.Pacing}, {"tso", &t.TSO}, {"gro", &t.GRO}, {"delayed_ack", &t.DelayedAck}, {"ecn", &t.ECN},
+		{"tso", &t.TSO}, {"gro", &t.GRO}, {"delayed_ack", &t.DelayedAck}, {"ecn", &t.ECN},
 		{"ecn_low", &t.ECNLow},
 	} {
 		if v, p, ok := o.get(b.key); ok {
@@ -177,6 +178,9 @@ func (c *collector) tcp(flow obj) TCPOptions {
 				*b.dst = x
 			}
 		}
+	}
+	if v, p, ok := o.get("pacing"); ok {
+		t.Pacing, _ = c.pacing(p, v)
 	}
 	if v, p, ok := o.get("mss"); ok {
 		if n, ok := c.size(p, v); ok {

@@ -76,8 +76,10 @@ type dirSpec struct {
 	rate   opt[units.BitRate]
 	delay  opt[sim.Duration]
 	qdisc  qdiscSpec
-	loss   lossSpec
-	jitter jitterSpec
+	loss   modelSpec
+	jitter modelSpec
+	// Whole objects: a direction's own replaces the link's.
+	capacity, trace, outages rawField
 }
 
 type qdiscSpec struct {
@@ -95,23 +97,7 @@ type qdiscSpec struct {
 	quantum, initQuant  opt[units.Bytes]
 }
 
-type lossSpec struct {
-	path string
-	kind opt[LossKind]
-	p    opt[float64]
-}
-
-type jitterSpec struct {
-	path  string
-	kind  opt[JitterKind]
-	sigma opt[sim.Duration]
-}
-
-var (
-	qdiscKinds  = map[string]QdiscKind{"fifo": FIFO, "codel": CoDel, "fq_codel": FQCoDel, "dualpi2": DualPI2, "fq": FQ}
-	lossKinds   = map[string]LossKind{"none": NoLoss, "bernoulli": Bernoulli}
-	jitterKinds = map[string]JitterKind{"none": NoJitter, "gaussian": Gaussian}
-)
+var qdiscKinds = map[string]QdiscKind{"fifo": FIFO, "codel": CoDel, "fq_codel": FQCoDel, "dualpi2": DualPI2, "fq": FQ}
 
 // link decodes a link: its shared direction values, then ab and ba, each
 // merged over the shared ones field by field.
@@ -158,10 +144,30 @@ func (c *collector) dirSpec(o obj) dirSpec {
 		d.qdisc = c.qdiscSpec(p, v)
 	}
 	if v, p, ok := o.get("loss"); ok {
-		d.loss = c.lossSpec(p, v)
+		d.loss = c.modelSpec(p, v, lossShape)
 	}
 	if v, p, ok := o.get("jitter"); ok {
-		d.jitter = c.jitterSpec(p, v)
+		d.jitter = c.modelSpec(p, v, jitterShape)
+	}
+	for _, f := range []struct {
+		key string
+		dst *rawField
+	}{{"capacity", &d.capacity}, {"trace", &d.trace}, {"outages", &d.outages}} {
+		if v, p, ok := o.get(f.key); ok {
+			*f.dst = rawField{v, p}
+		}
+	}
+	// A trace or a capacity process sets the rate; written beside a rate
+	// in the same object, one of them would be ignored.
+	if d.rate.set {
+		for _, f := range []rawField{d.trace, d.capacity} {
+			if f.path != "" {
+				c.add(f.path, "replaces rate; remove %q from this object", "rate")
+			}
+		}
+	}
+	if d.trace.path != "" && d.capacity.path != "" {
+		c.add(d.capacity.path, "a direction has a trace or a capacity process, not both")
 	}
 	return d
 }
@@ -238,40 +244,6 @@ func (c *collector) qdiscSpec(path string, v any) qdiscSpec {
 	return q
 }
 
-func (c *collector) lossSpec(path string, v any) lossSpec {
-	l := lossSpec{path: path}
-	o, ok := c.object(path, v, lossShape)
-	if !ok {
-		return l
-	}
-	if v, p, ok := o.get("kind"); ok {
-		k, ok := enum(c, p, v, lossKinds)
-		l.kind.put(k, ok, p)
-	}
-	if v, p, ok := o.get("p"); ok {
-		f, ok := c.prob(p, v)
-		l.p.put(f, ok, p)
-	}
-	return l
-}
-
-func (c *collector) jitterSpec(path string, v any) jitterSpec {
-	j := jitterSpec{path: path}
-	o, ok := c.object(path, v, jitterShape)
-	if !ok {
-		return j
-	}
-	if v, p, ok := o.get("kind"); ok {
-		k, ok := enum(c, p, v, jitterKinds)
-		j.kind.put(k, ok, p)
-	}
-	if v, p, ok := o.get("sigma"); ok {
-		d, ok := c.duration(p, v)
-		j.sigma.put(d, ok, p)
-	}
-	return j
-}
-
 // mergeDir lays a direction's own values over the link's shared ones. Within
 // qdisc, loss and jitter the merge is per field too, except that naming a
 // different kind starts that object afresh: parameters of the shared kind do
@@ -286,18 +258,19 @@ func mergeDir(base, over dirSpec) dirSpec {
 		out.qdisc = base.qdisc.under(over.qdisc)
 	}
 
-	out.loss = base.loss
-	if kindChanged(base.loss.kind, over.loss.kind) {
-		out.loss = over.loss
-	} else if over.loss.path != "" {
-		out.loss = lossSpec{path: over.loss.path, kind: pick(base.loss.kind, over.loss.kind), p: pick(base.loss.p, over.loss.p)}
+	out.loss = mergeModel(base.loss, over.loss)
+	out.jitter = mergeModel(base.jitter, over.jitter)
+	out.capacity, out.trace, out.outages = base.capacity, base.trace, base.outages
+	// A direction's own trace or capacity process replaces the link's rate
+	// model of either kind.
+	if over.trace.path != "" || over.capacity.path != "" {
+		out.trace, out.capacity = over.trace, over.capacity
 	}
-
-	out.jitter = base.jitter
-	if kindChanged(base.jitter.kind, over.jitter.kind) {
-		out.jitter = over.jitter
-	} else if over.jitter.path != "" {
-		out.jitter = jitterSpec{path: over.jitter.path, kind: pick(base.jitter.kind, over.jitter.kind), sigma: pick(base.jitter.sigma, over.jitter.sigma)}
+	if over.outages.path != "" {
+		out.outages = over.outages
+	}
+	if over.rate.set && over.trace.path == "" && over.capacity.path == "" {
+		out.trace, out.capacity = rawField{}, rawField{}
 	}
 	return out
 }
@@ -311,8 +284,8 @@ func kindChanged[K comparable](base, over opt[K]) bool {
 func (c *collector) direction(path string, d dirSpec) Direction {
 	var out Direction
 	dir := path[len(path)-2:]
-	if !d.rate.set {
-		c.add(join(path, "rate"), "missing; give \"rate\" on the link or in %q", dir)
+	if !d.rate.set && d.trace.path == "" && d.capacity.path == "" {
+		c.add(join(path, "rate"), "missing; give \"rate\" on the link or in %q (or a trace or a capacity process)", dir)
 	}
 	if !d.delay.set {
 		c.add(join(path, "delay"), "missing; give \"delay\" on the link or in %q", dir)
@@ -321,6 +294,20 @@ func (c *collector) direction(path string, d dirSpec) Direction {
 	out.Qdisc = c.qdisc(d.qdisc)
 	out.Loss = c.loss(d.loss)
 	out.Jitter = c.jitter(d.jitter)
+	if d.capacity.path != "" {
+		out.Capacity = c.capacity(d.capacity.path, d.capacity.v)
+		if out.Capacity != nil && len(out.Capacity.States) > 0 {
+			out.Rate = out.Capacity.States[0].Rate
+		}
+	}
+	if d.trace.path != "" {
+		if out.Trace = c.traceLink(d.trace.path, d.trace.v); out.Trace != nil {
+			out.Rate = out.Trace.MeanRate()
+		}
+	}
+	if d.outages.path != "" {
+		out.Outages = c.outages(d.outages.path, d.outages.v)
+	}
 	return out
 }
 
@@ -415,30 +402,6 @@ func (c *collector) qdisc(q qdiscSpec) Qdisc {
 			}
 			c.add(f.path, "only for qdisc kind %s", strings.Join(names, ", "))
 		}
-	}
-	return out
-}
-
-func (c *collector) loss(l lossSpec) Loss {
-	out := Loss{Kind: l.kind.or(NoLoss), P: l.p.v}
-	switch {
-	case out.Kind == NoLoss && l.p.set && !l.kind.bad:
-		c.add(l.p.path, "only for loss kind \"bernoulli\"")
-		out.P = 0
-	case out.Kind == Bernoulli && !l.p.set:
-		c.add(join(l.path, "p"), "missing; bernoulli loss needs a probability p")
-	}
-	return out
-}
-
-func (c *collector) jitter(j jitterSpec) Jitter {
-	out := Jitter{Kind: j.kind.or(NoJitter), Sigma: j.sigma.v}
-	switch {
-	case out.Kind == NoJitter && j.sigma.set && !j.kind.bad:
-		c.add(j.sigma.path, "only for jitter kind \"gaussian\"")
-		out.Sigma = 0
-	case out.Kind == Gaussian && !j.sigma.set:
-		c.add(join(j.path, "sigma"), "missing; gaussian jitter needs sigma")
 	}
 	return out
 }

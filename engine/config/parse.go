@@ -23,6 +23,7 @@ type Option func(*options)
 
 type options struct {
 	ccs []string // known CC names; nil means any name is accepted
+	dir string   // directory trace files are relative to
 }
 
 // WithCCs makes Parse reject a flow whose cc is neither Pump nor one of
@@ -42,7 +43,7 @@ func Parse(data []byte, opts ...Option) (*Scenario, error) {
 	if err != nil {
 		return nil, &Errors{List: []FieldError{{Reason: "invalid JSON: " + err.Error()}}}
 	}
-	c := &collector{}
+	c := &collector{dir: o.dir}
 	s := c.scenario(tree, o)
 	if err := c.err(); err != nil {
 		return nil, err
@@ -68,6 +69,7 @@ func (c *collector) scenario(tree any, o options) *Scenario {
 		s.Description, _ = c.str(p, v)
 	}
 	s.Runtime = c.runtime(root)
+	c.embeddedTraces(root)
 	c.list(root, "nodes", func(path string, e obj, id string) {
 		s.Nodes = append(s.Nodes, c.node(path, e, id))
 	})

@@ -33,7 +33,7 @@ func TestParseDefaults(t *testing.T) {
 		Links:   []Link{{ID: "l", A: "a", B: "b", AB: fifo, BA: codel}},
 		Flows: []Flow{
 			{ID: "f0", Src: "a", Dst: "b", CC: "cubic", App: AppPattern{Kind: Greedy}, TCP: TCPOptions{
-				SACK: true, RACK: true, TLP: true, PRR: true, FRTO: true, Pacing: true, TSO: true, GRO: true, DelayedAck: true, ECN: false,
+				SACK: true, RACK: true, TLP: true, PRR: true, FRTO: true, Pacing: PacingAuto, TSO: true, GRO: true, DelayedAck: true, ECN: false,
 				MSS: 1448, InitCwnd: 10, SndBuf: 4000000, RcvBufInit: 131072, RcvBufMax: 6291456, GROInterval: 0,
 			}},
 			{ID: "p", Src: "b", Dst: "a", CC: "pump", Rate: units.Mbps, PacketSize: 1500},
@@ -220,6 +220,43 @@ func TestParseApps(t *testing.T) {
 			if d := cmp.Diff(tc.want, s.Flows[0].App); d != "" {
 				t.Errorf("flows[f0].app mismatch (-want +got):\n%s", d)
 			}
+		})
+	}
+}
+
+// TestParsePacing: pacing takes true, false or "auto", defaults to "auto",
+// and the canonical form keeps each (so "auto" and true hash differently).
+func TestParsePacing(t *testing.T) {
+	cases := []struct {
+		name string
+		v    any
+		want Pacing
+	}{
+		{"absent", nil, PacingAuto},
+		{"auto", "auto", PacingAuto},
+		{"true", true, PacingOn},
+		{"false", false, PacingOff},
+	}
+	hashes := map[string]Pacing{}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			raw := mutate(t, func(m map[string]any) {
+				if tc.v != nil {
+					at(m, "flows", "f0", "tcp")["pacing"] = tc.v
+				}
+			})
+			s := mustParse(t, raw)
+			if got := s.Flows[0].TCP.Pacing; got != tc.want {
+				t.Errorf("flows[f0].tcp.pacing = %d, want %d", got, tc.want)
+			}
+			h, err := Hash(raw)
+			if err != nil {
+				t.Fatalf("Hash: %v", err)
+			}
+			if p, seen := hashes[h]; seen && p != tc.want {
+				t.Errorf("pacing %d and %d hash alike", p, tc.want)
+			}
+			hashes[h] = tc.want
 		})
 	}
 }

@@ -43,20 +43,26 @@ func resolve(root, node map[string]any) map[string]any {
 // leafRefs is the $defs entry each kind of value must use in the schema.
 var leafRefs = map[valueKind]string{
 	kDuration: "#/$defs/duration", kRate: "#/$defs/rate", kSize: "#/$defs/size",
-	kLimit: "#/$defs/limit", kBuffer: "#/$defs/buffer", kProb: "#/$defs/probability", kCount: "#/$defs/count",
+	kLimit: "#/$defs/limit", kBuffer: "#/$defs/buffer", kPacing: "#/$defs/pacing", kProb: "#/$defs/probability", kCount: "#/$defs/count",
+	kNumber: "#/$defs/number", kMatrix: "#/$defs/matrix", kTexts: "#/$defs/traces",
+	kDurations: "#/$defs/quantiles",
 }
 
 // enumsByKey is the Go table behind each enum in the schema, by the last two
 // segments of its path.
 var enumsByKey = map[string][]string{
-	"nodes.kind":   sortedKeys(nodeKinds),
-	"qdisc.kind":   sortedKeys(qdiscKinds),
-	"loss.kind":    sortedKeys(lossKinds),
-	"jitter.kind":  sortedKeys(jitterKinds),
-	"app.kind":     sortedKeys(appKinds),
-	"trace.detail": sortedKeys(traceDetails),
-	"changes.dir":  sortedKeys(changeDirs),
-	"flows.ecn":    sortedKeys(ecnMarkings),
+	"nodes.kind":        sortedKeys(nodeKinds),
+	"qdisc.kind":        sortedKeys(qdiscKinds),
+	"loss.kind":         sortedKeys(lossKinds),
+	"jitter.kind":       sortedKeys(jitterKinds),
+	"loss.position":     sortedKeys(lossPositions),
+	"jitter.order":      sortedKeys(jitterOrders),
+	"jitter.clamp":      sortedKeys(jitterClamps),
+	"app.kind":          sortedKeys(appKinds),
+	"trace.detail":      sortedKeys(traceDetails),
+	"changes.dir":       sortedKeys(changeDirs),
+	"flows.ecn":         sortedKeys(ecnMarkings),
+	"ack_grant.profile": sortedKeys(AckProfiles),
 }
 
 func sortedKeys[T any](m map[string]T) []string {
@@ -139,6 +145,13 @@ func TestSchemaMatchesParser(t *testing.T) {
 func TestSchemaAcceptsWhatParses(t *testing.T) {
 	root := loadSchema(t)
 	docs := map[string]string{"base": baseJSON, "sameRun": sameRun}
+	rcv, err := Apply([]byte(baseJSON), []string{"flows.f0.rcv_hold=100us",
+		`flows.f0.ack_hold={"quantiles": ["0ms", "1ms", "5ms"], "saturation": 0.8, "window": "20ms"}`,
+		`flows.f0.ack_grant={"profile": "leo", "gap": ["1ms", "2ms"], "per_grant": 8, "loss": 0.01, "filter": true, "slot": "1ms"}`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs["receive path"] = string(rcv)
 	for _, b := range Builtins() {
 		raw, _ := Builtin(b.Name)
 		docs["builtin "+b.Name] = string(raw)
@@ -253,8 +266,15 @@ func validate(t *testing.T, root, node map[string]any, v any, path string) []str
 			m, ok := v.(map[string]any)
 			props, _ := node["properties"].(map[string]any)
 			for _, key := range sortedKeys(m) {
-				if _, known := props[key]; ok && !known && kw == false {
-					fail("unknown property %q", key)
+				if _, known := props[key]; ok && !known {
+					switch sub := kw.(type) {
+					case bool:
+						if !sub {
+							fail("unknown property %q", key)
+						}
+					case map[string]any:
+						errs = append(errs, validate(t, root, sub, m[key], join(path, key))...)
+					}
 				}
 			}
 		case "items":

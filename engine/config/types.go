@@ -51,11 +51,14 @@ type Link struct {
 // Direction is one direction of a link: egress qdisc at the sending node,
 // serialisation at Rate, propagation Delay, then impairments.
 type Direction struct {
-	Rate   units.BitRate
-	Delay  sim.Duration
-	Qdisc  Qdisc
-	Loss   Loss
-	Jitter Jitter
+	Rate     units.BitRate
+	Delay    sim.Duration
+	Qdisc    Qdisc
+	Loss     Loss
+	Jitter   Jitter
+	Capacity *Capacity  // nil: a constant Rate
+	Trace    *TraceLink // nil: no trace; else it replaces Rate
+	Outages  *Outages   // nil: always up
 }
 
 // QdiscKind selects a queueing discipline.
@@ -116,14 +119,40 @@ type LossKind uint8
 
 // Loss models.
 const (
-	NoLoss LossKind = iota
-	Bernoulli
+	NoLoss         LossKind = iota
+	Bernoulli               // each packet lost with probability P
+	GilbertElliott          // two-state Markov chain stepped once per packet
+	Periodic                // every Every-th packet lost
+	BernoulliTrain          // trains of mean length TrainLength start with probability P
 )
 
-// Loss configures random loss. P is a probability in [0, 1].
+// LossPosition is where on the direction a loss model drops.
+type LossPosition uint8
+
+// Loss positions.
+const (
+	// LossPre drops as the packet enters the direction, before the qdisc,
+	// as netem does: the lost packet takes neither queue space nor link time.
+	LossPre LossPosition = iota
+	// LossPost drops after serialisation (Mahimahi's mm-loss outside
+	// mm-link, an ns-3 error model on the receiving device): the lost packet
+	// used queue space and link time.
+	LossPost
+)
+
+// Loss configures random loss. Each kind reads only its own parameters;
+// probabilities are in [0, 1].
 type Loss struct {
-	Kind LossKind
-	P    float64
+	Kind     LossKind
+	Position LossPosition
+	// P is bernoulli's loss probability, or bernoulli_train's probability
+	// that a packet outside a train starts one.
+	P float64
+	// Gilbert-Elliott: P(good→bad) and P(bad→good) per packet, and the loss
+	// probability in each state.
+	PGB, PBG, LossGood, LossBad float64
+	Every                       int64   // periodic: the Every-th, 2·Every-th, ... packets are lost
+	TrainLength                 float64 // bernoulli_train: mean train length in packets, ≥ 1
 }
 
 // JitterKind selects a jitter model.
@@ -131,14 +160,119 @@ type JitterKind uint8
 
 // Jitter models.
 const (
-	NoJitter JitterKind = iota
-	Gaussian            // mean 0, Sigma; truncated so delay stays ≥ propagation delay
+	NoJitter    JitterKind = iota
+	Gaussian               // N(0, Sigma); Clamp decides what a negative delay becomes
+	Uniform                // U[Min, Max]
+	Pareto                 // Scale·U^(-1/Shape), capped at Cap when Cap > 0
+	Burst                  // Extra delay for packets arriving in [k·Period, k·Period+Length)
+	WiFiTXOP               // delivered in TXOPs every Interval, BurstSize per TXOP, spread |N(0, Sigma)|
+	LTESubframe            // arrivals quantised up to the next multiple of Period (1 ms)
+	NR5G                   // arrivals quantised up to the next multiple of Period (a slot, 0.5 ms)
+	Reorder                // a fraction P of packets held back by Delay (netem reorder)
 )
 
-// Jitter configures extra per-packet delay. Order on the link is preserved.
+// JitterClamp is what a Gaussian draw that would make the one-way delay
+// negative becomes.
+type JitterClamp uint8
+
+// Gaussian clamps.
+const (
+	ClampRedraw JitterClamp = iota // draw again until delay + X ≥ 0
+	ClampZero                      // max(0, X): mean 0.399σ, as many emulators implement it
+)
+
+// JitterOrder is whether jitter may reorder packets.
+type JitterOrder uint8
+
+// Jitter orders.
+const (
+	// OrderFIFO: a delayed packet holds back the ones behind it; a link never
+	// reorders.
+	OrderFIFO JitterOrder = iota
+	// OrderReorder: every packet keeps its own delivery time and later ones
+	// overtake it, as Linux netem's delay jitter does.
+	OrderReorder
+)
+
+// Jitter configures extra per-packet delay. Each kind reads only its own
+// parameters.
 type Jitter struct {
 	Kind  JitterKind
-	Sigma sim.Duration
+	Order JitterOrder
+	Clamp JitterClamp // gaussian
+	// Sigma is gaussian's standard deviation, or wifi_txop's within-burst σ.
+	Sigma    sim.Duration
+	Min, Max sim.Duration // uniform
+	Scale    sim.Duration // pareto: the minimum (x_m)
+	Shape    float64      // pareto: tail index α > 0
+	Cap      sim.Duration // pareto: upper bound, 0 = none
+	// Period is burst's period, or lte_subframe's and 5g_nr's quantum.
+	Period    sim.Duration
+	Length    sim.Duration // burst: length of a burst
+	Extra     sim.Duration // burst: extra delay inside a burst
+	Interval  sim.Duration // wifi_txop: time between TXOPs
+	BurstSize int64        // wifi_txop: packets delivered per TXOP
+	P         float64      // reorder: fraction of packets held back
+	Delay     sim.Duration // reorder: how long a held-back packet is held
+}
+
+// Capacity is a dwell process on a direction's service rate: the direction
+// stays in state i for an exponential time of mean States[i].Dwell, then
+// moves to state j with probability Transitions[i][j]. It starts in state 0.
+type Capacity struct {
+	States      []CapacityState
+	Transitions [][]float64
+	Dips        *CapacityDips  // optional heavy-tailed dips
+	Grant       *CapacityGrant // optional demand-responsive grant ramp
+}
+
+// CapacityState is one rate of a capacity process.
+type CapacityState struct {
+	Rate  units.BitRate
+	Dwell sim.Duration // mean dwell time
+}
+
+// CapacityDips are rate dips starting at Poisson times of mean gap Every,
+// each lasting a Pareto(Scale, Shape) time capped at Cap, during which the
+// rate is Depth times the state's.
+type CapacityDips struct {
+	Every sim.Duration
+	Depth float64
+	Scale sim.Duration
+	Shape float64
+	Cap   sim.Duration
+}
+
+// CapacityGrant is a radio scheduler's grant ramp: when the direction starts
+// serving after being idle it gets Start times the rate, growing linearly to
+// the full rate over Ramp of continuous backlog.
+type CapacityGrant struct {
+	Start float64
+	Ramp  sim.Duration
+}
+
+// Outages are windows in which a direction serves nothing: a list and a
+// periodic form (Every > 0), both optional.
+type Outages struct {
+	Windows []OutageWindow
+	// Periodic: down for Duration at Start, Start+Every, Start+2·Every, ...
+	Start, Every, Duration sim.Duration
+	// DropOnOutage drops what arrives while the direction is down instead of
+	// queueing it.
+	DropOnOutage bool
+}
+
+// OutageWindow is one outage.
+type OutageWindow struct {
+	At, Duration sim.Duration
+}
+
+// TraceLink is a Mahimahi trace driving a direction's rate: Opportunities
+// are the milliseconds at which one 1500-byte delivery opportunity occurs.
+type TraceLink struct {
+	SHA256        string // hex SHA-256 of the normalised trace text (Text)
+	Loop          bool
+	Opportunities []uint64
 }
 
 // Flow is one transfer from Src to Dst.
@@ -157,6 +291,9 @@ type Flow struct {
 
 	App AppPattern
 	TCP TCPOptions
+	// Rcv is the receive path at the destination: receive hold, ACK hold
+	// and ACK grant models (TCP flows only).
+	Rcv RcvPath
 }
 
 // ECNField is the IP ECN codepoint a pump puts on its packets (RFC 3168;
@@ -187,10 +324,30 @@ type AppPattern struct {
 	On, Off sim.Duration
 }
 
+// Pacing is a flow's pacing switch: "auto" (the default), true or false.
+type Pacing uint8
+
+// Pacing modes.
+const (
+	// PacingAuto follows the kernel: a flow is paced when its CC asks for
+	// it (sk_pacing_status = SK_PACING_NEEDED, as BBR and Prague set; TCP
+	// then paces internally, tcp_needs_internal_pacing) or when its
+	// sending host's egress qdisc is fq (which sets SK_PACING_FQ and
+	// enforces TCP's EDT timestamps). Otherwise, as CUBIC, Reno and DCTCP
+	// on a stock host, it sends unpaced TSO-sized bursts.
+	PacingAuto Pacing = iota
+	PacingOn          // always paced, as if the host ran fq
+	PacingOff         // never paced, unless the CC needs pacing
+)
+
 // TCPOptions are a TCP flow's mechanism switches and sizes. Every switch
-// defaults to on (as on a Linux host) except ECN and ECNLow.
+// defaults to on (as on a Linux host) except ECN and ECNLow; Pacing
+// defaults to PacingAuto.
 type TCPOptions struct {
-	SACK, RACK, TLP, PRR, FRTO, Pacing, TSO, GRO, DelayedAck, ECN bool
+	SACK, RACK, TLP, PRR, FRTO, TSO, GRO, DelayedAck, ECN bool
+
+	// Pacing chooses internal pacing; see PacingAuto.
+	Pacing Pacing
 
 	// ECNLow is the route feature ecn_low of the google/bbr v3 branch
 	// (RTAX_FEATURE_ECN_LOW, which sets TCP_ECN_LOW on an ECN connection):
@@ -209,12 +366,15 @@ type TCPOptions struct {
 // Change is a scheduled change of a link direction at time At. Nil fields
 // keep their value.
 type Change struct {
-	At    sim.Duration
-	Link  string
-	Dir   string // "ab" or "ba"
-	Rate  *units.BitRate
-	Delay *sim.Duration
-	Loss  *Loss
+	At       sim.Duration
+	Link     string
+	Dir      string // "ab" or "ba"
+	Rate     *units.BitRate
+	Delay    *sim.Duration
+	Loss     *Loss
+	Jitter   *Jitter
+	Capacity *Capacity
+	Outage   *sim.Duration // the direction goes down at At for this long
 }
 
 // TraceDetail is how much a run records.

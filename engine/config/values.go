@@ -204,6 +204,23 @@ func (c *collector) size(path string, v any) (units.Bytes, bool) {
 	return 0, false
 }
 
+// pacingAuto is the pacing value that follows the kernel's rule.
+const pacingAuto = "auto"
+
+// pacing decodes a pacing switch: true, false or "auto".
+func (c *collector) pacing(path string, v any) (Pacing, bool) {
+	switch v {
+	case true:
+		return PacingOn, true
+	case false:
+		return PacingOff, true
+	case pacingAuto:
+		return PacingAuto, true
+	}
+	c.add(path, "must be true, false or %q, not %s", pacingAuto, describe(v))
+	return PacingAuto, false
+}
+
 // unlimited is the sndbuf value that removes the send-buffer ceiling.
 const unlimited = "unlimited"
 

@@ -1,18 +1,29 @@
-// Package link models one direction of a link: random loss as the packet
-// enters (as netem drops on enqueue, so a lost packet takes neither queue
-// space nor link time — the emulated paths users compare against behave
-// this way), the egress qdisc at the sending node, serialisation at the link
-// rate, propagation delay plus jitter, and arrival at the far node.
+// Package link models one direction of a link. A packet goes through a
+// fixed sequence of stages:
 //
-// Packets on the wire form a FIFO — a link never reorders — so only the head
-// packet's arrival is in the event queue, whatever the bandwidth-delay
-// product: the event queue holds O(links) entries for links, not O(packets).
+//	pre-queue loss → qdisc → serialisation at the current rate (a constant,
+//	a capacity process or a Mahimahi trace) → post loss → propagation
+//	delay + jitter (fifo or reorder) → arrival at the far node
+//
+// Outages gate the serialiser: while the direction is down it starts
+// nothing. Each model is a small type with its own random stream
+// ("link/<id>/<dir>/loss", "/jitter", "/capacity") and no knowledge of TCP.
+//
+// In fifo order the packets on the wire form a FIFO — the link never
+// reorders — so only the head packet's arrival is in the event queue,
+// whatever the bandwidth-delay product. A reordering jitter keeps the
+// packets in flight in arrival order: those that arrive after every packet
+// sent before them in a ring, the ones that overtake in a small
+// per-direction min-heap on arrival time,
+// again with one event queue entry (a re-armed timer) for its earliest.
+// Either way the event queue holds O(links) entries for links, not
+// O(packets), and no model adds an event per packet.
 package link
 
 import (
-	"math"
 	"math/rand/v2"
 
+	"github.com/ccscope/ccscope/engine/config"
 	"github.com/ccscope/ccscope/engine/packet"
 	"github.com/ccscope/ccscope/engine/qdisc"
 	"github.com/ccscope/ccscope/engine/sim"
@@ -31,8 +42,8 @@ type Observer interface {
 	Enqueued(d *Dir, now sim.Time)
 	// Dequeued reports a packet leaving the qdisc after sojourn in it.
 	Dequeued(d *Dir, now sim.Time, sojourn sim.Duration)
-	// Dropped reports a packet dropped by the qdisc (tail or AQM) or lost on
-	// the wire, before it is freed.
+	// Dropped reports a packet dropped by the qdisc (tail or AQM), refused
+	// while the direction is down, or lost on the wire, before it is freed.
 	Dropped(d *Dir, now sim.Time, id packet.ID, onWire bool)
 	// Marked reports a packet CE-marked by the qdisc.
 	Marked(d *Dir, now sim.Time, id packet.ID)
@@ -43,17 +54,21 @@ const (
 	kindTxDone sim.Kind = iota + 1
 	kindArrive
 	kindWatchdog
+	kindReorderArrive
 )
 
 // Stats are a direction's counters.
 type Stats struct {
 	Enqueued   uint64 // packets accepted by the qdisc
-	Drops      uint64 // qdisc drops (tail and AQM)
+	Drops      uint64 // qdisc drops (tail and AQM) while up
 	Marks      uint64 // CE marks
-	WireLosses uint64 // packets lost to the loss model (before the qdisc)
-	Delivered  uint64 // packets that arrived at the far node
-	MaxBacklog units.Bytes
-	SentBytes  units.Bytes // bytes serialised onto the wire
+	WireLosses uint64 // packets lost to the loss model (pre or post)
+	// OutageDrops are packets refused while the direction was down: by
+	// drop_on_outage, or by a full queue.
+	OutageDrops uint64
+	Delivered   uint64 // packets that arrived at the far node
+	MaxBacklog  units.Bytes
+	SentBytes   units.Bytes // bytes serialised onto the wire
 }
 
 type inflight struct {
@@ -68,27 +83,47 @@ type Dir struct {
 	AB    bool // true for the a→b direction
 	Stats Stats
 
-	s       *sim.Sim
-	self    int32
-	pool    *packet.Pool
-	q       qdisc.Qdisc
-	thr     qdisc.Throttler // q, if it can hold packets back
-	wdog    *sim.Timer      // wakes the direction for thr's next packet
-	to      Receiver
-	obs     Observer
-	rate    units.BitRate
-	delay   sim.Duration
-	lossP   float64
-	lossRNG *rand.Rand
-	sigma   sim.Duration
-	jitRNG  *rand.Rand
+	s     *sim.Sim
+	self  int32
+	pool  *packet.Pool
+	q     qdisc.Qdisc
+	thr   qdisc.Throttler // q, if it can hold packets back
+	wdog  *sim.Timer      // wakes the direction for thr's next packet
+	to    Receiver
+	obs   Observer
+	rate  units.BitRate
+	delay sim.Duration
+
+	// Models; nil when absent, so a direction without impairment pays a
+	// nil check per stage.
+	loss     *lossModel // Position pre
+	postLoss *lossModel // Position post
+	jit      *jitterModel
+	capa     *capacityModel
+	tr       *traceLink
+	out      *outages
+	rngs     Streams
+
 	// busyUntil is when the packet being serialised has left; txPending
 	// says a kindTxDone event is queued for then, to dequeue the next.
 	busyUntil sim.Time
+	busySince sim.Time // start of the current busy period (grant ramp)
 	txPending bool
 	wire      []inflight // ring of packets propagating, in arrival order
 	head, n   int
-	lastArr   sim.Time
+	lastArr   sim.Time // latest arrival of any packet on the wire
+	lastBase  sim.Time // latest departure + delay (reorder keeps this FIFO)
+	// Reordering jitter: packets in flight by arrival time, and the timer
+	// for the earliest.
+	rring  entryRing // in arrival order, appended at the tail
+	heap   arrivalHeap
+	rseq   uint64 // push order, to break ties between ring and heap
+	rtimer *sim.Timer
+}
+
+// Streams are a direction's random streams, one per model family.
+type Streams struct {
+	Loss, Jitter, Capacity, Dips *rand.Rand
 }
 
 // Config holds a direction's parameters.
@@ -97,18 +132,26 @@ type Config struct {
 	AB         bool
 	Rate       units.BitRate
 	Delay      sim.Duration
-	LossP      float64      // Bernoulli loss probability
-	LossRNG    *rand.Rand   // required when LossP > 0
-	Sigma      sim.Duration // Gaussian jitter σ
-	JitterRNG  *rand.Rand   // required when Sigma > 0
+	Loss       config.Loss
+	Jitter     config.Jitter
+	Capacity   *config.Capacity
+	Trace      *config.TraceLink
+	Outages    *config.Outages
+	// Streams are required for the models configured (and for any a change
+	// may add later).
+	Streams Streams
 }
 
 // New registers a direction with s. Its qdisc is attached with SetQdisc and
 // its far end with Connect before the run starts.
 func New(s *sim.Sim, pool *packet.Pool, c Config) *Dir {
-	d := &Dir{Name: c.Name, Link: c.Link, AB: c.AB, s: s, pool: pool, rate: c.Rate, delay: c.Delay,
-		lossP: c.LossP, lossRNG: c.LossRNG, sigma: c.Sigma, jitRNG: c.JitterRNG}
+	d := &Dir{Name: c.Name, Link: c.Link, AB: c.AB, s: s, pool: pool, rate: c.Rate, delay: c.Delay, rngs: c.Streams}
 	d.self = s.Register(d, "link "+c.Name)
+	d.SetLoss(c.Loss)
+	d.SetJitter(c.Jitter)
+	d.SetCapacity(c.Capacity)
+	d.tr = newTraceLink(c.Trace, s.Now())
+	d.out = newOutages(c.Outages)
 	return d
 }
 
@@ -136,35 +179,75 @@ func (d *Dir) Connect(to Receiver) { d.to = to }
 // Observe sets the trace observer (nil: none).
 func (d *Dir) Observe(obs Observer) { d.obs = obs }
 
-// Rate is the serialisation rate.
+// Rate is the constant serialisation rate (unused while a trace drives the
+// direction or a capacity process sets its rate).
 func (d *Dir) Rate() units.BitRate { return d.rate }
 
 // Delay is the propagation delay.
 func (d *Dir) Delay() sim.Duration { return d.delay }
 
-// LossP is the Bernoulli loss probability.
-func (d *Dir) LossP() float64 { return d.lossP }
+// LossP is the Bernoulli loss probability (0 for other loss kinds).
+func (d *Dir) LossP() float64 {
+	for _, m := range []*lossModel{d.loss, d.postLoss} {
+		if m != nil && m.c.Kind == config.Bernoulli {
+			return m.c.P
+		}
+	}
+	return 0
+}
 
-// SetRate changes the rate; a packet being serialised finishes at the old rate.
-func (d *Dir) SetRate(r units.BitRate) { d.rate = r }
+// SetRate makes the rate constant at r, ending a capacity process or trace;
+// a packet being serialised finishes as it started.
+func (d *Dir) SetRate(r units.BitRate) { d.rate, d.capa, d.tr = r, nil, nil }
 
-// SetDelay changes the propagation delay of packets sent from now on. Packets
-// already on the wire keep their arrival times and FIFO order still holds.
+// SetDelay changes the propagation delay of packets sent from now on. A
+// packet's arrival stays no earlier than the one ahead of it (fifo order),
+// or its departure plus delay stays no earlier than that of the packet ahead
+// (reorder): lowering the delay does not let new packets overtake old ones.
 func (d *Dir) SetDelay(x sim.Duration) { d.delay = x }
 
-// SetLoss changes the Bernoulli loss probability; rng is used if the
-// direction had none.
-func (d *Dir) SetLoss(p float64, rng *rand.Rand) {
-	d.lossP = p
-	if d.lossRNG == nil {
-		d.lossRNG = rng
+// SetLoss replaces the loss model. The new model continues the direction's
+// loss stream, so a run stays deterministic through any schedule.
+func (d *Dir) SetLoss(l config.Loss) {
+	m := newLossModel(l, d.rngs.Loss)
+	d.loss, d.postLoss = nil, nil
+	if l.Position == config.LossPost {
+		d.postLoss = m
+	} else {
+		d.loss = m
 	}
 }
 
-// Send hands a packet to the egress qdisc.
+// SetJitter replaces the jitter model. Packets on the wire keep their
+// arrival times.
+func (d *Dir) SetJitter(j config.Jitter) {
+	d.jit = newJitterModel(j, d.rngs.Jitter)
+	if d.jit != nil && d.jit.reorders() && d.rtimer == nil {
+		d.rtimer = d.s.NewTimer(d.self, kindReorderArrive)
+	}
+}
+
+// SetCapacity replaces the rate by a capacity process (nil: back to the
+// constant rate), which starts in its state 0 now.
+func (d *Dir) SetCapacity(c *config.Capacity) {
+	d.capa = newCapacityModel(c, d.s.Now(), d.rngs.Capacity, d.rngs.Dips)
+	if c != nil {
+		d.tr = nil
+	}
+}
+
+// AddOutage takes the direction down from now for dur.
+func (d *Dir) AddOutage(dur sim.Duration) {
+	if d.out == nil {
+		d.out = &outages{}
+	}
+	d.out.add(d.s.Now(), dur)
+}
+
+// Send hands a packet to the direction: pre-queue loss, then the qdisc.
 func (d *Dir) Send(id packet.ID) {
 	now := d.s.Now()
-	if d.lossP > 0 && d.lossRNG.Float64() < d.lossP {
+	if d.loss != nil && d.loss.lose() {
 		d.Stats.WireLosses++
 		if d.obs != nil {
 			d.obs.Dropped(d, now, id, true)
@@ -172,8 +255,16 @@ func (d *Dir) Send(id packet.ID) {
 		d.pool.Free(id)
 		return
 	}
-	if !d.q.Enqueue(id, now) {
-		d.Stats.Drops++
+	down := false
+	if d.out != nil {
+		_, down = d.out.downUntil(now)
+	}
+	if (down && d.out.drop) || !d.q.Enqueue(id, now) {
+		if down {
+			d.Stats.OutageDrops++
+		} else {
+			d.Stats.Drops++
+		}
 		if d.obs != nil {
 			d.obs.Dropped(d, now, id, false)
 		}
@@ -197,6 +288,9 @@ func (d *Dir) Send(id packet.ID) {
 	switch {
 	case d.txPending:
 	case now >= d.busyUntil:
+		if now > d.busyUntil {
+			d.busySince = now
+		}
 		d.startTx(now)
 	default:
 		d.txPending = true
@@ -219,11 +313,53 @@ func (d *Dir) aqmMark(id packet.ID, now sim.Time) {
 	}
 }
 
+// serviceAt is the earliest instant at or after now at which the serialiser
+// may start: past any outage and, on a trace link, at a delivery
+// opportunity. sim.Never: not any more (a non-looping trace has ended).
+// Outages and opportunities can keep pushing each other on (opportunities
+// that all fall inside periodic outages); after a bounded number of steps it
+// returns the instant reached, and the direction looks again from there, so
+// one call's work stays bounded.
+func (d *Dir) serviceAt(now sim.Time) sim.Time {
+	t := now
+	for range 64 {
+		if d.out != nil {
+			if end, down := d.out.downUntil(t); down {
+				t = end
+				continue
+			}
+		}
+		if d.tr != nil {
+			nt := d.tr.next(t)
+			if nt != t {
+				if nt == sim.Never {
+					return nt
+				}
+				t = nt
+				continue
+			}
+		}
+		return t
+	}
+	return t
+}
+
 // startTx dequeues the next packet and serialises it. Its departure time is
 // known now, so it goes on the wire (or is lost) at once; only when more
 // packets wait does the direction need an event at the end of serialisation.
 // An idle link therefore costs one event per packet (the arrival), not two.
+// An outage or a trace's next opportunity defers the dequeue to the instant
+// service can start, so the qdisc sees the packet wait.
 func (d *Dir) startTx(now sim.Time) {
+	if d.out != nil || d.tr != nil {
+		if at := d.serviceAt(now); at != now {
+			if at != sim.Never {
+				d.txPending = true
+				d.s.Schedule(at, d.self, kindTxDone, 0)
+			}
+			return
+		}
+	}
 	id, ok := d.q.Dequeue(now)
 	if !ok {
 		if d.thr != nil {
@@ -237,9 +373,34 @@ func (d *Dir) startTx(now sim.Time) {
 	if d.obs != nil {
 		d.obs.Dequeued(d, now, now.Sub(p.EnqAt))
 	}
-	d.busyUntil = now.Add(units.TxTime(p.Size, d.rate))
+	switch {
+	case d.tr != nil:
+		d.busyUntil = d.tr.take(now, p.Size)
+	case d.capa != nil:
+		d.busyUntil = now.Add(units.TxTime(p.Size, d.capa.rate(now, d.busySince)))
+	default:
+		d.busyUntil = now.Add(units.TxTime(p.Size, d.rate))
+	}
+	if d.busyUntil == sim.Never {
+		// A non-looping trace ended in the middle of the packet: it never
+		// leaves, and nothing behind it will.
+		d.Stats.Drops++
+		if d.obs != nil {
+			d.obs.Dropped(d, now, id, false)
+		}
+		d.pool.Free(id)
+		return
+	}
 	d.Stats.SentBytes += p.Size
-	d.propagate(id, d.busyUntil)
+	if d.postLoss != nil && d.postLoss.lose() {
+		d.Stats.WireLosses++
+		if d.obs != nil {
+			d.obs.Dropped(d, d.busyUntil, id, true)
+		}
+		d.pool.Free(id)
+	} else {
+		d.propagate(id, d.busyUntil)
+	}
 	if _, n := d.q.Backlog(); n > 0 {
 		d.txPending = true
 		d.s.Schedule(d.busyUntil, d.self, kindTxDone, 0)
@@ -258,19 +419,48 @@ func (d *Dir) Handle(ev sim.Event) {
 		if !d.txPending && ev.At >= d.busyUntil {
 			d.startTx(ev.At)
 		}
+	case kindReorderArrive:
+		d.arriveReordered(ev.At)
 	}
 }
 
 // propagate puts a packet on the wire as it finishes serialisation at
-// departure (now is its departure time here). Its arrival is now + delay
-// + jitter, but never before the packet ahead of it: a link keeps order, so
-// a delayed packet holds back the ones behind it.
+// departure (now is its departure time here). Its arrival is now + delay +
+// jitter. In fifo order it is never before the packet ahead of it: a link
+// keeps order, so a delayed packet holds back the ones behind it. In
+// reorder order each packet keeps its own arrival, and only departure +
+// delay is kept in order, so a change of delay alone never reorders.
 func (d *Dir) propagate(id packet.ID, now sim.Time) {
-	at := now.Add(d.delay + d.jitter())
+	if d.jit != nil && d.jit.reorders() {
+		base := max(now.Add(d.delay), d.lastBase)
+		d.lastBase = base
+		at := base.Add(d.jit.extra(base, d.delay))
+		d.lastArr = max(d.lastArr, at)
+		// The ring holds a run of packets in arrival order. A packet that
+		// would arrive before the ring's tail overtakes it: the overtaken
+		// packets move to the heap and the new one joins the ring. A stream
+		// with a few packets held back (or small jitter) then costs ring
+		// appends, and only the overtaken packets pay for the heap.
+		d.rseq++
+		e := heapEntry{at, d.rseq, id}
+		for d.rring.n > 0 && at < d.rring.back().arrive {
+			d.heap.pushEntry(d.rring.popBack())
+		}
+		d.rring.push(e)
+		if !d.rtimer.Armed() || at < d.rtimer.Deadline() {
+			d.rtimer.Arm(at)
+		}
+		return
+	}
+	base := now.Add(d.delay)
+	at := base
+	if d.jit != nil {
+		at = at.Add(d.jit.extra(base, d.delay))
+	}
 	if at < d.lastArr {
 		at = d.lastArr
 	}
-	d.lastArr = at
+	d.lastArr, d.lastBase = at, max(d.lastBase, base)
 	if d.n == len(d.wire) {
 		nw := make([]inflight, max(16, 2*len(d.wire)))
 		for i := 0; i < d.n; i++ {
@@ -282,20 +472,6 @@ func (d *Dir) propagate(id packet.ID, now sim.Time) {
 	d.n++
 	if d.n == 1 {
 		d.s.Schedule(at, d.self, kindArrive, uint64(id))
-	}
-}
-
-// jitter draws the extra delay of one packet: Gaussian with mean 0 and σ,
-// truncated (redrawn) so the one-way delay never goes below zero.
-func (d *Dir) jitter() sim.Duration {
-	if d.sigma == 0 {
-		return 0
-	}
-	for {
-		j := sim.Duration(math.Round(d.jitRNG.NormFloat64() * float64(d.sigma)))
-		if d.delay+j >= 0 {
-			return j
-		}
 	}
 }
 

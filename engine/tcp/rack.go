@@ -10,60 +10,78 @@ import (
 // widened reordering window persists.
 const rackRecoveryThresh = 16
 
-// rackState is tp->rack.
+// rackState is tp->rack. Whether reordering was seen is tp->reord_seen
+// (DataSender.reordSeen), as mainline reads it.
 type rackState struct {
 	mstamp        sim.Time // send time of the most recently sent (s)acked segment
 	mstampSet     bool
 	endSeq        uint64
 	rttUs         int64
 	advanced      bool
-	reord         bool // reordering has been seen
 	dsackSeen     bool
 	reoWndSteps   uint32
 	reoWndPersist uint32
 	lastDelivered uint32
 }
 
-// rackAdvance follows tcp_rack_advance: remember the most recently sent
-// segment that was (s)acked and the RTT it implies. A retransmitted segment
-// acked sooner than min_rtt after its retransmission was probably acked by
-// its original transmission, so it does not count.
+// stampUsDelta is tcp_stamp_us_delta(tp->tcp_mstamp, t0): the time since
+// t0 in the kernel's microsecond clock (both ends truncated to µs, as
+// tcp_mstamp and tcp_skb_timestamp_us are), never negative.
+func stampUsDelta(now, t0 sim.Time) int64 { return max(usNow(now)-usNow(t0), 0) }
+
+// rackAdvance follows tcp_rack_advance as in mainline Linux 6.x (since
+// 4.18): remember the most recently sent segment that was (s)acked, and
+// take the RTT of every (s)acked segment, sent later or not. A
+// retransmitted segment acked sooner than min_rtt after its
+// retransmission was probably acked by its original transmission, so it
+// does not count.
 func (d *DataSender) rackAdvance(flags uint8, endSeq uint64, xmit sim.Time) {
 	r := &d.rack
-	if r.mstampSet && !sentAfter(xmit, r.mstamp, endSeq, r.endSeq) {
+	rttUs := stampUsDelta(d.st.Now, xmit)
+	if rttUs < d.rtt.minRTTUs() && flags&flagRetrans != 0 {
 		return
 	}
-	rttUs := toUs(d.st.Now.Sub(xmit))
-	if flags&flagRetrans != 0 && rttUs < d.rtt.minRTTUs() {
-		return
-	}
-	r.rttUs = rttUs
-	r.mstamp, r.mstampSet = xmit, true
-	r.endSeq = endSeq
 	r.advanced = true
-}
-
-// rackReoWnd is the reordering window of tcp_rack_detect_loss: min_rtt/4
-// per step (steps widen on D-SACKs), at least 1 ms, at most srtt; 1 ms in
-// recovery unless reordering was seen.
-func (d *DataSender) rackReoWndUs() int64 {
-	reo := int64(1000)
-	minRTT := d.rtt.minRTTUs()
-	if (d.rack.reord || d.st.CA < cc.CARecovery) && d.rtt.minRTT.valid {
-		reo = max((minRTT>>2)*int64(d.rack.reoWndSteps), reo)
-		reo = min(reo, d.rtt.srttUs8>>3)
+	r.rttUs = rttUs
+	if !r.mstampSet || sentAfter(xmit, r.mstamp, endSeq, r.endSeq) {
+		r.mstamp, r.mstampSet = xmit, true
+		r.endSeq = endSeq
 	}
-	return reo
 }
 
-// rackDetectLoss follows tcp_rack_detect_loss: walk the time-sorted list
-// from the oldest transmission; a segment sent before the most recently
-// (s)acked one is lost once RACK.rtt + reo_wnd has passed since it was
-// sent. It returns the longest remaining wait (µs, 0: none) and how many
-// segments it marked.
+// rackReoWndUs follows tcp_rack_reo_wnd as in mainline Linux 6.x (since
+// 4.18): with no reordering seen, no window in recovery, nor once
+// sacked_out reaches the dupack threshold (tcp_reordering; the sysctl's
+// TCP_RACK_NO_DUPTHRESH bit is off by default); otherwise min_rtt/4 per
+// step (steps widen on D-SACKs), at most srtt, with no floor. The
+// arithmetic is the kernel's u32: with no min_rtt sample yet
+// (tcp_min_rtt = ~0U) the product wraps and srtt bounds it.
+func (d *DataSender) rackReoWndUs() int64 {
+	if d.reordSeen == 0 {
+		if d.st.CA >= cc.CARecovery {
+			return 0
+		}
+		if d.sb.sackedOut >= d.reordering {
+			return 0
+		}
+	}
+	steps := uint32(d.rtt.minRTTUs()>>2) * d.rack.reoWndSteps
+	return int64(min(steps, uint32(d.rtt.srttUs8>>3)))
+}
+
+// rackSkbTimeout is tcp_rack_skb_timeout: how long segment s may still go
+// unacknowledged, RACK.rtt + reo_wnd after it was sent (µs, ≤ 0: lost).
+func (d *DataSender) rackSkbTimeout(s *txSeg, reoWndUs int64) int64 {
+	return d.rack.rttUs + reoWndUs - stampUsDelta(d.st.Now, s.sent)
+}
+
+// rackDetectLoss follows tcp_rack_detect_loss (mainline Linux 6.x): walk
+// the time-sorted list from the oldest transmission; a segment sent before
+// the most recently (s)acked one is lost once RACK.rtt + reo_wnd has
+// passed since it was sent (remaining <= 0). It returns the longest
+// remaining wait (µs, 0: none) and how many segments it marked.
 func (d *DataSender) rackDetectLoss() (reoTimeoutUs int64, marked uint32) {
 	reo := d.rackReoWndUs()
-	nowUs := d.st.Now
 	for n := d.sb.head; n >= 0; {
 		s := d.sb.seg(uint64(n))
 		next := s.next
@@ -76,14 +94,14 @@ func (d *DataSender) rackDetectLoss() (reoTimeoutUs int64, marked uint32) {
 		if !sentAfter(d.rack.mstamp, s.sent, d.rack.endSeq, s.end) {
 			break
 		}
-		remaining := d.rack.rttUs + reo - toUs(nowUs.Sub(s.sent))
-		if remaining < 0 {
-			// tcp_rack_mark_skb_lost: marked, and off the list.
+		remaining := d.rackSkbTimeout(s, reo)
+		if remaining <= 0 {
+			// tcp_mark_skb_lost, and off the list.
 			d.markLost(uint64(n))
 			d.sb.listRemove(uint64(n))
 			marked++
 		} else {
-			reoTimeoutUs = max(reoTimeoutUs, remaining+1)
+			reoTimeoutUs = max(reoTimeoutUs, remaining)
 		}
 		n = next
 	}
@@ -108,9 +126,10 @@ func (d *DataSender) markLost(n uint64) {
 	}
 }
 
-// rackMarkLost follows tcp_rack_mark_lost: run detection if RACK advanced
-// and arm the reordering timer for segments still within the window. It
-// reports whether it armed the timer.
+// rackMarkLost follows tcp_rack_mark_lost (mainline Linux 6.x): run
+// detection if RACK advanced and arm the reordering timer, rounded up to
+// jiffies after adding the TCP_TIMEOUT_MIN_US floor, for segments still
+// within the window. It reports whether it armed the timer.
 func (d *DataSender) rackMarkLost() bool {
 	if !d.rack.advanced {
 		return false
@@ -120,20 +139,21 @@ func (d *DataSender) rackMarkLost() bool {
 	if timeout == 0 {
 		return false
 	}
-	d.armXmitTimer(timeReoTimeout, usToJiffies(timeout)+timeoutMinUs/1000*jiffy, d.rto)
+	d.armXmitTimer(timeReoTimeout, usToJiffies(timeout+timeoutMinUs), d.rto)
 	return true
 }
 
-// rackReoTimeout follows tcp_rack_reo_timeout: the reordering window
-// expired; mark what is now lost, start recovery and retransmit.
+// rackReoTimeout follows tcp_rack_reo_timeout (mainline Linux 6.x): the
+// reordering window expired; mark what is now lost, start recovery and
+// retransmit.
 func (d *DataSender) rackReoTimeout() {
-	prior := d.sb.inFlight()
+	prior, lost := d.sb.inFlight(), d.lost
 	d.rackDetectLoss()
 	if prior != d.sb.inFlight() {
 		if d.st.CA != cc.CARecovery {
 			d.enterRecovery(false)
 			if d.hooks.CongControl == nil {
-				d.cwndReduction(1, 0, 0)
+				d.cwndReduction(1, int32(d.lost-lost), 0)
 			}
 		}
 		d.xmitRetransmitQueue()
@@ -143,7 +163,8 @@ func (d *DataSender) rackReoTimeout() {
 	}
 }
 
-// rackUpdateReoWnd follows tcp_rack_update_reo_wnd: widen the window by a
+// rackUpdateReoWnd follows tcp_rack_update_reo_wnd (mainline Linux 6.x,
+// unchanged since 4.18): widen the window by a
 // step per round trip in which a D-SACK arrived; after 16 recoveries
 // without one, return to a single step.
 func (d *DataSender) rackUpdateReoWnd(rs *cc.RateSample) {

@@ -88,6 +88,11 @@ type Receiver struct {
 	gro  groState
 
 	stats ReceiverStats
+
+	// readStopped models an application that stopped reading (tests
+	// only; the engine's applications always read): data stays in the
+	// receive buffer and the window closes.
+	readStopped bool
 }
 
 // NewReceiver registers a receiver for c.Flow with s. It sends ACKs through

@@ -56,12 +56,17 @@ func (a *ackState) initRcvMss(advmss uint32, rcvWnd uint32) {
 
 // measureRcvMss follows tcp_measure_rcv_mss: learn the sender's segment
 // size, and mark small or PSH segments "pushed" so that reading them
-// empties the queue with an immediate ACK.
-func (a *ackState) measureRcvMss(sg segment, advmss uint32) {
+// empties the queue with an immediate ACK. A full-sized skb that changes
+// rcv_mss also sets the window's scaling_ratio (6.6+).
+func (a *ackState) measureRcvMss(sg segment, w *window) {
+	advmss := w.advmss
 	lss := a.lastSegSize
 	a.lastSegSize = 0
 	l := sg.segLen
 	if l >= a.rcvMss {
+		if l != a.rcvMss {
+			w.measureScalingRatio(sg.end-sg.seq, uint64(sg.segs))
+		}
 		a.rcvMss = min(l, advmss)
 		if sg.flags&packet.PSH != 0 {
 			a.pending |= ackPushed

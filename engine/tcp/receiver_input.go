@@ -157,7 +157,7 @@ func (r *Receiver) eventDataRecv(sg segment) {
 	now := r.s.Now()
 	a := &r.ack
 	a.pending |= ackSched
-	a.measureRcvMss(sg, r.win.advmss)
+	a.measureRcvMss(sg, &r.win)
 	r.win.rcvRttMeasure(r.rcvNxt, now)
 	j := jiffies(now)
 	if a.ato == 0 {
@@ -199,8 +199,9 @@ func (r *Receiver) receiveWindow() uint64 {
 // growWindow follows tcp_grow_window: rcv_ssthresh, the cap on the
 // advertised window, grows by two segments per arriving segment while the
 // buffer has room; growing asks for a quick ACK so the sender learns it.
-// Every skb fits ("check #2" passes) because truesize is modelled as
-// exactly len / scaling_ratio.
+// Every skb fits ("check #2": tcp_win_from_space(truesize) <= len)
+// because all skbs have the len/truesize the ratio was measured on, or a
+// better one (GRO aggregates).
 func (r *Receiver) growWindow(sg segment) {
 	w := &r.win
 	room := int64(min(w.windowClamp, w.space(r.rmemAlloc()))) - int64(w.rcvSsthresh)
@@ -212,15 +213,29 @@ func (r *Receiver) growWindow(sg segment) {
 	r.ack.quick |= 1
 }
 
-// rmemAlloc is sk_rmem_alloc: the truesize of unread and out-of-order data.
+// rmemAlloc is sk_rmem_alloc: the truesize of unread and out-of-order
+// data. Unread in-order data is one coalesced skb; each out-of-order
+// interval is one skb, its frames counted from its bytes (the intervals'
+// rounding is folded into one).
 func (r *Receiver) rmemAlloc() uint64 {
-	return spaceFromWin(r.rcvNxt - r.copiedSeq + r.ofo.bytes)
+	adv := uint64(r.win.advmss)
+	var m uint64
+	if unread := r.rcvNxt - r.copiedSeq; unread > 0 {
+		m += skbTruesize((unread + adv - 1) / adv)
+	}
+	if n := uint64(len(r.ofo.iv)); n > 0 {
+		m += n*skbStructSize + (r.ofo.bytes+adv-1)/adv*rxFrameTruesize
+	}
+	return m
 }
 
 // appRead is the application's recvmsg: it copies all in-order data at
 // once, then tcp_rcv_space_adjust autotunes the buffer and tcp_cleanup_rbuf
 // may send an ACK.
 func (r *Receiver) appRead() {
+	if r.readStopped {
+		return
+	}
 	copied := r.rcvNxt - r.copiedSeq
 	if copied == 0 {
 		return

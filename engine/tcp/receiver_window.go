@@ -14,19 +14,45 @@ const (
 	defaultMSS        = 1448
 )
 
-// window is the receive-window and autotuning state of tcp_sock. The
-// buffer-to-window ratio is the kernel's default scaling_ratio, one half
-// (TCP_DEFAULT_SCALING_RATIO): every skb's truesize is modelled as twice
-// its payload, so tcp_win_from_space(b) = b/2. Windows are plain bytes
-// (window scaling is implicit), and no rounding to the scale factor is
-// applied.
+// The buffer-to-window ratio (kernel 6.6+, include/net/tcp.h): sk_rcvbuf
+// counts skb truesize, the window payload bytes, and tcp_win_from_space
+// converts with the per-socket scaling_ratio in 1/256 units
+// (TCP_RMEM_TO_WIN_SCALE). It starts at TCP_DEFAULT_SCALING_RATIO, one half
+// (6.8+; 6.6 started at 1200/SKB_TRUESIZE(4096) ≈ ¼), and
+// tcp_measure_rcv_mss sets it to len/truesize of the first full-sized skb.
+const (
+	rmemToWinScale      = 8                         // TCP_RMEM_TO_WIN_SCALE
+	defaultScalingRatio = 1 << (rmemToWinScale - 1) // TCP_DEFAULT_SCALING_RATIO: 50%
+)
+
+// Receive-side skb truesize for a 1500-byte MTU. A NIC driver receives each
+// frame into a 2 KiB half-page buffer and builds the skb around it
+// (build_skb: SKB_TRUESIZE(2048 − shared info) = 2048 plus
+// SKB_DATA_ALIGN(sizeof(struct sk_buff)) = 256 on x86-64, 2304 in all);
+// GRO (skb_gro_receive) and the receive queue's coalescing
+// (skb_try_coalesce) steal each further frame's head fragment and add its
+// truesize less the freed sk_buff, 2048. One skb of n frames is therefore
+// 256 + 2048·n, and a lone 1448-byte segment gives scaling_ratio
+// 1448·256/2304 = 160 (62.5%).
+const (
+	rxFrameTruesize = 2048 // a 1500-byte frame's half-page receive buffer
+	skbStructSize   = 256  // SKB_DATA_ALIGN(sizeof(struct sk_buff))
+)
+
+// skbTruesize is the truesize of one skb holding frames received frames.
+func skbTruesize(frames uint64) uint64 { return skbStructSize + frames*rxFrameTruesize }
+
+// window is the receive-window and autotuning state of tcp_sock. Windows
+// are plain bytes (window scaling is implicit), and no rounding to the
+// scale factor is applied.
 type window struct {
-	advmss      uint32
-	rcvBuf      uint64 // sk_rcvbuf
-	maxBuf      uint64 // tcp_rmem[2]
-	windowClamp uint64
-	rcvSsthresh uint64
-	rcvWnd      uint64
+	advmss       uint32
+	scalingRatio uint32 // tp->scaling_ratio, /256
+	rcvBuf       uint64 // sk_rcvbuf
+	maxBuf       uint64 // tcp_rmem[2]
+	windowClamp  uint64
+	rcvSsthresh  uint64
+	rcvWnd       uint64
 
 	// Receiver RTT estimate (tp->rcv_rtt_est), <<3-scaled microseconds.
 	rcvRttUs        uint32
@@ -41,11 +67,23 @@ type window struct {
 	rcvqTime  int64
 }
 
-// winFromSpace is tcp_win_from_space with scaling_ratio one half.
-func winFromSpace(space uint64) uint64 { return space >> 1 }
+// winFromSpace is tcp_win_from_space: the payload a buffer of space bytes
+// of truesize holds.
+func (w *window) winFromSpace(space uint64) uint64 {
+	return space * uint64(w.scalingRatio) >> rmemToWinScale
+}
 
-// spaceFromWin is tcp_space_from_win with scaling_ratio one half.
-func spaceFromWin(win uint64) uint64 { return win << 1 }
+// spaceFromWin is tcp_space_from_win, its inverse.
+func (w *window) spaceFromWin(win uint64) uint64 {
+	return win << rmemToWinScale / uint64(w.scalingRatio)
+}
+
+// measureScalingRatio is tcp_measure_rcv_mss's scaling_ratio update (6.6+),
+// made when a full-sized skb changes rcv_mss: len/truesize of that skb, of
+// len bytes in frames frames.
+func (w *window) measureScalingRatio(len, frames uint64) {
+	w.scalingRatio = max(uint32(len<<rmemToWinScale/skbTruesize(frames)), 1)
+}
 
 // init follows tcp_openreq_init_rwin → tcp_select_initial_window for a
 // passive open: the initial window is the buffer's window part rounded
@@ -57,6 +95,7 @@ func (w *window) init(o config.TCPOptions) {
 	if w.advmss == 0 {
 		w.advmss = defaultMSS
 	}
+	w.scalingRatio = defaultScalingRatio // tcp_scaling_ratio_init
 	w.rcvBuf = uint64(o.RcvBufInit)
 	if w.rcvBuf == 0 {
 		w.rcvBuf = uint64(defaultRcvBufInit)
@@ -65,7 +104,7 @@ func (w *window) init(o config.TCPOptions) {
 	if o.RcvBufMax == 0 {
 		w.maxBuf = max(uint64(defaultRcvBufMax), w.rcvBuf)
 	}
-	space := winFromSpace(w.rcvBuf)
+	space := w.winFromSpace(w.rcvBuf)
 	if space > uint64(w.advmss) {
 		space -= space % uint64(w.advmss)
 	}
@@ -80,7 +119,7 @@ func (w *window) init(o config.TCPOptions) {
 // clamp becomes the buffer's window part less one reserved segment
 // (tcp_app_win = 31), and DRS starts measuring from ten segments.
 func (w *window) initBufferSpace(now sim.Time, copiedSeq uint64) {
-	maxwin := winFromSpace(w.rcvBuf)
+	maxwin := w.winFromSpace(w.rcvBuf)
 	adv := uint64(w.advmss)
 	if w.windowClamp >= maxwin {
 		w.windowClamp = maxwin
@@ -102,7 +141,7 @@ func (w *window) space(rmem uint64) uint64 {
 	if rmem >= w.rcvBuf {
 		return 0
 	}
-	return winFromSpace(w.rcvBuf - rmem)
+	return w.winFromSpace(w.rcvBuf - rmem)
 }
 
 // selectWindowRaw follows __tcp_select_window: the free window part of the
@@ -113,7 +152,7 @@ func (r *Receiver) selectWindowRaw() uint64 {
 	w := &r.win
 	mss := uint64(r.ack.rcvMss)
 	free := w.space(r.rmemAlloc())
-	allowed := winFromSpace(w.rcvBuf)
+	allowed := w.winFromSpace(w.rcvBuf)
 	full := min(w.windowClamp, allowed)
 	if mss > full {
 		mss = full
@@ -205,10 +244,10 @@ func (w *window) rcvSpaceAdjust(copiedSeq uint64, now sim.Time) {
 		rcvwin := copied<<1 + 16*uint64(w.advmss)
 		grow := rcvwin * (copied - w.rcvqSpace) / w.rcvqSpace
 		rcvwin += grow << 1
-		rcvbuf := min(spaceFromWin(rcvwin), w.maxBuf)
+		rcvbuf := min(w.spaceFromWin(rcvwin), w.maxBuf)
 		if rcvbuf > w.rcvBuf {
 			w.rcvBuf = rcvbuf
-			w.windowClamp = winFromSpace(rcvbuf)
+			w.windowClamp = w.winFromSpace(rcvbuf)
 		}
 		w.rcvqSpace = copied
 	}

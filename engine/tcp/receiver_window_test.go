@@ -13,22 +13,26 @@ import (
 // SYN-ACK RTT, and every segment echoes a timestamp of ours 10 ms old):
 // each round it sends floor(window/1448) segments 1 us apart, the window
 // being the one of the last ACK. Hand derivation (MSS 1448, RcvBufInit
-// 128 KiB, scaling ratio 1/2):
+// 128 KiB; scaling_ratio 128/256 until the first data segment, then
+// len/truesize = 1448·256/2304 = 160, tcp_measure_rcv_mss in 6.6+):
 //
+//	SYN-ACK: 65536 − 65536 mod 1448 = 65160 (ratio ½).
 //	establish: clamp = 65536 − 1448 = 64088 (tcp_init_buffer_space), and
 //	  rcv_ssthresh = min(65160, 64088) = 64088; rcvq_space = 10·1448 = 14480.
-//	round 0 (20 ms): 45 segments, no room to grow: window 64088.
+//	round 0 (20 ms): 45 segments; the first sets the ratio to 160 (the
+//	  clamp stays); no room to grow: window 64088.
 //	round 1 (30 ms): 44 segments. The first one's read is one RTT after
 //	  establishment: copied = 46·1448 = 66608 > 14480, so
 //	  rcvwin = 2·66608 + 16·1448 = 156384,
 //	  grow = 156384·(66608 − 14480)/14480 = 562982,
-//	  rcvwin += 2·grow → 1282348, rcvbuf = 2·rcvwin = 2564696, capped by
-//	  tcp_rmem[2]; clamp = rcvbuf/2. The other 43 segments each grow
-//	  rcv_ssthresh by 2·1448: 64088 + 43·2896 = 188616.
+//	  rcvwin += 2·grow → 1282348, rcvbuf = rcvwin·256/160 = 2051756,
+//	  capped by tcp_rmem[2]; clamp = rcvbuf·160/256. The other 43 segments
+//	  each grow rcv_ssthresh by 2·1448: 64088 + 43·2896 = 188616.
 //	round 2 (40 ms): 130 segments; DRS sees 44·1448 < 66608 (no change);
-//	  rcv_ssthresh grows until capped by tcp_space = rcvbuf/2 − 1448 (the
-//	  segment being processed is still unread): with 1 MiB that is 522840.
-//	round 3: stays at the cap.
+//	  rcv_ssthresh grows by 130·2896 to 565096, unless capped by tcp_space =
+//	  (rcvbuf − 2304)·160/256 (the segment being processed, one frame of
+//	  truesize 2304, is still unread): with 1 MiB that is 653920.
+//	round 3 (1 MiB): 390 segments take it to that cap.
 func TestAutotuning(t *testing.T) {
 	cases := []struct {
 		name       string
@@ -36,8 +40,8 @@ func TestAutotuning(t *testing.T) {
 		wantWnd    []uint32
 		wantRcvBuf units.Bytes
 	}{
-		{"1MiB", units.MiB, []uint32{64088, 188616, 522840, 522840}, units.MiB},
-		{"6MiB", 6 * units.MiB, []uint32{64088, 188616, 188616 + 130*2896}, 2564696},
+		{"1MiB", units.MiB, []uint32{64088, 188616, 565096, 653920}, units.MiB},
+		{"6MiB", 6 * units.MiB, []uint32{64088, 188616, 188616 + 130*2896}, 2051756},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -67,5 +71,40 @@ func TestAutotuning(t *testing.T) {
 				t.Errorf("RcvBuf = %d, want %d", h.r.RcvBuf(), c.wantRcvBuf)
 			}
 		})
+	}
+}
+
+// TestScalingRatio checks tcp_measure_rcv_mss's scaling_ratio = (len << 8) /
+// truesize against hand arithmetic with the 1500-byte-MTU truesize model
+// (256 + 2048 per frame), and tcp_win_from_space / tcp_space_from_win with
+// it.
+func TestScalingRatio(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		len, frames uint64
+		want        uint32
+	}{
+		{"lone 1448-byte segment: 370688/2304", 1448, 1, 160},
+		{"GRO aggregate of 44: 16310272/90368", 44 * 1448, 44, 180},
+		{"lone 1000-byte segment: 256000/2304", 1000, 1, 111},
+		{"1-byte segment: 256/2304 = 0, floored at 1", 1, 1, 1},
+	} {
+		var w window
+		w.measureScalingRatio(tc.len, tc.frames)
+		if w.scalingRatio != tc.want {
+			t.Errorf("%s: scaling_ratio = %d, want %d", tc.name, w.scalingRatio, tc.want)
+		}
+	}
+	w := window{scalingRatio: 160}
+	if got := w.winFromSpace(131072); got != 81920 {
+		t.Errorf("tcp_win_from_space(131072) at 160/256 = %d, want 81920", got)
+	}
+	if got := w.spaceFromWin(81920); got != 131072 {
+		t.Errorf("tcp_space_from_win(81920) at 160/256 = %d, want 131072", got)
+	}
+	var d window
+	d.init(defaultOpts())
+	if d.scalingRatio != 128 {
+		t.Errorf("initial scaling_ratio = %d, want TCP_DEFAULT_SCALING_RATIO = 128", d.scalingRatio)
 	}
 }

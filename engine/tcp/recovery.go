@@ -468,20 +468,21 @@ func (d *DataSender) enterLoss() {
 }
 
 // timeoutMarkLost follows tcp_timeout_mark_lost: on an RTO the head and
-// every unsacked segment sent longer than RACK.rtt ago are lost; segments
-// sent more recently may still be acked.
+// every unsacked segment sent longer than RACK.rtt ago are lost (without
+// RACK, every unsacked segment); segments sent more recently may still be
+// acked.
 func (d *DataSender) timeoutMarkLost() {
 	if !d.isSACK() {
 		d.sb.sackedOut = 0 // tcp_reset_reno_sack
 	}
-	nowUs := d.st.Now
 	for n := d.sb.una; n < d.sb.nxt; n++ {
 		s := d.sb.seg(n)
 		if s.flags&flagSacked != 0 {
 			continue
 		}
-		// tcp_rack_skb_timeout(tp, skb, 0) > 0: sent within RACK.rtt.
-		if n != d.sb.una && d.rack.rttUs-toUs(nowUs.Sub(s.sent)) > 0 {
+		// With RACK, tcp_rack_skb_timeout(tp, skb, 0) > 0: sent within
+		// RACK.rtt.
+		if d.isRACK() && n != d.sb.una && d.rackSkbTimeout(s, 0) > 0 {
 			continue
 		}
 		d.markLost(n)

@@ -3,7 +3,9 @@ package tcp
 import (
 	"testing"
 
+	"github.com/ccscope/ccscope/engine/packet"
 	"github.com/ccscope/ccscope/engine/sim"
+	"github.com/ccscope/ccscope/engine/units"
 )
 
 // The RTO follows RFC 6298 §2 as the kernel computes it (tcp_rtt_estimator,
@@ -65,5 +67,42 @@ func TestMinRTTWindow(t *testing.T) {
 	m.runningMin(win, sim.Time(13*sim.Second), 80)
 	if m.s[0].v != 70 {
 		t.Errorf("min after the 40 expired = %d, want 70 (the best sample within the window)", m.s[0].v)
+	}
+}
+
+// tcp_update_rtt_min feeds the windowed min filter `rtt_us ? :
+// jiffies_to_usecs(1)`: a sub-millisecond RTT is kept as measured, and only
+// a zero sample (an RTT below the microsecond clock's resolution) becomes
+// 1 ms. The handshake is slowed by 5 ms each way so that the data's samples
+// set the minimum. Data segments of 1500 wire bytes and ACKs of 52 bytes on
+// 10 Gbps with 100 µs each way take 100 + 1.2 + 100 + 0.04 µs: 201 µs in the
+// kernel's whole microseconds. A one-segment transfer at 100 Gbps with no
+// delay has an RTT of 0.12 µs, a zero sample: 1000 µs.
+func TestMinRTTKeepsSubMillisecondSamples(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		rate units.BitRate
+		owd  sim.Duration
+		size units.Bytes
+		want int64
+	}{
+		{"200 µs path", 10 * units.Gbps, 100 * sim.Microsecond, units.MB, 201},
+		{"zero sample", 100 * units.Gbps, 0, 1448, 1000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := shHarness{cc: "reno", rate: tc.rate, owd: tc.owd, size: tc.size, opts: shLinuxOpts()}
+			c := h.build(t)
+			slowSYN := func(p *packet.Packet) sim.Duration {
+				if p.Flags&packet.SYN != 0 {
+					return 5 * sim.Millisecond
+				}
+				return 0
+			}
+			c.fwd.extra, c.rev.extra = slowSYN, slowSYN
+			c.runUntil(sim.Time(sim.Second))
+			if got := c.snd.rtt.minRTTUs(); got != tc.want {
+				t.Errorf("tcp_min_rtt = %d µs, want %d", got, tc.want)
+			}
+		})
 	}
 }

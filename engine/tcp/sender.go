@@ -20,7 +20,7 @@ import (
 const (
 	initCwnd         = 10         // TCP_INIT_CWND
 	infiniteSSThresh = 0x7fffffff // TCP_INFINITE_SSTHRESH
-	gsoMaxBytes      = 65536      // GSO_LEGACY_MAX_SIZE: sk_gso_max_size
+	gsoMaxBytes      = 65536      // GSO_LEGACY_MAX_SIZE: the device's gso_ipv4_max_size
 	gsoMaxSegs       = 65535      // GSO_MAX_SEGS
 	pacingShift      = 10         // sk_pacing_shift default
 	tsoRTTLog        = 9          // sysctl_tcp_tso_rtt_log
@@ -28,6 +28,11 @@ const (
 	pacingSSRatio    = 200        // sysctl_tcp_pacing_ss_ratio
 	pacingCARatio    = 120        // sysctl_tcp_pacing_ca_ratio
 	unpacedSegs      = 10         // sch_fq / EDT: the first 10 segments go unpaced
+
+	// skGSOMaxSize is sk_gso_max_size as sk_dst_gso_max_size (net/core/sock.c,
+	// 6.x) sets it for a device at GSO_LEGACY_MAX_SIZE: less MAX_TCP_HEADER
+	// + 1 (MAX_TCP_HEADER is 320 on x86-64), 65215 bytes.
+	skGSOMaxSize = gsoMaxBytes - (320 + 1)
 )
 
 // SenderConfig configures the sending end of a flow.
@@ -45,6 +50,11 @@ type SenderConfig struct {
 	Start sim.Time
 	Size  units.Bytes // payload to send; 0: unbounded
 	App   config.AppPattern
+	// HostFQ says the sending node's egress qdisc is fq. sch_fq sets
+	// sk_pacing_status = SK_PACING_FQ on the first packet it sees of a
+	// socket, and TCP then stamps every packet with its departure time
+	// (EDT), which fq enforces: with Opts.Pacing auto such a flow is paced.
+	HostFQ bool
 }
 
 // SenderStats are a sender's counters for the summary.
@@ -61,7 +71,12 @@ type SenderStats struct {
 	TLPs        uint64      // loss probes sent
 	Recoveries  uint64      // fast recovery episodes
 	Undos       uint64      // reductions undone
-	RTT         trace.Hist  // every RTT sample, ps
+	// WindowProbes counts zero-length window probes (LINUX_MIB_TCPWINPROBE).
+	WindowProbes uint64
+	// Aborted is set when tcp_retries2 window probes in a row went
+	// unanswered and the connection timed out (tcp_write_err).
+	Aborted bool
+	RTT     trace.Hist // every RTT sample, ps
 	// DeliveryRate is the latest delivery-rate sample (tcp_rate_gen) that
 	// was not app-limited, in payload bits per second.
 	DeliveryRate units.BitRate
@@ -85,6 +100,7 @@ const (
 	timeRetrans
 	timeReoTimeout
 	timeLossProbe
+	timeProbe0 // the zero-window probe (persist) timer, ICSK_TIME_PROBE0
 )
 
 const (
@@ -140,7 +156,10 @@ type DataSender struct {
 	frto           bool
 	tlpHighSeq     uint64
 	tlpRetrans     bool
+	tlpOrigAppLim  bool   // tlp_orig_data_app_limited (google/bbr v3 branch)
 	retransmits    uint32 // icsk_retransmits
+	backoff        uint   // icsk_backoff: RTOs and window probes since the last RTT sample
+	probesOut      uint32 // icsk_probes_out: window probes not answered by an ACK
 	highestSackEnd uint64
 	rtxHint        uint64 // lowest segment that may be lost and not retransmitted
 	lostHint       uint64 // tcp_mark_head_lost's resume point (lost_skb_hint)
@@ -165,6 +184,7 @@ type DataSender struct {
 	lastCEByte uint32
 
 	// Pacing.
+	paced          bool     // sk_pacing_status != SK_PACING_NONE
 	wstamp         sim.Time // tcp_wstamp_ns
 	pacingOverride units.BitRate
 
@@ -214,6 +234,7 @@ func NewSender(s *sim.Sim, pool *packet.Pool, out Sender, rec *trace.Recorder, c
 	// tcp_ecn_send_syn sets TCP_ECN_LOW from the route (ecn_low) only when
 	// it asks for ECN; the CC still checks that ECN was negotiated.
 	d.st.ECNLow = c.ECN && c.Opts.ECNLow
+	d.paced = initialPacing(c.Opts.Pacing, c.HostFQ)
 	d.appTimer.Arm(c.Start)
 	return d
 }
@@ -230,6 +251,9 @@ func (d *DataSender) Handle(ev sim.Event) {
 		d.appEvent()
 	}
 	d.record()
+	if LivenessViolation != nil {
+		d.checkLiveness()
+	}
 }
 
 // Receive processes a packet of this flow arriving at the sending node: the
@@ -249,6 +273,9 @@ func (d *DataSender) Receive(id packet.ID) {
 	}
 	d.pool.Free(id)
 	d.record()
+	if LivenessViolation != nil {
+		d.checkLiveness()
+	}
 }
 
 // CC is the flow's congestion-control algorithm.
@@ -295,15 +322,27 @@ func (d *DataSender) SetCwnd(pkts uint32) {
 	d.st.CwndPkts = max(pkts, 1)
 	d.push()
 	d.record()
+	if LivenessViolation != nil {
+		d.checkLiveness()
+	}
 }
 
 // SetPacingRate overrides sk_pacing_rate until cleared with 0: the CC's
-// and the sender's own pacing-rate updates are ignored meanwhile.
+// and the sender's own pacing-rate updates are ignored meanwhile. Like
+// setsockopt(SO_MAX_PACING_RATE) or a BPF program setting it, a rate moves
+// sk_pacing_status from SK_PACING_NONE to SK_PACING_NEEDED, so an unpaced
+// flow is paced from then on.
 func (d *DataSender) SetPacingRate(r units.BitRate) {
 	d.st.Now = d.s.Now()
 	d.pacingOverride = r
+	if r > 0 {
+		d.paced = true
+	}
 	d.push()
 	d.record()
+	if LivenessViolation != nil {
+		d.checkLiveness()
+	}
 }
 
 // pacingRate is sk_pacing_rate in bits per second; 0 means unlimited (~0UL).
@@ -314,11 +353,35 @@ func (d *DataSender) pacingRate() units.BitRate {
 	return d.st.PacingRate
 }
 
+// initialPacing is sk_pacing_status before the CC's init hook, as a
+// pacing switch and the host's qdisc set it: "auto" is SK_PACING_NONE on a
+// host without fq and SK_PACING_FQ behind fq; true stands for a host that
+// paces (fq), false for one that does not. A CC that needs pacing moves
+// SK_PACING_NONE to SK_PACING_NEEDED in its init hook (bbr_init's
+// cmpxchg), whatever the switch says.
+//
+// Both paced states pace the same way here: the sender stamps each packet
+// with tcp_wstamp_ns and holds it until then (tcp_pacing_check), so that an
+// fq qdisc finds it due on arrival. The kernel hands EDT packets to fq at
+// once and lets TCP Small Queues bound what waits there; the departure
+// times, hence the packets on the wire, are the same.
+func initialPacing(p config.Pacing, hostFQ bool) bool {
+	switch p {
+	case config.PacingOn:
+		return true
+	case config.PacingOff:
+		return false
+	}
+	return hostFQ
+}
+
 // fillState refreshes the read-only fields of the CC's state.
 func (d *DataSender) fillState() {
 	st := &d.st
 	st.InFlightPkts = d.sb.inFlight()
 	st.CwndLimited = d.cwndLimited()
+	st.IsCwndLimited = d.isCwndLimited
+	st.TLPOrigDataAppLimited = d.tlpOrigAppLim
 	st.Delivered = d.rate.delivered
 	st.DeliveredCE = d.rate.deliveredCE
 	st.Lost = d.lost
@@ -328,7 +391,7 @@ func (d *DataSender) fillState() {
 		st.MinRTT = sim.Duration(d.rtt.minRTTUs()) * sim.Microsecond
 	}
 	st.ECNOk = d.ecnOK
-	st.Paced = d.cfg.Opts.Pacing
+	st.Paced = d.paced
 	st.LastSend = d.lsndTime
 	st.DeliveredTime = d.rate.deliveredAt
 	st.NextDepartureTime = d.wstamp

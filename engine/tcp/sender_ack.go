@@ -50,8 +50,21 @@ type sackTagState struct {
 	hasPrior              bool
 }
 
-// ack follows tcp_ack: process one ACK.
+// ack is the sender's part of tcp_rcv_established: tcp_ack, then, for
+// any ACK tcp_ack did not discard, tcp_data_snd_check — send what the
+// windows now allow, or arm the persist timer. The ACK that reopens a
+// closed receive window usually acks nothing new; without this step the
+// window it carries would never be used.
 func (d *DataSender) ack(p *packet.Packet) {
+	if d.tcpAck(p) {
+		d.push()
+	}
+	d.checkDone()
+}
+
+// tcpAck follows tcp_ack: process one ACK. It reports whether the ACK was
+// accepted (an old ACK is, one for data never sent is not).
+func (d *DataSender) tcpAck(p *packet.Packet) bool {
 	priorSndUna := d.sndUna
 	ackSeq := p.Ack
 	flag := 0
@@ -79,11 +92,12 @@ func (d *DataSender) ack(p *packet.Packet) {
 			d.fastretransAlert(priorSndUna, numDupack, &flag, &rexmit)
 			d.xmitRecovery(rexmit)
 		}
-		return
+		return true
 	}
 	if ackSeq > d.sndNxt {
-		return // acks data never sent (RFC 793 3.9)
+		return false // acks data never sent (RFC 793 3.9)
 	}
+	d.probesOut = 0 // the peer is alive
 	if ackSeq > priorSndUna {
 		flag |= flagSndUnaAdvanced
 		d.retransmits = 0
@@ -106,7 +120,7 @@ func (d *DataSender) ack(p *packet.Packet) {
 	} else {
 		// tcp_ack_update_window: the ACK carries no data, so the window
 		// is taken when the ACK advances or the window grows.
-		if ackSeq > d.sndUna || nwin > d.sndWnd {
+		if ackSeq > d.sndUna || nwin > d.sndWnd || nwin == 0 {
 			flag |= flagWinUpdate
 			d.sndWnd = nwin
 			d.maxWnd = max(d.maxWnd, nwin)
@@ -132,10 +146,11 @@ func (d *DataSender) ack(p *packet.Packet) {
 		if flag&flagDSackingAck != 0 {
 			d.fastretransAlert(priorSndUna, numDupack, &flag, &rexmit)
 		}
+		d.ackProbe()
 		if d.tlpHighSeq != 0 {
 			d.processTLPAck(ackSeq, flag)
 		}
-		return
+		return true
 	}
 
 	flag |= d.cleanRtxQueue(priorFack, priorSndUna, ss, flag&flagECE != 0)
@@ -167,8 +182,7 @@ func (d *DataSender) ack(p *packet.Packet) {
 	}
 	d.congControl(ackSeq, newly, flag, &ss.rate)
 	d.xmitRecovery(rexmit)
-	d.push()
-	d.checkDone()
+	return true
 }
 
 // inAckEvent follows tcp_in_ack_event, which mainline calls after
@@ -303,9 +317,14 @@ func (d *DataSender) cleanRtxQueue(priorFack, priorSndUna uint64, ss *sackTagSta
 	if haveAckt && flag&flagRetransAcked == 0 {
 		seqRTT = toUs(d.st.Now.Sub(firstAckt))
 		caRTT = toUs(d.st.Now.Sub(lastAckt))
+		// A lone runt, likely a delayed ACK. As in the kernel, flag is
+		// this function's own (it starts at 0), so of FLAG_CA_ALERT and
+		// FLAG_SYN_ACKED only the latter could be set here, and the
+		// handshake's SYN never sits in this queue.
 		if pktsAcked == 1 && priorSacked == 0 && d.sndUna-priorSndUna < d.mss &&
-			ss.rate.PriorDelivered+1 == d.rate.delivered {
-			flag |= flagAckMaybeDelayed // a lone runt, likely a delayed ACK
+			ss.rate.PriorDelivered+1 == d.rate.delivered &&
+			flag&(flagCAAlert|flagSynAcked) == 0 {
+			flag |= flagAckMaybeDelayed
 		}
 	}
 	if ss.sackedAny {
@@ -333,7 +352,9 @@ func (d *DataSender) cleanRtxQueue(priorFack, priorSndUna uint64, ss *sackTagSta
 		flag |= flagSetXmitTimer
 	}
 
-	if d.hooks.PktsAcked != nil && pktsAcked > 0 {
+	// Every ACK that reaches here calls pkts_acked, SACK-only ones too
+	// (pkts_acked 0, the SACK's RTT), as tcp_clean_rtx_queue does.
+	if d.hooks.PktsAcked != nil {
 		d.fillState()
 		d.hooks.PktsAcked.PktsAcked(&d.st, cc.AckSample{PktsAcked: pktsAcked,
 			RTT:          ss.rate.RTT,
@@ -373,15 +394,26 @@ func (d *DataSender) ackUpdateRTT(flag int, seqRTT, sackRTT, caRTT int64, rs *cc
 	if seqRTT < 0 {
 		return false
 	}
-	// tcp_update_rtt_min: skip suspected delayed ACKs above the minimum.
-	if !(flag&flagAckMaybeDelayed != 0 && caRTT > d.rtt.minRTTUs()) {
-		d.rtt.minRTT.runningMin(minRTTWindow, d.st.Now, max(caRTT, 1000))
-	}
+	d.updateRTTMin(caRTT, flag)
 	d.rtt.sample(seqRTT, d.sndUna, d.sndNxt)
 	d.rtt.setRTO()
 	d.rto = d.rtt.rto // RFC 6298: a valid sample resets the backoff
+	d.backoff = 0
 	d.Stats.RTT.Add(seqRTT * int64(sim.Microsecond))
 	return true
+}
+
+// updateRTTMin follows tcp_update_rtt_min (tcp_input.c, 4.10+): skip
+// suspected delayed ACKs above the minimum, and feed the windowed filter
+// `rtt_us ? : jiffies_to_usecs(1)`: only a zero sample becomes 1 ms.
+func (d *DataSender) updateRTTMin(rttUs int64, flag int) {
+	if flag&flagAckMaybeDelayed != 0 && rttUs > d.rtt.minRTTUs() {
+		return
+	}
+	if rttUs == 0 {
+		rttUs = int64(jiffy / sim.Microsecond)
+	}
+	d.rtt.minRTT.runningMin(minRTTWindow, d.st.Now, rttUs)
 }
 
 // congControl follows tcp_cong_control: the CC's cong_control if it has
@@ -426,6 +458,9 @@ func (d *DataSender) processTLPAck(ackSeq uint64, flag int) {
 	case flag&flagDSackTLP != 0:
 		d.tlpHighSeq = 0 // both original and probe arrived: no loss
 	case ackSeq > d.tlpHighSeq:
+		// The google/bbr v3 branch tells the CC first
+		// (CA_EVENT_TLP_RECOVERY); BBRv3 then judges the loss.
+		d.caEvent(cc.EventTLPRecovery)
 		d.initCwndReduction()
 		d.setCAState(cc.CACWR)
 		d.endCwndReduction()

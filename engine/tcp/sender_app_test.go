@@ -52,6 +52,39 @@ func TestSndBufLimitsThroughput(t *testing.T) {
 	}
 }
 
+// A greedy writer held back by its send buffer, not by cwnd, is
+// app-limited as the kernel sees it: tcp_sendmsg_locked calls
+// tcp_rate_check_app_limited on every write, and at the buffer limit the
+// write finds less than a segment unsent (the 128 KB buffer's 88 segments
+// all left at once) and fewer packets in flight than cwnd (Reno in slow
+// start grows cwnd to twice the 88 segments out). So every rate sample
+// after the first round is app-limited, as for a rate-limited application.
+func TestSndBufLimitedGreedyIsAppLimited(t *testing.T) {
+	opts := shLinuxOpts()
+	opts.SndBuf = 128 * units.KB
+	h := shHarness{cc: "reno", rate: 100 * units.Mbps, owd: 20 * sim.Millisecond, opts: opts}
+	c := h.build(t)
+	c.runUntil(sim.Time(sim.Second))
+	var samples, limited int
+	for c.s.Now() < sim.Time(6*sim.Second) {
+		if c.s.Step(1) == 0 {
+			break
+		}
+		if c.snd.rate.rateInterval > 0 {
+			samples++
+			if c.snd.rate.rateAppLimited {
+				limited++
+			}
+		}
+	}
+	if samples == 0 || limited != samples {
+		t.Errorf("app-limited rate samples: %d of %d events with a sample, want all", limited, samples)
+	}
+	if c.snd.sb.inFlight() >= c.snd.st.CwndPkts {
+		t.Errorf("in flight %d ≥ cwnd %d: the flow is cwnd-limited, not buffer-limited", c.snd.sb.inFlight(), c.snd.st.CwndPkts)
+	}
+}
+
 // An application that goes quiet for longer than the RTO restarts from a
 // smaller window (tcp_slow_start_after_idle_check → tcp_cwnd_restart,
 // RFC 2861 §3): with C the window before the pause, Δ the time since the
@@ -99,5 +132,28 @@ func TestSlowStartAfterIdle(t *testing.T) {
 	}
 	if d.st.CwndPkts != want || d.st.SSThreshPkts != wantSS {
 		t.Errorf("after the restart cwnd, ssthresh = %d, %d; want %d, %d", d.st.CwndPkts, d.st.SSThreshPkts, want, wantSS)
+	}
+}
+
+// A pacing-rate action paces even a flow the kernel would not pace
+// (CUBIC, no fq): setsockopt(SO_MAX_PACING_RATE), as a BPF program or tool
+// sets it, moves sk_pacing_status to SK_PACING_NEEDED. At 10 Mbps on a
+// 100 Mbps path the receiver then gets 10 Mbps (±3%).
+func TestPacingRateActionPacesUnpacedFlow(t *testing.T) {
+	opts := shLinuxOpts()
+	opts.Pacing = config.PacingAuto
+	h := shHarness{cc: "cubic", rate: 100 * units.Mbps, owd: 20 * sim.Millisecond, opts: opts}
+	c := h.build(t)
+	c.runUntil(sim.Time(500 * sim.Millisecond))
+	if c.snd.paced {
+		t.Fatalf("cubic without fq is paced before the action, want SK_PACING_NONE")
+	}
+	c.snd.SetPacingRate(10 * units.Mbps)
+	c.runUntil(sim.Time(sim.Second))
+	before := c.rcv.BytesDelivered()
+	c.runUntil(sim.Time(3 * sim.Second))
+	got := float64(c.rcv.BytesDelivered()-before) * 8 / 2
+	if got < 0.97*10e6 || got > 1.03*10e6 {
+		t.Errorf("delivered %.4g bps after a 10 Mbps pacing action, want 10 Mbps ± 3%%", got)
 	}
 }

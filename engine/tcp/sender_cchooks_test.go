@@ -99,3 +99,110 @@ func TestSenderECNCodepoint(t *testing.T) {
 		})
 	}
 }
+
+// ackSpy is Reno with a pkts_acked hook that records its samples.
+type ackSpy struct {
+	cc.Algorithm
+	samples []cc.AckSample
+}
+
+func (a *ackSpy) PktsAcked(_ *cc.State, s cc.AckSample) { a.samples = append(a.samples, s) }
+
+// tcp_clean_rtx_queue calls pkts_acked on every ACK that reaches it, SACK-only
+// ones included: after a mid-window loss the ACKs that only SACK carry
+// pkts_acked = 0 and the RTT of the newest SACKed segment (rs->rtt_us, from
+// sack->last_sackt), which CUBIC's delay_min and HyStart read. On this
+// 2·20 ms path at 100 Mbps that RTT is 40.12 ms plus queueing.
+func TestPktsAckedOnSACKOnlyACKs(t *testing.T) {
+	reno, _ := cc.New("reno")
+	spy := &ackSpy{Algorithm: reno}
+	h := shHarness{alg: spy, rate: 100 * units.Mbps, owd: 20 * sim.Millisecond, size: 2 * units.MB, opts: shLinuxOpts()}
+	c := h.build(t)
+	c.fwd.drop = dropOnce(seqOfSeg(100))
+	c.runUntil(sim.Time(3 * sim.Second))
+
+	var sackOnly int
+	for _, x := range spy.samples {
+		if x.PktsAcked != 0 {
+			continue
+		}
+		sackOnly++
+		if x.RTT < 40*sim.Millisecond || x.RTT > 60*sim.Millisecond {
+			t.Errorf("SACK-only pkts_acked RTT = %v, want in [40ms, 60ms]", x.RTT)
+		}
+	}
+	// Every segment sent after the lost one until its repair is SACKed
+	// alone: at least the three dupACKs that start recovery.
+	if sackOnly < 3 {
+		t.Errorf("pkts_acked calls with pkts_acked = 0: %d, want ≥ 3 (one per SACK-only ACK)", sackOnly)
+	}
+	if c.rcv.BytesDelivered() != 2*units.MB {
+		t.Errorf("delivered = %d, want %d", c.rcv.BytesDelivered(), 2*units.MB)
+	}
+}
+
+// eventSpy is Reno with a cwnd_event hook that records the events and the
+// CA state each found.
+type eventSpy struct {
+	cc.Algorithm
+	events []cc.Event
+	at     []sim.Time
+}
+
+func (a *eventSpy) CwndEvent(st *cc.State, ev cc.Event) {
+	a.events = append(a.events, ev)
+	a.at = append(a.at, st.Now)
+}
+
+// runOnOffTail runs a 100 Mbps, 2·10 ms path with an application on for
+// 200 ms and off for 300 ms, dropping the first transmission of segment
+// drop (0: none); it returns the sender, the spy and the send log.
+func runOnOffTail(t *testing.T, drop uint64) (*DataSender, *eventSpy, []shSent) {
+	t.Helper()
+	reno, _ := cc.New("reno")
+	spy := &eventSpy{Algorithm: reno}
+	opts := shLinuxOpts()
+	opts.RcvBufMax = 256 * units.KiB // about the 250 KB BDP: no standing queue
+	h := shHarness{alg: spy, rate: 100 * units.Mbps, owd: 10 * sim.Millisecond, opts: opts,
+		app: appOnOff(200*sim.Millisecond, 300*sim.Millisecond)}
+	c := h.build(t)
+	if drop != 0 {
+		c.fwd.drop = dropOnce(drop)
+	}
+	c.runUntil(sim.Time(800 * sim.Millisecond))
+	return c.snd, spy, c.fwd.log
+}
+
+// A loss probe that repairs a real loss raises CA_EVENT_TLP_RECOVERY (the
+// google/bbr v3 branch's tcp_process_tlp_ack) once, on the first ACK beyond
+// the probe's tlp_high_seq, just before the CWR reduction. The flow's last
+// segment before an off period is lost; the probe (PTO ≈ 2·srtt + 2 ms
+// into the silence) retransmits it, its ACK only reaches tlp_high_seq, and
+// the next on period's first new data is acked beyond it.
+func TestTLPRecoveryEvent(t *testing.T) {
+	_, _, log := runOnOffTail(t, 0)
+	var last uint64
+	for _, x := range log {
+		if x.len > 0 && x.at < sim.Time(500*sim.Millisecond) {
+			last = max(last, x.seq)
+		}
+	}
+	d, spy, _ := runOnOffTail(t, last)
+	var tlpEvents []sim.Time
+	for i, ev := range spy.events {
+		if ev == cc.EventTLPRecovery {
+			tlpEvents = append(tlpEvents, spy.at[i])
+		}
+	}
+	if d.Stats.TLPs != 1 || d.Stats.Retransmits != 1 {
+		t.Fatalf("TLPs, retransmits = %d, %d; want 1, 1 (the probe repairs the tail)", d.Stats.TLPs, d.Stats.Retransmits)
+	}
+	if len(tlpEvents) != 1 {
+		t.Fatalf("CA_EVENT_TLP_RECOVERY raised %d times, want once", len(tlpEvents))
+	}
+	// The connection is up at 20 ms: on until 220 ms, off until 520 ms;
+	// the next on period's first data is acked an RTT (~20 ms) later.
+	if tlpEvents[0] < sim.Time(540*sim.Millisecond) || tlpEvents[0] > sim.Time(560*sim.Millisecond) {
+		t.Errorf("CA_EVENT_TLP_RECOVERY at %v, want on the first ACK of the next on period (540–560 ms)", tlpEvents[0])
+	}
+}

@@ -65,12 +65,25 @@ func (d *DataSender) fillWrite() {
 	case config.OnOff:
 		// While on, the application keeps up with the socket: it writes
 		// what the windows let the sender send now, so the data it wrote
-		// when an off period starts drains within a round trip.
+		// when an off period starts drains within a round trip. A closed
+		// receive window still takes a segment's write, as a blocking
+		// write would leave one in the socket: that unsent segment is
+		// what the persist timer probes with.
 		if d.appOn {
-			d.writeSeq = max(d.writeSeq, min(limit, d.sndUna+min(uint64(d.st.CwndPkts)*d.mss, d.sndWnd)))
+			d.writeSeq = max(d.writeSeq, min(limit, d.sndUna+min(uint64(d.st.CwndPkts)*d.mss, max(d.sndWnd, d.mss))))
 		}
 	default:
-		d.writeSeq = max(d.writeSeq, limit)
+		// A greedy application writes whenever the send buffer has room
+		// for a segment (or the flow's last bytes); every write is a
+		// tcp_sendmsg, which first checks for an app-limited gap.
+		w := limit
+		if w != d.endSeq {
+			w = 1 + (w-1)/d.mss*d.mss
+		}
+		if w > d.writeSeq {
+			d.rateCheckAppLimited()
+			d.writeSeq = w
+		}
 	}
 	// The application writes whole segments except the flow's last: the
 	// scoreboard numbers segments by MSS from sequence 1.
@@ -79,11 +92,21 @@ func (d *DataSender) fillWrite() {
 	}
 }
 
-// checkAppLimited follows tcp_rate_check_app_limited, called when the
-// application writes: mark the flow app-limited if it has less than a
-// segment to send, is not cwnd-limited and has no lost data unrepaired.
+// checkAppLimited is a rate or on/off application's write: what it wrote
+// before goes into the send buffer, then tcp_sendmsg checks for an
+// app-limited gap before it queues the new data.
 func (d *DataSender) checkAppLimited() {
 	d.fillWrite()
+	d.rateCheckAppLimited()
+}
+
+// rateCheckAppLimited follows tcp_rate_check_app_limited (tcp_rate.c, 4.9+),
+// which tcp_sendmsg_locked calls on every write: mark the flow app-limited
+// if it has less than a segment unsent, is not cwnd-limited and has no lost
+// data unrepaired. A greedy writer at the send-buffer limit is marked too
+// when the buffer, not cwnd, holds it back. (The kernel's fourth test, no
+// skb left in the qdisc or NIC, is taken as true.)
+func (d *DataSender) rateCheckAppLimited() {
 	if d.writeSeq-d.sndNxt < d.mss && d.sb.inFlight() < d.st.CwndPkts && d.sb.lostOut <= d.sb.retransOut {
 		d.rate.appLimited = max(d.rate.delivered+d.sb.inFlight(), 1)
 	}
@@ -157,7 +180,7 @@ func (d *DataSender) synAck(p *packet.Packet) {
 		rttUs = max(int64(d.tsNow()-p.TSEcr), 1) * 1000
 	}
 	if rttUs >= 0 {
-		d.rtt.minRTT.runningMin(minRTTWindow, d.st.Now, max(rttUs, 1))
+		d.updateRTTMin(rttUs, 0) // tcp_synack_rtt_meas: FLAG_SYN_ACKED
 		d.rtt.sample(rttUs, d.sndUna, d.sndNxt)
 		d.rtt.setRTO()
 		d.rto = d.rtt.rto
@@ -187,7 +210,7 @@ func (d *DataSender) synAck(p *packet.Packet) {
 		// An algorithm that sets Paced asks for SK_PACING_NEEDED (BBR,
 		// Prague): tcp_needs_internal_pacing then paces the flow whatever
 		// the pacing switch says, which only chooses pacing for the rest.
-		d.cfg.Opts.Pacing = d.cfg.Opts.Pacing || d.st.Paced
+		d.paced = d.paced || d.st.Paced
 	}
 	d.takeFallback()
 	// The SYN-ACK went through tcp_ack, whose tcp_cong_control set the

@@ -101,13 +101,20 @@ type shHarness struct {
 	app   config.AppPattern
 	trace config.TraceDetail
 	echo  EchoMode
+	// hostFQ puts the sender behind an fq qdisc (SenderConfig.HostFQ).
+	hostFQ bool
+	// alg, if set, is the CC instance to use instead of a new cc.
+	alg cc.Algorithm
 }
 
-// shLinuxOpts are a default Linux host's options with buffers that do not
-// limit the flow (no send-buffer ceiling, 64 MiB receive buffer) and no
-// GRO, so the tests see one ACK decision per segment.
+// shLinuxOpts are the options of a Linux host with fq (pacing on) and
+// buffers that do not limit the flow (no send-buffer ceiling, 64 MiB
+// receive buffer) and no GRO, so the tests see one ACK decision per
+// segment. Pacing keeps the segments of a window apart, so the timing
+// tests see little queueing variation between neighbouring segments.
 func shLinuxOpts() config.TCPOptions {
 	o := config.DefaultTCPOptions()
+	o.Pacing = config.PacingOn
 	o.GRO = false
 	o.SndBuf = 0
 	o.RcvBufMax = 64 * units.MiB
@@ -118,9 +125,12 @@ func (h shHarness) build(t *testing.T) *shConn {
 	t.Helper()
 	s := sim.New()
 	pool := &packet.Pool{}
-	alg, err := cc.New(h.cc)
-	if err != nil {
-		t.Fatalf("cc.New(%q): %v", h.cc, err)
+	alg := h.alg
+	if alg == nil {
+		var err error
+		if alg, err = cc.New(h.cc); err != nil {
+			t.Fatalf("cc.New(%q): %v", h.cc, err)
+		}
 	}
 	c := &shConn{s: s, pool: pool}
 	c.fwd = newShPipe(s, pool, h.rate, h.owd)
@@ -128,7 +138,7 @@ func (h shHarness) build(t *testing.T) *shConn {
 	rec := trace.NewRecorder(h.trace, 0, nil)
 	rec.Flows = []string{"f0"}
 	c.snd = NewSender(s, pool, c.fwd, rec, SenderConfig{Flow: 0, Node: 0, Peer: 1, Opts: h.opts, CC: alg,
-		ECN: h.opts.ECN, Echo: h.echo, Size: h.size, App: h.app})
+		ECN: h.opts.ECN, Echo: h.echo, Size: h.size, App: h.app, HostFQ: h.hostFQ})
 	c.rcv = NewReceiver(s, pool, c.rev, rec, ReceiverConfig{Flow: 0, Node: 1, Peer: 0, Opts: h.opts, Echo: h.echo})
 	c.fwd.to = c.rcv
 	c.rev.to = c.snd

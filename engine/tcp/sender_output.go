@@ -14,7 +14,9 @@ func (d *DataSender) push() {
 		return
 	}
 	d.fillWrite()
-	d.writeXmit(0)
+	if d.writeXmit(0) { // __tcp_push_pending_frames
+		d.checkProbeTimer()
+	}
 }
 
 // paceKick is the pacing timer (tcp_pace_kick → tcp_tsq_write): repair
@@ -39,9 +41,10 @@ func (d *DataSender) cwndTest() uint32 {
 	return min(max(cwnd>>1, 1), cwnd-inFlight)
 }
 
-// tsoSegs follows tcp_tso_segs and tcp_tso_autosize: about 1 ms of data at
-// the pacing rate (rate >> sk_pacing_shift), plus a bonus for small RTTs,
-// capped at 64 KB, at least min_tso_segs.
+// tsoSegs follows tcp_tso_segs and tcp_tso_autosize (5.18+): about 1 ms of
+// data at the pacing rate (rate >> sk_pacing_shift), plus sk_gso_max_size
+// halved per 2^tcp_tso_rtt_log us of min_rtt, capped at sk_gso_max_size
+// (65215 B), at least min_tso_segs.
 func (d *DataSender) tsoSegs() uint32 {
 	if !d.cfg.Opts.TSO {
 		return 1
@@ -54,14 +57,14 @@ func (d *DataSender) tsoSegs() uint32 {
 	if d.hooks.MinTSOSegs != nil {
 		minSegs = d.hooks.MinTSOSegs.MinTSOSegs(&d.st)
 	}
-	bytes := uint64(gsoMaxBytes)
+	bytes := uint64(skGSOMaxSize)
 	if r := d.pacingRate(); r > 0 {
 		bytes = uint64(r/8) >> pacingShift
 	}
 	if sh := d.rtt.minRTTUs() >> tsoRTTLog; sh < 32 {
-		bytes += gsoMaxBytes >> sh
+		bytes += skGSOMaxSize >> sh
 	}
-	bytes = min(bytes, gsoMaxBytes)
+	bytes = min(bytes, skGSOMaxSize)
 	segs := max(uint32(bytes/d.mss), minSegs)
 	return min(segs, d.st.GSOMaxSegs)
 }
@@ -69,7 +72,7 @@ func (d *DataSender) tsoSegs() uint32 {
 // pacingCheck follows tcp_pacing_check: with internal pacing, nothing may
 // leave before tcp_wstamp_ns; the pacing timer wakes the sender then.
 func (d *DataSender) pacingCheck() bool {
-	if !d.cfg.Opts.Pacing || d.wstamp <= d.st.Now {
+	if !d.paced || d.wstamp <= d.st.Now {
 		return false
 	}
 	if !d.paceTimer.Armed() {
@@ -80,7 +83,7 @@ func (d *DataSender) pacingCheck() bool {
 
 // pacingDelay is tcp_pacing_delay: how far the next departure lies ahead.
 func (d *DataSender) pacingDelay() sim.Duration {
-	if !d.cfg.Opts.Pacing || d.wstamp <= d.st.Now {
+	if !d.paced || d.wstamp <= d.st.Now {
 		return 0
 	}
 	return d.wstamp.Sub(d.st.Now)
@@ -145,23 +148,31 @@ func (d *DataSender) sendChunk(quota uint32) uint32 {
 		if end > wndEnd {
 			break
 		}
-		if d.sb.inFlight() == 0 {
-			d.caEvent(cc.EventTxStart) // tcp_event_data_sent
-		}
-		packetsOut := d.sb.packetsOut()
-		seg := d.sb.push(end, d.st.Now)
-		d.rate.skbSent(d.sb.seg(seg), packetsOut, d.sb.inFlight(), d.lost)
-		bytes += units.Bytes(end - d.sndNxt)
-		d.emit(d.sndNxt, end, false)
-		d.sndNxt = end
+		bytes += d.sendNewSeg(end)
 		n++
-		// tcp_event_new_data_sent: the first segment in flight arms the RTO.
-		if packetsOut == 0 || d.pending == timeLossProbe {
-			d.rearmRTO()
-		}
 	}
 	d.afterSend(bytes, priorWstamp)
 	return n
+}
+
+// sendNewSeg transmits the new segment [snd_nxt, end) (tcp_transmit_skb
+// with tcp_event_data_sent, then tcp_event_new_data_sent) and returns its
+// payload length.
+func (d *DataSender) sendNewSeg(end uint64) units.Bytes {
+	if d.sb.inFlight() == 0 {
+		d.caEvent(cc.EventTxStart) // tcp_event_data_sent
+	}
+	packetsOut := d.sb.packetsOut()
+	seg := d.sb.push(end, d.st.Now)
+	d.rate.skbSent(d.sb.seg(seg), packetsOut, d.sb.inFlight(), d.lost)
+	bytes := units.Bytes(end - d.sndNxt)
+	d.emit(d.sndNxt, end, false)
+	d.sndNxt = end
+	// tcp_event_new_data_sent: the first segment in flight arms the RTO.
+	if packetsOut == 0 || d.pending == timeLossProbe {
+		d.rearmRTO()
+	}
+	return bytes
 }
 
 // afterSend follows tcp_update_skb_after_send: advance tcp_wstamp_ns by the
@@ -173,7 +184,7 @@ func (d *DataSender) sendChunk(quota uint32) uint32 {
 func (d *DataSender) afterSend(bytes units.Bytes, priorWstamp sim.Time) {
 	d.lsndTime = d.st.Now
 	rate := d.pacingRate()
-	if !d.cfg.Opts.Pacing || rate <= 0 || d.Stats.SegsSent < unpacedSegs || bytes == 0 {
+	if !d.paced || rate <= 0 || d.Stats.SegsSent < unpacedSegs || bytes == 0 {
 		return
 	}
 	length := units.TxTime(bytes, rate)
@@ -194,7 +205,7 @@ func (d *DataSender) emit(start, end uint64, retrans bool) {
 	p.SentAt = d.st.Now
 	// __tcp_transmit_skb stamps skb->tstamp = tp->tcp_wstamp_ns (EDT): an
 	// fq qdisc holds the packet until then. Unpaced flows leave it 0.
-	if d.cfg.Opts.Pacing {
+	if d.paced {
 		p.TxTime = max(d.wstamp, d.st.Now)
 	}
 	p.Tx = int32(d.sb.segOf(start))

@@ -30,31 +30,48 @@ func runRecovery(c *shConn, limit sim.Time) bool {
 //
 // while in flight stays above ssthresh, RecoverFS being the window when
 // recovery began (tcp_cwnd_reduction uses prior_cwnd). Reno halves the
-// window, so about one segment leaves per two delivered. A single loss
-// keeps in flight above ssthresh for the whole episode. Pacing is off so
-// every segment PRR allows leaves at once (a paced sender may still hold
-// some when recovery ends).
+// window, so about one segment leaves per two delivered. The check runs
+// after every ACK of the episode that leaves in flight above ssthresh
+// (once in flight reaches ssthresh, PRR-SSRB takes over and may send
+// less). Pacing is off so every segment PRR allows leaves at once.
 func TestPRRSendsInProportionToDelivered(t *testing.T) {
 	opts := shLinuxOpts()
-	opts.Pacing = false
+	opts.Pacing = config.PacingOff
 	h := shHarness{cc: "reno", rate: 100 * units.Mbps, owd: 20 * sim.Millisecond, size: 20 * units.MB, opts: opts}
 	c := h.build(t)
 	c.fwd.drop = dropOnce(seqOfSeg(400))
-	if !runRecovery(c, sim.Time(10*sim.Second)) {
-		t.Fatalf("no complete recovery episode")
-	}
 	d := c.snd
+	entered, checked := false, 0
+	var lastDelivered uint32
+	for c.s.Now() < sim.Time(10*sim.Second) && c.s.Step(1) > 0 {
+		if d.st.CA != cc.CARecovery {
+			if entered {
+				break
+			}
+			continue
+		}
+		entered = true
+		if d.prrDelivered == lastDelivered || d.sb.inFlight() <= d.st.SSThreshPkts {
+			continue
+		}
+		lastDelivered = d.prrDelivered
+		prior, ss := uint64(d.st.PriorCwndPkts), uint64(d.st.SSThreshPkts)
+		want := (uint64(d.prrDelivered)*ss + prior - 1) / prior
+		if got := uint64(d.prrOut); got+1 < want || got > want+1 {
+			t.Fatalf("at %v prr_out = %d after prr_delivered = %d, want ⌈%d·%d/%d⌉ = %d ± 1", c.s.Now(), got, d.prrDelivered, d.prrDelivered, ss, prior, want)
+		}
+		checked++
+	}
 	prior, ss := uint64(d.st.PriorCwndPkts), uint64(d.st.SSThreshPkts)
+	t.Logf("prior_cwnd %d, ssthresh %d, prr_delivered %d, prr_out %d, %d ACKs checked", prior, ss, d.prrDelivered, d.prrOut, checked)
+	if !entered {
+		t.Fatalf("no recovery episode")
+	}
 	if ss != prior/2 {
 		t.Errorf("ssthresh = %d, want prior_cwnd/2 = %d (Reno)", ss, prior/2)
 	}
-	want := (uint64(d.prrDelivered)*ss + prior - 1) / prior
-	t.Logf("prior_cwnd %d, ssthresh %d, prr_delivered %d, prr_out %d", prior, ss, d.prrDelivered, d.prrOut)
-	if got := uint64(d.prrOut); got+1 < want || got > want+1 {
-		t.Errorf("prr_out = %d after prr_delivered = %d, want ⌈%d·%d/%d⌉ = %d ± 1", got, d.prrDelivered, d.prrDelivered, ss, prior, want)
-	}
-	if d.prrDelivered < uint32(prior/2) {
-		t.Errorf("prr_delivered = %d, want about a window (%d)", d.prrDelivered, prior)
+	if d.prrDelivered < uint32(prior/2) || checked < 10 {
+		t.Errorf("prr_delivered = %d over %d checked ACKs, want about a window (%d) over 10 or more", d.prrDelivered, checked, prior)
 	}
 }
 
@@ -169,18 +186,31 @@ func TestRACKOffUsesDupThresh(t *testing.T) {
 // sets sk_pacing_status to SK_PACING_NEEDED, and tcp_needs_internal_pacing
 // then paces the flow (its TSO chunks are about 1 ms of data at the pacing
 // rate, at most 64 KB).
+//
+// With the switch at "auto" the kernel's rule decides: Reno and CUBIC on a
+// host without fq stay at SK_PACING_NONE and burst; behind fq
+// (SK_PACING_FQ) or with BBR (SK_PACING_NEEDED) they are paced.
 func TestPacingOffSendsLineRateBursts(t *testing.T) {
 	for _, tc := range []struct {
-		name        string
-		cc          string
-		pacing, tso bool
-		min, max    int
+		name     string
+		cc       string
+		pacing   config.Pacing
+		hostFQ   bool
+		tso      bool
+		min, max int
 	}{
-		{"paced", "reno", true, true, 2, 45},
-		{"paced without TSO", "reno", true, false, 1, 1},
-		{"unpaced", "reno", false, true, 100, 1 << 30},
-		{"bbr unpaced switch", "bbr", false, true, 2, 45},
-		{"bbr3 unpaced switch", "bbr3", false, true, 2, 45},
+		{"paced", "reno", config.PacingOn, false, true, 2, 45},
+		{"paced without TSO", "reno", config.PacingOn, false, false, 1, 1},
+		{"unpaced", "reno", config.PacingOff, false, true, 100, 1 << 30},
+		{"unpaced behind fq", "reno", config.PacingOff, true, true, 100, 1 << 30},
+		{"bbr unpaced switch", "bbr", config.PacingOff, false, true, 2, 45},
+		{"bbr3 unpaced switch", "bbr3", config.PacingOff, false, true, 2, 45},
+		{"auto reno", "reno", config.PacingAuto, false, true, 100, 1 << 30},
+		{"auto cubic", "cubic", config.PacingAuto, false, true, 100, 1 << 30},
+		{"auto reno behind fq", "reno", config.PacingAuto, true, true, 2, 45},
+		{"auto cubic behind fq", "cubic", config.PacingAuto, true, true, 2, 45},
+		{"auto bbr", "bbr", config.PacingAuto, false, true, 2, 45},
+		{"auto bbr3", "bbr3", config.PacingAuto, false, true, 2, 45},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			opts := shLinuxOpts()
@@ -188,7 +218,7 @@ func TestPacingOffSendsLineRateBursts(t *testing.T) {
 			opts.TSO = tc.tso
 			opts.RcvBufMax = 4 * units.MiB // keeps cwnd near the BDP: no standing queue
 			h := shHarness{cc: tc.cc, rate: units.Gbps, owd: 20 * sim.Millisecond, opts: opts,
-				app: appOnOff(500*sim.Millisecond, 100*sim.Millisecond)}
+				app: appOnOff(500*sim.Millisecond, 100*sim.Millisecond), hostFQ: tc.hostFQ}
 			c := h.build(t)
 			c.runUntil(sim.Time(3 * sim.Second))
 			burst := maxBurstAfter(c.fwd.log, sim.Time(sim.Second))
@@ -221,4 +251,29 @@ func maxBurstAfter(log []shSent, t sim.Time) int {
 // appOnOff is an application greedy for on, silent for off.
 func appOnOff(on, off sim.Duration) config.AppPattern {
 	return config.AppPattern{Kind: config.OnOff, On: on, Off: off}
+}
+
+// tcp_tso_autosize (5.18+) with sk_gso_max_size = 65536 − 321 = 65215:
+// bytes = (pacing rate >> 10) + (65215 >> (min_rtt_us >> 9)), at most
+// 65215, over the MSS. By hand: 100 Mbps at min_rtt 1000 us gives
+// 12207 + 32607 = 44814 B, 30 segments (31 with 65536); 1 Gbps at 100 us
+// hits the cap, 45; 10 Mbps at 40 ms gives 1220 B, min_tso_segs = 2.
+func TestTSOAutosize(t *testing.T) {
+	for _, tc := range []struct {
+		rate  units.BitRate
+		rttUs int64
+		want  uint32
+	}{
+		{100 * units.Mbps, 1000, 30},
+		{units.Gbps, 100, 45},
+		{10 * units.Mbps, 40000, 2},
+	} {
+		h := shHarness{cc: "reno", rate: units.Gbps, owd: sim.Millisecond, opts: shLinuxOpts()}
+		d := h.build(t).snd
+		d.st.PacingRate = tc.rate
+		d.rtt.minRTT.runningMin(minRTTWindow, 0, tc.rttUs)
+		if got := d.tsoSegs(); got != tc.want {
+			t.Errorf("tso segs at %v, min_rtt %d us = %d, want %d", tc.rate, tc.rttUs, got, tc.want)
+		}
+	}
 }

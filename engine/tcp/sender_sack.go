@@ -169,6 +169,5 @@ func (d *DataSender) checkSackReordering(lowSeq uint64, ts bool) {
 		d.reordering = uint32(min((metric+d.mss-1)/d.mss, reorderingMax))
 	}
 	d.reordSeen++
-	d.rack.reord = true
 	_ = ts
 }

@@ -107,6 +107,8 @@ func (d *DataSender) writeTimer() {
 		d.sendLossProbe()
 	case timeRetrans:
 		d.retransmitTimer()
+	case timeProbe0:
+		d.probeTimer()
 	}
 }
 
@@ -126,6 +128,9 @@ func (d *DataSender) sendLossProbe() {
 		d.writeXmit(2)
 		sent = d.sb.packetsOut() > before
 	} else if d.sb.packetsOut() > 0 {
+		// The google/bbr v3 branch notes, before the retransmission
+		// re-stamps it, whether the probed segment went out app-limited.
+		d.tlpOrigAppLim = d.sb.seg(d.sb.nxt - 1).appLimited
 		d.resendSeg(d.sb.nxt - 1)
 		d.tlpRetrans = true
 		sent = true
@@ -155,6 +160,7 @@ func (d *DataSender) retransmitTimer() {
 	d.retransmits++
 	d.retransmitSeg(d.sb.una)
 	d.rtxHint = d.sb.una + 1
+	d.backoff++
 	d.rto = min(d.rto<<1, rtoMax)
 	d.armXmitTimer(timeRetrans, d.rto, rtoMax)
 }

@@ -106,8 +106,9 @@ func (nw *Network) Bottleneck(src, dst int32) units.BitRate {
 	return r
 }
 
-// Build creates the network of scn in s. Randomness for a direction's loss
-// and jitter comes from streams named "link/<id>/<dir>/loss|jitter".
+// Build creates the network of scn in s. Randomness for a direction's models
+// comes from streams named "link/<id>/<dir>/loss|jitter|capacity" and
+// "link/<id>/<dir>/capacity/dips".
 func Build(s *sim.Sim, pool *packet.Pool, scn *config.Scenario) (*Network, error) {
 	nw := &Network{byID: map[string]int32{}, links: map[string][2]*link.Dir{}}
 	for i, n := range scn.Nodes {
@@ -122,8 +123,13 @@ func Build(s *sim.Sim, pool *packet.Pool, scn *config.Scenario) (*Network, error
 			name := l.ID + "/" + dir
 			d := link.New(s, pool, link.Config{
 				Name: name, Link: l.ID, AB: k == 0, Rate: dc.Rate, Delay: dc.Delay,
-				LossP: dc.Loss.P, LossRNG: rng.Stream(seed, "link/"+name+"/loss"),
-				Sigma: dc.Jitter.Sigma, JitterRNG: rng.Stream(seed, "link/"+name+"/jitter"),
+				Loss: dc.Loss, Jitter: dc.Jitter, Capacity: dc.Capacity, Trace: dc.Trace, Outages: dc.Outages,
+				Streams: link.Streams{
+					Loss:     rng.Stream(seed, "link/"+name+"/loss"),
+					Jitter:   rng.Stream(seed, "link/"+name+"/jitter"),
+					Capacity: rng.Stream(seed, "link/"+name+"/capacity"),
+					Dips:     rng.Stream(seed, "link/"+name+"/capacity/dips"),
+				},
 			})
 			pair[k] = d
 			nw.Dirs = append(nw.Dirs, d)

@@ -16,7 +16,16 @@ import (
 )
 
 // Tables lists the table names in the order files and streams use them.
-var Tables = [...]string{TableQueue, TableDelivery, TableFlows, TableSignals, TableEvents}
+var Tables = [...]string{iQueue: TableQueue, iDelivery: TableDelivery, iFlows: TableFlows, iSignals: TableSignals, iEvents: TableEvents}
+
+// Each table's index in Tables.
+const (
+	iQueue = iota
+	iDelivery
+	iFlows
+	iSignals
+	iEvents
+)
 
 // Strings are plain utf8 rather than dictionary-encoded: every reader
 // (pyarrow, pandas, polars, DuckDB) takes utf8 as is, and a dictionary that

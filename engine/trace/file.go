@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/ipc"
@@ -29,15 +30,41 @@ import (
 // like one dataset with one schema. All five files are created up front and
 // always exist after Close, a table that got no rows holding just its
 // schema, so notebooks need not test for them. Each flush becomes one Arrow
-// record batch or one Parquet row group written at once, so memory stays
-// bounded by one flush.
+// record batch or one Parquet row group.
+//
+// Encoding and writing run on one goroutine of the sink's own, beside the
+// simulation: Flush builds the record batch over the table's columns as
+// they are, takes those columns from the recorder (giving it spare ones the
+// writer has finished with) and queues the batch. The run itself stays
+// single-threaded and its digest unchanged; on two cores a traced run then
+// costs little more wall time than an untraced one. At most writeQueue
+// flushes wait, so memory stays bounded by a few flushes per sink.
 type FileSink struct {
 	paths   [len(Tables)]string
 	writers [len(Tables)]tableWriter
 	mem     memory.Allocator
-	dict    bool  // writers take string columns as dictionary arrays
-	err     error // sticky first error
-	closed  bool
+	sel     Selection
+	dict    bool // writers take string columns as dictionary arrays
+
+	jobs   chan writeJob               // flushes queued for the writer
+	spares [len(Tables)]chan *tableSet // column storage the writer is done with
+	done   chan struct{}               // closed when the writer has ended
+
+	mu     sync.Mutex
+	err    error // sticky first error, from either goroutine
+	closed bool
+}
+
+// writeQueue is how many flushes may wait for the writer before Flush
+// blocks: enough to ride out a slow write, few enough to bound memory.
+const writeQueue = 2
+
+// writeJob is one flush on its way to the writer: the batch and the column
+// storage it borrows, returned to the spares once written.
+type writeJob struct {
+	table int
+	rec   arrow.Record
+	cols  *tableSet
 }
 
 // tableWriter appends record batches to one table's file.
@@ -62,11 +89,20 @@ func TablePath(path, table string) string {
 	return strings.TrimSuffix(path, ext) + "." + table + ext
 }
 
+// WithSelection writes only the tables and columns sel picks (default:
+// everything). The recorder of a run does not record a table left out.
+func WithSelection(sel Selection) FileOption {
+	return func(s *FileSink) { s.sel = sel }
+}
+
 // NewFileSink creates the five table files for path, whose extension
 // chooses the format: ".arrow" (Arrow IPC file) or ".parquet" (Parquet,
 // Snappy-compressed).
 func NewFileSink(path string, opts ...FileOption) (*FileSink, error) {
-	s := &FileSink{mem: memory.DefaultAllocator}
+	s := &FileSink{mem: memory.DefaultAllocator, jobs: make(chan writeJob, writeQueue), done: make(chan struct{})}
+	for i := range s.spares {
+		s.spares[i] = make(chan *tableSet, writeQueue+1)
+	}
 	for _, o := range opts {
 		o(s)
 	}
@@ -80,10 +116,13 @@ func NewFileSink(path string, opts ...FileOption) (*FileSink, error) {
 		return nil, fmt.Errorf("trace: file sink %q: extension %q is neither .arrow nor .parquet", path, ext)
 	}
 	for i, table := range Tables {
+		if !s.sel.wants(i) {
+			continue
+		}
 		s.paths[i] = TablePath(path, table)
 		f, err := os.Create(s.paths[i])
 		if err == nil {
-			s.writers[i], err = open(f, Schema(table))
+			s.writers[i], err = open(f, s.sel.schema(i))
 			if err != nil {
 				f.Close()
 			}
@@ -93,17 +132,31 @@ func NewFileSink(path string, opts ...FileOption) (*FileSink, error) {
 			return nil, errors.Join(fmt.Errorf("trace: file sink: %w", err), s.closeWriters())
 		}
 	}
+	go s.write()
 	return s, nil
 }
 
-// Paths are the files the sink writes, in the order of Tables.
-func (s *FileSink) Paths() []string { return s.paths[:] }
+// Paths are the files the sink writes, in the order of Tables: all five,
+// or those of the tables its selection picks.
+func (s *FileSink) Paths() []string {
+	var paths []string
+	for _, p := range s.paths {
+		if p != "" {
+			paths = append(paths, p)
+		}
+	}
+	return paths
+}
 
-// Flush appends the recorder's table to its file. After the first error it
-// writes nothing more and returns that error.
+// wants reports whether the sink writes table Tables[i]; the recorder asks.
+func (s *FileSink) wants(i int) bool { return s.sel.wants(i) }
+
+// Flush queues the recorder's table for its file. It returns the sink's
+// first error so far: a write that fails is reported by a later Flush, and
+// by Close.
 func (s *FileSink) Flush(r *Recorder, table string) error {
-	if s.err != nil {
-		return s.err
+	if err := s.Err(); err != nil {
+		return err
 	}
 	if s.closed {
 		return fmt.Errorf("trace: file sink: flush of %s after Close", table)
@@ -112,30 +165,71 @@ func (s *FileSink) Flush(r *Recorder, table string) error {
 	if i < 0 {
 		return s.fail(fmt.Errorf("trace: file sink: no table %q", table))
 	}
+	if !s.wants(i) {
+		return nil
+	}
 	rec, err := r.batch(table, s.mem, Filter{}, s.dict)
 	if err != nil {
 		return s.fail(fmt.Errorf("trace: file sink: %w", err))
 	}
-	defer rec.Release()
 	if rec.NumRows() == 0 {
+		rec.Release()
 		return nil
 	}
-	if err := s.writers[i].write(rec); err != nil {
-		return s.fail(fmt.Errorf("trace: file sink: %s: %w", s.paths[i], err))
+	var cols *tableSet
+	select {
+	case cols = <-s.spares[i]:
+	default:
+		cols = new(tableSet)
 	}
+	// The batch may borrow the table's columns: the writer owns them now.
+	r.swapTable(i, cols)
+	out := s.sel.project(i, rec)
+	rec.Release()
+	s.jobs <- writeJob{table: i, rec: out, cols: cols}
 	return nil
 }
 
-// Close finalises every file (footers, buffers) and returns the sink's first
-// error, from a flush or from closing. Calling it again returns that error.
+// write is the writer goroutine: it writes queued batches in order and
+// hands their column storage back as spares. After an error it only
+// releases what it is sent.
+func (s *FileSink) write() {
+	defer close(s.done)
+	for job := range s.jobs {
+		if s.Err() == nil {
+			if err := s.writers[job.table].write(job.rec); err != nil {
+				s.fail(fmt.Errorf("trace: file sink: %s: %w", s.paths[job.table], err))
+			}
+		}
+		job.rec.Release()
+		job.cols.reset(job.table)
+		select {
+		case s.spares[job.table] <- job.cols:
+		default:
+		}
+	}
+}
+
+// Err is the sink's first error so far.
+func (s *FileSink) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+// Close waits for the queued flushes, finalises every file (footers,
+// buffers) and returns the sink's first error, from a flush, a write or
+// closing. Calling it again returns that error.
 func (s *FileSink) Close() error {
 	if !s.closed {
 		s.closed = true
-		if err := s.closeWriters(); err != nil && s.err == nil {
-			s.err = fmt.Errorf("trace: file sink: %w", err)
+		close(s.jobs)
+		<-s.done
+		if err := s.closeWriters(); err != nil {
+			s.fail(fmt.Errorf("trace: file sink: %w", err))
 		}
 	}
-	return s.err
+	return s.Err()
 }
 
 // closeWriters closes every open writer, even after one fails, and returns
@@ -155,6 +249,8 @@ func (s *FileSink) closeWriters() error {
 }
 
 func (s *FileSink) fail(err error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.err == nil {
 		s.err = err
 	}
@@ -216,6 +312,9 @@ func (s *FileSink) openParquet(f *os.File, schema *arrow.Schema) (tableWriter, e
 	pp := []parquet.WriterProperty{parquet.WithAllocator(s.mem), parquet.WithCompression(compress.Codecs.Snappy),
 		parquet.WithDictionaryDefault(false), parquet.WithDataPageSize(64 << 10)}
 	for _, fd := range schema.Fields() {
+		if arrow.IsInteger(fd.Type.ID()) {
+			pp = append(pp, parquet.WithEncodingFor(fd.Name, parquet.Encodings.DeltaBinaryPacked))
+		}
 		if fd.Type.ID() == arrow.STRING {
 			pp = append(pp, parquet.WithDictionaryFor(fd.Name, true), parquet.WithStatsFor(fd.Name, false))
 		}

@@ -40,7 +40,7 @@ type QueueRow struct {
 // The row comes by pointer: passed by value, its 64 bytes were copied on
 // every enqueue and dequeue of every link direction.
 func (r *Recorder) RecordQueue(last *sim.Time, row *QueueRow) {
-	if !r.due(last, row.T) {
+	if r.skip[iQueue] || !r.due(last, row.T) {
 		return
 	}
 	q := &r.Queue
@@ -71,7 +71,7 @@ func (t *DeliveryTable) Len() int { return len(t.T) }
 
 // RecordDelivery appends a delivery row if the detail level and *last allow.
 func (r *Recorder) RecordDelivery(last *sim.Time, now sim.Time, flow int32, delivered int64) {
-	if !r.due(last, now) {
+	if r.skip[iDelivery] || !r.due(last, now) {
 		return
 	}
 	d := &r.Delivery
@@ -111,7 +111,7 @@ func (t *FlowTable) Len() int { return len(t.Rows) }
 
 // RecordFlow appends a sender-state row if the detail level and *last allow.
 func (r *Recorder) RecordFlow(last *sim.Time, row FlowRow) {
-	if !r.due(last, row.T) {
+	if r.skip[iFlows] || !r.due(last, row.T) {
 		return
 	}
 	r.FlowsT.Rows = append(r.FlowsT.Rows, row)
@@ -136,7 +136,7 @@ func (t *SignalTable) Len() int { return len(t.T) }
 // RecordSignal appends a signal change. Signals are recorded on every change
 // at change detail and subject to *last per flow when sampled.
 func (r *Recorder) RecordSignal(last *sim.Time, now sim.Time, flow, signal int32, v float64) {
-	if r.Detail == config.TraceSummary || r.Detail == config.TraceSampled && !r.due(last, now) {
+	if r.skip[iSignals] || r.Detail == config.TraceSummary || r.Detail == config.TraceSampled && !r.due(last, now) {
 		return
 	}
 	s := &r.SignalT
@@ -164,12 +164,13 @@ const (
 	EvRecoveryExit
 	EvUndo
 	EvSend
-	EvLoss // marked lost by the sender
+	EvLoss        // marked lost by the sender
+	EvWindowProbe // a zero-window probe (tcp_send_probe0)
 )
 
 // EventKindNames are the events' names in traces, indexed by EventKind.
 var EventKindNames = [...]string{"ack", "sack", "dsack", "tlp", "rto", "retransmit", "drop", "ecn_mark",
-	"recovery_enter", "recovery_exit", "undo", "send", "loss"}
+	"recovery_enter", "recovery_exit", "undo", "send", "loss", "window_probe"}
 
 // EventTable holds discrete events.
 type EventTable struct {
@@ -189,7 +190,7 @@ func (t *EventTable) Len() int { return len(t.T) }
 
 // RecordEvent appends an event; events are recorded at change detail only.
 func (r *Recorder) RecordEvent(now sim.Time, flow int32, kind EventKind, seq int64, length int32) {
-	if r.Detail != config.TraceChange {
+	if r.skip[iEvents] || r.Detail != config.TraceChange {
 		return
 	}
 	e := &r.EventT

@@ -43,6 +43,7 @@ type Recorder struct {
 	EventT   EventTable
 
 	sink      Sink
+	skip      [len(Tables)]bool // tables the sink does not write: not recorded
 	flushRows int
 	err       error // sticky first sink error
 }
@@ -53,8 +54,14 @@ const DefaultFlushRows = 1 << 16
 // NewRecorder returns a recorder at the given detail. With a nil sink tables
 // accumulate in memory: flushing keeps them.
 func NewRecorder(detail config.TraceDetail, interval sim.Duration, sink Sink) *Recorder {
-	return &Recorder{Detail: detail, Interval: interval, sink: sink, flushRows: DefaultFlushRows}
+	r := &Recorder{Detail: detail, Interval: interval, flushRows: DefaultFlushRows}
+	r.SetSink(sink)
+	return r
 }
+
+// tableChooser is a sink that writes only some tables (a FileSink with a
+// Selection): the recorder skips the others.
+type tableChooser interface{ wants(i int) bool }
 
 // On reports whether the recorder records time series at all.
 func (r *Recorder) On() bool { return r != nil && r.Detail != config.TraceSummary }
@@ -63,7 +70,13 @@ func (r *Recorder) On() bool { return r != nil && r.Detail != config.TraceSummar
 func (r *Recorder) Err() error { return r.err }
 
 // SetSink replaces the sink (nil: accumulate).
-func (r *Recorder) SetSink(s Sink) { r.sink = s }
+func (r *Recorder) SetSink(s Sink) {
+	r.sink = s
+	tc, _ := s.(tableChooser)
+	for i := range r.skip {
+		r.skip[i] = tc != nil && !tc.wants(i)
+	}
+}
 
 // SignalIndex interns a signal name.
 func (r *Recorder) SignalIndex(name string) int32 {
@@ -127,5 +140,49 @@ func (r *Recorder) FlushTable(table string) {
 func (r *Recorder) FlushAll() {
 	for _, t := range []string{TableQueue, TableDelivery, TableFlows, TableSignals, TableEvents} {
 		r.FlushTable(t)
+	}
+}
+
+// tableSet is spare column storage for every table. A sink that writes on
+// a goroutine of its own takes a flushed table's storage from the recorder
+// in exchange for a spare one (swapTable), so the recorder goes on
+// appending while the batch that borrows the old columns is written.
+type tableSet struct {
+	queue    QueueTable
+	delivery DeliveryTable
+	flows    FlowTable
+	signals  SignalTable
+	events   EventTable
+}
+
+// swapTable exchanges the recorder's storage of table Tables[i] with t's.
+func (r *Recorder) swapTable(i int, t *tableSet) {
+	switch Tables[i] {
+	case TableQueue:
+		r.Queue, t.queue = t.queue, r.Queue
+	case TableDelivery:
+		r.Delivery, t.delivery = t.delivery, r.Delivery
+	case TableFlows:
+		r.FlowsT, t.flows = t.flows, r.FlowsT
+	case TableSignals:
+		r.SignalT, t.signals = t.signals, r.SignalT
+	case TableEvents:
+		r.EventT, t.events = t.events, r.EventT
+	}
+}
+
+// reset empties t's storage of table Tables[i], keeping its capacity.
+func (t *tableSet) reset(i int) {
+	switch Tables[i] {
+	case TableQueue:
+		t.queue.reset()
+	case TableDelivery:
+		t.delivery.reset()
+	case TableFlows:
+		t.flows.reset()
+	case TableSignals:
+		t.signals.reset()
+	case TableEvents:
+		t.events.reset()
 	}
 }

@@ -217,9 +217,10 @@ func (c *Conn) validateCwnd(isCwndLimited bool) {
 }
 
 // refresh recomputes the derived read-only fields of St before a hook:
-// tcp_is_cwnd_limited and the byte sequence numbers.
+// tp->is_cwnd_limited, tcp_is_cwnd_limited and the byte sequence numbers.
 func (c *Conn) refresh() {
 	st := &c.St
+	st.IsCwndLimited = c.isCwndLimited
 	st.CwndLimited = c.isCwndLimited ||
 		(cc.InSlowStart(st) && st.CwndPkts < 2*c.maxPacketsOut)
 	st.SndUna = c.una * uint64(st.MSS)

@@ -11,7 +11,9 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/vmihailenco/msgpack/v5"
 
+	"github.com/ccscope/ccscope/engine/cc"
 	"github.com/ccscope/ccscope/engine/config"
+	"github.com/ccscope/ccscope/engine/sim"
 )
 
 // mainArgsEnv makes the test binary run as the ccscope command with the
@@ -84,9 +86,10 @@ func (c *wsClient) call(op string, args map[string]any) map[string]any {
 
 // The README promises the same run from the CLI and from the server, and a
 // restored checkpoint that continues exactly as the straight run: for every
-// built-in scenario (500 ms of it), the digest of `ccscope run --json`, of a
-// server session run to the end, and of a session restored from a
-// checkpoint taken at 200 ms and run to the end are equal.
+// built-in scenario (500 ms of it, or all of it when it schedules changes
+// later), the digest of `ccscope run --json`, of a server session run to
+// the end, and of a session restored from a checkpoint taken at 2/5 of the
+// way and run to the end are equal.
 func TestDigestsCLIServerRestoreAgree(t *testing.T) {
 	u, stop := startServe(t, "--addr", "127.0.0.1:0", "--log-format", "json")
 	defer stop()
@@ -101,20 +104,34 @@ func TestDigestsCLIServerRestoreAgree(t *testing.T) {
 	for _, b := range config.Builtins() {
 		t.Run(b.Name, func(t *testing.T) {
 			c.t = t
+			// 500 ms of the run, or all of it when changes are scheduled
+			// later (cut short, the scenario would be invalid).
+			raw, err := config.Builtin(b.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			scn, err := config.Parse(raw, config.WithCCs(cc.Names()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			dur := min(scn.Runtime.Duration, 500*sim.Millisecond)
+			if len(scn.Changes) > 0 {
+				dur = scn.Runtime.Duration
+			}
 			var sum struct{ Digest string }
-			if err := json.Unmarshal(cli(t, "run", b.Name, "--duration", "500ms", "--json"), &sum); err != nil || sum.Digest == "" {
+			if err := json.Unmarshal(cli(t, "run", b.Name, "--duration", dur.String(), "--json"), &sum); err != nil || sum.Digest == "" {
 				t.Fatalf("ccscope run --json: digest %q, %v", sum.Digest, err)
 			}
-			set := []any{"runtime.duration=500ms"}
+			set := []any{"runtime.duration=" + dur.String()}
 			straight := c.call("open", map[string]any{"scenario": b.Name, "set": set})["session"]
 			got := c.call("run", map[string]any{"session": straight})["digest"]
 			stepped := c.call("open", map[string]any{"scenario": b.Name, "set": set})["session"]
-			c.call("step", map[string]any{"session": stepped, "time": "200ms"})
+			c.call("step", map[string]any{"session": stepped, "time": (dur * 2 / 5).String()})
 			cp := c.call("checkpoint", map[string]any{"session": stepped})["checkpoint"]
 			restored := c.call("restore", map[string]any{"checkpoint": cp})["session"]
 			again := c.call("run", map[string]any{"session": restored})["digest"]
 			if got != sum.Digest || again != sum.Digest {
-				t.Errorf("digests: CLI %s, server %v, restored at 200 ms %v; want all equal", sum.Digest, got, again)
+				t.Errorf("digests: CLI %s, server %v, restored at %v %v; want all equal", sum.Digest, got, dur*2/5, again)
 			}
 			for _, s := range []any{straight, stepped, restored} {
 				c.call("close", map[string]any{"session": s})

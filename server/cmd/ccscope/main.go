@@ -1,5 +1,5 @@
 // Command ccscope runs congestion-control simulations: one scenario from the
-// command line (run), the built-in scenarios (scenarios), or a session server
+// command line (run), an HTML report from trace files (report), the built-in scenarios (scenarios), or a session server
 // for notebooks (serve).
 package main
 
@@ -11,7 +11,9 @@ import (
 const usage = `ccscope — a deterministic packet-level simulator of TCP congestion control
 
 Usage:
-  ccscope run SCENARIO|FILE.json [--seed N] [--duration D] [--set path=value]... [--trace FILE] [--json]
+  ccscope run SCENARIO|FILE.json [--seed N] [--duration D] [--set path=value]... [--trace FILE [--trace-select LIST]]
+              [--report FILE.html] [--pcap FILE[:link[:dir]]] [--json]
+  ccscope report TRACE_PREFIX [-o FILE.html]
   ccscope scenarios [--show NAME]
   ccscope serve [--addr HOST:PORT] [--token T] [--max-sessions N] [--log-format json|console]
   ccscope version
@@ -21,6 +23,7 @@ Run 'ccscope COMMAND --help' for a command's options.
 
 var commands = map[string]func(args []string) int{
 	"run":       runMain,
+	"report":    reportMain,
 	"scenarios": scenariosMain,
 	"serve":     serveMain,
 	"version":   versionMain,

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -14,7 +15,7 @@ import (
 	"github.com/ccscope/ccscope/engine"
 	"github.com/ccscope/ccscope/engine/config"
 	"github.com/ccscope/ccscope/engine/sim"
-	"github.com/ccscope/ccscope/engine/trace"
+	"github.com/ccscope/ccscope/server/report"
 )
 
 type setFlags []string
@@ -43,6 +44,9 @@ func runMain(args []string) int {
 	var sets setFlags
 	fs.Var(&sets, "set", "override a scenario field: `path=value` (repeatable), e.g. links.bottleneck.ab.rate=50Mbps")
 	tracePath := fs.String("trace", "", "write the trace to `FILE` (.arrow: Arrow IPC, .parquet: Parquet)")
+	traceSelect := fs.String("trace-select", "", "with --trace, write only these tables or columns: `LIST` of table or table.column, comma-separated (e.g. flows.cwnd_pkts,flows.srtt_ps,queue)")
+	pcapSpec := fs.String("pcap", "", "write the packets crossing a link direction to a pcap: `FILE[:link[:dir]]` (default: the first flow's bottleneck direction)")
+	reportPath := fs.String("report", "", "write a self-contained HTML report of the run to `FILE.html`")
 	asJSON := fs.Bool("json", false, "print the summary as one JSON object")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "Usage: ccscope run SCENARIO|FILE.json [options]")
@@ -66,29 +70,67 @@ func runMain(args []string) int {
 	if *dur != "" {
 		sets = append(sets, "runtime.duration="+*dur)
 	}
-	prep, err := engine.Prepare(raw, sets)
+	var opts []config.Option
+	if isScenarioFile(pos) {
+		// Trace files are relative to the scenario file.
+		opts = append(opts, config.WithDir(filepath.Dir(pos)))
+	}
+	prep, err := engine.Prepare(raw, sets, opts...)
 	if err != nil {
 		return fail(err)
 	}
-	sink, err := openTrace(*tracePath, prep.Scenario)
+	if *reportPath != "" && !strings.HasSuffix(*reportPath, ".html") {
+		return fail(fmt.Errorf("--report %q: the file name must end in .html", *reportPath))
+	}
+	if *reportPath != "" && prep.Scenario.Trace.Detail == config.TraceSummary {
+		prep.Scenario.Trace.Detail = config.TraceChange
+		fmt.Fprintln(os.Stderr, "ccscope: the scenario's trace.detail is \"summary\"; --report records every change (set trace.detail to \"sampled\" for less)")
+	}
+	sink, err := openTrace(*tracePath, *traceSelect, prep.Scenario)
 	if err != nil {
 		return fail(err)
 	}
-	var ts trace.Sink
-	if sink != nil {
-		ts = sink
-	}
-	r, err := engine.New(prep.Scenario, ts)
+	r, err := engine.New(prep.Scenario, nil)
 	if err != nil {
 		return fail(err)
+	}
+	rep, err := openReport(*reportPath, r, prep)
+	if err != nil {
+		return fail(err)
+	}
+	pc, err := openPcap(*pcapSpec, r)
+	if err != nil {
+		return fail(err)
+	}
+	// The report reads each table before the file sink takes its columns
+	// (it swaps them out of the recorder to write them on its goroutine).
+	switch {
+	case rep != nil && sink != nil:
+		r.Trace.SetSink(teeSink{rep, sink})
+	case rep != nil:
+		r.Trace.SetSink(rep)
+	case sink != nil:
+		r.Trace.SetSink(sink)
 	}
 	start := time.Now()
 	runWithProgress(r, start)
 	if err := closeTrace(sink, r); err != nil {
 		return fail(err)
 	}
+	if err := pc.close(); err != nil {
+		return fail(err)
+	}
 	sum := r.Summary(prep.Hash)
 	sum.WallS = time.Since(start).Seconds()
+	if sink != nil {
+		if err := report.WriteRunInfo(*tracePath, report.RunInfo{Summary: sum, Config: string(prep.Canonical),
+			Detail: detailName(prep.Scenario.Trace.Detail)}); err != nil {
+			return fail(err)
+		}
+	}
+	if err := writeReport(*reportPath, rep, &sum); err != nil {
+		return fail(err)
+	}
 	if *asJSON {
 		enc := json.NewEncoder(os.Stdout)
 		if err := enc.Encode(sum); err != nil {
@@ -100,9 +142,14 @@ func runMain(args []string) int {
 	return 0
 }
 
+// isScenarioFile says whether arg names a file rather than a built-in.
+func isScenarioFile(arg string) bool {
+	return strings.HasSuffix(arg, ".json") || strings.ContainsAny(arg, `/\`)
+}
+
 // loadScenario reads a built-in by name or a JSON file by path.
 func loadScenario(arg string) ([]byte, error) {
-	if strings.HasSuffix(arg, ".json") || strings.ContainsAny(arg, `/\`) {
+	if isScenarioFile(arg) {
 		raw, err := os.ReadFile(arg)
 		if err != nil {
 			return nil, fmt.Errorf("reading scenario: %w", err)
@@ -171,10 +218,24 @@ func printSummary(w io.Writer, s engine.Summary) {
 	tw.Flush()
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "queue\tenqueued\tdrops\tmarks\twire_losses\tmax_backlog\tsojourn_p50\tsojourn_p99\t")
+	// The outage_drops column appears only when a direction had outages
+	// that refused packets, so the usual table keeps its shape.
+	outages := false
 	for _, q := range s.Queues {
-		fmt.Fprintf(tw, "%s/%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t\n", q.Link, q.Dir, q.Enqueued, q.Drops, q.Marks, q.WireLosses,
+		outages = outages || q.OutageDrops > 0
+	}
+	head := "queue\tenqueued\tdrops\tmarks\twire_losses\tmax_backlog\tsojourn_p50\tsojourn_p99\t"
+	if outages {
+		head += "outage_drops\t"
+	}
+	fmt.Fprintln(tw, head)
+	for _, q := range s.Queues {
+		fmt.Fprintf(tw, "%s/%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t", q.Link, q.Dir, q.Enqueued, q.Drops, q.Marks, q.WireLosses,
 			bytesStr(q.MaxBacklogBytes), durStr(q.SojournP50Ps), durStr(q.SojournP99Ps))
+		if outages {
+			fmt.Fprintf(tw, "%d\t", q.OutageDrops)
+		}
+		fmt.Fprintln(tw)
 	}
 	tw.Flush()
 }

@@ -10,12 +10,24 @@ import (
 	"github.com/ccscope/ccscope/engine/trace"
 )
 
-// openTrace returns the file sink for --trace (nil when not asked for). A
-// trace file of a summary-only run would be empty, so asking for one raises
-// the detail to every change, and says so.
-func openTrace(path string, scn *config.Scenario) (*trace.FileSink, error) {
+// openTrace returns the file sink for --trace (nil when not asked for),
+// writing what --trace-select picks. A trace file of a summary-only run
+// would be empty, so asking for one raises the detail to every change, and
+// says so.
+func openTrace(path, selection string, scn *config.Scenario) (*trace.FileSink, error) {
 	if path == "" {
+		if selection != "" {
+			return nil, fmt.Errorf("--trace-select %q: needs --trace FILE", selection)
+		}
 		return nil, nil
+	}
+	var items []string
+	if selection != "" {
+		items = strings.Split(selection, ",")
+	}
+	sel, err := trace.ParseSelection(items)
+	if err != nil {
+		return nil, fmt.Errorf("--trace-select: %w", err)
 	}
 	if !strings.HasSuffix(path, ".arrow") && !strings.HasSuffix(path, ".parquet") {
 		return nil, fmt.Errorf("--trace %q: the file name must end in .arrow (Arrow IPC) or .parquet", path)
@@ -24,11 +36,7 @@ func openTrace(path string, scn *config.Scenario) (*trace.FileSink, error) {
 		scn.Trace.Detail = config.TraceChange
 		fmt.Fprintln(os.Stderr, "ccscope: the scenario's trace.detail is \"summary\"; --trace records every change (set trace.detail to \"sampled\" for less)")
 	}
-	s, err := trace.NewFileSink(path)
-	if err != nil {
-		return nil, err
-	}
-	return s, nil
+	return trace.NewFileSink(path, trace.WithSelection(sel))
 }
 
 // closeTrace finishes the files and lists them on stderr.

@@ -1,0 +1,493 @@
+package link
+
+import (
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/ccscope/ccscope/engine/config"
+	"github.com/ccscope/ccscope/engine/packet"
+	"github.com/ccscope/ccscope/engine/qdisc"
+	"github.com/ccscope/ccscope/engine/rng"
+	"github.com/ccscope/ccscope/engine/sim"
+	"github.com/ccscope/ccscope/engine/units"
+)
+
+// source sends n packets of 1500 B into d, one every gap from start; each
+// carries its index in Seq.
+type source struct {
+	s     *sim.Sim
+	pool  *packet.Pool
+	d     *Dir
+	self  int32
+	n     uint64
+	gap   sim.Duration
+	sent  []sim.Time
+	onAct func(i uint64) // called before packet i is sent
+}
+
+func (src *source) Handle(ev sim.Event) {
+	i := ev.Arg
+	if src.onAct != nil {
+		src.onAct(i)
+	}
+	id := src.pool.Alloc()
+	p := src.pool.Get(id)
+	p.Size, p.Seq, p.SentAt = 1500, i, ev.At
+	src.sent = append(src.sent, ev.At)
+	src.d.Send(id)
+	if i+1 < src.n {
+		src.s.Schedule(ev.At.Add(src.gap), src.self, 1, i+1)
+	}
+}
+
+// arrivals records each arrival's time and index.
+type arrivals struct {
+	s    *sim.Sim
+	pool *packet.Pool
+	at   []sim.Time
+	seq  []uint64
+}
+
+func (a *arrivals) Receive(id packet.ID) {
+	a.at = append(a.at, a.s.Now())
+	a.seq = append(a.seq, a.pool.Get(id).Seq)
+	a.pool.Free(id)
+}
+
+// testDir builds a direction with a FIFO of limit packets and the seed's
+// streams, and a source of n packets every gap.
+func testDir(c Config, limit int, n uint64, gap sim.Duration, seed uint64) (*sim.Sim, *Dir, *source, *arrivals) {
+	s, pool := sim.New(), &packet.Pool{}
+	c.Streams = Streams{
+		Loss: rng.Stream(seed, "link/t/ab/loss"), Jitter: rng.Stream(seed, "link/t/ab/jitter"),
+		Capacity: rng.Stream(seed, "link/t/ab/capacity"), Dips: rng.Stream(seed, "link/t/ab/capacity/dips"),
+	}
+	if c.Name == "" {
+		c.Name, c.Link, c.AB = "t/ab", "t", true
+	}
+	d := New(s, pool, c)
+	d.SetQdisc(qdisc.NewFIFO(d.QdiscEnv(), 0, limit))
+	a := &arrivals{s: s, pool: pool}
+	d.Connect(a)
+	src := &source{s: s, pool: pool, d: d, n: n, gap: gap}
+	src.self = s.Register(src, "source")
+	s.Schedule(0, src.self, 1, 0)
+	return s, d, src, a
+}
+
+// In fifo order a link never reorders, however large the jitter.
+func TestFIFOJitterNeverReorders(t *testing.T) {
+	for _, j := range []config.Jitter{
+		{Kind: config.Gaussian, Sigma: 5 * sim.Millisecond},
+		{Kind: config.Pareto, Scale: sim.Millisecond, Shape: 1.2},
+		{Kind: config.Uniform, Max: 10 * sim.Millisecond},
+		{Kind: config.WiFiTXOP, Interval: 3 * sim.Millisecond, BurstSize: 2, Sigma: sim.Millisecond},
+	} {
+		s, _, _, a := testDir(Config{Rate: 100 * units.Mbps, Delay: 10 * sim.Millisecond, Jitter: j}, 1000, 20000, 200*sim.Microsecond, 1)
+		s.Run()
+		if len(a.seq) != 20000 {
+			t.Fatalf("%v: %d arrivals, want 20000", j.Kind, len(a.seq))
+		}
+		for i := 1; i < len(a.seq); i++ {
+			if a.seq[i] < a.seq[i-1] || a.at[i] < a.at[i-1] {
+				t.Fatalf("%v: packet %d arrived after packet %d", j.Kind, a.seq[i-1], a.seq[i])
+			}
+		}
+	}
+}
+
+// order reorder with Gaussian jitter: packets leave g apart, so packet i+1
+// overtakes packet i when X_i − X_{i+1} > g, with probability
+// Φ(−g/(σ√2)) (X_i − X_{i+1} ~ N(0, 2σ²); the delay is far above σ so no
+// draw is truncated).
+func TestGaussianReorderFraction(t *testing.T) {
+	const n = 100_000
+	g, sigma := 120*sim.Microsecond, 200*sim.Microsecond
+	s, _, src, a := testDir(Config{Rate: units.Gbps, Delay: 20 * sim.Millisecond,
+		Jitter: config.Jitter{Kind: config.Gaussian, Sigma: sigma, Order: config.OrderReorder}}, 1000, n, g, 2)
+	s.Run()
+	_ = src
+	if len(a.seq) != n {
+		t.Fatalf("%d arrivals, want %d", len(a.seq), n)
+	}
+	pos := make([]int, n)
+	for i, q := range a.seq {
+		pos[q] = i
+	}
+	inv := 0
+	for i := 0; i+1 < n; i++ {
+		if pos[i+1] < pos[i] {
+			inv++
+		}
+	}
+	p := phi(-float64(g) / (float64(sigma) * math.Sqrt2))
+	// Adjacent inversions are 1-dependent; the variance of their count is at
+	// most 3× the binomial one.
+	within(t, "adjacent inversions", float64(inv)/n, p, math.Sqrt(3*p*(1-p)/n))
+}
+
+// The reorder kind holds a fraction p back by delay D; with packets g
+// apart and D = 2.5g, a held packet i is overtaken unless packets i+1 and
+// i+2 (the ones leaving within D after it) are both held too: a fraction
+// p(1 − p²) of packets arrives after a later one.
+func TestReorderKindFraction(t *testing.T) {
+	const n, p = 100_000, 0.05
+	g := 100 * sim.Microsecond
+	s, _, _, a := testDir(Config{Rate: units.Gbps, Delay: 5 * sim.Millisecond,
+		Jitter: config.Jitter{Kind: config.Reorder, P: p, Delay: 250 * sim.Microsecond}}, 1000, n, g, 3)
+	s.Run()
+	late := 0
+	maxSeen := uint64(0)
+	for i, q := range a.seq {
+		if i > 0 && q < maxSeen {
+			late++
+		}
+		maxSeen = max(maxSeen, q)
+	}
+	want := p * (1 - p*p)
+	within(t, "fraction overtaken", float64(late)/n, want, math.Sqrt(want*(1-want)/n))
+}
+
+// An outage delivers nothing during its window, then resumes: packets sent
+// every 200 µs on a 100 Mbps, 5 ms direction down over [100 ms, 300 ms)
+// wait in the queue; the first leaves at 300 ms exactly and arrives 120 µs
+// + 5 ms later. With drop_on_outage, what arrives in the window is dropped
+// and counted as outage drops.
+func TestOutageWindow(t *testing.T) {
+	for _, drop := range []bool{false, true} {
+		out := &config.Outages{Windows: []config.OutageWindow{{At: 100 * sim.Millisecond, Duration: 200 * sim.Millisecond}}, DropOnOutage: drop}
+		s, d, _, a := testDir(Config{Rate: 100 * units.Mbps, Delay: 5 * sim.Millisecond, Outages: out}, 10000, 5000, 200*sim.Microsecond, 1)
+		s.Run()
+		tx := units.TxTime(1500, 100*units.Mbps)
+		lastBefore := sim.Time(100*sim.Millisecond - 200*sim.Microsecond).Add(tx + 5*sim.Millisecond)
+		firstAfter := sim.Time(300 * sim.Millisecond).Add(tx + 5*sim.Millisecond)
+		for i, at := range a.at {
+			if at > lastBefore && at < firstAfter {
+				t.Fatalf("drop %v: packet %d arrived at %v, inside the outage", drop, a.seq[i], at)
+			}
+		}
+		i := slices.IndexFunc(a.at, func(x sim.Time) bool { return x >= firstAfter })
+		if i < 0 || a.at[i] != firstAfter {
+			t.Fatalf("drop %v: no arrival at %v after the outage", drop, firstAfter)
+		}
+		// Packets 500 to 1499 are sent in [100 ms, 300 ms).
+		wantDrops, wantFirst := uint64(0), uint64(500)
+		if drop {
+			wantDrops, wantFirst = 1000, 1500
+		}
+		if d.Stats.OutageDrops != wantDrops || a.seq[i] != wantFirst {
+			t.Errorf("drop %v: outage drops %d, first after %d; want %d, %d", drop, d.Stats.OutageDrops, a.seq[i], wantDrops, wantFirst)
+		}
+		if got := uint64(len(a.at)) + d.Stats.OutageDrops; got != 5000 {
+			t.Errorf("drop %v: delivered + outage drops = %d, want 5000", drop, got)
+		}
+	}
+}
+
+// A periodic outage of 150 ms every 1 s from 500 ms: no packet arrives
+// while the direction is down.
+func TestPeriodicOutage(t *testing.T) {
+	out := &config.Outages{Start: 500 * sim.Millisecond, Every: sim.Second, Duration: 150 * sim.Millisecond, DropOnOutage: true}
+	s, d, _, a := testDir(Config{Rate: 100 * units.Mbps, Delay: 0, Outages: out}, 10000, 40000, 100*sim.Microsecond, 1)
+	s.Run()
+	for _, at := range a.at {
+		// Arrival = departure (delay 0) + 120 µs; a departure cannot start
+		// in [k+0.5 s, k+0.65 s).
+		dep := at.Add(-units.TxTime(1500, 100*units.Mbps))
+		if ph := int64(dep) % int64(sim.Second); dep >= sim.Time(500*sim.Millisecond) && ph >= int64(500*sim.Millisecond) && ph < int64(650*sim.Millisecond) {
+			t.Fatalf("departure at %v inside a periodic outage", dep)
+		}
+	}
+	// 4 s of sending cross 4 outages of 1500 packets each.
+	if d.Stats.OutageDrops != 6000 {
+		t.Errorf("outage drops = %d, want 6000", d.Stats.OutageDrops)
+	}
+}
+
+// traceConfig builds a trace link from opportunity milliseconds.
+func traceConfig(ms []uint64) *config.TraceLink {
+	return &config.TraceLink{Loop: true, Opportunities: ms}
+}
+
+// A constant trace of one opportunity per millisecond is 12 Mbps (1500 B
+// per ms). A source offering 24 Mbps keeps it busy: by time T it has
+// delivered 12 Mbps·T within one packet.
+func TestConstantTraceDelivers12Mbps(t *testing.T) {
+	ms := make([]uint64, 1000)
+	for i := range ms {
+		ms[i] = uint64(i + 1)
+	}
+	s, _, _, a := testDir(Config{Trace: traceConfig(ms), Delay: 0}, 100000, 10000, 500*sim.Microsecond, 1)
+	s.Run()
+	for _, T := range []sim.Time{sim.Time(sim.Second), sim.Time(3 * sim.Second), sim.Time(4900 * sim.Millisecond)} {
+		n := 0
+		for _, at := range a.at {
+			if at <= T {
+				n++
+			}
+		}
+		want := float64(12*units.Mbps) * T.Seconds() / (1500 * 8)
+		if math.Abs(float64(n)-want) > 1 {
+			t.Errorf("packets by %v = %d, want %.1f ± 1 (12 Mbps)", T, n, want)
+		}
+	}
+}
+
+// A trace with a gap stalls the link for exactly the gap: opportunities
+// every ms up to 100 ms, then none until 150 ms. A backlogged link's
+// departures are 1 ms apart except one 50 ms apart, looping every 200 ms.
+func TestTraceGapStallsExactly(t *testing.T) {
+	var ms []uint64
+	for i := uint64(1); i <= 200; i++ {
+		if i <= 100 || i >= 150 {
+			ms = append(ms, i)
+		}
+	}
+	s, _, _, a := testDir(Config{Trace: traceConfig(ms), Delay: 3 * sim.Millisecond}, 100000, 1000, 100*sim.Microsecond, 1)
+	s.Run()
+	gaps := map[sim.Duration]int{}
+	for i := 1; i < len(a.at); i++ {
+		gaps[a.at[i].Sub(a.at[i-1])]++
+	}
+	// 1000 packets use 1000 opportunities: 5 passes of 151; the gap
+	// inside each pass and none between passes (200 → 201 is 1 ms).
+	if len(gaps) != 2 || gaps[50*sim.Millisecond] != 6 || gaps[sim.Millisecond] != 999-6 {
+		t.Errorf("inter-arrival gaps = %v, want 993 × 1ms and 6 × 50ms", gaps)
+	}
+	if a.at[0] != sim.Time(4*sim.Millisecond) {
+		t.Errorf("first arrival at %v, want 4ms (opportunity at 1 ms + 3 ms delay)", a.at[0])
+	}
+}
+
+// Mahimahi shares an opportunity among small packets and spreads a large
+// one over several: 500-byte packets go three per opportunity.
+func TestTraceSharesOpportunities(t *testing.T) {
+	tr := newTraceLink(traceConfig([]uint64{1, 2, 3, 4}), 0)
+	var got []sim.Time
+	now := sim.Time(0)
+	for i := 0; i < 7; i++ {
+		now = tr.next(now)
+		now = tr.take(now, 500)
+		got = append(got, now)
+	}
+	ms := sim.Time(sim.Millisecond)
+	want := []sim.Time{ms, ms, ms, 2 * ms, 2 * ms, 2 * ms, 3 * ms}
+	if !slices.Equal(got, want) {
+		t.Errorf("500 B departures = %v, want %v", got, want)
+	}
+	// Bytes left at 3 ms are lost to a packet that comes later; 4000 B
+	// then need three opportunities: 4 ms, and 5 and 6 ms of the next pass
+	// (the trace loops after its last timestamp, 4 ms).
+	if end := tr.take(tr.next(now+1), 4000); end != 6*ms {
+		t.Errorf("4000 B after 3 ms left at %v, want 6ms", end)
+	}
+}
+
+// A change of delay keeps FIFO order: lowering the delay from 50 ms to
+// 10 ms mid-stream makes arrivals max(previous arrival, departure + 10 ms),
+// so nothing overtakes. (In reorder order departure + delay stays ordered
+// the same way, but the jitter on top reorders as it always does.)
+func TestDelayChangeKeepsFIFO(t *testing.T) {
+	for _, order := range []config.JitterOrder{config.OrderFIFO} {
+		j := config.Jitter{Kind: config.Uniform, Max: sim.Microsecond, Order: order}
+		s, d, src, a := testDir(Config{Rate: units.Gbps, Delay: 50 * sim.Millisecond, Jitter: j}, 1000, 2000, 100*sim.Microsecond, 1)
+		src.onAct = func(i uint64) {
+			if i == 1000 {
+				d.SetDelay(10 * sim.Millisecond)
+			}
+		}
+		s.Run()
+		for i := 1; i < len(a.seq); i++ {
+			if a.seq[i] < a.seq[i-1] {
+				t.Fatalf("order %v: packet %d overtook %d after the delay change", order, a.seq[i], a.seq[i-1])
+			}
+		}
+		// Packet 1000 leaves at 100 ms + 12 µs; packet 999 arrives at
+		// 99.9 ms + 12 µs + 50 ms (+ ≤ 1 µs): 1000 arrives right after.
+		if at := a.at[1000]; at < a.at[999] || at > a.at[999].Add(sim.Microsecond) {
+			t.Errorf("order %v: packet 1000 arrives at %v, want just after packet 999 at %v", order, at, a.at[999])
+		}
+	}
+}
+
+// Post loss drops after serialisation, so the lost packet used the queue
+// and the link; pre loss drops before either.
+func TestLossPosition(t *testing.T) {
+	for _, pos := range []config.LossPosition{config.LossPre, config.LossPost} {
+		l := config.Loss{Kind: config.Periodic, Every: 4, Position: pos}
+		s, d, _, a := testDir(Config{Rate: units.Gbps, Delay: sim.Millisecond, Loss: l}, 1000, 1000, 100*sim.Microsecond, 1)
+		s.Run()
+		wantEnq, wantSent := uint64(750), units.Bytes(750*1500)
+		if pos == config.LossPost {
+			wantEnq, wantSent = 1000, 1000*1500
+		}
+		if len(a.at) != 750 || d.Stats.WireLosses != 250 || d.Stats.Enqueued != wantEnq || d.Stats.SentBytes != wantSent {
+			t.Errorf("position %v: delivered %d, lost %d, enqueued %d, sent %v; want 750, 250, %d, %v",
+				pos, len(a.at), d.Stats.WireLosses, d.Stats.Enqueued, d.Stats.SentBytes, wantEnq, wantSent)
+		}
+	}
+}
+
+// A two-state capacity process with deterministic alternation spends time
+// in each state in proportion to its mean dwell: sampled every 1 ms over
+// 2000 s, the fraction at the high rate is 3/(3+1) within 4 batch SEs, and
+// the mean dwell in the high state is 3 s.
+func TestCapacityDwellProcess(t *testing.T) {
+	c := &config.Capacity{
+		States:      []config.CapacityState{{Rate: 50 * units.Mbps, Dwell: 3 * sim.Second}, {Rate: 10 * units.Mbps, Dwell: sim.Second}},
+		Transitions: [][]float64{{0, 1}, {1, 0}},
+	}
+	m := newCapacityModel(c, 0, rng.Stream(5, "link/t/ab/capacity"), nil)
+	const k = 100
+	hi, all := make([]float64, k), make([]float64, k)
+	var dwells []float64
+	start, prev := sim.Time(0), units.BitRate(0)
+	for i := 0; i < 2_000_000; i++ {
+		now := sim.Time(i) * sim.Time(sim.Millisecond)
+		r := m.rate(now, 0)
+		if r != prev {
+			if prev == 50*units.Mbps {
+				dwells = append(dwells, now.Sub(start).Seconds())
+			}
+			start, prev = now, r
+		}
+		b := i * k / 2_000_000
+		all[b]++
+		if r == 50*units.Mbps {
+			hi[b]++
+		}
+	}
+	f, se := ratioSE(hi, all)
+	within(t, "time fraction at 50 Mbps", f, 0.75, se)
+	md, sd := meanSD(dwells)
+	within(t, "mean dwell at 50 Mbps (s)", md, 3, sd/math.Sqrt(float64(len(dwells))))
+}
+
+// The grant ramp: a packet served right after idle goes at start × rate,
+// one after half the ramp of backlog at (start + 1)/2 × rate.
+func TestCapacityGrantRamp(t *testing.T) {
+	c := &config.Capacity{States: []config.CapacityState{{Rate: 100 * units.Mbps, Dwell: 1000 * sim.Second}},
+		Transitions: [][]float64{{1}}, Grant: &config.CapacityGrant{Start: 0.2, Ramp: 100 * sim.Millisecond}}
+	m := newCapacityModel(c, 0, rng.Stream(5, "c"), nil)
+	for _, tc := range []struct {
+		since, now sim.Time
+		want       units.BitRate
+	}{
+		{0, 0, 20 * units.Mbps},
+		{0, sim.Time(50 * sim.Millisecond), 60 * units.Mbps},
+		{0, sim.Time(100 * sim.Millisecond), 100 * units.Mbps},
+		{sim.Time(200 * sim.Millisecond), sim.Time(225 * sim.Millisecond), 40 * units.Mbps},
+	} {
+		if got := m.rate(tc.now, tc.since); got != tc.want {
+			t.Errorf("rate at %v, busy since %v = %v, want %v", tc.now, tc.since, got, tc.want)
+		}
+	}
+}
+
+// Every model is deterministic by seed, and the models draw from separate
+// streams: adding jitter and a capacity process does not change which
+// packets the loss model drops.
+func TestModelsDeterministicAndIndependent(t *testing.T) {
+	loss := config.Loss{Kind: config.GilbertElliott, PGB: 0.02, PBG: 0.3, LossBad: 0.7}
+	full := Config{Delay: 5 * sim.Millisecond, Loss: loss,
+		Jitter: config.Jitter{Kind: config.Pareto, Scale: 100 * sim.Microsecond, Shape: 1.5, Order: config.OrderReorder},
+		Capacity: &config.Capacity{
+			States:      []config.CapacityState{{Rate: 50 * units.Mbps, Dwell: 100 * sim.Millisecond}, {Rate: 200 * units.Mbps, Dwell: 50 * sim.Millisecond}},
+			Transitions: [][]float64{{0.2, 0.8}, {0.6, 0.4}},
+			Dips:        &config.CapacityDips{Every: 300 * sim.Millisecond, Depth: 0.1, Scale: 5 * sim.Millisecond, Shape: 1.5, Cap: 200 * sim.Millisecond},
+		}}
+	runWith := func(c Config, seed uint64) ([]uint64, []sim.Time) {
+		s, _, _, a := testDir(c, 100000, 20000, 100*sim.Microsecond, seed)
+		s.Run()
+		return a.seq, a.at
+	}
+	s1, t1 := runWith(full, 9)
+	s2, t2 := runWith(full, 9)
+	if !slices.Equal(s1, s2) || !slices.Equal(t1, t2) {
+		t.Errorf("seed 9 twice gives two runs")
+	}
+	s3, _ := runWith(full, 10)
+	if slices.Equal(s1, s3) {
+		t.Errorf("seeds 9 and 10 give the same run")
+	}
+	lossOnly := Config{Rate: 100 * units.Mbps, Delay: 5 * sim.Millisecond, Loss: loss}
+	s4, _ := runWith(lossOnly, 9)
+	a, b := slices.Clone(s1), slices.Clone(s4)
+	slices.Sort(a)
+	if !slices.Equal(a, b) {
+		t.Errorf("adding jitter and capacity changed the set of lost packets (%d vs %d delivered)", len(a), len(b))
+	}
+}
+
+// The arrival heap pops in (arrival, push order), the order of a stable
+// sort, through interleaved pushes and pops.
+func TestArrivalHeapOrder(t *testing.T) {
+	r := rng.Stream(1, "test/heap")
+	var h arrivalHeap
+	var want, got []inflight
+	var pending []inflight
+	for i := 0; i < 20000; i++ {
+		x := inflight{packet.ID(i), sim.Time(r.Int64N(500))}
+		h.push(x)
+		pending = append(pending, x)
+		if r.IntN(3) == 0 {
+			slices.SortStableFunc(pending, func(a, b inflight) int { return int(a.arrive - b.arrive) })
+			want = append(want, pending[0])
+			pending = pending[1:]
+			got = append(got, h.pop())
+		}
+	}
+	slices.SortStableFunc(pending, func(a, b inflight) int { return int(a.arrive - b.arrive) })
+	want = append(want, pending...)
+	for len(h.a) > 0 {
+		got = append(got, h.pop())
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("heap order differs from a stable sort")
+	}
+}
+
+// Opportunities that all fall inside periodic outages are all lost: the
+// direction delivers nothing and the run still ends (each look at the
+// schedule is bounded; the direction looks again later).
+func TestTraceInsideOutagesStalls(t *testing.T) {
+	out := &config.Outages{Every: sim.Millisecond, Duration: 500 * sim.Microsecond}
+	s, _, _, a := testDir(Config{Trace: traceConfig([]uint64{1, 2, 3}), Outages: out}, 100, 10, sim.Millisecond, 1)
+	s.RunUntil(sim.Time(10 * sim.Second))
+	if len(a.at) != 0 {
+		t.Errorf("%d packets delivered through outages covering every opportunity, want 0", len(a.at))
+	}
+}
+
+// Dips start a Poisson time of mean every after the previous one ends and
+// last min(Pareto(x_m, α), cap), with E[min(X, c)] = x_m + x_m/(α−1)·(1 −
+// (x_m/c)^(α−1)): the fraction of time in a dip is E[L]/(E[L] + every),
+// and the rate in a dip is depth × the state's.
+func TestCapacityDipsFraction(t *testing.T) {
+	const xm, alpha, capMs, everyMs = 10.0, 1.5, 500.0, 1000.0
+	c := &config.Capacity{
+		States:      []config.CapacityState{{Rate: 100 * units.Mbps, Dwell: 1000 * sim.Second}},
+		Transitions: [][]float64{{1}},
+		Dips:        &config.CapacityDips{Every: sim.Second, Depth: 0.25, Scale: 10 * sim.Millisecond, Shape: alpha, Cap: 500 * sim.Millisecond},
+	}
+	m := newCapacityModel(c, 0, rng.Stream(5, "link/t/ab/capacity"), rng.Stream(5, "link/t/ab/capacity/dips"))
+	const n, k = 4_000_000, 100
+	in, all := make([]float64, k), make([]float64, k)
+	for i := 0; i < n; i++ {
+		r := m.rate(sim.Time(i)*sim.Time(sim.Millisecond), 0)
+		b := i * k / n
+		all[b]++
+		switch r {
+		case 25 * units.Mbps:
+			in[b]++
+		case 100 * units.Mbps:
+		default:
+			t.Fatalf("rate %v, want 100 Mbps or 25 Mbps in a dip", r)
+		}
+	}
+	el := xm + xm/(alpha-1)*(1-math.Pow(xm/capMs, alpha-1))
+	f, se := ratioSE(in, all)
+	within(t, "time fraction in dips", f, el/(el+everyMs), se)
+	t.Logf("fraction in dips %.5f, want %.5f (SE %.2g)", f, el/(el+everyMs), se)
+}

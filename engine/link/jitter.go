@@ -1,0 +1,111 @@
+package link
+
+import (
+	"math"
+	"math/rand/v2"
+
+	"github.com/ccscope/ccscope/engine/config"
+	"github.com/ccscope/ccscope/engine/sim"
+)
+
+// jitterModel draws the extra delay of each packet on a direction, from the
+// direction's own stream ("link/<id>/<dir>/jitter"). The deterministic kinds
+// (burst, lte_subframe, 5g_nr) draw nothing.
+type jitterModel struct {
+	c   config.Jitter
+	rng *rand.Rand
+	// wifi_txop: the TXOP being filled and how many packets it holds.
+	txop   sim.Time
+	inTxop int64
+}
+
+func newJitterModel(c config.Jitter, rng *rand.Rand) *jitterModel {
+	if c.Kind == config.NoJitter {
+		return nil
+	}
+	return &jitterModel{c: c, rng: rng}
+}
+
+// reorders reports whether packets keep their own delivery times.
+func (j *jitterModel) reorders() bool {
+	return j.c.Order == config.OrderReorder || j.c.Kind == config.Reorder
+}
+
+// extra returns the extra delay of a packet whose nominal arrival (departure
+// plus propagation delay) is at; delay is the propagation delay. at + extra
+// is never before at − delay, the packet's departure.
+func (j *jitterModel) extra(at sim.Time, delay sim.Duration) sim.Duration {
+	c := &j.c
+	switch c.Kind {
+	case config.Gaussian:
+		sigma := float64(c.Sigma)
+		if c.Clamp == config.ClampZero {
+			return max(0, sim.Duration(math.Round(j.rng.NormFloat64()*sigma)))
+		}
+		// Truncated by redrawing, so the one-way delay never goes below zero.
+		for {
+			x := sim.Duration(math.Round(j.rng.NormFloat64() * sigma))
+			if delay+x >= 0 {
+				return x
+			}
+		}
+	case config.Uniform:
+		return c.Min + sim.Duration(j.rng.Int64N(int64(c.Max-c.Min)+1))
+	case config.Pareto:
+		// Inverse CDF of Pareto type I: x_m·U^(−1/α) with U in (0, 1].
+		u := 1 - j.rng.Float64()
+		x := float64(c.Scale) * math.Pow(u, float64(-1/c.Shape))
+		if c.Cap > 0 && x > float64(c.Cap) {
+			return c.Cap
+		}
+		if x > float64(math.MaxInt64/4) {
+			x = float64(math.MaxInt64 / 4)
+		}
+		return sim.Duration(math.Round(x))
+	case config.Burst:
+		if sim.Duration(int64(at)%int64(c.Period)) < c.Length {
+			return c.Extra
+		}
+		return 0
+	case config.WiFiTXOP:
+		// 802.11 contention as burst-and-gap: the station wins the medium
+		// once per Interval and its TXOP carries up to BurstSize frames; a
+		// frame waits for the first TXOP at or after its arrival with room,
+		// and lands within the burst |N(0, σ)| after the TXOP starts.
+		t := ceilTo(at, c.Interval)
+		if t < j.txop {
+			t = j.txop
+		}
+		if t == j.txop && j.inTxop >= c.BurstSize {
+			t += sim.Time(c.Interval)
+		}
+		if t != j.txop {
+			j.txop, j.inTxop = t, 0
+		}
+		j.inTxop++
+		spread := sim.Duration(0)
+		if c.Sigma > 0 {
+			spread = sim.Duration(math.Round(math.Abs(j.rng.NormFloat64()) * float64(c.Sigma)))
+		}
+		return t.Sub(at) + spread
+	case config.LTESubframe, config.NR5G:
+		return ceilTo(at, c.Period).Sub(at)
+	case config.Reorder:
+		// netem reorder, seen from the packets held: a fraction P waits Delay
+		// and the packets behind it overtake it.
+		if j.rng.Float64() < c.P {
+			return c.Delay
+		}
+		return 0
+	}
+	return 0
+}
+
+// ceilTo rounds t up to a multiple of q.
+func ceilTo(t sim.Time, q sim.Duration) sim.Time {
+	r := int64(t) % int64(q)
+	if r == 0 {
+		return t
+	}
+	return t + sim.Time(int64(q)-r)
+}

@@ -1,0 +1,154 @@
+package link
+
+import (
+	"math"
+	"testing"
+
+	"github.com/ccscope/ccscope/engine/config"
+	"github.com/ccscope/ccscope/engine/rng"
+	"github.com/ccscope/ccscope/engine/sim"
+)
+
+// jitterSample draws n extra delays (in ms) for nominal arrivals spread
+// uniformly at random over [0, 1000 s), each 1 ms or more after the one
+// before in expectation, far apart for the stateful models.
+func jitterSample(c config.Jitter, n int, delay sim.Duration) []float64 {
+	m := newJitterModel(c, rng.Stream(11, "test/jitter"))
+	phase := rng.Stream(12, "test/phase")
+	out := make([]float64, n)
+	at := sim.Time(0)
+	for i := range out {
+		at = at.Add(sim.Duration(phase.Int64N(int64(20 * sim.Millisecond))))
+		out[i] = float64(m.extra(at, delay)) / float64(sim.Millisecond)
+	}
+	return out
+}
+
+// Each jitter model's draws over 10^5 packets match its distribution: mean
+// and σ within 4 standard errors, quantiles by the binomial SE of the ECDF,
+// and a Kolmogorov-Smirnov test against the CDF at significance 0.001.
+func TestJitterModelsMatchDistributions(t *testing.T) {
+	const n = 100_000
+	type dist struct {
+		mean, sd float64
+		cdf      func(float64) float64 // of the extra delay in ms
+		quant    func(p float64) float64
+	}
+	normal := func(s float64) dist {
+		return dist{0, s, func(x float64) float64 { return phi(x / s) }, func(p float64) float64 { return s * math.Sqrt2 * math.Erfinv(2*p-1) }}
+	}
+	uniform := func(a, b float64) dist {
+		return dist{(a + b) / 2, (b - a) / math.Sqrt(12),
+			func(x float64) float64 { return min(1, max(0, (x-a)/(b-a))) },
+			func(p float64) float64 { return a + p*(b-a) }}
+	}
+	const xm, alpha = 1.0, 5.0
+	pareto := dist{alpha * xm / (alpha - 1), xm / (alpha - 1) * math.Sqrt(alpha/(alpha-2)),
+		func(x float64) float64 { return max(0, 1-math.Pow(xm/x, alpha)) },
+		func(p float64) float64 { return xm * math.Pow(1-p, -1/alpha) }}
+	// max(0, X), X ~ N(0, σ): an atom of 1/2 at 0, mean σ/√(2π) ≈ 0.399σ,
+	// variance σ²(1/2 − 1/(2π)).
+	const s0 = 2.0
+	clampZero := dist{s0 / math.Sqrt(2*math.Pi), s0 * math.Sqrt(0.5-1/(2*math.Pi)),
+		func(x float64) float64 {
+			if x < 0 {
+				return 0
+			}
+			return phi(x / s0)
+		}, nil}
+	for _, tc := range []struct {
+		name string
+		c    config.Jitter
+		d    dist
+	}{
+		{"gaussian", config.Jitter{Kind: config.Gaussian, Sigma: 2 * sim.Millisecond}, normal(2)},
+		{"gaussian clamp zero", config.Jitter{Kind: config.Gaussian, Sigma: s0 * sim.Millisecond, Clamp: config.ClampZero}, clampZero},
+		{"uniform", config.Jitter{Kind: config.Uniform, Min: sim.Millisecond, Max: 3 * sim.Millisecond}, uniform(1, 3)},
+		{"pareto", config.Jitter{Kind: config.Pareto, Scale: sim.Millisecond, Shape: alpha}, pareto},
+		// Nominal arrivals at uniform phases: the wait to the next boundary
+		// is U[0, period).
+		{"lte_subframe", config.Jitter{Kind: config.LTESubframe, Period: sim.Millisecond}, uniform(0, 1)},
+		{"5g_nr", config.Jitter{Kind: config.NR5G, Period: 500 * sim.Microsecond}, uniform(0, 0.5)},
+		// Sparse frames (one per 10 ms on average, TXOPs every 4 ms, room
+		// for 4): each waits U[0, interval) for its TXOP.
+		{"wifi_txop σ=0", config.Jitter{Kind: config.WiFiTXOP, Interval: 4 * sim.Millisecond, BurstSize: 4}, uniform(0, 4)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			x := jitterSample(tc.c, n, 100*sim.Millisecond)
+			m, sd := meanSD(x)
+			within(t, "mean (ms)", m, tc.d.mean, tc.d.sd/math.Sqrt(n))
+			// SE of the sample σ ≈ σ·sqrt((κ−1)/(4n)); κ ≤ 9 for these.
+			within(t, "σ (ms)", sd, tc.d.sd, tc.d.sd*math.Sqrt(8.0/(4*n)))
+			if tc.d.quant != nil {
+				for _, p := range []float64{0.1, 0.5, 0.9, 0.99} {
+					quantileCheck(t, tc.name, x, p, tc.d.quant(p))
+				}
+			}
+			if d := ks(x, tc.d.cdf); d > ksCritical(n)+1e-6 {
+				t.Errorf("KS D = %.5f, critical %.5f at α = 0.001", d, ksCritical(n))
+			}
+		})
+	}
+}
+
+// Within-burst spread of wifi_txop: with σ > 0 a sparse frame's extra delay
+// is U[0, I) + |N(0, σ)|: mean I/2 + σ·sqrt(2/π), variance I²/12 +
+// σ²(1 − 2/π).
+func TestWiFiTXOPSpread(t *testing.T) {
+	const n = 100_000
+	const iv, s = 4.0, 0.5
+	x := jitterSample(config.Jitter{Kind: config.WiFiTXOP, Interval: 4 * sim.Millisecond, BurstSize: 4, Sigma: 500 * sim.Microsecond}, n, 0)
+	m, sd := meanSD(x)
+	wantSD := math.Sqrt(iv*iv/12 + s*s*(1-2/math.Pi))
+	within(t, "mean (ms)", m, iv/2+s*math.Sqrt(2/math.Pi), wantSD/math.Sqrt(n))
+	within(t, "σ (ms)", sd, wantSD, wantSD*math.Sqrt(2.0/(4*n)))
+}
+
+// A TXOP carries at most burst_size frames: 10 frames arriving at once
+// with room for 4 per TXOP leave in TXOPs of 4, 4 and 2, one interval apart.
+func TestWiFiTXOPBurstSize(t *testing.T) {
+	m := newJitterModel(config.Jitter{Kind: config.WiFiTXOP, Interval: 4 * sim.Millisecond, BurstSize: 4}, rng.Stream(1, "x"))
+	at := sim.Time(sim.Millisecond)
+	var got []sim.Time
+	for i := 0; i < 10; i++ {
+		got = append(got, at.Add(m.extra(at, 0)))
+	}
+	for i, g := range got {
+		want := sim.Time(4*sim.Millisecond) + sim.Time(i/4)*sim.Time(4*sim.Millisecond)
+		if g != want {
+			t.Errorf("frame %d delivered at %v, want %v", i, g, want)
+		}
+	}
+}
+
+// burst: packets whose nominal arrival falls in the first length of each
+// period get the extra delay, the others none: the fraction delayed is
+// length/period (binomial SE).
+func TestBurstJitterFraction(t *testing.T) {
+	const n = 100_000
+	x := jitterSample(config.Jitter{Kind: config.Burst, Period: 10 * sim.Millisecond, Length: 2 * sim.Millisecond, Extra: 5 * sim.Millisecond}, n, 0)
+	hit := 0
+	for _, v := range x {
+		switch v {
+		case 5:
+			hit++
+		case 0:
+		default:
+			t.Fatalf("burst extra delay %v ms, want 0 or 5", v)
+		}
+	}
+	within(t, "fraction delayed", float64(hit)/n, 0.2, math.Sqrt(0.2*0.8/n))
+}
+
+// reorder: a fraction p of packets waits delay, the rest none.
+func TestReorderJitterFraction(t *testing.T) {
+	const n, p = 100_000, 0.03
+	x := jitterSample(config.Jitter{Kind: config.Reorder, P: p, Delay: 3 * sim.Millisecond}, n, 0)
+	held := 0
+	for _, v := range x {
+		if v == 3 {
+			held++
+		}
+	}
+	within(t, "fraction held", float64(held)/n, p, math.Sqrt(p*(1-p)/n))
+}

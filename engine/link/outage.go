@@ -1,0 +1,59 @@
+package link
+
+import (
+	"slices"
+	"sort"
+
+	"github.com/ccscope/ccscope/engine/config"
+	"github.com/ccscope/ccscope/engine/sim"
+)
+
+// window is an outage [at, end).
+type window struct{ at, end sim.Time }
+
+// outages says when a direction is down: sorted, merged windows from the
+// scenario and from actions, and an optional periodic form. It draws
+// nothing and costs no events: the serialiser asks when it would start.
+type outages struct {
+	win                   []window
+	start, every, periodD sim.Duration
+	drop                  bool
+}
+
+func newOutages(c *config.Outages) *outages {
+	if c == nil {
+		return nil
+	}
+	o := &outages{start: c.Start, every: c.Every, periodD: c.Duration, drop: c.DropOnOutage}
+	for _, w := range c.Windows {
+		o.add(sim.Time(w.At), w.Duration)
+	}
+	return o
+}
+
+// add adds a window, merging it with those it overlaps.
+func (o *outages) add(at sim.Time, d sim.Duration) {
+	w := window{at, at.Add(d)}
+	i := sort.Search(len(o.win), func(k int) bool { return o.win[k].end >= w.at })
+	j := i
+	for j < len(o.win) && o.win[j].at <= w.end {
+		w.at, w.end = min(w.at, o.win[j].at), max(w.end, o.win[j].end)
+		j++
+	}
+	o.win = slices.Replace(o.win, i, j, w)
+}
+
+// downUntil reports whether the direction is down at t, and until when.
+func (o *outages) downUntil(t sim.Time) (sim.Time, bool) {
+	end, down := sim.Time(0), false
+	if i := sort.Search(len(o.win), func(k int) bool { return o.win[k].end > t }); i < len(o.win) && o.win[i].at <= t {
+		end, down = o.win[i].end, true
+	}
+	if o.every > 0 && t >= sim.Time(o.start) {
+		ws := sim.Time(o.start).Add((t.Sub(sim.Time(o.start)) / o.every) * o.every)
+		if e := ws.Add(o.periodD); t < e && e > end {
+			end, down = e, true
+		}
+	}
+	return end, down
+}

@@ -1,0 +1,124 @@
+package link
+
+import (
+	"sort"
+
+	"github.com/ccscope/ccscope/engine/config"
+	"github.com/ccscope/ccscope/engine/sim"
+	"github.com/ccscope/ccscope/engine/units"
+)
+
+// TraceBytes is what one delivery opportunity of a Mahimahi trace carries:
+// one MTU-sized packet.
+const TraceBytes units.Bytes = 1500
+
+// traceLink serves a direction at the delivery opportunities of a Mahimahi
+// trace, following mahimahi's LinkQueue (src/packet/link_queue.cc): each
+// opportunity carries up to TraceBytes; a packet larger than what is left
+// takes the rest from the following opportunities and leaves at the one
+// that completes it; bytes an opportunity does not use are lost with it;
+// when the schedule ends it starts again, shifted by its last timestamp
+// (use_a_delivery_opportunity), or the link serves nothing more. The
+// packet is taken from the qdisc at the opportunity, as rationalize
+// dequeues it, so the qdisc sees it wait. One difference: a packet that
+// arrives at the very instant of an opportunity uses it here, where
+// mahimahi, whose clock counts milliseconds, burns the opportunity in
+// rationalize before it enqueues the packet.
+type traceLink struct {
+	ms     []uint64 // opportunity times in ms, nondecreasing, last > 0
+	period sim.Duration
+	loop   bool
+	base   sim.Time // start of the current pass through ms
+	i      int      // next unused opportunity of this pass
+	done   bool     // a non-looping trace has run out
+	// The last opportunity used, and the bytes it has left: packets queued
+	// at its instant can share it, later ones cannot.
+	curAt sim.Time
+	left  units.Bytes
+}
+
+func newTraceLink(c *config.TraceLink, now sim.Time) *traceLink {
+	if c == nil {
+		return nil
+	}
+	return &traceLink{ms: c.Opportunities, loop: c.Loop, base: now, curAt: -1,
+		period: sim.Duration(c.Opportunities[len(c.Opportunities)-1]) * sim.Millisecond}
+}
+
+func (t *traceLink) at(i int) sim.Time {
+	return t.base.Add(sim.Duration(t.ms[i]) * sim.Millisecond)
+}
+
+// advance moves past the opportunities of this pass and wraps to the next.
+func (t *traceLink) wrap() {
+	t.i = 0
+	if !t.loop {
+		t.done = true
+		return
+	}
+	t.base = t.base.Add(t.period)
+}
+
+// skip drops the opportunities before now: nothing was queued for them.
+func (t *traceLink) skip(now sim.Time) {
+	if t.done || t.at(t.i) >= now {
+		return
+	}
+	// Whole passes that lie before now go in one step.
+	if t.loop {
+		if k := int64(now.Sub(t.base)/t.period) - 1; k > 0 {
+			t.base = t.base.Add(sim.Duration(k) * t.period)
+			t.i = 0
+		}
+	}
+	for !t.done {
+		rel := uint64((now.Sub(t.base) + sim.Millisecond - 1) / sim.Millisecond) // first ms ≥ now
+		j := t.i + sort.Search(len(t.ms)-t.i, func(k int) bool { return t.ms[t.i+k] >= rel })
+		if j < len(t.ms) {
+			t.i = j
+			return
+		}
+		t.wrap()
+	}
+}
+
+// next is the earliest instant at or after now at which the link can send:
+// now if the opportunity in use at now has bytes left, else the next
+// opportunity; sim.Never once a non-looping trace has ended.
+func (t *traceLink) next(now sim.Time) sim.Time {
+	if t.left > 0 && t.curAt == now {
+		return now
+	}
+	t.skip(now)
+	if t.done {
+		return sim.Never
+	}
+	return t.at(t.i)
+}
+
+// take serialises size bytes starting at now, where next(now) == now, and
+// returns the instant of the opportunity that completes them (sim.Never if
+// a non-looping trace ends first).
+func (t *traceLink) take(now sim.Time, size units.Bytes) sim.Time {
+	need := size
+	if t.left > 0 && t.curAt == now {
+		use := min(t.left, need)
+		t.left -= use
+		need -= use
+	}
+	for need > 0 {
+		if t.done {
+			t.left = 0
+			return sim.Never
+		}
+		t.curAt = t.at(t.i)
+		t.i++
+		if t.i == len(t.ms) {
+			t.wrap()
+		}
+		use := min(TraceBytes, need)
+		t.left = TraceBytes - use
+		need -= use
+	}
+	return t.curAt
+}

@@ -1,0 +1,112 @@
+package rcvpath
+
+import (
+	"math/rand/v2"
+
+	"github.com/ccscope/ccscope/engine/packet"
+	"github.com/ccscope/ccscope/engine/sim"
+)
+
+// Grant sends a receiver's packets only at the uplink's transmit
+// opportunities. When a packet arrives to an empty channel the next grant
+// is a gap drawn from Gap later; each grant releases up to PerGrant
+// packets, oldest first, and while packets remain another grant follows a
+// fresh gap later. Grants fall on the next multiple of Slot. A released
+// packet is lost with probability Loss. With Filter, a pure ACK that joins
+// the queue drops the queued pure ACKs it makes redundant (the CPE's ACK
+// filter): those at the queue's tail that carry no SACK blocks, no more
+// than its cumulative ACK and the same ECN echo.
+type Grant struct {
+	s      *sim.Sim
+	to     Sink
+	pool   *packet.Pool
+	rng    *rand.Rand
+	gap    Quantiles
+	per    int
+	loss   float64
+	filter bool
+	slot   sim.Duration
+	stats  *Stats
+
+	q     []packet.ID // waiting, oldest first
+	timer *sim.Timer
+}
+
+// GrantConfig configures a Grant.
+type GrantConfig struct {
+	Gap      Quantiles
+	PerGrant int
+	Loss     float64
+	Filter   bool
+	Slot     sim.Duration
+	RNG      *rand.Rand
+	Stats    *Stats
+}
+
+// NewGrant returns a grant process in front of to; pool resolves and frees
+// packets.
+func NewGrant(s *sim.Sim, pool *packet.Pool, name string, c GrantConfig, to Sink) *Grant {
+	g := &Grant{s: s, to: to, pool: pool, rng: c.RNG, gap: c.Gap, per: c.PerGrant,
+		loss: c.Loss, filter: c.Filter, slot: c.Slot, stats: c.Stats}
+	g.timer = s.NewTimer(s.Register(g, name), 0)
+	return g
+}
+
+// Send queues id for the next grant.
+func (g *Grant) Send(id packet.ID) {
+	if g.filter {
+		g.filterFor(g.pool.Get(id))
+	}
+	g.q = append(g.q, id)
+	if !g.timer.Armed() {
+		g.timer.Arm(g.next())
+	}
+}
+
+// filterFor drops the queued ACKs that the pure ACK p makes redundant,
+// from the tail back, stopping at the first one it does not cover.
+func (g *Grant) filterFor(p *packet.Packet) {
+	if !isPureAck(p) || p.NSack > 0 {
+		return
+	}
+	for len(g.q) > 0 {
+		old := g.pool.Get(g.q[len(g.q)-1])
+		if !isPureAck(old) || old.NSack > 0 || old.Ack > p.Ack || old.Flags&packet.ECE != p.Flags&packet.ECE {
+			return
+		}
+		g.pool.Free(g.q[len(g.q)-1])
+		g.q = g.q[:len(g.q)-1]
+		g.stats.AcksFiltered++
+	}
+}
+
+// next is the time of the grant a gap from now, on the slot grid.
+func (g *Grant) next() sim.Time {
+	at := g.s.Now().Add(g.gap.Draw(g.rng.Float64()))
+	if g.slot > 0 {
+		if r := int64(at) % int64(g.slot); r != 0 {
+			at += sim.Time(int64(g.slot) - r)
+		}
+	}
+	return at
+}
+
+// Handle is a grant: it releases up to PerGrant packets.
+func (g *Grant) Handle(sim.Event) {
+	n := min(g.per, len(g.q))
+	for _, id := range g.q[:n] {
+		if g.loss > 0 && g.rng.Float64() < g.loss {
+			g.pool.Free(id)
+			g.stats.AcksLost++
+			continue
+		}
+		g.to.Send(id)
+	}
+	if n > 0 {
+		g.stats.Grants++
+	}
+	g.q = g.q[:copy(g.q, g.q[n:])]
+	if len(g.q) > 0 {
+		g.timer.Arm(g.next())
+	}
+}

@@ -1,0 +1,134 @@
+package tcp
+
+import (
+	"testing"
+
+	"github.com/ccscope/ccscope/engine/config"
+	"github.com/ccscope/ccscope/engine/packet"
+	"github.com/ccscope/ccscope/engine/sim"
+	"github.com/ccscope/ccscope/engine/units"
+)
+
+// A receiving application that stops reading closes the window; the
+// sender probes it (tcp_probe_timer) and resumes the moment the window
+// update arrives, with a real receiver answering the probes.
+//
+// Hand computation, with the RTO r fixed while nothing is acked (no RTT
+// samples), one-way delay 20 ms and a 52-byte probe and ACK serialised in
+// 4.16 µs at 100 Mbps each way:
+//   - the first probe leaves max(r, TCP_RTO_MIN) after the last ACK, the
+//     one that left nothing in flight (tcp_check_probe_timer);
+//   - the receiver answers probe k at once (tcp_send_dupack, window 0),
+//     and that ACK re-arms the timer with the backoff the probe raised to
+//     k (tcp_ack_probe): probe k+1 leaves 2·(20 ms + 4.16 µs) + r·2^k after
+//     probe k;
+//   - the application reads again at 3 s: the read more than doubles the
+//     window, so tcp_cleanup_rbuf sends a window update at once, and the
+//     sender sends new data the instant it arrives, 3 s + 20 ms + 4.16 µs;
+//   - if that window update is lost, the next probe, already due at
+//     probe 3 + RTT + 8r, draws an ACK with the open window, and data
+//     flows when it arrives, one RTT after that probe.
+func TestZeroWindowProbeWithStalledReader(t *testing.T) {
+	t.Run("update arrives", func(t *testing.T) { testStalledReader(t, false) })
+	t.Run("update lost", func(t *testing.T) { testStalledReader(t, true) })
+}
+
+func testStalledReader(t *testing.T, loseUpdate bool) {
+	opts := shLinuxOpts()
+	opts.Pacing = config.PacingOff
+	opts.RcvBufInit, opts.RcvBufMax = 64*units.KiB, 64*units.KiB
+	h := shHarness{cc: "reno", rate: 100 * units.Mbps, owd: 20 * sim.Millisecond, size: 2 * units.MB, opts: opts}
+	c := h.build(t)
+	c.rcv.readStopped = true
+	const resume = sim.Time(3 * sim.Second)
+	if loseUpdate {
+		c.rev.drop = func(p *packet.Packet, now sim.Time) bool { return now == resume }
+	}
+	c.runUntil(resume)
+	rto := max(c.snd.rto, rtoMin)
+	c.rcv.readStopped = false
+	c.rcv.appRead()
+	c.runUntil(sim.Time(20 * sim.Second))
+
+	var probes []sim.Time
+	var lastData sim.Time
+	for _, x := range c.fwd.log {
+		if x.len == 0 && x.flags&packet.SYN == 0 && (x.at < resume || loseUpdate && len(probes) < 4) {
+			probes = append(probes, x.at)
+		}
+		if x.len > 0 && x.at < resume {
+			lastData = x.at
+		}
+	}
+	if len(probes) < 3 || loseUpdate && len(probes) != 4 {
+		t.Fatalf("%d probes (%v), want 3 before the reader resumed, and a 4th if its update is lost", len(probes), probes)
+	}
+	if lastData > probes[0] {
+		t.Fatalf("data sent at %v after the first probe at %v", lastData, probes[0])
+	}
+	var lastAck sim.Time
+	for _, x := range c.rev.log {
+		if x.arr <= probes[0] {
+			lastAck = max(lastAck, x.arr)
+		}
+	}
+	if want := lastAck.Add(rto); probes[0] != want {
+		t.Errorf("first probe at %v, want last ACK %v + RTO %v = %v", probes[0], lastAck, rto, want)
+	}
+	ackTx := units.TxTime(HeaderBytes, h.rate)
+	for k := 1; k < len(probes); k++ {
+		want := probes[k-1].Add(2*(h.owd+ackTx) + rto<<k)
+		if probes[k] != want {
+			t.Errorf("probe %d at %v, want %v (previous %v + RTT + %v·2^%d)", k+1, probes[k], want, probes[k-1], rto, k)
+		}
+	}
+	update := resume.Add(h.owd + ackTx)
+	if loseUpdate {
+		update = probes[3].Add(2 * (h.owd + ackTx))
+	}
+	var firstAfter sim.Time
+	for _, x := range c.fwd.log {
+		if x.len > 0 && x.at >= resume {
+			firstAfter = x.at
+			break
+		}
+	}
+	if firstAfter != update {
+		t.Errorf("first data after the read at %v, want the window update's arrival %v", firstAfter, update)
+	}
+	if got := c.rcv.BytesDelivered(); got != h.size {
+		t.Errorf("delivered %d bytes, want %d", got, h.size)
+	}
+	if c.snd.Stats.WindowProbes != uint64(len(probes)) {
+		t.Errorf("WindowProbes = %d, want %d", c.snd.Stats.WindowProbes, len(probes))
+	}
+	t.Logf("RTO %v, probes at %v, data again at %v", rto, probes, firstAfter)
+}
+
+// An on/off application writes only what the windows let the sender send
+// now; with the receive window closed it still leaves one segment queued,
+// as a blocking write would, so the persist timer runs. When the reader
+// resumes and its window update is lost, the probes find the open window
+// and the whole transfer completes; before, the application wrote nothing
+// into a closed window, no probe ran, and the flow stopped for good.
+func TestZeroWindowOnOffApplication(t *testing.T) {
+	opts := shLinuxOpts()
+	opts.Pacing = config.PacingOff
+	opts.RcvBufInit, opts.RcvBufMax = 64*units.KiB, 64*units.KiB
+	h := shHarness{cc: "reno", rate: 100 * units.Mbps, owd: 20 * sim.Millisecond, size: 2 * units.MB, opts: opts,
+		app: config.AppPattern{Kind: config.OnOff, On: 10 * sim.Second, Off: sim.Millisecond}}
+	c := h.build(t)
+	c.rcv.readStopped = true
+	const resume = sim.Time(3 * sim.Second)
+	c.rev.drop = func(p *packet.Packet, now sim.Time) bool { return now == resume }
+	c.runUntil(resume)
+	c.rcv.readStopped = false
+	c.rcv.appRead()
+	c.runUntil(sim.Time(20 * sim.Second))
+	if got := c.rcv.BytesDelivered(); got != h.size {
+		t.Errorf("delivered %d bytes, want %d", got, h.size)
+	}
+	if c.snd.Stats.WindowProbes == 0 {
+		t.Errorf("no window probe sent")
+	}
+}

@@ -1,0 +1,90 @@
+package server
+
+import (
+	"strings"
+	"testing"
+)
+
+// Actions reach the path models: a loss model, a jitter model, a capacity
+// process and an outage, each logged in canonical form, and a checkpoint
+// with them replays to the same digest.
+func TestActPathModelsReplay(t *testing.T) {
+	t.Parallel()
+	_, url := newTestServer(t, Options{})
+	c := dial(t, url)
+	id := c.open(testScenario, testDuration)
+	c.call("step", map[string]any{"session": id, "time": "2s"})
+	for _, a := range []map[string]any{
+		{"link": "bottleneck", "dir": "ab", "loss": map[string]any{"kind": "gilbert_elliott", "p_gb": 0.001, "p_bg": 0.3}},
+		{"link": "bottleneck", "dir": "ab", "jitter": map[string]any{"kind": "gaussian", "sigma": "1ms", "order": "reorder"}},
+		{"link": "bottleneck", "dir": "ab", "outage": "200ms"},
+		{"link": "bottleneck", "dir": "ab", "capacity": map[string]any{
+			"states":      []any{map[string]any{"rate": "80Mbps", "dwell": "1s"}, map[string]any{"rate": "40Mbps", "dwell": "500ms"}},
+			"transitions": []any{[]any{0, 1}, []any{1, 0}}}},
+	} {
+		c.call("act", map[string]any{"session": id, "action": a})
+		c.call("step", map[string]any{"session": id, "time": "1s"})
+	}
+	cp := c.call("checkpoint", map[string]any{"session": id})["checkpoint"].(map[string]any)
+	acts := cp["actions"].([]any)
+	loss := acts[0].(map[string]any)["action"].(map[string]any)["loss"].(map[string]any)
+	if loss["kind"] != "gilbert_elliott" || loss["loss_bad"] != int8(1) && loss["loss_bad"] != 1.0 {
+		t.Errorf("logged loss = %v, want the canonical gilbert_elliott object with loss_bad 1", loss)
+	}
+	if o := acts[2].(map[string]any)["action"].(map[string]any)["outage"]; o != "200ms" {
+		t.Errorf("logged outage = %v, want 200ms", o)
+	}
+	r := c.call("restore", map[string]any{"checkpoint": cp})
+	a := c.call("run", map[string]any{"session": id})
+	b := c.call("run", map[string]any{"session": r["session"]})
+	if a["digest"] != b["digest"] {
+		t.Errorf("original ends with %v, restored with %v", a["digest"], b["digest"])
+	}
+	plain, _ := engineDigest(t, cp["config"].(string))
+	if a["digest"] == plain {
+		t.Errorf("the model actions left the digest unchanged (%v)", plain)
+	}
+}
+
+// A bad model in an action is refused with the field's path and reason.
+func TestActPathModelErrors(t *testing.T) {
+	t.Parallel()
+	_, url := newTestServer(t, Options{})
+	c := dial(t, url)
+	id := c.open(testScenario, testDuration)
+	for _, tc := range []struct {
+		action map[string]any
+		field  string
+		reason string
+	}{
+		{map[string]any{"link": "bottleneck", "dir": "ab", "jitter": map[string]any{"kind": "wobbly"}}, "action.jitter.kind", `unknown value "wobbly"`},
+		{map[string]any{"link": "bottleneck", "dir": "ab", "loss": map[string]any{"kind": "periodic"}}, "action.loss.every", "missing"},
+		{map[string]any{"link": "bottleneck", "dir": "ab", "outage": "0ms"}, "action.outage", "must be positive"},
+		{map[string]any{"link": "bottleneck", "dir": "ab", "capacity": map[string]any{"states": []any{}}}, "action.capacity.states", "at least one state"},
+	} {
+		e := c.fail("act", map[string]any{"session": id, "action": tc.action})
+		if e["path"] != tc.field || !strings.Contains(e["message"].(string), tc.reason) {
+			t.Errorf("act(%v) error = %v, want path %s with %q", tc.action, e, tc.field, tc.reason)
+		}
+	}
+}
+
+// A checkpoint of a trace-driven scenario carries the trace inside its
+// canonical config, so it restores without the file and replays exactly.
+func TestTraceScenarioCheckpointReplays(t *testing.T) {
+	t.Parallel()
+	_, url := newTestServer(t, Options{})
+	c := dial(t, url)
+	id := c.open("cellular", "runtime.duration=3s")
+	c.call("step", map[string]any{"session": id, "time": "1s"})
+	cp := c.call("checkpoint", map[string]any{"session": id})["checkpoint"].(map[string]any)
+	if cfg := cp["config"].(string); !strings.Contains(cfg, `"traces":{"`) || strings.Contains(cfg, `"file":`) {
+		t.Errorf("checkpoint config does not embed the trace by hash (or still names the file)")
+	}
+	r := c.call("restore", map[string]any{"checkpoint": cp})
+	a := c.call("run", map[string]any{"session": id})
+	b := c.call("run", map[string]any{"session": r["session"]})
+	if a["digest"] != b["digest"] {
+		t.Errorf("original ends with %v, restored with %v", a["digest"], b["digest"])
+	}
+}

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/ccscope/ccscope/engine"
+	"github.com/ccscope/ccscope/engine/config"
+	"github.com/ccscope/ccscope/engine/trace"
+	"github.com/ccscope/ccscope/server/report"
+)
+
+// teeSink hands each flushed table to several sinks in order before the
+// recorder clears it. A sink that takes the table's columns (the file sink)
+// goes last.
+type teeSink []trace.Sink
+
+func (t teeSink) Flush(r *trace.Recorder, table string) error {
+	var errs []error
+	for _, s := range t {
+		if err := s.Flush(r, table); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func detailName(d config.TraceDetail) string {
+	switch d {
+	case config.TraceSampled:
+		return "sampled"
+	case config.TraceChange:
+		return "change"
+	}
+	return "summary"
+}
+
+// openReport returns the report builder for --report (nil when not asked for).
+func openReport(path string, r *engine.Run, prep *engine.Prepared) (*report.Builder, error) {
+	if path == "" {
+		return nil, nil
+	}
+	scn := prep.Scenario
+	meta := report.Meta{Scenario: scn.Name, Seed: scn.Runtime.Seed, ConfigHash: prep.Hash, HorizonPs: int64(r.Horizon()),
+		Detail: detailName(scn.Trace.Detail), Config: string(prep.Canonical), Source: "ccscope run " + strings.Join(os.Args[2:], " ")}
+	for i, f := range scn.Flows {
+		meta.Flows = append(meta.Flows, report.FlowMeta{ID: f.ID, CC: f.CC, Path: r.Path(i)})
+	}
+	return report.New(meta, report.Options{})
+}
+
+// writeReport writes the page once the run is over.
+func writeReport(path string, b *report.Builder, sum *engine.Summary) error {
+	if b == nil {
+		return nil
+	}
+	b.SetSummary(sum)
+	if err := writeFile(path, b); err != nil {
+		return err
+	}
+	fmt.Fprintln(os.Stderr, "ccscope: report written to", path)
+	return nil
+}
+
+func writeFile(path string, b *report.Builder) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	if err := b.Write(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// reportMain is `ccscope report TRACE_PREFIX -o out.html`.
+func reportMain(args []string) int {
+	fs := flag.NewFlagSet("report", flag.ContinueOnError)
+	out := fs.String("o", "", "write the HTML report to `FILE.html` (default: TRACE_PREFIX.html)")
+	buckets := fs.Int("buckets", 0, "time buckets every chart shares (default 4000; fewer with many flows)")
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "Usage: ccscope report TRACE_PREFIX [-o out.html]")
+		fmt.Fprintln(fs.Output(), "TRACE_PREFIX is what --trace was given (out.parquet, out.arrow) or the name before .flows.parquet.")
+		fs.PrintDefaults()
+	}
+	pos, rest := splitArgs(args)
+	if err := fs.Parse(rest); err != nil {
+		return 2
+	}
+	if pos == "" || fs.NArg() > 0 {
+		fs.Usage()
+		return 2
+	}
+	if *buckets < 0 || *buckets > 100_000 {
+		return fail(fmt.Errorf("--buckets %d: want 1 to 100000", *buckets))
+	}
+	start := time.Now()
+	b, err := report.ReadTrace(pos, report.Options{Buckets: *buckets})
+	if err != nil {
+		return fail(err)
+	}
+	path := *out
+	if path == "" {
+		base, _ := report.ResolveTrace(pos)
+		path = strings.TrimSuffix(base, ".parquet")
+		path = strings.TrimSuffix(path, ".arrow") + ".html"
+	}
+	if !strings.HasSuffix(path, ".html") {
+		return fail(fmt.Errorf("-o %q: the file name must end in .html", path))
+	}
+	if err := writeFile(path, b); err != nil {
+		return fail(err)
+	}
+	fmt.Fprintf(os.Stderr, "ccscope: report of %d trace rows written to %s in %.1fs\n", b.Rows(), path, time.Since(start).Seconds())
+	return 0
+}

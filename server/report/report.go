@@ -1,0 +1,602 @@
+// Package report writes a run as one self-contained HTML file: per flow,
+// panels on one shared time axis (rates; inflight against the BDP and the
+// CC's ceilings; ACK/SACK/TLP/RTO/retransmit/drop/mark ticks; the CA state
+// and CC phase; srtt, min_rtt and the CC's estimators in their own units),
+// a queue panel per bottleneck, the summary tables and the run's identity
+// (scenario, seed, config hash, digest). The page embeds uPlot and its data
+// and fetches nothing, so it opens from disk, offline.
+//
+// A Builder reads the trace tables as they are flushed — it is a
+// trace.Sink — or from trace files (ReadTrace), and keeps only a decimated
+// picture: the run's span is cut into a fixed number of buckets shared by
+// every chart, and each signal keeps per bucket its minimum and maximum (in
+// the order they happened) and its last value. Memory and page size are
+// therefore bounded by the bucket count, not by the run's length: a 60 s
+// every-change trace gives the same few megabytes as a 6 s one, and no
+// spike disappears in the thinning.
+package report
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/ccscope/ccscope/engine"
+	"github.com/ccscope/ccscope/engine/cc"
+	"github.com/ccscope/ccscope/engine/cc/cctest"
+	"github.com/ccscope/ccscope/engine/trace"
+)
+
+// Meta identifies the run a report shows.
+type Meta struct {
+	Scenario   string
+	Seed       uint64
+	ConfigHash string
+	Digest     string
+	Detail     string // the trace detail: "sampled" or "change"
+	HorizonPs  int64  // the run's span, which the time axis covers
+	Config     string // canonical scenario JSON, shown folded
+	// Summary is the end-of-run summary (nil: the page says it is missing).
+	Summary *engine.Summary
+	// Flows lists the run's flows in trace order (the trace's flow index).
+	Flows []FlowMeta
+	// Source says where the data came from, e.g. "ccscope run" or the
+	// trace files' prefix.
+	Source string
+}
+
+// FlowMeta describes one flow.
+type FlowMeta struct {
+	ID, CC string
+	Path   engine.PathFacts
+}
+
+// MetaFromSummary fills a Meta's identity and flows from a run summary.
+func MetaFromSummary(s *engine.Summary) Meta {
+	m := Meta{Scenario: s.Scenario, Seed: s.Seed, ConfigHash: s.ConfigHash, Digest: s.Digest,
+		HorizonPs: s.SimTimePs, Summary: s}
+	for _, f := range s.Flows {
+		m.Flows = append(m.Flows, FlowMeta{ID: f.ID, CC: f.CC, Path: f.PathFacts})
+	}
+	return m
+}
+
+// Options tune a report.
+type Options struct {
+	// Buckets is the number of time buckets every chart shares (default
+	// 4000 for up to four flows, fewer beyond so the page stays small).
+	Buckets int
+	// WirePacketBytes converts the BDP to packets (default 1500).
+	WirePacketBytes int64
+}
+
+// Builder accumulates a run's decimated trace. Feed it with Flush (as the
+// run's trace sink) or ReadTrace, then call Write.
+type Builder struct {
+	meta    Meta
+	opt     Options
+	g       grid
+	flows   []*flowAcc
+	flowIdx map[string]int
+	queues  []*queueAcc
+	qIdx    map[string]int
+	rows    int64
+	notes   []string // what the page should say is missing
+}
+
+// New returns a Builder for a run spanning meta.HorizonPs.
+func New(meta Meta, opt Options) (*Builder, error) {
+	if meta.HorizonPs <= 0 {
+		return nil, fmt.Errorf("report: the run's span is %d ps; nothing to draw", meta.HorizonPs)
+	}
+	if opt.WirePacketBytes <= 0 {
+		opt.WirePacketBytes = 1500
+	}
+	if opt.Buckets <= 0 {
+		opt.Buckets = 4000
+		if n := len(meta.Flows); n > 4 {
+			opt.Buckets = max(500, 16000/n)
+		}
+	}
+	b := &Builder{meta: meta, opt: opt, g: newGrid(meta.HorizonPs, opt.Buckets), flowIdx: map[string]int{}, qIdx: map[string]int{}}
+	for _, f := range meta.Flows {
+		b.flow(f.ID)
+	}
+	return b, nil
+}
+
+// flow returns the accumulator of the flow named id, creating it.
+func (b *Builder) flow(id string) *flowAcc {
+	if i, ok := b.flowIdx[id]; ok {
+		return b.flows[i]
+	}
+	f := &flowAcc{id: id, g: b.g, first: -1, sigIdx: map[string]int{}}
+	for _, m := range b.meta.Flows {
+		if m.ID == id {
+			f.cc, f.path = m.CC, m.Path
+		}
+	}
+	b.flowIdx[id] = len(b.flows)
+	b.flows = append(b.flows, f)
+	return f
+}
+
+// queue returns the accumulator of direction name ("<link>/ab"), creating it.
+func (b *Builder) queue(name string) *queueAcc {
+	if i, ok := b.qIdx[name]; ok {
+		return b.queues[i]
+	}
+	q := &queueAcc{name: name, g: b.g}
+	b.qIdx[name] = len(b.queues)
+	b.queues = append(b.queues, q)
+	return q
+}
+
+// Flush consumes one of a recorder's tables (trace.Sink). It keeps nothing
+// of the table itself.
+func (b *Builder) Flush(r *trace.Recorder, table string) error {
+	switch table {
+	case trace.TableFlows:
+		for i := range r.FlowsT.Rows {
+			row := &r.FlowsT.Rows[i]
+			b.flow(r.Flows[row.Flow]).addRow(row)
+		}
+		b.rows += int64(len(r.FlowsT.Rows))
+	case trace.TableSignals:
+		s := &r.SignalT
+		for i := range s.T {
+			b.flow(r.Flows[s.Flow[i]]).addSignal(s.T[i], r.Signals[s.Signal[i]], s.Value[i])
+		}
+		b.rows += int64(len(s.T))
+	case trace.TableEvents:
+		e := &r.EventT
+		for i := range e.T {
+			b.flow(r.Flows[e.Flow[i]]).addEvent(e.T[i], e.Kind[i])
+		}
+		b.rows += int64(len(e.T))
+	case trace.TableDelivery:
+		d := &r.Delivery
+		for i := range d.T {
+			b.flow(r.Flows[d.Flow[i]]).addDelivery(d.T[i], d.BytesDelivered[i])
+		}
+		b.rows += int64(len(d.T))
+	case trace.TableQueue:
+		q := &r.Queue
+		names := make([][2]string, len(r.Links))
+		for i, l := range r.Links {
+			names[i] = [2]string{l + "/ba", l + "/ab"}
+		}
+		for i := range q.T {
+			dir := 0
+			if q.DirAB[i] {
+				dir = 1
+			}
+			b.queue(names[q.Link[i]][dir]).add(q.T[i], q.BacklogBytes[i], q.BacklogPkts[i], q.SojournPs[i], q.Drops[i], q.Marks[i])
+		}
+		b.rows += int64(len(q.T))
+	}
+	return nil
+}
+
+// SetSummary records the end-of-run summary (and its digest) once the run
+// is over.
+func (b *Builder) SetSummary(s *engine.Summary) {
+	b.meta.Summary, b.meta.Digest = s, s.Digest
+}
+
+// Rows is the number of trace rows the builder has consumed.
+func (b *Builder) Rows() int64 { return b.rows }
+
+// flowAcc accumulates one flow's signals.
+type flowAcc struct {
+	id, cc string
+	path   engine.PathFacts
+	g      grid
+
+	first, last int // buckets of the flow's first and last row; first -1: none
+
+	inflight, cwnd, ssthresh, srtt, minRTT, pacing, rate, ca *extremes
+	sent, goodput                                            []float64 // bytes per bucket
+	prevSent, prevDeliv                                      float64
+	hasRows, hasDeliv                                        bool
+	events                                                   [len(trace.EventKindNames)][]float64
+
+	sigs   []*sigAcc
+	sigIdx map[string]int
+}
+
+// sigAcc is one CC signal of a flow.
+type sigAcc struct {
+	name string
+	ext  *extremes
+}
+
+func (f *flowAcc) ext(p **extremes) *extremes {
+	if *p == nil {
+		*p = newExtremes(f.g.n)
+	}
+	return *p
+}
+
+func (f *flowAcc) touch(b int) {
+	if f.first < 0 {
+		f.first = b
+	}
+	f.last = max(f.last, b)
+}
+
+// infiniteSSThresh is the sender's "no ssthresh yet" (TCP_INFINITE_SSTHRESH).
+const infiniteSSThresh = 0x7fffffff
+
+func (f *flowAcc) addRow(r *trace.FlowRow) {
+	t := int64(r.T)
+	b := f.g.bucket(t)
+	f.touch(b)
+	f.ext(&f.inflight).add(b, t, float64(r.InflightPkts))
+	f.ext(&f.cwnd).add(b, t, float64(r.CwndPkts))
+	if r.SSThreshPkts < infiniteSSThresh {
+		f.ext(&f.ssthresh).add(b, t, float64(r.SSThreshPkts))
+	}
+	if r.SRTT > 0 {
+		f.ext(&f.srtt).add(b, t, float64(r.SRTT)/1e9)
+	}
+	if r.MinRTT > 0 {
+		f.ext(&f.minRTT).add(b, t, float64(r.MinRTT)/1e9)
+	}
+	f.ext(&f.pacing).add(b, t, float64(r.PacingRateBps)/1e6)
+	f.ext(&f.rate).add(b, t, float64(r.DeliveryRateBps)/1e6)
+	f.ext(&f.ca).add(b, t, float64(r.CAState))
+	// Every packet sent is delivered, marked lost or still in flight, so
+	// their sum counts transmissions (retransmissions included); its growth
+	// per bucket is the send rate, in wire packets.
+	sent := float64(r.Delivered + r.Lost + uint64(r.InflightPkts))
+	if f.sent == nil {
+		f.sent = make([]float64, f.g.n)
+	}
+	if f.hasRows {
+		f.sent[b] += sent - f.prevSent
+	} else {
+		f.sent[b] += sent
+	}
+	f.prevSent, f.hasRows = sent, true
+}
+
+func (f *flowAcc) addDelivery(t, delivered int64) {
+	b := f.g.bucket(t)
+	f.touch(b)
+	if f.goodput == nil {
+		f.goodput = make([]float64, f.g.n)
+	}
+	f.goodput[b] += float64(delivered) - f.prevDeliv
+	f.prevDeliv, f.hasDeliv = float64(delivered), true
+}
+
+func (f *flowAcc) addEvent(t int64, k trace.EventKind) {
+	if int(k) >= len(f.events) {
+		return
+	}
+	b := f.g.bucket(t)
+	f.touch(b)
+	if f.events[k] == nil {
+		f.events[k] = make([]float64, f.g.n)
+	}
+	f.events[k][b]++
+}
+
+func (f *flowAcc) addSignal(t int64, name string, v float64) {
+	i, ok := f.sigIdx[name]
+	if !ok {
+		i = len(f.sigs)
+		f.sigIdx[name] = i
+		f.sigs = append(f.sigs, &sigAcc{name: name, ext: newExtremes(f.g.n)})
+	}
+	b := f.g.bucket(t)
+	f.touch(b)
+	f.sigs[i].ext.add(b, t, v)
+}
+
+// queueAcc accumulates one link direction's queue.
+type queueAcc struct {
+	name                   string
+	g                      grid
+	pkts, kb, sojourn      *extremes
+	drops, marks           []float64
+	prevDrops, prevMarks   uint64
+	maxPkts                int64
+	totalDrops, totalMarks uint64
+}
+
+func (q *queueAcc) add(t, bytes, pkts, sojournPs int64, drops, marks uint64) {
+	if q.pkts == nil {
+		q.pkts, q.kb, q.sojourn = newExtremes(q.g.n), newExtremes(q.g.n), newExtremes(q.g.n)
+		q.drops, q.marks = make([]float64, q.g.n), make([]float64, q.g.n)
+	}
+	b := q.g.bucket(t)
+	q.pkts.add(b, t, float64(pkts))
+	q.kb.add(b, t, float64(bytes)/1e3)
+	if sojournPs > 0 {
+		q.sojourn.add(b, t, float64(sojournPs)/1e9)
+	}
+	q.drops[b] += float64(drops - q.prevDrops)
+	q.marks[b] += float64(marks - q.prevMarks)
+	q.prevDrops, q.prevMarks = drops, marks
+	q.maxPkts = max(q.maxPkts, pkts)
+	q.totalDrops, q.totalMarks = drops, marks
+}
+
+// signalDefs are the signals every registered algorithm defines, by name
+// (units and help), learned by initialising each one on the cctest harness:
+// trace files carry signal names only.
+var signalDefs = func() map[string]cc.SignalDef {
+	m := map[string]cc.SignalDef{}
+	for _, name := range cc.Names() {
+		a, err := cc.New(name)
+		if err != nil {
+			continue
+		}
+		c := cctest.New(a, cctest.Options{ECNOk: true})
+		for _, d := range c.St.Signals.Defs() {
+			if _, ok := m[d.Name]; !ok {
+				m[d.Name] = d
+			}
+		}
+	}
+	return m
+}()
+
+// chart is one panel of the page.
+type chart struct {
+	ID     string    `json:"id"`
+	Title  string    `json:"title"`
+	Axes   [2]axis   `json:"axes"`
+	Series []*series `json:"series"`
+	// Ticks: the series are event kinds drawn as rows of points.
+	Ticks bool `json:"ticks,omitempty"`
+
+	fillTo int // the last bucket a line holds its level to
+}
+
+// axis labels a y axis; Names label integer values (an enum's names).
+type axis struct {
+	Label string   `json:"label"`
+	Names []string `json:"names,omitempty"`
+	Min   *float64 `json:"min,omitempty"`
+}
+
+type group struct {
+	Title    string   `json:"title"`
+	Subtitle string   `json:"subtitle"`
+	Charts   []*chart `json:"charts"`
+}
+
+var palette = []string{"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#e377c2", "#8c564b", "#bcbd22", "#3949ab", "#00897b", "#c2185b"}
+
+func (c *chart) add(s *series) {
+	if s.Color == "" {
+		s.Color = palette[len(c.Series)%len(palette)]
+	}
+	c.Series = append(c.Series, s)
+}
+
+// lineOf encodes e, holding its level up to bucket fillTo.
+func lineOf(e *extremes, label, unit string, st style, fillTo int) *series {
+	if e == nil || !slices.Contains(e.has, true) {
+		return nil
+	}
+	return &series{Label: label, Unit: unit, Style: st, Data: encode(e.slotValues(fillTo))}
+}
+
+func (c *chart) addLine(e *extremes, label, unit string, st style, ax int) {
+	if s := lineOf(e, label, unit, st, c.fillTo); s != nil {
+		s.Axis = ax
+		c.add(s)
+	}
+}
+
+// rateWindow is the averaging window of send rate and goodput: 10 ms, or
+// 1/400 of the run if longer, in whole buckets.
+func (b *Builder) rateWindow() int {
+	win := max(int64(10e9), b.meta.HorizonPs/400)
+	return int((win + b.g.w - 1) / b.g.w)
+}
+
+// caNames are the CA states' names (cc.CAState), for the phase axis.
+var caNames = func() []string {
+	var n []string
+	for i := cc.CAState(0); i <= cc.CALoss; i++ {
+		n = append(n, i.String())
+	}
+	return n
+}()
+
+// flowGroup lays out one flow's panels.
+func (b *Builder) flowGroup(i int, f *flowAcc) group {
+	g := group{Title: "flow " + f.id}
+	if f.cc != "" {
+		g.Title += " · " + f.cc
+	}
+	if f.path.BottleneckBps > 0 {
+		g.Subtitle = fmt.Sprintf("path: bottleneck %s at %s, base RTT %s, BDP %s (%.0f packets of %d B)",
+			f.path.Bottleneck, mbps(f.path.BottleneckBps), msStr(f.path.BaseRTTPs), kbStr(f.path.BDPBytes),
+			float64(f.path.BDPBytes)/float64(b.opt.WirePacketBytes), b.opt.WirePacketBytes)
+	}
+	id := func(s string) string { return fmt.Sprintf("f%d-%s", i, s) }
+	k := b.rateWindow()
+	winMs := float64(int64(k)*b.g.w) / 1e9
+
+	rates := &chart{ID: id("rates"), Title: "Rates", Axes: [2]axis{{Label: "Mbps", Min: ptr0()}}, fillTo: f.last}
+	if f.sent != nil {
+		for j := range f.sent {
+			f.sent[j] *= float64(b.opt.WirePacketBytes)
+		}
+		rates.add(&series{Label: fmt.Sprintf("send rate (%.0f ms avg)", winMs), Unit: "Mbps", Style: styleLine,
+			Data: encode(movingRate(f.sent, k, b.g.w, f.first, f.last))})
+	}
+	rates.addLine(f.rate, "delivery rate (sampler)", "Mbps", styleLine, 0)
+	if f.goodput != nil {
+		rates.add(&series{Label: fmt.Sprintf("goodput (%.0f ms avg)", winMs), Unit: "Mbps", Style: styleLine,
+			Data: encode(movingRate(f.goodput, k, b.g.w, f.first, f.last))})
+	}
+	if f.pacing != nil && slices.ContainsFunc(f.pacing.maxV, func(v float64) bool { return v > 0 }) {
+		rates.addLine(f.pacing, "pacing rate", "Mbps", styleStep, 0)
+	}
+
+	infl := &chart{ID: id("inflight"), Title: "Inflight against the BDP and the CC's ceilings", Axes: [2]axis{{Label: "packets", Min: ptr0()}}, fillTo: f.last}
+	infl.addLine(f.inflight, "inflight", "pkts", styleStep, 0)
+	infl.addLine(f.cwnd, "cwnd", "pkts", styleStep, 0)
+	infl.addLine(f.ssthresh, "ssthresh", "pkts", styleStep, 0)
+	if f.path.BDPBytes > 0 && f.first >= 0 {
+		bdp := make([]float64, b.g.n*slots)
+		for j := range bdp {
+			bdp[j] = math.NaN()
+		}
+		bdp[0], bdp[len(bdp)-1] = float64(f.path.BDPBytes)/float64(b.opt.WirePacketBytes), float64(f.path.BDPBytes)/float64(b.opt.WirePacketBytes)
+		infl.add(&series{Label: "BDP", Unit: "pkts", Style: styleLine, Color: "#555555", Data: encode(bdp)})
+	}
+
+	ticks := &chart{ID: id("events"), Title: "Events (ticks; hover: count per bucket)", Ticks: true, Axes: [2]axis{{Label: "event"}}}
+	for kind, counts := range f.events {
+		if counts == nil {
+			continue
+		}
+		row := float64(len(ticks.Series))
+		vals, cnt := make([]float64, len(counts)*slots), make([]float64, len(counts)*slots)
+		for j := range vals {
+			vals[j], cnt[j] = math.NaN(), math.NaN()
+		}
+		for j, c := range counts {
+			if c > 0 {
+				vals[j*slots+1], cnt[j*slots+1] = row, c
+			}
+		}
+		ticks.Axes[0].Names = append(ticks.Axes[0].Names, trace.EventKindNames[kind])
+		ticks.add(&series{Label: trace.EventKindNames[kind], Style: stylePoints, Data: encode(vals), Counts: encode(cnt)})
+	}
+
+	phase := &chart{ID: id("phase"), Title: "CA state and CC phase", Axes: [2]axis{{Label: "CA state", Names: caNames}, {Label: "CC phase"}}, fillTo: f.last}
+	phase.addLine(f.ca, "CA state", "", styleStep, 0)
+
+	rtt := &chart{ID: id("rtt"), Title: "RTT and the CC's delay estimators", Axes: [2]axis{{Label: "ms", Min: ptr0()}}, fillTo: f.last}
+	rtt.addLine(f.srtt, "srtt", "ms", styleLine, 0)
+	rtt.addLine(f.minRTT, "min_rtt (sender)", "ms", styleStep, 0)
+
+	// The CC's own signals go where their unit says: windows with the
+	// inflight, rates with the rates, delays with the RTT, enums on the
+	// phase timeline, the rest on a panel per unit.
+	other := map[string]*chart{}
+	var otherOrder []string
+	for _, s := range f.sigs {
+		def := signalDefs[s.name]
+		label := "cc " + s.name
+		e := s.ext
+		switch def.Unit {
+		case "pkts":
+			infl.addLine(e, label, "pkts", styleStep, 0)
+		case "bps":
+			scale(e, 1e-6)
+			rates.addLine(e, label, "Mbps", styleStep, 0)
+		case "us":
+			scale(e, 1e-3)
+			rtt.addLine(e, label, "ms", styleStep, 0)
+		case "enum":
+			if def.Help != "" {
+				label += " (" + def.Help + ")"
+			}
+			phase.addLine(e, label, "", styleStep, 1)
+		default:
+			unit := def.Unit
+			if unit == "" {
+				unit = "value"
+			}
+			c, ok := other[unit]
+			if !ok {
+				c = &chart{ID: id("cc-" + unit), Title: "CC signals in " + unit, Axes: [2]axis{{Label: unit}}, fillTo: f.last}
+				other[unit] = c
+				otherOrder = append(otherOrder, unit)
+			}
+			c.addLine(e, label, unit, styleStep, 0)
+		}
+	}
+	for _, c := range []*chart{rates, infl, ticks, phase, rtt} {
+		if len(c.Series) > 0 {
+			g.Charts = append(g.Charts, c)
+		}
+	}
+	for _, u := range otherOrder {
+		if c := other[u]; len(c.Series) > 0 {
+			g.Charts = append(g.Charts, c)
+		}
+	}
+	return g
+}
+
+// scale multiplies every stored value of e by k (unit conversion).
+func scale(e *extremes, k float64) {
+	for i := range e.has {
+		e.minV[i], e.maxV[i], e.last[i] = e.minV[i]*k, e.maxV[i]*k, e.last[i]*k
+	}
+}
+
+// queueGroup lays out one direction's queue panels.
+func (b *Builder) queueGroup(q *queueAcc) group {
+	g := group{Title: "queue " + q.name, Subtitle: fmt.Sprintf("max backlog %d packets, %d drops, %d CE marks", q.maxPkts, q.totalDrops, q.totalMarks)}
+	id := "q-" + strings.ReplaceAll(q.name, "/", "-")
+	bl := &chart{ID: id + "-backlog", Title: "Backlog", Axes: [2]axis{{Label: "packets", Min: ptr0()}, {Label: "KB"}}, fillTo: q.g.n - 1}
+	bl.addLine(q.pkts, "backlog (packets)", "pkts", styleStep, 0)
+	bl.addLine(q.kb, "backlog (KB)", "KB", styleStep, 1)
+	so := &chart{ID: id + "-sojourn", Title: "Sojourn time and drops/marks", Axes: [2]axis{{Label: "ms", Min: ptr0()}, {Label: "per bucket"}}}
+	so.addLine(q.sojourn, "sojourn", "ms", styleLine, 0)
+	for _, x := range []struct {
+		name string
+		v    []float64
+		col  string
+	}{{"drops", q.drops, "#000000"}, {"CE marks", q.marks, "#00897b"}} {
+		vals := make([]float64, len(x.v)*slots)
+		any := false
+		for j := range vals {
+			vals[j] = math.NaN()
+		}
+		for j, c := range x.v {
+			if c > 0 {
+				vals[j*slots+1], any = c, true
+			}
+		}
+		if any {
+			so.add(&series{Label: x.name, Unit: "count", Style: stylePoints, Color: x.col, Axis: 1, Data: encode(vals)})
+		}
+	}
+	for _, c := range []*chart{bl, so} {
+		if len(c.Series) > 0 {
+			g.Charts = append(g.Charts, c)
+		}
+	}
+	return g
+}
+
+// shownQueues are the directions worth a panel: every flow's path
+// bottleneck, and any other direction that queued (two packets or more) or
+// dropped, in the order the trace first saw them.
+func (b *Builder) shownQueues() []*queueAcc {
+	bott := map[string]bool{}
+	for _, f := range b.flows {
+		if f.path.Bottleneck != "" {
+			bott[f.path.Bottleneck] = true
+		}
+	}
+	var out []*queueAcc
+	for _, q := range b.queues {
+		if q.pkts != nil && (bott[q.name] || q.maxPkts >= 2 || q.totalDrops > 0) {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+func ptr0() *float64 { z := 0.0; return &z }
+
+func mbps(bps int64) string { return fmt.Sprintf("%.4g Mbps", float64(bps)/1e6) }
+
+func msStr(ps int64) string { return fmt.Sprintf("%.4g ms", float64(ps)/1e9) }
+
+func kbStr(b int64) string { return fmt.Sprintf("%.4g KB", float64(b)/1e3) }
