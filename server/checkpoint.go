@@ -2,7 +2,9 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/ccscope/ccscope/engine"
@@ -122,6 +124,9 @@ func parsePosition(m map[string]any, prefix string) (Position, *Error) {
 	if err != nil {
 		return p, err
 	}
+	if t > math.MaxInt64 {
+		return p, errorf(CodeBadArgs, a.path("sim_time_ps"), "%s is %d, beyond the largest time (2^63-1 ps)", a.path("sim_time_ps"), t)
+	}
 	p.SimTimePs = int64(t)
 	v, _ := a.get("drained")
 	d, ok := v.(bool)
@@ -136,9 +141,14 @@ func parsePosition(m map[string]any, prefix string) (Position, *Error) {
 const replayCheck = 1 << 14
 
 // restoreState rebuilds a checkpoint's run by replay: events are dispatched
-// one at a time up to each action's position, the action is applied there,
-// and at the checkpoint's own position the digest must match.
-func restoreState(ctx context.Context, cp *parsedCheckpoint, limits Limits) (*state, *Error) {
+// up to each action's position, the action is applied there, and at the
+// checkpoint's own position the digest must match. Every position is
+// checked against the scenario before the replay starts; the replay never
+// dispatches an event later than the position it is heading for (so never
+// one past the horizon); it stops when ctx ends or after budget of wall
+// time. Its errors name what did not match, never the state the replay
+// reached: that would help forge a checkpoint.
+func restoreState(ctx context.Context, cp *parsedCheckpoint, limits Limits, budget time.Duration) (*state, *Error) {
 	if cp.EngineVersion != engine.Version {
 		return nil, errorf(CodeReplayMismatch, "checkpoint.engine_version",
 			"the checkpoint was made by engine %s; this server runs %s and cannot replay it exactly", cp.EngineVersion, engine.Version)
@@ -153,61 +163,71 @@ func restoreState(ctx context.Context, cp *parsedCheckpoint, limits Limits) (*st
 	if s.seed != cp.Seed {
 		return nil, errorf(CodeBadArgs, "checkpoint.seed", "checkpoint.seed is %d but the config's runtime.seed is %d", cp.Seed, s.seed)
 	}
-	if m := limits.MaxEvents; m > 0 && cp.At.Events > m {
-		return nil, errorf(CodeLimit, "checkpoint.at.events", "the checkpoint is at event %d, past the server's limit of %d", cp.At.Events, m)
+	var prev Position
+	for i := range len(cp.actions) + 1 {
+		p, path := cp.At, "checkpoint.at"
+		if i < len(cp.actions) {
+			p, path = cp.Actions[i].At, fmt.Sprintf("checkpoint.actions[%d].at", i)
+		}
+		if h := s.run.Horizon(); sim.Time(p.SimTimePs) > h {
+			return nil, errorf(CodeBadArgs, path+".sim_time_ps", "%s.sim_time_ps %d is past the scenario's horizon of %d ps", path, p.SimTimePs, int64(h))
+		}
+		if m := limits.MaxEvents; m > 0 && p.Events > m {
+			return nil, errorf(CodeLimit, path+".events", "the position is at event %d, past the server's limit of %d", p.Events, m)
+		}
+		if p.Events < prev.Events || p.SimTimePs < prev.SimTimePs {
+			return nil, errorf(CodeBadArgs, path, "%s comes before the position preceding it; positions must not go back", path)
+		}
+		prev = p
 	}
+	ctx, cancel := context.WithTimeout(ctx, budget)
+	defer cancel()
 	start := time.Now()
 	defer func() { s.wall += time.Since(start) }()
 	for i, a := range cp.actions {
 		p := fmt.Sprintf("checkpoint.actions[%d]", i)
-		if err := s.replayTo(ctx, cp.Actions[i].At, p+".at"); err != nil {
+		if err := s.replayTo(ctx, cp.Actions[i].At, p+".at", budget); err != nil {
 			return nil, err
 		}
 		if _, err := s.act(a, p+".action."); err != nil {
 			return nil, errorf(CodeReplayMismatch, p, "replaying action %d: %s", i, err.Message)
 		}
 	}
-	if err := s.replayTo(ctx, cp.At, "checkpoint.at"); err != nil {
+	if err := s.replayTo(ctx, cp.At, "checkpoint.at", budget); err != nil {
 		return nil, err
 	}
-	if d := s.digest(); d != cp.Digest {
-		return nil, errorf(CodeReplayMismatch, "checkpoint.digest",
-			"replay reached event %d at %v with digest %s, the checkpoint says %s", cp.At.Events, sim.Time(cp.At.SimTimePs), d, cp.Digest)
+	if s.digest() != cp.Digest {
+		return nil, errorf(CodeReplayMismatch, "checkpoint.digest", "the replay does not reproduce the checkpoint's digest")
 	}
 	return s, nil
 }
 
-// replayTo advances to p exactly: single events up to p.Events, then, if p
-// is drained, the rest of its instant without dispatching further events.
-func (s *state) replayTo(ctx context.Context, p Position, path string) *Error {
+// replayTo advances to p exactly: events up to p.Events, none later than
+// p's time; then, if p is drained, the rest of its instant, which must hold
+// no further event.
+func (s *state) replayTo(ctx context.Context, p Position, path string, budget time.Duration) *Error {
 	sm := s.run.Sim
-	if sm.Events() > p.Events {
-		return errorf(CodeReplayMismatch, path, "position at event %d comes before the replay's event %d; positions must not go back", p.Events, sm.Events())
-	}
+	t := sim.Time(p.SimTimePs)
 	for sm.Events() < p.Events {
-		if sm.Step(1) == 0 {
-			return errorf(CodeReplayMismatch, path, "the run ran out of events at %d, before event %d", sm.Events(), p.Events)
+		n := min(p.Events-sm.Events(), replayCheck)
+		if sm.StepUntil(n, t) < n {
+			return errorf(CodeReplayMismatch, path, "the run does not reach the position's event count by its time")
 		}
-		if sm.Events()%replayCheck == 0 && ctx.Err() != nil {
+		if err := ctx.Err(); err != nil {
+			if errors.Is(err, context.DeadlineExceeded) {
+				return errorf(CodeLimit, "", "the replay took longer than the server's budget of %v", budget)
+			}
 			return errorf(CodeInternal, "", "connection closed during replay")
 		}
 	}
-	t := sim.Time(p.SimTimePs)
 	if p.Drained {
-		if sm.Now() > t {
-			return errorf(CodeReplayMismatch, path, "replay is at %v after event %d, past the position's %v", sm.Now(), p.Events, t)
+		if sm.StepUntil(1, t) != 0 {
+			return errorf(CodeReplayMismatch, path, "the run has further events at the position's time: the position was not drained")
 		}
-		// A bogus position could hide any number of events before t:
-		// stop as soon as one more than p.Events is dispatched.
-		if err := s.runChunked(ctx, t, p.Events+1, nil); err != nil {
-			return err
-		}
-		if sm.Events() != p.Events {
-			return errorf(CodeReplayMismatch, path, "events remained before %v after event %d: the position was not drained", t, p.Events)
-		}
+		sm.RunUntil(t)
 	}
 	if sm.Now() != t {
-		return errorf(CodeReplayMismatch, path, "replay is at %v after event %d, the position says %v", sm.Now(), p.Events, t)
+		return errorf(CodeReplayMismatch, path, "the run is not at the position's time after its event count")
 	}
 	s.drained = p.Drained
 	return nil

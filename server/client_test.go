@@ -44,7 +44,8 @@ type client struct {
 	ws     *websocket.Conn
 	id     uint64
 	pushes []map[string]any
-	buf    bytes.Buffer // the frame being read, reused
+	buf    bytes.Buffer  // the frame being read, reused
+	wait   time.Duration // read deadline per frame; default 30 s
 }
 
 func dial(t testing.TB, url string) *client {
@@ -69,7 +70,11 @@ func (c *client) raw(frame []byte) {
 // next reads one frame.
 func (c *client) next() map[string]any {
 	c.t.Helper()
-	_ = c.ws.SetReadDeadline(time.Now().Add(30 * time.Second))
+	wait := 30 * time.Second
+	if c.wait > 0 {
+		wait = c.wait
+	}
+	_ = c.ws.SetReadDeadline(time.Now().Add(wait))
 	_, rd, err := c.ws.NextReader()
 	if err != nil {
 		c.t.Fatalf("read: %v", err)

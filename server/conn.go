@@ -6,16 +6,17 @@ import (
 	"errors"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/websocket"
 	"github.com/rs/zerolog"
-	"github.com/vmihailenco/msgpack/v5"
 )
 
-// Close codes beyond RFC 6455's.
+// Close codes beyond RFC 6455's (proto/README.md, "Connecting").
 const (
 	closeVersion = 4000 // the client's protocol major version is not served
+	closeIdle    = 4001 // no request and no session for the idle timeout
 )
 
 // Keep-alive: the writer pings every pingEvery; a peer that answers nothing
@@ -39,6 +40,10 @@ type conn struct {
 	mu       sync.Mutex
 	sessions map[string]*session
 
+	builds  chan struct{} // one per build under way (startBuild)
+	buildWG sync.WaitGroup
+	lastReq atomic.Int64 // wall time of the last request, Unix ns
+
 	done      chan struct{}   // closed when the connection ends
 	ctx       context.Context // cancelled when the connection ends
 	cancel    context.CancelFunc
@@ -52,7 +57,17 @@ func newConn(s *Server, ws *websocket.Conn, remote string) *conn {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &conn{srv: s, ws: ws, log: s.log.With().Str("remote", remote).Logger(),
 		out: make(chan outFrame, 256), budget: newBudget(s.opts.WriteBudget), ctl: make(chan Request, ctlQueue),
-		sessions: map[string]*session{}, done: make(chan struct{}), ctx: ctx, cancel: cancel}
+		sessions: map[string]*session{}, done: make(chan struct{}), ctx: ctx, cancel: cancel,
+		builds: make(chan struct{}, maxBuildsPerConn)}
+}
+
+// touch notes a request's arrival, for the idle check.
+func (c *conn) touch() { c.lastReq.Store(time.Now().UnixNano()) }
+
+// idle reports whether c has had no request for d and holds no session or
+// build.
+func (c *conn) idle(d time.Duration) bool {
+	return time.Since(time.Unix(0, c.lastReq.Load())) >= d && c.sessionCount() == 0 && !c.building()
 }
 
 // serve runs the connection until it ends, then closes its sessions.
@@ -62,11 +77,13 @@ func (c *conn) serve() {
 	wg.Add(2)
 	go func() { defer wg.Done(); c.writeLoop() }()
 	go func() { defer wg.Done(); c.ctlLoop() }()
+	c.touch()
 	c.readLoop()
 	c.closeWith(websocket.CloseNormalClosure, "")
 	for _, sess := range c.sessionList() {
 		sess.stop("connection closed")
 	}
+	c.buildWG.Wait()
 	wg.Wait()
 	c.log.Info().Msg("connection closed")
 }
@@ -122,24 +139,29 @@ func (c *conn) readLoop() {
 	}
 }
 
-// sessionOps are the ops that run on a session's goroutine.
-var sessionOps = map[string]bool{"step": true, "run": true, "act": true, "subscribe": true, "unsubscribe": true,
-	"signals": true, "summary": true, "checkpoint": true, "close": true}
-
-// connOps are the ops the connection worker answers.
-var connOps = map[string]bool{"hello": true, "scenarios": true, "open": true, "restore": true, "fork": true, "stats": true}
-
-// route decodes a frame and hands it to its session or the worker.
+// route decodes a frame and hands it to its session, the worker or a
+// builder. The decoded arguments are held in the server's decode pool until
+// their op is answered.
 func (c *conn) route(frame []byte) {
-	req, e := DecodeRequest(frame)
+	c.touch()
+	pool := c.srv.decoded
+	bound := decodeBound(frame, c.srv.opts.MaxDecodedBytes)
+	if !pool.tryAcquire(bound) {
+		req, _ := decodeRequest(frame, 0)
+		c.reply(req.ID, nil, errorf(CodeBusy, "", "the server holds its limit of %d bytes of decoded requests; retry when responses arrive", pool.max))
+		return
+	}
+	req, e := decodeRequest(frame, c.srv.opts.MaxDecodedBytes)
+	pool.release(bound - req.cost)
 	if e != nil {
 		c.reply(req.ID, nil, e)
 		return
 	}
-	switch {
-	case sessionOps[req.Op]:
+	switch req.def.scope {
+	case scopeSession:
 		id, ok := req.Args["session"].(string)
 		if !ok {
+			c.finishReq(req)
 			if req.Args["session"] == nil {
 				c.reply(req.ID, nil, errorf(CodeBadArgs, "session", "missing argument session"))
 			} else {
@@ -149,29 +171,46 @@ func (c *conn) route(frame []byte) {
 		}
 		sess := c.session(id)
 		if sess == nil {
+			c.finishReq(req)
 			c.reply(req.ID, nil, errorf(CodeNotFound, "session", "no session %q on this connection", id))
 			return
 		}
 		if e := sess.enqueue(sessionReq{req: req}); e != nil {
+			c.finishReq(req)
 			c.reply(req.ID, nil, e)
 		}
-	case connOps[req.Op]:
+	case scopeBuild:
+		c.startBuild(req)
+	default:
 		select {
 		case c.ctl <- req:
 		default:
+			c.finishReq(req)
 			c.reply(req.ID, nil, errorf(CodeBusy, "", "%d connection-level requests are waiting; wait for their responses", ctlQueue))
 		}
-	default:
-		c.reply(req.ID, nil, errorf(CodeUnknownOp, "op", "unknown op %q", req.Op))
 	}
+}
+
+// finishReq returns a request's decoded arguments to the server's pool.
+func (c *conn) finishReq(req Request) {
+	c.srv.decoded.release(req.cost)
 }
 
 // writeLoop owns the socket's write side.
 func (c *conn) writeLoop() {
 	ping := time.NewTicker(pingEvery)
 	defer ping.Stop()
+	idleTimeout := c.srv.opts.ConnIdleTimeout
+	idleCheck := time.NewTicker(min(max(idleTimeout/8, 10*time.Millisecond), time.Minute))
+	defer idleCheck.Stop()
 	for {
 		select {
+		case <-idleCheck.C:
+			if c.idle(idleTimeout) {
+				c.log.Info().Msg("idle connection closed")
+				c.closeWith(closeIdle, "idle timeout")
+				return
+			}
 		case f := <-c.out:
 			if f.closeCode != 0 {
 				c.closeWith(f.closeCode, f.reason)
@@ -222,53 +261,12 @@ func (c *conn) sendFrame(f outFrame) bool {
 	}
 }
 
-// marshal encodes a frame with the smallest integer encodings.
-func marshal(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := msgpack.NewEncoder(&b)
-	enc.UseCompactInts(true)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
-}
-
-// framePool recycles push frame buffers: a push is megabytes, and a fresh
-// buffer each time costs more in zeroing than the encoding itself.
-var framePool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
-
-// maxPooled is the largest buffer kept for reuse.
-const maxPooled = 32 << 20
-
-func recycle(b *bytes.Buffer) {
-	if b != nil && b.Cap() <= maxPooled {
-		framePool.Put(b)
-	}
-}
-
-// outFrame is a frame for the writer, or (closeCode set) the instruction
-// to close the connection once the frames before it are written.
-type outFrame struct {
-	data      []byte
-	pooled    *bytes.Buffer // holds data; recycled after the write
-	closeCode int
-	reason    string
-}
-
 // closeAfterWrites closes the connection after the frames queued so far.
 func (c *conn) closeAfterWrites(code int, reason string) {
 	select {
 	case c.out <- outFrame{closeCode: code, reason: reason}:
 	case <-c.done:
 	}
-}
-
-// response is a response frame.
-type response struct {
-	ID     any    `msgpack:"id"`
-	OK     bool   `msgpack:"ok"`
-	Result any    `msgpack:"result,omitempty"`
-	Error  *Error `msgpack:"error,omitempty"`
 }
 
 // reply sends the response to request id: result, or e if not nil. An

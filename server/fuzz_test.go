@@ -1,6 +1,7 @@
 package server
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -26,8 +27,19 @@ func FuzzDecodeRequest(f *testing.F) {
 	seedVectors(f)
 	f.Fuzz(func(t *testing.T, frame []byte) {
 		v, err := decodeValue(frame)
+		// The first pass's skipper accepts exactly the frames the
+		// decoder does, and ends where the value does.
+		end, serr := skipValue(frame, 0, 0)
+		if (err == nil) != (serr == nil && end == len(frame)) {
+			t.Fatalf("decodeValue: %v; skipValue: end %d of %d, %v", err, end, len(frame), serr)
+		}
 		if err != nil {
 			return
+		}
+		// No frame costs more per byte than decodeBound reserves.
+		d := newDecoder(frame, math.MaxInt64)
+		if _, err := d.value(0, false); err != nil || d.cost > maxCostPerByte*int64(len(frame)) {
+			t.Fatalf("a %d-byte frame costs %d (%v), over %d a byte", len(frame), d.cost, err, maxCostPerByte)
 		}
 		b, err2 := canonicalMsgpack(v)
 		if err2 != nil {

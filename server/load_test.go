@@ -111,15 +111,21 @@ func TestDroppedConnectionClosesSessions(t *testing.T) {
 	}
 }
 
-// Idle sessions are closed.
+// Idle sessions are closed; so is a connection left with no session and
+// no request, with close code 4001.
 func TestIdleSessionClosed(t *testing.T) {
 	t.Parallel()
-	_, url := newTestServer(t, Options{IdleTimeout: 100 * time.Millisecond})
+	_, url := newTestServer(t, Options{IdleTimeout: 100 * time.Millisecond, ConnIdleTimeout: 3 * time.Second})
 	c := dial(t, url)
 	id := c.open(testScenario)
 	time.Sleep(300 * time.Millisecond)
 	if e := c.fail("summary", map[string]any{"session": id}); e["code"] != string(CodeNotFound) {
 		t.Errorf("summary of an idle-closed session: %v, want not_found", e)
+	}
+	_ = c.ws.SetReadDeadline(time.Now().Add(10 * time.Second))
+	_, _, err := c.ws.ReadMessage()
+	if !websocket.IsCloseError(err, closeIdle) {
+		t.Errorf("idle connection: read error %v, want close %d", err, closeIdle)
 	}
 }
 
@@ -138,6 +144,10 @@ func TestAuthAndOrigin(t *testing.T) {
 		{"query token", "?token=" + testToken, nil, 0},
 		{"bearer", "", http.Header{"Authorization": {"Bearer " + testToken}}, 0},
 		{"wrong bearer", "", http.Header{"Authorization": {"Bearer x"}}, http.StatusUnauthorized},
+		// RFC 7235 section 2.1: the auth-scheme is case-insensitive.
+		{"bearer in lower case", "", http.Header{"Authorization": {"bearer " + testToken}}, 0},
+		{"bearer in upper case", "", http.Header{"Authorization": {"BEARER " + testToken}}, 0},
+		{"other scheme", "", http.Header{"Authorization": {"Basic " + testToken}}, http.StatusUnauthorized},
 		{"same origin", "?token=" + testToken, http.Header{"Origin": {"http://" + host}}, 0},
 		{"foreign origin", "?token=" + testToken, http.Header{"Origin": {"http://evil.example"}}, http.StatusForbidden},
 	}

@@ -22,49 +22,77 @@ func (c *conn) ctlLoop() {
 	}
 }
 
-// serveCtl answers one connection-level op, recovering from a panic.
+// serveCtl answers one connection-level or build op, recovering from a
+// panic.
 func (c *conn) serveCtl(req Request) {
+	defer c.finishReq(req)
 	defer func() {
 		if p := recover(); p != nil {
 			c.log.Error().Str("op", req.Op).Str("panic", fmt.Sprint(p)).Msg("request panicked")
 			c.reply(req.ID, nil, errorf(CodeInternal, "", "%s failed: %v", req.Op, p))
 		}
 	}()
-	a := newArgs(req.Args, "")
-	var res any
-	var e *Error
-	switch req.Op {
-	case "hello":
-		res, e = c.opHello(a)
-		if e != nil && e.Code == CodeVersion {
-			c.reply(req.ID, nil, e)
-			c.closeAfterWrites(closeVersion, "unsupported protocol version")
-			return
-		}
-	case "scenarios":
-		if e = a.done(); e == nil {
-			list := []map[string]string{}
-			for _, b := range config.Builtins() {
-				list = append(list, map[string]string{"name": b.Name, "description": b.Description})
-			}
-			res = map[string]any{"scenarios": list}
-		}
-	case "open":
-		res, e = c.opOpen(a)
-	case "restore":
-		res, e = c.opRestore(a, false)
-	case "fork":
-		res, e = c.opRestore(a, true)
-	case "stats":
-		if e = a.done(); e == nil {
-			st := c.srv.stats(c)
-			res = &st
-		}
-	}
+	res, e := req.def.conn(c, newArgs(req.Args, ""), req.ID)
 	c.reply(req.ID, res, e)
+	if e != nil && e.Code == CodeVersion {
+		c.closeAfterWrites(closeVersion, "unsupported protocol version")
+	}
 }
 
-func (c *conn) opHello(a *args) (any, *Error) {
+// maxBuildsPerConn bounds the builds (open, restore, fork) one connection
+// has running or waiting for a build slot; beyond it the client gets busy.
+const maxBuildsPerConn = 4
+
+// startBuild runs a build op on its own goroutine, so that stats, hello
+// and the connection's sessions stay responsive while it parses, builds or
+// replays. At most Options.MaxBuilds builds run at once on the server;
+// the rest wait for a slot (or their connection's end).
+func (c *conn) startBuild(req Request) {
+	select {
+	case c.builds <- struct{}{}:
+	default:
+		c.finishReq(req)
+		c.reply(req.ID, nil, errorf(CodeBusy, "", "%d session builds (open, restore, fork) are under way on this connection; wait for their responses", maxBuildsPerConn))
+		return
+	}
+	c.buildWG.Add(1)
+	go func() {
+		defer c.buildWG.Done()
+		defer func() { <-c.builds }()
+		select {
+		case c.srv.buildSlots <- struct{}{}:
+		case <-c.done:
+			c.finishReq(req)
+			return
+		}
+		defer func() { <-c.srv.buildSlots }()
+		c.serveCtl(req)
+	}()
+}
+
+// building reports whether a build is under way on c.
+func (c *conn) building() bool { return len(c.builds) > 0 }
+
+func (c *conn) opScenarios(a *args, _ any) (any, *Error) {
+	if e := a.done(); e != nil {
+		return nil, e
+	}
+	list := []map[string]string{}
+	for _, b := range config.Builtins() {
+		list = append(list, map[string]string{"name": b.Name, "description": b.Description})
+	}
+	return map[string]any{"scenarios": list}, nil
+}
+
+func (c *conn) opStats(a *args, _ any) (any, *Error) {
+	if e := a.done(); e != nil {
+		return nil, e
+	}
+	st := c.srv.stats(c)
+	return &st, nil
+}
+
+func (c *conn) opHello(a *args, _ any) (any, *Error) {
 	v, e := a.str("version")
 	if e != nil {
 		return nil, e
@@ -82,18 +110,32 @@ func (c *conn) opHello(a *args) (any, *Error) {
 		return nil, errorf(CodeVersion, "version", "protocol version %q is not served; this server speaks %s (any %s.x)", v, ProtocolVersion, want)
 	}
 	c.log.Info().Str("client", client).Str("version", v).Msg("hello")
-	o := c.srv.opts
 	return map[string]any{"version": ProtocolVersion, "server": "ccscope", "engine_version": engine.Version,
-		"limits": map[string]any{"max_sessions": o.MaxSessions, "max_sessions_per_connection": o.MaxSessionsPerConn,
-			"max_events": o.MaxEvents, "max_sim_time_ps": int64(o.MaxSimTime), "max_message_bytes": o.MaxMessageBytes,
-			"idle_timeout_ms": o.IdleTimeout.Milliseconds(), "max_trace_rows": o.MaxTraceRows}}, nil
+		"limits": c.srv.opts.limitsMap()}, nil
 }
 
 func (c *conn) limits() Limits {
-	return Limits{MaxEvents: c.srv.opts.MaxEvents, MaxSimTime: c.srv.opts.MaxSimTime}
+	o := &c.srv.opts
+	return Limits{MaxEvents: o.MaxEvents, MaxSimTime: o.MaxSimTime, MaxNodes: o.MaxNodes, MaxLinks: o.MaxLinks,
+		MaxFlows: o.MaxFlows, MaxChanges: o.MaxChanges, MaxBytes: o.MaxSessionBytes}
 }
 
-func (c *conn) opOpen(a *args) (any, *Error) {
+// precheckInline refuses an inline config whose lists are already over the
+// size limits, before it is turned into JSON and parsed. (The parsed
+// scenario is checked again: the format may expand entries.)
+func (l Limits) precheckInline(m map[string]any) *Error {
+	for _, c := range []struct {
+		key   string
+		limit int
+	}{{"nodes", l.MaxNodes}, {"links", l.MaxLinks}, {"flows", l.MaxFlows}, {"changes", l.MaxChanges}} {
+		if list, ok := m[c.key].([]any); ok && c.limit > 0 && len(list) > c.limit {
+			return errorf(CodeLimit, "config."+c.key, "the scenario has %d %s, over the server's limit of %d", len(list), c.key, c.limit)
+		}
+	}
+	return nil
+}
+
+func (c *conn) opOpen(a *args, _ any) (any, *Error) {
 	hasName, hasCfg := a.has("scenario"), a.has("config")
 	if hasName == hasCfg {
 		return nil, errorf(CodeBadArgs, "scenario", "give exactly one of scenario (a built-in name) and config (a scenario map)")
@@ -113,6 +155,9 @@ func (c *conn) opOpen(a *args) (any, *Error) {
 	} else {
 		m, e := a.mapArg("config")
 		if e != nil {
+			return nil, e
+		}
+		if e := c.limits().precheckInline(m); e != nil {
 			return nil, e
 		}
 		if raw, e = inlineConfig(m); e != nil {
@@ -193,7 +238,7 @@ func (c *conn) opRestore(a *args, fork bool) (any, *Error) {
 	if e := a.done(); e != nil {
 		return nil, e
 	}
-	st, e := restoreState(c.ctx, cp, c.limits())
+	st, e := restoreState(c.ctx, cp, c.limits(), c.srv.opts.MaxReplayTime)
 	if e != nil {
 		return nil, e
 	}

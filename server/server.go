@@ -8,6 +8,7 @@ import (
 	"context"
 	"crypto/subtle"
 	"errors"
+	"net"
 	"net/http"
 	"runtime"
 	"strconv"
@@ -39,47 +40,71 @@ type Options struct {
 	MaxSimTime         sim.Duration  // per session horizon; default 24 h
 	MaxMessageBytes    int64         // request size; default 16 MiB
 	IdleTimeout        time.Duration // a session untouched this long is closed; default 30 min
+	ConnIdleTimeout    time.Duration // a connection with no request and no session this long is closed (4001); default IdleTimeout
 	WriteTimeout       time.Duration // one frame's write; a client stalled longer is dropped; default 60 s
 	WriteBudget        int64         // bytes queued per connection before senders wait; default 8 MiB
 	ProgressEvery      time.Duration // progress pushes during run; default 100 ms
 	MaxTraceRows       int64         // trace rows a session keeps for the signals op; default 4 Mi
 
+	// Scenario size, checked before a session is built: nodes, links,
+	// flows (after any expansion the scenario format does) and scheduled
+	// changes. Defaults 10,000 nodes, 20,000 links, 10,000 flows, 100,000
+	// changes.
+	MaxNodes   int
+	MaxLinks   int
+	MaxFlows   int
+	MaxChanges int
+	// MaxSessionBytes bounds a session's estimated memory (sessionBytes),
+	// checked before it is built; default 1 GiB.
+	MaxSessionBytes int64
+	// MaxBuilds is how many session builds (open, restore, fork) run at
+	// once on the server; default GOMAXPROCS.
+	MaxBuilds int
+	// MaxReplayTime is the wall-time budget of one restore or fork's
+	// replay; default 2 min.
+	MaxReplayTime time.Duration
+	// MaxDecodedBytes bounds the estimated heap one request's decoded
+	// arguments may take; default 4 × MaxMessageBytes. MaxDecodedTotal
+	// bounds it over every request the server holds (decoded, not yet
+	// answered); default 16 × MaxMessageBytes, and at least MaxDecodedBytes.
+	MaxDecodedBytes int64
+	MaxDecodedTotal int64
+
 	// Logger receives lifecycle and error lines; default zerolog.Nop().
 	Logger *zerolog.Logger
 }
 
-func (o *Options) defaults() {
-	set := func(p *int, v int) {
-		if *p <= 0 {
-			*p = v
-		}
+// orDefault sets *p to v when it is zero or negative.
+func orDefault[T ~int | ~int64](p *T, v T) {
+	if *p <= 0 {
+		*p = v
 	}
-	set(&o.MaxSessions, 256)
-	set(&o.MaxSessionsPerConn, 64)
+}
+
+func (o *Options) defaults() {
+	orDefault(&o.MaxSessions, 256)
+	orDefault(&o.MaxSessionsPerConn, 64)
 	if o.MaxEvents == 0 {
 		o.MaxEvents = 1e10
 	}
-	if o.MaxSimTime <= 0 {
-		o.MaxSimTime = 24 * 3600 * sim.Second
-	}
-	if o.MaxMessageBytes <= 0 {
-		o.MaxMessageBytes = 16 << 20
-	}
-	if o.IdleTimeout <= 0 {
-		o.IdleTimeout = 30 * time.Minute
-	}
-	if o.WriteTimeout <= 0 {
-		o.WriteTimeout = 60 * time.Second
-	}
-	if o.WriteBudget <= 0 {
-		o.WriteBudget = 8 << 20
-	}
-	if o.MaxTraceRows <= 0 {
-		o.MaxTraceRows = 4 << 20
-	}
-	if o.ProgressEvery <= 0 {
-		o.ProgressEvery = 100 * time.Millisecond
-	}
+	orDefault(&o.MaxSimTime, 24*3600*sim.Second)
+	orDefault(&o.MaxMessageBytes, 16<<20)
+	orDefault(&o.IdleTimeout, 30*time.Minute)
+	orDefault(&o.ConnIdleTimeout, o.IdleTimeout)
+	orDefault(&o.WriteTimeout, 60*time.Second)
+	orDefault(&o.WriteBudget, 8<<20)
+	orDefault(&o.MaxTraceRows, 4<<20)
+	orDefault(&o.MaxNodes, 10_000)
+	orDefault(&o.MaxLinks, 20_000)
+	orDefault(&o.MaxFlows, 10_000)
+	orDefault(&o.MaxChanges, 100_000)
+	orDefault(&o.MaxBuilds, runtime.GOMAXPROCS(0))
+	orDefault(&o.MaxSessionBytes, 1<<30)
+	orDefault(&o.MaxReplayTime, 2*time.Minute)
+	orDefault(&o.MaxDecodedBytes, 4*o.MaxMessageBytes)
+	orDefault(&o.MaxDecodedTotal, 16*o.MaxMessageBytes)
+	o.MaxDecodedTotal = max(o.MaxDecodedTotal, o.MaxDecodedBytes)
+	orDefault(&o.ProgressEvery, 100*time.Millisecond)
 	if o.Logger == nil {
 		nop := zerolog.Nop()
 		o.Logger = &nop
@@ -99,6 +124,19 @@ type Server struct {
 	nextID   uint64
 	closing  bool
 	wg       sync.WaitGroup // connections and sessions
+
+	decoded    *pool         // decoded request arguments not yet answered
+	buildSlots chan struct{} // one per build running
+}
+
+// limitsMap is the limits hello reports.
+func (o *Options) limitsMap() map[string]any {
+	return map[string]any{"max_sessions": o.MaxSessions, "max_sessions_per_connection": o.MaxSessionsPerConn,
+		"max_events": o.MaxEvents, "max_sim_time_ps": int64(o.MaxSimTime), "max_message_bytes": o.MaxMessageBytes,
+		"idle_timeout_ms": o.IdleTimeout.Milliseconds(), "max_trace_rows": o.MaxTraceRows,
+		"max_nodes": o.MaxNodes, "max_links": o.MaxLinks, "max_flows": o.MaxFlows, "max_changes": o.MaxChanges,
+		"max_session_bytes": o.MaxSessionBytes, "max_decoded_bytes": o.MaxDecodedBytes,
+		"max_replay_ms": o.MaxReplayTime.Milliseconds(), "max_builds": o.MaxBuilds}
 }
 
 // New returns a server. It refuses options without a token unless
@@ -109,7 +147,8 @@ func New(opts Options) (*Server, error) {
 		return nil, errors.New("server: a token is required (or InsecureNoToken)")
 	}
 	s := &Server{opts: opts, log: *opts.Logger, start: time.Now(),
-		sessions: map[string]*session{}, conns: map[*conn]struct{}{}}
+		sessions: map[string]*session{}, conns: map[*conn]struct{}{},
+		decoded: newPool(opts.MaxDecodedTotal), buildSlots: make(chan struct{}, opts.MaxBuilds)}
 	// gorilla's default origin check accepts a request without Origin and
 	// one whose Origin host equals Host, and answers others 403.
 	s.upgrader = websocket.Upgrader{ReadBufferSize: 64 << 10, WriteBufferSize: 64 << 10}
@@ -120,6 +159,11 @@ func New(opts Options) (*Server, error) {
 // closes.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !s.authorized(r) {
+		if s.opts.Token == "" {
+			s.log.Warn().Str("remote", r.RemoteAddr).Str("host", r.Host).Msg("connection refused: Host is not loopback")
+			http.Error(w, "ccscope: Host must name the loopback interface", http.StatusForbidden)
+			return
+		}
 		s.log.Warn().Str("remote", r.RemoteAddr).Msg("connection refused: bad or missing token")
 		http.Error(w, "ccscope: missing or wrong token", http.StatusUnauthorized)
 		return
@@ -155,18 +199,37 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 }
 
-// authorized checks the token in the Authorization header or the query.
+// authorized checks the token in the Authorization header (scheme Bearer,
+// in any case, RFC 7235 section 2.1) or the query. Without a token, the
+// Host header must name the loopback interface: a page whose DNS name was
+// rebound to 127.0.0.1 still sends its own name as Host.
 func (s *Server) authorized(r *http.Request) bool {
 	if s.opts.Token == "" {
-		return s.opts.InsecureNoToken
+		return s.opts.InsecureNoToken && loopbackHost(r.Host)
 	}
 	got := r.URL.Query().Get("token")
 	if h := r.Header.Get("Authorization"); h != "" {
-		if t, ok := strings.CutPrefix(h, "Bearer "); ok {
-			got = t
+		if scheme, t, ok := strings.Cut(h, " "); ok && strings.EqualFold(scheme, "Bearer") {
+			got = strings.TrimLeft(t, " ")
 		}
 	}
 	return subtle.ConstantTimeCompare([]byte(got), []byte(s.opts.Token)) == 1
+}
+
+// loopbackHost reports whether a Host header (host or host:port) names the
+// loopback interface: localhost, a name under .localhost (RFC 6761 section
+// 6.3) or a loopback address.
+func loopbackHost(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.ToLower(strings.Trim(host, "[]")), ".")
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // Shutdown closes every connection (close code 1001) and session, and
@@ -226,6 +289,7 @@ type Stats struct {
 	Connections        int     `msgpack:"connections"`
 	HeapInuseBytes     uint64  `msgpack:"heap_inuse_bytes"`
 	Goroutines         int     `msgpack:"goroutines"`
+	DecodedBytes       int64   `msgpack:"decoded_bytes"`
 	UptimeS            float64 `msgpack:"uptime_s"`
 }
 
@@ -238,6 +302,7 @@ func (s *Server) stats(c *conn) Stats {
 	st.ConnectionSessions = c.sessionCount()
 	st.HeapInuseBytes = ms.HeapInuse
 	st.Goroutines = runtime.NumGoroutine()
+	st.DecodedBytes = s.decoded.inUse()
 	st.UptimeS = time.Since(s.start).Seconds()
 	return st
 }

@@ -1,20 +1,14 @@
 package server
 
 import (
-	"bytes"
 	"context"
-	"encoding/binary"
 	"fmt"
-	"math"
 	"runtime/debug"
 	"slices"
 	"sync"
 	"time"
 
-	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/rs/zerolog"
-	"github.com/vmihailenco/msgpack/v5"
-	"github.com/vmihailenco/msgpack/v5/msgpcode"
 
 	"github.com/ccscope/ccscope/engine/sim"
 	"github.com/ccscope/ccscope/engine/trace"
@@ -145,6 +139,7 @@ func (s *session) finish(reason string) {
 			if r.call != nil {
 				r.call(nil)
 			} else {
+				c.finishReq(r.req)
 				c.reply(r.req.ID, nil, errorf(CodeNotFound, "session", "session %q closed (%s)", s.id, reason))
 			}
 		default:
@@ -179,49 +174,45 @@ func (s *session) serve(r sessionReq) (more bool) {
 		r.call(s)
 		return true
 	}
+	defer s.conn.finishReq(r.req)
 	a := newArgs(r.req.Args, "")
 	a.used = append(a.used, "session")
-	var res any
-	var e *Error
-	switch r.req.Op {
-	case "step":
-		res, e = s.opStep(a)
-	case "run":
-		res, e = s.opRun(a, id)
-	case "act":
-		res, e = s.opAct(a)
-	case "subscribe":
-		res, e = s.opSubscribe(a)
-	case "unsubscribe":
-		res, e = s.opUnsubscribe(a)
-	case "signals":
-		if e = s.opSignals(a, id); e == nil {
-			return true
-		}
-	case "summary":
-		if e = a.done(); e == nil {
-			sum := s.st.summary()
-			res = &sum
-		}
-	case "checkpoint":
-		if e = a.done(); e == nil {
-			cp := s.st.checkpoint()
-			res = map[string]any{"checkpoint": &cp}
-		}
-	case "close":
-		if e = a.done(); e == nil {
-			s.conn.reply(id, map[string]any{"session": s.id, "closed": true}, nil)
-			return false
-		}
+	res, e := r.req.def.sess(s, a, id)
+	if res == answered {
+		return true
 	}
 	if e != nil && e.Code == CodeInternal && s.ctx.Err() != nil {
 		return false // the connection is gone; nobody to answer
 	}
 	s.conn.replyLog(s.log, id, res, e)
-	return true
+	return e != nil || !r.req.def.ends
 }
 
-func (s *session) opStep(a *args) (any, *Error) {
+func (s *session) opSummary(a *args, _ any) (any, *Error) {
+	if e := a.done(); e != nil {
+		return nil, e
+	}
+	sum := s.st.summary()
+	return &sum, nil
+}
+
+func (s *session) opCheckpoint(a *args, _ any) (any, *Error) {
+	if e := a.done(); e != nil {
+		return nil, e
+	}
+	cp := s.st.checkpoint()
+	return map[string]any{"checkpoint": &cp}, nil
+}
+
+// opClose answers, then the session ends (its op is marked ends).
+func (s *session) opClose(a *args, _ any) (any, *Error) {
+	if e := a.done(); e != nil {
+		return nil, e
+	}
+	return map[string]any{"session": s.id, "closed": true}, nil
+}
+
+func (s *session) opStep(a *args, _ any) (any, *Error) {
 	x, e := s.parseStepExtras(a)
 	if e != nil {
 		return nil, e
@@ -321,7 +312,7 @@ func (s *session) opRun(a *args, id any) (any, *Error) {
 	return res, nil
 }
 
-func (s *session) opAct(a *args) (any, *Error) {
+func (s *session) opAct(a *args, _ any) (any, *Error) {
 	m, e := a.mapArg("action")
 	if e != nil {
 		return nil, e
@@ -366,7 +357,7 @@ func tableArg(v string, path string) *Error {
 	return nil
 }
 
-func (s *session) opSubscribe(a *args) (any, *Error) {
+func (s *session) opSubscribe(a *args, _ any) (any, *Error) {
 	tables, e := a.strList("tables")
 	if e != nil {
 		return nil, e
@@ -408,7 +399,7 @@ func (s *session) opSubscribe(a *args) (any, *Error) {
 	return map[string]any{"tables": s.tr.subscribed()}, nil
 }
 
-func (s *session) opUnsubscribe(a *args) (any, *Error) {
+func (s *session) opUnsubscribe(a *args, _ any) (any, *Error) {
 	tables, e := a.strList("tables")
 	if e != nil {
 		return nil, e
@@ -430,7 +421,14 @@ func (s *session) opUnsubscribe(a *args) (any, *Error) {
 
 // opSignals answers signals itself: its response is built around the
 // Arrow stream, which is written once, straight into the frame.
-func (s *session) opSignals(a *args, id any) *Error {
+func (s *session) opSignals(a *args, id any) (any, *Error) {
+	if e := s.signals(a, id); e != nil {
+		return nil, e
+	}
+	return answered, nil
+}
+
+func (s *session) signals(a *args, id any) *Error {
 	table, e := a.str("table")
 	if e != nil {
 		return e
@@ -458,53 +456,6 @@ func (s *session) opSignals(a *args, id any) *Error {
 		return errorf(CodeInternal, "", "connection closed")
 	}
 	return nil
-}
-
-// signalsFrame encodes the signals response, {id, ok, result: {rows,
-// dropped_rows, arrow}}, as marshal would with the result's keys in that
-// order (msgpack maps have none), writing the IPC stream straight into
-// the frame. data is the frame's bytes within the pooled buffer.
-func signalsFrame(id any, table string, recs []arrow.Record, rows, dropped int64) (frame *bytes.Buffer, data []byte, err error) {
-	b := framePool.Get().(*bytes.Buffer)
-	b.Reset()
-	b.Grow(1<<10 + ipcBound(recs))
-	enc := msgpack.NewEncoder(b)
-	enc.UseCompactInts(true)
-	for _, err := range []error{enc.EncodeMapLen(3), enc.EncodeString("id"), enc.Encode(id),
-		enc.EncodeString("ok"), enc.EncodeBool(true), enc.EncodeString("result"), enc.EncodeMapLen(3),
-		enc.EncodeString("rows"), enc.EncodeInt(rows), enc.EncodeString("dropped_rows"), enc.EncodeInt(dropped),
-		enc.EncodeString("arrow")} {
-		if err != nil {
-			recycle(b)
-			return nil, nil, err
-		}
-	}
-	head := b.Len()
-	if err := writeArrowBin(b, table, recs); err != nil {
-		recycle(b)
-		return nil, nil, err
-	}
-	return b, shrinkBin32(b.Bytes(), head), nil
-}
-
-// shrinkBin32 rewrites the bin32 header at frame[head:] in msgpack's
-// smallest bin encoding, as EncodeBytes would write it, by moving the
-// (short) bytes before it rather than the payload after it.
-func shrinkBin32(frame []byte, head int) []byte {
-	n := binary.BigEndian.Uint32(frame[head+1 : head+5])
-	var hdr []byte
-	switch {
-	case n <= math.MaxUint8:
-		hdr = []byte{msgpcode.Bin8, byte(n)}
-	case n <= math.MaxUint16:
-		hdr = []byte{msgpcode.Bin16, byte(n >> 8), byte(n)}
-	default:
-		return frame
-	}
-	shift := 5 - len(hdr)
-	copy(frame[shift:head+shift], frame[:head])
-	copy(frame[head+shift:head+5], hdr)
-	return frame[shift:]
 }
 
 // pushDue pushes subscribed rows: at the end of an op (final), or while
@@ -540,59 +491,4 @@ func (s *session) pushDue(final bool) *Error {
 		}
 	}
 	return nil
-}
-
-// arrowFrame encodes a data push, {stream, session, seq, arrow}, writing
-// the Arrow IPC stream straight into the frame behind a bin32 header whose
-// length is patched in afterwards: the payload is written once, not copied.
-func (s *session) arrowFrame(table string, recs []arrow.Record) (*bytes.Buffer, error) {
-	b := framePool.Get().(*bytes.Buffer)
-	b.Reset()
-	enc := msgpack.NewEncoder(b)
-	enc.UseCompactInts(true)
-	for _, err := range []error{enc.EncodeMapLen(4), enc.EncodeString("stream"), enc.EncodeString(table),
-		enc.EncodeString("session"), enc.EncodeString(s.id), enc.EncodeString("seq"), enc.EncodeUint(s.seq),
-		enc.EncodeString("arrow")} {
-		if err != nil {
-			recycle(b)
-			return nil, err
-		}
-	}
-	b.Grow(ipcBound(recs))
-	if err := writeArrowBin(b, table, recs); err != nil {
-		recycle(b)
-		return nil, err
-	}
-	s.seq++
-	return b, nil
-}
-
-// writeArrowBin writes the IPC stream of recs to b as a msgpack bin32:
-// straight into b behind a header whose length is patched in afterwards,
-// so the payload is written once, not copied.
-func writeArrowBin(b *bytes.Buffer, table string, recs []arrow.Record) error {
-	b.Write([]byte{msgpcode.Bin32, 0, 0, 0, 0})
-	start := b.Len()
-	if err := trace.WriteIPCStream(b, trace.Schema(table), recs...); err != nil {
-		return err
-	}
-	n := b.Len() - start
-	if uint64(n) > math.MaxUint32 {
-		return fmt.Errorf("server: Arrow stream of %d bytes exceeds a msgpack bin", n)
-	}
-	binary.BigEndian.PutUint32(b.Bytes()[start-4:start], uint32(n))
-	return nil
-}
-
-// push sends a push frame: fields plus session and seq.
-func (s *session) push(fields map[string]any) bool {
-	fields["session"] = s.id
-	fields["seq"] = s.seq
-	s.seq++
-	b, err := marshal(fields)
-	if err != nil {
-		s.log.Error().Err(err).Msg("encoding a push")
-		return false
-	}
-	return s.conn.send(b)
 }

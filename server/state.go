@@ -29,10 +29,57 @@ type LoggedAction struct {
 	Action WireAction `msgpack:"action"`
 }
 
-// Limits bound what one session may consume.
+// Limits bound what one session may consume. Zero is no limit.
 type Limits struct {
-	MaxEvents  uint64       // events dispatched per session (0: no limit)
-	MaxSimTime sim.Duration // horizon per session (0: no limit)
+	MaxEvents  uint64       // events dispatched per session
+	MaxSimTime sim.Duration // horizon per session
+	MaxNodes   int          // scenario size, checked before the build
+	MaxLinks   int
+	MaxFlows   int // after any expansion the scenario format does
+	MaxChanges int
+	MaxBytes   int64 // sessionBytes, checked before the build
+}
+
+// The memory a built session takes, measured on this engine with
+// runtime.MemStats (TestSessionBytesBoundsHeap keeps the figures honest):
+// about 10 KB per TCP flow (endpoints and CC state; histograms and
+// scoreboards grow on first use), 4 KB per link (two directions with
+// their queues and models), and next-hop tables of a few bytes per pair of
+// nodes (one table per forwarding node). The constants round those up.
+const (
+	sessionBase      = 512 << 10
+	sessionPerFlow   = 16 << 10
+	sessionPerLink   = 8 << 10
+	sessionPerNode2  = 8 // per pair of nodes
+	sessionPerChange = 256
+)
+
+// sessionBytes estimates the heap a session of scn takes once built, before
+// it runs. Trace rows kept for signals come on top, bounded separately by
+// max_trace_rows.
+func sessionBytes(scn *config.Scenario) int64 {
+	n := int64(len(scn.Nodes))
+	return sessionBase + sessionPerFlow*int64(len(scn.Flows)) + sessionPerLink*int64(len(scn.Links)) +
+		sessionPerNode2*n*n + sessionPerChange*int64(len(scn.Changes))
+}
+
+// checkSize refuses a scenario over the size limits or the memory
+// estimate, before anything is built.
+func (l Limits) checkSize(scn *config.Scenario) *Error {
+	for _, c := range []struct {
+		what  string
+		n     int
+		limit int
+	}{{"nodes", len(scn.Nodes), l.MaxNodes}, {"links", len(scn.Links), l.MaxLinks},
+		{"flows", len(scn.Flows), l.MaxFlows}, {"changes", len(scn.Changes), l.MaxChanges}} {
+		if c.limit > 0 && c.n > c.limit {
+			return errorf(CodeLimit, c.what, "the scenario has %d %s, over the server's limit of %d", c.n, c.what, c.limit)
+		}
+	}
+	if b := sessionBytes(scn); l.MaxBytes > 0 && b > l.MaxBytes {
+		return errorf(CodeLimit, "", "the session would take about %d MiB, over the server's limit of %d MiB per session", b>>20, l.MaxBytes>>20)
+	}
+	return nil
 }
 
 // state is a session's simulation: the run, where it stands and how it got
@@ -103,6 +150,9 @@ func newState(canonical []byte, limits Limits) (*state, *Error) {
 	}
 	if limits.MaxSimTime > 0 && scn.Runtime.Duration > limits.MaxSimTime {
 		return nil, errorf(CodeLimit, "", "runtime.duration %v exceeds the server's limit of %v per session", scn.Runtime.Duration, limits.MaxSimTime)
+	}
+	if e := limits.checkSize(scn); e != nil {
+		return nil, e
 	}
 	r, err := engine.New(scn, nil)
 	if err != nil {

@@ -86,7 +86,7 @@ var AckProfiles = map[string]AckGrant{
 func ms(v ...float64) []sim.Duration {
 	out := make([]sim.Duration, len(v))
 	for i, x := range v {
-		out[i] = sim.Duration(x*1e3+0.5) * sim.Microsecond
+		out[i] = sim.Duration(float64(x*1e3)+0.5) * sim.Microsecond // float64(): no FMA
 	}
 	return out
 }

@@ -154,7 +154,7 @@ type runner struct {
 // advance moves the clock to t (at most the end), integrating cwnd.
 func (r *runner) advance(t sim.Time) {
 	t = min(t, r.end)
-	r.area += float64(r.c.St.CwndPkts) * float64(t.Sub(r.c.St.Now))
+	r.area += float64(float64(r.c.St.CwndPkts) * float64(t.Sub(r.c.St.Now))) // no FMA: see server/fma_test.go
 	r.c.AdvanceTo(t)
 }
 

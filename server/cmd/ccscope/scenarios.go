@@ -7,14 +7,22 @@ import (
 	"text/tabwriter"
 
 	"github.com/ccscope/ccscope/engine"
+	"github.com/ccscope/ccscope/engine/cc"
 	"github.com/ccscope/ccscope/engine/config"
 )
 
 func scenariosMain(args []string) int {
 	fs := flag.NewFlagSet("scenarios", flag.ContinueOnError)
 	show := fs.String("show", "", "print the JSON of built-in scenario `NAME`, to copy and edit")
+	ccs := fs.Bool("ccs", false, "list the congestion-control algorithms (values of a flow's cc), one a line")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if *ccs {
+		for _, n := range cc.Names() {
+			fmt.Println(n)
+		}
+		return 0
 	}
 	if *show != "" {
 		raw, err := config.Builtin(*show)

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 	"time"
 
@@ -46,7 +47,15 @@ func serve(args []string, stdout, stderr io.Writer, stop <-chan struct{}) int {
 	maxPerConn := fs.Int("max-sessions-per-conn", 64, "maximum sessions per connection")
 	maxEvents := fs.Uint64("max-events", 1e10, "maximum events a session may dispatch")
 	maxMsg := fs.Int64("max-message-bytes", 16<<20, "maximum request size in bytes")
-	idle := fs.Duration("idle-timeout", 30*time.Minute, "close sessions untouched for this long")
+	idle := fs.Duration("idle-timeout", 30*time.Minute, "close sessions untouched for this long, and connections with no session")
+	maxNodes := fs.Int("max-nodes", 10_000, "maximum nodes in a session's scenario")
+	maxLinks := fs.Int("max-links", 20_000, "maximum links in a session's scenario")
+	maxFlows := fs.Int("max-flows", 10_000, "maximum flows in a session's scenario")
+	maxChanges := fs.Int("max-changes", 100_000, "maximum scheduled changes in a session's scenario")
+	maxSessBytes := fs.Int64("max-session-bytes", 1<<30, "maximum estimated memory of one session, checked before it is built")
+	maxBuilds := fs.Int("max-builds", runtime.GOMAXPROCS(0), "session builds (open, restore, fork) running at once")
+	maxReplay := fs.Duration("max-replay-time", 2*time.Minute, "wall-time budget of one restore or fork replay")
+	maxDecoded := fs.Int64("max-decoded-bytes", 0, "maximum estimated heap of one request's decoded arguments (default 4 × --max-message-bytes)")
 	logFormat := fs.String("log-format", "", "log format on stderr: json or console (default: console on a terminal, else json)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -81,7 +90,10 @@ func serve(args []string, stdout, stderr io.Writer, stop <-chan struct{}) int {
 		*token = newToken()
 	}
 	srv, err := server.New(server.Options{Token: *token, InsecureNoToken: *noToken, MaxSessions: *maxSessions,
-		MaxSessionsPerConn: *maxPerConn, MaxEvents: *maxEvents, MaxMessageBytes: *maxMsg, IdleTimeout: *idle, Logger: &log})
+		MaxSessionsPerConn: *maxPerConn, MaxEvents: *maxEvents, MaxMessageBytes: *maxMsg, IdleTimeout: *idle,
+		MaxNodes: *maxNodes, MaxLinks: *maxLinks, MaxFlows: *maxFlows, MaxChanges: *maxChanges,
+		MaxSessionBytes: *maxSessBytes, MaxBuilds: *maxBuilds, MaxReplayTime: *maxReplay, MaxDecodedBytes: *maxDecoded,
+		Logger: &log})
 	if err != nil {
 		fmt.Fprintf(stderr, "ccscope serve: %v\n", err)
 		return 2

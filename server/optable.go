@@ -1,0 +1,133 @@
+package server
+
+import (
+	"slices"
+	"strings"
+)
+
+// scope says where an op runs.
+type scope uint8
+
+const (
+	// scopeConn ops are answered in order by the connection's worker; they
+	// are cheap (no simulation).
+	scopeConn scope = iota
+	// scopeBuild ops build a session (config parsing, engine construction,
+	// replay): each runs on its own goroutine, within the server's build
+	// slots, so that a large one does not hold up the connection's other
+	// requests.
+	scopeBuild
+	// scopeSession ops run on their session's goroutine, in arrival order.
+	scopeSession
+)
+
+func (s scope) String() string { return [...]string{"connection", "build", "session"}[s] }
+
+// argSpec is one argument of an op: its key, whether it must be given, and
+// the kind of value it takes as the protocol spec words it.
+type argSpec struct {
+	name     string
+	optional bool
+	kind     string
+}
+
+// opDef is the single definition of an op: its name, where it runs, the
+// arguments it takes (any other key is refused before its value is decoded)
+// and its handler. Exactly one of conn and sess is set, as scope says.
+type opDef struct {
+	name  string
+	scope scope
+	args  []argSpec
+	conn  func(c *conn, a *args, id any) (any, *Error)
+	sess  func(s *session, a *args, id any) (any, *Error)
+	// ends: the session ends once the response is sent (close).
+	ends bool
+}
+
+// answered is the result of a handler that sent its response itself.
+var answered = &struct{ answered bool }{true}
+
+// ops is the protocol's op table (proto/README.md, "Operations"). The
+// dispatcher, the argument check and the spec's summary table all read it.
+var ops = []opDef{
+	{name: "hello", scope: scopeConn, args: []argSpec{{"version", false, "string"}, {"client", true, "string"}},
+		conn: (*conn).opHello},
+	{name: "scenarios", scope: scopeConn, conn: (*conn).opScenarios},
+	{name: "open", scope: scopeBuild, args: []argSpec{{"scenario", true, "string"}, {"config", true, "map"},
+		{"seed", true, "integer"}, {"set", true, "map or list"}}, conn: (*conn).opOpen},
+	{name: "step", scope: scopeSession, args: []argSpec{sessionArg, {"time", true, "duration"}, {"events", true, "integer"},
+		{"action", true, "map"}, {"observe", true, "string"}}, sess: (*session).opStep},
+	{name: "run", scope: scopeSession, args: []argSpec{sessionArg, {"until", true, "duration"}}, sess: (*session).opRun},
+	{name: "act", scope: scopeSession, args: []argSpec{sessionArg, {"action", false, "map"}}, sess: (*session).opAct},
+	{name: "subscribe", scope: scopeSession, args: []argSpec{sessionArg, {"tables", false, "list"}, {"flows", true, "list"},
+		{"signals", true, "list"}, {"every_ms", true, "integer"}}, sess: (*session).opSubscribe},
+	{name: "unsubscribe", scope: scopeSession, args: []argSpec{sessionArg, {"tables", true, "list"}},
+		sess: (*session).opUnsubscribe},
+	{name: "signals", scope: scopeSession, args: []argSpec{sessionArg, {"table", false, "string"}, {"flows", true, "list"},
+		{"signals", true, "list"}}, sess: (*session).opSignals},
+	{name: "summary", scope: scopeSession, args: []argSpec{sessionArg}, sess: (*session).opSummary},
+	{name: "checkpoint", scope: scopeSession, args: []argSpec{sessionArg}, sess: (*session).opCheckpoint},
+	{name: "restore", scope: scopeBuild, args: []argSpec{{"checkpoint", false, "map"}},
+		conn: func(c *conn, a *args, _ any) (any, *Error) { return c.opRestore(a, false) }},
+	{name: "fork", scope: scopeBuild, args: []argSpec{{"checkpoint", true, "map"}, {"session", true, "string"},
+		{"actions", false, "list"}}, conn: func(c *conn, a *args, _ any) (any, *Error) { return c.opRestore(a, true) }},
+	{name: "close", scope: scopeSession, args: []argSpec{sessionArg}, sess: (*session).opClose, ends: true},
+	{name: "stats", scope: scopeConn, conn: (*conn).opStats},
+}
+
+// sessionArg is the argument every session op takes first.
+var sessionArg = argSpec{"session", false, "string"}
+
+// opIndex finds an op by name.
+var opIndex = func() map[string]*opDef {
+	m := make(map[string]*opDef, len(ops))
+	for i := range ops {
+		o := &ops[i]
+		if _, dup := m[o.name]; dup || (o.conn == nil) == (o.sess == nil) || (o.sess != nil) != (o.scope == scopeSession) {
+			panic("server: op table entry " + o.name + " is malformed")
+		}
+		m[o.name] = o
+	}
+	return m
+}()
+
+// lookupOp returns the op named name, or nil.
+func lookupOp(name string) *opDef { return opIndex[name] }
+
+// takes reports whether the op has an argument key.
+func (o *opDef) takes(key string) bool {
+	return slices.ContainsFunc(o.args, func(a argSpec) bool { return a.name == key })
+}
+
+// argNames lists the op's argument keys, for error messages.
+func (o *opDef) argNames() string {
+	if len(o.args) == 0 {
+		return "none"
+	}
+	names := make([]string, len(o.args))
+	for i, a := range o.args {
+		names[i] = a.name
+	}
+	return strings.Join(names, ", ")
+}
+
+// specTable renders the op table as the summary table in proto/README.md.
+func specTable() string {
+	var b strings.Builder
+	b.WriteString("| op | runs on | args |\n|----|---------|------|\n")
+	for _, o := range ops {
+		var as []string
+		for _, a := range o.args {
+			n := "`" + a.name
+			if a.optional {
+				n += "?"
+			}
+			as = append(as, n+"` ("+a.kind+")")
+		}
+		if len(as) == 0 {
+			as = []string{"none"}
+		}
+		b.WriteString("| `" + o.name + "` | " + o.scope.String() + " | " + strings.Join(as, ", ") + " |\n")
+	}
+	return b.String()
+}
