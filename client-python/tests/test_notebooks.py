@@ -26,7 +26,7 @@ BUDGET_S = float(os.environ.get("CCSCOPE_NOTEBOOK_BUDGET_S", "60"))
 
 def test_there_are_notebooks():
     names = [p.name for p in NOTEBOOKS]
-    for want in ("01-quickstart.ipynb", "02-loss-response.ipynb", "03-bufferbloat-lab.ipynb", "04-sim-vs-kernel.ipynb", "06-rebbr.ipynb"):
+    for want in ("01-quickstart.ipynb", "02-loss-response.ipynb", "03-bufferbloat-lab.ipynb", "04-sim-vs-kernel.ipynb", "05-leo.ipynb", "06-rebbr.ipynb"):
         assert want in names, f"notebooks/ has {names}, missing {want}"
 
 
