@@ -2,7 +2,9 @@
 
 Select them with `pytest -m notebook`; `make test` runs them with the rest.
 Each runs in a fresh kernel of this interpreter, which inherits CCSCOPE_BIN
-and so starts its own private server.
+and so starts its own private server, and CCSCOPE_NOTEBOOK_REDUCED=1: the
+study notebooks (05-07) then run their reduced sweeps (fewer points, shorter
+runs, the same assertions).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ BUDGET_S = float(os.environ.get("CCSCOPE_NOTEBOOK_BUDGET_S", "60"))
 
 def test_there_are_notebooks():
     names = [p.name for p in NOTEBOOKS]
-    for want in ("01-quickstart.ipynb", "02-loss-response.ipynb", "03-bufferbloat-lab.ipynb", "04-sim-vs-kernel.ipynb"):
+    for want in ("01-quickstart.ipynb", "02-loss-response.ipynb", "03-bufferbloat-lab.ipynb", "04-sim-vs-kernel.ipynb", "05-leo.ipynb", "06-rebbr.ipynb", "07-calibration.ipynb"):
         assert want in names, f"notebooks/ has {names}, missing {want}"
 
 
@@ -46,9 +48,10 @@ def test_first_cell_prints_versions_reads_the_url_and_seeds(path):
 
 @pytest.mark.notebook
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
-def test_notebook_runs(path, binary_env, tmp_path):
-    if path.name.startswith("04-"):
-        # 04 runs the scenario on the real kernel too: Linux, root, /dev/net/tun.
+def test_notebook_runs(path, binary_env, tmp_path, monkeypatch):
+    monkeypatch.setenv("CCSCOPE_NOTEBOOK_REDUCED", "1")
+    if path.name.startswith(("04-", "07-")):
+        # 04 runs the scenario on the real kernel too, 07 captures a real transfer: Linux, root, /dev/net/tun.
         why = ccscope.emulation_available()
         if why is not None:
             pytest.skip(f"NOTEBOOK {path.name} NOT RUN: {why}")
