@@ -59,7 +59,8 @@ type sweepCase struct {
 // reordering order, periodic outages, a bottleneck buffer from 2 packets to
 // 2 BDP, a random rate and delay with up to two scheduled steps of rate,
 // delay or loss, one or two flows of any CC with random mechanism
-// switches, GRO intervals, receive buffers down to 8 KiB, and a random
+// switches, GRO intervals, receive buffers down to 8 KiB, sometimes a
+// split-TCP proxy in place of the second router, and a random
 // seed.
 func livenessCase(r *rand.Rand, ccs []string, dur sim.Duration) sweepCase {
 	lossP := func() float64 {
@@ -129,8 +130,13 @@ func livenessCase(r *rand.Rand, ccs []string, dur sim.Duration) sweepCase {
 			{ID: "tail", A: "r2", B: "d0", AB: post, BA: ackLoss},
 		},
 	}
-	desc := fmt.Sprintf("seed=%d rate=%v delay=%v limit=%+v jitter=%v loss pre=%.3f post=%.3f ack=%.3f",
-		scn.Runtime.Seed, rate, delay, limit, bn.Jitter.Sigma, pre.Loss.P, post.Loss.P, ackLoss.Loss.P)
+	if r.IntN(6) == 0 {
+		// A split-TCP proxy after the bottleneck: every flow becomes two
+		// legs joined by a relay buffer, which may be small.
+		scn.Nodes[2] = config.Node{ID: "r2", Kind: config.Proxy, Buffer: units.Bytes(16+r.IntN(4096)) * units.KiB}
+	}
+	desc := fmt.Sprintf("seed=%d rate=%v delay=%v limit=%+v jitter=%v loss pre=%.3f post=%.3f ack=%.3f r2=%v",
+		scn.Runtime.Seed, rate, delay, limit, bn.Jitter.Sigma, pre.Loss.P, post.Loss.P, ackLoss.Loss.P, scn.Nodes[2].Kind)
 	for range r.IntN(3) {
 		// A scheduled step of the bottleneck's rate or delay, or of the
 		// loss after it.
