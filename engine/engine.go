@@ -56,7 +56,7 @@ func New(scn *config.Scenario, sink trace.Sink) (*Run, error) {
 		r.Trace.Links = append(r.Trace.Links, l.ID)
 	}
 	for i, d := range nw.Dirs {
-		q := &queueObs{run: r, link: int32(i / 2), ab: d.AB}
+		q := &queueObs{QueueRecorder: QueueRecorder{Trace: r.Trace, Link: int32(i / 2), AB: d.AB}, run: r}
 		r.queues = append(r.queues, q)
 		d.Observe(q)
 	}
@@ -173,29 +173,41 @@ func (r *Run) RunToEnd() {
 	r.Trace.FlushAll()
 }
 
-// queueObs records a direction's queue activity for the trace and summary.
-type queueObs struct {
-	run     *Run
-	link    int32
-	ab      bool
+// QueueRecorder records one link direction's queue: a queue-table row per
+// change of its backlog, and the sojourn times the summary's quantiles
+// come from. The engine's observer embeds it, and so does the emulator's,
+// so a simulated and an emulated run fill the queue table alike.
+type QueueRecorder struct {
+	Trace   *trace.Recorder
+	Link    int32 // index into the trace's links
+	AB      bool
+	Sojourn trace.Hist // every dequeued packet's sojourn, in ps
 	last    sim.Time
-	sojourn trace.Hist
 }
 
-func (q *queueObs) Enqueued(d *link.Dir, now sim.Time) { q.record(d, now, 0) }
+// Enqueued records the backlog after an enqueue.
+func (q *QueueRecorder) Enqueued(d *link.Dir, now sim.Time) { q.record(d, now, 0) }
 
-func (q *queueObs) Dequeued(d *link.Dir, now sim.Time, sojourn sim.Duration) {
-	q.sojourn.Add(int64(sojourn))
+// Dequeued records the backlog after a dequeue and the packet's sojourn.
+func (q *QueueRecorder) Dequeued(d *link.Dir, now sim.Time, sojourn sim.Duration) {
+	q.Sojourn.Add(int64(sojourn))
 	q.record(d, now, sojourn)
 }
 
-func (q *queueObs) record(d *link.Dir, now sim.Time, sojourn sim.Duration) {
-	if !q.run.Trace.On() {
+func (q *QueueRecorder) record(d *link.Dir, now sim.Time, sojourn sim.Duration) {
+	if !q.Trace.On() {
 		return
 	}
 	b, n := d.Qdisc().Backlog()
-	q.run.Trace.RecordQueue(&q.last, &trace.QueueRow{T: now, Link: q.link, DirAB: q.ab, BacklogBytes: int64(b),
+	q.Trace.RecordQueue(&q.last, &trace.QueueRow{T: now, Link: q.Link, DirAB: q.AB, BacklogBytes: int64(b),
 		BacklogPkts: int64(n), Sojourn: sojourn, Drops: d.Stats.Drops, Marks: d.Stats.Marks})
+}
+
+// queueObs records a direction's queue activity for the trace and summary,
+// and tells flows of their drops.
+type queueObs struct {
+	QueueRecorder
+	run *Run
 }
 
 func (q *queueObs) Dropped(d *link.Dir, now sim.Time, id packet.ID, onWire bool) {

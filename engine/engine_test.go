@@ -227,9 +227,9 @@ func TestCoDelHoldsTargetWhileFIFOFills(t *testing.T) {
 			}
 			r.RunUntil(sim.Time(5 * sim.Second))
 			i := 2 // bottleneck ab
-			r.queues[i].sojourn = trace.Hist{}
+			r.queues[i].Sojourn = trace.Hist{}
 			r.RunToEnd()
-			p99, _ := r.queues[i].sojourn.Quantile(0.99)
+			p99, _ := r.queues[i].Sojourn.Quantile(0.99)
 			if sim.Duration(p99) < c.lo || sim.Duration(p99) > c.hi {
 				t.Errorf("sojourn p99 over 5-15 s = %v, want in [%v, %v]", sim.Duration(p99), c.lo, c.hi)
 			}

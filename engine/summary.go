@@ -111,7 +111,7 @@ func (r *Run) Summary(hash string) Summary {
 		s.Queues = append(s.Queues, QueueSummary{Link: d.Link, Dir: dir, Enqueued: d.Stats.Enqueued,
 			Drops: d.Stats.Drops, Marks: d.Stats.Marks, WireLosses: d.Stats.WireLosses, OutageDrops: d.Stats.OutageDrops,
 			MaxBacklogBytes: int64(d.Stats.MaxBacklog),
-			SojournP50Ps:    quantile(&q.sojourn, 0.5), SojournP99Ps: quantile(&q.sojourn, 0.99)})
+			SojournP50Ps:    quantile(&q.Sojourn, 0.5), SojournP99Ps: quantile(&q.Sojourn, 0.99)})
 	}
 	return s
 }

@@ -180,7 +180,7 @@ func Run(ctx context.Context, scn *config.Scenario, hash string, opt Options) (r
 		}
 	}
 	for i, d := range nw.Dirs {
-		q := &queueObs{r: r, link: int32(i / 2), ab: d.AB}
+		q := &queueObs{QueueRecorder: engine.QueueRecorder{Trace: r.rec, Link: int32(i / 2), AB: d.AB}, r: r}
 		r.queues = append(r.queues, q)
 		d.Observe(q)
 	}
@@ -808,7 +808,7 @@ func (e *run) summary(r *relay, nw *topo.Network, hash string, end sim.Time) Sum
 		q := r.queues[i]
 		s.Queues = append(s.Queues, engine.QueueSummary{Link: d.Link, Dir: dir, Enqueued: d.Stats.Enqueued,
 			Drops: d.Stats.Drops, Marks: d.Stats.Marks, WireLosses: d.Stats.WireLosses,
-			MaxBacklogBytes: int64(d.Stats.MaxBacklog), SojournP50Ps: quantile(&q.sojourn, 0.5), SojournP99Ps: quantile(&q.sojourn, 0.99)})
+			MaxBacklogBytes: int64(d.Stats.MaxBacklog), SojournP50Ps: quantile(&q.Sojourn, 0.5), SojournP99Ps: quantile(&q.Sojourn, 0.99)})
 	}
 	return s
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/ccscope/ccscope/engine"
 	"github.com/ccscope/ccscope/engine/link"
 	"github.com/ccscope/ccscope/engine/packet"
 	"github.com/ccscope/ccscope/engine/sim"
@@ -366,30 +367,11 @@ func (t *rttTrack) acked(ack uint32, now int64) {
 	}
 }
 
-// queueObs records a direction's queue activity, as the engine's own
-// observer does for a simulated run.
+// queueObs records a direction's queue activity with the engine's own
+// recorder, and the drops and marks of the emulated flows' packets.
 type queueObs struct {
-	r       *relay
-	link    int32
-	ab      bool
-	last    sim.Time
-	sojourn trace.Hist
-}
-
-func (q *queueObs) Enqueued(d *link.Dir, now sim.Time) { q.record(d, now, 0) }
-
-func (q *queueObs) Dequeued(d *link.Dir, now sim.Time, sojourn sim.Duration) {
-	q.sojourn.Add(int64(sojourn))
-	q.record(d, now, sojourn)
-}
-
-func (q *queueObs) record(d *link.Dir, now sim.Time, sojourn sim.Duration) {
-	if !q.r.rec.On() {
-		return
-	}
-	b, n := d.Qdisc().Backlog()
-	q.r.rec.RecordQueue(&q.last, &trace.QueueRow{T: now, Link: q.link, DirAB: q.ab, BacklogBytes: int64(b),
-		BacklogPkts: int64(n), Sojourn: sojourn, Drops: d.Stats.Drops, Marks: d.Stats.Marks})
+	engine.QueueRecorder
+	r *relay
 }
 
 func (q *queueObs) Dropped(d *link.Dir, now sim.Time, id packet.ID, onWire bool) {

@@ -46,7 +46,7 @@ func benchRelay(tb testing.TB) (*relay, []byte) {
 	}
 	r.rtt = []rttTrack{{src: 0, ring: make([]rttEntry, 1<<16)}}
 	for i, d := range nw.Dirs {
-		q := &queueObs{r: r, link: int32(i / 2), ab: d.AB}
+		q := &queueObs{QueueRecorder: engine.QueueRecorder{Trace: r.rec, Link: int32(i / 2), AB: d.AB}, r: r}
 		r.queues = append(r.queues, q)
 		d.Observe(q)
 	}
