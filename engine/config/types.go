@@ -422,6 +422,9 @@ const (
 	TraceChange                     // every change
 )
 
+// String is the detail's name in the scenario format.
+func (d TraceDetail) String() string { return nameOf(traceDetails, d) }
+
 // Trace configures recording.
 type Trace struct {
 	Detail   TraceDetail

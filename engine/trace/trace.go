@@ -8,6 +8,8 @@
 package trace
 
 import (
+	"errors"
+
 	"github.com/ccscope/ccscope/engine/config"
 	"github.com/ccscope/ccscope/engine/sim"
 )
@@ -25,6 +27,23 @@ const (
 // the table after Flush returns.
 type Sink interface {
 	Flush(r *Recorder, table string) error
+}
+
+// Tee is a sink that hands each flushed table to sinks in order before the
+// recorder clears it, and joins their errors. A sink that takes the
+// table's columns (FileSink) must come last.
+func Tee(sinks ...Sink) Sink { return tee(sinks) }
+
+type tee []Sink
+
+func (t tee) Flush(r *Recorder, table string) error {
+	var errs []error
+	for _, s := range t {
+		if err := s.Flush(r, table); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Recorder owns a run's trace tables.

@@ -352,7 +352,7 @@ func runPrepared(spec *Spec, p Point, prep *engine.Prepared, opt Options) outcom
 	if opt.RunReports && opt.ReportDir != "" {
 		scn := prep.Scenario
 		meta := report.Meta{Scenario: scn.Name, Seed: scn.Runtime.Seed, ConfigHash: prep.Hash, HorizonPs: int64(r.Horizon()),
-			Detail: detailName(scn.Trace.Detail), Config: string(prep.Canonical), Source: "ccscope sweep: " + strings.Join(p.Sets(spec), " ")}
+			Detail: scn.Trace.Detail.String(), Config: string(prep.Canonical), Source: "ccscope sweep: " + strings.Join(p.Sets(spec), " ")}
 		for i, f := range scn.Flows {
 			meta.Flows = append(meta.Flows, report.FlowMeta{ID: f.ID, CC: f.CC, Path: r.Path(i)})
 		}
@@ -362,7 +362,7 @@ func runPrepared(spec *Spec, p Point, prep *engine.Prepared, opt Options) outcom
 	}
 	switch {
 	case rep != nil && ts != nil:
-		r.Trace.SetSink(teeSink{rep, ts})
+		r.Trace.SetSink(trace.Tee(rep, ts))
 	case rep != nil:
 		r.Trace.SetSink(rep)
 	case ts != nil:
@@ -409,23 +409,4 @@ func writeReport(path string, b *report.Builder) error {
 		return err
 	}
 	return f.Close()
-}
-
-// detailName names a trace detail as scenarios spell it.
-func detailName(d config.TraceDetail) string {
-	switch d {
-	case config.TraceChange:
-		return "change"
-	case config.TraceSampled:
-		return "sampled"
-	}
-	return "summary"
-}
-
-// teeSink hands every table to the report first, then to the file sink
-// (as `ccscope run --report --trace` does, whose teeSink this copies).
-type teeSink struct{ a, b trace.Sink }
-
-func (t teeSink) Flush(r *trace.Recorder, table string) error {
-	return errors.Join(t.a.Flush(r, table), t.b.Flush(r, table))
 }

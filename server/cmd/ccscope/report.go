@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -9,35 +8,8 @@ import (
 	"time"
 
 	"github.com/ccscope/ccscope/engine"
-	"github.com/ccscope/ccscope/engine/config"
-	"github.com/ccscope/ccscope/engine/trace"
 	"github.com/ccscope/ccscope/server/report"
 )
-
-// teeSink hands each flushed table to several sinks in order before the
-// recorder clears it. A sink that takes the table's columns (the file sink)
-// goes last.
-type teeSink []trace.Sink
-
-func (t teeSink) Flush(r *trace.Recorder, table string) error {
-	var errs []error
-	for _, s := range t {
-		if err := s.Flush(r, table); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
-}
-
-func detailName(d config.TraceDetail) string {
-	switch d {
-	case config.TraceSampled:
-		return "sampled"
-	case config.TraceChange:
-		return "change"
-	}
-	return "summary"
-}
 
 // openReport returns the report builder for --report (nil when not asked for).
 func openReport(path string, r *engine.Run, prep *engine.Prepared) (*report.Builder, error) {
@@ -46,7 +18,7 @@ func openReport(path string, r *engine.Run, prep *engine.Prepared) (*report.Buil
 	}
 	scn := prep.Scenario
 	meta := report.Meta{Scenario: scn.Name, Seed: scn.Runtime.Seed, ConfigHash: prep.Hash, HorizonPs: int64(r.Horizon()),
-		Detail: detailName(scn.Trace.Detail), Config: string(prep.Canonical), Source: "ccscope run " + strings.Join(os.Args[2:], " ")}
+		Detail: scn.Trace.Detail.String(), Config: string(prep.Canonical), Source: "ccscope run " + strings.Join(os.Args[2:], " ")}
 	for i, f := range scn.Flows {
 		meta.Flows = append(meta.Flows, report.FlowMeta{ID: f.ID, CC: f.CC, Path: r.Path(i)})
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/ccscope/ccscope/engine"
 	"github.com/ccscope/ccscope/engine/config"
 	"github.com/ccscope/ccscope/engine/sim"
+	"github.com/ccscope/ccscope/engine/trace"
 	"github.com/ccscope/ccscope/server/report"
 )
 
@@ -106,7 +107,7 @@ func runMain(args []string) int {
 	// (it swaps them out of the recorder to write them on its goroutine).
 	switch {
 	case rep != nil && sink != nil:
-		r.Trace.SetSink(teeSink{rep, sink})
+		r.Trace.SetSink(trace.Tee(rep, sink))
 	case rep != nil:
 		r.Trace.SetSink(rep)
 	case sink != nil:
@@ -124,7 +125,7 @@ func runMain(args []string) int {
 	sum.WallS = time.Since(start).Seconds()
 	if sink != nil {
 		if err := report.WriteRunInfo(*tracePath, report.RunInfo{Summary: sum, Config: string(prep.Canonical),
-			Detail: detailName(prep.Scenario.Trace.Detail)}); err != nil {
+			Detail: prep.Scenario.Trace.Detail.String()}); err != nil {
 			return fail(err)
 		}
 	}
