@@ -109,7 +109,7 @@ type Dir struct {
 	busyUntil sim.Time
 	busySince sim.Time // start of the current busy period (grant ramp)
 	txPending bool
-	wire      []inflight // ring of packets propagating, in arrival order
+	wire      []inflight // ring of packets propagating, in arrival order; its length a power of two
 	head, n   int
 	lastArr   sim.Time // latest arrival of any packet on the wire
 	lastBase  sim.Time // latest departure + delay (reorder keeps this FIFO)
@@ -464,11 +464,11 @@ func (d *Dir) propagate(id packet.ID, now sim.Time) {
 	if d.n == len(d.wire) {
 		nw := make([]inflight, max(16, 2*len(d.wire)))
 		for i := 0; i < d.n; i++ {
-			nw[i] = d.wire[(d.head+i)%len(d.wire)]
+			nw[i] = d.wire[(d.head+i)&(len(d.wire)-1)]
 		}
 		d.wire, d.head = nw, 0
 	}
-	d.wire[(d.head+d.n)%len(d.wire)] = inflight{id, at}
+	d.wire[(d.head+d.n)&(len(d.wire)-1)] = inflight{id, at}
 	d.n++
 	if d.n == 1 {
 		d.s.Schedule(at, d.self, kindArrive, uint64(id))
@@ -477,7 +477,7 @@ func (d *Dir) propagate(id packet.ID, now sim.Time) {
 
 func (d *Dir) arrive(now sim.Time) {
 	in := d.wire[d.head]
-	d.head = (d.head + 1) % len(d.wire)
+	d.head = (d.head + 1) & (len(d.wire) - 1)
 	d.n--
 	if d.n > 0 {
 		next := d.wire[d.head]

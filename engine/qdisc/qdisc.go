@@ -58,6 +58,8 @@ type Throttler interface {
 }
 
 // ring is a growable FIFO of packet IDs with their sizes' running total.
+// Its length is a power of two, so positions wrap with a mask, not a
+// division.
 type ring struct {
 	buf     []packet.ID
 	head, n int
@@ -68,11 +70,11 @@ func (r *ring) push(p *packet.Pool, id packet.ID) {
 	if r.n == len(r.buf) {
 		nb := make([]packet.ID, max(16, 2*len(r.buf)))
 		for i := 0; i < r.n; i++ {
-			nb[i] = r.buf[(r.head+i)%len(r.buf)]
+			nb[i] = r.buf[(r.head+i)&(len(r.buf)-1)]
 		}
 		r.buf, r.head = nb, 0
 	}
-	r.buf[(r.head+r.n)%len(r.buf)] = id
+	r.buf[(r.head+r.n)&(len(r.buf)-1)] = id
 	r.n++
 	r.bytes += p.Get(id).Size
 }
@@ -82,7 +84,7 @@ func (r *ring) pop(p *packet.Pool) (packet.ID, bool) {
 		return 0, false
 	}
 	id := r.buf[r.head]
-	r.head = (r.head + 1) % len(r.buf)
+	r.head = (r.head + 1) & (len(r.buf) - 1)
 	r.n--
 	r.bytes -= p.Get(id).Size
 	return id, true

@@ -1,5 +1,7 @@
 package sim
 
+import "math/bits"
+
 // Kind identifies what an event means to its target handler.
 type Kind uint8
 
@@ -15,62 +17,99 @@ type Event struct {
 	Kind   Kind   // meaning for the handler
 }
 
-// queue is a 4-ary min-heap of events ordered by (At, seq). A 4-ary heap
-// halves the depth of a binary one and keeps siblings in one cache line.
-type queue struct {
-	ev []Event
-}
-
 func (e *Event) less(f *Event) bool {
 	return e.At < f.At || e.At == f.At && e.seq < f.seq
 }
 
-func (q *queue) len() int { return len(q.ev) }
+// queue holds the pending events ordered by (At, seq). It is a radix heap
+// with 64-way digits (a hierarchical timing wheel without a tick), and
+// relies on the simulation being monotone: nothing is queued before the last
+// event popped (Schedule and Timer.Arm refuse the past).
+//
+// Relative to last, an event's level is the 6-bit digit of its time where
+// it first differs from last, and its slot that digit's value: every event
+// of a lower level, or of a lower slot on the same level, comes earlier.
+// Events at last itself wait in now, in seq order. When now is empty, the
+// lowest occupied slot (found by bitmaps) is split: its earliest time
+// (kept per slot) becomes last and each of the slot's events moves to now
+// or to a strictly lower level. An event therefore moves at most once per
+// level, through contiguous slices, and a pop costs about the same with ten
+// entries queued or ten thousand, where a heap's cost grows with their
+// logarithm.
+type queue struct {
+	last  Time
+	now   []Event // events at last, in seq order; now[head:] are pending
+	head  int
+	slots [levels][64][]Event
+	early [levels][64]Time // earliest time in each occupied slot
+	used  [levels]uint64   // bit s: slots[l][s] is occupied
+	n     int
+}
 
-// push and pop move a hole rather than swapping: each step copies one
-// 32-byte event instead of two, and the moving event is written once.
+const levels = 11 // 6-bit digits of a 63-bit time
+
+func (q *queue) len() int { return q.n }
 
 func (q *queue) push(e Event) {
-	q.ev = append(q.ev, e)
-	i := len(q.ev) - 1
-	for i > 0 {
-		p := (i - 1) / 4
-		if !e.less(&q.ev[p]) {
-			break
-		}
-		q.ev[i] = q.ev[p]
-		i = p
+	q.n++
+	x := uint64(e.At ^ q.last)
+	if x == 0 {
+		q.now = append(q.now, e) // seq grows, so now stays in seq order
+		return
 	}
-	q.ev[i] = e
+	l := (bits.Len64(x) - 1) / 6
+	s := uint64(e.At) >> (6 * l) & 63
+	if q.used[l]&(1<<s) == 0 || e.At < q.early[l][s] {
+		q.early[l][s] = e.At
+	}
+	q.slots[l][s] = append(q.slots[l][s], e)
+	q.used[l] |= 1 << s
+}
+
+// lowest is the lowest occupied slot; the queue must hold events, none at
+// last.
+func (q *queue) lowest() (l, s int) {
+	for q.used[l] == 0 {
+		l++
+	}
+	return l, bits.TrailingZeros64(q.used[l])
+}
+
+// minAt is the time of the next event; the queue must not be empty.
+func (q *queue) minAt() Time {
+	if len(q.now) > 0 {
+		return q.now[q.head].At
+	}
+	l, s := q.lowest()
+	return q.early[l][s]
 }
 
 func (q *queue) pop() Event {
-	top := q.ev[0]
-	n := len(q.ev) - 1
-	x := q.ev[n]
-	q.ev = q.ev[:n]
-	if n == 0 {
-		return top
+	if len(q.now) == 0 {
+		q.refill()
 	}
-	i := 0
-	for {
-		first := 4*i + 1
-		if first >= n {
-			break
-		}
-		m := first
-		last := min(first+4, n)
-		for c := first + 1; c < last; c++ {
-			if q.ev[c].less(&q.ev[m]) {
-				m = c
-			}
-		}
-		if !q.ev[m].less(&x) {
-			break
-		}
-		q.ev[i] = q.ev[m]
-		i = m
+	e := q.now[q.head]
+	q.head++
+	q.n--
+	if q.head == len(q.now) {
+		q.now, q.head = q.now[:0], 0
 	}
-	q.ev[i] = x
-	return top
+	return e
+}
+
+// refill splits the lowest occupied slot around its earliest time, which
+// becomes last: the events at last go to now, the others to lower levels.
+// now stays in seq order without sorting: events with equal times share
+// every digit, so they always sit in one slot, in the order queued, and
+// move together, in order.
+func (q *queue) refill() {
+	l, s := q.lowest()
+	es := q.slots[l][s]
+	q.last = q.early[l][s]
+	q.slots[l][s] = es[:0]
+	q.used[l] &^= 1 << s
+	q.n -= len(es) // push counts them again
+	for _, e := range es {
+		q.push(e)
+	}
 }

@@ -53,7 +53,7 @@ func (s *Sim) NextAt() Time {
 	if s.q.len() == 0 {
 		return Never
 	}
-	return s.q.ev[0].At
+	return s.q.minAt()
 }
 
 // Schedule queues an event of kind for target at time at, carrying arg.
@@ -74,7 +74,7 @@ func (s *Sim) Step(n uint64) uint64 { return s.StepUntil(n, Never) }
 // count, and never let it pass limit.
 func (s *Sim) StepUntil(n uint64, limit Time) uint64 {
 	var done uint64
-	for done < n && s.q.len() > 0 && s.q.ev[0].At <= limit {
+	for done < n && s.q.len() > 0 && s.q.minAt() <= limit {
 		if s.dispatchNext() {
 			done++
 		}
@@ -84,7 +84,7 @@ func (s *Sim) StepUntil(n uint64, limit Time) uint64 {
 
 // RunUntil dispatches every event at or before t, then sets the clock to t.
 func (s *Sim) RunUntil(t Time) {
-	for s.q.len() > 0 && s.q.ev[0].At <= t {
+	for s.q.len() > 0 && s.q.minAt() <= t {
 		s.dispatchNext()
 	}
 	if t > s.now {
