@@ -88,6 +88,7 @@ type Dir struct {
 	pool  *packet.Pool
 	q     qdisc.Qdisc
 	thr   qdisc.Throttler // q, if it can hold packets back
+	pass  qdisc.Passer    // q, if it can take a packet straight through
 	wdog  *sim.Timer      // wakes the direction for thr's next packet
 	to    Receiver
 	obs   Observer
@@ -165,6 +166,7 @@ func (d *Dir) QdiscEnv() qdisc.Env {
 func (d *Dir) SetQdisc(q qdisc.Qdisc) {
 	d.q = q
 	d.thr, _ = q.(qdisc.Throttler)
+	d.pass, _ = q.(qdisc.Passer)
 	if d.thr != nil && d.wdog == nil {
 		d.wdog = d.s.NewTimer(d.self, kindWatchdog)
 	}
@@ -259,16 +261,27 @@ func (d *Dir) Send(id packet.ID) {
 	if d.out != nil {
 		_, down = d.out.downUntil(now)
 	}
+	idle := !d.txPending && now >= d.busyUntil
+	// A packet that finds the link idle and its queue empty leaves at the
+	// same instant. A discipline that can pass it straight through spares
+	// the queue's storage (with one link per host, most links are idle).
+	if idle && d.pass != nil && d.out == nil && d.tr == nil {
+		if _, n := d.q.Backlog(); n == 0 {
+			if !d.pass.Pass(id, now) {
+				d.refuse(id, now, false)
+				return
+			}
+			d.Stats.Enqueued++
+			d.Stats.MaxBacklog = max(d.Stats.MaxBacklog, d.pool.Get(id).Size)
+			if now > d.busyUntil {
+				d.busySince = now
+			}
+			d.transmit(id, now)
+			return
+		}
+	}
 	if (down && d.out.drop) || !d.q.Enqueue(id, now) {
-		if down {
-			d.Stats.OutageDrops++
-		} else {
-			d.Stats.Drops++
-		}
-		if d.obs != nil {
-			d.obs.Dropped(d, now, id, false)
-		}
-		d.pool.Free(id)
+		d.refuse(id, now, down)
 		return
 	}
 	d.Stats.Enqueued++
@@ -281,7 +294,7 @@ func (d *Dir) Send(id packet.ID) {
 	// reporting the momentary one-packet backlog in between would double
 	// the queue trace of every uncongested link for nothing. A throttling
 	// qdisc may hold the packet, so it always reports.
-	through := n == 1 && !d.txPending && now >= d.busyUntil && d.thr == nil
+	through := n == 1 && idle && d.thr == nil
 	if d.obs != nil && !through {
 		d.obs.Enqueued(d, now)
 	}
@@ -296,6 +309,20 @@ func (d *Dir) Send(id packet.ID) {
 		d.txPending = true
 		d.s.Schedule(d.busyUntil, d.self, kindTxDone, 0)
 	}
+}
+
+// refuse drops a packet the qdisc refused, or that came while the
+// direction was down.
+func (d *Dir) refuse(id packet.ID, now sim.Time, down bool) {
+	if down {
+		d.Stats.OutageDrops++
+	} else {
+		d.Stats.Drops++
+	}
+	if d.obs != nil {
+		d.obs.Dropped(d, now, id, false)
+	}
+	d.pool.Free(id)
 }
 
 func (d *Dir) aqmDrop(id packet.ID, now sim.Time) {
@@ -369,6 +396,12 @@ func (d *Dir) startTx(now sim.Time) {
 		}
 		return
 	}
+	d.transmit(id, now)
+}
+
+// transmit serialises a packet dequeued now, puts it on the wire (or loses
+// it) and, if more wait, schedules the end of its serialisation.
+func (d *Dir) transmit(id packet.ID, now sim.Time) {
 	p := d.pool.Get(id)
 	if d.obs != nil {
 		d.obs.Dequeued(d, now, now.Sub(p.EnqAt))

@@ -57,6 +57,14 @@ type Throttler interface {
 	NextAt() (sim.Time, bool)
 }
 
+// Passer is a discipline that can take a packet straight through when it is
+// empty and the link idle, without queueing it: Pass(id, now) must equal
+// Enqueue(id, now) followed at once by a Dequeue that returns id. The link
+// direction then touches neither the queue's storage nor its bookkeeping.
+type Passer interface {
+	Pass(id packet.ID, now sim.Time) bool
+}
+
 // ring is a growable FIFO of packet IDs with their sizes' running total.
 // Its length is a power of two, so positions wrap with a mask, not a
 // division.
