@@ -515,6 +515,7 @@ func (d *Dir) arrive(now sim.Time) {
 	if d.n > 0 {
 		next := d.wire[d.head]
 		d.s.Schedule(next.arrive, d.self, kindArrive, uint64(next.id))
+		d.pool.Prefetch(next.id)
 	}
 	d.Stats.Delivered++
 	d.to.Receive(in.id)

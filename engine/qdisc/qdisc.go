@@ -95,6 +95,9 @@ func (r *ring) pop(p *packet.Pool) (packet.ID, bool) {
 	r.head = (r.head + 1) & (len(r.buf) - 1)
 	r.n--
 	r.bytes -= p.Get(id).Size
+	if r.n > 0 {
+		p.Prefetch(r.buf[r.head])
+	}
 	return id, true
 }
 
