@@ -84,26 +84,37 @@ func (q *queue) minAt() Time {
 	return q.early[l][s]
 }
 
-func (q *queue) pop() Event {
+// popBy removes and returns the next event if it is due at or before
+// limit.
+func (q *queue) popBy(limit Time) (Event, bool) {
 	if len(q.now) == 0 {
-		q.refill()
+		if q.n == 0 {
+			return Event{}, false
+		}
+		l, s := q.lowest()
+		if q.early[l][s] > limit {
+			return Event{}, false
+		}
+		q.split(l, s)
 	}
 	e := q.now[q.head]
+	if e.At > limit {
+		return Event{}, false
+	}
 	q.head++
 	q.n--
 	if q.head == len(q.now) {
 		q.now, q.head = q.now[:0], 0
 	}
-	return e
+	return e, true
 }
 
-// refill splits the lowest occupied slot around its earliest time, which
-// becomes last: the events at last go to now, the others to lower levels.
-// now stays in seq order without sorting: events with equal times share
-// every digit, so they always sit in one slot, in the order queued, and
-// move together, in order.
-func (q *queue) refill() {
-	l, s := q.lowest()
+// split empties slot s of level l around its earliest time, which becomes
+// last: the events at last go to now, the others to lower levels. now
+// stays in seq order without sorting: events with equal times share every
+// digit, so they always sit in one slot, in the order queued, and move
+// together, in order.
+func (q *queue) split(l, s int) {
 	es := q.slots[l][s]
 	q.last = q.early[l][s]
 	q.slots[l][s] = es[:0]

@@ -74,8 +74,12 @@ func (s *Sim) Step(n uint64) uint64 { return s.StepUntil(n, Never) }
 // count, and never let it pass limit.
 func (s *Sim) StepUntil(n uint64, limit Time) uint64 {
 	var done uint64
-	for done < n && s.q.len() > 0 && s.q.minAt() <= limit {
-		if s.dispatchNext() {
+	for done < n {
+		ev, ok := s.q.popBy(limit)
+		if !ok {
+			break
+		}
+		if s.dispatch(ev) {
 			done++
 		}
 	}
@@ -84,8 +88,12 @@ func (s *Sim) StepUntil(n uint64, limit Time) uint64 {
 
 // RunUntil dispatches every event at or before t, then sets the clock to t.
 func (s *Sim) RunUntil(t Time) {
-	for s.q.len() > 0 && s.q.minAt() <= t {
-		s.dispatchNext()
+	for {
+		ev, ok := s.q.popBy(t)
+		if !ok {
+			break
+		}
+		s.dispatch(ev)
 	}
 	if t > s.now {
 		s.now = t
@@ -94,15 +102,19 @@ func (s *Sim) RunUntil(t Time) {
 
 // Run dispatches events until the queue is empty.
 func (s *Sim) Run() {
-	for s.q.len() > 0 {
-		s.dispatchNext()
+	for {
+		ev, ok := s.q.popBy(Never)
+		if !ok {
+			return
+		}
+		s.dispatch(ev)
 	}
 }
 
-// dispatchNext pops one entry and dispatches it unless it is a stale or
-// deferred timer entry. It reports whether an event was dispatched.
-func (s *Sim) dispatchNext() bool {
-	ev := s.q.pop()
+// dispatch advances the clock to a popped entry and dispatches it unless it
+// is a stale or deferred timer entry. It reports whether an event was
+// dispatched.
+func (s *Sim) dispatch(ev Event) bool {
 	s.now = ev.At
 	if ev.seq&1 != 0 && !s.timers[uint32(ev.Arg)].due(ev) {
 		return false

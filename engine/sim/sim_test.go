@@ -205,7 +205,7 @@ func BenchmarkQueue(b *testing.B) {
 			}
 			b.ReportAllocs()
 			for b.Loop() {
-				e := q.pop()
+				e, _ := q.popBy(Never)
 				seq++
 				e.At = e.At.Add(ahead[rnd.IntN(len(ahead))] + Duration(rnd.IntN(1000)))
 				e.seq = seq << 1
