@@ -76,25 +76,18 @@ type inflight struct {
 	arrive sim.Time
 }
 
-// Dir is one direction of a link.
+// Dir is one direction of a link. The fields every packet touches come
+// first, so that a direction idle for a while (one link per host) costs a
+// few cache lines per packet, not the whole struct.
 type Dir struct {
-	Name  string // "<link>/ab"
-	Link  string
-	AB    bool // true for the a→b direction
-	Stats Stats
-
-	s     *sim.Sim
-	self  int32
-	pool  *packet.Pool
-	q     qdisc.Qdisc
-	thr   qdisc.Throttler // q, if it can hold packets back
-	pass  qdisc.Passer    // q, if it can take a packet straight through
-	wdog  *sim.Timer      // wakes the direction for thr's next packet
-	to    Receiver
-	obs   Observer
-	rate  units.BitRate
-	delay sim.Duration
-
+	s         *sim.Sim
+	pool      *packet.Pool
+	q         qdisc.Qdisc
+	pass      qdisc.Passer // q, if it can take a packet straight through
+	busyUntil sim.Time     // when the packet being serialised has left
+	busySince sim.Time     // start of the current busy period (grant ramp)
+	self      int32
+	txPending bool // a kindTxDone event is queued for busyUntil
 	// Models; nil when absent, so a direction without impairment pays a
 	// nil check per stage.
 	loss     *lossModel // Position pre
@@ -103,17 +96,23 @@ type Dir struct {
 	capa     *capacityModel
 	tr       *traceLink
 	out      *outages
-	rngs     Streams
+	rate     units.BitRate
+	delay    sim.Duration
+	obs      Observer
+	to       Receiver
+	wire     []inflight // ring of packets propagating, in arrival order; its length a power of two
+	head, n  int
+	lastArr  sim.Time // latest arrival of any packet on the wire
+	lastBase sim.Time // latest departure + delay (reorder keeps this FIFO)
+	Stats    Stats
 
-	// busyUntil is when the packet being serialised has left; txPending
-	// says a kindTxDone event is queued for then, to dequeue the next.
-	busyUntil sim.Time
-	busySince sim.Time // start of the current busy period (grant ramp)
-	txPending bool
-	wire      []inflight // ring of packets propagating, in arrival order; its length a power of two
-	head, n   int
-	lastArr   sim.Time // latest arrival of any packet on the wire
-	lastBase  sim.Time // latest departure + delay (reorder keeps this FIFO)
+	Name string // "<link>/ab"
+	Link string
+	AB   bool // true for the a→b direction
+
+	thr  qdisc.Throttler // q, if it can hold packets back
+	wdog *sim.Timer      // wakes the direction for thr's next packet
+	rngs Streams
 	// Reordering jitter: packets in flight by arrival time, and the timer
 	// for the earliest.
 	rring  entryRing // in arrival order, appended at the tail
