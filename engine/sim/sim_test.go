@@ -104,6 +104,48 @@ func TestQueueOrderWhileRunning(t *testing.T) {
 	}
 }
 
+// A driver that stops the run at arbitrary times (RunUntil, StepUntil) and
+// queues events between stops, as the server does, still gets every event
+// exactly once, in (time, scheduling order), none past a stop's limit and
+// none left behind at or before it.
+func TestQueueOrderAcrossStops(t *testing.T) {
+	for seed := range uint64(20) {
+		s := New()
+		c := &chain{s: s, rnd: rand.New(rand.NewPCG(seed, 4)), left: 20000}
+		c.h = s.Register(c, "chain")
+		for round := 0; s.Pending() > 0 || round < 50; round++ {
+			for range c.rnd.IntN(4) {
+				c.next++
+				s.Schedule(s.Now().Add(Duration(c.rnd.Int64N(1<<c.rnd.IntN(40)))), c.h, 1, c.next)
+			}
+			from := len(c.got)
+			limit := s.Now().Add(Duration(c.rnd.Int64N(1 << c.rnd.IntN(40))))
+			if c.rnd.IntN(2) == 0 {
+				s.StepUntil(uint64(c.rnd.IntN(50)), limit)
+			} else {
+				s.RunUntil(limit)
+				if s.Pending() > 0 && s.NextAt() <= limit {
+					t.Fatalf("seed %d: RunUntil(%v) left an event at %v", seed, limit, s.NextAt())
+				}
+			}
+			for _, ev := range c.got[from:] {
+				if ev.At > limit {
+					t.Fatalf("seed %d: event at %v dispatched by a stop at %v", seed, ev.At, limit)
+				}
+			}
+		}
+		if len(c.got) != int(c.next) {
+			t.Fatalf("seed %d: dispatched %d events, scheduled %d", seed, len(c.got), c.next)
+		}
+		for i := 1; i < len(c.got); i++ {
+			a, b := c.got[i-1], c.got[i]
+			if b.At < a.At || b.At == a.At && b.Arg < a.Arg {
+				t.Fatalf("seed %d: event %d (%v, %d) after (%v, %d)", seed, i, b.At, b.Arg, a.At, a.Arg)
+			}
+		}
+	}
+}
+
 func TestTimerRearmAndStop(t *testing.T) {
 	cases := []struct {
 		name string
