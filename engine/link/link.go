@@ -22,6 +22,7 @@ package link
 
 import (
 	"math/rand/v2"
+	"unsafe"
 
 	"github.com/ccscope/ccscope/engine/config"
 	"github.com/ccscope/ccscope/engine/packet"
@@ -80,14 +81,18 @@ type inflight struct {
 // first, so that a direction idle for a while (one link per host) costs a
 // few cache lines per packet, not the whole struct.
 type Dir struct {
+	// The first cache line: what an arrival needs (and Hint reads).
 	s         *sim.Sim
 	pool      *packet.Pool
+	wire      []inflight // ring of packets propagating, in arrival order; its length a power of two
+	head, n   int
+	self      int32
+	txPending bool // a kindTxDone event is queued for busyUntil
+
 	q         qdisc.Qdisc
 	pass      qdisc.Passer // q, if it can take a packet straight through
 	busyUntil sim.Time     // when the packet being serialised has left
 	busySince sim.Time     // start of the current busy period (grant ramp)
-	self      int32
-	txPending bool // a kindTxDone event is queued for busyUntil
 	// Models; nil when absent, so a direction without impairment pays a
 	// nil check per stage.
 	loss     *lossModel // Position pre
@@ -100,8 +105,6 @@ type Dir struct {
 	delay    sim.Duration
 	obs      Observer
 	to       Receiver
-	wire     []inflight // ring of packets propagating, in arrival order; its length a power of two
-	head, n  int
 	lastArr  sim.Time // latest arrival of any packet on the wire
 	lastBase sim.Time // latest departure + delay (reorder keeps this FIFO)
 	Stats    Stats
@@ -436,6 +439,16 @@ func (d *Dir) transmit(id packet.ID, now sim.Time) {
 	if _, n := d.q.Backlog(); n > 0 {
 		d.txPending = true
 		d.s.Schedule(d.busyUntil, d.self, kindTxDone, 0)
+	}
+}
+
+// Hint prefetches, a few microseconds ahead of an arrival, the packet and
+// the wire slot it will read: on a direction idle for a while (one link per
+// host) both have long left the caches.
+func (d *Dir) Hint(ev sim.Event) {
+	if ev.Kind == kindArrive {
+		d.pool.Prefetch(packet.ID(ev.Arg))
+		packet.PrefetchAddr(unsafe.Pointer(&d.wire[d.head]))
 	}
 }
 

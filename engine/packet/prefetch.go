@@ -9,3 +9,6 @@ import "unsafe"
 // the miss (on amd64 and arm64; elsewhere it does nothing). It changes
 // nothing a run computes.
 func (p *Pool) Prefetch(id ID) { prefetch(unsafe.Pointer(p.Get(id))) }
+
+// PrefetchAddr asks the CPU to bring the cache line at addr into its caches.
+func PrefetchAddr(addr unsafe.Pointer) { prefetch(addr) }

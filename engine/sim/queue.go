@@ -84,15 +84,16 @@ type queue struct {
 	base int64   // first bucket the wheel holds; events lie in [base, base+wheelSize)
 	cur  []Event // bucket base, sorted, once loaded; cur[head:] are pending
 	head int
-	// loaded says cur holds bucket base: events for it join cur.
-	loaded bool
-	first  [wheelSize]int32 // each bucket's list: a node index + 1, 0 when empty
-	used   [wheelSize / 64]uint64
-	summ   [wheelSize / 64 / 64]uint64 // bit w: used[w] != 0
-	nodes  []Event
-	next   []int32 // list links, node index + 1
-	free   int32   // free nodes, node index + 1
-	far    radix
+	// loaded says cur holds bucket base: events for it join cur. fresh
+	// says it has just been loaded, for Sim.hint.
+	loaded, fresh bool
+	first         [wheelSize]int32 // each bucket's list: a node index + 1, 0 when empty
+	used          [wheelSize / 64]uint64
+	summ          [wheelSize / 64 / 64]uint64 // bit w: used[w] != 0
+	nodes         []Event
+	next          []int32 // list links, node index + 1
+	free          int32   // free nodes, node index + 1
+	far           radix
 }
 
 func (q *queue) len() int { return q.n }
@@ -226,7 +227,7 @@ func (q *queue) load(b int64) {
 		q.summ[i>>12] &^= 1 << (i >> 6 & 63)
 	}
 	sortEvents(q.cur)
-	q.loaded = true
+	q.loaded, q.fresh = true, true
 }
 
 // minAt is the time of the next event; the queue must not be empty.

@@ -10,6 +10,15 @@ type Handler interface {
 	Handle(ev Event)
 }
 
+// Hinter is a handler that wants to hear of its events a few microseconds
+// ahead, to prefetch what they will touch (a packet that has been on a wire
+// for milliseconds, its own state). Hint must change nothing a run
+// computes: it is called when the queue reaches the events' bucket, and
+// the digest and every result are the same with hints or without.
+type Hinter interface {
+	Hint(ev Event)
+}
+
 // Sim is one run's clock, event queue and digest. It is not safe for
 // concurrent use: a run is single-threaded by design.
 type Sim struct {
@@ -19,6 +28,7 @@ type Sim struct {
 	digest   uint64
 	q        queue
 	handlers []Handler
+	hinters  []Hinter // by target; nil for handlers that take no hints
 	names    []string
 	timers   []*Timer
 }
@@ -30,6 +40,8 @@ func New() *Sim { return &Sim{digest: digestSeed} }
 // name identifies it in panics.
 func (s *Sim) Register(h Handler, name string) int32 {
 	s.handlers = append(s.handlers, h)
+	hi, _ := h.(Hinter)
+	s.hinters = append(s.hinters, hi)
 	s.names = append(s.names, name)
 	return int32(len(s.handlers) - 1)
 }
@@ -111,10 +123,24 @@ func (s *Sim) Run() {
 	}
 }
 
+// hint tells the hinters of the events of the bucket the queue has just
+// reached.
+func (s *Sim) hint() {
+	s.q.fresh = false
+	for _, ev := range s.q.cur[s.q.head:] {
+		if h := s.hinters[ev.Target]; h != nil {
+			h.Hint(ev)
+		}
+	}
+}
+
 // dispatch advances the clock to a popped entry and dispatches it unless it
 // is a stale or deferred timer entry. It reports whether an event was
 // dispatched.
 func (s *Sim) dispatch(ev Event) bool {
+	if s.q.fresh {
+		s.hint()
+	}
 	s.now = ev.At
 	if ev.seq&1 != 0 && !s.timers[uint32(ev.Arg)].due(ev) {
 		return false
