@@ -22,6 +22,7 @@ package link
 
 import (
 	"math/rand/v2"
+	"unsafe"
 
 	"github.com/ccscope/ccscope/engine/config"
 	"github.com/ccscope/ccscope/engine/packet"
@@ -76,24 +77,22 @@ type inflight struct {
 	arrive sim.Time
 }
 
-// Dir is one direction of a link.
+// Dir is one direction of a link. The fields every packet touches come
+// first, so that a direction idle for a while (one link per host) costs a
+// few cache lines per packet, not the whole struct.
 type Dir struct {
-	Name  string // "<link>/ab"
-	Link  string
-	AB    bool // true for the a→b direction
-	Stats Stats
+	// The first cache line: what an arrival needs (and Hint reads).
+	s         *sim.Sim
+	pool      *packet.Pool
+	wire      []inflight // ring of packets propagating, in arrival order; its length a power of two
+	head, n   int
+	self      int32
+	txPending bool // a kindTxDone event is queued for busyUntil
 
-	s     *sim.Sim
-	self  int32
-	pool  *packet.Pool
-	q     qdisc.Qdisc
-	thr   qdisc.Throttler // q, if it can hold packets back
-	wdog  *sim.Timer      // wakes the direction for thr's next packet
-	to    Receiver
-	obs   Observer
-	rate  units.BitRate
-	delay sim.Duration
-
+	q         qdisc.Qdisc
+	pass      qdisc.Passer // q, if it can take a packet straight through
+	busyUntil sim.Time     // when the packet being serialised has left
+	busySince sim.Time     // start of the current busy period (grant ramp)
 	// Models; nil when absent, so a direction without impairment pays a
 	// nil check per stage.
 	loss     *lossModel // Position pre
@@ -102,17 +101,21 @@ type Dir struct {
 	capa     *capacityModel
 	tr       *traceLink
 	out      *outages
-	rngs     Streams
+	rate     units.BitRate
+	delay    sim.Duration
+	obs      Observer
+	to       Receiver
+	lastArr  sim.Time // latest arrival of any packet on the wire
+	lastBase sim.Time // latest departure + delay (reorder keeps this FIFO)
+	Stats    Stats
 
-	// busyUntil is when the packet being serialised has left; txPending
-	// says a kindTxDone event is queued for then, to dequeue the next.
-	busyUntil sim.Time
-	busySince sim.Time // start of the current busy period (grant ramp)
-	txPending bool
-	wire      []inflight // ring of packets propagating, in arrival order
-	head, n   int
-	lastArr   sim.Time // latest arrival of any packet on the wire
-	lastBase  sim.Time // latest departure + delay (reorder keeps this FIFO)
+	Name string // "<link>/ab"
+	Link string
+	AB   bool // true for the a→b direction
+
+	thr  qdisc.Throttler // q, if it can hold packets back
+	wdog *sim.Timer      // wakes the direction for thr's next packet
+	rngs Streams
 	// Reordering jitter: packets in flight by arrival time, and the timer
 	// for the earliest.
 	rring  entryRing // in arrival order, appended at the tail
@@ -165,6 +168,7 @@ func (d *Dir) QdiscEnv() qdisc.Env {
 func (d *Dir) SetQdisc(q qdisc.Qdisc) {
 	d.q = q
 	d.thr, _ = q.(qdisc.Throttler)
+	d.pass, _ = q.(qdisc.Passer)
 	if d.thr != nil && d.wdog == nil {
 		d.wdog = d.s.NewTimer(d.self, kindWatchdog)
 	}
@@ -259,16 +263,27 @@ func (d *Dir) Send(id packet.ID) {
 	if d.out != nil {
 		_, down = d.out.downUntil(now)
 	}
+	idle := !d.txPending && now >= d.busyUntil
+	// A packet that finds the link idle and its queue empty leaves at the
+	// same instant. A discipline that can pass it straight through spares
+	// the queue's storage (with one link per host, most links are idle).
+	if idle && d.pass != nil && d.out == nil && d.tr == nil {
+		if _, n := d.q.Backlog(); n == 0 {
+			if !d.pass.Pass(id, now) {
+				d.refuse(id, now, false)
+				return
+			}
+			d.Stats.Enqueued++
+			d.Stats.MaxBacklog = max(d.Stats.MaxBacklog, d.pool.Get(id).Size)
+			if now > d.busyUntil {
+				d.busySince = now
+			}
+			d.transmit(id, now)
+			return
+		}
+	}
 	if (down && d.out.drop) || !d.q.Enqueue(id, now) {
-		if down {
-			d.Stats.OutageDrops++
-		} else {
-			d.Stats.Drops++
-		}
-		if d.obs != nil {
-			d.obs.Dropped(d, now, id, false)
-		}
-		d.pool.Free(id)
+		d.refuse(id, now, down)
 		return
 	}
 	d.Stats.Enqueued++
@@ -281,7 +296,7 @@ func (d *Dir) Send(id packet.ID) {
 	// reporting the momentary one-packet backlog in between would double
 	// the queue trace of every uncongested link for nothing. A throttling
 	// qdisc may hold the packet, so it always reports.
-	through := n == 1 && !d.txPending && now >= d.busyUntil && d.thr == nil
+	through := n == 1 && idle && d.thr == nil
 	if d.obs != nil && !through {
 		d.obs.Enqueued(d, now)
 	}
@@ -296,6 +311,20 @@ func (d *Dir) Send(id packet.ID) {
 		d.txPending = true
 		d.s.Schedule(d.busyUntil, d.self, kindTxDone, 0)
 	}
+}
+
+// refuse drops a packet the qdisc refused, or that came while the
+// direction was down.
+func (d *Dir) refuse(id packet.ID, now sim.Time, down bool) {
+	if down {
+		d.Stats.OutageDrops++
+	} else {
+		d.Stats.Drops++
+	}
+	if d.obs != nil {
+		d.obs.Dropped(d, now, id, false)
+	}
+	d.pool.Free(id)
 }
 
 func (d *Dir) aqmDrop(id packet.ID, now sim.Time) {
@@ -369,6 +398,12 @@ func (d *Dir) startTx(now sim.Time) {
 		}
 		return
 	}
+	d.transmit(id, now)
+}
+
+// transmit serialises a packet dequeued now, puts it on the wire (or loses
+// it) and, if more wait, schedules the end of its serialisation.
+func (d *Dir) transmit(id packet.ID, now sim.Time) {
 	p := d.pool.Get(id)
 	if d.obs != nil {
 		d.obs.Dequeued(d, now, now.Sub(p.EnqAt))
@@ -404,6 +439,16 @@ func (d *Dir) startTx(now sim.Time) {
 	if _, n := d.q.Backlog(); n > 0 {
 		d.txPending = true
 		d.s.Schedule(d.busyUntil, d.self, kindTxDone, 0)
+	}
+}
+
+// Hint prefetches, a few microseconds ahead of an arrival, the packet and
+// the wire slot it will read: on a direction idle for a while (one link per
+// host) both have long left the caches.
+func (d *Dir) Hint(ev sim.Event) {
+	if ev.Kind == kindArrive {
+		d.pool.Prefetch(packet.ID(ev.Arg))
+		packet.PrefetchAddr(unsafe.Pointer(&d.wire[d.head]))
 	}
 }
 
@@ -464,11 +509,11 @@ func (d *Dir) propagate(id packet.ID, now sim.Time) {
 	if d.n == len(d.wire) {
 		nw := make([]inflight, max(16, 2*len(d.wire)))
 		for i := 0; i < d.n; i++ {
-			nw[i] = d.wire[(d.head+i)%len(d.wire)]
+			nw[i] = d.wire[(d.head+i)&(len(d.wire)-1)]
 		}
 		d.wire, d.head = nw, 0
 	}
-	d.wire[(d.head+d.n)%len(d.wire)] = inflight{id, at}
+	d.wire[(d.head+d.n)&(len(d.wire)-1)] = inflight{id, at}
 	d.n++
 	if d.n == 1 {
 		d.s.Schedule(at, d.self, kindArrive, uint64(id))
@@ -477,11 +522,12 @@ func (d *Dir) propagate(id packet.ID, now sim.Time) {
 
 func (d *Dir) arrive(now sim.Time) {
 	in := d.wire[d.head]
-	d.head = (d.head + 1) % len(d.wire)
+	d.head = (d.head + 1) & (len(d.wire) - 1)
 	d.n--
 	if d.n > 0 {
 		next := d.wire[d.head]
 		d.s.Schedule(next.arrive, d.self, kindArrive, uint64(next.id))
+		d.pool.Prefetch(next.id)
 	}
 	d.Stats.Delivered++
 	d.to.Receive(in.id)

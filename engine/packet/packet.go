@@ -49,34 +49,41 @@ const MaxSack = 3
 
 // Packet is one simulated IP packet. Link and queue code reads only the
 // network fields; transport fields belong to the flow's endpoints.
+//
+// The layout is for the caches: a packet is 192 bytes (three cache lines;
+// the slabs are page-aligned), and the fields a router or a queue touches
+// come first and fill exactly the first line, so forwarding a packet that
+// has spent milliseconds on a wire costs one line's miss, and prefetching
+// its first line covers it (TestPacketLayout).
 type Packet struct {
 	// Network.
 	Flow  int32       // index of the flow it belongs to
 	Src   int32       // source node index
 	Dst   int32       // destination node index
+	Hash  uint32      // flow hash for fair queueing; 0: the qdisc hashes the flow's identity
 	Size  units.Bytes // bytes on the wire
-	ECN   ECN
-	EnqAt sim.Time // when it entered its current queue (for sojourn)
-	Hash  uint32   // flow hash for fair queueing; 0: the qdisc hashes the flow's identity
+	EnqAt sim.Time    // when it entered its current queue (for sojourn)
 	// TxTime is the earliest departure time the sender asks for (EDT,
 	// skb->tstamp), 0 for none. Only the fq qdisc honours it, holding the
 	// packet until then and dropping it if it lies beyond fq's horizon;
 	// a paced TCP sender stamps each segment with its pacing schedule.
 	TxTime sim.Time
+	ECN    ECN
 
 	// Transport (TCP; a pump uses Seq and SentAt only).
+	NSack  uint8
 	Flags  Flags
-	Seq    uint64 // first payload byte (unwrapped sequence space)
 	Len    uint32 // payload bytes
+	Seq    uint64 // first payload byte (unwrapped sequence space)
 	Ack    uint64 // cumulative ACK
 	Wnd    uint32 // advertised receive window, bytes
 	TSVal  uint32 // timestamp option (the sender's clock, usec)
 	TSEcr  uint32
-	NSack  uint8
-	Sack   [MaxSack]SackBlock
-	SentAt sim.Time  // when the sender handed it to the network
 	Tx     int32     // sender-private index of this transmission's record
+	SentAt sim.Time  // when the sender handed it to the network
 	AccECN [3]uint32 // AccECN (RFC 9768) echo counters, owned by the TCP endpoint
+	Sack   [MaxSack]SackBlock
+	_      [40]byte // to a whole number of cache lines
 }
 
 const (

@@ -41,6 +41,21 @@ func (f *FIFO) SetECNThreshold(bytes units.Bytes, pkts int) {
 // max_th (RED_HARD_MARK): on the backlog found on arrival, before the packet
 // joins it (red_calc_qavg with W = 1 is the instantaneous backlog).
 func (f *FIFO) Enqueue(id packet.ID, now sim.Time) bool {
+	if !f.admit(id, now) {
+		return false
+	}
+	f.q.push(f.env.Pool, id)
+	return true
+}
+
+// Pass is Enqueue and Dequeue at once, for a packet that finds the queue
+// empty and the link idle: the same admission and marking, and the queue
+// is left as it was.
+func (f *FIFO) Pass(id packet.ID, now sim.Time) bool { return f.admit(id, now) }
+
+// admit applies the limits and the step marker to a packet arriving at the
+// current backlog and stamps its enqueue time.
+func (f *FIFO) admit(id packet.ID, now sim.Time) bool {
 	p := f.env.Pool.Get(id)
 	if f.limitBytes > 0 && f.q.bytes+p.Size > f.limitBytes || f.limitPkts > 0 && f.q.n >= f.limitPkts {
 		return false
@@ -51,7 +66,6 @@ func (f *FIFO) Enqueue(id packet.ID, now sim.Time) bool {
 		}
 	}
 	p.EnqAt = now
-	f.q.push(f.env.Pool, id)
 	return true
 }
 

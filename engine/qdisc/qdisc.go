@@ -57,7 +57,17 @@ type Throttler interface {
 	NextAt() (sim.Time, bool)
 }
 
+// Passer is a discipline that can take a packet straight through when it is
+// empty and the link idle, without queueing it: Pass(id, now) must equal
+// Enqueue(id, now) followed at once by a Dequeue that returns id. The link
+// direction then touches neither the queue's storage nor its bookkeeping.
+type Passer interface {
+	Pass(id packet.ID, now sim.Time) bool
+}
+
 // ring is a growable FIFO of packet IDs with their sizes' running total.
+// Its length is a power of two, so positions wrap with a mask, not a
+// division.
 type ring struct {
 	buf     []packet.ID
 	head, n int
@@ -68,11 +78,11 @@ func (r *ring) push(p *packet.Pool, id packet.ID) {
 	if r.n == len(r.buf) {
 		nb := make([]packet.ID, max(16, 2*len(r.buf)))
 		for i := 0; i < r.n; i++ {
-			nb[i] = r.buf[(r.head+i)%len(r.buf)]
+			nb[i] = r.buf[(r.head+i)&(len(r.buf)-1)]
 		}
 		r.buf, r.head = nb, 0
 	}
-	r.buf[(r.head+r.n)%len(r.buf)] = id
+	r.buf[(r.head+r.n)&(len(r.buf)-1)] = id
 	r.n++
 	r.bytes += p.Get(id).Size
 }
@@ -82,9 +92,12 @@ func (r *ring) pop(p *packet.Pool) (packet.ID, bool) {
 		return 0, false
 	}
 	id := r.buf[r.head]
-	r.head = (r.head + 1) % len(r.buf)
+	r.head = (r.head + 1) & (len(r.buf) - 1)
 	r.n--
 	r.bytes -= p.Get(id).Size
+	if r.n > 0 {
+		p.Prefetch(r.buf[r.head])
+	}
 	return id, true
 }
 

@@ -10,6 +10,15 @@ type Handler interface {
 	Handle(ev Event)
 }
 
+// Hinter is a handler that wants to hear of its events a few microseconds
+// ahead, to prefetch what they will touch (a packet that has been on a wire
+// for milliseconds, its own state). Hint must change nothing a run
+// computes: it is called when the queue reaches the events' bucket, and
+// the digest and every result are the same with hints or without.
+type Hinter interface {
+	Hint(ev Event)
+}
+
 // Sim is one run's clock, event queue and digest. It is not safe for
 // concurrent use: a run is single-threaded by design.
 type Sim struct {
@@ -19,6 +28,7 @@ type Sim struct {
 	digest   uint64
 	q        queue
 	handlers []Handler
+	hinters  []Hinter // by target; nil for handlers that take no hints
 	names    []string
 	timers   []*Timer
 }
@@ -30,6 +40,8 @@ func New() *Sim { return &Sim{digest: digestSeed} }
 // name identifies it in panics.
 func (s *Sim) Register(h Handler, name string) int32 {
 	s.handlers = append(s.handlers, h)
+	hi, _ := h.(Hinter)
+	s.hinters = append(s.hinters, hi)
 	s.names = append(s.names, name)
 	return int32(len(s.handlers) - 1)
 }
@@ -53,7 +65,7 @@ func (s *Sim) NextAt() Time {
 	if s.q.len() == 0 {
 		return Never
 	}
-	return s.q.ev[0].At
+	return s.q.minAt()
 }
 
 // Schedule queues an event of kind for target at time at, carrying arg.
@@ -74,8 +86,12 @@ func (s *Sim) Step(n uint64) uint64 { return s.StepUntil(n, Never) }
 // count, and never let it pass limit.
 func (s *Sim) StepUntil(n uint64, limit Time) uint64 {
 	var done uint64
-	for done < n && s.q.len() > 0 && s.q.ev[0].At <= limit {
-		if s.dispatchNext() {
+	for done < n {
+		ev, ok := s.q.popBy(limit)
+		if !ok {
+			break
+		}
+		if s.dispatch(ev) {
 			done++
 		}
 	}
@@ -84,8 +100,12 @@ func (s *Sim) StepUntil(n uint64, limit Time) uint64 {
 
 // RunUntil dispatches every event at or before t, then sets the clock to t.
 func (s *Sim) RunUntil(t Time) {
-	for s.q.len() > 0 && s.q.ev[0].At <= t {
-		s.dispatchNext()
+	for {
+		ev, ok := s.q.popBy(t)
+		if !ok {
+			break
+		}
+		s.dispatch(ev)
 	}
 	if t > s.now {
 		s.now = t
@@ -94,15 +114,33 @@ func (s *Sim) RunUntil(t Time) {
 
 // Run dispatches events until the queue is empty.
 func (s *Sim) Run() {
-	for s.q.len() > 0 {
-		s.dispatchNext()
+	for {
+		ev, ok := s.q.popBy(Never)
+		if !ok {
+			return
+		}
+		s.dispatch(ev)
 	}
 }
 
-// dispatchNext pops one entry and dispatches it unless it is a stale or
-// deferred timer entry. It reports whether an event was dispatched.
-func (s *Sim) dispatchNext() bool {
-	ev := s.q.pop()
+// hint tells the hinters of the events of the bucket the queue has just
+// reached.
+func (s *Sim) hint() {
+	s.q.fresh = false
+	for _, ev := range s.q.cur[s.q.head:] {
+		if h := s.hinters[ev.Target]; h != nil {
+			h.Hint(ev)
+		}
+	}
+}
+
+// dispatch advances the clock to a popped entry and dispatches it unless it
+// is a stale or deferred timer entry. It reports whether an event was
+// dispatched.
+func (s *Sim) dispatch(ev Event) bool {
+	if s.q.fresh {
+		s.hint()
+	}
 	s.now = ev.At
 	if ev.seq&1 != 0 && !s.timers[uint32(ev.Arg)].due(ev) {
 		return false

@@ -1,0 +1,14 @@
+package packet
+
+import "unsafe"
+
+// Prefetch asks the CPU to bring packet id into its caches ahead of use,
+// without waiting for it. A packet spends milliseconds on a wire or in a
+// queue, long enough to leave the caches, and the next one a link or queue
+// will hand over is known well before its event: fetching it then hides
+// the miss (on amd64 and arm64; elsewhere it does nothing). It changes
+// nothing a run computes.
+func (p *Pool) Prefetch(id ID) { prefetch(unsafe.Pointer(p.Get(id))) }
+
+// PrefetchAddr asks the CPU to bring the cache line at addr into its caches.
+func PrefetchAddr(addr unsafe.Pointer) { prefetch(addr) }

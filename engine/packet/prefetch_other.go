@@ -1,0 +1,7 @@
+//go:build !amd64 && !arm64
+
+package packet
+
+import "unsafe"
+
+func prefetch(unsafe.Pointer) {}
