@@ -43,7 +43,8 @@ func (d *Dir) nextReordered() (heapEntry, bool) {
 	return d.heap.a[0], true
 }
 
-// entryRing is a FIFO of heap entries.
+// entryRing is a FIFO of heap entries. Its length is a power of two, so
+// positions wrap with a mask rather than a division.
 type entryRing struct {
 	a       []heapEntry
 	head, n int
@@ -53,26 +54,26 @@ func (r *entryRing) push(e heapEntry) {
 	if r.n == len(r.a) {
 		na := make([]heapEntry, max(16, 2*len(r.a)))
 		for i := 0; i < r.n; i++ {
-			na[i] = r.a[(r.head+i)%len(r.a)]
+			na[i] = r.a[(r.head+i)&(len(r.a)-1)]
 		}
 		r.a, r.head = na, 0
 	}
-	r.a[(r.head+r.n)%len(r.a)] = e
+	r.a[(r.head+r.n)&(len(r.a)-1)] = e
 	r.n++
 }
 
 func (r *entryRing) front() heapEntry { return r.a[r.head] }
 
-func (r *entryRing) back() heapEntry { return r.a[(r.head+r.n-1)%len(r.a)] }
+func (r *entryRing) back() heapEntry { return r.a[(r.head+r.n-1)&(len(r.a)-1)] }
 
 func (r *entryRing) pop() {
-	r.head = (r.head + 1) % len(r.a)
+	r.head = (r.head + 1) & (len(r.a) - 1)
 	r.n--
 }
 
 func (r *entryRing) popBack() heapEntry {
 	r.n--
-	return r.a[(r.head+r.n)%len(r.a)]
+	return r.a[(r.head+r.n)&(len(r.a)-1)]
 }
 
 // arrivalHeap is a 4-ary min-heap of packets in flight on arrival time,
