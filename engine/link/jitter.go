@@ -11,9 +11,27 @@ import (
 // jitterModel draws the extra delay of each packet on a direction, from the
 // direction's own stream ("link/<id>/<dir>/jitter"). The deterministic kinds
 // (burst, lte_subframe, 5g_nr) draw nothing.
+//
+// It runs once per packet, so what depends only on the parameters is worked
+// out once here, and the kinds that round to a period keep the last period
+// they found: the next packet's nominal arrival is nearly always in the same
+// one, which then costs two comparisons instead of a 64-bit division.
 type jitterModel struct {
-	c   config.Jitter
-	rng *rand.Rand
+	c       config.Jitter
+	rng     *rand.Rand
+	reorder bool // packets keep their own delivery times (reorders())
+	// gaussian, wifi_txop: σ in ps.
+	sigma float64
+	// uniform: the number of values in [Min, Max].
+	span int64
+	// pareto: the exponent −1/Shape, x_m, and whether it is −½ (Shape 2).
+	exp      float64
+	scale    float64
+	halfRoot bool
+	// burst, wifi_txop, lte_subframe, 5g_nr: the period or quantum q, and
+	// the last multiple of q found by ceil (an at in (last − q, last] rounds
+	// up to last) or by burst (an at in [last, last + q) starts there).
+	q, last sim.Time
 	// wifi_txop: the TXOP being filled and how many packets it holds.
 	txop   sim.Time
 	inTxop int64
@@ -23,12 +41,44 @@ func newJitterModel(c config.Jitter, rng *rand.Rand) *jitterModel {
 	if c.Kind == config.NoJitter {
 		return nil
 	}
-	return &jitterModel{c: c, rng: rng}
+	j := &jitterModel{c: c, rng: rng, reorder: c.Order == config.OrderReorder || c.Kind == config.Reorder,
+		sigma: float64(c.Sigma)}
+	switch c.Kind {
+	case config.Uniform:
+		j.span = int64(c.Max-c.Min) + 1
+	case config.Pareto:
+		j.exp = float64(-1 / c.Shape)
+		j.scale = float64(c.Scale)
+		j.halfRoot = j.exp == -0.5
+	case config.Burst:
+		j.q = sim.Time(c.Period)
+	case config.WiFiTXOP:
+		j.q = sim.Time(c.Interval)
+	case config.LTESubframe, config.NR5G:
+		j.q = sim.Time(c.Period)
+	}
+	return j
 }
 
 // reorders reports whether packets keep their own delivery times.
-func (j *jitterModel) reorders() bool {
-	return j.c.Order == config.OrderReorder || j.c.Kind == config.Reorder
+func (j *jitterModel) reorders() bool { return j.reorder }
+
+// ceil rounds at up to a multiple of j.q: ceilTo(at, j.q).
+func (j *jitterModel) ceil(at sim.Time) sim.Time {
+	if at <= j.last && at > j.last-j.q {
+		return j.last
+	}
+	j.last = ceilTo(at, sim.Duration(j.q))
+	return j.last
+}
+
+// floor rounds at down to a multiple of j.q.
+func (j *jitterModel) floor(at sim.Time) sim.Time {
+	if at >= j.last && at-j.last < j.q {
+		return j.last
+	}
+	j.last = at - at%j.q
+	return j.last
 }
 
 // extra returns the extra delay of a packet whose nominal arrival (departure
@@ -38,23 +88,29 @@ func (j *jitterModel) extra(at sim.Time, delay sim.Duration) sim.Duration {
 	c := &j.c
 	switch c.Kind {
 	case config.Gaussian:
-		sigma := float64(c.Sigma)
 		if c.Clamp == config.ClampZero {
-			return max(0, sim.Duration(math.Round(j.rng.NormFloat64()*sigma)))
+			return max(0, sim.Duration(math.Round(j.rng.NormFloat64()*j.sigma)))
 		}
 		// Truncated by redrawing, so the one-way delay never goes below zero.
 		for {
-			x := sim.Duration(math.Round(j.rng.NormFloat64() * sigma))
+			x := sim.Duration(math.Round(j.rng.NormFloat64() * j.sigma))
 			if delay+x >= 0 {
 				return x
 			}
 		}
 	case config.Uniform:
-		return c.Min + sim.Duration(j.rng.Int64N(int64(c.Max-c.Min)+1))
+		return c.Min + sim.Duration(j.rng.Int64N(j.span))
 	case config.Pareto:
 		// Inverse CDF of Pareto type I: x_m·U^(−1/α) with U in (0, 1].
+		// math.Pow(u, −½) is 1/math.Sqrt(u), after the special cases that u
+		// in (0, 1] never meets: Shape 2 skips them, bit for bit.
 		u := 1 - j.rng.Float64()
-		x := float64(c.Scale) * math.Pow(u, float64(-1/c.Shape))
+		var x float64
+		if j.halfRoot {
+			x = j.scale * (1 / math.Sqrt(u))
+		} else {
+			x = j.scale * math.Pow(u, j.exp)
+		}
 		if c.Cap > 0 && x > float64(c.Cap) {
 			return c.Cap
 		}
@@ -63,7 +119,7 @@ func (j *jitterModel) extra(at sim.Time, delay sim.Duration) sim.Duration {
 		}
 		return sim.Duration(math.Round(x))
 	case config.Burst:
-		if sim.Duration(int64(at)%int64(c.Period)) < c.Length {
+		if at.Sub(j.floor(at)) < c.Length {
 			return c.Extra
 		}
 		return 0
@@ -72,7 +128,7 @@ func (j *jitterModel) extra(at sim.Time, delay sim.Duration) sim.Duration {
 		// once per Interval and its TXOP carries up to BurstSize frames; a
 		// frame waits for the first TXOP at or after its arrival with room,
 		// and lands within the burst |N(0, σ)| after the TXOP starts.
-		t := ceilTo(at, c.Interval)
+		t := j.ceil(at)
 		if t < j.txop {
 			t = j.txop
 		}
@@ -85,11 +141,11 @@ func (j *jitterModel) extra(at sim.Time, delay sim.Duration) sim.Duration {
 		j.inTxop++
 		spread := sim.Duration(0)
 		if c.Sigma > 0 {
-			spread = sim.Duration(math.Round(math.Abs(j.rng.NormFloat64()) * float64(c.Sigma)))
+			spread = sim.Duration(math.Round(math.Abs(j.rng.NormFloat64()) * j.sigma))
 		}
 		return t.Sub(at) + spread
 	case config.LTESubframe, config.NR5G:
-		return ceilTo(at, c.Period).Sub(at)
+		return j.ceil(at).Sub(at)
 	case config.Reorder:
 		// netem reorder, seen from the packets held: a fraction P waits Delay
 		// and the packets behind it overtake it.
