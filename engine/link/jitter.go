@@ -13,9 +13,7 @@ import (
 // (burst, lte_subframe, 5g_nr) draw nothing.
 //
 // It runs once per packet, so what depends only on the parameters is worked
-// out once here, and the kinds that round to a period keep the last period
-// they found: the next packet's nominal arrival is nearly always in the same
-// one, which then costs two comparisons instead of a 64-bit division.
+// out once, when the model is made.
 type jitterModel struct {
 	c       config.Jitter
 	rng     *rand.Rand
@@ -28,10 +26,6 @@ type jitterModel struct {
 	exp      float64
 	scale    float64
 	halfRoot bool
-	// burst, wifi_txop, lte_subframe, 5g_nr: the period or quantum q, and
-	// the last multiple of q found by ceil (an at in (last − q, last] rounds
-	// up to last) or by burst (an at in [last, last + q) starts there).
-	q, last sim.Time
 	// wifi_txop: the TXOP being filled and how many packets it holds.
 	txop   sim.Time
 	inTxop int64
@@ -50,36 +44,12 @@ func newJitterModel(c config.Jitter, rng *rand.Rand) *jitterModel {
 		j.exp = float64(-1 / c.Shape)
 		j.scale = float64(c.Scale)
 		j.halfRoot = j.exp == -0.5
-	case config.Burst:
-		j.q = sim.Time(c.Period)
-	case config.WiFiTXOP:
-		j.q = sim.Time(c.Interval)
-	case config.LTESubframe, config.NR5G:
-		j.q = sim.Time(c.Period)
 	}
 	return j
 }
 
 // reorders reports whether packets keep their own delivery times.
 func (j *jitterModel) reorders() bool { return j.reorder }
-
-// ceil rounds at up to a multiple of j.q: ceilTo(at, j.q).
-func (j *jitterModel) ceil(at sim.Time) sim.Time {
-	if at <= j.last && at > j.last-j.q {
-		return j.last
-	}
-	j.last = ceilTo(at, sim.Duration(j.q))
-	return j.last
-}
-
-// floor rounds at down to a multiple of j.q.
-func (j *jitterModel) floor(at sim.Time) sim.Time {
-	if at >= j.last && at-j.last < j.q {
-		return j.last
-	}
-	j.last = at - at%j.q
-	return j.last
-}
 
 // extra returns the extra delay of a packet whose nominal arrival (departure
 // plus propagation delay) is at; delay is the propagation delay. at + extra
@@ -119,7 +89,7 @@ func (j *jitterModel) extra(at sim.Time, delay sim.Duration) sim.Duration {
 		}
 		return sim.Duration(math.Round(x))
 	case config.Burst:
-		if at.Sub(j.floor(at)) < c.Length {
+		if sim.Duration(int64(at)%int64(c.Period)) < c.Length {
 			return c.Extra
 		}
 		return 0
@@ -128,7 +98,7 @@ func (j *jitterModel) extra(at sim.Time, delay sim.Duration) sim.Duration {
 		// once per Interval and its TXOP carries up to BurstSize frames; a
 		// frame waits for the first TXOP at or after its arrival with room,
 		// and lands within the burst |N(0, σ)| after the TXOP starts.
-		t := j.ceil(at)
+		t := ceilTo(at, c.Interval)
 		if t < j.txop {
 			t = j.txop
 		}
@@ -145,7 +115,7 @@ func (j *jitterModel) extra(at sim.Time, delay sim.Duration) sim.Duration {
 		}
 		return t.Sub(at) + spread
 	case config.LTESubframe, config.NR5G:
-		return j.ceil(at).Sub(at)
+		return ceilTo(at, c.Period).Sub(at)
 	case config.Reorder:
 		// netem reorder, seen from the packets held: a fraction P waits Delay
 		// and the packets behind it overtake it.
