@@ -1,6 +1,7 @@
 package link
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"testing"
@@ -542,6 +543,42 @@ func TestOutageScheduleMatchesWindows(t *testing.T) {
 		}
 		if _, down := want(gotEnd - 1); gotDown && !down {
 			t.Fatalf("step %d: downUntil(%v) = %v, but the direction is up at %v", i, t0, gotEnd, gotEnd-1)
+		}
+	}
+}
+
+// In reorder order every packet arrives at its own departure + delay +
+// jitter, in that order, ties in the order sent: the delivered sequence is
+// the stable sort of those instants, whether a packet overtakes none, a few
+// or hundreds of the packets ahead of it.
+func TestReorderDeliversInArrivalOrder(t *testing.T) {
+	const n, gap, delay = 20_000, 200 * sim.Microsecond, 20 * sim.Millisecond
+	tx := units.TxTime(1500, 100*units.Mbps)
+	for _, sigma := range []sim.Duration{20 * sim.Microsecond, 300 * sim.Microsecond, 10 * sim.Millisecond} {
+		j := config.Jitter{Kind: config.Gaussian, Sigma: sigma, Order: config.OrderReorder}
+		s, _, _, a := testDir(Config{Rate: 100 * units.Mbps, Delay: delay, Jitter: j}, 1000, n, gap, 3)
+		s.Run()
+		// The same draws, from a model on the same stream: packet i leaves
+		// at i·gap + tx (the link is idle when it comes) and is due at
+		// departure + delay + X_i.
+		m := newJitterModel(j, rng.Stream(3, "link/t/ab/jitter"))
+		type due struct {
+			at  sim.Time
+			seq uint64
+		}
+		want := make([]due, n)
+		for i := range want {
+			base := sim.Time(int64(i) * int64(gap)).Add(tx + delay)
+			want[i] = due{base.Add(m.extra(base, delay)), uint64(i)}
+		}
+		slices.SortStableFunc(want, func(x, y due) int { return cmp.Compare(x.at, y.at) })
+		if len(a.seq) != n {
+			t.Fatalf("σ %v: %d arrivals, want %d", sigma, len(a.seq), n)
+		}
+		for i, w := range want {
+			if a.seq[i] != w.seq || a.at[i] != w.at {
+				t.Fatalf("σ %v: arrival %d is packet %d at %v, want packet %d at %v", sigma, i, a.seq[i], a.at[i], w.seq, w.at)
+			}
 		}
 	}
 }
