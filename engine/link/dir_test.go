@@ -1,6 +1,7 @@
 package link
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"testing"
@@ -490,4 +491,94 @@ func TestCapacityDipsFraction(t *testing.T) {
 	f, se := ratioSE(in, all)
 	within(t, "time fraction in dips", f, el/(el+everyMs), se)
 	t.Logf("fraction in dips %.5f, want %.5f (SE %.2g)", f, el/(el+everyMs), se)
+}
+
+// An outage schedule is down exactly inside its windows, listed or
+// periodic, whatever the order of the queries and with windows added
+// between them: each answer matches a scan of every window.
+func TestOutageScheduleMatchesWindows(t *testing.T) {
+	ms := sim.Millisecond
+	o := newOutages(&config.Outages{Windows: []config.OutageWindow{{At: 5 * ms, Duration: 2 * ms}, {At: 40 * ms, Duration: 10 * ms}},
+		Start: 20 * ms, Every: 30 * ms, Duration: 3 * ms})
+	listed := []window{{sim.Time(5 * ms), sim.Time(7 * ms)}, {sim.Time(40 * ms), sim.Time(50 * ms)}}
+	// want is the scan: down at t if some window holds t, until the latest
+	// end of those that do.
+	want := func(t sim.Time) (sim.Time, bool) {
+		end, down := sim.Time(0), false
+		for _, w := range listed {
+			if w.at <= t && t < w.end {
+				end, down = max(end, w.end), true
+			}
+		}
+		for k := int64(0); sim.Time(20*ms+sim.Duration(k)*30*ms) <= t; k++ {
+			at := sim.Time(20*ms + sim.Duration(k)*30*ms)
+			if t < at.Add(3*ms) {
+				end, down = max(end, at.Add(3*ms)), true
+			}
+		}
+		return end, down
+	}
+	r := rng.Stream(14, "test/outages")
+	t0 := sim.Time(0)
+	for i := range 30000 {
+		switch r.IntN(50) {
+		case 0: // a query back in time
+			t0 = max(0, t0.Add(-sim.Duration(r.Int64N(int64(20*ms)))))
+		case 1: // an outage added from t0, as AddOutage does
+			d := sim.Duration(r.Int64N(int64(4 * ms)))
+			o.add(t0, d)
+			listed = append(listed, window{t0, t0.Add(d)})
+		default:
+			t0 = t0.Add(sim.Duration(r.Int64N(int64(200 * sim.Microsecond))))
+		}
+		if t0 > sim.Time(2900*ms) {
+			t0 = 0
+		}
+		gotEnd, gotDown := o.downUntil(t0)
+		wantEnd, wantDown := want(t0)
+		// Windows that touch or overlap merge, so the end may lie past the
+		// scan's, but the direction must be down all the way to it.
+		if gotDown != wantDown || gotDown && gotEnd < wantEnd {
+			t.Fatalf("step %d: downUntil(%v) = %v, %v; want %v, %v", i, t0, gotEnd, gotDown, wantEnd, wantDown)
+		}
+		if _, down := want(gotEnd - 1); gotDown && !down {
+			t.Fatalf("step %d: downUntil(%v) = %v, but the direction is up at %v", i, t0, gotEnd, gotEnd-1)
+		}
+	}
+}
+
+// In reorder order every packet arrives at its own departure + delay +
+// jitter, in that order, ties in the order sent: the delivered sequence is
+// the stable sort of those instants, whether a packet overtakes none, a few
+// or hundreds of the packets ahead of it.
+func TestReorderDeliversInArrivalOrder(t *testing.T) {
+	const n, gap, delay = 20_000, 200 * sim.Microsecond, 20 * sim.Millisecond
+	tx := units.TxTime(1500, 100*units.Mbps)
+	for _, sigma := range []sim.Duration{20 * sim.Microsecond, 300 * sim.Microsecond, 10 * sim.Millisecond} {
+		j := config.Jitter{Kind: config.Gaussian, Sigma: sigma, Order: config.OrderReorder}
+		s, _, _, a := testDir(Config{Rate: 100 * units.Mbps, Delay: delay, Jitter: j}, 1000, n, gap, 3)
+		s.Run()
+		// The same draws, from a model on the same stream: packet i leaves
+		// at i·gap + tx (the link is idle when it comes) and is due at
+		// departure + delay + X_i.
+		m := newJitterModel(j, rng.Stream(3, "link/t/ab/jitter"))
+		type due struct {
+			at  sim.Time
+			seq uint64
+		}
+		want := make([]due, n)
+		for i := range want {
+			base := sim.Time(int64(i) * int64(gap)).Add(tx + delay)
+			want[i] = due{base.Add(m.extra(base, delay)), uint64(i)}
+		}
+		slices.SortStableFunc(want, func(x, y due) int { return cmp.Compare(x.at, y.at) })
+		if len(a.seq) != n {
+			t.Fatalf("σ %v: %d arrivals, want %d", sigma, len(a.seq), n)
+		}
+		for i, w := range want {
+			if a.seq[i] != w.seq || a.at[i] != w.at {
+				t.Fatalf("σ %v: arrival %d is packet %d at %v, want packet %d at %v", sigma, i, a.seq[i], a.at[i], w.seq, w.at)
+			}
+		}
+	}
 }

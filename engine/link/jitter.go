@@ -11,9 +11,21 @@ import (
 // jitterModel draws the extra delay of each packet on a direction, from the
 // direction's own stream ("link/<id>/<dir>/jitter"). The deterministic kinds
 // (burst, lte_subframe, 5g_nr) draw nothing.
+//
+// It runs once per packet, so what depends only on the parameters is worked
+// out once, when the model is made.
 type jitterModel struct {
-	c   config.Jitter
-	rng *rand.Rand
+	c       config.Jitter
+	rng     *rand.Rand
+	reorder bool // packets keep their own delivery times (reorders())
+	// gaussian, wifi_txop: σ in ps.
+	sigma float64
+	// uniform: the number of values in [Min, Max].
+	span int64
+	// pareto: the exponent −1/Shape, x_m, and whether it is −½ (Shape 2).
+	exp      float64
+	scale    float64
+	halfRoot bool
 	// wifi_txop: the TXOP being filled and how many packets it holds.
 	txop   sim.Time
 	inTxop int64
@@ -23,13 +35,21 @@ func newJitterModel(c config.Jitter, rng *rand.Rand) *jitterModel {
 	if c.Kind == config.NoJitter {
 		return nil
 	}
-	return &jitterModel{c: c, rng: rng}
+	j := &jitterModel{c: c, rng: rng, reorder: c.Order == config.OrderReorder || c.Kind == config.Reorder,
+		sigma: float64(c.Sigma)}
+	switch c.Kind {
+	case config.Uniform:
+		j.span = int64(c.Max-c.Min) + 1
+	case config.Pareto:
+		j.exp = float64(-1 / c.Shape)
+		j.scale = float64(c.Scale)
+		j.halfRoot = j.exp == -0.5
+	}
+	return j
 }
 
 // reorders reports whether packets keep their own delivery times.
-func (j *jitterModel) reorders() bool {
-	return j.c.Order == config.OrderReorder || j.c.Kind == config.Reorder
-}
+func (j *jitterModel) reorders() bool { return j.reorder }
 
 // extra returns the extra delay of a packet whose nominal arrival (departure
 // plus propagation delay) is at; delay is the propagation delay. at + extra
@@ -38,23 +58,29 @@ func (j *jitterModel) extra(at sim.Time, delay sim.Duration) sim.Duration {
 	c := &j.c
 	switch c.Kind {
 	case config.Gaussian:
-		sigma := float64(c.Sigma)
 		if c.Clamp == config.ClampZero {
-			return max(0, sim.Duration(math.Round(j.rng.NormFloat64()*sigma)))
+			return max(0, sim.Duration(math.Round(j.rng.NormFloat64()*j.sigma)))
 		}
 		// Truncated by redrawing, so the one-way delay never goes below zero.
 		for {
-			x := sim.Duration(math.Round(j.rng.NormFloat64() * sigma))
+			x := sim.Duration(math.Round(j.rng.NormFloat64() * j.sigma))
 			if delay+x >= 0 {
 				return x
 			}
 		}
 	case config.Uniform:
-		return c.Min + sim.Duration(j.rng.Int64N(int64(c.Max-c.Min)+1))
+		return c.Min + sim.Duration(j.rng.Int64N(j.span))
 	case config.Pareto:
 		// Inverse CDF of Pareto type I: x_m·U^(−1/α) with U in (0, 1].
+		// math.Pow(u, −½) is 1/math.Sqrt(u), after the special cases that u
+		// in (0, 1] never meets: Shape 2 skips them, bit for bit.
 		u := 1 - j.rng.Float64()
-		x := float64(c.Scale) * math.Pow(u, float64(-1/c.Shape))
+		var x float64
+		if j.halfRoot {
+			x = j.scale * (1 / math.Sqrt(u))
+		} else {
+			x = j.scale * math.Pow(u, j.exp)
+		}
 		if c.Cap > 0 && x > float64(c.Cap) {
 			return c.Cap
 		}
@@ -85,7 +111,7 @@ func (j *jitterModel) extra(at sim.Time, delay sim.Duration) sim.Duration {
 		j.inTxop++
 		spread := sim.Duration(0)
 		if c.Sigma > 0 {
-			spread = sim.Duration(math.Round(math.Abs(j.rng.NormFloat64()) * float64(c.Sigma)))
+			spread = sim.Duration(math.Round(math.Abs(j.rng.NormFloat64()) * j.sigma))
 		}
 		return t.Sub(at) + spread
 	case config.LTESubframe, config.NR5G:

@@ -152,3 +152,38 @@ func TestReorderJitterFraction(t *testing.T) {
 	}
 	within(t, "fraction held", float64(held)/n, p, math.Sqrt(p*(1-p)/n))
 }
+
+// The quantising kinds round a packet's nominal arrival up to the next
+// multiple of their period, and burst delays exactly those in the first
+// Length of each period, for nominal arrivals in any order: a delay change
+// can move them backwards, and equal or nearby ones repeat.
+func TestQuantisedJitterAnyOrder(t *testing.T) {
+	const q = 125 * sim.Microsecond
+	lte := newJitterModel(config.Jitter{Kind: config.NR5G, Period: q}, nil)
+	burst := newJitterModel(config.Jitter{Kind: config.Burst, Period: q, Length: 40 * sim.Microsecond, Extra: sim.Millisecond}, nil)
+	r := rng.Stream(13, "test/order")
+	at := sim.Time(sim.Second)
+	for i := range 100000 {
+		switch r.IntN(5) {
+		case 0: // a delay change back by up to 3 periods
+			at = max(0, at.Add(-sim.Duration(r.Int64N(int64(3*q)))))
+		case 1: // the same instant again
+		case 2: // the next period boundary, exactly
+			at = sim.Time((int64(at)/int64(q) + 1) * int64(q))
+		default:
+			at = at.Add(sim.Duration(r.Int64N(int64(q / 4))))
+		}
+		// The next multiple of q at or after at, by counting periods.
+		k := (int64(at) + int64(q) - 1) / int64(q)
+		if got, want := at.Add(lte.extra(at, 0)), sim.Time(k*int64(q)); got != want {
+			t.Fatalf("step %d: 5g_nr: %v + extra = %v, want %v", i, at, got, want)
+		}
+		want := sim.Duration(0)
+		if int64(at)-int64(at)/int64(q)*int64(q) < int64(40*sim.Microsecond) {
+			want = sim.Millisecond
+		}
+		if got := burst.extra(at, 0); got != want {
+			t.Fatalf("step %d: burst: extra(%v) = %v, want %v", i, at, got, want)
+		}
+	}
+}

@@ -12,9 +12,9 @@
 // In fifo order the packets on the wire form a FIFO — the link never
 // reorders — so only the head packet's arrival is in the event queue,
 // whatever the bandwidth-delay product. A reordering jitter keeps the
-// packets in flight in arrival order: those that arrive after every packet
-// sent before them in a ring, the ones that overtake in a small
-// per-direction min-heap on arrival time,
+// packets in flight in arrival order: most in a ring (a packet that
+// overtakes a few is inserted among them), those overtaken more than once
+// or by many in a small per-direction min-heap on arrival time (hold),
 // again with one event queue entry (a re-armed timer) for its earliest.
 // Either way the event queue holds O(links) entries for links, not
 // O(packets), and no model adds an event per packet.
@@ -481,17 +481,8 @@ func (d *Dir) propagate(id packet.ID, now sim.Time) {
 		d.lastBase = base
 		at := base.Add(d.jit.extra(base, d.delay))
 		d.lastArr = max(d.lastArr, at)
-		// The ring holds a run of packets in arrival order. A packet that
-		// would arrive before the ring's tail overtakes it: the overtaken
-		// packets move to the heap and the new one joins the ring. A stream
-		// with a few packets held back (or small jitter) then costs ring
-		// appends, and only the overtaken packets pay for the heap.
 		d.rseq++
-		e := heapEntry{at, d.rseq, id}
-		for d.rring.n > 0 && at < d.rring.back().arrive {
-			d.heap.pushEntry(d.rring.popBack())
-		}
-		d.rring.push(e)
+		d.hold(heapEntry{arrive: at, seq: d.rseq, id: id})
 		if !d.rtimer.Armed() || at < d.rtimer.Deadline() {
 			d.rtimer.Arm(at)
 		}

@@ -14,10 +14,15 @@ type window struct{ at, end sim.Time }
 // outages says when a direction is down: sorted, merged windows from the
 // scenario and from actions, and an optional periodic form. It draws
 // nothing and costs no events: the serialiser asks when it would start.
+//
+// The serialiser asks once or twice per packet, so it remembers a span it
+// found free of outages, [upFrom, upTo): a query inside it is answered by
+// two comparisons rather than a search and a division. add forgets it.
 type outages struct {
 	win                   []window
 	start, every, periodD sim.Duration
 	drop                  bool
+	upFrom, upTo          sim.Time // empty when upTo <= upFrom
 }
 
 func newOutages(c *config.Outages) *outages {
@@ -41,19 +46,40 @@ func (o *outages) add(at sim.Time, d sim.Duration) {
 		j++
 	}
 	o.win = slices.Replace(o.win, i, j, w)
+	o.upFrom, o.upTo = 0, 0
 }
 
 // downUntil reports whether the direction is down at t, and until when.
 func (o *outages) downUntil(t sim.Time) (sim.Time, bool) {
+	if t >= o.upFrom && t < o.upTo {
+		return 0, false
+	}
 	end, down := sim.Time(0), false
-	if i := sort.Search(len(o.win), func(k int) bool { return o.win[k].end > t }); i < len(o.win) && o.win[i].at <= t {
+	i := sort.Search(len(o.win), func(k int) bool { return o.win[k].end > t })
+	if i < len(o.win) && o.win[i].at <= t {
 		end, down = o.win[i].end, true
 	}
-	if o.every > 0 && t >= sim.Time(o.start) {
-		ws := sim.Time(o.start).Add((t.Sub(sim.Time(o.start)) / o.every) * o.every)
-		if e := ws.Add(o.periodD); t < e && e > end {
-			end, down = e, true
+	// next is the start of the first periodic window after t, when t is
+	// past the current one's end.
+	next := sim.Never
+	if o.every > 0 {
+		if t >= sim.Time(o.start) {
+			ws := sim.Time(o.start).Add((t.Sub(sim.Time(o.start)) / o.every) * o.every)
+			if e := ws.Add(o.periodD); t < e && e > end {
+				end, down = e, true
+			}
+			next = ws.Add(o.every)
+		} else {
+			next = sim.Time(o.start)
 		}
+	}
+	if !down {
+		// Up until the next window of either kind starts: the first listed
+		// window at or after i (none before it ends after t) and next.
+		if i < len(o.win) {
+			next = min(next, o.win[i].at)
+		}
+		o.upFrom, o.upTo = t, next
 	}
 	return end, down
 }

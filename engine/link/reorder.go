@@ -5,45 +5,76 @@ import (
 	"github.com/ccscope/ccscope/engine/sim"
 )
 
+// overtakeMax is how many packets at the tail of the ring a new packet may
+// overtake by moving them back one slot each.
+const overtakeMax = 8
+
+// hold puts a packet in flight on a reordering direction. The ring holds a
+// run of packets in (arrival, push order), the heap the rest. A packet that
+// would arrive before the ring's tail overtakes it. When it overtakes a few
+// packets that have not been overtaken before, it is inserted before them
+// and they move back one slot; otherwise the packets it overtakes move to
+// the heap and it joins the ring at the tail. Small jitter, where a packet
+// overtakes one or two others, then costs short shifts; a packet held back
+// long, which all that follow overtake, goes to the heap once instead of
+// being shifted by each; and a packet that overtakes many costs heap pushes
+// rather than a long shift.
+func (d *Dir) hold(e heapEntry) {
+	r := &d.rring
+	if r.n == 0 || e.arrive >= r.a[(r.head+r.n-1)&(len(r.a)-1)].arrive {
+		r.push(e) // in order: the common case
+		return
+	}
+	m := len(r.a) - 1
+	k := 0
+	for k < r.n {
+		t := &r.a[(r.head+r.n-1-k)&m]
+		if e.arrive >= t.arrive {
+			break
+		}
+		if k == overtakeMax || t.moved {
+			for r.n > 0 && e.arrive < r.back().arrive {
+				d.heap.pushEntry(r.popBack())
+			}
+			r.push(e)
+			return
+		}
+		k++
+	}
+	r.insert(e, k)
+}
+
 // arriveReordered delivers every reordered packet due at now, merging the
 // ring and the heap in (arrival, push order).
 func (d *Dir) arriveReordered(now sim.Time) {
+	r, h := &d.rring, &d.heap
 	for {
-		e, ok := d.nextReordered()
-		if !ok {
+		var e heapEntry
+		fromRing := false
+		switch {
+		case r.n > 0 && (len(h.a) == 0 || r.a[r.head].before(&h.a[0])):
+			e, fromRing = r.a[r.head], true
+		case len(h.a) > 0:
+			e = h.a[0]
+		default:
 			return
 		}
 		if e.arrive > now {
 			d.rtimer.Arm(e.arrive)
 			return
 		}
-		if d.rring.n > 0 && d.rring.front() == e {
-			d.rring.pop()
+		if fromRing {
+			r.pop()
 		} else {
-			d.heap.pop()
+			h.pop()
 		}
 		d.Stats.Delivered++
 		d.to.Receive(e.id)
 	}
 }
 
-// nextReordered is the earliest of the ring's head and the heap's top.
-func (d *Dir) nextReordered() (heapEntry, bool) {
-	switch {
-	case d.rring.n == 0 && len(d.heap.a) == 0:
-		return heapEntry{}, false
-	case d.rring.n == 0:
-		return d.heap.a[0], true
-	case len(d.heap.a) == 0:
-		return d.rring.front(), true
-	}
-	if r := d.rring.front(); r.before(&d.heap.a[0]) {
-		return r, true
-	}
-	return d.heap.a[0], true
-}
-
-// entryRing is a FIFO of heap entries.
+// entryRing is a FIFO of heap entries. Its length is a power of two, so
+// positions wrap with a mask rather than a division.
 type entryRing struct {
 	a       []heapEntry
 	head, n int
@@ -53,26 +84,39 @@ func (r *entryRing) push(e heapEntry) {
 	if r.n == len(r.a) {
 		na := make([]heapEntry, max(16, 2*len(r.a)))
 		for i := 0; i < r.n; i++ {
-			na[i] = r.a[(r.head+i)%len(r.a)]
+			na[i] = r.a[(r.head+i)&(len(r.a)-1)]
 		}
 		r.a, r.head = na, 0
 	}
-	r.a[(r.head+r.n)%len(r.a)] = e
+	r.a[(r.head+r.n)&(len(r.a)-1)] = e
 	r.n++
 }
 
-func (r *entryRing) front() heapEntry { return r.a[r.head] }
+// insert puts e before the last k entries, which move back by one and are
+// marked moved.
+func (r *entryRing) insert(e heapEntry, k int) {
+	r.push(e)
+	m := len(r.a) - 1
+	i := (r.head + r.n - 1) & m
+	for ; k > 0; k-- {
+		j := (i - 1) & m
+		r.a[i] = r.a[j]
+		r.a[i].moved = true
+		i = j
+	}
+	r.a[i] = e
+}
 
-func (r *entryRing) back() heapEntry { return r.a[(r.head+r.n-1)%len(r.a)] }
+func (r *entryRing) back() heapEntry { return r.a[(r.head+r.n-1)&(len(r.a)-1)] }
 
 func (r *entryRing) pop() {
-	r.head = (r.head + 1) % len(r.a)
+	r.head = (r.head + 1) & (len(r.a) - 1)
 	r.n--
 }
 
 func (r *entryRing) popBack() heapEntry {
 	r.n--
-	return r.a[(r.head+r.n)%len(r.a)]
+	return r.a[(r.head+r.n)&(len(r.a)-1)]
 }
 
 // arrivalHeap is a 4-ary min-heap of packets in flight on arrival time,
@@ -87,6 +131,7 @@ type heapEntry struct {
 	arrive sim.Time
 	seq    uint64
 	id     packet.ID
+	moved  bool // overtaken once in the ring already (hold)
 }
 
 func (e *heapEntry) before(f *heapEntry) bool {
@@ -95,7 +140,7 @@ func (e *heapEntry) before(f *heapEntry) bool {
 
 func (h *arrivalHeap) push(x inflight) {
 	h.n++
-	h.pushEntry(heapEntry{x.arrive, h.n, x.id})
+	h.pushEntry(heapEntry{arrive: x.arrive, seq: h.n, id: x.id})
 }
 
 func (h *arrivalHeap) pushEntry(e heapEntry) {
