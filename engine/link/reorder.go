@@ -61,6 +61,7 @@ func (d *Dir) arriveReordered(now sim.Time) {
 		}
 		if e.arrive > now {
 			d.rtimer.Arm(e.arrive)
+			d.pool.Prefetch(e.id) // as arrive does for the next on a fifo wire
 			return
 		}
 		if fromRing {
