@@ -25,9 +25,36 @@ func TestPacketLayout(t *testing.T) {
 			t.Errorf("network field %s ends at byte %d, past the first line", f, end)
 		}
 	}
+	if end := unsafe.Offsetof(p.Sack) + unsafe.Sizeof(p.Sack); unsafe.Sizeof(p)-end != 40 {
+		t.Errorf("Sack is not the last field before the padding: Alloc would not clear a field after it")
+	}
 	var pool Pool
 	id := pool.Alloc()
 	if a := uintptr(unsafe.Pointer(pool.Get(id))); a%line != 0 {
 		t.Errorf("packet at %#x is not line-aligned", a)
+	}
+}
+
+// A packet from Alloc reads as zero wherever it is read: every field, and
+// the SACK blocks below NSack, even when its slot held a packet before.
+func TestAllocClears(t *testing.T) {
+	var pool Pool
+	id := pool.Alloc()
+	q := pool.Get(id)
+	*q = Packet{Flow: 1, Src: 2, Dst: 3, Hash: 4, Size: 5, EnqAt: 6, TxTime: 7, ECN: CE, NSack: 2, Flags: SYN, Len: 8,
+		Seq: 9, Ack: 10, Wnd: 11, TSVal: 12, TSEcr: 13, Tx: 14, SentAt: 15, AccECN: [3]uint32{1, 2, 3},
+		Sack: [MaxSack]SackBlock{{1, 2}, {3, 4}, {5, 6}}}
+	pool.Free(id)
+	again := pool.Alloc()
+	if again != id {
+		t.Fatalf("Alloc after Free gave %d, want the freed slot %d", again, id)
+	}
+	got := *pool.Get(again)
+	if got.NSack != 0 {
+		t.Fatalf("NSack = %d after Alloc", got.NSack)
+	}
+	got.Sack = [MaxSack]SackBlock{} // not read while NSack is 0
+	if got != (Packet{}) {
+		t.Errorf("reused packet not cleared: %+v", got)
 	}
 }
