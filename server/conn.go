@@ -286,7 +286,7 @@ func (c *conn) replyLog(log zerolog.Logger, id any, result any, e *Error) bool {
 		}
 		ev.Any("id", id).Str("code", string(e.Code)).Str("path", e.Path).Str("error", e.Message).Msg("request failed")
 	}
-	b, err := marshal(&r)
+	b, err := marshalResponse(&r)
 	if err != nil {
 		b, _ = marshal(&response{ID: id, Error: errorf(CodeInternal, "", "encoding the response: %v", err)})
 	}

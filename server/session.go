@@ -213,61 +213,11 @@ func (s *session) opClose(a *args, _ any) (any, *Error) {
 }
 
 func (s *session) opStep(a *args, _ any) (any, *Error) {
-	x, e := s.parseStepExtras(a)
+	p, e := parseStep(a, s)
 	if e != nil {
 		return nil, e
 	}
-	var idx *int
-	hasT, hasN := a.has("time"), a.has("events")
-	switch {
-	case hasT == hasN:
-		a.get("time")
-		a.get("events")
-		if e := a.done(); e != nil {
-			return nil, e
-		}
-		return nil, errorf(CodeBadArgs, "time", "give exactly one of time (a duration) and events (a count)")
-	case hasT:
-		d, e := a.duration("time")
-		if e == nil {
-			e = a.done()
-		}
-		if e == nil {
-			idx, e = x.apply(s)
-		}
-		if e != nil {
-			return nil, e
-		}
-		e = s.st.runTo(s.ctx, s.st.run.Now().Add(d), func() *Error { return s.pushDue(false) })
-		if pe := s.pushDue(true); e == nil {
-			e = pe
-		}
-		if e != nil {
-			return nil, e
-		}
-	default:
-		n, e := a.uint("events")
-		if e == nil {
-			e = a.done()
-		}
-		if e != nil {
-			return nil, e
-		}
-		if n == 0 {
-			return nil, errorf(CodeBadArgs, "events", "events must be positive")
-		}
-		if idx, e = x.apply(s); e != nil {
-			return nil, e
-		}
-		e = s.st.stepEvents(s.ctx, n)
-		if pe := s.pushDue(true); e == nil {
-			e = pe
-		}
-		if e != nil {
-			return nil, e
-		}
-	}
-	return x.result(s, s.st.result(), idx), nil
+	return s.step(p, "")
 }
 
 func (s *session) opRun(a *args, id any) (any, *Error) {
