@@ -181,6 +181,8 @@ func (c *conn) route(frame []byte) {
 		}
 	case scopeBuild:
 		c.startBuild(req)
+	case scopeSessions:
+		req.def.batch(c, req)
 	default:
 		select {
 		case c.ctl <- req:
@@ -280,17 +282,22 @@ func (c *conn) replyLog(log zerolog.Logger, id any, result any, e *Error) bool {
 	r := response{ID: id, OK: e == nil, Result: result, Error: e}
 	if e != nil {
 		r.Result = nil
-		ev := log.Info()
-		if e.Code == CodeInternal || e.Code == CodeReplayMismatch {
-			ev = log.Error()
-		}
-		ev.Any("id", id).Str("code", string(e.Code)).Str("path", e.Path).Str("error", e.Message).Msg("request failed")
+		logFailure(log, id, e)
 	}
 	b, err := marshalResponse(&r)
 	if err != nil {
 		b, _ = marshal(&response{ID: id, Error: errorf(CodeInternal, "", "encoding the response: %v", err)})
 	}
 	return c.send(b)
+}
+
+// logFailure logs a request's (or a batch entry's) error on log.
+func logFailure(log zerolog.Logger, id any, e *Error) {
+	ev := log.Info()
+	if e.Code == CodeInternal || e.Code == CodeReplayMismatch {
+		ev = log.Error()
+	}
+	ev.Any("id", id).Str("code", string(e.Code)).Str("path", e.Path).Str("error", e.Message).Msg("request failed")
 }
 
 func (c *conn) session(id string) *session {

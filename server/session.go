@@ -18,10 +18,12 @@ import (
 // gets busy.
 const sessionQueue = 32
 
-// sessionReq is a wire request for the session, or an internal call (fork
-// of a live session) run on the session's goroutine.
+// sessionReq is a wire request for the session, its step of a steps
+// request, or an internal call (fork of a live session) run on the
+// session's goroutine.
 type sessionReq struct {
 	req  Request
+	step *batchStep
 	call func(*session)
 }
 
@@ -136,9 +138,12 @@ func (s *session) finish(reason string) {
 	for {
 		select {
 		case r := <-s.reqs:
-			if r.call != nil {
+			switch {
+			case r.call != nil:
 				r.call(nil)
-			} else {
+			case r.step != nil:
+				r.step.batch.done(r.step.slot, nil, errorf(CodeNotFound, r.step.prefix()+"session", "session %q closed (%s)", s.id, reason))
+			default:
 				c.finishReq(r.req)
 				c.reply(r.req.ID, nil, errorf(CodeNotFound, "session", "session %q closed (%s)", s.id, reason))
 			}
@@ -156,15 +161,18 @@ func (s *session) finish(reason string) {
 // whether the session continues.
 func (s *session) serve(r sessionReq) (more bool) {
 	var id any
-	if r.call == nil {
+	if r.call == nil && r.step == nil {
 		id = r.req.ID
 	}
 	defer func() {
 		if p := recover(); p != nil {
 			s.log.Error().Str("panic", fmt.Sprint(p)).Str("stack", string(debug.Stack())).Msg("session panicked; closing it")
-			if r.call != nil {
+			switch {
+			case r.call != nil:
 				r.call(nil)
-			} else {
+			case r.step != nil:
+				r.step.batch.done(r.step.slot, nil, errorf(CodeInternal, "", "the session failed and was closed: %v", p))
+			default:
 				s.conn.replyLog(s.log, id, nil, errorf(CodeInternal, "", "the session failed and was closed: %v", p))
 			}
 			more = false
@@ -172,6 +180,18 @@ func (s *session) serve(r sessionReq) (more bool) {
 	}()
 	if r.call != nil {
 		r.call(s)
+		return true
+	}
+	if r.step != nil {
+		res, e := s.step(r.step.args, r.step.prefix())
+		if e != nil && e.Code == CodeInternal && s.ctx.Err() != nil {
+			r.step.batch.done(r.step.slot, nil, e)
+			return false // the connection is gone
+		}
+		if e != nil {
+			logFailure(s.log, r.step.batch.req.ID, e)
+		}
+		r.step.batch.done(r.step.slot, res, e)
 		return true
 	}
 	defer s.conn.finishReq(r.req)
