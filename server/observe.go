@@ -1,6 +1,9 @@
 package server
 
 import (
+	"encoding/binary"
+	"time"
+
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/ccscope/ccscope/engine"
@@ -23,6 +26,7 @@ type stepArgs struct {
 	events  uint64
 	action  *engine.Action
 	observe string
+	obsBin  bool // obs_format "int64le"
 }
 
 // parseStep reads step's arguments from a, with no side effect. With a
@@ -51,6 +55,20 @@ func parseStep(a *args, s *session) (stepArgs, *Error) {
 			if e := s.checkObserve(p, a.prefix); e != nil {
 				return p, e
 			}
+		}
+	}
+	if a.has("obs_format") {
+		f, e := a.str("obs_format")
+		if e != nil {
+			return p, e
+		}
+		switch {
+		case p.observe == "":
+			return p, errorf(CodeBadArgs, a.path("obs_format"), "%sobs_format applies to an observation; give observe too", a.prefix)
+		case f == "int64le":
+			p.obsBin = true
+		case f != "array":
+			return p, errorf(CodeBadArgs, a.path("obs_format"), "%sobs_format is %q, want \"array\" or \"int64le\"", a.prefix, f)
 		}
 	}
 	hasT, hasN := a.has("time"), a.has("events")
@@ -114,7 +132,9 @@ func (s *session) step(p stepArgs, prefix string) (any, *Error) {
 	}
 	var e *Error
 	if p.byTime {
+		start := time.Now()
 		e = s.st.runTo(s.ctx, s.st.run.Now().Add(p.time), func() *Error { return s.pushDue(false) })
+		s.lastStepSim, s.lastStepWall = p.time, time.Since(start)
 	} else {
 		e = s.st.stepEvents(s.ctx, p.events)
 	}
@@ -134,7 +154,7 @@ func (s *session) step(p stepArgs, prefix string) (any, *Error) {
 		out.Obs = [...]int64{int64(o.T), int64(o.CwndPkts), int64(o.SSThreshPkts), int64(o.InflightPkts), int64(o.SRTT),
 			int64(o.MinRTT), o.PacingRateBps, o.DeliveryRateBps, int64(o.Delivered), int64(o.Lost), int64(o.Retrans),
 			int64(o.CAState), int64(o.BytesDelivered)}
-		out.observed = true
+		out.observed, out.obsBin = true, p.obsBin
 	}
 	return out, nil
 }
@@ -145,6 +165,7 @@ type stepResultObs struct {
 	ActionIndex *int
 	Obs         [13]int64 // ObservationFields, when observed
 	observed    bool
+	obsBin      bool // obs as a bin of little-endian int64s
 }
 
 // EncodeMsgpack writes r as the map the protocol specifies (proto/README.md,
@@ -198,6 +219,16 @@ func (r stepResultObs) EncodeMsgpack(enc *msgpack.Encoder) error {
 		if err := enc.EncodeInt(int64(*r.ActionIndex)); err != nil {
 			return err
 		}
+	}
+	if r.observed && r.obsBin {
+		if err := enc.EncodeString("obs"); err != nil {
+			return err
+		}
+		var b [8 * len(r.Obs)]byte
+		for i, v := range r.Obs {
+			binary.LittleEndian.PutUint64(b[8*i:], uint64(v))
+		}
+		return enc.EncodeBytes(b[:])
 	}
 	if r.observed {
 		if err := enc.EncodeString("obs"); err != nil {

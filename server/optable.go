@@ -49,6 +49,9 @@ type opDef struct {
 	batch func(c *conn, req Request)
 	// ends: the session ends once the response is sent (close).
 	ends bool
+	// inline: the connection's reader may run a short one itself
+	// (session.runInline).
+	inline bool
 }
 
 // answered is the result of a handler that sent its response itself.
@@ -63,7 +66,7 @@ var ops = []opDef{
 	{name: "open", scope: scopeBuild, args: []argSpec{{"scenario", true, "string"}, {"config", true, "map"},
 		{"seed", true, "integer"}, {"set", true, "map or list"}}, conn: (*conn).opOpen},
 	{name: "step", scope: scopeSession, args: []argSpec{sessionArg, {"time", true, "duration"}, {"events", true, "integer"},
-		{"action", true, "map"}, {"observe", true, "string"}}, sess: (*session).opStep},
+		{"action", true, "map"}, {"observe", true, "string"}, {"obs_format", true, "string"}}, sess: (*session).opStep, inline: true},
 	{name: "steps", scope: scopeSessions, args: []argSpec{{"steps", false, "list of step arguments"}}, batch: (*conn).opSteps},
 	{name: "run", scope: scopeSession, args: []argSpec{sessionArg, {"until", true, "duration"}}, sess: (*session).opRun},
 	{name: "act", scope: scopeSession, args: []argSpec{sessionArg, {"action", false, "map"}}, sess: (*session).opAct},

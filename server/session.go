@@ -6,6 +6,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -41,6 +42,18 @@ type session struct {
 	mu     sync.Mutex
 	closed bool
 	reqs   chan sessionReq
+
+	// busy is held by whoever runs the session's requests: its goroutine,
+	// or the connection's reader running a short step itself (runInline).
+	// pending counts requests enqueued and not yet served.
+	busy    sync.Mutex
+	pending atomic.Int32
+	// The last step by time: its simulated and its wall duration (for
+	// runInline, under busy); and the wall time of the last request
+	// served inline, Unix ns (for the idle timeout).
+	lastStepSim  sim.Duration
+	lastStepWall time.Duration
+	lastInline   atomic.Int64
 
 	seq      uint64        // pushes sent
 	everyMS  time.Duration // push interval while stepping
@@ -80,6 +93,7 @@ func (s *session) enqueue(r sessionReq) *Error {
 	}
 	select {
 	case s.reqs <- r:
+		s.pending.Add(1)
 		return nil
 	default:
 		return errorf(CodeBusy, "session", "session %q has %d requests waiting; wait for their responses", s.id, sessionQueue)
@@ -110,11 +124,20 @@ func (s *session) loop() {
 	for {
 		select {
 		case r := <-s.reqs:
-			if !s.serve(r) {
+			s.busy.Lock()
+			more := s.serve(r)
+			s.pending.Add(-1)
+			s.busy.Unlock()
+			if !more {
 				return
 			}
 			idle.Reset(srv.opts.IdleTimeout)
 		case <-idle.C:
+			// Steps run inline do not pass here; they count as activity.
+			if since := time.Since(time.Unix(0, s.lastInline.Load())); since < srv.opts.IdleTimeout {
+				idle.Reset(srv.opts.IdleTimeout - since)
+				continue
+			}
 			reason = "idle timeout"
 			return
 		case <-s.ctx.Done():
@@ -129,6 +152,9 @@ func (s *session) finish(reason string) {
 	s.mu.Lock()
 	s.closed = true
 	s.mu.Unlock()
+	// A step running inline on the reader ends first.
+	s.busy.Lock()
+	defer s.busy.Unlock()
 	s.cancel()
 	c := s.conn
 	c.mu.Lock()
@@ -154,6 +180,46 @@ func (s *session) finish(reason string) {
 			return
 		}
 	}
+}
+
+// inlineMaxWall bounds the steps a connection's reader runs itself: a
+// step by time no longer (in simulated time) than the session's last one,
+// which took at most this much wall time.
+const inlineMaxWall = 500 * time.Microsecond
+
+// runInline serves a step request on the calling goroutine (the
+// connection's reader) instead of handing it to the session's goroutine,
+// and reports whether it did. A learning loop steps one session a few
+// milliseconds of simulated time per request: the hand-off between
+// goroutines, which wakes an idle thread, costs more CPU than the step's
+// simulation. It runs only a step that is sure to be short (inlineMaxWall)
+// on a session that is idle — nothing queued, no subscription pushing
+// Arrow — so that the reader is never held up for long and requests keep
+// their order.
+func (s *session) runInline(req Request) bool {
+	s.mu.Lock()
+	if s.closed || !s.busy.TryLock() {
+		s.mu.Unlock()
+		return false
+	}
+	s.mu.Unlock()
+	if s.pending.Load() != 0 || len(s.tr.subs) != 0 || s.lastStepSim <= 0 || s.lastStepWall > inlineMaxWall {
+		s.busy.Unlock()
+		return false
+	}
+	str, ok := req.Args["time"].(string)
+	d, err := sim.ParseDuration(str)
+	if !ok || err != nil || d <= 0 || d > s.lastStepSim {
+		s.busy.Unlock()
+		return false
+	}
+	s.lastInline.Store(time.Now().UnixNano())
+	more := s.serve(sessionReq{req: req})
+	s.busy.Unlock()
+	if !more {
+		s.cancel() // the session failed; its goroutine finishes it
+	}
+	return true
 }
 
 // serve handles one request, recovering from a panic in the engine: the

@@ -132,7 +132,7 @@ func (b *stepsBatch) done(i int, res any, e *Error) {
 		c.reply(b.req.ID, nil, errorf(CodeInternal, "", "encoding the response: %v", err))
 		return
 	}
-	c.send(data)
+	c.sendDirect(data)
 }
 
 // encode writes the response: {id, ok: true, result: {results: [{ok,

@@ -94,6 +94,7 @@ func TestStepsRefusesBadRequestsWhole(t *testing.T) {
 			"action": map[string]any{"flow": "f0", "cwnd": "many"}}}}, CodeBadArgs, "steps[1].action.cwnd"},
 		{"action without target", map[string]any{"steps": []any{map[string]any{"session": s1, "time": "1ms",
 			"action": map[string]any{"cwnd": 10}}}}, CodeBadArgs, "steps[0].action.link"},
+		{"bad obs_format", map[string]any{"steps": []any{map[string]any{"session": s1, "time": "1ms", "observe": "f0", "obs_format": "csv"}}}, CodeBadArgs, "steps[0].obs_format"},
 		{"observe not a string", map[string]any{"steps": []any{map[string]any{"session": s1, "time": "1ms", "observe": 3}}}, CodeBadArgs, "steps[0].observe"},
 		{"unknown top-level key", map[string]any{"steps": []any{ok(s1)}, "session": s1}, CodeBadArgs, "session"},
 	} {
