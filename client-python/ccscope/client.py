@@ -120,6 +120,7 @@ class Client:
         self._abandoned: set[int] = set()
         self._pushes: dict[str, collections.deque[DataPush]] = collections.defaultdict(collections.deque)
         self._closed = False
+        self._pack = codec.packer()  # used under the lock
         self.server_info: dict[str, Any] = self.call(
             "hello", {"version": codec.PROTOCOL_VERSION, "client": f"ccscope-python/{__version__}"}
         )
@@ -306,43 +307,84 @@ class Client:
             rid = self._next_id
             self._next_id += 1
             self._send(codec.encode_request(rid, op, dict(args or {})))
-            deadline = None if timeout is None else time.monotonic() + float(timeout)  # type: ignore[arg-type]
-            answered = False
-            try:
-                while True:
-                    wait = _POLL_S if deadline is None else min(_POLL_S, deadline - time.monotonic())
-                    data = self._recv(max(wait, 0.0), context=f"waiting for the response to {op!r}")
-                    if data is None:
-                        if deadline is not None and time.monotonic() >= deadline:
-                            self.close()
-                            raise ConnectionLost(
-                                f"ccscope: no response to {op!r} within {timeout:g} s; connection closed"
-                            )
+            return self._await(rid, op, timeout, on_progress)  # type: ignore[arg-type]
+
+    def call_encoded(self, op: str, template: codec.Template, *parts: bytes, timeout: float | None = None) -> dict[str, Any]:
+        """Send a request encoded from a template and wait for its response.
+
+        The fast form of :meth:`call` for a request sent over and over (a
+        learning loop's step): the template holds the encoded request, hole
+        0 its id (filled here), the other holes the values that change.
+
+        Args:
+            op: The operation, for messages.
+            template: The request, with the id as hole 0.
+            parts: The other holes' values, encoded (:func:`ccscope.codec.pack`).
+            timeout: As for :meth:`call`; default unlimited.
+
+        Returns:
+            The result map.
+
+        Raises:
+            As for :meth:`call`.
+        """
+        with self._lock:
+            if self._closed:
+                raise ConnectionLost("ccscope: the client is closed")
+            rid = self._next_id
+            self._next_id += 1
+            self._send(template.fill(self._pack(rid), *parts))
+            return self._await(rid, op, timeout, None)
+
+    def _await(
+        self, rid: int, op: str, timeout: float | None, on_progress: Callable[[ProgressPush], None] | None
+    ) -> dict[str, Any]:
+        """Read frames until the response to ``rid`` (the lock held)."""
+        deadline = None if timeout is None else time.monotonic() + float(timeout)
+        answered = False
+        try:
+            while True:
+                wait = _POLL_S if deadline is None else min(_POLL_S, deadline - time.monotonic())
+                data = self._recv(max(wait, 0.0), context=f"waiting for the response to {op!r}")
+                if data is None:
+                    if deadline is not None and time.monotonic() >= deadline:
+                        self.close()
+                        raise ConnectionLost(f"ccscope: no response to {op!r} within {timeout:g} s; connection closed")
+                    continue
+                if type(data) is str:
+                    codec.decode_frame(data)  # raises: the protocol is binary
+                msg = codec.decode(data)
+                # The common case first: this request's success, read
+                # without building a Response.
+                if type(msg) is dict and msg.get("ok") is True and msg.get("id") == rid and type(msg["id"]) is int:
+                    result = msg.get("result") or {}
+                    if type(result) is dict:
+                        answered = True
+                        return result
+                frame = codec.frame_from_map(msg)
+                if isinstance(frame, Response):
+                    if frame.id == rid or (frame.id is None and not frame.ok):
+                        answered = True
+                        if frame.ok:
+                            return frame.result
+                        exc = frame.exception()
+                        if isinstance(exc, ProtocolVersionError):
+                            self.close()  # the server closes the connection after refusing
+                        raise exc
+                    if frame.id in self._abandoned:
+                        self._abandoned.discard(frame.id)
                         continue
-                    frame = codec.decode_frame(data)
-                    if isinstance(frame, Response):
-                        if frame.id == rid or (frame.id is None and not frame.ok):
-                            answered = True
-                            if frame.ok:
-                                return frame.result
-                            exc = frame.exception()
-                            if isinstance(exc, ProtocolVersionError):
-                                self.close()  # the server closes the connection after refusing
-                            raise exc
-                        if frame.id in self._abandoned:
-                            self._abandoned.discard(frame.id)
-                            continue
-                        raise ProtocolError(f"ccscope: response to request {frame.id}, expected {rid}")
-                    if isinstance(frame, ProgressPush):
-                        if on_progress is not None and frame.request == rid:
-                            on_progress(frame)
-                        continue
-                    self._pushes[frame.session].append(frame)
-            finally:
-                # Interrupted (Ctrl-C in a notebook): the response still comes
-                # later and must not be taken for the next request's.
-                if not answered:
-                    self._abandoned.add(rid)
+                    raise ProtocolError(f"ccscope: response to request {frame.id}, expected {rid}")
+                if isinstance(frame, ProgressPush):
+                    if on_progress is not None and frame.request == rid:
+                        on_progress(frame)
+                    continue
+                self._pushes[frame.session].append(frame)
+        finally:
+            # Interrupted (Ctrl-C in a notebook): the response still comes
+            # later and must not be taken for the next request's.
+            if not answered:
+                self._abandoned.add(rid)
 
     def call_many(self, requests: Sequence[tuple[str, Mapping[str, Any]]]) -> list[dict[str, Any]]:
         """Send several requests at once, then wait for all their responses.

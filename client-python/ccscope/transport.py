@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import socket
 import time
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol
@@ -213,7 +214,6 @@ class SocketTransport:
     def __init__(self, url: str, *, token: str | None = None, timeout: float = 30.0) -> None:
         import base64
         import os
-        import socket
         from urllib.parse import urlsplit
 
         u = urlsplit(url)
@@ -278,10 +278,34 @@ class SocketTransport:
             raise ConnectionLost(f"ccscope: connection closed: {e}") from e
 
     def recv(self, timeout: float | None) -> bytes | None:
-        import socket
-
         if self._closed:
             raise ConnectionLost("ccscope: connection closed")
+        if not self._buf and not self._parts:
+            # The common case of a request–response loop: nothing buffered,
+            # and the next read brings exactly one whole unmasked binary
+            # frame, returned without going through the buffer.
+            if timeout != self._timeout:
+                self._sock.settimeout(timeout)
+                self._timeout = timeout
+            try:
+                chunk = self._sock.recv(1 << 16)
+            except socket.timeout:
+                return None
+            except OSError as e:
+                raise ConnectionLost(f"ccscope: connection closed: {e}") from e
+            if not chunk:
+                self._closed = True
+                raise ConnectionLost("ccscope: connection closed: no close frame (the peer went away)")
+            n = len(chunk)
+            if n > 2 and chunk[0] == 0x82:
+                size = chunk[1]
+                if size < 126:
+                    if n == 2 + size:
+                        return chunk[2:]
+                elif size == 126:
+                    if n >= 4 and n == 4 + int.from_bytes(chunk[2:4], "big"):
+                        return chunk[4:]
+            self._buf += chunk
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             msg = self._frame()
