@@ -197,29 +197,42 @@ const inlineMaxWall = 500 * time.Microsecond
 // Arrow — so that the reader is never held up for long and requests keep
 // their order.
 func (s *session) runInline(req Request) bool {
+	str, ok := req.Args["time"].(string)
+	d, err := sim.ParseDuration(str)
+	if !ok || err != nil || !s.claimInline(d) {
+		return false
+	}
+	s.serveInline(sessionReq{req: req})
+	return true
+}
+
+// claimInline takes the session for a step by time of d run by the caller
+// (runInline's conditions), reporting whether it did; the caller then
+// runs the step with serveInline.
+func (s *session) claimInline(d sim.Duration) bool {
 	s.mu.Lock()
 	if s.closed || !s.busy.TryLock() {
 		s.mu.Unlock()
 		return false
 	}
 	s.mu.Unlock()
-	if s.pending.Load() != 0 || len(s.tr.subs) != 0 || s.lastStepSim <= 0 || s.lastStepWall > inlineMaxWall {
+	if s.pending.Load() != 0 || len(s.tr.subs) != 0 || s.lastStepSim <= 0 || s.lastStepWall > inlineMaxWall ||
+		d <= 0 || d > s.lastStepSim {
 		s.busy.Unlock()
 		return false
 	}
-	str, ok := req.Args["time"].(string)
-	d, err := sim.ParseDuration(str)
-	if !ok || err != nil || d <= 0 || d > s.lastStepSim {
-		s.busy.Unlock()
-		return false
-	}
+	return true
+}
+
+// serveInline serves r on the calling goroutine, the session claimed by
+// claimInline, and gives the claim back.
+func (s *session) serveInline(r sessionReq) {
 	s.lastInline.Store(time.Now().UnixNano())
-	more := s.serve(sessionReq{req: req})
+	more := s.serve(r)
 	s.busy.Unlock()
 	if !more {
 		s.cancel() // the session failed; its goroutine finishes it
 	}
-	return true
 }
 
 // serve handles one request, recovering from a panic in the engine: the

@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"fmt"
+	"runtime"
 	"sync/atomic"
 
 	"github.com/vmihailenco/msgpack/v5"
@@ -53,12 +54,26 @@ func (c *conn) opSteps(req Request) {
 	}
 	b := &stepsBatch{c: c, req: req, results: make([]batchResult, len(steps))}
 	b.pending.Store(int32(len(steps)))
+	// The reader runs its share of short steps itself, as runInline does
+	// for one (each hand-off to a session's goroutine wakes a thread);
+	// the rest go to their sessions' goroutines first, to run meanwhile
+	// on the other processors.
+	procs := runtime.GOMAXPROCS(0)
+	share := len(steps) - len(steps)*(procs-1)/procs
+	mine := make([]int, 0, share)
 	for i := range steps {
 		st := &steps[i]
 		st.batch = b
+		if len(mine) < share && st.args.byTime && st.sess.claimInline(st.args.time) {
+			mine = append(mine, i)
+			continue
+		}
 		if e := st.sess.enqueue(sessionReq{step: &st.batchStep}); e != nil {
 			b.done(i, nil, errorf(e.Code, st.prefix()+"session", "%s", e.Message))
 		}
+	}
+	for _, i := range mine {
+		steps[i].sess.serveInline(sessionReq{step: &steps[i].batchStep})
 	}
 }
 

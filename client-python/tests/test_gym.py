@@ -111,3 +111,27 @@ def test_vector_env_resets_an_ended_episode_on_the_next_step(client):
     finally:
         ref.close()
     assert np.array_equal(again, want)
+
+
+def test_env_over_the_websockets_transport_gives_the_same_episode(client):
+    import ccscope
+
+    # The same seed and actions over the other transport (the websockets
+    # library's client) give the same observations.
+    a, _ = _episode(client, seed=4, steps=20)
+    with ccscope.connect(transport="websockets") as other:
+        b, _ = _episode(other, seed=4, steps=20)
+    assert np.array_equal(a, b)
+
+
+def test_vector_env_reports_a_session_error_with_its_path(client):
+    from ccscope.errors import BadArguments
+    from ccscope.gym import CCVectorEnv
+
+    venv = CCVectorEnv(2, "p-rtr-p", flow="f9", client=client)
+    try:
+        with pytest.raises(BadArguments) as e:
+            venv.reset(seed=0)
+        assert e.value.path == "steps[0].observe"
+    finally:
+        venv.close()
