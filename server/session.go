@@ -91,11 +91,12 @@ func (s *session) enqueue(r sessionReq) *Error {
 	if s.closed {
 		return errorf(CodeNotFound, "session", "session %q is closed", s.id)
 	}
+	s.pending.Add(1)
 	select {
 	case s.reqs <- r:
-		s.pending.Add(1)
 		return nil
 	default:
+		s.pending.Add(-1)
 		return errorf(CodeBusy, "session", "session %q has %d requests waiting; wait for their responses", s.id, sessionQueue)
 	}
 }
