@@ -25,7 +25,8 @@ __all__ = ["connect", "Client", "DEFAULT_TIMEOUT"]
 #: Seconds allowed to start a server, connect, and answer a quick request.
 DEFAULT_TIMEOUT = 30.0
 
-# How often a wait without a deadline checks that the local server lives.
+# How often a wait with a deadline, or for several responses, checks that
+# the local server lives.
 _POLL_S = 0.5
 
 
@@ -344,8 +345,11 @@ class Client:
         answered = False
         try:
             while True:
-                wait = _POLL_S if deadline is None else min(_POLL_S, deadline - time.monotonic())
-                data = self._recv(max(wait, 0.0), context=f"waiting for the response to {op!r}")
+                # Without a deadline the read blocks: the connection ends
+                # when the server does (its socket closes with the process),
+                # and a timed read costs a poll() before every recv().
+                wait = None if deadline is None else max(min(_POLL_S, deadline - time.monotonic()), 0.0)
+                data = self._recv(wait, context=f"waiting for the response to {op!r}")
                 if data is None:
                     if deadline is not None and time.monotonic() >= deadline:
                         self.close()
@@ -463,7 +467,7 @@ class Client:
             self.close()
             raise
 
-    def _recv(self, timeout: float, *, context: str) -> bytes | None:
+    def _recv(self, timeout: float | None, *, context: str) -> bytes | None:
         try:
             data = self._transport.recv(timeout)
         except ConnectionLost as e:
