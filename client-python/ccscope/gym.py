@@ -413,8 +413,9 @@ class CCVectorEnv(gymnasium.vector.VectorEnv):
         else:
             # The actions clipped and rounded as CCEnv does, all at once.
             lo, hi = self._bounds
-            a = np.clip(acts[:, 0], lo, hi)
-            if np.isnan(a).any():
+            a = np.minimum(np.maximum(acts[:, 0], lo), hi)
+            total = float(a.sum())  # NaN if an action is (the clipped values are finite)
+            if total != total:
                 raise ValueError(f"ccscope.gym: actions must be numbers, got {acts[:, 0]!r}")
             vals = (np.rint(a) if self.control == "cwnd" else np.trunc(a * 1e6)).astype(np.int64).tolist()
             pack = self._pack
@@ -452,8 +453,6 @@ class CCVectorEnv(gymnasium.vector.VectorEnv):
                 rewards[i] = self._reward(prev[i], obs[i])
         if True in fresh_l:
             rewards[fresh] = 0.0
-        for st, d in zip(self._st, done):
-            st.done = d
 
     def close_extras(self, **kwargs: Any) -> None:
         """Close the sessions and, if the environment made it, the client."""

@@ -135,3 +135,20 @@ def test_vector_env_reports_a_session_error_with_its_path(client):
         assert e.value.path == "steps[0].observe"
     finally:
         venv.close()
+
+
+def test_nan_actions_are_refused(client):
+    from ccscope.gym import CCVectorEnv
+
+    venv = CCVectorEnv(2, "p-rtr-p", client=client)
+    env = CCEnv("p-rtr-p", client=client)
+    try:
+        venv.reset(seed=0)
+        with pytest.raises(ValueError):
+            venv.step(np.array([[10.0], [np.nan]]))
+        env.reset(seed=0)
+        with pytest.raises(ValueError):
+            env.step(np.array([np.nan], np.float32))
+    finally:
+        venv.close()
+        env.close()
