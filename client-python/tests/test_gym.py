@@ -152,3 +152,33 @@ def test_nan_actions_are_refused(client):
     finally:
         venv.close()
         env.close()
+
+
+def test_default_reward_computed_inline_equals_default_reward(client):
+    from ccscope.gym import CCVectorEnv, default_reward
+
+    # The environments compute the default reward on the fly (plain floats
+    # in CCEnv, array operations in CCVectorEnv); through a wrapper they
+    # call default_reward itself. Rewards must match bit for bit.
+    def wrapped(prev, obs):
+        return default_reward(prev, obs)
+
+    actions = [np.array([a], np.float32) for a in (30.0, 80.0, 300.0, 20.0, 500.0, 60.0) * 5]
+    got = {}
+    for name, reward in (("inline", None), ("called", wrapped)):
+        env = CCEnv("p-rtr-p", control="cwnd", interval="20ms", reward=reward, client=client)
+        try:
+            env.reset(seed=9)
+            got[name] = [env.step(a)[1] for a in actions]
+        finally:
+            env.close()
+        venv = CCVectorEnv(2, "p-rtr-p", control="cwnd", interval="20ms", reward=reward, client=client)
+        try:
+            venv.reset(seed=9)
+            got["v" + name] = [venv.step(np.array([a, a]))[1].tolist() for a in actions]
+        finally:
+            venv.close()
+    assert got["inline"] == got["called"]
+    assert got["vinline"] == got["vcalled"]
+    assert [r[0] for r in got["vinline"]] == got["inline"], "sub-env 0 (seed 9) differs from CCEnv"
+    assert any(r != 0.0 for r in got["inline"])
