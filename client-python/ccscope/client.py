@@ -35,14 +35,16 @@ def connect(
 ) -> Client:
     """Connect to a ccscope server, starting a private one if no URL is given.
 
-    With no ``url`` the server binary compiled into this package is started as
-    ``ccscope serve --addr 127.0.0.1:0``; the client reads the URL it prints
-    and stops it again on :meth:`Client.close`, on leaving a ``with`` block,
-    and at interpreter exit.
+    With no ``url`` the server binary compiled into this package is started
+    on a Unix-domain socket in a private directory (``ccscope serve --unix
+    PATH``; ``--addr 127.0.0.1:0`` where there are none); the client reads
+    the URL it prints and stops it again on :meth:`Client.close`, on leaving
+    a ``with`` block, and at interpreter exit.
 
     Args:
-        url: ``ws://HOST:PORT/`` of a running server (its ``?token=`` may be
-            included), or None for a private local server.
+        url: ``ws://HOST:PORT/`` or ``ws+unix://PATH`` of a running server
+            (its ``?token=`` may be included), or None for a private local
+            server.
         token: The server's token, sent as a bearer header (not needed for a
             URL that carries one, nor for a private server).
         timeout: Seconds allowed to start the server, to connect, and for each
