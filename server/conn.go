@@ -44,6 +44,14 @@ type conn struct {
 	buildWG sync.WaitGroup
 	lastReq atomic.Int64 // wall time of the last request, Unix ns
 
+	// The socket's write side: the writer goroutine writes queued frames,
+	// and a response may be written directly by the goroutine that made it
+	// (sendDirect) when nothing is queued. wmu is held for every data
+	// write; queued counts the frames (and close instructions) handed to
+	// the writer and not yet written.
+	wmu    sync.Mutex
+	queued atomic.Int64
+
 	done      chan struct{}   // closed when the connection ends
 	ctx       context.Context // cancelled when the connection ends
 	cancel    context.CancelFunc
@@ -175,12 +183,17 @@ func (c *conn) route(frame []byte) {
 			c.reply(req.ID, nil, errorf(CodeNotFound, "session", "no session %q on this connection", id))
 			return
 		}
+		if req.def.inline && sess.runInline(req) {
+			return
+		}
 		if e := sess.enqueue(sessionReq{req: req}); e != nil {
 			c.finishReq(req)
 			c.reply(req.ID, nil, e)
 		}
 	case scopeBuild:
 		c.startBuild(req)
+	case scopeSessions:
+		req.def.batch(c, req)
 	default:
 		select {
 		case c.ctl <- req:
@@ -214,10 +227,13 @@ func (c *conn) writeLoop() {
 		case f := <-c.out:
 			if f.closeCode != 0 {
 				c.closeWith(f.closeCode, f.reason)
+				c.queued.Add(-1)
 				return
 			}
-			_ = c.ws.SetWriteDeadline(time.Now().Add(c.srv.opts.WriteTimeout))
-			err := c.ws.WriteMessage(websocket.BinaryMessage, f.data)
+			c.wmu.Lock()
+			err := c.write(f.data)
+			c.queued.Add(-1)
+			c.wmu.Unlock()
 			c.budget.release(int64(len(f.data)))
 			recycle(f.pooled)
 			if err != nil {
@@ -236,6 +252,42 @@ func (c *conn) writeLoop() {
 	}
 }
 
+// write writes one frame, with the write deadline; wmu is held.
+func (c *conn) write(data []byte) error {
+	_ = c.ws.SetWriteDeadline(time.Now().Add(c.srv.opts.WriteTimeout))
+	return c.ws.WriteMessage(websocket.BinaryMessage, data)
+}
+
+// sendDirect writes a response on the calling goroutine when the writer
+// has nothing queued, saving the hand-off to it (a learning loop's step
+// is a request and a response of a few hundred bytes, and the hand-off
+// costs more than the write); otherwise it queues the frame as send does.
+// Frames the caller queued before are written by then, so none is
+// overtaken. It reports false once the connection is gone.
+func (c *conn) sendDirect(f []byte) bool {
+	if c.queued.Load() != 0 || !c.wmu.TryLock() {
+		return c.send(f)
+	}
+	if c.queued.Load() != 0 {
+		c.wmu.Unlock()
+		return c.send(f)
+	}
+	select {
+	case <-c.done:
+		c.wmu.Unlock()
+		return false
+	default:
+	}
+	err := c.write(f)
+	c.wmu.Unlock()
+	if err != nil {
+		c.log.Warn().Err(err).Msg("write failed; closing the connection")
+		c.closeWith(websocket.ClosePolicyViolation, "client stopped reading")
+		return false
+	}
+	return true
+}
+
 // send queues a frame, waiting while the connection's write budget is spent:
 // a client that stops reading stops its sessions here instead of making the
 // server buffer. It reports false once the connection is gone.
@@ -252,10 +304,12 @@ func (c *conn) sendFrame(f outFrame) bool {
 	if !c.budget.acquire(n, c.done) {
 		return false
 	}
+	c.queued.Add(1)
 	select {
 	case c.out <- f:
 		return true
 	case <-c.done:
+		c.queued.Add(-1)
 		c.budget.release(n)
 		return false
 	}
@@ -263,9 +317,11 @@ func (c *conn) sendFrame(f outFrame) bool {
 
 // closeAfterWrites closes the connection after the frames queued so far.
 func (c *conn) closeAfterWrites(code int, reason string) {
+	c.queued.Add(1)
 	select {
 	case c.out <- outFrame{closeCode: code, reason: reason}:
 	case <-c.done:
+		c.queued.Add(-1)
 	}
 }
 
@@ -280,17 +336,22 @@ func (c *conn) replyLog(log zerolog.Logger, id any, result any, e *Error) bool {
 	r := response{ID: id, OK: e == nil, Result: result, Error: e}
 	if e != nil {
 		r.Result = nil
-		ev := log.Info()
-		if e.Code == CodeInternal || e.Code == CodeReplayMismatch {
-			ev = log.Error()
-		}
-		ev.Any("id", id).Str("code", string(e.Code)).Str("path", e.Path).Str("error", e.Message).Msg("request failed")
+		logFailure(log, id, e)
 	}
-	b, err := marshal(&r)
+	b, err := marshalResponse(&r)
 	if err != nil {
 		b, _ = marshal(&response{ID: id, Error: errorf(CodeInternal, "", "encoding the response: %v", err)})
 	}
-	return c.send(b)
+	return c.sendDirect(b)
+}
+
+// logFailure logs a request's (or a batch entry's) error on log.
+func logFailure(log zerolog.Logger, id any, e *Error) {
+	ev := log.Info()
+	if e.Code == CodeInternal || e.Code == CodeReplayMismatch {
+		ev = log.Error()
+	}
+	ev.Any("id", id).Str("code", string(e.Code)).Str("path", e.Path).Str("error", e.Message).Msg("request failed")
 }
 
 func (c *conn) session(id string) *session {

@@ -25,6 +25,29 @@ type response struct {
 	Error  *Error `msgpack:"error,omitempty"`
 }
 
+// marshalResponse encodes a response as marshal does. A step's (the frame a
+// learning loop gets every environment step) is written without reflection
+// on the envelope; its result is never empty, so never left out.
+func marshalResponse(r *response) ([]byte, error) {
+	switch r.Result.(type) {
+	case stepResult, stepResultObs:
+		if r.Error != nil {
+			break
+		}
+		var b bytes.Buffer
+		enc := msgpack.NewEncoder(&b)
+		enc.UseCompactInts(true)
+		for _, err := range [...]error{enc.EncodeMapLen(3), enc.EncodeString("id"), enc.Encode(r.ID),
+			enc.EncodeString("ok"), enc.EncodeBool(r.OK), enc.EncodeString("result"), enc.Encode(r.Result)} {
+			if err != nil {
+				return nil, err
+			}
+		}
+		return b.Bytes(), nil
+	}
+	return marshal(r)
+}
+
 // marshal encodes a frame with the smallest integer encodings.
 func marshal(v any) ([]byte, error) {
 	var b bytes.Buffer

@@ -100,3 +100,47 @@ func TestStepObserveErrorsNameTheArgument(t *testing.T) {
 		t.Errorf("action log after failed steps = %v, want empty", acts)
 	}
 }
+
+// obs_format "int64le" carries the same 13 values as a bin of
+// little-endian int64s (the layout numpy reads with dtype "<i8"), decoded
+// here by hand: byte k of value i is bits 8k..8k+7 of the integer.
+func TestStepObsFormatInt64LE(t *testing.T) {
+	t.Parallel()
+	_, url := newTestServer(t, Options{})
+	c := dial(t, url)
+	one := c.open("p-rtr-p", "runtime.duration=2s")
+	two := c.open("p-rtr-p", "runtime.duration=2s")
+	for range 3 {
+		list := c.call("step", map[string]any{"session": one, "time": "200ms", "observe": "f0"})
+		bin := c.call("step", map[string]any{"session": two, "time": "200ms", "observe": "f0", "obs_format": "int64le"})
+		raw, ok := bin["obs"].([]byte)
+		if !ok || len(raw) != 8*len(ObservationFields) {
+			t.Fatalf("obs = %T %v, want a bin of %d bytes", bin["obs"], bin["obs"], 8*len(ObservationFields))
+		}
+		want := list["obs"].([]any)
+		for i := range ObservationFields {
+			var v uint64
+			for k := range 8 {
+				v |= uint64(raw[8*i+k]) << (8 * k)
+			}
+			if int64(v) != asInt(want[i]) {
+				t.Errorf("obs[%d] (%s) = %d from the bin, %d from the array", i, ObservationFields[i], int64(v), asInt(want[i]))
+			}
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		args map[string]any
+	}{
+		{"unknown format", map[string]any{"time": "1ms", "observe": "f0", "obs_format": "float32"}},
+		{"not a string", map[string]any{"time": "1ms", "observe": "f0", "obs_format": 1}},
+		{"without observe", map[string]any{"time": "1ms", "obs_format": "int64le"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.args["session"] = one
+			if e := c.fail("step", tc.args); e["code"] != string(CodeBadArgs) || e["path"] != "obs_format" {
+				t.Errorf("step %v: error %v, want bad_args at obs_format", tc.args, e)
+			}
+		})
+	}
+}

@@ -19,9 +19,12 @@ const (
 	scopeBuild
 	// scopeSession ops run on their session's goroutine, in arrival order.
 	scopeSession
+	// scopeSessions ops are read on the connection's reader and handed, in
+	// parts, to several sessions' goroutines (steps).
+	scopeSessions
 )
 
-func (s scope) String() string { return [...]string{"connection", "build", "session"}[s] }
+func (s scope) String() string { return [...]string{"connection", "build", "session", "sessions"}[s] }
 
 // argSpec is one argument of an op: its key, whether it must be given, and
 // the kind of value it takes as the protocol spec words it.
@@ -33,15 +36,22 @@ type argSpec struct {
 
 // opDef is the single definition of an op: its name, where it runs, the
 // arguments it takes (any other key is refused before its value is decoded)
-// and its handler. Exactly one of conn and sess is set, as scope says.
+// and its handler. Exactly one of conn, sess and batch is set, as scope
+// says.
 type opDef struct {
 	name  string
 	scope scope
 	args  []argSpec
 	conn  func(c *conn, a *args, id any) (any, *Error)
 	sess  func(s *session, a *args, id any) (any, *Error)
+	// batch reads the request and answers it itself, once its sessions
+	// have run their parts.
+	batch func(c *conn, req Request)
 	// ends: the session ends once the response is sent (close).
 	ends bool
+	// inline: the connection's reader may run a short one itself
+	// (session.runInline).
+	inline bool
 }
 
 // answered is the result of a handler that sent its response itself.
@@ -56,7 +66,8 @@ var ops = []opDef{
 	{name: "open", scope: scopeBuild, args: []argSpec{{"scenario", true, "string"}, {"config", true, "map"},
 		{"seed", true, "integer"}, {"set", true, "map or list"}}, conn: (*conn).opOpen},
 	{name: "step", scope: scopeSession, args: []argSpec{sessionArg, {"time", true, "duration"}, {"events", true, "integer"},
-		{"action", true, "map"}, {"observe", true, "string"}}, sess: (*session).opStep},
+		{"action", true, "map"}, {"observe", true, "string"}, {"obs_format", true, "string"}}, sess: (*session).opStep, inline: true},
+	{name: "steps", scope: scopeSessions, args: []argSpec{{"steps", false, "list of step arguments"}}, batch: (*conn).opSteps},
 	{name: "run", scope: scopeSession, args: []argSpec{sessionArg, {"until", true, "duration"}}, sess: (*session).opRun},
 	{name: "act", scope: scopeSession, args: []argSpec{sessionArg, {"action", false, "map"}}, sess: (*session).opAct},
 	{name: "subscribe", scope: scopeSession, args: []argSpec{sessionArg, {"tables", false, "list"}, {"flows", true, "list"},
@@ -83,7 +94,14 @@ var opIndex = func() map[string]*opDef {
 	m := make(map[string]*opDef, len(ops))
 	for i := range ops {
 		o := &ops[i]
-		if _, dup := m[o.name]; dup || (o.conn == nil) == (o.sess == nil) || (o.sess != nil) != (o.scope == scopeSession) {
+		handlers := 0
+		for _, set := range []bool{o.conn != nil, o.sess != nil, o.batch != nil} {
+			if set {
+				handlers++
+			}
+		}
+		if _, dup := m[o.name]; dup || handlers != 1 || (o.sess != nil) != (o.scope == scopeSession) ||
+			(o.batch != nil) != (o.scope == scopeSessions) {
 			panic("server: op table entry " + o.name + " is malformed")
 		}
 		m[o.name] = o

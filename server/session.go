@@ -6,6 +6,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -18,10 +19,12 @@ import (
 // gets busy.
 const sessionQueue = 32
 
-// sessionReq is a wire request for the session, or an internal call (fork
-// of a live session) run on the session's goroutine.
+// sessionReq is a wire request for the session, its step of a steps
+// request, or an internal call (fork of a live session) run on the
+// session's goroutine.
 type sessionReq struct {
 	req  Request
+	step *batchStep
 	call func(*session)
 }
 
@@ -39,6 +42,18 @@ type session struct {
 	mu     sync.Mutex
 	closed bool
 	reqs   chan sessionReq
+
+	// busy is held by whoever runs the session's requests: its goroutine,
+	// or the connection's reader running a short step itself (runInline).
+	// pending counts requests enqueued and not yet served.
+	busy    sync.Mutex
+	pending atomic.Int32
+	// The last step by time: its simulated and its wall duration (for
+	// runInline, under busy); and the wall time of the last request
+	// served inline, Unix ns (for the idle timeout).
+	lastStepSim  sim.Duration
+	lastStepWall time.Duration
+	lastInline   atomic.Int64
 
 	seq      uint64        // pushes sent
 	everyMS  time.Duration // push interval while stepping
@@ -76,10 +91,12 @@ func (s *session) enqueue(r sessionReq) *Error {
 	if s.closed {
 		return errorf(CodeNotFound, "session", "session %q is closed", s.id)
 	}
+	s.pending.Add(1)
 	select {
 	case s.reqs <- r:
 		return nil
 	default:
+		s.pending.Add(-1)
 		return errorf(CodeBusy, "session", "session %q has %d requests waiting; wait for their responses", s.id, sessionQueue)
 	}
 }
@@ -108,11 +125,20 @@ func (s *session) loop() {
 	for {
 		select {
 		case r := <-s.reqs:
-			if !s.serve(r) {
+			s.busy.Lock()
+			more := s.serve(r)
+			s.pending.Add(-1)
+			s.busy.Unlock()
+			if !more {
 				return
 			}
 			idle.Reset(srv.opts.IdleTimeout)
 		case <-idle.C:
+			// Steps run inline do not pass here; they count as activity.
+			if since := time.Since(time.Unix(0, s.lastInline.Load())); since < srv.opts.IdleTimeout {
+				idle.Reset(srv.opts.IdleTimeout - since)
+				continue
+			}
 			reason = "idle timeout"
 			return
 		case <-s.ctx.Done():
@@ -127,6 +153,9 @@ func (s *session) finish(reason string) {
 	s.mu.Lock()
 	s.closed = true
 	s.mu.Unlock()
+	// A step running inline on the reader ends first.
+	s.busy.Lock()
+	defer s.busy.Unlock()
 	s.cancel()
 	c := s.conn
 	c.mu.Lock()
@@ -136,9 +165,12 @@ func (s *session) finish(reason string) {
 	for {
 		select {
 		case r := <-s.reqs:
-			if r.call != nil {
+			switch {
+			case r.call != nil:
 				r.call(nil)
-			} else {
+			case r.step != nil:
+				r.step.batch.done(r.step.slot, nil, errorf(CodeNotFound, r.step.prefix()+"session", "session %q closed (%s)", s.id, reason))
+			default:
 				c.finishReq(r.req)
 				c.reply(r.req.ID, nil, errorf(CodeNotFound, "session", "session %q closed (%s)", s.id, reason))
 			}
@@ -151,20 +183,76 @@ func (s *session) finish(reason string) {
 	}
 }
 
+// inlineMaxWall bounds the steps a connection's reader runs itself: a
+// step by time no longer (in simulated time) than the session's last one,
+// which took at most this much wall time.
+const inlineMaxWall = 500 * time.Microsecond
+
+// runInline serves a step request on the calling goroutine (the
+// connection's reader) instead of handing it to the session's goroutine,
+// and reports whether it did. A learning loop steps one session a few
+// milliseconds of simulated time per request: the hand-off between
+// goroutines, which wakes an idle thread, costs more CPU than the step's
+// simulation. It runs only a step that is sure to be short (inlineMaxWall)
+// on a session that is idle — nothing queued, no subscription pushing
+// Arrow — so that the reader is never held up for long and requests keep
+// their order.
+func (s *session) runInline(req Request) bool {
+	str, ok := req.Args["time"].(string)
+	d, err := sim.ParseDuration(str)
+	if !ok || err != nil || !s.claimInline(d) {
+		return false
+	}
+	s.serveInline(sessionReq{req: req})
+	return true
+}
+
+// claimInline takes the session for a step by time of d run by the caller
+// (runInline's conditions), reporting whether it did; the caller then
+// runs the step with serveInline.
+func (s *session) claimInline(d sim.Duration) bool {
+	s.mu.Lock()
+	if s.closed || !s.busy.TryLock() {
+		s.mu.Unlock()
+		return false
+	}
+	s.mu.Unlock()
+	if s.pending.Load() != 0 || len(s.tr.subs) != 0 || s.lastStepSim <= 0 || s.lastStepWall > inlineMaxWall ||
+		d <= 0 || d > s.lastStepSim {
+		s.busy.Unlock()
+		return false
+	}
+	return true
+}
+
+// serveInline serves r on the calling goroutine, the session claimed by
+// claimInline, and gives the claim back.
+func (s *session) serveInline(r sessionReq) {
+	s.lastInline.Store(time.Now().UnixNano())
+	more := s.serve(r)
+	s.busy.Unlock()
+	if !more {
+		s.cancel() // the session failed; its goroutine finishes it
+	}
+}
+
 // serve handles one request, recovering from a panic in the engine: the
 // client gets internal and the session ends, the server goes on. It reports
 // whether the session continues.
 func (s *session) serve(r sessionReq) (more bool) {
 	var id any
-	if r.call == nil {
+	if r.call == nil && r.step == nil {
 		id = r.req.ID
 	}
 	defer func() {
 		if p := recover(); p != nil {
 			s.log.Error().Str("panic", fmt.Sprint(p)).Str("stack", string(debug.Stack())).Msg("session panicked; closing it")
-			if r.call != nil {
+			switch {
+			case r.call != nil:
 				r.call(nil)
-			} else {
+			case r.step != nil:
+				r.step.batch.done(r.step.slot, nil, errorf(CodeInternal, "", "the session failed and was closed: %v", p))
+			default:
 				s.conn.replyLog(s.log, id, nil, errorf(CodeInternal, "", "the session failed and was closed: %v", p))
 			}
 			more = false
@@ -172,6 +260,18 @@ func (s *session) serve(r sessionReq) (more bool) {
 	}()
 	if r.call != nil {
 		r.call(s)
+		return true
+	}
+	if r.step != nil {
+		res, e := s.step(r.step.args, r.step.prefix())
+		if e != nil && e.Code == CodeInternal && s.ctx.Err() != nil {
+			r.step.batch.done(r.step.slot, nil, e)
+			return false // the connection is gone
+		}
+		if e != nil {
+			logFailure(s.log, r.step.batch.req.ID, e)
+		}
+		r.step.batch.done(r.step.slot, res, e)
 		return true
 	}
 	defer s.conn.finishReq(r.req)
@@ -213,61 +313,11 @@ func (s *session) opClose(a *args, _ any) (any, *Error) {
 }
 
 func (s *session) opStep(a *args, _ any) (any, *Error) {
-	x, e := s.parseStepExtras(a)
+	p, e := parseStep(a, s)
 	if e != nil {
 		return nil, e
 	}
-	var idx *int
-	hasT, hasN := a.has("time"), a.has("events")
-	switch {
-	case hasT == hasN:
-		a.get("time")
-		a.get("events")
-		if e := a.done(); e != nil {
-			return nil, e
-		}
-		return nil, errorf(CodeBadArgs, "time", "give exactly one of time (a duration) and events (a count)")
-	case hasT:
-		d, e := a.duration("time")
-		if e == nil {
-			e = a.done()
-		}
-		if e == nil {
-			idx, e = x.apply(s)
-		}
-		if e != nil {
-			return nil, e
-		}
-		e = s.st.runTo(s.ctx, s.st.run.Now().Add(d), func() *Error { return s.pushDue(false) })
-		if pe := s.pushDue(true); e == nil {
-			e = pe
-		}
-		if e != nil {
-			return nil, e
-		}
-	default:
-		n, e := a.uint("events")
-		if e == nil {
-			e = a.done()
-		}
-		if e != nil {
-			return nil, e
-		}
-		if n == 0 {
-			return nil, errorf(CodeBadArgs, "events", "events must be positive")
-		}
-		if idx, e = x.apply(s); e != nil {
-			return nil, e
-		}
-		e = s.st.stepEvents(s.ctx, n)
-		if pe := s.pushDue(true); e == nil {
-			e = pe
-		}
-		if e != nil {
-			return nil, e
-		}
-	}
-	return x.result(s, s.st.result(), idx), nil
+	return s.step(p, "")
 }
 
 func (s *session) opRun(a *args, id any) (any, *Error) {

@@ -247,6 +247,14 @@ func writeVectors(t *testing.T) {
 	delete(vec, "request_open_tcp")
 	vec["response_step_observe"] = req("step_observe", "step", map[string]any{"session": tsid, "time": "300ms",
 		"action": map[string]any{"flow": "f0", "cwnd": 40}, "observe": "f0"})
+	// A steps batch: the first session's step carries an action and an
+	// observation, the second only observes.
+	other := req("open_tcp2", "open", map[string]any{"scenario": "p-rtr-p", "seed": 2, "set": map[string]any{"runtime.duration": "1s"}})
+	osid := other["result"].(map[string]any)["session"].(string)
+	delete(vec, "request_open_tcp2")
+	vec["response_steps"] = req("steps", "steps", map[string]any{"steps": []any{
+		map[string]any{"session": tsid, "time": "100ms", "action": map[string]any{"flow": "f0", "cwnd": 20}, "observe": "f0"},
+		map[string]any{"session": osid, "time": "100ms", "observe": "f0"}}})
 	delete(vec, "request_step_bad")
 	if err := os.MkdirAll(vectorDir, 0o755); err != nil {
 		t.Fatal(err)

@@ -8,7 +8,9 @@ import os
 import queue
 import re
 import shutil
+import socket
 import subprocess
+import tempfile
 import threading
 import time
 import weakref
@@ -18,7 +20,7 @@ from .errors import BinaryNotFound, ServerDied
 
 __all__ = ["LocalServer", "find_binary"]
 
-_URL_LINE = re.compile(r"^ccscope serving at (ws://\S+)\s*$")
+_URL_LINE = re.compile(r"^ccscope serving at (ws(?:\+unix)?://\S+)\s*$")
 _STDERR_TAIL_LINES = 40
 
 
@@ -55,7 +57,12 @@ def find_binary() -> Path:
 
 
 class LocalServer:
-    """A ``ccscope serve --addr 127.0.0.1:0`` child process.
+    """A ``ccscope serve`` child process for this client alone.
+
+    Where the platform has Unix-domain sockets it listens on one in a
+    private temporary directory (``--unix``; URL ``ws+unix://PATH``), which
+    spares each request and response the loopback TCP stack; elsewhere on
+    ``--addr 127.0.0.1:0``.
 
     The server's stdout is read until its URL line; stderr is drained all the
     time (so the child never blocks on a full pipe) and its tail kept for
@@ -66,17 +73,46 @@ class LocalServer:
         binary: The server binary (default: :func:`find_binary`).
         timeout: Seconds to wait for the URL line.
         extra_args: More arguments for ``serve``.
+        unix: Listen on a Unix-domain socket (default: where the platform
+            has them); False listens on 127.0.0.1.
 
     Raises:
         BinaryNotFound: No binary.
         ServerDied: The process exited or stayed silent past ``timeout``.
     """
 
-    def __init__(self, *, binary: Path | None = None, timeout: float = 30.0, extra_args: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        *,
+        binary: Path | None = None,
+        timeout: float = 30.0,
+        extra_args: tuple[str, ...] = (),
+        unix: bool | None = None,
+    ) -> None:
         self.binary = binary or find_binary()
         self._stderr: collections.deque[str] = collections.deque(maxlen=_STDERR_TAIL_LINES)
         self._lines: queue.Queue[str | None] = queue.Queue()
-        cmd = [str(self.binary), "serve", "--addr", "127.0.0.1:0", *extra_args]
+        if unix is None:
+            unix = hasattr(socket, "AF_UNIX") and os.name == "posix"
+        try:
+            self._start(unix, extra_args, timeout)
+        except ServerDied as e:
+            # A binary older than --unix says so at once: listen on TCP.
+            if not unix or "-unix" not in (e.stderr_tail or ""):
+                raise
+            self.stop()
+            self._stderr.clear()
+            self._lines = queue.Queue()
+            self._start(False, extra_args, timeout)
+
+    def _start(self, unix: bool, extra_args: tuple[str, ...], timeout: float) -> None:
+        self._sockdir: str | None = None
+        if unix:
+            self._sockdir = tempfile.mkdtemp(prefix="ccscope-")  # 0700: only this user reaches the socket
+            listen = ["--unix", os.path.join(self._sockdir, "ccscope.sock")]
+        else:
+            listen = ["--addr", "127.0.0.1:0"]
+        cmd = [str(self.binary), "serve", *listen, *extra_args]
         try:
             self.proc = subprocess.Popen(
                 cmd,
@@ -88,10 +124,12 @@ class LocalServer:
                 errors="replace",
             )
         except OSError as e:
+            if self._sockdir is not None:
+                shutil.rmtree(self._sockdir, ignore_errors=True)
             raise ServerDied(f"ccscope: cannot start {' '.join(cmd)}: {e}") from e
         # atexit holds only a weak reference: an unreachable server is
         # stopped by its finalizer, a forgotten one at exit.
-        self._finalizer = weakref.finalize(self, _terminate, self.proc)
+        self._finalizer = weakref.finalize(self, _terminate, self.proc, self._sockdir)
         atexit.register(self._finalizer)
         # The readers get the pipes, not self, so an abandoned LocalServer
         # can still be collected (and its finalizer stop the process).
@@ -175,7 +213,7 @@ def _pump_stderr(pipe, tail: collections.deque) -> None:
             tail.append(line.rstrip("\n"))
 
 
-def _terminate(proc: subprocess.Popen) -> None:
+def _terminate(proc: subprocess.Popen, sockdir: str | None = None) -> None:
     # The reader threads close the pipes when the process's ends reach EOF.
     if proc.poll() is None:
         proc.terminate()
@@ -184,3 +222,5 @@ def _terminate(proc: subprocess.Popen) -> None:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+    if sockdir is not None:
+        shutil.rmtree(sockdir, ignore_errors=True)

@@ -25,7 +25,8 @@ __all__ = ["connect", "Client", "DEFAULT_TIMEOUT"]
 #: Seconds allowed to start a server, connect, and answer a quick request.
 DEFAULT_TIMEOUT = 30.0
 
-# How often a wait without a deadline checks that the local server lives.
+# How often a wait with a deadline, or for several responses, checks that
+# the local server lives.
 _POLL_S = 0.5
 
 
@@ -34,14 +35,16 @@ def connect(
 ) -> Client:
     """Connect to a ccscope server, starting a private one if no URL is given.
 
-    With no ``url`` the server binary compiled into this package is started as
-    ``ccscope serve --addr 127.0.0.1:0``; the client reads the URL it prints
-    and stops it again on :meth:`Client.close`, on leaving a ``with`` block,
-    and at interpreter exit.
+    With no ``url`` the server binary compiled into this package is started
+    on a Unix-domain socket in a private directory (``ccscope serve --unix
+    PATH``; ``--addr 127.0.0.1:0`` where there are none); the client reads
+    the URL it prints and stops it again on :meth:`Client.close`, on leaving
+    a ``with`` block, and at interpreter exit.
 
     Args:
-        url: ``ws://HOST:PORT/`` of a running server (its ``?token=`` may be
-            included), or None for a private local server.
+        url: ``ws://HOST:PORT/`` or ``ws+unix://PATH`` of a running server
+            (its ``?token=`` may be included), or None for a private local
+            server.
         token: The server's token, sent as a bearer header (not needed for a
             URL that carries one, nor for a private server).
         timeout: Seconds allowed to start the server, to connect, and for each
@@ -120,6 +123,7 @@ class Client:
         self._abandoned: set[int] = set()
         self._pushes: dict[str, collections.deque[DataPush]] = collections.defaultdict(collections.deque)
         self._closed = False
+        self._pack = codec.packer()  # used under the lock
         self.server_info: dict[str, Any] = self.call(
             "hello", {"version": codec.PROTOCOL_VERSION, "client": f"ccscope-python/{__version__}"}
         )
@@ -306,43 +310,87 @@ class Client:
             rid = self._next_id
             self._next_id += 1
             self._send(codec.encode_request(rid, op, dict(args or {})))
-            deadline = None if timeout is None else time.monotonic() + float(timeout)  # type: ignore[arg-type]
-            answered = False
-            try:
-                while True:
-                    wait = _POLL_S if deadline is None else min(_POLL_S, deadline - time.monotonic())
-                    data = self._recv(max(wait, 0.0), context=f"waiting for the response to {op!r}")
-                    if data is None:
-                        if deadline is not None and time.monotonic() >= deadline:
-                            self.close()
-                            raise ConnectionLost(
-                                f"ccscope: no response to {op!r} within {timeout:g} s; connection closed"
-                            )
+            return self._await(rid, op, timeout, on_progress)  # type: ignore[arg-type]
+
+    def call_encoded(self, op: str, template: codec.Template, *parts: bytes, timeout: float | None = None) -> dict[str, Any]:
+        """Send a request encoded from a template and wait for its response.
+
+        The fast form of :meth:`call` for a request sent over and over (a
+        learning loop's step): the template holds the encoded request, hole
+        0 its id (filled here), the other holes the values that change.
+
+        Args:
+            op: The operation, for messages.
+            template: The request, with the id as hole 0.
+            parts: The other holes' values, encoded (:func:`ccscope.codec.pack`).
+            timeout: As for :meth:`call`; default unlimited.
+
+        Returns:
+            The result map.
+
+        Raises:
+            As for :meth:`call`.
+        """
+        with self._lock:
+            if self._closed:
+                raise ConnectionLost("ccscope: the client is closed")
+            rid = self._next_id
+            self._next_id += 1
+            self._send(template.fill(self._pack(rid), *parts))
+            return self._await(rid, op, timeout, None)
+
+    def _await(
+        self, rid: int, op: str, timeout: float | None, on_progress: Callable[[ProgressPush], None] | None
+    ) -> dict[str, Any]:
+        """Read frames until the response to ``rid`` (the lock held)."""
+        deadline = None if timeout is None else time.monotonic() + float(timeout)
+        answered = False
+        try:
+            while True:
+                # Without a deadline the read blocks: the connection ends
+                # when the server does (its socket closes with the process),
+                # and a timed read costs a poll() before every recv().
+                wait = None if deadline is None else max(min(_POLL_S, deadline - time.monotonic()), 0.0)
+                data = self._recv(wait, context=f"waiting for the response to {op!r}")
+                if data is None:
+                    if deadline is not None and time.monotonic() >= deadline:
+                        self.close()
+                        raise ConnectionLost(f"ccscope: no response to {op!r} within {timeout:g} s; connection closed")
+                    continue
+                if type(data) is str:
+                    codec.decode_frame(data)  # raises: the protocol is binary
+                msg = codec.decode(data)
+                # The common case first: this request's success, read
+                # without building a Response.
+                if type(msg) is dict and msg.get("ok") is True and msg.get("id") == rid and type(msg["id"]) is int:
+                    result = msg.get("result") or {}
+                    if type(result) is dict:
+                        answered = True
+                        return result
+                frame = codec.frame_from_map(msg)
+                if isinstance(frame, Response):
+                    if frame.id == rid or (frame.id is None and not frame.ok):
+                        answered = True
+                        if frame.ok:
+                            return frame.result
+                        exc = frame.exception()
+                        if isinstance(exc, ProtocolVersionError):
+                            self.close()  # the server closes the connection after refusing
+                        raise exc
+                    if frame.id in self._abandoned:
+                        self._abandoned.discard(frame.id)
                         continue
-                    frame = codec.decode_frame(data)
-                    if isinstance(frame, Response):
-                        if frame.id == rid or (frame.id is None and not frame.ok):
-                            answered = True
-                            if frame.ok:
-                                return frame.result
-                            exc = frame.exception()
-                            if isinstance(exc, ProtocolVersionError):
-                                self.close()  # the server closes the connection after refusing
-                            raise exc
-                        if frame.id in self._abandoned:
-                            self._abandoned.discard(frame.id)
-                            continue
-                        raise ProtocolError(f"ccscope: response to request {frame.id}, expected {rid}")
-                    if isinstance(frame, ProgressPush):
-                        if on_progress is not None and frame.request == rid:
-                            on_progress(frame)
-                        continue
-                    self._pushes[frame.session].append(frame)
-            finally:
-                # Interrupted (Ctrl-C in a notebook): the response still comes
-                # later and must not be taken for the next request's.
-                if not answered:
-                    self._abandoned.add(rid)
+                    raise ProtocolError(f"ccscope: response to request {frame.id}, expected {rid}")
+                if isinstance(frame, ProgressPush):
+                    if on_progress is not None and frame.request == rid:
+                        on_progress(frame)
+                    continue
+                self._pushes[frame.session].append(frame)
+        finally:
+            # Interrupted (Ctrl-C in a notebook): the response still comes
+            # later and must not be taken for the next request's.
+            if not answered:
+                self._abandoned.add(rid)
 
     def call_many(self, requests: Sequence[tuple[str, Mapping[str, Any]]]) -> list[dict[str, Any]]:
         """Send several requests at once, then wait for all their responses.
@@ -421,7 +469,7 @@ class Client:
             self.close()
             raise
 
-    def _recv(self, timeout: float, *, context: str) -> bytes | None:
+    def _recv(self, timeout: float | None, *, context: str) -> bytes | None:
         try:
             data = self._transport.recv(timeout)
         except ConnectionLost as e:

@@ -25,6 +25,7 @@ Example::
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -36,7 +37,9 @@ try:
 except ImportError as e:  # pragma: no cover - depends on the install
     raise ImportError("ccscope.gym needs gymnasium: pip install 'ccscope[gym]'") from e
 
+from . import codec
 from .client import Client, connect
+from .errors import ProtocolError
 from .session import Session
 from .tables import parse_duration
 
@@ -74,61 +77,86 @@ def default_reward(prev: np.ndarray, obs: np.ndarray, *, delay_weight: float = 0
     return float(obs[4] - delay_weight * queueing_ms - loss_weight * obs[6])
 
 
-#: The server's observation array (proto/README.md, "step"), by index.
-_T, _CWND, _SSTHRESH, _INFLIGHT, _SRTT, _MINRTT, _PACING, _DELIVERY, _DELIVERED, _LOST, _RETRANS, _CA, _BYTES = range(13)
+# The server's observation array (proto/README.md, "step") holds, by index:
+# 0 t_ps, 1 cwnd_pkts, 2 ssthresh_pkts, 3 inflight_pkts, 4 srtt_ps,
+# 5 min_rtt_ps, 6 pacing_rate_bps, 7 delivery_rate_bps, 8 delivered_pkts,
+# 9 lost_pkts, 10 retrans_pkts, 11 ca_state, 12 bytes_delivered.
+# OBSERVATION[:6] are these columns over these divisors:
+_COLS = np.array([1, 3, 4, 5, 7, 6])
+_DIVS = np.array([1.0, 1.0, 1e9, 1e9, 1e6, 1e6])
+_LOST, _RETRANS, _CA = 9, 10, 11
+
+_H = codec.Template.hole
+# The observation comes as 13 little-endian int64s (the step's obs_format
+# "int64le"): read without converting a list.
+_unpack_obs = struct.Struct("<13q").unpack
 
 
 class _Stepper:
-    """One episode's request and observation buffers, reused every step.
+    """One episode's encoded requests and observation buffers, reused every step.
 
     Each step is one ``step`` request that carries the action and asks for
-    the flow's observation back (one round trip); the request map is built
-    once and only its action value changes; the observation is written into
-    preallocated arrays.
+    the flow's observation back (one round trip). The request is encoded
+    once per episode (:class:`ccscope.codec.Template`); a step splices in
+    the request id and the action value. The observation is written into
+    preallocated arrays, and the default reward computed on plain floats.
     """
 
     def __init__(self, flow: str, control: str, interval: str, bounds: tuple[float, float]) -> None:
-        self.flow, self.control, self.bounds = flow, control, bounds
-        self.action: dict[str, Any] = {"flow": flow, control: 0}
-        self.args: dict[str, Any] = {"session": "", "time": interval, "action": self.action, "observe": flow}
-        self.first: dict[str, Any] = {"session": "", "time": interval, "observe": flow}
-        self.raw = np.zeros(13, dtype=np.float64)
+        self.flow, self.control, self.interval, self.bounds = flow, control, interval, bounds
+        self.cwnd = control == "cwnd"
+        self.pack = codec.packer()
         self.obs = np.zeros(len(OBSERVATION), dtype=np.float64)
         self.prev = np.zeros(len(OBSERVATION), dtype=np.float64)
+        self.lost = self.retrans = 0
+        self.reward = 0.0
         self.done = False
         self.sim_time_ps = 0
         self.events = 0
+        self.step_t = self.first_t = self.entry_t = codec.Template(None, 0)
+        self.first_entry = b""
 
-    def set_action(self, action: Any) -> None:
+    def reset(self, session: str) -> None:
+        """Start an episode on ``session``: its requests encoded, the buffers cleared."""
+        args = {"session": session, "time": self.interval, "observe": self.flow, "obs_format": "int64le"}
+        act = {"flow": self.flow, self.control: _H(1)}
+        self.first_t = codec.Template({"id": _H(0), "op": "step", **args}, 1)
+        self.step_t = codec.Template({"id": _H(0), "op": "step", "action": act, **args}, 2)
+        # The vector environment's steps entries: the same without id and op.
+        self.entry_t = codec.Template({"action": {"flow": self.flow, self.control: _H(0)}, **args}, 1)
+        self.first_entry = codec.encode(args)
+        self.obs[:] = 0.0
+        self.lost = self.retrans = 0
+        self.done = False
+
+    def action(self, action: Any) -> bytes:
+        """The action, clipped to the bounds, as the encoded value of the request's field."""
         lo, hi = self.bounds
         a = float(action[0]) if hasattr(action, "__len__") else float(action)
         a = lo if a < lo else hi if a > hi else a
-        self.action[self.control] = round(a) if self.control == "cwnd" else int(a * 1e6)
+        return self.pack(round(a) if self.cwnd else int(a * 1e6))
 
-    def observe(self, result: Mapping[str, Any]) -> None:
-        """Fold a step result into ``obs`` (the previous one kept in ``prev``)."""
-        raw, obs = self.raw, self.obs
-        lost, retrans = raw[_LOST], raw[_RETRANS]
-        raw[:] = result["obs"]
-        self.prev[:] = obs
-        obs[0] = raw[_CWND]
-        obs[1] = raw[_INFLIGHT]
-        obs[2] = raw[_SRTT] / 1e9
-        obs[3] = raw[_MINRTT] / 1e9
-        obs[4] = raw[_DELIVERY] / 1e6
-        obs[5] = raw[_PACING] / 1e6
-        obs[6] = raw[_LOST] - lost
-        obs[7] = raw[_RETRANS] - retrans
-        obs[8] = raw[_CA]
+    def observe(self, result: Mapping[str, Any], *, first: bool = False) -> None:
+        """Fold a step result into ``obs`` (the previous one kept in ``prev``).
+
+        Args:
+            result: The step's result.
+            first: The episode's first step: the loss and retransmission
+                deltas are 0.
+        """
+        o = _unpack_obs(result["obs"])
+        lost, retrans = o[_LOST], o[_RETRANS]
+        dl, dr = (0, 0) if first else (lost - self.lost, retrans - self.retrans)
+        self.lost, self.retrans = lost, retrans
+        srtt, min_rtt, rate = o[4] / 1e9, o[5] / 1e9, o[7] / 1e6
+        self.prev[:] = self.obs
+        self.obs[:] = (o[1], o[3], srtt, min_rtt, rate, o[6] / 1e6, dl, dr, o[_CA])
+        # default_reward on the same values, in the same float64 operations.
+        queueing_ms = max(0.0, srtt - min_rtt) if min_rtt > 0 else 0.0
+        self.reward = rate - 0.1 * queueing_ms - 1.0 * dl
         self.done = result["done"]
         self.sim_time_ps = result["sim_time_ps"]
         self.events = result["events"]
-
-    def reset(self, session: str) -> None:
-        self.args["session"] = self.first["session"] = session
-        self.raw[:] = 0.0
-        self.obs[:] = 0.0
-        self.done = False
 
 
 class CCEnv(gymnasium.Env):
@@ -218,8 +246,7 @@ class CCEnv(gymnasium.Env):
         self._seed += 1
         st = self._st
         st.reset(self.session.id)
-        st.observe(self._client.call("step", st.first, timeout=None))
-        st.obs[6] = st.obs[7] = 0.0
+        st.observe(self._client.call_encoded("step", st.first_t), first=True)
         return self._out(), self._update_info()
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
@@ -236,9 +263,9 @@ class CCEnv(gymnasium.Env):
         if self.session is None:
             raise RuntimeError("ccscope.gym: call reset() before step()")
         st = self._st
-        st.set_action(action)
-        st.observe(self._client.call("step", st.args, timeout=None))
-        return self._out(), self._reward(st.prev, st.obs), st.done, False, self._update_info()
+        st.observe(self._client.call_encoded("step", st.step_t, st.action(action)))
+        reward = st.reward if self._reward is default_reward else self._reward(st.prev, st.obs)
+        return self._out(), reward, st.done, False, self._update_info()
 
     def _out(self) -> np.ndarray:
         return self._st.obs.copy() if self._copy else self._st.obs
@@ -261,10 +288,10 @@ class CCEnv(gymnasium.Env):
 class CCVectorEnv(gymnasium.vector.VectorEnv):
     """``num_envs`` copies of :class:`CCEnv`, sessions of one server stepped in parallel.
 
-    All sessions share one connection: a vector step sends every session's
-    ``step`` (action included, observation asked for) before reading any
-    reply, and the server steps the sessions concurrently, one goroutine
-    each. Sub-environment ``i`` uses seed ``seed + i``. An episode that
+    All sessions share one connection: a vector step is one ``steps``
+    request (proto/README.md) carrying every session's step, action included
+    and observation asked for, and one response carrying every result; the
+    server steps the sessions concurrently, one goroutine each. Sub-environment ``i`` uses seed ``seed + i``. An episode that
     ends is reset on the next step (gymnasium's ``NEXT_STEP`` autoreset:
     that step's action is ignored and it returns the first observation with
     reward 0).
@@ -308,7 +335,9 @@ class CCVectorEnv(gymnasium.vector.VectorEnv):
         self._own_client = client is None
         self._client = client if client is not None else connect(url, token=token)
         high = float(max_cwnd_pkts) if control == "cwnd" else float(max_rate_mbps)
-        self._st = [_Stepper(flow, control, interval, (1.0, high)) for _ in range(num_envs)]
+        self._bounds = (1.0, high)
+        self._pack = codec.packer()
+        self._st = [_Stepper(flow, control, interval, self._bounds) for _ in range(num_envs)]
         self._sessions: list[Session | None] = [None] * num_envs
         self._seeds = list(range(num_envs))
         self._needs_reset = np.zeros(num_envs, dtype=bool)
@@ -316,7 +345,14 @@ class CCVectorEnv(gymnasium.vector.VectorEnv):
         self._rewards = np.zeros(num_envs, dtype=np.float64)
         self._terminated = np.zeros(num_envs, dtype=bool)
         self._truncated = np.zeros(num_envs, dtype=bool)
-        self._requests: list[tuple[str, dict[str, Any]]] = [("step", st.args) for st in self._st]
+        # One steps request per vector step: its id and its list of entries
+        # spliced in (each entry encoded by its sub-environment's stepper).
+        self._steps_t = codec.Template({"id": _H(0), "op": "steps", "steps": _H(1)}, 2)
+        self._parts: list[bytes] = [codec.array_header(num_envs)] + [b""] * num_envs
+        self._raw = np.zeros((num_envs, 13), dtype=np.float64)
+        self._prev_obs = np.zeros((num_envs, len(OBSERVATION)), dtype=np.float64)
+        self._counts = np.zeros((num_envs, 2), dtype=np.float64)  # lost, retransmitted at the last step
+        self._queueing = np.zeros(num_envs, dtype=np.float64)
         self.single_action_space = spaces.Box(low=np.float32(1.0), high=np.float32(high), shape=(1,), dtype=np.float32)
         self.single_observation_space = spaces.Box(low=-1.0, high=np.inf, shape=(len(OBSERVATION),), dtype=np.float64)
         self.action_space = gymnasium.vector.utils.batch_space(self.single_action_space, num_envs)
@@ -341,11 +377,8 @@ class CCVectorEnv(gymnasium.vector.VectorEnv):
             self._seeds = list(seed) if isinstance(seed, list) else [seed + i for i in range(self.num_envs)]
         for i in range(self.num_envs):
             self._open(i)
-        results = self._client.call_many([("step", st.first) for st in self._st])
-        for i, (st, r) in enumerate(zip(self._st, results)):
-            st.observe(r)
-            st.obs[6] = st.obs[7] = 0.0
-            self._obs[i] = st.obs
+        self._needs_reset[:] = True
+        self._step_all(None)
         self._needs_reset[:] = False
         return (self._obs.copy() if self._copy else self._obs), {}
 
@@ -362,27 +395,64 @@ class CCVectorEnv(gymnasium.vector.VectorEnv):
         if self._needs_reset.any():
             for i in np.flatnonzero(self._needs_reset):
                 self._open(int(i))
-        reqs = self._requests
-        for i, st in enumerate(self._st):
-            if self._needs_reset[i]:
-                reqs[i] = ("step", st.first)
-            else:
-                st.set_action(acts[i])
-                reqs[i] = ("step", st.args)
-        results = self._client.call_many(reqs)
-        for i, (st, r) in enumerate(zip(self._st, results)):
-            st.observe(r)
-            if self._needs_reset[i]:
-                st.obs[6] = st.obs[7] = 0.0
-                self._rewards[i] = 0.0
-            else:
-                self._rewards[i] = self._reward(st.prev, st.obs)
-            self._obs[i] = st.obs
-            self._terminated[i] = st.done
+        self._step_all(acts)
         self._needs_reset[:] = self._terminated
         if self._copy:
             return self._obs.copy(), self._rewards.copy(), self._terminated.copy(), self._truncated.copy(), {}
         return self._obs, self._rewards, self._terminated, self._truncated, {}
+
+    def _step_all(self, acts: np.ndarray | None) -> None:
+        """One steps request for every session: with its action, or (a new
+        episode, or ``acts`` None) its first step; the results folded into
+        the batch arrays."""
+        n, parts, fresh = self.num_envs, self._parts, self._needs_reset
+        fresh_l = fresh.tolist()
+        if acts is None:
+            for i, st in enumerate(self._st):
+                parts[i + 1] = st.first_entry
+        else:
+            # The actions clipped and rounded as CCEnv does, all at once.
+            lo, hi = self._bounds
+            a = np.minimum(np.maximum(acts[:, 0], lo), hi)
+            total = float(a.sum())  # NaN if an action is (the clipped values are finite)
+            if total != total:
+                raise ValueError(f"ccscope.gym: actions must be numbers, got {acts[:, 0]!r}")
+            vals = (np.rint(a) if self.control == "cwnd" else np.trunc(a * 1e6)).astype(np.int64).tolist()
+            pack = self._pack
+            for i, st in enumerate(self._st):
+                parts[i + 1] = st.first_entry if fresh_l[i] else st.entry_t.fill(pack(vals[i]))
+        results = self._client.call_encoded("steps", self._steps_t, b"".join(parts))["results"]
+        if len(results) != n:
+            raise ProtocolError(f"ccscope.gym: steps answered {len(results)} results for {n} steps")
+        for r in results:
+            if r.get("ok") is not True:
+                raise codec.frame_from_map({"id": None, **r}).exception()  # type: ignore[union-attr]
+        res = [r["result"] for r in results]
+        raw = np.frombuffer(b"".join([r["obs"] for r in res]), "<i8").reshape(n, 13)
+        obs, prev, counts = self._obs, self._prev_obs, self._counts
+        prev[:] = obs
+        np.divide(raw[:, _COLS], _DIVS, out=obs[:, :6])
+        np.subtract(raw[:, _LOST : _RETRANS + 1], counts, out=obs[:, 6:8])
+        obs[:, 8] = raw[:, _CA]
+        counts[:] = raw[:, _LOST : _RETRANS + 1]
+        if True in fresh_l:
+            obs[fresh, 6:8] = 0.0
+        done = [r["done"] for r in res]
+        self._terminated[:] = done
+        rewards = self._rewards
+        if self._reward is default_reward:
+            # default_reward, element by element in the same operations.
+            q = self._queueing
+            np.subtract(obs[:, 2], obs[:, 3], out=q)
+            np.maximum(q, 0.0, out=q)
+            q[obs[:, 3] <= 0] = 0.0
+            np.subtract(obs[:, 4], 0.1 * q, out=rewards)
+            rewards -= 1.0 * obs[:, 6]
+        else:
+            for i in range(n):
+                rewards[i] = self._reward(prev[i], obs[i])
+        if True in fresh_l:
+            rewards[fresh] = 0.0
 
     def close_extras(self, **kwargs: Any) -> None:
         """Close the sessions and, if the environment made it, the client."""

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import functools
+import socket
 import time
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol
@@ -51,7 +53,7 @@ class WebSocketTransport:
     """A websocket connection (``websockets.sync.client``).
 
     Args:
-        url: ``ws://HOST:PORT/`` (a ``?token=`` query is kept as given).
+        url: ``ws://HOST:PORT/`` or ``ws+unix://PATH`` (a ``?token=`` query is kept as given).
         token: Sent as ``Authorization: Bearer TOKEN`` when given.
         timeout: Seconds allowed for the TCP connect and websocket handshake.
 
@@ -65,6 +67,12 @@ class WebSocketTransport:
         from websockets.sync.client import connect
 
         headers = {"Authorization": f"Bearer {token}"} if token else None
+        path, ws_url = _unix_target(url)
+        if path is not None:
+            from websockets.sync.client import unix_connect
+
+            connect = functools.partial(unix_connect, path)  # type: ignore[assignment]
+            url = ws_url
         # Entered as a context manager (websockets ≥ 17.1 deprecates bare
         # connections); close() leaves it.
         self._stack = contextlib.ExitStack()
@@ -77,7 +85,7 @@ class WebSocketTransport:
                     close_timeout=2.0,
                     max_size=None,  # the server bounds message sizes; results can be large Arrow streams
                     compression=None,  # Arrow bodies are binary; deflate costs more than it saves on loopback
-                    proxy=None,  # never route a simulator connection through an environment proxy
+                    **({} if path is not None else {"proxy": None}),  # never through an environment proxy
                 )
             )
         except InvalidStatus as e:
@@ -127,6 +135,15 @@ def _close_reason(e: Any) -> str:
     if rcvd is None:
         return "no close frame (the peer went away)"
     return f"code {rcvd.code}" + (f": {rcvd.reason}" if rcvd.reason else "")
+
+
+def _unix_target(url: str) -> tuple[str | None, str]:
+    """For a ``ws+unix://PATH?QUERY`` URL, the socket's path and the
+    ``ws://localhost/?QUERY`` the handshake names; (None, url) for others."""
+    if not url.startswith("ws+unix://"):
+        return None, url
+    path, sep, query = url[len("ws+unix://") :].partition("?")
+    return path, "ws://localhost/" + sep + query
 
 
 def _redact(url: str) -> str:
@@ -191,6 +208,9 @@ class FakeTransport:
 class SocketTransport:
     """A websocket connection on a plain blocking socket: the fast transport.
 
+    ``ws://HOST:PORT/`` is a TCP connection; ``ws+unix://PATH`` a
+    Unix-domain socket (what a private local server listens on).
+
     The same protocol as :class:`WebSocketTransport` (RFC 6455 over TCP,
     binary messages), written for the request–response pace of a stepping
     loop: no background thread, no event loop, ``TCP_NODELAY``, and frames
@@ -213,23 +233,32 @@ class SocketTransport:
     def __init__(self, url: str, *, token: str | None = None, timeout: float = 30.0) -> None:
         import base64
         import os
-        import socket
         from urllib.parse import urlsplit
 
-        u = urlsplit(url)
-        if u.scheme != "ws" or not u.hostname:
-            raise ConnectionLost(f"ccscope: {_redact(url)} is not a ws://host:port/ URL")
+        path, ws_url = _unix_target(url)
+        u = urlsplit(ws_url)
+        if u.scheme != "ws" or not u.hostname or (path is not None and not path):
+            raise ConnectionLost(f"ccscope: {_redact(url)} is not a ws://host:port/ or ws+unix://PATH URL")
         port = u.port or 80
         target = (u.path or "/") + (f"?{u.query}" if u.query else "")
         try:
-            self._sock = socket.create_connection((u.hostname, port), timeout=timeout)
+            if path is not None:
+                self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                try:
+                    self._sock.settimeout(timeout)
+                    self._sock.connect(path)
+                except OSError:
+                    self._sock.close()
+                    raise
+            else:
+                self._sock = socket.create_connection((u.hostname, port), timeout=timeout)
+                self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         except OSError as e:
             raise ConnectionLost(f"ccscope: cannot connect to {_redact(url)}: {e}") from e
-        self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         key = base64.b64encode(os.urandom(16)).decode()
         lines = [
             f"GET {target} HTTP/1.1",
-            f"Host: {u.hostname}:{port}",
+            f"Host: {u.hostname}" + (f":{port}" if path is None else ""),
             "Upgrade: websocket",
             "Connection: Upgrade",
             f"Sec-WebSocket-Key: {key}",
@@ -278,10 +307,34 @@ class SocketTransport:
             raise ConnectionLost(f"ccscope: connection closed: {e}") from e
 
     def recv(self, timeout: float | None) -> bytes | None:
-        import socket
-
         if self._closed:
             raise ConnectionLost("ccscope: connection closed")
+        if not self._buf and not self._parts:
+            # The common case of a request–response loop: nothing buffered,
+            # and the next read brings exactly one whole unmasked binary
+            # frame, returned without going through the buffer.
+            if timeout != self._timeout:
+                self._sock.settimeout(timeout)
+                self._timeout = timeout
+            try:
+                chunk = self._sock.recv(1 << 16)
+            except socket.timeout:
+                return None
+            except OSError as e:
+                raise ConnectionLost(f"ccscope: connection closed: {e}") from e
+            if not chunk:
+                self._closed = True
+                raise ConnectionLost("ccscope: connection closed: no close frame (the peer went away)")
+            n = len(chunk)
+            if n > 2 and chunk[0] == 0x82:
+                size = chunk[1]
+                if size < 126:
+                    if n == 2 + size:
+                        return chunk[2:]
+                elif size == 126:
+                    if n >= 4 and n == 4 + int.from_bytes(chunk[2:4], "big"):
+                        return chunk[4:]
+            self._buf += chunk
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             msg = self._frame()

@@ -142,3 +142,45 @@ def test_errors_pickle_with_their_fields():
     )
     d = pickle.loads(pickle.dumps(errors.ServerDied("gone", returncode=2, stderr_tail="boom")))
     assert (d.message, d.returncode, d.stderr_tail) == ("gone", 2, "boom") and "boom" in str(d)
+
+
+def _vector(name):
+    from pathlib import Path
+
+    return (Path(__file__).resolve().parents[2] / "proto" / "vectors" / f"{name}.msgpack").read_bytes()
+
+
+def test_template_fills_to_the_step_vector_byte_for_byte():
+    # proto/vectors/request_step_observe: step of s4 by 300ms, cwnd 40 on f0, observing f0, id 40.
+    h = codec.Template.hole
+    t = codec.Template(
+        {"id": h(0), "op": "step", "session": "s4", "time": "300ms", "observe": "f0", "action": {"flow": "f0", "cwnd": h(1)}},
+        2,
+    )
+    assert t.fill(codec.pack(40), codec.pack(40)) == _vector("request_step_observe")
+    pack = codec.packer()
+    assert t.fill(pack(40), pack(40)) == _vector("request_step_observe")
+
+
+def test_template_pieces_build_the_steps_vector_byte_for_byte():
+    # proto/vectors/request_steps: id 42; s4 with cwnd 20, s5 without an action; both 100ms, observing f0.
+    h = codec.Template.hole
+    outer = codec.Template({"id": h(0), "op": "steps", "steps": h(1)}, 2)
+    first = codec.Template({"session": "s4", "time": "100ms", "observe": "f0", "action": {"flow": "f0", "cwnd": h(0)}}, 1)
+    second = codec.encode({"session": "s5", "time": "100ms", "observe": "f0"})
+    body = codec.array_header(2) + first.fill(codec.pack(20)) + second
+    assert outer.fill(codec.pack(42), body) == _vector("request_steps")
+
+
+@pytest.mark.parametrize("n, want", [(0, b"\x90"), (15, b"\x9f"), (16, b"\xdc\x00\x10"), (65536, b"\xdd\x00\x01\x00\x00")])
+def test_array_header_follows_the_msgpack_spec(n, want):
+    # fixarray up to 15 elements, then array 16, then array 32.
+    assert codec.array_header(n) == want
+
+
+def test_template_refuses_a_missing_or_repeated_hole():
+    h = codec.Template.hole
+    with pytest.raises(ValueError):
+        codec.Template({"a": h(0)}, 2)
+    with pytest.raises(ValueError):
+        codec.Template({"a": h(0), "b": h(0)}, 1)

@@ -111,3 +111,74 @@ def test_vector_env_resets_an_ended_episode_on_the_next_step(client):
     finally:
         ref.close()
     assert np.array_equal(again, want)
+
+
+def test_env_over_the_websockets_transport_gives_the_same_episode(client):
+    import ccscope
+
+    # The same seed and actions over the other transport (the websockets
+    # library's client) give the same observations.
+    a, _ = _episode(client, seed=4, steps=20)
+    with ccscope.connect(transport="websockets") as other:
+        b, _ = _episode(other, seed=4, steps=20)
+    assert np.array_equal(a, b)
+
+
+def test_vector_env_reports_a_session_error_with_its_path(client):
+    from ccscope.errors import BadArguments
+    from ccscope.gym import CCVectorEnv
+
+    venv = CCVectorEnv(2, "p-rtr-p", flow="f9", client=client)
+    try:
+        with pytest.raises(BadArguments) as e:
+            venv.reset(seed=0)
+        assert e.value.path == "steps[0].observe"
+    finally:
+        venv.close()
+
+
+def test_nan_actions_are_refused(client):
+    from ccscope.gym import CCVectorEnv
+
+    venv = CCVectorEnv(2, "p-rtr-p", client=client)
+    env = CCEnv("p-rtr-p", client=client)
+    try:
+        venv.reset(seed=0)
+        with pytest.raises(ValueError):
+            venv.step(np.array([[10.0], [np.nan]]))
+        env.reset(seed=0)
+        with pytest.raises(ValueError):
+            env.step(np.array([np.nan], np.float32))
+    finally:
+        venv.close()
+        env.close()
+
+
+def test_default_reward_computed_inline_equals_default_reward(client):
+    from ccscope.gym import CCVectorEnv, default_reward
+
+    # The environments compute the default reward on the fly (plain floats
+    # in CCEnv, array operations in CCVectorEnv); through a wrapper they
+    # call default_reward itself. Rewards must match bit for bit.
+    def wrapped(prev, obs):
+        return default_reward(prev, obs)
+
+    actions = [np.array([a], np.float32) for a in (30.0, 80.0, 300.0, 20.0, 500.0, 60.0) * 5]
+    got = {}
+    for name, reward in (("inline", None), ("called", wrapped)):
+        env = CCEnv("p-rtr-p", control="cwnd", interval="20ms", reward=reward, client=client)
+        try:
+            env.reset(seed=9)
+            got[name] = [env.step(a)[1] for a in actions]
+        finally:
+            env.close()
+        venv = CCVectorEnv(2, "p-rtr-p", control="cwnd", interval="20ms", reward=reward, client=client)
+        try:
+            venv.reset(seed=9)
+            got["v" + name] = [venv.step(np.array([a, a]))[1].tolist() for a in actions]
+        finally:
+            venv.close()
+    assert got["inline"] == got["called"]
+    assert got["vinline"] == got["vcalled"]
+    assert [r[0] for r in got["vinline"]] == got["inline"], "sub-env 0 (seed 9) differs from CCEnv"
+    assert any(r != 0.0 for r in got["inline"])

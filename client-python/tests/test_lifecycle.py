@@ -120,3 +120,32 @@ def test_the_package_carries_its_server_binary(monkeypatch):
     p = find_binary()
     assert p.parent == Path(ccscope.__file__).resolve().parent / "_bin", f"binary found at {p}, not in the package"
     assert os.access(p, os.X_OK)
+
+
+@pytest.mark.skipif(not hasattr(__import__("socket"), "AF_UNIX"), reason="no Unix-domain sockets on this platform")
+def test_private_server_listens_on_a_private_unix_socket(binary_env):
+    from pathlib import Path
+
+    c = ccscope.connect()
+    try:
+        assert c._url.startswith("ws+unix:///"), c._url
+        sock = Path(c._url[len("ws+unix://") :].split("?")[0])
+        # Only this user reaches it: the socket 0600 in a 0700 directory.
+        assert stat.S_ISSOCK(sock.stat().st_mode) and stat.S_IMODE(sock.stat().st_mode) == 0o600
+        assert stat.S_IMODE(sock.parent.stat().st_mode) == 0o700
+        assert c.open("p-rtr-p").step("10ms").sim_time_ps == 10**10
+    finally:
+        c.close()
+    assert not sock.parent.exists(), "the socket's directory outlived the server"
+
+
+def test_private_server_on_tcp_when_asked(binary_env):
+    from ccscope._server import LocalServer
+
+    server = LocalServer(unix=False)
+    try:
+        assert server.url.startswith("ws://127.0.0.1:"), server.url
+        with ccscope.connect(server.url) as c:
+            assert c.open("p-rtr-p").step("10ms").sim_time_ps == 10**10
+    finally:
+        server.stop()

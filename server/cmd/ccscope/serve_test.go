@@ -3,7 +3,10 @@ package main
 import (
 	"bufio"
 	"io"
+	"net"
 	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -133,4 +136,60 @@ func TestServeLoopbackWithoutToken(t *testing.T) {
 	ws.Close()
 	close(stop)
 	<-rc
+}
+
+// With --unix the server listens on a Unix-domain socket, owner-only, and
+// prints its ws+unix URL; a websocket client dialling the socket gets the
+// same protocol, token included; the socket is gone after shutdown.
+func TestServeUnixSocket(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ccscope.sock")
+	pr, pw := io.Pipe()
+	stop := make(chan struct{})
+	rc := make(chan int, 1)
+	go func() {
+		rc <- serve([]string{"--unix", path, "--log-format", "json"}, pw, io.Discard, stop)
+		pw.Close()
+	}()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil {
+		t.Fatalf("reading the URL line: %v", err)
+	}
+	go io.Copy(io.Discard, pr)
+	m := regexp.MustCompile(`^ccscope serving at ws\+unix://(/\S+)\?token=([0-9a-f]{32})\n$`).FindStringSubmatch(line)
+	if m == nil || m[1] != path {
+		t.Fatalf("serve printed %q, want ws+unix://%s?token=...", line, path)
+	}
+	fi, err := os.Stat(path)
+	if err != nil || fi.Mode()&os.ModeSocket == 0 || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("stat %s = %v, %v; want a socket with mode 0600", path, fi, err)
+	}
+	d := websocket.Dialer{NetDial: func(string, string) (net.Conn, error) { return net.Dial("unix", path) }}
+	if _, _, err := d.Dial("ws://localhost/", nil); err == nil {
+		t.Errorf("Dial without token succeeded")
+	}
+	ws, _, err := d.Dial("ws://localhost/?token="+m[2], nil)
+	if err != nil {
+		t.Fatalf("Dial over the socket: %v", err)
+	}
+	b, _ := msgpack.Marshal(map[string]any{"id": 1, "op": "hello", "version": "1.0"})
+	if err := ws.WriteMessage(websocket.BinaryMessage, b); err != nil {
+		t.Fatal(err)
+	}
+	_, resp, err := ws.ReadMessage()
+	var r map[string]any
+	if err != nil || msgpack.Unmarshal(resp, &r) != nil || r["ok"] != true {
+		t.Errorf("hello over the socket = %v (%v), want ok", r, err)
+	}
+	close(stop)
+	select {
+	case code := <-rc:
+		if code != 0 {
+			t.Errorf("exit status %d, want 0", code)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not stop")
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("socket after shutdown: %v, want it removed", err)
+	}
 }

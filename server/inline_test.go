@@ -1,0 +1,96 @@
+package server
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// Requests sent back to back without waiting — steps the reader may run
+// itself, and acts, checkpoints and summaries it hands to the session —
+// are served in their order: the same responses, action log and digest
+// as the same requests each awaited before the next is sent.
+func TestPipelinedRequestsKeepTheirOrder(t *testing.T) {
+	t.Parallel()
+	_, url := newTestServer(t, Options{})
+	c := dial(t, url)
+	piped := c.open("p-rtr-p", "runtime.duration=2s")
+	awaited := c.open("p-rtr-p", "runtime.duration=2s")
+	type req struct {
+		op   string
+		args map[string]any
+	}
+	var script []req
+	for k := range 60 {
+		step := map[string]any{"time": "5ms", "observe": "f0"}
+		switch k % 6 {
+		case 1:
+			step["action"] = map[string]any{"flow": "f0", "cwnd": 10 + k}
+		case 3:
+			script = append(script, req{"act", map[string]any{"action": map[string]any{"flow": "f0", "cwnd": 5 + k}}})
+		case 4:
+			script = append(script, req{"summary", map[string]any{}})
+		case 5:
+			step = map[string]any{"time": "2ms"} // shorter than the last: may run inline too
+		}
+		script = append(script, req{"step", step})
+	}
+	with := func(sess string, m map[string]any) map[string]any {
+		out := map[string]any{"session": sess}
+		for k, v := range m {
+			out[k] = v
+		}
+		return out
+	}
+	var want []map[string]any
+	for _, r := range script {
+		want = append(want, c.await(c.send(r.op, with(awaited, r.args))))
+	}
+	// In windows of 24, within the session's queue of 32.
+	var got []map[string]any
+	for lo := 0; lo < len(script); lo += 24 {
+		var ids []uint64
+		for _, r := range script[lo:min(lo+24, len(script))] {
+			ids = append(ids, c.send(r.op, with(piped, r.args)))
+		}
+		for _, id := range ids {
+			got = append(got, c.await(id))
+		}
+	}
+	for i, got := range got {
+		delete(got, "id")
+		delete(want[i], "id")
+		if res, ok := got["result"].(map[string]any); ok && script[i].op == "summary" {
+			delete(res, "wall_s") // wall time differs
+			delete(want[i]["result"].(map[string]any), "wall_s")
+		}
+		if diff := cmp.Diff(want[i], got); diff != "" {
+			t.Fatalf("request %d (%s): pipelined response differs (-awaited +pipelined):\n%s", i, script[i].op, diff)
+		}
+	}
+	a := c.call("run", map[string]any{"session": piped})
+	b := c.call("run", map[string]any{"session": awaited})
+	if a["digest"] != b["digest"] {
+		t.Errorf("digest pipelined %v, awaited %v", a["digest"], b["digest"])
+	}
+}
+
+// A session stepped only by steps the reader runs itself is in use, not
+// idle: the idle timeout does not close it.
+func TestInlineStepsKeepASessionAlive(t *testing.T) {
+	t.Parallel()
+	const idle = 150 * time.Millisecond
+	_, url := newTestServer(t, Options{IdleTimeout: idle, ConnIdleTimeout: time.Minute})
+	c := dial(t, url)
+	id := c.open("p-rtr-p", "runtime.duration=3600s")
+	for end := time.Now().Add(4 * idle); time.Now().Before(end); {
+		c.call("step", map[string]any{"session": id, "time": "1ms"})
+		time.Sleep(idle / 10)
+	}
+	c.call("summary", map[string]any{"session": id})
+	time.Sleep(3 * idle)
+	if e := c.fail("summary", map[string]any{"session": id}); e["code"] != string(CodeNotFound) {
+		t.Errorf("summary of a session left idle: %v, want not_found", e)
+	}
+}
