@@ -1,6 +1,10 @@
 package sim
 
-import "testing"
+import (
+	"runtime"
+	"testing"
+	"weak"
+)
 
 type countHandler struct{ n int }
 
@@ -28,4 +32,34 @@ func TestRelease(t *testing.T) {
 	if s.Events() != 2 {
 		t.Errorf("dispatched %d events, want 2 (b's timer and the event scheduled for a)", s.Events())
 	}
+}
+
+type hintHandler struct {
+	countHandler
+	hints int
+}
+
+func (h *hintHandler) Hint(Event) { h.hints++ }
+
+// Once released, a component is unreachable from the simulation, hints
+// included: the garbage collector reclaims it while the run goes on.
+func TestReleaseDropsReferences(t *testing.T) {
+	s := New()
+	from := s.Mark()
+	h := &hintHandler{}
+	hi := s.Register(h, "h")
+	s.Schedule(5, hi, 1, 0)
+	s.Schedule(6, hi, 1, 0)
+	s.StepUntil(1, 5)
+	if h.hints == 0 {
+		t.Fatalf("the handler got no hint of its events")
+	}
+	w := weak.Make(h)
+	s.Release(from, s.Mark())
+	h = nil
+	runtime.GC()
+	if w.Value() != nil {
+		t.Errorf("a released handler is still reachable from the simulation")
+	}
+	s.Run()
 }
