@@ -96,3 +96,15 @@ func BenchmarkShortFlows(b *testing.B) {
 		b.Run(fmt.Sprint(n), func(b *testing.B) { benchScale(b, shortFlowsJSON(n)) })
 	}
 }
+
+// BenchmarkSweepRun runs one point of the impairment sweep
+// (server/sweep/testdata/impairments.json): p-rtr-p for 10 simulated
+// seconds at 100 Mbps, per CC. Target (issue 12): the sweep's 2,400 such
+// runs within 60 s on 2 cores, so about 50 CPU-ms a run.
+func BenchmarkSweepRun(b *testing.B) {
+	for _, cc := range []string{"cubic", "bbr", "reno", "bbr3"} {
+		b.Run(cc, func(b *testing.B) {
+			benchScale(b, builtinWith(b, "p-rtr-p", "runtime.duration=10s", "flows.f0.cc="+cc))
+		})
+	}
+}
