@@ -94,6 +94,7 @@ type queue struct {
 	next          []int32 // list links, node index + 1
 	free          int32   // free nodes, node index + 1
 	far           radix
+	farAt         Time // far's earliest time, while far holds events
 }
 
 func (q *queue) len() int { return q.n }
@@ -115,6 +116,9 @@ func (q *queue) push(e Event) {
 	case b < q.base+wheelSize:
 		q.link(b, e)
 	default:
+		if q.far.len() == 0 || e.At < q.farAt {
+			q.farAt = e.At
+		}
 		q.far.push(e)
 	}
 }
@@ -183,7 +187,7 @@ func (q *queue) upcoming(limit Time) (b int64, at Time, ok bool) {
 	b, inWheel := q.nextBucket()
 	fb := int64(-1)
 	if q.far.len() > 0 {
-		fb = bucketOf(q.far.minAt())
+		fb = bucketOf(q.farAt)
 		if !inWheel || fb < b {
 			b, inWheel = fb, false
 		}
@@ -198,7 +202,7 @@ func (q *queue) upcoming(limit Time) (b int64, at Time, ok bool) {
 			at = q.bucketMin(b)
 		}
 		if fb == b {
-			at = min(at, q.far.minAt())
+			at = min(at, q.farAt)
 		}
 	}
 	return b, at, true
@@ -208,9 +212,12 @@ func (q *queue) upcoming(limit Time) (b int64, at Time, ok bool) {
 // the new span join the wheel, and the bucket's events are sorted into cur.
 func (q *queue) load(b int64) {
 	q.base = b
-	for q.far.len() > 0 && bucketOf(q.far.minAt()) < b+wheelSize {
+	for q.far.len() > 0 && bucketOf(q.farAt) < b+wheelSize {
 		e, _ := q.far.popBy(Never)
 		q.link(bucketOf(e.At), e)
+		if q.far.len() > 0 {
+			q.farAt = q.far.minAt()
+		}
 	}
 	i := b & (wheelSize - 1)
 	q.cur, q.head = q.cur[:0], 0
