@@ -102,6 +102,7 @@ type Dir struct {
 	tr       *traceLink
 	out      *outages
 	rate     units.BitRate
+	byteTime sim.Duration // rate's exact time per byte, or 0 (units.ByteTime)
 	delay    sim.Duration
 	obs      Observer
 	to       Receiver
@@ -148,7 +149,8 @@ type Config struct {
 // New registers a direction with s. Its qdisc is attached with SetQdisc and
 // its far end with Connect before the run starts.
 func New(s *sim.Sim, pool *packet.Pool, c Config) *Dir {
-	d := &Dir{Name: c.Name, Link: c.Link, AB: c.AB, s: s, pool: pool, rate: c.Rate, delay: c.Delay, rngs: c.Streams}
+	d := &Dir{Name: c.Name, Link: c.Link, AB: c.AB, s: s, pool: pool, delay: c.Delay, rngs: c.Streams}
+	d.setRate(c.Rate)
 	d.self = s.Register(d, "link "+c.Name)
 	d.SetLoss(c.Loss)
 	d.SetJitter(c.Jitter)
@@ -202,7 +204,15 @@ func (d *Dir) LossP() float64 {
 
 // SetRate makes the rate constant at r, ending a capacity process or trace;
 // a packet being serialised finishes as it started.
-func (d *Dir) SetRate(r units.BitRate) { d.rate, d.capa, d.tr = r, nil, nil }
+func (d *Dir) SetRate(r units.BitRate) {
+	d.setRate(r)
+	d.capa, d.tr = nil, nil
+}
+
+func (d *Dir) setRate(r units.BitRate) {
+	d.rate = r
+	d.byteTime, _ = units.ByteTime(r)
+}
 
 // SetDelay changes the propagation delay of packets sent from now on. A
 // packet's arrival stays no earlier than the one ahead of it (fifo order),
@@ -413,6 +423,8 @@ func (d *Dir) transmit(id packet.ID, now sim.Time) {
 		d.busyUntil = d.tr.take(now, p.Size)
 	case d.capa != nil:
 		d.busyUntil = now.Add(units.TxTime(p.Size, d.capa.rate(now, d.busySince)))
+	case d.byteTime > 0:
+		d.busyUntil = now.Add(sim.Duration(p.Size) * d.byteTime)
 	default:
 		d.busyUntil = now.Add(units.TxTime(p.Size, d.rate))
 	}

@@ -56,6 +56,16 @@ func TxTime(n Bytes, r BitRate) sim.Duration {
 	return sim.Duration(q)
 }
 
+// ByteTime is the exact time a link of rate r takes per byte, when 8·10^12
+// is a multiple of r (10 Gbps: 800 ps); ok is false otherwise. Then
+// TxTime(n, r) is n·ByteTime(r), with no division.
+func ByteTime(r BitRate) (t sim.Duration, ok bool) {
+	if r <= 0 || 8*psPerSecond%uint64(r) != 0 {
+		return 0, false
+	}
+	return sim.Duration(8 * psPerSecond / uint64(r)), true
+}
+
 // BytesIn returns how many whole bytes a rate r carries in d: floor(r·d/8/10^12).
 func BytesIn(r BitRate, d sim.Duration) Bytes {
 	if r <= 0 || d <= 0 {

@@ -2,6 +2,7 @@ package units
 
 import (
 	"math"
+	"math/big"
 	"strings"
 	"testing"
 
@@ -35,6 +36,33 @@ func TestTxTime(t *testing.T) {
 				t.Errorf("TxTime(%d, %d) = %d, want %d", tc.n, tc.r, got, tc.want)
 			}
 		})
+	}
+}
+
+// ByteTime is exact where it claims to be: n bytes at rate r take
+// n·ByteTime(r), which is ceil(n·8·10^12 / r) computed in big integers,
+// and it declines rates that do not divide 8·10^12.
+func TestByteTime(t *testing.T) {
+	for _, r := range []BitRate{1, 3, 12 * Mbps, 100 * Mbps, Gbps, 10 * Gbps, 25 * Gbps, 100 * Gbps, 1200 * Gbps, 7 * Gbps} {
+		bt, ok := ByteTime(r)
+		exact := new(big.Int).Mod(big.NewInt(8e12), big.NewInt(int64(r))).Sign() == 0
+		if ok != exact {
+			t.Errorf("ByteTime(%d) ok = %v, want %v", r, ok, exact)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		for _, n := range []Bytes{0, 1, 40, 1500, 9000, 65536} {
+			num := new(big.Int).Mul(big.NewInt(int64(n)), big.NewInt(8e12))
+			q, m := new(big.Int).QuoRem(num, big.NewInt(int64(r)), new(big.Int))
+			if m.Sign() != 0 {
+				q.Add(q, big.NewInt(1))
+			}
+			if got := sim.Duration(n) * bt; int64(got) != q.Int64() {
+				t.Errorf("%d B at %d bps: %d·ByteTime = %d, want %d", n, r, n, got, q.Int64())
+			}
+		}
 	}
 }
 
