@@ -213,7 +213,7 @@ func (q *queue) upcoming(limit Time) (b int64, at Time, ok bool) {
 func (q *queue) load(b int64) {
 	q.base = b
 	for q.far.len() > 0 && bucketOf(q.farAt) < b+wheelSize {
-		e, _ := q.far.popBy(Never)
+		e := q.far.pop()
 		q.link(bucketOf(e.At), e)
 		if q.far.len() > 0 {
 			q.farAt = q.far.minAt()

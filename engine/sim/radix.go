@@ -3,7 +3,7 @@ package sim
 import "math/bits"
 
 // radix holds events ordered by (At, seq): the queue's store for events
-// beyond its wheel. It is a radix heap with 64-way digits, and relies on the
+// beyond its wheel (timeouts, slow paths). It is a radix heap with 64-way digits, and relies on the
 // simulation being monotone: nothing is queued before the last
 // event popped (Schedule and Timer.Arm refuse the past).
 //
@@ -65,29 +65,18 @@ func (q *radix) minAt() Time {
 	return q.early[l][s]
 }
 
-// popBy removes and returns the next event if it is due at or before
-// limit.
-func (q *radix) popBy(limit Time) (Event, bool) {
+// pop removes and returns the earliest event; the heap must not be empty.
+func (q *radix) pop() Event {
 	if len(q.now) == 0 {
-		if q.n == 0 {
-			return Event{}, false
-		}
-		l, s := q.lowest()
-		if q.early[l][s] > limit {
-			return Event{}, false
-		}
-		q.split(l, s)
+		q.split(q.lowest())
 	}
 	e := q.now[q.head]
-	if e.At > limit {
-		return Event{}, false
-	}
 	q.head++
 	q.n--
 	if q.head == len(q.now) {
 		q.now, q.head = q.now[:0], 0
 	}
-	return e, true
+	return e
 }
 
 // split empties slot s of level l around its earliest time, which becomes
