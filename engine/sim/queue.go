@@ -67,8 +67,8 @@ const (
 // bucketOf is the absolute bucket number of time t.
 func bucketOf(t Time) int64 { return int64(t) >> bucketShift }
 
-// queue holds the pending events ordered by (At, seq): a calendar queue. It
-// relies on the simulation being monotone: nothing is queued before the
+// wheel holds pending events ordered by (At, seq): a calendar queue, the
+// queue's store while many events are pending. It relies on the simulation being monotone: nothing is queued before the
 // last event popped (Schedule and Timer.Arm refuse the past).
 //
 // An event within the wheel's span of base goes, unsorted, into the list of
@@ -79,7 +79,7 @@ func bucketOf(t Time) int64 { return int64(t) >> bucketShift }
 // event is written once or twice and sorted among the handful that share
 // its few microseconds, whatever the number queued, where a heap's cost
 // grows with the logarithm of that number.
-type queue struct {
+type wheel struct {
 	n    int
 	base int64   // first bucket the wheel holds; events lie in [base, base+wheelSize)
 	cur  []Event // bucket base, sorted, once loaded; cur[head:] are pending
@@ -97,9 +97,9 @@ type queue struct {
 	farAt         Time // far's earliest time, while far holds events
 }
 
-func (q *queue) len() int { return q.n }
+func (q *wheel) len() int { return q.n }
 
-func (q *queue) push(e Event) {
+func (q *wheel) push(e Event) {
 	q.n++
 	b := bucketOf(e.At)
 	switch {
@@ -124,7 +124,7 @@ func (q *queue) push(e Event) {
 }
 
 // link adds e to the list of bucket b.
-func (q *queue) link(b int64, e Event) {
+func (q *wheel) link(b int64, e Event) {
 	if q.free == 0 {
 		q.nodes = append(q.nodes, Event{})
 		q.next = append(q.next, 0)
@@ -142,7 +142,7 @@ func (q *queue) link(b int64, e Event) {
 
 // nextBucket is the first occupied bucket of the wheel, in time order from
 // base.
-func (q *queue) nextBucket() (int64, bool) {
+func (q *wheel) nextBucket() (int64, bool) {
 	i0 := q.base & (wheelSize - 1)
 	if i, ok := q.firstUsed(i0); ok {
 		return q.base + i - i0, true
@@ -154,7 +154,7 @@ func (q *queue) nextBucket() (int64, bool) {
 }
 
 // firstUsed is the first occupied ring position at or after i.
-func (q *queue) firstUsed(i int64) (int64, bool) {
+func (q *wheel) firstUsed(i int64) (int64, bool) {
 	w := i >> 6
 	if m := q.used[w] >> (i & 63); m != 0 {
 		return i + int64(bits.TrailingZeros64(m)), true
@@ -173,7 +173,7 @@ func (q *queue) firstUsed(i int64) (int64, bool) {
 }
 
 // bucketMin is the earliest time in bucket b's list.
-func (q *queue) bucketMin(b int64) Time {
+func (q *wheel) bucketMin(b int64) Time {
 	m := Never
 	for k := q.first[b&(wheelSize-1)]; k != 0; k = q.next[k-1] {
 		m = min(m, q.nodes[k-1].At)
@@ -183,7 +183,7 @@ func (q *queue) bucketMin(b int64) Time {
 
 // upcoming is the bucket of the next event (cur being used up) and,
 // if it straddles limit, the time of that event; ok is false when empty.
-func (q *queue) upcoming(limit Time) (b int64, at Time, ok bool) {
+func (q *wheel) upcoming(limit Time) (b int64, at Time, ok bool) {
 	b, inWheel := q.nextBucket()
 	fb := int64(-1)
 	if q.far.len() > 0 {
@@ -210,7 +210,7 @@ func (q *queue) upcoming(limit Time) (b int64, at Time, ok bool) {
 
 // load makes bucket b (the next occupied one) base: far's events within
 // the new span join the wheel, and the bucket's events are sorted into cur.
-func (q *queue) load(b int64) {
+func (q *wheel) load(b int64) {
 	q.base = b
 	for q.far.len() > 0 && bucketOf(q.farAt) < b+wheelSize {
 		e := q.far.pop()
@@ -238,7 +238,7 @@ func (q *queue) load(b int64) {
 }
 
 // minAt is the time of the next event; the queue must not be empty.
-func (q *queue) minAt() Time {
+func (q *wheel) minAt() Time {
 	if q.head < len(q.cur) {
 		return q.cur[q.head].At
 	}
@@ -249,7 +249,7 @@ func (q *queue) minAt() Time {
 // popBy removes and returns the next event if it is due at or before
 // limit. It moves base only to the bucket of the event it returns, so
 // events may still be queued at any time from the simulation's clock on.
-func (q *queue) popBy(limit Time) (Event, bool) {
+func (q *wheel) popBy(limit Time) (Event, bool) {
 	if q.head == len(q.cur) {
 		if q.n == 0 {
 			return Event{}, false
@@ -267,4 +267,38 @@ func (q *queue) popBy(limit Time) (Event, bool) {
 	q.head++
 	q.n--
 	return e, true
+}
+
+// start readies an empty wheel to take events from time t on.
+func (q *wheel) start(t Time) {
+	q.base, q.loaded, q.fresh = bucketOf(t), false, false
+	q.cur, q.head = q.cur[:0], 0
+	q.far.last = t // far is empty: its floor can move up to t
+}
+
+// drain moves every pending event to h and leaves the wheel empty.
+func (q *wheel) drain(h *heap4) {
+	for _, e := range q.cur[q.head:] {
+		h.push(e)
+	}
+	q.cur, q.head = q.cur[:0], 0
+	for w, m := range q.used {
+		for ; m != 0; m &= m - 1 {
+			i := w<<6 + bits.TrailingZeros64(m)
+			for k := q.first[i]; k != 0; {
+				h.push(q.nodes[k-1])
+				nk := q.next[k-1]
+				q.next[k-1] = q.free
+				q.free = k
+				k = nk
+			}
+			q.first[i] = 0
+		}
+		q.used[w] = 0
+	}
+	q.summ = [len(q.summ)]uint64{}
+	for q.far.len() > 0 {
+		h.push(q.far.pop())
+	}
+	q.n = 0
 }

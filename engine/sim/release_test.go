@@ -48,8 +48,10 @@ func TestReleaseDropsReferences(t *testing.T) {
 	from := s.Mark()
 	h := &hintHandler{}
 	hi := s.Register(h, "h")
-	s.Schedule(5, hi, 1, 0)
-	s.Schedule(6, hi, 1, 0)
+	// Enough events for the queue's wheel, which hints.
+	for i := range wheelAbove + 1 {
+		s.Schedule(Time(5+i), hi, 1, 0)
+	}
 	s.StepUntil(1, 5)
 	if h.hints == 0 {
 		t.Fatalf("the handler got no hint of its events")

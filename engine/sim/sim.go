@@ -75,7 +75,7 @@ func (s *Sim) Schedule(at Time, target int32, kind Kind, arg uint64) {
 		panic(fmt.Sprintf("sim: %s schedules kind %d at %v, before now %v", s.names[target], kind, at, s.now))
 	}
 	s.seq++
-	s.q.push(Event{At: at, seq: s.seq << 1, Target: target, Kind: kind, Arg: arg})
+	s.q.push(Event{At: at, seq: s.seq << 1, Target: target, Kind: kind, Arg: arg}, s.now)
 }
 
 // Step dispatches at most n events and reports how many it dispatched.
@@ -126,8 +126,7 @@ func (s *Sim) Run() {
 // hint tells the hinters of the events of the bucket the queue has just
 // reached.
 func (s *Sim) hint() {
-	s.q.fresh = false
-	for _, ev := range s.q.cur[s.q.head:] {
+	for _, ev := range s.q.hints() {
 		if h := s.hinters[ev.Target]; h != nil {
 			h.Hint(ev)
 		}
@@ -138,7 +137,7 @@ func (s *Sim) hint() {
 // is a stale or deferred timer entry. It reports whether an event was
 // dispatched.
 func (s *Sim) dispatch(ev Event) bool {
-	if s.q.fresh {
+	if s.q.inWheel {
 		s.hint()
 	}
 	s.now = ev.At

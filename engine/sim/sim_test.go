@@ -45,8 +45,8 @@ func TestQueueOrderMatchesStableSort(t *testing.T) {
 }
 
 // chain schedules new events from inside handlers, as the engine does:
-// each dispatched event queues up to two more at now or a random delay
-// ahead, over a range of scales (picoseconds to seconds).
+// each dispatched event queues a few more at now or a random delay ahead,
+// over a range of scales (picoseconds to seconds).
 type chain struct {
 	s    *Sim
 	h    int32
@@ -58,7 +58,13 @@ type chain struct {
 
 func (c *chain) Handle(ev Event) {
 	c.got = append(c.got, ev)
-	for range c.rnd.IntN(3) {
+	// Phases of growth and decline, so the pending count crosses the
+	// queue's switches between its heap and its wheel both ways.
+	children := c.rnd.IntN(4)
+	if len(c.got)/1200%2 == 1 {
+		children = c.rnd.IntN(2)
+	}
+	for range children {
 		if c.left == 0 {
 			return
 		}
@@ -243,15 +249,16 @@ func BenchmarkQueue(b *testing.B) {
 			var seq uint64
 			for range size {
 				seq++
-				q.push(Event{At: Time(rnd.Int64N(int64(13 * Millisecond))), seq: seq << 1})
+				q.push(Event{At: Time(rnd.Int64N(int64(13 * Millisecond))), seq: seq << 1}, 0)
 			}
 			b.ReportAllocs()
 			for b.Loop() {
 				e, _ := q.popBy(Never)
+				now := e.At
 				seq++
 				e.At = e.At.Add(ahead[rnd.IntN(len(ahead))] + Duration(rnd.IntN(1000)))
 				e.seq = seq << 1
-				q.push(e)
+				q.push(e, now)
 			}
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
 		})
