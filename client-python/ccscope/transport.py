@@ -313,18 +313,9 @@ class SocketTransport:
             # The common case of a request–response loop: nothing buffered,
             # and the next read brings exactly one whole unmasked binary
             # frame, returned without going through the buffer.
-            if timeout != self._timeout:
-                self._sock.settimeout(timeout)
-                self._timeout = timeout
-            try:
-                chunk = self._sock.recv(1 << 16)
-            except socket.timeout:
+            chunk = self._read(timeout)
+            if chunk is None:
                 return None
-            except OSError as e:
-                raise ConnectionLost(f"ccscope: connection closed: {e}") from e
-            if not chunk:
-                self._closed = True
-                raise ConnectionLost("ccscope: connection closed: no close frame (the peer went away)")
             n = len(chunk)
             if n > 2 and chunk[0] == 0x82:
                 size = chunk[1]
@@ -340,21 +331,28 @@ class SocketTransport:
             msg = self._frame()
             if msg is not None:
                 return msg
-            if timeout != self._timeout:
-                self._sock.settimeout(timeout)
-                self._timeout = timeout
-            try:
-                chunk = self._sock.recv(1 << 16)
-            except socket.timeout:
+            chunk = self._read(timeout)
+            if chunk is None:
                 return None
-            except OSError as e:
-                raise ConnectionLost(f"ccscope: connection closed: {e}") from e
-            if not chunk:
-                self._closed = True
-                raise ConnectionLost("ccscope: connection closed: no close frame (the peer went away)")
             self._buf += chunk
             if deadline is not None:
                 timeout = max(0.0, deadline - time.monotonic())
+
+    def _read(self, timeout: float | None) -> bytes | None:
+        """One read from the socket: None if the timeout passed first."""
+        if timeout != self._timeout:
+            self._sock.settimeout(timeout)
+            self._timeout = timeout
+        try:
+            chunk = self._sock.recv(1 << 16)
+        except socket.timeout:
+            return None
+        except OSError as e:
+            raise ConnectionLost(f"ccscope: connection closed: {e}") from e
+        if not chunk:
+            self._closed = True
+            raise ConnectionLost("ccscope: connection closed: no close frame (the peer went away)")
+        return chunk
 
     def _frame(self) -> bytes | None:
         """Take one whole message out of the buffer, answering control frames."""
