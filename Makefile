@@ -58,7 +58,7 @@ test: lint test-go test-py
 # simulation compared digest for digest with a straight run: every built-in
 # through CLI, server and restore, 20 s pump sessions stepped 2,000 times,
 # checkpointed, restored, forked. The first pass runs them; under -race the
-# engine runs 5-10 times slower and they took 4 of its 5 CPU-minutes, while
+# engine runs 5-10 times slower and they made up most of the race pass, while
 # the goroutine hand-offs they drive (open, step, act, checkpoint, restore,
 # fork, run, pushes) run under -race in the shorter tests: TestVectors,
 # TestStepWithActionAndObservation, TestTraceScenarioCheckpointReplays,
