@@ -48,7 +48,11 @@ $(VENV)/.stamp-%: $(VENV)/.installer pyproject.toml client-python/hatch_build.py
 
 venv: $(VENV)/.stamp-test
 
-test: lint test-go test-py
+# The Go and Python suites run side by side (two jobs, each output shown
+# whole when its suite ends): the Python one waits much of its time (kernel
+# start-ups, the notebooks' real-time emulation) with a core idle.
+test: lint
+	@$(MAKE) --no-print-directory -j2 --output-sync=target test-go test-py
 
 # The server's concurrency (a reader, writer and control goroutine per
 # connection, one per session and per build, shared pools) also runs under
@@ -77,6 +81,13 @@ test-go:
 soak:
 	$(GO) test -tags soak -run '^TestSoak$$' -v -count=1 -timeout 10m ./server
 
+# Python writes its bytecode caches (into .venv and client-python's
+# __pycache__/, which git ignores) even where PYTHONDONTWRITEBYTECODE is
+# set, as in some CI images: the suite starts over a dozen interpreters
+# (pytest, the notebooks' kernels, dask's workers) that import pandas,
+# matplotlib and pyarrow, and each would compile them again (about 4 CPU-s
+# apiece on this machine).
+test-py: export PYTHONDONTWRITEBYTECODE :=
 test-py: build $(PKGBIN) $(VENV)/.stamp-test
 	$(PY) -m pytest -q client-python/tests
 
