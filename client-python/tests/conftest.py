@@ -115,10 +115,7 @@ def notebook_runs(request, tmp_path_factory):
     # Last first: the study notebooks (04-07) are the longest.
     for path in sorted(set(selected), reverse=True):
         why = notebook_not_run_here(path)
-        if why is not None:
-            runs[path] = why
-        else:
-            runs[path] = pool.submit(_execute_notebook, path, tmp_path_factory.mktemp(path.stem))
+        runs[path] = why if why is not None else pool.submit(_execute_notebook, path, tmp_path_factory.mktemp(path.stem))
     yield runs
     pool.shutdown(wait=True, cancel_futures=True)
     mp.undo()
