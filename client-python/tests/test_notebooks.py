@@ -6,11 +6,11 @@ and so starts its own private server, and CCSCOPE_NOTEBOOK_REDUCED=1: the
 study notebooks (05-07) then run their reduced sweeps (fewer points, shorter
 runs, the same assertions).
 
-The selected notebooks run concurrently, CCSCOPE_NOTEBOOK_JOBS at a time
-(default 2): run one after another they were two thirds of the suite's wall
-time, much of it spent waiting (kernel start-up, the real-time emulation of
-04 and 07) with a core idle. Each notebook's own wall time is still held to
-its budget.
+CCSCOPE_NOTEBOOK_JOBS=N runs the selected notebooks N at a time (default 1:
+one after another). Two at a time roughly halves their wall time, but in two
+of five full `make test` runs (beside the Go suite) notebook 03 then lost
+its connection to its server at its last cell (BrokenPipeError answering a
+ping); until that is understood, one at a time.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ nbclient = pytest.importorskip("nbclient")
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[2] / "notebooks").glob("[0-9][0-9]-*.ipynb"))
 # "Each notebook runs top to bottom in under a minute" (STYLE.md); override on slow machines.
 BUDGET_S = float(os.environ.get("CCSCOPE_NOTEBOOK_BUDGET_S", "60"))
-JOBS = max(1, int(os.environ.get("CCSCOPE_NOTEBOOK_JOBS", "2")))
+JOBS = max(1, int(os.environ.get("CCSCOPE_NOTEBOOK_JOBS", "1")))
 
 
 def test_there_are_notebooks():
