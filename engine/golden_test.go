@@ -99,6 +99,7 @@ func runGolden(t *testing.T, g goldenRun) (digest string, summary []byte) {
 // must leave every digest alone. When one differs the test shows how the
 // summaries differ, which is what an -update must be able to explain.
 func TestGolden(t *testing.T) {
+	t.Parallel() // with the liveness sweep, after the serial tests
 	if *update {
 		if err := os.MkdirAll(goldenDir, 0o755); err != nil {
 			t.Fatal(err)
@@ -106,6 +107,9 @@ func TestGolden(t *testing.T) {
 	}
 	for _, g := range goldenRuns() {
 		t.Run(g.name, func(t *testing.T) {
+			// Each run is its own engine (no package state), so the runs
+			// share the cores; each still writes only its own files.
+			t.Parallel()
 			digest, summary := runGolden(t, g)
 			dpath := filepath.Join(goldenDir, g.name+".digest")
 			spath := filepath.Join(goldenDir, g.name+".summary.json")

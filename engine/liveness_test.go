@@ -233,6 +233,8 @@ func runChecked(scn *config.Scenario) (fault error) {
 // of every run is checked (TestMain installs the hook). The case
 // generator is seeded, so a failure is reproducible from its index.
 func TestLivenessSweep(t *testing.T) {
+	// Beside the golden runs: the hook TestMain installs is only read.
+	t.Parallel()
 	ccs := cc.Names()
 	n, dur := *livenessRuns, 6*sim.Second
 	if testing.Short() {
