@@ -80,7 +80,10 @@ func TestPipelinedRequestsKeepTheirOrder(t *testing.T) {
 // idle: the idle timeout does not close it.
 func TestInlineStepsKeepASessionAlive(t *testing.T) {
 	t.Parallel()
-	const idle = 150 * time.Millisecond
+	// Steps come every idle/10; the idle timeout is long enough that a
+	// loaded machine's scheduling stalls do not reach it (at 150 ms, a
+	// make test running Go and Python side by side once did).
+	const idle = 500 * time.Millisecond
 	_, url := newTestServer(t, Options{IdleTimeout: idle, ConnIdleTimeout: time.Minute})
 	c := dial(t, url)
 	id := c.open("p-rtr-p", "runtime.duration=3600s")
