@@ -1,0 +1,20 @@
+package sim
+
+// Kind identifies what an event means to its target handler.
+type Kind uint8
+
+// Event is one scheduled occurrence. Events are small values so the queue
+// never boxes them and the hot loop does not allocate.
+// An Event is 32 bytes: the timer flag rides in seq's low bit, and a timer
+// entry's Arg packs the timer's index and generation.
+type Event struct {
+	At     Time
+	seq    uint64 // insertion sequence << 1 | 1 if a Timer owns the entry
+	Arg    uint64 // handler-defined: a packet index, ...; for timers idx | gen<<32
+	Target int32  // index of the handler, from Sim.Register
+	Kind   Kind   // meaning for the handler
+}
+
+func (e *Event) less(f *Event) bool {
+	return e.At < f.At || e.At == f.At && e.seq < f.seq
+}
