@@ -81,7 +81,7 @@ type inflight struct {
 // first, so that a direction idle for a while (one link per host) costs a
 // few cache lines per packet, not the whole struct.
 type Dir struct {
-	// The first cache line: what an arrival needs (and Hint reads).
+	// The first 64 bytes: what an arrival needs (and Hint reads).
 	s         *sim.Sim
 	pool      *packet.Pool
 	wire      []inflight // ring of packets propagating, in arrival order; its length a power of two
