@@ -157,11 +157,8 @@ func (s *session) finish(reason string) {
 	s.busy.Lock()
 	defer s.busy.Unlock()
 	s.cancel()
+	s.unregister()
 	c := s.conn
-	c.mu.Lock()
-	delete(c.sessions, s.id)
-	c.mu.Unlock()
-	c.srv.removeSession(s.id)
 	for {
 		select {
 		case r := <-s.reqs:
@@ -181,6 +178,17 @@ func (s *session) finish(reason string) {
 			return
 		}
 	}
+}
+
+// unregister removes the session from its connection's and the server's
+// tables, freeing its slots under the session limits. Deleting twice is
+// harmless.
+func (s *session) unregister() {
+	c := s.conn
+	c.mu.Lock()
+	delete(c.sessions, s.id)
+	c.mu.Unlock()
+	c.srv.removeSession(s.id)
 }
 
 // inlineMaxWall bounds the steps a connection's reader runs itself: a
@@ -284,8 +292,14 @@ func (s *session) serve(r sessionReq) (more bool) {
 	if e != nil && e.Code == CodeInternal && s.ctx.Err() != nil {
 		return false // the connection is gone; nobody to answer
 	}
+	ends := e == nil && r.req.def.ends
+	if ends {
+		// Free the slots before answering: a client that opens a session
+		// once its close is answered must not meet the limit it held.
+		s.unregister()
+	}
 	s.conn.replyLog(s.log, id, res, e)
-	return e != nil || !r.req.def.ends
+	return !ends
 }
 
 func (s *session) opSummary(a *args, _ any) (any, *Error) {
