@@ -50,8 +50,9 @@ venv: $(VENV)/.stamp-test
 
 # The Go and Python suites run side by side (two jobs, each output shown
 # whole when its suite ends): the Python one waits much of its time (kernel
-# start-ups, the notebooks' real-time emulation) with a core idle.
-test: lint
+# start-ups, the notebooks' real-time emulation) with a core idle. The lint
+# (gofmt, go vet) opens the Go suite rather than holding both back.
+test:
 	@$(MAKE) --no-print-directory -j2 --output-sync=target test-go test-py
 
 # The server's concurrency (a reader, writer and control goroutine per
@@ -74,7 +75,7 @@ test: lint
 # bounds the race detector's shadow memory only blurs.
 RACE_SKIP := ^(TestDigestsCLIServerRestoreAgree|TestStepsOverWireMatchStraightRun|TestStepByTimeMatchesStraightRun|TestCheckpointRestoreRunToEnd|TestCheckpointAfterActReplaysActionAtSameEvent|TestForkAppliesNewAction|TestActPathModelsReplay|TestNoFusableFloatInEngine|TestHugeScenarioRefused|TestScenarioSizeAndMemoryLimits|TestSessionBytesBoundsHeap)$$|Tshark
 
-test-go:
+test-go: lint
 	$(GO) test ./...
 	$(GO) test -race ./server ./server/cmd/... ./server/sweep -skip '$(RACE_SKIP)'
 
