@@ -193,7 +193,7 @@ func TestTCPDeterministicAndTraced(t *testing.T) {
 	for _, k := range tr.EventT.Kind {
 		kinds[k] = true
 	}
-	for _, k := range []trace.EventKind{trace.EvAck, trace.EvSack, trace.EvRetransmit, trace.EvRecoveryEnter, trace.EvLoss} {
+	for _, k := range []trace.EventKind{trace.EvSend, trace.EvAck, trace.EvSack, trace.EvRetransmit, trace.EvRecoveryEnter, trace.EvLoss} {
 		if !kinds[k] {
 			t.Errorf("no %s event recorded", trace.EventKindNames[k])
 		}

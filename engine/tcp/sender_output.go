@@ -168,6 +168,9 @@ func (d *DataSender) sendNewSeg(end uint64) units.Bytes {
 	d.rate.SkbSent(&s.tx, s.sent, packetsOut, d.sb.inFlight(), d.lost)
 	bytes := units.Bytes(end - d.sndNxt)
 	d.emit(d.sndNxt, end, false)
+	if d.rec.On() {
+		d.event(trace.EvSend, d.sndNxt, uint32(bytes))
+	}
 	d.sndNxt = end
 	// tcp_event_new_data_sent: the first segment in flight arms the RTO.
 	if packetsOut == 0 || d.pending == timeLossProbe {

@@ -192,14 +192,20 @@ func TestSimulatedRunInTshark(t *testing.T) {
 	n := len(prep.Scenario.Flows)
 	dropped := make([]int64, n)
 	retrans := make([]int, n)
+	sends := make([]int, n)    // new data segments (send events)
+	logged := make([]int64, n) // payload bytes of send and retransmit events
 	type sack struct{ le, re uint32 }
 	sacks := make([][]sack, n)
 	for i := range ev.T {
 		switch ev.Kind[i] {
 		case trace.EvDrop:
 			dropped[ev.Flow[i]] += int64(ev.Length[i])
+		case trace.EvSend:
+			sends[ev.Flow[i]]++
+			logged[ev.Flow[i]] += int64(ev.Length[i])
 		case trace.EvRetransmit:
 			retrans[ev.Flow[i]]++
+			logged[ev.Flow[i]] += int64(ev.Length[i])
 		case trace.EvSack:
 			sacks[ev.Flow[i]] = append(sacks[ev.Flow[i]], sack{uint32(ev.Seq[i]), uint32(ev.Seq[i] + int64(ev.Length[i]))})
 		}
@@ -207,16 +213,18 @@ func TestSimulatedRunInTshark(t *testing.T) {
 
 	// tshark's view, one pass per question: payload bytes per sender port
 	// on each link, flagged retransmissions, and the ACKs' SACK blocks.
-	bytesBy := func(path, filter string) map[string]int64 {
-		m := map[string]int64{}
+	bytesBy := func(path, filter string) (bytes map[string]int64, packets map[string]int) {
+		bytes, packets = map[string]int64{}, map[string]int{}
 		for _, row := range tsharkFields(t, bin, path, filter, "tcp.srcport", "tcp.len") {
 			v, _ := strconv.ParseInt(row[1], 10, 64)
-			m[row[0]] += v
+			bytes[row[0]] += v
+			packets[row[0]]++
 		}
-		return m
+		return bytes, packets
 	}
 	const data = "tcp.len > 0"
-	sentAccess, pastBottleneck := bytesBy(access.path, data), bytesBy(bottleneck.path, data)
+	sentAccess, packetsAccess := bytesBy(access.path, data)
+	pastBottleneck, _ := bytesBy(bottleneck.path, data)
 	flaggedBy := map[string]int{}
 	for _, row := range tsharkFields(t, bin, access.path, data+" && (tcp.analysis.retransmission || tcp.analysis.fast_retransmission || "+
 		"tcp.analysis.spurious_retransmission || tcp.analysis.out_of_order)", "tcp.srcport") {
@@ -240,6 +248,10 @@ func TestSimulatedRunInTshark(t *testing.T) {
 		if got := pastBottleneck[port]; got != fs.BytesSent-dropped[fi] {
 			t.Errorf("flow %s: tshark counts %d payload bytes past the bottleneck, want sent %d - dropped %d = %d",
 				fs.ID, got, fs.BytesSent, dropped[fi], fs.BytesSent-dropped[fi])
+		}
+		if logged[fi] != sentAccess[port] || sends[fi] != packetsAccess[port]-flaggedBy[port] {
+			t.Errorf("flow %s: the sender logged %d send events and %d B in send and retransmit events; tshark reads %d unflagged data segments and %d B",
+				fs.ID, sends[fi], logged[fi], packetsAccess[port]-flaggedBy[port], sentAccess[port])
 		}
 		if flaggedBy[port] != retrans[fi] || fs.Retransmits == nil || int64(retrans[fi]) != *fs.Retransmits {
 			t.Errorf("flow %s: tshark flags %d retransmitted segments on the access link; the sender logged %d retransmit events, its summary says %v",
