@@ -91,6 +91,7 @@ type Dir struct {
 
 	q         qdisc.Qdisc
 	pass      qdisc.Passer // q, if it can take a packet straight through
+	fifo      *qdisc.FIFO  // q, if it is a FIFO: called directly, not through the interface
 	busyUntil sim.Time     // when the packet being serialised has left
 	busySince sim.Time     // start of the current busy period (grant ramp)
 	// Models; nil when absent, so a direction without impairment pays a
@@ -171,6 +172,7 @@ func (d *Dir) SetQdisc(q qdisc.Qdisc) {
 	d.q = q
 	d.thr, _ = q.(qdisc.Throttler)
 	d.pass, _ = q.(qdisc.Passer)
+	d.fifo, _ = q.(*qdisc.FIFO)
 	if d.thr != nil && d.wdog == nil {
 		d.wdog = d.s.NewTimer(d.self, kindWatchdog)
 	}
@@ -270,7 +272,7 @@ func (d *Dir) Send(id packet.ID) {
 		return
 	}
 	down := false
-	if d.out != nil {
+	if d.out != nil && !d.out.up(now) {
 		_, down = d.out.downUntil(now)
 	}
 	idle := !d.txPending && now >= d.busyUntil
@@ -292,12 +294,28 @@ func (d *Dir) Send(id packet.ID) {
 			return
 		}
 	}
-	if (down && d.out.drop) || !d.q.Enqueue(id, now) {
+	// A FIFO, the common qdisc, is called directly on the paths a busy
+	// link takes per packet, so that its small methods are inlined.
+	ok := false
+	switch {
+	case down && d.out.drop:
+	case d.fifo != nil:
+		ok = d.fifo.Enqueue(id, now)
+	default:
+		ok = d.q.Enqueue(id, now)
+	}
+	if !ok {
 		d.refuse(id, now, down)
 		return
 	}
 	d.Stats.Enqueued++
-	b, n := d.q.Backlog()
+	var b units.Bytes
+	var n int
+	if d.fifo != nil {
+		b, n = d.fifo.Backlog()
+	} else {
+		b, n = d.q.Backlog()
+	}
 	if b > d.Stats.MaxBacklog {
 		d.Stats.MaxBacklog = b
 	}
@@ -390,7 +408,7 @@ func (d *Dir) serviceAt(now sim.Time) sim.Time {
 // An outage or a trace's next opportunity defers the dequeue to the instant
 // service can start, so the qdisc sees the packet wait.
 func (d *Dir) startTx(now sim.Time) {
-	if d.out != nil || d.tr != nil {
+	if (d.out != nil && !d.out.up(now)) || (d.tr != nil && !d.tr.ready(now)) {
 		if at := d.serviceAt(now); at != now {
 			if at != sim.Never {
 				d.txPending = true
@@ -399,7 +417,13 @@ func (d *Dir) startTx(now sim.Time) {
 			return
 		}
 	}
-	id, ok := d.q.Dequeue(now)
+	var id packet.ID
+	var ok bool
+	if d.fifo != nil {
+		id, ok = d.fifo.Dequeue(now)
+	} else {
+		id, ok = d.q.Dequeue(now)
+	}
 	if !ok {
 		if d.thr != nil {
 			if at, ok := d.thr.NextAt(); ok {
@@ -448,7 +472,13 @@ func (d *Dir) transmit(id packet.ID, now sim.Time) {
 	} else {
 		d.propagate(id, d.busyUntil)
 	}
-	if _, n := d.q.Backlog(); n > 0 {
+	var n int
+	if d.fifo != nil {
+		_, n = d.fifo.Backlog()
+	} else {
+		_, n = d.q.Backlog()
+	}
+	if n > 0 {
 		d.txPending = true
 		d.s.Schedule(d.busyUntil, d.self, kindTxDone, 0)
 	}
