@@ -539,7 +539,13 @@ func (d *Dir) propagate(id packet.ID, now sim.Time) {
 		at := base.Add(d.jit.extra(base, d.delay))
 		d.lastArr = max(d.lastArr, at)
 		d.rseq++
-		d.hold(heapEntry{arrive: at, seq: d.rseq, id: id})
+		e := heapEntry{arrive: at, seq: d.rseq, id: id}
+		if r := &d.rring; r.n > 0 && r.n < len(r.a) && at >= r.a[(r.head+r.n-1)&(len(r.a)-1)].arrive {
+			r.a[(r.head+r.n)&(len(r.a)-1)] = e // in order, with room: hold's common case, inlined
+			r.n++
+		} else {
+			d.hold(e)
+		}
 		if !d.rtimer.Armed() || at < d.rtimer.Deadline() {
 			d.rtimer.Arm(at)
 		}
