@@ -128,22 +128,19 @@ func (j *jitterModel) extra(at sim.Time, delay sim.Duration) sim.Duration {
 }
 
 // roundPs is sim.Duration(math.Round(x)), half away from zero, in fewer
-// instructions, for the draws of every packet: the conversion truncates
-// toward zero, and x minus its truncation, the fraction of a float, is
-// exact, so comparing it with ±½ rounds as math.Round does. Beyond 2^52
-// every float is whole and the fraction is 0; where the conversion is out
-// of range (and for NaN) the difference is not a fraction, and the result
-// is the conversion's, as it is of math.Round's. Callers convert the
-// product they pass explicitly, so that it cannot fuse with the
-// subtraction.
+// instructions and without a branch on the draw, for the draws of every
+// packet: the conversion truncates toward zero, x minus its truncation (the
+// fraction of a float) is exact, and so is twice it, which truncates to 1
+// from ½ up, to −1 from −½ down and to 0 between. Beyond 2^52 every float
+// is whole, and math.Round does the rest (values the conversion cannot
+// hold, NaN). Callers convert the product they pass explicitly, so that it
+// cannot fuse with the subtraction.
 func roundPs(x float64) sim.Duration {
-	r := sim.Duration(x)
-	if f := x - float64(r); f >= 0.5 && f < 1 {
-		r++
-	} else if f <= -0.5 && f > -1 {
-		r--
+	if math.Abs(x) < 1<<52 {
+		r := sim.Duration(x)
+		return r + sim.Duration(2*(x-float64(r)))
 	}
-	return r
+	return sim.Duration(math.Round(x))
 }
 
 // ceilTo rounds t up to a multiple of q.
