@@ -185,19 +185,25 @@ type QueueRecorder struct {
 	last    sim.Time
 }
 
-// Enqueued records the backlog after an enqueue.
-func (q *QueueRecorder) Enqueued(d *link.Dir, now sim.Time) { q.record(d, now, 0) }
+// Enqueued records the backlog after an enqueue. Without a trace table it
+// does nothing, in a check inlined into the observer's method: a busy link
+// calls it for every packet.
+func (q *QueueRecorder) Enqueued(d *link.Dir, now sim.Time) {
+	if q.Trace.On() {
+		q.record(d, now, 0)
+	}
+}
 
 // Dequeued records the backlog after a dequeue and the packet's sojourn.
 func (q *QueueRecorder) Dequeued(d *link.Dir, now sim.Time, sojourn sim.Duration) {
 	q.Sojourn.Add(int64(sojourn))
-	q.record(d, now, sojourn)
+	if q.Trace.On() {
+		q.record(d, now, sojourn)
+	}
 }
 
+// record writes the queue-table row; the trace is on.
 func (q *QueueRecorder) record(d *link.Dir, now sim.Time, sojourn sim.Duration) {
-	if !q.Trace.On() {
-		return
-	}
 	b, n := d.Qdisc().Backlog()
 	q.Trace.RecordQueue(&q.last, &trace.QueueRow{T: now, Link: q.Link, DirAB: q.AB, BacklogBytes: int64(b),
 		BacklogPkts: int64(n), Sojourn: sojourn, Drops: d.Stats.Drops, Marks: d.Stats.Marks})

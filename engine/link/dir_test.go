@@ -285,6 +285,26 @@ func TestTraceSharesOpportunities(t *testing.T) {
 	}
 }
 
+// Opportunities that share an instant carry a backlog in one pass, as
+// mahimahi's rationalize spends every opportunity that is due: three
+// packets queued by 0.2 ms leave together at the three opportunities of
+// 2 ms and arrive at 3 ms, in order, and the direction needs one event at
+// 2 ms for them (3 sends + 1 + 3 arrivals = 7 events), not one per packet.
+func TestTraceInstantServedInOnePass(t *testing.T) {
+	s, _, _, a := testDir(Config{Trace: traceConfig([]uint64{2, 2, 2, 4}), Delay: sim.Millisecond}, 100, 3, 100*sim.Microsecond, 1)
+	s.Run()
+	ms := sim.Time(sim.Millisecond)
+	if want := []sim.Time{3 * ms, 3 * ms, 3 * ms}; !slices.Equal(a.at, want) {
+		t.Errorf("arrivals at %v, want %v", a.at, want)
+	}
+	if want := []uint64{0, 1, 2}; !slices.Equal(a.seq, want) {
+		t.Errorf("arrival order %v, want %v", a.seq, want)
+	}
+	if got := s.Events(); got != 7 {
+		t.Errorf("events = %d, want 7 (3 sends, 1 at the 2 ms opportunities, 3 arrivals)", got)
+	}
+}
+
 // A change of delay keeps FIFO order: lowering the delay from 50 ms to
 // 10 ms mid-stream makes arrivals max(previous arrival, departure + 10 ms),
 // so nothing overtakes. (In reorder order departure + delay stays ordered

@@ -59,11 +59,11 @@ func (j *jitterModel) extra(at sim.Time, delay sim.Duration) sim.Duration {
 	switch c.Kind {
 	case config.Gaussian:
 		if c.Clamp == config.ClampZero {
-			return max(0, sim.Duration(math.Round(j.rng.NormFloat64()*j.sigma)))
+			return max(0, roundPs(float64(j.rng.NormFloat64()*j.sigma)))
 		}
 		// Truncated by redrawing, so the one-way delay never goes below zero.
 		for {
-			x := sim.Duration(math.Round(j.rng.NormFloat64() * j.sigma))
+			x := roundPs(float64(j.rng.NormFloat64() * j.sigma))
 			if delay+x >= 0 {
 				return x
 			}
@@ -87,7 +87,7 @@ func (j *jitterModel) extra(at sim.Time, delay sim.Duration) sim.Duration {
 		if x > float64(math.MaxInt64/4) {
 			x = float64(math.MaxInt64 / 4)
 		}
-		return sim.Duration(math.Round(x))
+		return roundPs(float64(x))
 	case config.Burst:
 		if sim.Duration(int64(at)%int64(c.Period)) < c.Length {
 			return c.Extra
@@ -111,7 +111,7 @@ func (j *jitterModel) extra(at sim.Time, delay sim.Duration) sim.Duration {
 		j.inTxop++
 		spread := sim.Duration(0)
 		if c.Sigma > 0 {
-			spread = sim.Duration(math.Round(math.Abs(j.rng.NormFloat64()) * j.sigma))
+			spread = roundPs(float64(math.Abs(j.rng.NormFloat64()) * j.sigma))
 		}
 		return t.Sub(at) + spread
 	case config.LTESubframe, config.NR5G:
@@ -125,6 +125,22 @@ func (j *jitterModel) extra(at sim.Time, delay sim.Duration) sim.Duration {
 		return 0
 	}
 	return 0
+}
+
+// roundPs is sim.Duration(math.Round(x)), half away from zero, in fewer
+// instructions and without a branch on the draw, for the draws of every
+// packet: the conversion truncates toward zero, x minus its truncation (the
+// fraction of a float) is exact, and so is twice it, which truncates to 1
+// from ½ up, to −1 from −½ down and to 0 between. Beyond 2^52 every float
+// is whole, and math.Round does the rest (values the conversion cannot
+// hold, NaN). Callers convert the product they pass explicitly, so that it
+// cannot fuse with the subtraction.
+func roundPs(x float64) sim.Duration {
+	if math.Abs(x) < 1<<52 {
+		r := sim.Duration(x)
+		return r + sim.Duration(2*(x-float64(r)))
+	}
+	return sim.Duration(math.Round(x))
 }
 
 // ceilTo rounds t up to a multiple of q.

@@ -187,3 +187,23 @@ func TestQuantisedJitterAnyOrder(t *testing.T) {
 		}
 	}
 }
+
+// roundPs rounds as sim.Duration(math.Round(x)) does: halves away from
+// zero, the float just below ½, whole floats beyond 2^52, values the
+// conversion cannot hold, and scaled normal draws as the jitter makes them.
+func TestRoundPsIsMathRound(t *testing.T) {
+	xs := []float64{0, math.Copysign(0, -1), 0.5, -0.5, 1.5, -1.5, 2.5, -2.5,
+		0.49999999999999994, -0.49999999999999994, math.Nextafter(0.5, 1), math.Nextafter(-0.5, -1),
+		1 << 52, 1<<52 + 1, -(1<<52 + 1), 1<<52 - 0.5, -(1<<52 - 0.5), 1 << 53, 1 << 62,
+		1 << 63, -(1 << 63), math.Nextafter(1<<63, 0), 1 << 64, -(1 << 64),
+		math.Inf(1), math.Inf(-1), math.NaN(), math.MaxFloat64, -math.MaxFloat64, math.SmallestNonzeroFloat64}
+	r := rng.Stream(1, "test/round")
+	for range 100000 {
+		xs = append(xs, float64(r.NormFloat64()*1e7), float64(r.Float64()*8)-4)
+	}
+	for _, x := range xs {
+		if got, want := roundPs(x), sim.Duration(math.Round(x)); got != want {
+			t.Errorf("roundPs(%v) = %d, want %d", x, got, want)
+		}
+	}
+}

@@ -49,9 +49,14 @@ func (o *outages) add(at sim.Time, d sim.Duration) {
 	o.upFrom, o.upTo = 0, 0
 }
 
+// up reports whether t lies in the span last found free of outages: two
+// comparisons, inlined where the serialiser asks per packet. false means
+// only that downUntil must look.
+func (o *outages) up(t sim.Time) bool { return t >= o.upFrom && t < o.upTo }
+
 // downUntil reports whether the direction is down at t, and until when.
 func (o *outages) downUntil(t sim.Time) (sim.Time, bool) {
-	if t >= o.upFrom && t < o.upTo {
+	if o.up(t) {
 		return 0, false
 	}
 	end, down := sim.Time(0), false

@@ -45,19 +45,24 @@ func (d *Dir) hold(e heapEntry) {
 }
 
 // arriveReordered delivers every reordered packet due at now, merging the
-// ring and the heap in (arrival, push order).
+// ring and the heap in (arrival, push order). While the heap is empty, as
+// it mostly is under small jitter, the ring's head is next and the merge is
+// skipped.
 func (d *Dir) arriveReordered(now sim.Time) {
 	r, h := &d.rring, &d.heap
 	for {
 		var e heapEntry
 		fromRing := false
 		switch {
-		case r.n > 0 && (len(h.a) == 0 || r.a[r.head].before(&h.a[0])):
+		case len(h.a) == 0:
+			if r.n == 0 {
+				return
+			}
 			e, fromRing = r.a[r.head], true
-		case len(h.a) > 0:
-			e = h.a[0]
+		case r.n > 0 && r.a[r.head].before(&h.a[0]):
+			e, fromRing = r.a[r.head], true
 		default:
-			return
+			e = h.a[0]
 		}
 		if e.arrive > now {
 			d.rtimer.Arm(e.arrive)

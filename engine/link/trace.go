@@ -82,6 +82,14 @@ func (t *traceLink) skip(now sim.Time) {
 	}
 }
 
+// ready reports, in a few comparisons inlined where the serialiser asks per
+// packet, whether next(now) == now because the opportunity in use has bytes
+// left or the next unused one is at now. false means only that next must
+// look.
+func (t *traceLink) ready(now sim.Time) bool {
+	return t.left > 0 && t.curAt == now || !t.done && t.at(t.i) == now
+}
+
 // next is the earliest instant at or after now at which the link can send:
 // now if the opportunity in use at now has bytes left, else the next
 // opportunity; sim.Never once a non-looping trace has ended.

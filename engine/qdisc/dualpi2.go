@@ -179,7 +179,7 @@ func (q *DualPI2) headDelay(r *ring, now sim.Time) uint64 {
 	if r.n == 0 {
 		return 0
 	}
-	return ns(now) - ns(q.env.Pool.Get(r.buf[r.head]).EnqAt)
+	return ns(now) - ns(q.env.Pool.Get(r.buf[r.head].id).EnqAt)
 }
 
 // calculateProbability follows calculate_probability: the PI update of p'

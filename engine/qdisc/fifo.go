@@ -41,24 +41,27 @@ func (f *FIFO) SetECNThreshold(bytes units.Bytes, pkts int) {
 // max_th (RED_HARD_MARK): on the backlog found on arrival, before the packet
 // joins it (red_calc_qavg with W = 1 is the instantaneous backlog).
 func (f *FIFO) Enqueue(id packet.ID, now sim.Time) bool {
-	if !f.admit(id, now) {
-		return false
+	size, ok := f.admit(id, now)
+	if ok {
+		f.q.pushSize(id, size)
 	}
-	f.q.push(f.env.Pool, id)
-	return true
+	return ok
 }
 
 // Pass is Enqueue and Dequeue at once, for a packet that finds the queue
 // empty and the link idle: the same admission and marking, and the queue
 // is left as it was.
-func (f *FIFO) Pass(id packet.ID, now sim.Time) bool { return f.admit(id, now) }
+func (f *FIFO) Pass(id packet.ID, now sim.Time) bool {
+	_, ok := f.admit(id, now)
+	return ok
+}
 
 // admit applies the limits and the step marker to a packet arriving at the
-// current backlog and stamps its enqueue time.
-func (f *FIFO) admit(id packet.ID, now sim.Time) bool {
+// current backlog and stamps its enqueue time; it returns the packet's size.
+func (f *FIFO) admit(id packet.ID, now sim.Time) (units.Bytes, bool) {
 	p := f.env.Pool.Get(id)
 	if f.limitBytes > 0 && f.q.bytes+p.Size > f.limitBytes || f.limitPkts > 0 && f.q.n >= f.limitPkts {
-		return false
+		return 0, false
 	}
 	if f.markBytes > 0 && f.q.bytes >= f.markBytes || f.markPkts > 0 && f.q.n >= f.markPkts {
 		if setCE(f.env, id, now) {
@@ -66,7 +69,7 @@ func (f *FIFO) admit(id packet.ID, now sim.Time) bool {
 		}
 	}
 	p.EnqAt = now
-	return true
+	return p.Size, true
 }
 
 // Dequeue returns the head packet.

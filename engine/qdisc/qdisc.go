@@ -67,38 +67,49 @@ type Passer interface {
 
 // ring is a growable FIFO of packet IDs with their sizes' running total.
 // Its length is a power of two, so positions wrap with a mask, not a
-// division.
+// division. Each slot keeps the packet's size beside its ID, so that
+// neither end reads the packet itself: a packet that has waited long in
+// the queue is no longer in the caches when it leaves, and the link reads
+// it only after the dequeue (prefetched by pop for the next one).
 type ring struct {
-	buf     []packet.ID
+	buf     []slot
 	head, n int
 	bytes   units.Bytes
 }
 
-func (r *ring) push(p *packet.Pool, id packet.ID) {
+type slot struct {
+	id   packet.ID
+	size uint32 // bytes on the wire (a packet's Size never changes)
+}
+
+func (r *ring) push(p *packet.Pool, id packet.ID) { r.pushSize(id, p.Get(id).Size) }
+
+// pushSize queues id, of size bytes, at the tail.
+func (r *ring) pushSize(id packet.ID, size units.Bytes) {
 	if r.n == len(r.buf) {
-		nb := make([]packet.ID, max(16, 2*len(r.buf)))
+		nb := make([]slot, max(16, 2*len(r.buf)))
 		for i := 0; i < r.n; i++ {
 			nb[i] = r.buf[(r.head+i)&(len(r.buf)-1)]
 		}
 		r.buf, r.head = nb, 0
 	}
-	r.buf[(r.head+r.n)&(len(r.buf)-1)] = id
+	r.buf[(r.head+r.n)&(len(r.buf)-1)] = slot{id, uint32(size)}
 	r.n++
-	r.bytes += p.Get(id).Size
+	r.bytes += size
 }
 
 func (r *ring) pop(p *packet.Pool) (packet.ID, bool) {
 	if r.n == 0 {
 		return 0, false
 	}
-	id := r.buf[r.head]
+	s := r.buf[r.head]
 	r.head = (r.head + 1) & (len(r.buf) - 1)
 	r.n--
-	r.bytes -= p.Get(id).Size
+	r.bytes -= units.Bytes(s.size)
 	if r.n > 0 {
-		p.Prefetch(r.buf[r.head])
+		p.Prefetch(r.buf[r.head].id)
 	}
-	return id, true
+	return s.id, true
 }
 
 var (
