@@ -198,9 +198,20 @@ const inlineMaxWall = 500 * time.Microsecond
 // Arrow — so that the reader is never held up for long and requests keep
 // their order.
 func (s *session) runInline(req Request) bool {
-	str, ok := req.Args["time"].(string)
-	d, err := sim.ParseDuration(str)
-	if !ok || err != nil || !s.claimInline(d) {
+	var d sim.Duration
+	if p := req.step; p != nil {
+		if !p.byTime {
+			return false
+		}
+		d = p.time
+	} else {
+		str, ok := req.Args["time"].(string)
+		var err error
+		if d, err = sim.ParseDuration(str); !ok || err != nil {
+			return false
+		}
+	}
+	if !s.claimInline(d) {
 		return false
 	}
 	s.serveInline(sessionReq{req: req})
@@ -275,6 +286,14 @@ func (s *session) serve(r sessionReq) (more bool) {
 		return true
 	}
 	defer s.conn.finishReq(r.req)
+	if p := r.req.step; p != nil {
+		res, e := s.step(*p, "")
+		if e != nil && e.Code == CodeInternal && s.ctx.Err() != nil {
+			return false
+		}
+		s.conn.replyLog(s.log, id, res, e)
+		return true
+	}
 	a := newArgs(r.req.Args, "")
 	a.used = append(a.used, "session")
 	res, e := r.req.def.sess(s, a, id)
