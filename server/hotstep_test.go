@@ -314,3 +314,50 @@ func TestStepResponseBytesMatchEncoder(t *testing.T) {
 		t.Errorf("steps response differs from the encoder's (-encoder +appended):\n%s", diff)
 	}
 }
+
+// BenchmarkReadSteps measures reading a vector environment's steps
+// request of 8 entries (each a session, 10 ms, a cwnd action and an int64le
+// observation) into its stepArgs, on the connection's reader before any
+// session runs: by the hot reader, and by the general decoder and argument
+// checks it stands in for.
+func BenchmarkReadSteps(b *testing.B) {
+	var list []any
+	for i := range 8 {
+		list = append(list, map[string]any{"session": "s" + string(rune('a'+i)), "time": "10ms", "observe": "f0",
+			"obs_format": "int64le", "action": map[string]any{"flow": "f0", "cwnd": 200}})
+	}
+	frame := enc(b, map[string]any{"id": 12345, "op": "steps", "steps": list})
+	b.Run("hot", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			h, ok := readHot(frame, 64)
+			if !ok {
+				b.Fatal("readHot declined the gym's steps request")
+			}
+			var dc durCache
+			for i := range h.steps {
+				if _, ok := h.steps[i].args(&dc); !ok {
+					b.Fatalf("steps[%d] declined", i)
+				}
+			}
+		}
+	})
+	b.Run("general", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			req, e := decodeRequest(frame, 1<<30)
+			if e != nil {
+				b.Fatal(e)
+			}
+			for i, v := range req.Args["steps"].([]any) {
+				a := newArgs(v.(map[string]any), "steps[0].")
+				if _, e := a.str("session"); e != nil {
+					b.Fatal(e)
+				}
+				if _, e := parseStep(a, nil); e != nil {
+					b.Fatalf("steps[%d]: %v", i, e)
+				}
+			}
+		}
+	})
+}
