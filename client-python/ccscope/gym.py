@@ -81,22 +81,36 @@ def default_reward(prev: np.ndarray, obs: np.ndarray, *, delay_weight: float = 0
 # 0 t_ps, 1 cwnd_pkts, 2 ssthresh_pkts, 3 inflight_pkts, 4 srtt_ps,
 # 5 min_rtt_ps, 6 pacing_rate_bps, 7 delivery_rate_bps, 8 delivered_pkts,
 # 9 lost_pkts, 10 retrans_pkts, 11 ca_state, 12 bytes_delivered.
-# OBSERVATION[:6] are these columns over these divisors:
-_COLS = np.array([1, 3, 4, 5, 7, 6])
-_DIVS = np.array([1.0, 1.0, 1e9, 1e9, 1e6, 1e6])
 _LOST, _RETRANS, _CA = 9, 10, 11
-# The vector environment converts all 13 columns at once (each over its
-# divisor, 1 for the counts: the same float64 divisions as above), takes
-# their differences from the last step's, and picks OBSERVATION's columns
-# out of the two: five numpy calls on views made once.
-_DIV13 = np.ones(13)
-_DIV13[_COLS] = _DIVS
-_PICK = np.array([*_COLS, 13 + _LOST, 13 + _RETRANS, _CA])
 
 _H = codec.Template.hole
 # The observation comes as 13 little-endian int64s (the step's obs_format
 # "int64le"): read without converting a list.
 _unpack_obs = struct.Struct("<13q").unpack
+
+
+def _fold(obs: bytes, counts: list[int], first: bool) -> tuple[tuple, float]:
+    """One step's OBSERVATION values and default reward, from the server's
+    observation; ``counts`` (lost and retransmitted packets at the last
+    step) is updated. Both environments fold every observation here, on
+    plain floats (for one or a few environments cheaper than numpy calls).
+
+    Args:
+        obs: The step result's ``obs`` (``int64le``).
+        counts: ``[lost_pkts, retrans_pkts]`` at the last step.
+        first: The episode's first step: the deltas are 0.
+
+    Returns:
+        ``(observation values, default_reward)``.
+    """
+    o = _unpack_obs(obs)
+    lost, retrans = o[_LOST], o[_RETRANS]
+    dl, dr = (0, 0) if first else (lost - counts[0], retrans - counts[1])
+    counts[0], counts[1] = lost, retrans
+    srtt, min_rtt, rate = o[4] / 1e9, o[5] / 1e9, o[7] / 1e6
+    # default_reward on the same values, in the same float64 operations.
+    queueing_ms = max(0.0, srtt - min_rtt) if min_rtt > 0 else 0.0
+    return (o[1], o[3], srtt, min_rtt, rate, o[6] / 1e6, dl, dr, o[_CA]), rate - 0.1 * queueing_ms - 1.0 * dl
 
 
 class _Stepper:
@@ -115,7 +129,7 @@ class _Stepper:
         self.cwnd = control == "cwnd"
         self.obs = np.zeros(len(OBSERVATION), dtype=np.float64)
         self.prev = np.zeros(len(OBSERVATION), dtype=np.float64)
-        self.lost = self.retrans = 0
+        self.counts = [0, 0]
         self.reward = 0.0
         self.done = False
         self.sim_time_ps = 0
@@ -137,7 +151,7 @@ class _Stepper:
         self.entry_t = codec.Template({"action": {"flow": self.flow, self.control: _H(0)}, **args}, 1)
         self.first_entry = codec.encode(args)
         self.obs[:] = 0.0
-        self.lost = self.retrans = 0
+        self.counts[:] = [0, 0]
         self.done = False
 
     def action(self, action: Any) -> int:
@@ -155,16 +169,9 @@ class _Stepper:
             first: The episode's first step: the loss and retransmission
                 deltas are 0.
         """
-        o = _unpack_obs(result["obs"])
-        lost, retrans = o[_LOST], o[_RETRANS]
-        dl, dr = (0, 0) if first else (lost - self.lost, retrans - self.retrans)
-        self.lost, self.retrans = lost, retrans
-        srtt, min_rtt, rate = o[4] / 1e9, o[5] / 1e9, o[7] / 1e6
+        row, self.reward = _fold(result["obs"], self.counts, first)
         self.prev[:] = self.obs
-        self.obs[:] = (o[1], o[3], srtt, min_rtt, rate, o[6] / 1e6, dl, dr, o[_CA])
-        # default_reward on the same values, in the same float64 operations.
-        queueing_ms = max(0.0, srtt - min_rtt) if min_rtt > 0 else 0.0
-        self.reward = rate - 0.1 * queueing_ms - 1.0 * dl
+        self.obs[:] = row
         self.done = result["done"]
         self.sim_time_ps = result["sim_time_ps"]
         self.events = result["events"]
@@ -367,14 +374,9 @@ class CCVectorEnv(gymnasium.vector.VectorEnv):
         self._acts_t: codec.IntTemplate | None = None
         self._vals = [0] * (num_envs + 1)
         self._prev_obs = np.zeros((num_envs, len(OBSERVATION)), dtype=np.float64)
-        # The N observations' bytes are copied into _rawbuf, which _raw
-        # views; _cols holds [this step's 13 columns | their change since
-        # the last step | the last step's].
-        self._rawbuf = bytearray(num_envs * 104)
-        self._raw = np.frombuffer(self._rawbuf, "<i8").reshape(num_envs, 13)
-        cols = np.zeros((num_envs, 39), dtype=np.float64)
-        self._cols = cols
-        self._cur, self._delta, self._last = cols[:, :13], cols[:, 13:26], cols[:, 26:]
+        self._rows: list[tuple] = [()] * num_envs  # this step's observations
+        self._rw = [0.0] * num_envs  # and default rewards
+        self._counts = [[0, 0] for _ in range(num_envs)]  # lost, retransmitted at the last step
         self._any_reset = False
         self._done = [False] * num_envs
         self.single_action_space = spaces.Box(low=np.float32(1.0), high=np.float32(high), shape=(1,), dtype=np.float32)
@@ -474,32 +476,22 @@ class CCVectorEnv(gymnasium.vector.VectorEnv):
             results = self._client.call_encoded("steps", *data)["results"]
         if len(results) != n:
             raise ProtocolError(f"ccscope.gym: steps answered {len(results)} results for {n} steps")
-        done = self._done
-        rawbuf, at = self._rawbuf, 0
+        # The observations folded as CCEnv folds its one (_fold), then
+        # written with four numpy calls.
+        done, rows, rw, counts = self._done, self._rows, self._rw, self._counts
         for i, r in enumerate(results):
             if r.get("ok") is not True:
                 raise codec.frame_from_map({"id": None, **r}).exception()  # type: ignore[union-attr]
             res = r["result"]
-            rawbuf[at : at + 104] = res["obs"]
-            at += 104
             done[i] = res["done"]
+            rows[i], rw[i] = _fold(res["obs"], counts[i], any_fresh and fresh_l[i])
         obs, prev = self._obs, self._prev_obs
         np.copyto(prev, obs)
-        np.divide(self._raw, _DIV13, out=self._cur)
-        # The lost and retransmitted counts become deltas from the last step.
-        np.subtract(self._cur, self._last, out=self._delta)
-        np.copyto(self._last, self._cur)
-        np.take(self._cols, _PICK, axis=1, out=obs)
-        if any_fresh:
-            obs[fresh, 6:8] = 0.0
+        obs[:] = rows
         self._terminated[:] = done
         rewards = self._rewards
         if self._reward is default_reward:
-            # default_reward on plain floats, in the same float64 operations
-            # (for a few environments cheaper than numpy calls).
-            rewards[:] = [
-                o[4] - 0.1 * (max(0.0, o[2] - o[3]) if o[3] > 0 else 0.0) - o[6] for o in obs.tolist()
-            ]
+            rewards[:] = rw
         else:
             for i in range(n):
                 rewards[i] = self._reward(prev[i], obs[i])
