@@ -157,11 +157,8 @@ func (s *session) finish(reason string) {
 	s.busy.Lock()
 	defer s.busy.Unlock()
 	s.cancel()
+	s.unregister()
 	c := s.conn
-	c.mu.Lock()
-	delete(c.sessions, s.id)
-	c.mu.Unlock()
-	c.srv.removeSession(s.id)
 	for {
 		select {
 		case r := <-s.reqs:
@@ -303,8 +300,27 @@ func (s *session) serve(r sessionReq) (more bool) {
 	if e != nil && e.Code == CodeInternal && s.ctx.Err() != nil {
 		return false // the connection is gone; nobody to answer
 	}
+	if e == nil && r.req.def.ends {
+		// The session's slot is free by the time the client reads the
+		// response (finish, after it, does the same again).
+		s.unregister()
+	}
 	s.conn.replyLog(s.log, id, res, e)
 	return e != nil || !r.req.def.ends
+}
+
+// unregister marks the session closed and takes it out of its connection's
+// and the server's tables, so that it no longer counts against their
+// limits. It is idempotent.
+func (s *session) unregister() {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	c := s.conn
+	c.mu.Lock()
+	delete(c.sessions, s.id)
+	c.mu.Unlock()
+	c.srv.removeSession(s.id)
 }
 
 func (s *session) opSummary(a *args, _ any) (any, *Error) {
