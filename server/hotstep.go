@@ -52,7 +52,8 @@ const (
 	hkSteps
 )
 
-// hotCost is what a hot request holds in the server's decode pool: its
+// hotCostStep and hotCostEntry are what a hot request holds in the
+// server's decode pool: its
 // stepArgs and, for steps, the parsed entries (the general decoder's
 // estimate of the same request's maps is several times more).
 const (
@@ -423,8 +424,8 @@ func (r *mpReader) code() (byte, bool) {
 	return c, true
 }
 
-// length reads a container's length: fix (code&fixMask below fixHi), 16
-// or 32 bits.
+// length reads a container's length: a fix code (fixLo..fixHi, the length
+// in its low bits), or c16 or c32 and a 16- or 32-bit length.
 func (r *mpReader) length(fixLo, fixHi, c16, c32 byte) (int, bool) {
 	c, ok := r.code()
 	switch {
