@@ -108,10 +108,16 @@ func (c *conn) closeWith(code int, reason string) {
 	})
 }
 
+// readBufKeep is the largest read buffer readLoop keeps between frames.
+const readBufKeep = 1 << 20
+
 // readLoop reads frames until the connection fails. A frame over the size
 // limit but within 4× of it is drained and answered too_large; beyond that
-// gorilla closes the connection (1009).
+// gorilla closes the connection (1009). Frames are read into one reused
+// buffer: nothing a request holds points into its frame (the decoders copy
+// every string and bin they keep).
 func (c *conn) readLoop() {
+	var buf bytes.Buffer
 	limit := c.srv.opts.MaxMessageBytes
 	c.ws.SetReadLimit(4 * limit)
 	_ = c.ws.SetReadDeadline(time.Now().Add(pongWait))
@@ -125,10 +131,14 @@ func (c *conn) readLoop() {
 			return
 		}
 		_ = c.ws.SetReadDeadline(time.Now().Add(pongWait))
-		frame, err := io.ReadAll(io.LimitReader(rd, limit+1))
-		if err != nil {
+		if buf.Cap() > readBufKeep {
+			buf = bytes.Buffer{}
+		}
+		buf.Reset()
+		if _, err := buf.ReadFrom(io.LimitReader(rd, limit+1)); err != nil {
 			return
 		}
+		frame := buf.Bytes()
 		if int64(len(frame)) > limit {
 			n, err := io.Copy(io.Discard, rd)
 			if err != nil {
@@ -151,6 +161,9 @@ func (c *conn) readLoop() {
 // builder. The decoded arguments are held in the server's decode pool until
 // their op is answered.
 func (c *conn) route(frame []byte) {
+	if c.routeHot(frame) {
+		return
+	}
 	c.touch()
 	pool := c.srv.decoded
 	bound := decodeBound(frame, c.srv.opts.MaxDecodedBytes)

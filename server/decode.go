@@ -18,6 +18,9 @@ type Request struct {
 
 	def  *opDef // the op's definition
 	cost int64  // decodeCost of Args, held in the server's decode pool
+	// step holds a step's arguments, read and checked, when the hot
+	// reader (hotstep.go) read the request; Args is then nil.
+	step *stepArgs
 }
 
 // maxDepth bounds nesting in a decoded frame: scenarios nest about six deep,

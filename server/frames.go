@@ -26,24 +26,16 @@ type response struct {
 }
 
 // marshalResponse encodes a response as marshal does. A step's (the frame a
-// learning loop gets every environment step) is written without reflection
-// on the envelope; its result is never empty, so never left out.
+// learning loop gets every environment step) is appended to one buffer
+// (hotstep.go), without an encoder or reflection; its result is never
+// empty, so never left out.
 func marshalResponse(r *response) ([]byte, error) {
-	switch r.Result.(type) {
-	case stepResult, stepResultObs:
-		if r.Error != nil {
-			break
-		}
-		var b bytes.Buffer
-		enc := msgpack.NewEncoder(&b)
-		enc.UseCompactInts(true)
-		for _, err := range [...]error{enc.EncodeMapLen(3), enc.EncodeString("id"), enc.Encode(r.ID),
-			enc.EncodeString("ok"), enc.EncodeBool(r.OK), enc.EncodeString("result"), enc.Encode(r.Result)} {
-			if err != nil {
-				return nil, err
+	if r.OK && r.Error == nil {
+		if b, ok := appendResponseHead(make([]byte, 0, stepResponseSize), r.ID); ok {
+			if b, ok := appendStepResult(b, r.Result); ok {
+				return b, nil
 			}
 		}
-		return b.Bytes(), nil
 	}
 	return marshal(r)
 }

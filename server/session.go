@@ -180,17 +180,6 @@ func (s *session) finish(reason string) {
 	}
 }
 
-// unregister removes the session from its connection's and the server's
-// tables, freeing its slots under the session limits. Deleting twice is
-// harmless.
-func (s *session) unregister() {
-	c := s.conn
-	c.mu.Lock()
-	delete(c.sessions, s.id)
-	c.mu.Unlock()
-	c.srv.removeSession(s.id)
-}
-
 // inlineMaxWall bounds the steps a connection's reader runs itself: a
 // step by time no longer (in simulated time) than the session's last one,
 // which took at most this much wall time.
@@ -206,9 +195,20 @@ const inlineMaxWall = 500 * time.Microsecond
 // Arrow — so that the reader is never held up for long and requests keep
 // their order.
 func (s *session) runInline(req Request) bool {
-	str, ok := req.Args["time"].(string)
-	d, err := sim.ParseDuration(str)
-	if !ok || err != nil || !s.claimInline(d) {
+	var d sim.Duration
+	if p := req.step; p != nil {
+		if !p.byTime {
+			return false
+		}
+		d = p.time
+	} else {
+		str, ok := req.Args["time"].(string)
+		var err error
+		if d, err = sim.ParseDuration(str); !ok || err != nil {
+			return false
+		}
+	}
+	if !s.claimInline(d) {
 		return false
 	}
 	s.serveInline(sessionReq{req: req})
@@ -283,6 +283,14 @@ func (s *session) serve(r sessionReq) (more bool) {
 		return true
 	}
 	defer s.conn.finishReq(r.req)
+	if p := r.req.step; p != nil {
+		res, e := s.step(*p, "")
+		if e != nil && e.Code == CodeInternal && s.ctx.Err() != nil {
+			return false
+		}
+		s.conn.replyLog(s.log, id, res, e)
+		return true
+	}
 	a := newArgs(r.req.Args, "")
 	a.used = append(a.used, "session")
 	res, e := r.req.def.sess(s, a, id)
@@ -300,6 +308,20 @@ func (s *session) serve(r sessionReq) (more bool) {
 	}
 	s.conn.replyLog(s.log, id, res, e)
 	return !ends
+}
+
+// unregister marks the session closed and takes it out of its connection's
+// and the server's tables, so that it no longer counts against their
+// limits. It is idempotent.
+func (s *session) unregister() {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	c := s.conn
+	c.mu.Lock()
+	delete(c.sessions, s.id)
+	c.mu.Unlock()
+	c.srv.removeSession(s.id)
 }
 
 func (s *session) opSummary(a *args, _ any) (any, *Error) {

@@ -1,12 +1,9 @@
 package server
 
 import (
-	"bytes"
 	"fmt"
 	"runtime"
 	"sync/atomic"
-
-	"github.com/vmihailenco/msgpack/v5"
 )
 
 // This file is the steps op: one step on each of several sessions of the
@@ -52,6 +49,11 @@ func (c *conn) opSteps(req Request) {
 		c.reply(req.ID, nil, e)
 		return
 	}
+	c.runSteps(req, steps)
+}
+
+// runSteps runs a steps request's parsed entries.
+func (c *conn) runSteps(req Request, steps []parsedStep) {
 	b := &stepsBatch{c: c, req: req, results: make([]batchResult, len(steps))}
 	b.pending.Store(int32(len(steps)))
 	// The reader runs its share of short steps itself, as runInline does
@@ -152,32 +154,29 @@ func (b *stepsBatch) done(i int, res any, e *Error) {
 
 // encode writes the response: {id, ok: true, result: {results: [{ok,
 // result} or {ok, error}, ...]}}, each entry shaped as a response without
-// its id.
+// its id. It appends to one buffer; only an error entry goes through the
+// msgpack encoder.
 func (b *stepsBatch) encode() ([]byte, error) {
-	var buf bytes.Buffer
-	enc := msgpack.NewEncoder(&buf)
-	enc.UseCompactInts(true)
-	for _, err := range [...]error{enc.EncodeMapLen(3), enc.EncodeString("id"), enc.Encode(b.req.ID),
-		enc.EncodeString("ok"), enc.EncodeBool(true), enc.EncodeString("result"), enc.EncodeMapLen(1),
-		enc.EncodeString("results"), enc.EncodeArrayLen(len(b.results))} {
+	out, ok := appendResponseHead(make([]byte, 0, 32+stepResponseSize*len(b.results)), b.req.ID)
+	if !ok {
+		return nil, fmt.Errorf("server: steps request id %v is not an integer", b.req.ID)
+	}
+	out = appendStr(appendMapLen(out, 1), "results")
+	out = appendArrayLen(out, len(b.results))
+	for _, r := range b.results {
+		out = appendMapLen(out, 2)
+		out = appendBool(appendStr(out, "ok"), r.err == nil)
+		if r.err == nil {
+			if out, ok = appendStepResult(appendStr(out, "result"), r.res); !ok {
+				return nil, fmt.Errorf("server: steps result of type %T", r.res)
+			}
+			continue
+		}
+		e, err := marshal(r.err)
 		if err != nil {
 			return nil, err
 		}
+		out = append(appendStr(out, "error"), e...)
 	}
-	for _, r := range b.results {
-		var errs [5]error
-		if r.err == nil {
-			errs = [...]error{enc.EncodeMapLen(2), enc.EncodeString("ok"), enc.EncodeBool(true),
-				enc.EncodeString("result"), enc.Encode(r.res)}
-		} else {
-			errs = [...]error{enc.EncodeMapLen(2), enc.EncodeString("ok"), enc.EncodeBool(false),
-				enc.EncodeString("error"), enc.Encode(r.err)}
-		}
-		for _, err := range errs {
-			if err != nil {
-				return nil, err
-			}
-		}
-	}
-	return buf.Bytes(), nil
+	return out, nil
 }

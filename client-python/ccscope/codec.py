@@ -11,7 +11,8 @@ bytes alone (``proto/vectors``) and the transport can be swapped for a fake.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import struct
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +30,7 @@ __all__ = [
     "encode",
     "encode_request",
     "Template",
+    "IntTemplate",
     "pack",
     "packer",
     "array_header",
@@ -187,12 +189,19 @@ def encode_request(request_id: int, op: str, args: dict[str, Any] | None = None)
     if request_id < 0:
         raise ValueError(f"ccscope.codec: request id must be non-negative, got {request_id}")
     msg: dict[str, Any] = {"id": request_id, "op": op}
+    flat = True
     if args:
         if "id" in args or "op" in args:
             raise ValueError(f"ccscope.codec: argument name {'id' if 'id' in args else 'op'!r} is reserved")
         for k, v in args.items():
             if v is not None:
                 msg[k] = v
+                if type(v) not in _SCALARS or type(k) is not str:
+                    flat = False
+    if flat:
+        # Scalars under string keys (a step's arguments): sorting the keys
+        # is all canonical() would do.
+        return _packb(dict(sorted(msg.items())), use_bin_type=True, use_single_float=False)
     return encode(msg)
 
 
@@ -268,6 +277,58 @@ class Template:
             out.append(parts[i])
             out.append(seg[k + 1])
         return b"".join(out)
+
+
+class IntTemplate:
+    """A message encoded once, with integer holes of fixed width, filled by one ``struct`` call.
+
+    Like :class:`Template`, for a request sent every step of a learning
+    loop, but each hole is a signed 64-bit integer written in msgpack's
+    fixed-width int64 form (``0xd3`` and 8 bytes, big-endian) rather than
+    the smallest form: every fill has the same length and layout, and
+    :meth:`fill` is a single :meth:`struct.Struct.pack` of the encoded
+    segments and the values. Any msgpack reader (the server's too) reads
+    an int64 as the same integer.
+
+    Args:
+        value: The message, with :meth:`Template.hole` ``(i)`` in place of
+            each integer that changes (``0 <= i < holes``, each exactly once,
+            in any order).
+        holes: The number of holes.
+
+    Raises:
+        ValueError: A hole is missing or appears twice.
+    """
+
+    __slots__ = ("_struct", "_args", "_slots")
+
+    def __init__(self, value: Any, holes: int) -> None:
+        t = Template(value, holes)
+        segs = [s + b"\xd3" for s in t._segments[:-1]] + [t._segments[-1]]
+        self._struct = struct.Struct(">" + "".join(f"{len(s)}sq" for s in segs[:-1]) + f"{len(segs[-1])}s")
+        self._args: list[Any] = [None] * (2 * len(segs) - 1)
+        self._args[0::2] = segs
+        # _slots[i]: where hole i's value goes in _args.
+        self._slots = [0] * holes
+        for k, i in enumerate(t._order):
+            self._slots[i] = 2 * k + 1
+
+    def fill(self, values: Sequence[int]) -> bytes:
+        """The message with hole ``i`` replaced by ``values[i]``.
+
+        Args:
+            values: Each hole's integer, in ``[-2**63, 2**63)``.
+
+        Returns:
+            The encoded message.
+
+        Raises:
+            struct.error: A value is not an integer in that range.
+        """
+        args = self._args
+        for i, k in enumerate(self._slots):
+            args[k] = values[i]
+        return self._struct.pack(*args)
 
 
 def pack(value: Any) -> bytes:

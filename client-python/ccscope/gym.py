@@ -81,9 +81,6 @@ def default_reward(prev: np.ndarray, obs: np.ndarray, *, delay_weight: float = 0
 # 0 t_ps, 1 cwnd_pkts, 2 ssthresh_pkts, 3 inflight_pkts, 4 srtt_ps,
 # 5 min_rtt_ps, 6 pacing_rate_bps, 7 delivery_rate_bps, 8 delivered_pkts,
 # 9 lost_pkts, 10 retrans_pkts, 11 ca_state, 12 bytes_delivered.
-# OBSERVATION[:6] are these columns over these divisors:
-_COLS = np.array([1, 3, 4, 5, 7, 6])
-_DIVS = np.array([1.0, 1.0, 1e9, 1e9, 1e6, 1e6])
 _LOST, _RETRANS, _CA = 9, 10, 11
 
 _H = codec.Template.hole
@@ -92,49 +89,77 @@ _H = codec.Template.hole
 _unpack_obs = struct.Struct("<13q").unpack
 
 
+def _fold(obs: bytes, counts: list[int], first: bool) -> tuple[tuple, float]:
+    """One step's OBSERVATION values and default reward, from the server's
+    observation; ``counts`` (lost and retransmitted packets at the last
+    step) is updated. Both environments fold every observation here, on
+    plain floats (for one or a few environments cheaper than numpy calls).
+
+    Args:
+        obs: The step result's ``obs`` (``int64le``).
+        counts: ``[lost_pkts, retrans_pkts]`` at the last step.
+        first: The episode's first step: the deltas are 0.
+
+    Returns:
+        ``(observation values, default_reward)``.
+    """
+    o = _unpack_obs(obs)
+    lost, retrans = o[_LOST], o[_RETRANS]
+    dl, dr = (0, 0) if first else (lost - counts[0], retrans - counts[1])
+    counts[0], counts[1] = lost, retrans
+    srtt, min_rtt, rate = o[4] / 1e9, o[5] / 1e9, o[7] / 1e6
+    # default_reward on the same values, in the same float64 operations.
+    queueing_ms = max(0.0, srtt - min_rtt) if min_rtt > 0 else 0.0
+    return (o[1], o[3], srtt, min_rtt, rate, o[6] / 1e6, dl, dr, o[_CA]), rate - 0.1 * queueing_ms - 1.0 * dl
+
+
 class _Stepper:
     """One episode's encoded requests and observation buffers, reused every step.
 
     Each step is one ``step`` request that carries the action and asks for
     the flow's observation back (one round trip). The request is encoded
-    once per episode (:class:`ccscope.codec.Template`); a step splices in
-    the request id and the action value. The observation is written into
-    preallocated arrays, and the default reward computed on plain floats.
+    once per episode (:class:`ccscope.codec.IntTemplate`); a step writes
+    the request id and the action value into it with one ``struct`` call.
+    The observation is written into preallocated arrays, and the default
+    reward computed on plain floats.
     """
 
     def __init__(self, flow: str, control: str, interval: str, bounds: tuple[float, float]) -> None:
         self.flow, self.control, self.interval, self.bounds = flow, control, interval, bounds
         self.cwnd = control == "cwnd"
-        self.pack = codec.packer()
         self.obs = np.zeros(len(OBSERVATION), dtype=np.float64)
         self.prev = np.zeros(len(OBSERVATION), dtype=np.float64)
-        self.lost = self.retrans = 0
+        self.counts = [0, 0]
         self.reward = 0.0
         self.done = False
         self.sim_time_ps = 0
         self.events = 0
-        self.step_t = self.first_t = self.entry_t = codec.Template(None, 0)
+        self.step_t = self.first_t = codec.IntTemplate(None, 0)
+        self.entry_t = codec.Template(None, 0)
         self.first_entry = b""
+        self.vals = [0, 0]  # the step request's id and action
+        self.args: dict[str, Any] = {}  # a step's arguments but the action
 
     def reset(self, session: str) -> None:
         """Start an episode on ``session``: its requests encoded, the buffers cleared."""
         args = {"session": session, "time": self.interval, "observe": self.flow, "obs_format": "int64le"}
+        self.args = args
         act = {"flow": self.flow, self.control: _H(1)}
-        self.first_t = codec.Template({"id": _H(0), "op": "step", **args}, 1)
-        self.step_t = codec.Template({"id": _H(0), "op": "step", "action": act, **args}, 2)
+        self.first_t = codec.IntTemplate({"id": _H(0), "op": "step", **args}, 1)
+        self.step_t = codec.IntTemplate({"id": _H(0), "op": "step", "action": act, **args}, 2)
         # The vector environment's steps entries: the same without id and op.
         self.entry_t = codec.Template({"action": {"flow": self.flow, self.control: _H(0)}, **args}, 1)
         self.first_entry = codec.encode(args)
         self.obs[:] = 0.0
-        self.lost = self.retrans = 0
+        self.counts[:] = [0, 0]
         self.done = False
 
-    def action(self, action: Any) -> bytes:
-        """The action, clipped to the bounds, as the encoded value of the request's field."""
+    def action(self, action: Any) -> int:
+        """The action, clipped to the bounds, as the integer value of the request's field."""
         lo, hi = self.bounds
         a = float(action[0]) if hasattr(action, "__len__") else float(action)
         a = lo if a < lo else hi if a > hi else a
-        return self.pack(round(a) if self.cwnd else int(a * 1e6))
+        return round(a) if self.cwnd else int(a * 1e6)
 
     def observe(self, result: Mapping[str, Any], *, first: bool = False) -> None:
         """Fold a step result into ``obs`` (the previous one kept in ``prev``).
@@ -144,16 +169,9 @@ class _Stepper:
             first: The episode's first step: the loss and retransmission
                 deltas are 0.
         """
-        o = _unpack_obs(result["obs"])
-        lost, retrans = o[_LOST], o[_RETRANS]
-        dl, dr = (0, 0) if first else (lost - self.lost, retrans - self.retrans)
-        self.lost, self.retrans = lost, retrans
-        srtt, min_rtt, rate = o[4] / 1e9, o[5] / 1e9, o[7] / 1e6
+        row, self.reward = _fold(result["obs"], self.counts, first)
         self.prev[:] = self.obs
-        self.obs[:] = (o[1], o[3], srtt, min_rtt, rate, o[6] / 1e6, dl, dr, o[_CA])
-        # default_reward on the same values, in the same float64 operations.
-        queueing_ms = max(0.0, srtt - min_rtt) if min_rtt > 0 else 0.0
-        self.reward = rate - 0.1 * queueing_ms - 1.0 * dl
+        self.obs[:] = row
         self.done = result["done"]
         self.sim_time_ps = result["sim_time_ps"]
         self.events = result["events"]
@@ -246,7 +264,7 @@ class CCEnv(gymnasium.Env):
         self._seed += 1
         st = self._st
         st.reset(self.session.id)
-        st.observe(self._client.call_encoded("step", st.first_t), first=True)
+        st.observe(self._client.call_ints("step", st.first_t, st.vals), first=True)
         return self._out(), self._update_info()
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
@@ -263,7 +281,8 @@ class CCEnv(gymnasium.Env):
         if self.session is None:
             raise RuntimeError("ccscope.gym: call reset() before step()")
         st = self._st
-        st.observe(self._client.call_encoded("step", st.step_t, st.action(action)))
+        st.vals[1] = st.action(action)
+        st.observe(self._client.call_ints("step", st.step_t, st.vals))
         reward = st.reward if self._reward is default_reward else self._reward(st.prev, st.obs)
         return self._out(), reward, st.done, False, self._update_info()
 
@@ -345,14 +364,21 @@ class CCVectorEnv(gymnasium.vector.VectorEnv):
         self._rewards = np.zeros(num_envs, dtype=np.float64)
         self._terminated = np.zeros(num_envs, dtype=bool)
         self._truncated = np.zeros(num_envs, dtype=bool)
-        # One steps request per vector step: its id and its list of entries
-        # spliced in (each entry encoded by its sub-environment's stepper).
+        # One steps request per vector step. Its common form, every session
+        # stepped with its action, is an integer template over all the
+        # sessions (hole 0 the id, hole 1 + i sub-env i's action), rebuilt
+        # when a session changes; a step that starts an episode splices the
+        # entries (each encoded by its sub-environment's stepper) instead.
         self._steps_t = codec.Template({"id": _H(0), "op": "steps", "steps": _H(1)}, 2)
         self._parts: list[bytes] = [codec.array_header(num_envs)] + [b""] * num_envs
-        self._raw = np.zeros((num_envs, 13), dtype=np.float64)
+        self._acts_t: codec.IntTemplate | None = None
+        self._vals = [0] * (num_envs + 1)
         self._prev_obs = np.zeros((num_envs, len(OBSERVATION)), dtype=np.float64)
-        self._counts = np.zeros((num_envs, 2), dtype=np.float64)  # lost, retransmitted at the last step
-        self._queueing = np.zeros(num_envs, dtype=np.float64)
+        self._rows: list[tuple] = [()] * num_envs  # this step's observations
+        self._rw = [0.0] * num_envs  # and default rewards
+        self._counts = [[0, 0] for _ in range(num_envs)]  # lost, retransmitted at the last step
+        self._any_reset = False
+        self._done = [False] * num_envs
         self.single_action_space = spaces.Box(low=np.float32(1.0), high=np.float32(high), shape=(1,), dtype=np.float32)
         self.single_observation_space = spaces.Box(low=-1.0, high=np.inf, shape=(len(OBSERVATION),), dtype=np.float64)
         self.action_space = gymnasium.vector.utils.batch_space(self.single_action_space, num_envs)
@@ -366,6 +392,7 @@ class CCVectorEnv(gymnasium.vector.VectorEnv):
         self._sessions[i] = s
         self._seeds[i] += self.num_envs
         self._st[i].reset(s.id)
+        self._acts_t = None
 
     def reset(self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
         """Start an episode in every session (sub-env ``i`` seeded ``seed + i``).
@@ -380,6 +407,7 @@ class CCVectorEnv(gymnasium.vector.VectorEnv):
         self._needs_reset[:] = True
         self._step_all(None)
         self._needs_reset[:] = False
+        self._any_reset = False
         return (self._obs.copy() if self._copy else self._obs), {}
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict]:
@@ -392,11 +420,15 @@ class CCVectorEnv(gymnasium.vector.VectorEnv):
             ``(observations, rewards, terminations, truncations, infos)``.
         """
         acts = np.asarray(actions, dtype=np.float64).reshape(self.num_envs, -1)
-        if self._needs_reset.any():
+        resetting = self._any_reset
+        if resetting:
             for i in np.flatnonzero(self._needs_reset):
                 self._open(int(i))
         self._step_all(acts)
-        self._needs_reset[:] = self._terminated
+        ended = True in self._done
+        if ended or resetting:
+            self._needs_reset[:] = self._terminated
+        self._any_reset = ended
         if self._copy:
             return self._obs.copy(), self._rewards.copy(), self._terminated.copy(), self._truncated.copy(), {}
         return self._obs, self._rewards, self._terminated, self._truncated, {}
@@ -405,53 +437,65 @@ class CCVectorEnv(gymnasium.vector.VectorEnv):
         """One steps request for every session: with its action, or (a new
         episode, or ``acts`` None) its first step; the results folded into
         the batch arrays."""
-        n, parts, fresh = self.num_envs, self._parts, self._needs_reset
-        fresh_l = fresh.tolist()
+        n, fresh = self.num_envs, self._needs_reset
+        any_fresh = acts is None or self._any_reset
+        fresh_l = fresh.tolist() if any_fresh else []
         if acts is None:
+            parts = self._parts
             for i, st in enumerate(self._st):
                 parts[i + 1] = st.first_entry
+            data = self._steps_t, b"".join(parts)
         else:
-            # The actions clipped and rounded as CCEnv does, all at once.
+            # The actions clipped and rounded as CCEnv does (round() rounds
+            # half to even, int() truncates), on plain floats: for a few
+            # values cheaper than numpy calls.
             lo, hi = self._bounds
-            a = np.minimum(np.maximum(acts[:, 0], lo), hi)
-            total = float(a.sum())  # NaN if an action is (the clipped values are finite)
-            if total != total:
-                raise ValueError(f"ccscope.gym: actions must be numbers, got {acts[:, 0]!r}")
-            vals = (np.rint(a) if self.control == "cwnd" else np.trunc(a * 1e6)).astype(np.int64).tolist()
-            pack = self._pack
-            for i, st in enumerate(self._st):
-                parts[i + 1] = st.first_entry if fresh_l[i] else st.entry_t.fill(pack(vals[i]))
-        results = self._client.call_encoded("steps", self._steps_t, b"".join(parts))["results"]
+            vals = acts[:, 0].tolist()
+            cwnd = self.control == "cwnd"
+            for i, a in enumerate(vals):
+                if a != a:
+                    raise ValueError(f"ccscope.gym: actions must be numbers, got {acts[:, 0]!r}")
+                a = lo if a < lo else hi if a > hi else a
+                vals[i] = round(a) if cwnd else int(a * 1e6)
+            if any_fresh:
+                parts, pack = self._parts, self._pack
+                for i, st in enumerate(self._st):
+                    parts[i + 1] = st.first_entry if fresh_l[i] else st.entry_t.fill(pack(vals[i]))
+                data = self._steps_t, b"".join(parts)
+            else:
+                if self._acts_t is None:
+                    entries = [
+                        {"action": {"flow": st.flow, st.control: _H(i + 1)}, **st.args} for i, st in enumerate(self._st)
+                    ]
+                    self._acts_t = codec.IntTemplate({"id": _H(0), "op": "steps", "steps": entries}, n + 1)
+                self._vals[1:] = vals
+                data = None
+        if data is None:
+            results = self._client.call_ints("steps", self._acts_t, self._vals)["results"]  # type: ignore[arg-type]
+        else:
+            results = self._client.call_encoded("steps", *data)["results"]
         if len(results) != n:
             raise ProtocolError(f"ccscope.gym: steps answered {len(results)} results for {n} steps")
-        for r in results:
+        # The observations folded as CCEnv folds its one (_fold), then
+        # written with four numpy calls.
+        done, rows, rw, counts = self._done, self._rows, self._rw, self._counts
+        for i, r in enumerate(results):
             if r.get("ok") is not True:
                 raise codec.frame_from_map({"id": None, **r}).exception()  # type: ignore[union-attr]
-        res = [r["result"] for r in results]
-        raw = np.frombuffer(b"".join([r["obs"] for r in res]), "<i8").reshape(n, 13)
-        obs, prev, counts = self._obs, self._prev_obs, self._counts
-        prev[:] = obs
-        np.divide(raw[:, _COLS], _DIVS, out=obs[:, :6])
-        np.subtract(raw[:, _LOST : _RETRANS + 1], counts, out=obs[:, 6:8])
-        obs[:, 8] = raw[:, _CA]
-        counts[:] = raw[:, _LOST : _RETRANS + 1]
-        if True in fresh_l:
-            obs[fresh, 6:8] = 0.0
-        done = [r["done"] for r in res]
+            res = r["result"]
+            done[i] = res["done"]
+            rows[i], rw[i] = _fold(res["obs"], counts[i], any_fresh and fresh_l[i])
+        obs, prev = self._obs, self._prev_obs
+        np.copyto(prev, obs)
+        obs[:] = rows
         self._terminated[:] = done
         rewards = self._rewards
         if self._reward is default_reward:
-            # default_reward, element by element in the same operations.
-            q = self._queueing
-            np.subtract(obs[:, 2], obs[:, 3], out=q)
-            np.maximum(q, 0.0, out=q)
-            q[obs[:, 3] <= 0] = 0.0
-            np.subtract(obs[:, 4], 0.1 * q, out=rewards)
-            rewards -= 1.0 * obs[:, 6]
+            rewards[:] = rw
         else:
             for i in range(n):
                 rewards[i] = self._reward(prev[i], obs[i])
-        if True in fresh_l:
+        if any_fresh:
             rewards[fresh] = 0.0
 
     def close_extras(self, **kwargs: Any) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 
+import msgpack
 import pyarrow as pa
 import pytest
 from ccscope import codec, errors
@@ -184,3 +185,34 @@ def test_template_refuses_a_missing_or_repeated_hole():
         codec.Template({"a": h(0)}, 2)
     with pytest.raises(ValueError):
         codec.Template({"a": h(0), "b": h(0)}, 1)
+
+
+def test_int_template_writes_fixed_width_int64_holes():
+    # Every hole is msgpack int64 (0xd3, then 8 bytes big-endian two's
+    # complement, msgpack spec "int 64"), whatever the value: the request
+    # keeps one length and layout from step to step.
+    h = codec.Template.hole
+    value = {"id": h(0), "op": "steps", "steps": [{"session": "s1", "action": {"flow": "f0", "cwnd": h(2)}},
+                                                    {"session": "s2", "action": {"flow": "f0", "cwnd": h(1)}}]}
+    t = codec.IntTemplate(value, 3)
+    for vals in ([0, 1, 2], [7, 200, 127], [2**63 - 1, -1, -(2**63)], [128, 65536, 2**32]):
+        data = t.fill(list(vals))
+        assert msgpack.unpackb(data) == {"id": vals[0], "op": "steps", "steps": [
+            {"session": "s1", "action": {"flow": "f0", "cwnd": vals[2]}},
+            {"session": "s2", "action": {"flow": "f0", "cwnd": vals[1]}}]}
+        assert b"\xa2id\xd3" + vals[0].to_bytes(8, "big", signed=True) in data
+        assert len(data) == len(t.fill([0, 0, 0]))
+    # With the holes at their smallest encoding instead, the request is the
+    # canonical one (proto/vectors/request_step_observe: id 40, cwnd 40).
+    args = {"session": "s4", "time": "300ms", "observe": "f0", "action": {"flow": "f0", "cwnd": h(1)}}
+    step = codec.IntTemplate({"id": h(0), "op": "step", **args}, 2).fill([40, 40])
+    assert step.replace(b"\xd3" + (40).to_bytes(8, "big"), b"\x28") == _vector("request_step_observe")
+
+
+def test_encode_request_of_scalars_is_canonical():
+    # The scalar-only fast path of encode_request gives what the canonical
+    # encoder gives for the same map.
+    for args in ({"session": "s1", "time": "1ms"}, {"z": 1.5, "a": b"\x00", "\u00e9": True, "b": None, "c": -7},
+                 {"session": "s1", "events": 2**40}):
+        want = codec.encode({"id": 3, "op": "step", **{k: v for k, v in args.items() if v is not None}})
+        assert codec.encode_request(3, "step", args) == want
