@@ -18,7 +18,7 @@ from .codec import DataPush, ProgressPush, Response
 from .errors import CcscopeError, ConnectionLost, ProtocolError, ProtocolVersionError
 from .results import Checkpoint
 from .session import Session, make_action
-from .transport import SocketTransport, Transport, WebSocketTransport
+from .transport import CLOSE_IDLE, SocketTransport, Transport, WebSocketTransport
 
 __all__ = ["connect", "Client", "DEFAULT_TIMEOUT"]
 
@@ -79,7 +79,7 @@ def connect(
             server.stop()
         raise
     try:
-        return Client(conn, timeout=timeout, server=server, url=url)
+        return Client(conn, timeout=timeout, server=server, url=url, token=token)
     except BaseException:
         conn.close()
         if server is not None:
@@ -99,7 +99,9 @@ class Client:
         transport: A connected :class:`~ccscope.transport.Transport`.
         timeout: Seconds for quick requests.
         server: The private server to stop on close, if any.
-        url: The server's URL, for display.
+        url: The server's URL: for display, and to connect again when the
+            server closes the connection for sitting idle.
+        token: The server's token, for connecting again.
 
     Attributes:
         server_info: The ``hello`` result: ``version``, ``engine_version``,
@@ -113,8 +115,10 @@ class Client:
         timeout: float = DEFAULT_TIMEOUT,
         server: LocalServer | None = None,
         url: str | None = None,
+        token: str | None = None,
     ) -> None:
         self._transport = transport
+        self._token = token
         self._timeout = timeout
         self._server = server
         self._url = url
@@ -124,9 +128,7 @@ class Client:
         self._pushes: dict[str, collections.deque[DataPush]] = collections.defaultdict(collections.deque)
         self._closed = False
         self._pack = codec.packer()  # used under the lock
-        self.server_info: dict[str, Any] = self.call(
-            "hello", {"version": codec.PROTOCOL_VERSION, "client": f"ccscope-python/{__version__}"}
-        )
+        self.server_info: dict[str, Any] = self.call("hello", _hello_args())
 
     # -- context management -------------------------------------------------
 
@@ -307,10 +309,20 @@ class Client:
         with self._lock:
             if self._closed:
                 raise ConnectionLost("ccscope: the client is closed")
-            rid = self._next_id
-            self._next_id += 1
-            self._send(codec.encode_request(rid, op, dict(args or {})))
-            return self._await(rid, op, timeout, on_progress)  # type: ignore[arg-type]
+            return self._idle_retry(lambda: self._request(op, args, timeout, on_progress))  # type: ignore[arg-type]
+
+    def _request(
+        self,
+        op: str,
+        args: Mapping[str, Any] | None,
+        timeout: float | None,
+        on_progress: Callable[[ProgressPush], None] | None = None,
+    ) -> dict[str, Any]:
+        """Send one request and wait for its response (the lock held)."""
+        rid = self._next_id
+        self._next_id += 1
+        self._send(codec.encode_request(rid, op, dict(args or {})))
+        return self._await(rid, op, timeout, on_progress)
 
     def call_encoded(self, op: str, template: codec.Template, *parts: bytes, timeout: float | None = None) -> dict[str, Any]:
         """Send a request encoded from a template and wait for its response.
@@ -334,10 +346,14 @@ class Client:
         with self._lock:
             if self._closed:
                 raise ConnectionLost("ccscope: the client is closed")
-            rid = self._next_id
-            self._next_id += 1
-            self._send(template.fill(self._pack(rid), *parts))
-            return self._await(rid, op, timeout, None)
+
+            def attempt() -> dict[str, Any]:
+                rid = self._next_id
+                self._next_id += 1
+                self._send(template.fill(self._pack(rid), *parts))
+                return self._await(rid, op, timeout, None)
+
+            return self._idle_retry(attempt)
 
     def call_ints(
         self, op: str, template: codec.IntTemplate, values: list[int], *, timeout: float | None = None
@@ -364,10 +380,14 @@ class Client:
         with self._lock:
             if self._closed:
                 raise ConnectionLost("ccscope: the client is closed")
-            rid = values[0] = self._next_id
-            self._next_id += 1
-            self._send(template.fill(values))
-            return self._await(rid, op, timeout, None)
+
+            def attempt() -> dict[str, Any]:
+                rid = values[0] = self._next_id
+                self._next_id += 1
+                self._send(template.fill(values))
+                return self._await(rid, op, timeout, None)
+
+            return self._idle_retry(attempt)
 
     def _await(
         self, rid: int, op: str, timeout: float | None, on_progress: Callable[[ProgressPush], None] | None
@@ -444,38 +464,43 @@ class Client:
         with self._lock:
             if self._closed:
                 raise ConnectionLost("ccscope: the client is closed")
-            first = self._next_id
-            self._next_id += len(requests)
-            for i, (op, args) in enumerate(requests):
-                self._send(codec.encode_request(first + i, op, dict(args)))
-            out: list[Any] = [None] * len(requests)
-            pending = len(requests)
-            try:
-                while pending:
-                    data = self._recv(_POLL_S, context="waiting for responses")
-                    if data is None:
-                        continue
-                    frame = codec.decode_frame(data)
-                    if isinstance(frame, Response):
-                        i = -1 if frame.id is None else frame.id - first
-                        if 0 <= i < len(requests) and out[i] is None:
-                            out[i] = frame
-                            pending -= 1
-                            continue
-                        if frame.id in self._abandoned:
-                            self._abandoned.discard(frame.id)
-                            continue
-                        raise ProtocolError(f"ccscope: response to request {frame.id}, expected {first}…")
-                    if isinstance(frame, ProgressPush):
-                        continue
-                    self._pushes[frame.session].append(frame)
-            finally:
-                if pending:
-                    self._abandoned.update(first + i for i, f in enumerate(out) if f is None)
+            out = self._idle_retry(lambda: self._call_many(requests))
         for f in out:
             if not f.ok:
                 raise f.exception()
         return [f.result for f in out]
+
+    def _call_many(self, requests: Sequence[tuple[str, Mapping[str, Any]]]) -> list[Response]:
+        """call_many's requests and responses (the lock held)."""
+        first = self._next_id
+        self._next_id += len(requests)
+        for i, (op, args) in enumerate(requests):
+            self._send(codec.encode_request(first + i, op, dict(args)))
+        out: list[Any] = [None] * len(requests)
+        pending = len(requests)
+        try:
+            while pending:
+                data = self._recv(_POLL_S, context="waiting for responses")
+                if data is None:
+                    continue
+                frame = codec.decode_frame(data)
+                if isinstance(frame, Response):
+                    i = -1 if frame.id is None else frame.id - first
+                    if 0 <= i < len(requests) and out[i] is None:
+                        out[i] = frame
+                        pending -= 1
+                        continue
+                    if frame.id in self._abandoned:
+                        self._abandoned.discard(frame.id)
+                        continue
+                    raise ProtocolError(f"ccscope: response to request {frame.id}, expected {first}…")
+                if isinstance(frame, ProgressPush):
+                    continue
+                self._pushes[frame.session].append(frame)
+        finally:
+            if pending:
+                self._abandoned.update(first + i for i, f in enumerate(out) if f is None)
+        return out
 
     def take_pushes(self, session: str) -> list[DataPush]:
         """Remove and return the data pushes received so far for a session.
@@ -513,7 +538,38 @@ class Client:
             raise err
         return data
 
+    def _idle_retry(self, attempt: Callable[[], Any]) -> Any:
+        """Run attempt (a request and its response; the lock held), once more
+        on a new connection if the server had closed this one for sitting
+        idle (close code 4001).
+
+        The server closes a connection that had no request and no session
+        for its idle timeout (30 min by default): a notebook left open over
+        lunch. Nothing is lost with it (a connection's sessions close with
+        it, and it had none), and the request was never served, so it is
+        sent again.
+        """
+        try:
+            return attempt()
+        except _IdleClosed:
+            self._reconnect()
+        try:
+            return attempt()
+        except _IdleClosed as e:
+            self.close()
+            raise ConnectionLost(str(e), close_code=e.close_code) from e
+
+    def _reconnect(self) -> None:
+        """A new connection to the same server, past its hello."""
+        self._transport.close()
+        self._transport = type(self._transport)(self._url, token=self._token, timeout=self._timeout)  # type: ignore[call-arg]
+        self._abandoned.clear()
+        self._pushes.clear()
+        self.server_info = self._request("hello", _hello_args(), self._timeout)
+
     def _lost(self, e: ConnectionLost, context: str) -> CcscopeError:
+        if e.close_code == CLOSE_IDLE and self._url is not None and (self._server is None or self._server.alive()):
+            return _IdleClosed(str(e), close_code=e.close_code)
         err: CcscopeError = e
         if self._server is not None:
             # A connection lost because the private server died says so.
@@ -526,5 +582,13 @@ class Client:
         return err
 
 
+def _hello_args() -> dict[str, Any]:
+    return {"version": codec.PROTOCOL_VERSION, "client": f"ccscope-python/{__version__}"}
+
+
 def _checkpoint_map(c: Checkpoint | Mapping[str, Any]) -> dict[str, Any]:
     return dict(c.data) if isinstance(c, Checkpoint) else dict(c)
+
+
+class _IdleClosed(ConnectionLost):
+    """The server closed the connection for sitting idle; the client is still open."""

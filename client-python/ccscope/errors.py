@@ -177,7 +177,16 @@ class ProtocolError(CcscopeError):
 
 
 class ConnectionLost(CcscopeError):
-    """The websocket connection closed or timed out."""
+    """The websocket connection closed or timed out.
+
+    Attributes:
+        close_code: The code of the server's close frame (4001: the
+            connection sat idle), or None when none was received.
+    """
+
+    def __init__(self, message: str, *, close_code: int | None = None) -> None:
+        super().__init__(message)
+        self.close_code = close_code
 
 
 class ServerDied(CcscopeError):

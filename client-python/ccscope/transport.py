@@ -121,13 +121,16 @@ class WebSocketTransport:
 
 #: The close code a server sends after refusing the client's protocol version.
 CLOSE_VERSION = 4000
+#: The close code of a connection left with no request and no session for
+#: the server's idle timeout.
+CLOSE_IDLE = 4001
 
 
 def _closed_error(e: Any) -> Exception:
     rcvd = getattr(e, "rcvd", None)
     if rcvd is not None and rcvd.code == CLOSE_VERSION:
         return ProtocolVersionError("version", rcvd.reason or "unsupported protocol version")
-    return ConnectionLost(f"ccscope: connection closed: {_close_reason(e)}")
+    return ConnectionLost(f"ccscope: connection closed: {_close_reason(e)}", close_code=getattr(rcvd, "code", None))
 
 
 def _close_reason(e: Any) -> str:
@@ -304,7 +307,21 @@ class SocketTransport:
             if n >= 4096:
                 self._sock.sendall(data)
         except OSError as e:
-            raise ConnectionLost(f"ccscope: connection closed: {e}") from e
+            raise self._send_failed(e) from e
+
+    def _send_failed(self, e: OSError) -> ConnectionLost:
+        """Why a send failed: the server's close frame if it sent one
+        before closing (its code tells an idle close from others), else e."""
+        try:
+            while True:
+                if self._frame() is None:  # raises at a close frame
+                    chunk = self._read(0.05)
+                    if chunk is None:
+                        break
+                    self._buf += chunk
+        except ConnectionLost as closed:
+            return closed
+        return ConnectionLost(f"ccscope: connection closed: {e}")
 
     def recv(self, timeout: float | None) -> bytes | None:
         if self._closed:
@@ -376,7 +393,10 @@ class SocketTransport:
             del buf[: off + n]
             op = b0 & 0x0F
             if op == 0x9:  # ping
-                self._control(0xA, payload)
+                # A pong that cannot be sent is no error of its own: the
+                # server has closed, and its close frame may follow.
+                with contextlib.suppress(OSError):
+                    self._control(0xA, payload)
                 continue
             if op == 0xA:
                 continue
@@ -389,7 +409,7 @@ class SocketTransport:
                 if code == CLOSE_VERSION:
                     raise ProtocolVersionError("version", reason or "unsupported protocol version")
                 what = f"code {code}" + (f": {reason}" if reason else "") if code is not None else "no code"
-                raise ConnectionLost(f"ccscope: connection closed: {what}")
+                raise ConnectionLost(f"ccscope: connection closed: {what}", close_code=code)
             self._parts.append(payload)
             if b0 & 0x80:  # FIN
                 parts, self._parts = self._parts, []

@@ -149,3 +149,34 @@ def test_private_server_on_tcp_when_asked(binary_env):
             assert c.open("p-rtr-p").step("10ms").sim_time_ps == 10**10
     finally:
         server.stop()
+
+
+@pytest.mark.parametrize("transport", ["socket", "websockets"])
+@pytest.mark.parametrize("unix", [True, False], ids=["unix", "tcp"])
+def test_connection_closed_for_idling_is_opened_again(binary_env, transport, unix):
+    # The server closes a connection with no request and no session for its
+    # idle timeout (code 4001). The next request goes out on a new
+    # connection, as if nothing had happened: nothing was lost with the old one.
+    if unix and not hasattr(__import__("socket"), "AF_UNIX"):
+        pytest.skip("no Unix-domain sockets on this platform")
+    from ccscope._server import LocalServer
+
+    server = LocalServer(unix=unix, extra_args=("--idle-timeout", "300ms"))
+    try:
+        with ccscope.connect(server.url, transport=transport) as c:
+            first = c.stats()["uptime_s"]
+            time.sleep(1.0)  # the server's idle check runs every 300 ms / 8
+            s = c.open("p-rtr-p")
+            assert s.step("10ms").sim_time_ps == 10**10
+            stats = c.stats()
+            assert stats["connections"] == 1 and stats["sessions"] == 1, stats
+            assert stats["uptime_s"] > first
+            # A connection with a session open is never closed for idling
+            # (the session itself is, after the same timeout): the session's
+            # requests keep both alive.
+            for _ in range(5):
+                time.sleep(0.1)
+                s.step("1ms")
+    finally:
+        server.stop()
+
