@@ -131,7 +131,7 @@ func (c *collector) crossCheck(s *Scenario) {
 			c.add(join(path, "link"), "no link with id %q", ch.Link)
 		}
 		if end > 0 && ch.At > end {
-			c.add(join(path, "at"), "%v is after the run ends at %v", ch.At, end)
+			c.add(join(path, "at"), "%v is after the run ends at %v: run at least until then, or leave the change out (set changes=[] drops them all)", ch.At, end)
 		}
 	}
 }
