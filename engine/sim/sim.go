@@ -72,10 +72,19 @@ func (s *Sim) NextAt() Time {
 // Scheduling in the past is a broken invariant and panics.
 func (s *Sim) Schedule(at Time, target int32, kind Kind, arg uint64) {
 	if at < s.now {
-		panic(fmt.Sprintf("sim: %s schedules kind %d at %v, before now %v", s.names[target], kind, at, s.now))
+		s.pastPanic(at, target, kind)
 	}
 	s.seq++
-	s.q.push(Event{At: at, seq: s.seq << 1, Target: target, Kind: kind, Arg: arg}, s.now)
+	e := Event{At: at, seq: s.seq << 1, Target: target, Kind: kind, Arg: arg}
+	if !s.q.inHeap {
+		s.q.pushFew(e)
+		return
+	}
+	s.q.pushMany(e, s.now)
+}
+
+func (s *Sim) pastPanic(at Time, target int32, kind Kind) {
+	panic(fmt.Sprintf("sim: %s schedules kind %d at %v, before now %v", s.names[target], kind, at, s.now))
 }
 
 // Step dispatches at most n events and reports how many it dispatched.
@@ -100,26 +109,37 @@ func (s *Sim) StepUntil(n uint64, limit Time) uint64 {
 
 // RunUntil dispatches every event at or before t, then sets the clock to t.
 func (s *Sim) RunUntil(t Time) {
-	for {
-		ev, ok := s.q.popBy(t)
-		if !ok {
-			break
-		}
-		s.dispatch(ev)
-	}
+	s.runBy(t)
 	if t > s.now {
 		s.now = t
 	}
 }
 
-// Run dispatches events until the queue is empty.
-func (s *Sim) Run() {
+// Run dispatches events until the queue is empty; the clock stays at the
+// last event.
+func (s *Sim) Run() { s.runBy(Never) }
+
+// runBy dispatches every event at or before t.
+func (s *Sim) runBy(t Time) {
 	for {
-		ev, ok := s.q.popBy(Never)
+		ev, ok := s.q.popFew(t)
 		if !ok {
-			return
+			if !s.q.inHeap {
+				break
+			}
+			if ev, ok = s.q.popBy(t); !ok {
+				break
+			}
 		}
-		s.dispatch(ev)
+		// dispatch, inlined for the common case.
+		if s.q.inWheel || ev.seq&1 != 0 {
+			s.dispatchSlow(ev)
+			continue
+		}
+		s.now = ev.At
+		s.events++
+		s.fold(ev)
+		s.handlers[ev.Target].Handle(ev)
 	}
 }
 
@@ -135,8 +155,21 @@ func (s *Sim) hint() {
 
 // dispatch advances the clock to a popped entry and dispatches it unless it
 // is a stale or deferred timer entry. It reports whether an event was
-// dispatched.
+// dispatched. RunUntil inlines its common case: an event that is not a
+// timer's while the queue is not the wheel.
 func (s *Sim) dispatch(ev Event) bool {
+	if s.q.inWheel || ev.seq&1 != 0 {
+		return s.dispatchSlow(ev)
+	}
+	s.now = ev.At
+	s.events++
+	s.fold(ev)
+	s.handlers[ev.Target].Handle(ev)
+	return true
+}
+
+// dispatchSlow is dispatch with the wheel's hints and timer entries.
+func (s *Sim) dispatchSlow(ev Event) bool {
 	if s.q.inWheel {
 		s.hint()
 	}
