@@ -100,7 +100,7 @@ const (
 
 // Pool owns a run's packets.
 type Pool struct {
-	slabs [][]Packet
+	slabs []*[slabSize]Packet // arrays, so Get's index within a slab needs no bounds check
 	free  []ID
 	live  int
 }
@@ -112,7 +112,7 @@ type Pool struct {
 func (p *Pool) Alloc() ID {
 	if len(p.free) == 0 {
 		base := ID(len(p.slabs) * slabSize)
-		p.slabs = append(p.slabs, make([]Packet, slabSize))
+		p.slabs = append(p.slabs, new([slabSize]Packet))
 		for i := ID(slabSize - 1); i >= 0; i-- {
 			p.free = append(p.free, base+i)
 		}
