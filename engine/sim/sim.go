@@ -119,21 +119,24 @@ func (s *Sim) RunUntil(t Time) {
 // last event.
 func (s *Sim) Run() { s.runBy(Never) }
 
-// runBy dispatches every event at or before t.
+// runBy dispatches every event at or before t. While the queue is the
+// sorted array (a path or two) it pops and dispatches inline; runMany
+// serves the heap and the wheel.
 func (s *Sim) runBy(t Time) {
 	for {
+		if s.q.inHeap {
+			if !s.runMany(t) {
+				return
+			}
+			continue
+		}
 		ev, ok := s.q.popFew(t)
 		if !ok {
-			if !s.q.inHeap {
-				break
-			}
-			if ev, ok = s.q.popBy(t); !ok {
-				break
-			}
+			return
 		}
-		// dispatch, inlined for the common case.
-		if s.q.inWheel || ev.seq&1 != 0 {
-			s.dispatchSlow(ev)
+		// dispatch, inlined for an event that is not a timer entry.
+		if ev.seq&1 != 0 {
+			s.dispatch(ev)
 			continue
 		}
 		s.now = ev.At
@@ -141,6 +144,19 @@ func (s *Sim) runBy(t Time) {
 		s.fold(ev)
 		s.handlers[ev.Target].Handle(ev)
 	}
+}
+
+// runMany dispatches the events due by t from the heap or the wheel until
+// the queue moves back to the sorted array (true) or none is due (false).
+func (s *Sim) runMany(t Time) bool {
+	for s.q.inHeap {
+		ev, ok := s.q.popBy(t)
+		if !ok {
+			return false
+		}
+		s.dispatch(ev)
+	}
+	return true
 }
 
 // hint tells the hinters of the events of the bucket the queue has just
@@ -155,21 +171,8 @@ func (s *Sim) hint() {
 
 // dispatch advances the clock to a popped entry and dispatches it unless it
 // is a stale or deferred timer entry. It reports whether an event was
-// dispatched. RunUntil inlines its common case: an event that is not a
-// timer's while the queue is not the wheel.
+// dispatched.
 func (s *Sim) dispatch(ev Event) bool {
-	if s.q.inWheel || ev.seq&1 != 0 {
-		return s.dispatchSlow(ev)
-	}
-	s.now = ev.At
-	s.events++
-	s.fold(ev)
-	s.handlers[ev.Target].Handle(ev)
-	return true
-}
-
-// dispatchSlow is dispatch with the wheel's hints and timer entries.
-func (s *Sim) dispatchSlow(ev Event) bool {
 	if s.q.inWheel {
 		s.hint()
 	}
