@@ -186,18 +186,24 @@ type QueueRecorder struct {
 }
 
 // Enqueued records the backlog after an enqueue.
-func (q *QueueRecorder) Enqueued(d *link.Dir, now sim.Time) { q.record(d, now, 0) }
-
-// Dequeued records the backlog after a dequeue and the packet's sojourn.
-func (q *QueueRecorder) Dequeued(d *link.Dir, now sim.Time, sojourn sim.Duration) {
-	q.Sojourn.Add(int64(sojourn))
-	q.record(d, now, sojourn)
+func (q *QueueRecorder) Enqueued(d *link.Dir, now sim.Time) {
+	if q.Trace.On() {
+		q.record(d, now, 0)
+	}
 }
 
-func (q *QueueRecorder) record(d *link.Dir, now sim.Time, sojourn sim.Duration) {
-	if !q.Trace.On() {
-		return
+// Dequeued records the backlog after a dequeue and the packet's sojourn.
+// Both run for every packet of every link: without a trace they cost the
+// histogram's count and one test, no call.
+func (q *QueueRecorder) Dequeued(d *link.Dir, now sim.Time, sojourn sim.Duration) {
+	q.Sojourn.Add(int64(sojourn))
+	if q.Trace.On() {
+		q.record(d, now, sojourn)
 	}
+}
+
+// record writes a queue row; the trace is on.
+func (q *QueueRecorder) record(d *link.Dir, now sim.Time, sojourn sim.Duration) {
 	b, n := d.Qdisc().Backlog()
 	q.Trace.RecordQueue(&q.last, &trace.QueueRow{T: now, Link: q.Link, DirAB: q.AB, BacklogBytes: int64(b),
 		BacklogPkts: int64(n), Sojourn: sojourn, Drops: d.Stats.Drops, Marks: d.Stats.Marks})
