@@ -10,54 +10,49 @@ type heap4 struct {
 func (q *heap4) len() int { return len(q.ev) }
 
 // push and pop move a hole rather than swapping: each step copies one
-// 32-byte event instead of two, and the moving event is written once. Both
-// work on a local copy of the slice, so the compiler keeps its base and
-// length in registers across the stores (q.ev could alias them otherwise).
+// 32-byte event instead of two, and the moving event is written once.
 func (q *heap4) push(e Event) {
-	ev := append(q.ev, e)
-	q.ev = ev
-	i := len(ev) - 1
+	q.ev = append(q.ev, e)
+	i := len(q.ev) - 1
 	for i > 0 {
-		p := (i - 1) >> 2
-		if !e.less(&ev[p]) {
+		p := (i - 1) / 4
+		if !e.less(&q.ev[p]) {
 			break
 		}
-		ev[i] = ev[p]
+		q.ev[i] = q.ev[p]
 		i = p
 	}
-	ev[i] = e
+	q.ev[i] = e
 }
 
 func (q *heap4) pop() Event {
-	ev := q.ev
-	top := ev[0]
-	n := len(ev) - 1
-	x := ev[n]
-	ev = ev[:n]
-	q.ev = q.ev[:n] // the length alone: no write barrier
+	top := q.ev[0]
+	n := len(q.ev) - 1
+	x := q.ev[n]
+	q.ev = q.ev[:n]
+	if n == 0 {
+		return top
+	}
 	i := 0
 	for {
 		first := 4*i + 1
 		if first >= n {
 			break
 		}
-		// The least of the up to four children.
-		kids := ev[first:min(first+4, n)]
-		m := 0
-		for c := 1; c < len(kids); c++ {
-			if kids[c].less(&kids[m]) {
+		m := first
+		last := min(first+4, n)
+		for c := first + 1; c < last; c++ {
+			if q.ev[c].less(&q.ev[m]) {
 				m = c
 			}
 		}
-		if !kids[m].less(&x) {
+		if !q.ev[m].less(&x) {
 			break
 		}
-		ev[i] = kids[m]
-		i = first + m
+		q.ev[i] = q.ev[m]
+		i = m
 	}
-	if n > 0 {
-		ev[i] = x
-	}
+	q.ev[i] = x
 	return top
 }
 

@@ -83,6 +83,7 @@ func (s *Sim) Schedule(at Time, target int32, kind Kind, arg uint64) {
 	s.q.pushMany(e, s.now)
 }
 
+// pastPanic is Schedule's panic, out of line so that Schedule stays small.
 func (s *Sim) pastPanic(at Time, target int32, kind Kind) {
 	panic(fmt.Sprintf("sim: %s schedules kind %d at %v, before now %v", s.names[target], kind, at, s.now))
 }
