@@ -267,8 +267,9 @@ func TestSchedulingInThePastPanics(t *testing.T) {
 }
 
 // BenchmarkQueue measures pop+push at a steady number of pending entries
-// (the hold model): 64, the regime of a one-flow path, and 4096, that of
-// a 1,024-flow dumbbell (a link direction or timer per entry). Each popped
+// (the hold model): 8, the regime of a one-flow path (the sorted array),
+// 64, a few flows' (the heap), and 4096, that of a 1,024-flow dumbbell (a
+// link direction or timer per entry: the wheel). Each popped
 // event is queued again ahead by a delay drawn like the engine's: a
 // serialisation time, an access or bottleneck propagation delay, or a
 // retransmission timeout.
