@@ -185,9 +185,7 @@ type QueueRecorder struct {
 	last    sim.Time
 }
 
-// Enqueued records the backlog after an enqueue. Without a trace table it
-// does nothing, in a check inlined into the observer's method: a busy link
-// calls it for every packet.
+// Enqueued records the backlog after an enqueue.
 func (q *QueueRecorder) Enqueued(d *link.Dir, now sim.Time) {
 	if q.Trace.On() {
 		q.record(d, now, 0)
@@ -195,6 +193,8 @@ func (q *QueueRecorder) Enqueued(d *link.Dir, now sim.Time) {
 }
 
 // Dequeued records the backlog after a dequeue and the packet's sojourn.
+// Both run for every packet of every link: without a trace they cost the
+// histogram's count and one test, no call.
 func (q *QueueRecorder) Dequeued(d *link.Dir, now sim.Time, sojourn sim.Duration) {
 	q.Sojourn.Add(int64(sojourn))
 	if q.Trace.On() {
@@ -202,7 +202,7 @@ func (q *QueueRecorder) Dequeued(d *link.Dir, now sim.Time, sojourn sim.Duration
 	}
 }
 
-// record writes the queue-table row; the trace is on.
+// record writes a queue row; the trace is on.
 func (q *QueueRecorder) record(d *link.Dir, now sim.Time, sojourn sim.Duration) {
 	b, n := d.Qdisc().Backlog()
 	q.Trace.RecordQueue(&q.last, &trace.QueueRow{T: now, Link: q.Link, DirAB: q.AB, BacklogBytes: int64(b),

@@ -78,8 +78,10 @@ func init() { Register("bbr3", func() Algorithm { return newBBR3() }) }
 // rtpropHook lets a variant (BBRB) substitute the RTT the BDP is computed
 // from; bbr3 itself uses min_rtt.
 type rtpropHook interface {
-	// sample sees each ACK's rate sample after bbr_main's round update.
-	sample(st *State, rs *rateSample, minRTTUs uint32)
+	// sample sees each ACK's RTT sample (rs->rtt_us, negative when none)
+	// after bbr_main's round update. It takes the value, not the sample,
+	// so the sample does not escape to the heap on every ACK.
+	sample(st *State, rttUs int64, minRTTUs uint32)
 	// bdpRTTUs returns the RTT, in us, that bbr_bdp multiplies bw by.
 	bdpRTTUs(minRTTUs uint32) uint32
 }
@@ -469,7 +471,7 @@ func (b *bbr3) CongControl(st *State, r *RateSample) {
 		b.updateECNAlpha(st)
 	}
 	if b.rtprop != nil {
-		b.rtprop.sample(st, &rs, b.minRTTUs)
+		b.rtprop.sample(st, rs.rttUs, b.minRTTUs)
 	}
 	b.ecnInRound = b.ecnInRound || (b.ecnEligible && rs.isECE)
 	sampleBW := calculateBWSample(&rs)

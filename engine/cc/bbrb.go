@@ -58,11 +58,11 @@ type smoothedRTprop struct {
 	sig   SignalID
 }
 
-func (e *smoothedRTprop) sample(st *State, rs *rateSample, minRTTUs uint32) {
-	if rs.rttUs < 0 {
+func (e *smoothedRTprop) sample(st *State, rttUs int64, minRTTUs uint32) {
+	if rttUs < 0 {
 		return
 	}
-	m := uint32(rs.rttUs)
+	m := uint32(rttUs)
 	if e.srtt8 == 0 {
 		e.srtt8 = m << 3
 	} else {

@@ -31,7 +31,7 @@ func TestSmoothedRTprop(t *testing.T) {
 		{8000, 9990, 9990}, // min_rtt is a floor: 79750-9968+8000 = 77782 → 9722 < 9990
 	}
 	for _, s := range steps {
-		e.sample(st, &rateSample{rttUs: s.rttUs}, s.minRTT)
+		e.sample(st, s.rttUs, s.minRTT)
 		if got := e.bdpRTTUs(s.minRTT); got != s.want {
 			t.Errorf("after sample %d us (min_rtt %d): rtprop = %d us, want %d", s.rttUs, s.minRTT, got, s.want)
 		}

@@ -49,11 +49,21 @@ func (s *Signals) Defs() []SignalDef { return s.defs }
 // Value returns the last value set for id.
 func (s *Signals) Value(id SignalID) float64 { return s.last[id] }
 
-// Set records v for id if it differs from the last value.
+// Set records v for id if it differs from the last value. A CC sets each
+// of its signals on every ACK and most calls change nothing, so Set is
+// small enough to be inlined: the comparison, and a call only for a
+// change.
 func (s *Signals) Set(id SignalID, v float64) {
-	if s.last[id] == v {
-		return
+	if s.last[id] != v { // a NaN is never equal: recorded, as before
+		s.set(id, v)
 	}
+}
+
+// set records a changed value. It stays out of line, which keeps Set
+// within the inliner's budget.
+//
+//go:noinline
+func (s *Signals) set(id SignalID, v float64) {
 	s.last[id] = v
 	if s.sink != nil {
 		s.sink.RecordSignal(*s.now, id, v)

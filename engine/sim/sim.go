@@ -72,10 +72,20 @@ func (s *Sim) NextAt() Time {
 // Scheduling in the past is a broken invariant and panics.
 func (s *Sim) Schedule(at Time, target int32, kind Kind, arg uint64) {
 	if at < s.now {
-		panic(fmt.Sprintf("sim: %s schedules kind %d at %v, before now %v", s.names[target], kind, at, s.now))
+		s.pastPanic(at, target, kind)
 	}
 	s.seq++
-	s.q.push(Event{At: at, seq: s.seq << 1, Target: target, Kind: kind, Arg: arg}, s.now)
+	e := Event{At: at, seq: s.seq << 1, Target: target, Kind: kind, Arg: arg}
+	if !s.q.inHeap {
+		s.q.pushFew(e)
+		return
+	}
+	s.q.pushMany(e, s.now)
+}
+
+// pastPanic is Schedule's panic, out of line so that Schedule stays small.
+func (s *Sim) pastPanic(at Time, target int32, kind Kind) {
+	panic(fmt.Sprintf("sim: %s schedules kind %d at %v, before now %v", s.names[target], kind, at, s.now))
 }
 
 // Step dispatches at most n events and reports how many it dispatched.
@@ -100,27 +110,54 @@ func (s *Sim) StepUntil(n uint64, limit Time) uint64 {
 
 // RunUntil dispatches every event at or before t, then sets the clock to t.
 func (s *Sim) RunUntil(t Time) {
-	for {
-		ev, ok := s.q.popBy(t)
-		if !ok {
-			break
-		}
-		s.dispatch(ev)
-	}
+	s.runBy(t)
 	if t > s.now {
 		s.now = t
 	}
 }
 
-// Run dispatches events until the queue is empty.
-func (s *Sim) Run() {
+// Run dispatches events until the queue is empty; the clock stays at the
+// last event.
+func (s *Sim) Run() { s.runBy(Never) }
+
+// runBy dispatches every event at or before t. While the queue is the
+// sorted array (a path or two) it pops and dispatches inline; runMany
+// serves the heap and the wheel.
+func (s *Sim) runBy(t Time) {
 	for {
-		ev, ok := s.q.popBy(Never)
+		if s.q.inHeap {
+			if !s.runMany(t) {
+				return
+			}
+			continue
+		}
+		ev, ok := s.q.popFew(t)
 		if !ok {
 			return
 		}
+		// dispatch, inlined for an event that is not a timer entry.
+		if ev.seq&1 != 0 {
+			s.dispatch(ev)
+			continue
+		}
+		s.now = ev.At
+		s.events++
+		s.fold(ev)
+		s.handlers[ev.Target].Handle(ev)
+	}
+}
+
+// runMany dispatches the events due by t from the heap or the wheel until
+// the queue moves back to the sorted array (true) or none is due (false).
+func (s *Sim) runMany(t Time) bool {
+	for s.q.inHeap {
+		ev, ok := s.q.popBy(t)
+		if !ok {
+			return false
+		}
 		s.dispatch(ev)
 	}
+	return true
 }
 
 // hint tells the hinters of the events of the bucket the queue has just

@@ -54,10 +54,28 @@ type chain struct {
 	next uint64
 	got  []Event
 	left int
+	// mode is the queue's store at the last event (0 the sorted array, 1
+	// the heap, 2 the wheel); switches counts the changes seen, from, to.
+	mode     int
+	switches [3][3]int
+}
+
+func (q *queue) mode() int {
+	switch {
+	case q.inWheel:
+		return 2
+	case q.inHeap:
+		return 1
+	}
+	return 0
 }
 
 func (c *chain) Handle(ev Event) {
 	c.got = append(c.got, ev)
+	if m := c.s.q.mode(); m != c.mode {
+		c.switches[c.mode][m]++
+		c.mode = m
+	}
 	// Phases of growth and decline, so the pending count crosses the
 	// queue's switches between its heap and its wheel both ways.
 	children := c.rnd.IntN(4)
@@ -80,8 +98,17 @@ func (c *chain) Handle(ev Event) {
 
 // Events queued while the simulation runs, at the current time or any
 // distance ahead, come out in (time, scheduling order): the order a stable
-// sort of all of them by time gives.
+// sort of all of them by time gives, whichever store holds them as the
+// pending count rises and falls through the queue's switches.
 func TestQueueOrderWhileRunning(t *testing.T) {
+	var switches [3][3]int
+	defer func() {
+		for _, sw := range [][2]int{{0, 1}, {1, 2}, {2, 1}, {1, 0}} {
+			if switches[sw[0]][sw[1]] == 0 {
+				t.Errorf("the queue never switched from store %d to %d: the test does not cover it", sw[0], sw[1])
+			}
+		}
+	}()
 	for seed := range uint64(20) {
 		s := New()
 		c := &chain{s: s, rnd: rand.New(rand.NewPCG(seed, 3)), left: 20000}
@@ -91,6 +118,11 @@ func TestQueueOrderWhileRunning(t *testing.T) {
 			s.Schedule(Time(c.rnd.Int64N(1<<30)), c.h, 1, c.next)
 		}
 		s.Run()
+		for i := range switches {
+			for j := range switches[i] {
+				switches[i][j] += c.switches[i][j]
+			}
+		}
 		if len(c.got) != int(c.next) {
 			t.Fatalf("seed %d: dispatched %d events, scheduled %d", seed, len(c.got), c.next)
 		}
@@ -235,14 +267,15 @@ func TestSchedulingInThePastPanics(t *testing.T) {
 }
 
 // BenchmarkQueue measures pop+push at a steady number of pending entries
-// (the hold model): 64, the regime of a one-flow path, and 4096, that of
-// a 1,024-flow dumbbell (a link direction or timer per entry). Each popped
+// (the hold model): 8, the regime of a one-flow path (the sorted array),
+// 64, a few flows' (the heap), and 4096, that of a 1,024-flow dumbbell (a
+// link direction or timer per entry: the wheel). Each popped
 // event is queued again ahead by a delay drawn like the engine's: a
 // serialisation time, an access or bottleneck propagation delay, or a
 // retransmission timeout.
 func BenchmarkQueue(b *testing.B) {
 	ahead := []Duration{1200 * Nanosecond, Millisecond, 13 * Millisecond, 200 * Millisecond}
-	for _, size := range []int{64, 4096} {
+	for _, size := range []int{8, 64, 4096} {
 		b.Run(fmt.Sprint(size), func(b *testing.B) {
 			var q queue
 			rnd := rand.New(rand.NewPCG(1, 1))
@@ -279,4 +312,22 @@ func BenchmarkDigestFold(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1024, "ns/event")
+}
+
+// Run leaves the clock at the last event dispatched (a driver may schedule
+// more after it), where RunUntil(t) moves it on to t.
+func TestRunLeavesClockAtLastEvent(t *testing.T) {
+	s := New()
+	r := &recorder{s: s}
+	h := s.Register(r, "rec")
+	s.Schedule(Time(5*Microsecond), h, 1, 0)
+	s.Run()
+	if s.Now() != Time(5*Microsecond) {
+		t.Fatalf("after Run the clock is %v, want 5us", s.Now())
+	}
+	s.Schedule(Time(7*Microsecond), h, 1, 0) // not in the past
+	s.RunUntil(Time(Millisecond))
+	if s.Now() != Time(Millisecond) || len(r.got) != 2 {
+		t.Fatalf("after RunUntil(1ms) the clock is %v with %d events, want 1ms with 2", s.Now(), len(r.got))
+	}
 }

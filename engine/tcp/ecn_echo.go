@@ -75,7 +75,7 @@ func (e *ecnEcho) synAckFlags(synECN packet.ECN) packet.Flags {
 // acceptCWR follows tcp_ecn_accept_cwr: a CWR from the sender (classic
 // ECN only) ends the ECE echo, and a data segment carrying it is ACKed at
 // once because the sender's window may be tiny.
-func (e *ecnEcho) acceptCWR(sg segment, a *ackState) {
+func (e *ecnEcho) acceptCWR(sg *segment, a *ackState) {
 	if !e.ok || e.accecn() || sg.flags&packet.CWR == 0 {
 		return
 	}
@@ -91,7 +91,7 @@ func (e *ecnEcho) acceptCWR(sg segment, a *ackState) {
 // state, which also keeps it out of the quick-ACK branch; AccECN counts in
 // countAccECN instead. A Not-ECT segment after ECT ones is probably a
 // retransmission: quick-ACK it.
-func (e *ecnEcho) checkCE(sg segment, r *Receiver) {
+func (e *ecnEcho) checkCE(sg *segment, r *Receiver) {
 	if !e.ok {
 		return
 	}
@@ -140,7 +140,7 @@ func (e *ecnEcho) dctcpUpdate(ce bool, r *Receiver) {
 // packet (tcp_ecn_received_counters) and asks for the change-triggered and
 // increment-triggered ACKs of §3.2.2.5.1: a CE data packet after a non-CE
 // packet, and the n-th CE mark since the last ACK.
-func (e *ecnEcho) countAccECN(sg segment, a *ackState) {
+func (e *ecnEcho) countAccECN(sg *segment, a *ackState) {
 	if !e.accecn() {
 		return
 	}

@@ -149,7 +149,8 @@ func (r *Receiver) Receive(id packet.ID) {
 		if r.state == stateSynRcvd {
 			r.establish(p)
 		}
-		r.rcvSegment(segmentOf(p))
+		sg := segmentOf(p)
+		r.rcvSegment(&sg)
 	}
 	r.pool.Free(id)
 }

@@ -58,7 +58,7 @@ func (a *ackState) initRcvMss(advmss uint32, rcvWnd uint32) {
 // size, and mark small or PSH segments "pushed" so that reading them
 // empties the queue with an immediate ACK. A full-sized skb that changes
 // rcv_mss also sets the window's scaling_ratio (6.6+).
-func (a *ackState) measureRcvMss(sg segment, w *window) {
+func (a *ackState) measureRcvMss(sg *segment, w *window) {
 	advmss := w.advmss
 	lss := a.lastSegSize
 	a.lastSegSize = 0
@@ -241,7 +241,7 @@ func (r *Receiver) sackCompressSendAck() {
 // sendDupack follows tcp_send_dupack for a segment left of the window: a
 // duplicate of data already ACKed puts the receiver in quick-ACK mode and
 // is reported as D-SACK.
-func (r *Receiver) sendDupack(sg segment) {
+func (r *Receiver) sendDupack(sg *segment) {
 	if sg.end != sg.seq && sg.seq < r.rcvNxt {
 		r.ack.enterQuickack(tcpMaxQuickacks, uint32(r.win.rcvWnd))
 		if r.cfg.Opts.SACK {

@@ -45,7 +45,8 @@ func (r *Receiver) groReceive(p *packet.Packet) {
 		r.flushGRO()
 	}
 	if p.Len == 0 || p.Flags&(packet.SYN|packet.FIN|packet.RST|packet.URG|packet.PSH) != 0 {
-		r.rcvSegment(segmentOf(p))
+		sg := segmentOf(p)
+		r.rcvSegment(&sg)
 		return
 	}
 	g.active = true
@@ -73,5 +74,6 @@ func (r *Receiver) flushGRO() {
 	r.gro.active = false
 	r.groTimer.Stop()
 	r.stats.GROFlushes++
-	r.rcvSegment(r.gro.sg)
+	sg := r.gro.sg // a copy: the aggregate may be reused while it is processed
+	r.rcvSegment(&sg)
 }

@@ -21,14 +21,16 @@ func segmentOf(p *packet.Packet) segment {
 	}
 }
 
-// rcvSegment processes one segment in ESTABLISHED state. It follows
+// rcvSegment processes one segment in ESTABLISHED state. The segment and
+// the functions below take it by pointer (the struct is 40 bytes) and
+// never change it. It follows
 // tcp_rcv_established's slow path (the fast path does the same for the
 // receiver's purposes): tcp_ack's receiver-side effects (ts_recent,
 // tcp_ecn_accept_cwr), tcp_rcv_rtt_measure_ts, tcp_data_queue and
 // tcp_ack_snd_check; then the application reads (tcp_recvmsg →
 // tcp_rcv_space_adjust, tcp_cleanup_rbuf). sg is one packet or a GRO
 // aggregate.
-func (r *Receiver) rcvSegment(sg segment) {
+func (r *Receiver) rcvSegment(sg *segment) {
 	now := r.s.Now()
 	r.ecn.countAccECN(sg, &r.ack)
 	if sg.end < r.rcvWup || sg.seq > r.rcvNxt+r.receiveWindow() {
@@ -57,7 +59,7 @@ func (r *Receiver) rcvSegment(sg segment) {
 }
 
 // dataQueue follows tcp_data_queue.
-func (r *Receiver) dataQueue(sg segment) {
+func (r *Receiver) dataQueue(sg *segment) {
 	if sg.seq == sg.end {
 		return
 	}
@@ -98,7 +100,7 @@ func (r *Receiver) outOfWindow() {
 
 // queueAndOut is tcp_data_queue's in-sequence branch: tcp_queue_rcv,
 // tcp_event_data_recv, tcp_ofo_queue and tcp_sack_remove.
-func (r *Receiver) queueAndOut(sg segment) {
+func (r *Receiver) queueAndOut(sg *segment) {
 	r.rcvNxt = sg.end
 	r.eventDataRecv(sg)
 	if len(r.ofo.iv) > 0 {
@@ -138,7 +140,7 @@ func (r *Receiver) ofoQueue() {
 // dataQueueOfo follows tcp_data_queue_ofo: the segment joins the sorted
 // interval set, duplicate bytes become D-SACK, and the SACK blocks are
 // updated with the most recent first.
-func (r *Receiver) dataQueueOfo(sg segment) {
+func (r *Receiver) dataQueueOfo(sg *segment) {
 	r.ecn.checkCE(sg, r)
 	r.ack.pending |= ackSched
 	r.stats.OfoSegments += uint64(sg.segs)
@@ -153,7 +155,7 @@ func (r *Receiver) dataQueueOfo(sg segment) {
 // eventDataRecv follows tcp_event_data_recv: schedule an ACK, measure the
 // peer's MSS and the receiver RTT, adapt the delayed-ACK timeout ato to the
 // inter-arrival time, check ECN and grow the window.
-func (r *Receiver) eventDataRecv(sg segment) {
+func (r *Receiver) eventDataRecv(sg *segment) {
 	now := r.s.Now()
 	a := &r.ack
 	a.pending |= ackSched
@@ -202,7 +204,7 @@ func (r *Receiver) receiveWindow() uint64 {
 // Every skb fits ("check #2": tcp_win_from_space(truesize) <= len)
 // because all skbs have the len/truesize the ratio was measured on, or a
 // better one (GRO aggregates).
-func (r *Receiver) growWindow(sg segment) {
+func (r *Receiver) growWindow(sg *segment) {
 	w := &r.win
 	room := int64(min(w.windowClamp, w.space(r.rmemAlloc()))) - int64(w.rcvSsthresh)
 	if room <= 0 {

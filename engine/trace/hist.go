@@ -36,13 +36,22 @@ func bucketMid(b int) int64 {
 	return lo + (int64(1)<<e)/2
 }
 
-// Add records v.
+// Add records v. A zero (the sojourn of a packet that found its queue
+// empty) is counted inline.
 func (h *Hist) Add(v int64) {
 	h.n++
 	if v <= 0 {
 		h.zeros++
 		return
 	}
+	h.add(v)
+}
+
+// add records v > 0. It stays out of line, which keeps Add within the
+// inliner's budget.
+//
+//go:noinline
+func (h *Hist) add(v int64) {
 	b := histBucket(v)
 	c := h.counts[b>>histSub]
 	if c == nil {
