@@ -19,12 +19,13 @@ const (
 	closeIdle    = 4001 // no request and no session for the idle timeout
 )
 
-// Keep-alive: the writer pings every pingEvery; a peer that answers nothing
-// (no message, no pong) for pongWait is gone.
-const (
-	pingEvery = 30 * time.Second
-	pongWait  = 90 * time.Second
-)
+// Keep-alive: the writer pings every Options.PingInterval, for proxies and
+// NATs that drop a quiet connection. A connection is never dropped for
+// not answering: a client without a reader thread (the Python client's
+// socket transport) answers pings only when it next reads, and a notebook
+// may compute for minutes between two requests with sessions open. A peer
+// that is gone shows as a failed write, or on TCP as the keep-alive the
+// listener enables; a client that stops reading, as the write timeout.
 
 // conn is one client connection: a reader goroutine that decodes requests
 // and routes them, a writer goroutine that owns the socket's write side, a
@@ -120,8 +121,6 @@ func (c *conn) readLoop() {
 	var buf bytes.Buffer
 	limit := c.srv.opts.MaxMessageBytes
 	c.ws.SetReadLimit(4 * limit)
-	_ = c.ws.SetReadDeadline(time.Now().Add(pongWait))
-	c.ws.SetPongHandler(func(string) error { return c.ws.SetReadDeadline(time.Now().Add(pongWait)) })
 	for {
 		typ, rd, err := c.ws.NextReader()
 		if err != nil {
@@ -130,7 +129,6 @@ func (c *conn) readLoop() {
 			}
 			return
 		}
-		_ = c.ws.SetReadDeadline(time.Now().Add(pongWait))
 		if buf.Cap() > readBufKeep {
 			buf = bytes.Buffer{}
 		}
@@ -224,7 +222,7 @@ func (c *conn) finishReq(req Request) {
 
 // writeLoop owns the socket's write side.
 func (c *conn) writeLoop() {
-	ping := time.NewTicker(pingEvery)
+	ping := time.NewTicker(c.srv.opts.PingInterval)
 	defer ping.Stop()
 	idleTimeout := c.srv.opts.ConnIdleTimeout
 	idleCheck := time.NewTicker(min(max(idleTimeout/8, 10*time.Millisecond), time.Minute))

@@ -201,3 +201,17 @@ func TestSlowReaderBoundedMemory(t *testing.T) {
 	}
 	t.Logf("heap base %d MiB, peak %d MiB", base>>20, peak>>20)
 }
+
+// A client that reads nothing for many ping intervals (it answers pings
+// only when it reads: a notebook computing between requests) keeps its
+// connection and its sessions.
+func TestSilentClientKeepsItsConnection(t *testing.T) {
+	t.Parallel()
+	_, url := newTestServer(t, Options{PingInterval: 20 * time.Millisecond})
+	c := dial(t, url)
+	id := c.open(testScenario)
+	time.Sleep(500 * time.Millisecond) // 25 pings unanswered
+	if r := c.call("step", map[string]any{"session": id, "time": "10ms"}); asInt(r["sim_time_ps"]) != 10_000_000_000 {
+		t.Errorf("step after a silence: %v", r)
+	}
+}

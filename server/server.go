@@ -42,6 +42,7 @@ type Options struct {
 	IdleTimeout        time.Duration // a session untouched this long is closed; default 30 min
 	ConnIdleTimeout    time.Duration // a connection with no request and no session this long is closed (4001); default IdleTimeout
 	WriteTimeout       time.Duration // one frame's write; a client stalled longer is dropped; default 60 s
+	PingInterval       time.Duration // websocket pings on a connection, for intermediaries that drop quiet ones; default 30 s
 	WriteBudget        int64         // bytes queued per connection before senders wait; default 8 MiB
 	ProgressEvery      time.Duration // progress pushes during run; default 100 ms
 	MaxTraceRows       int64         // trace rows a session keeps for the signals op; default 4 Mi
@@ -92,6 +93,7 @@ func (o *Options) defaults() {
 	orDefault(&o.IdleTimeout, 30*time.Minute)
 	orDefault(&o.ConnIdleTimeout, o.IdleTimeout)
 	orDefault(&o.WriteTimeout, 60*time.Second)
+	orDefault(&o.PingInterval, 30*time.Second)
 	orDefault(&o.WriteBudget, 8<<20)
 	orDefault(&o.MaxTraceRows, 4<<20)
 	orDefault(&o.MaxNodes, 10_000)
