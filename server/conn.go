@@ -125,7 +125,7 @@ func (c *conn) readLoop() {
 		typ, rd, err := c.ws.NextReader()
 		if err != nil {
 			if !websocket.IsCloseError(err, websocket.CloseNormalClosure, websocket.CloseGoingAway) && !errors.Is(err, io.EOF) {
-				c.log.Debug().Err(err).Msg("read ended")
+				c.log.Info().Err(err).Msg("read ended")
 			}
 			return
 		}

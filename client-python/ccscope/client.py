@@ -578,6 +578,10 @@ class Client:
                     err = self._server.died(context)
                     break
                 time.sleep(0.025)
+            else:
+                # It lives and closed the connection: its log says why.
+                tail = "\n".join(self._server.stderr_tail().splitlines()[-5:])
+                err = ConnectionLost(f"{e} while {context}; the private server's last log lines:\n{tail}", close_code=e.close_code)
         self.close()
         return err
 
