@@ -309,19 +309,23 @@ class Client:
         with self._lock:
             if self._closed:
                 raise ConnectionLost("ccscope: the client is closed")
-            return self._idle_retry(lambda: self._request(op, args, timeout, on_progress))  # type: ignore[arg-type]
+            request = dict(args or {})
+            return self._idle_retry(
+                lambda: self._exchange(op, lambda rid: codec.encode_request(rid, op, request), timeout, on_progress)  # type: ignore[arg-type]
+            )
 
-    def _request(
+    def _exchange(
         self,
         op: str,
-        args: Mapping[str, Any] | None,
+        encode: Callable[[int], bytes],
         timeout: float | None,
         on_progress: Callable[[ProgressPush], None] | None = None,
     ) -> dict[str, Any]:
-        """Send one request and wait for its response (the lock held)."""
+        """Send the request encode makes with the next id, and wait for its
+        response (the lock held)."""
         rid = self._next_id
         self._next_id += 1
-        self._send(codec.encode_request(rid, op, dict(args or {})))
+        self._send(encode(rid))
         return self._await(rid, op, timeout, on_progress)
 
     def call_encoded(self, op: str, template: codec.Template, *parts: bytes, timeout: float | None = None) -> dict[str, Any]:
@@ -346,14 +350,7 @@ class Client:
         with self._lock:
             if self._closed:
                 raise ConnectionLost("ccscope: the client is closed")
-
-            def attempt() -> dict[str, Any]:
-                rid = self._next_id
-                self._next_id += 1
-                self._send(template.fill(self._pack(rid), *parts))
-                return self._await(rid, op, timeout, None)
-
-            return self._idle_retry(attempt)
+            return self._idle_retry(lambda: self._exchange(op, lambda rid: template.fill(self._pack(rid), *parts), timeout))
 
     def call_ints(
         self, op: str, template: codec.IntTemplate, values: list[int], *, timeout: float | None = None
@@ -381,13 +378,11 @@ class Client:
             if self._closed:
                 raise ConnectionLost("ccscope: the client is closed")
 
-            def attempt() -> dict[str, Any]:
-                rid = values[0] = self._next_id
-                self._next_id += 1
-                self._send(template.fill(values))
-                return self._await(rid, op, timeout, None)
+            def fill(rid: int) -> bytes:
+                values[0] = rid
+                return template.fill(values)
 
-            return self._idle_retry(attempt)
+            return self._idle_retry(lambda: self._exchange(op, fill, timeout))
 
     def _await(
         self, rid: int, op: str, timeout: float | None, on_progress: Callable[[ProgressPush], None] | None
@@ -565,7 +560,7 @@ class Client:
         self._transport = type(self._transport)(self._url, token=self._token, timeout=self._timeout)  # type: ignore[call-arg]
         self._abandoned.clear()
         self._pushes.clear()
-        self.server_info = self._request("hello", _hello_args(), self._timeout)
+        self.server_info = self._exchange("hello", lambda rid: codec.encode_request(rid, "hello", _hello_args()), self._timeout)
 
     def _lost(self, e: ConnectionLost, context: str) -> CcscopeError:
         if e.close_code == CLOSE_IDLE and self._url is not None and (self._server is None or self._server.alive()):
