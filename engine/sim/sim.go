@@ -76,11 +76,14 @@ func (s *Sim) Schedule(at Time, target int32, kind Kind, arg uint64) {
 	}
 	s.seq++
 	e := Event{At: at, seq: s.seq << 1, Target: target, Kind: kind, Arg: arg}
-	if !s.q.inHeap {
+	switch {
+	case !s.q.inHeap:
 		s.q.pushFew(e)
-		return
+	case s.q.inWheel:
+		s.q.big.push(e)
+	default:
+		s.q.pushMany(e, s.now)
 	}
-	s.q.pushMany(e, s.now)
 }
 
 // pastPanic is Schedule's panic, out of line so that Schedule stays small.
@@ -151,6 +154,12 @@ func (s *Sim) runBy(t Time) {
 // the queue moves back to the sorted array (true) or none is due (false).
 func (s *Sim) runMany(t Time) bool {
 	for s.q.inHeap {
+		if s.q.inWheel {
+			if !s.runWheel(t) {
+				return false
+			}
+			continue
+		}
 		ev, ok := s.q.popBy(t)
 		if !ok {
 			return false
@@ -158,6 +167,42 @@ func (s *Sim) runMany(t Time) bool {
 		s.dispatch(ev)
 	}
 	return true
+}
+
+// runWheel dispatches the events due by t from the wheel until the queue
+// moves back to the heap (true) or none is due (false). It is popBy and
+// dispatch in one loop: with hundreds of flows every event comes through
+// here, and the calls and copies of the general path cost about a hundred
+// instructions an event (cachegrind, 1,024-flow dumbbell).
+func (s *Sim) runWheel(t Time) bool {
+	w := s.q.big
+	for {
+		if w.head == len(w.cur) {
+			if !w.loadBy(t) {
+				return false
+			}
+			s.hint()
+		}
+		e := w.cur[w.head]
+		if e.At > t {
+			return false
+		}
+		w.head++
+		w.n--
+		if w.n < heapBelow {
+			w.drain(&s.q.small)
+			s.q.inWheel = false
+			s.dispatch(e)
+			return true
+		}
+		s.now = e.At
+		if e.seq&1 != 0 && !s.timers[uint32(e.Arg)].due(e) {
+			continue
+		}
+		s.events++
+		s.fold(e)
+		s.handlers[e.Target].Handle(e)
+	}
 }
 
 // hint tells the hinters of the events of the bucket the queue has just
