@@ -7,9 +7,10 @@ import "slices"
 // or two: a handful of link directions and timers), a 4-ary heap while
 // some are, a calendar queue once more than 64 are (a few flows on), whose
 // cost per event does not grow with their number. The heap's band is
-// narrow: at 32 flows on a 10 Gbps dumbbell (a few hundred pending) its
-// sifts cost 676 instructions and 8 branch mispredictions an event where
-// the wheel costs 270 and 2 (cachegrind). All give the same order, so
+// narrow: at 32 flows on a 10 Gbps dumbbell (never 512 pending, so all in
+// the heap while that was the threshold) its sifts cost 676 instructions
+// and 8 branch mispredictions an event where the wheel costs 270 and 2
+// (cachegrind). All give the same order, so
 // a switch changes nothing a run computes; the gap between each pair of
 // thresholds keeps a run near one from switching back and forth.
 type queue struct {
