@@ -6,3 +6,6 @@ import "unsafe"
 
 //go:noescape
 func prefetch(addr unsafe.Pointer)
+
+//go:noescape
+func prefetch2(addr unsafe.Pointer)

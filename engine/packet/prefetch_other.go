@@ -5,3 +5,5 @@ package packet
 import "unsafe"
 
 func prefetch(unsafe.Pointer) {}
+
+func prefetch2(unsafe.Pointer) {}

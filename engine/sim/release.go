@@ -19,7 +19,7 @@ func (s *Sim) Release(from, to Mark) {
 		s.timers[i].Stop()
 	}
 	for i := from.handlers; i < to.handlers; i++ {
-		s.handlers[i], s.hinters[i] = released{}, nil
+		s.handlers[i] = target{released{}, nil}
 		s.names[i] += " (released)"
 	}
 }

@@ -27,10 +27,17 @@ type Sim struct {
 	events   uint64
 	digest   uint64
 	q        queue
-	handlers []Handler
-	hinters  []Hinter // by target; nil for handlers that take no hints
+	handlers []target // by index, from Register
 	names    []string
 	timers   []*Timer
+}
+
+// target is a registered handler and its Hinter (nil if it takes no
+// hints), side by side: the hint of a bucket's event brings in the line
+// its dispatch reads a few microseconds later.
+type target struct {
+	h    Handler
+	hint Hinter
 }
 
 // New returns an empty simulation at time zero.
@@ -39,9 +46,8 @@ func New() *Sim { return &Sim{digest: digestSeed} }
 // Register adds a handler and returns the index events use to target it.
 // name identifies it in panics.
 func (s *Sim) Register(h Handler, name string) int32 {
-	s.handlers = append(s.handlers, h)
 	hi, _ := h.(Hinter)
-	s.hinters = append(s.hinters, hi)
+	s.handlers = append(s.handlers, target{h, hi})
 	s.names = append(s.names, name)
 	return int32(len(s.handlers) - 1)
 }
@@ -76,11 +82,14 @@ func (s *Sim) Schedule(at Time, target int32, kind Kind, arg uint64) {
 	}
 	s.seq++
 	e := Event{At: at, seq: s.seq << 1, Target: target, Kind: kind, Arg: arg}
-	if !s.q.inHeap {
+	switch {
+	case !s.q.inHeap:
 		s.q.pushFew(e)
-		return
+	case s.q.inWheel:
+		s.q.big.push(e)
+	default:
+		s.q.pushMany(e, s.now)
 	}
-	s.q.pushMany(e, s.now)
 }
 
 // pastPanic is Schedule's panic, out of line so that Schedule stays small.
@@ -143,7 +152,7 @@ func (s *Sim) runBy(t Time) {
 		s.now = ev.At
 		s.events++
 		s.fold(ev)
-		s.handlers[ev.Target].Handle(ev)
+		s.handlers[ev.Target].h.Handle(ev)
 	}
 }
 
@@ -151,6 +160,12 @@ func (s *Sim) runBy(t Time) {
 // the queue moves back to the sorted array (true) or none is due (false).
 func (s *Sim) runMany(t Time) bool {
 	for s.q.inHeap {
+		if s.q.inWheel {
+			if !s.runWheel(t) {
+				return false
+			}
+			continue
+		}
 		ev, ok := s.q.popBy(t)
 		if !ok {
 			return false
@@ -160,11 +175,47 @@ func (s *Sim) runMany(t Time) bool {
 	return true
 }
 
+// runWheel dispatches the events due by t from the wheel until the queue
+// moves back to the heap (true) or none is due (false). It is popBy and
+// dispatch in one loop: with hundreds of flows every event comes through
+// here, and the calls and copies of the general path cost about a hundred
+// instructions an event (cachegrind, 1,024-flow dumbbell).
+func (s *Sim) runWheel(t Time) bool {
+	w := s.q.big
+	for {
+		if w.head == len(w.cur) {
+			if !w.loadBy(t) {
+				return false
+			}
+			s.hint()
+		}
+		e := w.cur[w.head]
+		if e.At > t {
+			return false
+		}
+		w.head++
+		w.n--
+		if w.n < heapBelow {
+			w.drain(&s.q.small)
+			s.q.inWheel = false
+			s.dispatch(e)
+			return true
+		}
+		s.now = e.At
+		if e.seq&1 != 0 && !s.timers[uint32(e.Arg)].due(e) {
+			continue
+		}
+		s.events++
+		s.fold(e)
+		s.handlers[e.Target].h.Handle(e)
+	}
+}
+
 // hint tells the hinters of the events of the bucket the queue has just
 // reached.
 func (s *Sim) hint() {
 	for _, ev := range s.q.hints() {
-		if h := s.hinters[ev.Target]; h != nil {
+		if h := s.handlers[ev.Target].hint; h != nil {
 			h.Hint(ev)
 		}
 	}
@@ -183,7 +234,7 @@ func (s *Sim) dispatch(ev Event) bool {
 	}
 	s.events++
 	s.fold(ev)
-	s.handlers[ev.Target].Handle(ev)
+	s.handlers[ev.Target].h.Handle(ev)
 	return true
 }
 
