@@ -55,24 +55,32 @@ func (d *Dir) nextStart() sim.Time {
 }
 
 // catchUp serves, at their own start times and in order, the queued packets
-// that start at or before now. Each goes on the wire as a packet served by
-// an event at its start would, and the observer hears of its dequeue at its
-// start; the queue it reads then holds just what had joined by that start.
+// that start at or before now, and then makes sure the rest will be served
+// in time (arm). Its common case, nothing due yet, is one comparison, which
+// the callers on the per-packet paths make themselves (now >= d.due), as
+// this does not inline.
+func (d *Dir) catchUp(now sim.Time) {
+	d.serve(now, true)
+}
+
+// serve serves the packets due by now and reports whether there were any;
+// with arming, it then arms as arm does (the wire is not empty then, and
+// lastArr is its last packet's arrival).
+// Each goes on the wire as a packet served by an event at its start would,
+// and the observer hears of its dequeue at its start; the queue it reads
+// then holds just what had joined by that start.
 //
 // A packet it serves never arrives before now: either the wire held a
 // packet, which arrives at or after now, and fifo order puts this one no
 // earlier; or the wire was empty, and then arm had queued a kindTxDone for
 // the head's start, which is now, so the packet leaves after now, and the
 // next starts no earlier than that.
-func (d *Dir) catchUp(now sim.Time) {
+func (d *Dir) serve(now sim.Time, arming bool) bool {
+	if d.due > now {
+		return false
+	}
 	for {
-		if _, n := d.fifo.Backlog(); n == 0 {
-			return
-		}
-		start := d.nextStart()
-		if start > now {
-			return
-		}
+		start := d.due
 		id, _ := d.fifo.Dequeue(start)
 		p := d.pool.Get(id)
 		if start == now && p.EnqAt < now {
@@ -87,29 +95,50 @@ func (d *Dir) catchUp(now sim.Time) {
 			d.busyUntil = start.Add(units.TxTime(p.Size, d.rate))
 		}
 		d.Stats.SentBytes += p.Size
-		d.propagate(id, d.busyUntil)
-		if a := d.wire[(d.head+d.n-1)&(len(d.wire)-1)].arrive; a < now {
-			panic(fmt.Sprintf("link %s: a packet served lazily at %v (started %v) arrives at %v, before now", d.Name, now, start, a))
+		d.propagate(id, d.busyUntil) // fifo order: sets lastArr to its arrival
+		if d.lastArr < now {
+			panic(fmt.Sprintf("link %s: a packet served lazily at %v (started %v) arrives at %v, before now", d.Name, now, start, d.lastArr))
 		}
+		if _, n := d.fifo.Backlog(); n == 0 {
+			d.due = sim.Never
+			return true
+		}
+		d.due = d.busyUntil
+		if d.out != nil {
+			d.due = d.nextStart()
+		}
+		if d.due > now {
+			if arming && !d.txPending && d.lastArr < d.due {
+				d.scheduleTx(d.due)
+			}
+			return true
+		}
+	}
+}
+
+// setDue sets due to the head's start, or sim.Never with the queue empty.
+func (d *Dir) setDue() {
+	d.due = sim.Never
+	if _, n := d.fifo.Backlog(); n > 0 {
+		d.due = d.nextStart()
 	}
 }
 
 // arm makes sure the queue is served in time: unless a kindTxDone is
 // queued (always for no later than the head's start) or the wire's last
 // packet arrives at or after the head's start (its arrival, or an earlier
-// one, will catch up), it queues a kindTxDone for the head's start.
+// one, will catch up), it queues a kindTxDone for the head's start. Only
+// what moves the head's start or the wire's last arrival can break that:
+// serving, a packet joining an empty queue, the wire's last packet
+// arriving, the kindTxDone itself, a change of the models.
 func (d *Dir) arm() {
-	if d.txPending {
+	if d.txPending || d.due == sim.Never {
 		return
 	}
-	if _, n := d.fifo.Backlog(); n == 0 {
+	if d.n > 0 && d.wire[(d.head+d.n-1)&(len(d.wire)-1)].arrive >= d.due {
 		return
 	}
-	start := d.nextStart()
-	if d.n > 0 && d.wire[(d.head+d.n-1)&(len(d.wire)-1)].arrive >= start {
-		return
-	}
-	d.scheduleTx(start)
+	d.scheduleTx(d.due)
 }
 
 // touch brings a lazily served direction up to now before a model
@@ -139,7 +168,9 @@ func (d *Dir) remode() {
 		// Served by events from now on: the head's start needs its event.
 		d.scheduleTx(d.nextStart())
 	}
+	d.due = sim.Never
 	if d.lazy {
+		d.setDue()
 		d.arm()
 	}
 }
@@ -153,8 +184,8 @@ func (d *Dir) remode() {
 // kindTxDone queued for now: a step that ended between events of one
 // instant.)
 func (d *Dir) CatchUp() {
-	if d.lazy && d.n > 0 {
-		d.catchUp(d.s.Now())
+	if now := d.s.Now(); d.lazy && d.n > 0 {
+		d.serve(now, false)
 	}
 }
 

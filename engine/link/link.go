@@ -108,6 +108,7 @@ type Dir struct {
 	busyUntil sim.Time     // when the packet being serialised has left
 	busySince sim.Time     // start of the current busy period (grant ramp)
 	txAt      sim.Time     // when the queued kindTxDone is due
+	due       sim.Time     // served lazily: the head's start; sim.Never with the queue empty
 	eager     bool         // never lazy (Eager)
 	tieAt     sim.Time     // last instant a queued packet started lazily (Ties)
 	ties      uint64
@@ -167,7 +168,7 @@ type Config struct {
 // New registers a direction with s. Its qdisc is attached with SetQdisc and
 // its far end with Connect before the run starts.
 func New(s *sim.Sim, pool *packet.Pool, c Config) *Dir {
-	d := &Dir{Name: c.Name, Link: c.Link, AB: c.AB, s: s, pool: pool, delay: c.Delay, rngs: c.Streams}
+	d := &Dir{Name: c.Name, Link: c.Link, AB: c.AB, s: s, pool: pool, delay: c.Delay, rngs: c.Streams, due: sim.Never}
 	d.setRate(c.Rate)
 	d.self = s.Register(d, "link "+c.Name)
 	d.SetLoss(c.Loss)
@@ -308,9 +309,11 @@ func (d *Dir) Send(id packet.ID) {
 		// start is now leaves before this one joins: the serialiser frees,
 		// then the arrival finds its place (the physical order; with an
 		// event per packet it was whichever event came first).
-		d.catchUp(now)
-		if d.tieAt == now {
-			d.ties++
+		if now >= d.due {
+			d.catchUp(now)
+			if d.tieAt == now {
+				d.ties++
+			}
 		}
 	}
 	if d.loss != nil && d.loss.lose() {
@@ -328,10 +331,11 @@ func (d *Dir) Send(id packet.ID) {
 	// idle: nothing waits and the serialiser is free. Served by events,
 	// a queued packet always has its kindTxDone pending; served lazily,
 	// the queue itself says.
-	idle := !d.txPending && now >= d.busyUntil
+	var idle bool
 	if d.lazy {
-		_, n := d.fifo.Backlog()
-		idle = n == 0 && now >= d.busyUntil
+		idle = d.due == sim.Never && now >= d.busyUntil
+	} else {
+		idle = !d.txPending && now >= d.busyUntil
 	}
 	// A packet that finds the link idle and its queue empty leaves at the
 	// same instant. A discipline that can pass it straight through spares
@@ -386,13 +390,16 @@ func (d *Dir) Send(id packet.ID) {
 		d.obs.Enqueued(d, now)
 	}
 	if d.lazy {
-		if idle {
-			if now > d.busyUntil {
+		if n == 1 {
+			// It joined an empty queue: it is the head.
+			if idle && now > d.busyUntil {
 				d.busySince, d.busyUntil = now, now
 			}
-			d.catchUp(now) // it starts now, unless the direction is down
+			d.due = d.nextStart()
+			if !d.serve(now, true) { // it starts now, unless the serialiser is busy or the direction down
+				d.arm()
+			}
 		}
-		d.arm()
 		return
 	}
 	switch {
@@ -588,8 +595,9 @@ func (d *Dir) Handle(ev sim.Event) {
 		d.txPending = false
 		switch {
 		case d.lazy:
-			d.catchUp(ev.At)
-			d.arm()
+			if !d.serve(ev.At, true) {
+				d.arm()
+			}
 		case ev.At < d.busyUntil:
 			// Queued while the direction was served lazily, for a start
 			// that has moved on since: wait for the serialiser.
@@ -600,9 +608,14 @@ func (d *Dir) Handle(ev sim.Event) {
 	case kindArrive:
 		if d.lazy {
 			// Before the arrival leaves the wire: the arrivals are what
-			// drive a lazily served direction (see arm).
-			d.catchUp(ev.At)
-			d.arm()
+			// drive a lazily served direction (see arm), and when the last
+			// one leaves, a kindTxDone may have to take over.
+			if ev.At >= d.due {
+				d.catchUp(ev.At)
+			}
+			if d.n == 1 {
+				d.arm()
+			}
 		}
 		d.arrive(ev.At)
 	case kindWatchdog:
