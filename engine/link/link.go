@@ -108,7 +108,7 @@ type Dir struct {
 	busyUntil sim.Time     // when the packet being serialised has left
 	busySince sim.Time     // start of the current busy period (grant ramp)
 	txAt      sim.Time     // when the queued kindTxDone is due
-	due       sim.Time     // served lazily: the head's start; sim.Never with the queue empty
+	due       sim.Time     // served lazily, the head's start; else, or with the queue empty, sim.Never
 	eager     bool         // never lazy (Eager)
 	tieAt     sim.Time     // last instant a queued packet started lazily (Ties)
 	ties      uint64
@@ -303,17 +303,15 @@ func (d *Dir) AddOutage(dur sim.Duration) {
 // Send hands a packet to the direction: pre-queue loss, then the qdisc.
 func (d *Dir) Send(id packet.ID) {
 	now := d.s.Now()
-	if d.lazy {
+	if now >= d.due { // due is sim.Never unless served lazily with a queue
 		// Serve first what started by now, so that the tail limit, the step
 		// marker and MaxBacklog see the backlog at now. A packet whose
 		// start is now leaves before this one joins: the serialiser frees,
 		// then the arrival finds its place (the physical order; with an
 		// event per packet it was whichever event came first).
-		if now >= d.due {
-			d.catchUp(now)
-			if d.tieAt == now {
-				d.ties++
-			}
+		d.catchUp(now)
+		if d.tieAt == now {
+			d.ties++
 		}
 	}
 	if d.loss != nil && d.loss.lose() {
@@ -606,16 +604,15 @@ func (d *Dir) Handle(ev sim.Event) {
 			d.startTx(ev.At)
 		}
 	case kindArrive:
-		if d.lazy {
-			// Before the arrival leaves the wire: the arrivals are what
-			// drive a lazily served direction (see arm), and when the last
-			// one leaves, a kindTxDone may have to take over.
-			if ev.At >= d.due {
-				d.catchUp(ev.At)
-			}
-			if d.n == 1 {
-				d.arm()
-			}
+		// Served lazily, with a queue (due is sim.Never otherwise): before
+		// the arrival leaves the wire, as the arrivals are what drive the
+		// serialiser (see arm), and when the last one leaves, a kindTxDone
+		// may have to take over.
+		if ev.At >= d.due {
+			d.catchUp(ev.At)
+		}
+		if d.n == 1 && d.due != sim.Never {
+			d.arm()
 		}
 		d.arrive(ev.At)
 	case kindWatchdog:
