@@ -144,8 +144,11 @@ func (d *Dir) arm() {
 // touch brings a lazily served direction up to now before a model
 // changes: what started before the change was served under the old one.
 func (d *Dir) touch() {
-	if d.lazy {
-		d.catchUp(d.s.Now())
+	if now := d.s.Now(); d.lazy {
+		d.catchUp(now)
+		if d.tieAt == now {
+			d.ties++ // a change at the instant a packet started
+		}
 	}
 }
 
@@ -189,9 +192,10 @@ func (d *Dir) CatchUp() {
 	}
 }
 
-// Ties counts the packets that joined the queue at the very picosecond a
-// queued packet started serialising. Served lazily, the serialiser frees
-// first and the newcomer joins behind (the physical order); served by an
-// event per packet, the order was that of the two events. Runs compared
-// across the two ways of serving can differ only if this is not zero.
+// Ties counts the packets that came to the direction, and the changes made
+// to it, at the very picosecond a queued packet started serialising.
+// Served lazily, the serialiser frees first, then the newcomer joins behind
+// (the physical order) or the change applies; served by an event per
+// packet, the order was that of the two events. Runs compared across the
+// two ways of serving can differ only if this is not zero.
 func (d *Dir) Ties() uint64 { return d.ties }

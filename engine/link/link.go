@@ -168,7 +168,7 @@ type Config struct {
 // New registers a direction with s. Its qdisc is attached with SetQdisc and
 // its far end with Connect before the run starts.
 func New(s *sim.Sim, pool *packet.Pool, c Config) *Dir {
-	d := &Dir{Name: c.Name, Link: c.Link, AB: c.AB, s: s, pool: pool, delay: c.Delay, rngs: c.Streams, due: sim.Never}
+	d := &Dir{Name: c.Name, Link: c.Link, AB: c.AB, s: s, pool: pool, delay: c.Delay, rngs: c.Streams, due: sim.Never, tieAt: sim.Never}
 	d.setRate(c.Rate)
 	d.self = s.Register(d, "link "+c.Name)
 	d.SetLoss(c.Loss)
@@ -310,9 +310,9 @@ func (d *Dir) Send(id packet.ID) {
 		// then the arrival finds its place (the physical order; with an
 		// event per packet it was whichever event came first).
 		d.catchUp(now)
-		if d.tieAt == now {
-			d.ties++
-		}
+	}
+	if d.tieAt == now { // set only by lazy service
+		d.ties++
 	}
 	if d.loss != nil && d.loss.lose() {
 		d.Stats.WireLosses++
