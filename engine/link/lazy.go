@@ -167,6 +167,10 @@ func (d *Dir) remode() {
 		// The kindTxDone queued for the head (at the trace's next
 		// opportunity, say) is when it starts.
 		d.busyUntil = max(d.busyUntil, d.txAt)
+	case d.lazy && !was:
+		// A queue nothing was to serve (a trace that ended without
+		// looping) starts again now.
+		d.busyUntil = max(d.busyUntil, d.s.Now())
 	case !d.lazy && was && !d.txPending:
 		// Served by events from now on: the head's start needs its event.
 		d.scheduleTx(d.nextStart())

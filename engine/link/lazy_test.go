@@ -66,3 +66,27 @@ func TestLazyResumesAfterOutage(t *testing.T) {
 	}
 	_ = d
 }
+
+// A non-looping trace that runs out leaves its queue unserved; a constant
+// rate set later serves it lazily from that instant: 5 packets at 0, a
+// trace of two opportunities (1 and 2 ms), then 12 Mbps (1 ms a packet)
+// from 10 ms, 1 ms delay: the last three start at 10, 11 and 12 ms and
+// arrive 2 ms later.
+func TestLazyTakesOverAnEndedTrace(t *testing.T) {
+	tr := &config.TraceLink{Opportunities: []uint64{1, 2}}
+	s, d, _, a := testDir(Config{Delay: sim.Millisecond, Trace: tr}, 100, 5, 0, 1)
+	s.RunUntil(10 * sim.Time(sim.Millisecond))
+	if len(a.at) != 2 {
+		t.Fatalf("%d arrivals while the trace lasted, want 2", len(a.at))
+	}
+	d.SetRate(12 * units.Mbps)
+	s.Run()
+	if len(a.at) != 5 {
+		t.Fatalf("%d arrivals, want 5", len(a.at))
+	}
+	for k, at := range a.at[2:] {
+		if want := sim.Time(12+k) * sim.Time(sim.Millisecond); at != want {
+			t.Errorf("arrival %d at %v, want %v", k+2, at, want)
+		}
+	}
+}
