@@ -99,8 +99,8 @@ func queueRowsByDir(rec *trace.Recorder) map[string][]trace.QueueRow {
 // h1 —access— r1 —bottleneck— r2 —tail— d0 with a FIFO bottleneck (a
 // standing queue, a step marker sometimes), pre-queue loss, fifo jitter of
 // every kind, queued or dropping outages (periodic and listed), delay 0,
-// a capacity process or a reordering jitter that a scheduled change ends or
-// starts, and scheduled changes of rate, delay, loss (to post-serialisation
+// a capacity process, a trace or a reordering jitter that a scheduled
+// change ends or starts, and scheduled changes of rate, delay, loss (to post-serialisation
 // loss too), jitter and outages; one or two flows of any CC, sometimes a
 // constant-rate pump. Rates and delays are odd numbers of bps and ps, so
 // that no packet joins a queue at the picosecond another starts.
@@ -152,6 +152,16 @@ func lazyCase(r *rand.Rand, ccs []string, dur sim.Duration) (*config.Scenario, s
 		bn.Rate = 0
 	case 1:
 		bn.Jitter = config.Jitter{Kind: config.Reorder, P: 0.05, Delay: sim.Duration(odd(1e9, 5e9))}
+	case 2:
+		// A Mahimahi trace (1500 B per opportunity, in ms), looping or
+		// running out; a rate change makes the direction lazy.
+		var ms []uint64
+		for i := range 40 + r.IntN(200) {
+			ms = append(ms, uint64(i/(1+r.IntN(4))))
+		}
+		slices.Sort(ms)
+		bn.Trace = &config.TraceLink{Loop: r.IntN(3) > 0, Opportunities: ms}
+		bn.Rate = 0
 	}
 	if r.IntN(2) == 0 {
 		o := &config.Outages{DropOnOutage: r.IntN(4) == 0}

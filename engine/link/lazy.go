@@ -171,9 +171,12 @@ func (d *Dir) remode() {
 		// A queue nothing was to serve (a trace that ended without
 		// looping) starts again now.
 		d.busyUntil = max(d.busyUntil, d.s.Now())
-	case !d.lazy && was && !d.txPending:
-		// Served by events from now on: the head's start needs its event.
-		d.scheduleTx(d.nextStart())
+	case !d.lazy && !d.txPending && d.thr == nil:
+		// Served by events from now on, and no event queued for the
+		// head: handed over from lazy service, or left by a trace that
+		// ended without looping (which then starts again now, rather
+		// than at the next packet sent into the direction).
+		d.scheduleTx(max(d.nextStart(), d.s.Now()))
 	}
 	d.due = sim.Never
 	if d.lazy {
