@@ -155,6 +155,7 @@ func (r *Run) Done() bool {
 // RunUntil advances to time t (capped at the horizon).
 func (r *Run) RunUntil(t sim.Time) {
 	r.Sim.RunUntil(min(t, r.horizon))
+	r.catchUpLinks()
 }
 
 // StepEvents dispatches up to n events that fall before the horizon and
@@ -164,13 +165,26 @@ func (r *Run) StepEvents(n uint64) uint64 {
 	if r.Sim.NextAt() > r.horizon {
 		r.Sim.RunUntil(r.horizon)
 	}
+	r.catchUpLinks()
 	return done
 }
 
 // RunToEnd runs to the horizon and flushes the trace.
 func (r *Run) RunToEnd() {
 	r.Sim.RunUntil(r.horizon)
+	r.catchUpLinks()
 	r.Trace.FlushAll()
+}
+
+// catchUpLinks brings every lazily served link direction up to now (see
+// link.Dir.CatchUp), so that whatever reads the run between steps — a
+// summary, an observation, the trace, a checkpoint — sees each queue and
+// its counters as they are at now. It schedules nothing: the events and
+// the digest do not depend on where a run was stopped.
+func (r *Run) catchUpLinks() {
+	for _, d := range r.Net.Dirs {
+		d.CatchUp()
+	}
 }
 
 // QueueRecorder records one link direction's queue: a queue-table row per

@@ -18,6 +18,18 @@
 // again with one event queue entry (a re-armed timer) for its earliest.
 // Either way the event queue holds O(links) entries for links, not
 // O(packets), and no model adds an event per packet.
+//
+// What costs an event: a packet's arrival at the far node (one per packet,
+// from the head of the wire), and the end of a packet's serialisation
+// (kindTxDone) when more wait — except on a direction served lazily (a
+// FIFO qdisc at a constant rate, fifo order, no loss after serialisation;
+// lazy.go), which serves its queue when it is touched, each packet at its
+// own start time: there the arrivals drive the serialiser, and a kindTxDone
+// is queued only when nothing on the wire arrives by the next start (after
+// an outage, or with the wire empty). A busy bottleneck then costs one
+// event per packet instead of two. The readers outside a run see a lazy
+// direction up to date: engine.Run catches every direction up at the end
+// of each step (CatchUp).
 package link
 
 import (
@@ -87,13 +99,19 @@ type Dir struct {
 	wire      []inflight // ring of packets propagating, in arrival order; its length a power of two
 	head, n   int
 	self      int32
-	txPending bool // a kindTxDone event is queued for busyUntil
+	txPending bool // a kindTxDone event is queued, for txAt
+	lazy      bool // the queue is served lazily (see catchUp)
 
 	q         qdisc.Qdisc
 	pass      qdisc.Passer // q, if it can take a packet straight through
 	fifo      *qdisc.FIFO  // q, if it is a FIFO: called directly, not through the interface
 	busyUntil sim.Time     // when the packet being serialised has left
 	busySince sim.Time     // start of the current busy period (grant ramp)
+	txAt      sim.Time     // when the queued kindTxDone is due
+	due       sim.Time     // served lazily, the head's start; else, or with the queue empty, sim.Never
+	eager     bool         // never lazy (Eager)
+	tieAt     sim.Time     // last instant a queued packet started lazily (Ties)
+	ties      uint64
 	// Models; nil when absent, so a direction without impairment pays a
 	// nil check per stage.
 	loss     *lossModel // Position pre
@@ -150,7 +168,7 @@ type Config struct {
 // New registers a direction with s. Its qdisc is attached with SetQdisc and
 // its far end with Connect before the run starts.
 func New(s *sim.Sim, pool *packet.Pool, c Config) *Dir {
-	d := &Dir{Name: c.Name, Link: c.Link, AB: c.AB, s: s, pool: pool, delay: c.Delay, rngs: c.Streams}
+	d := &Dir{Name: c.Name, Link: c.Link, AB: c.AB, s: s, pool: pool, delay: c.Delay, rngs: c.Streams, due: sim.Never, tieAt: sim.Never}
 	d.setRate(c.Rate)
 	d.self = s.Register(d, "link "+c.Name)
 	d.SetLoss(c.Loss)
@@ -176,6 +194,15 @@ func (d *Dir) SetQdisc(q qdisc.Qdisc) {
 	if d.thr != nil && d.wdog == nil {
 		d.wdog = d.s.NewTimer(d.self, kindWatchdog)
 	}
+	d.remode()
+}
+
+// Eager makes the direction serve its queue with an event per packet even
+// where it could serve it lazily: the reference a test compares lazy
+// service with. Call it before the run starts.
+func (d *Dir) Eager() {
+	d.eager = true
+	d.remode()
 }
 
 // Qdisc is the egress queue.
@@ -207,8 +234,10 @@ func (d *Dir) LossP() float64 {
 // SetRate makes the rate constant at r, ending a capacity process or trace;
 // a packet being serialised finishes as it started.
 func (d *Dir) SetRate(r units.BitRate) {
+	d.touch()
 	d.setRate(r)
 	d.capa, d.tr = nil, nil
+	d.remode()
 }
 
 func (d *Dir) setRate(r units.BitRate) {
@@ -220,11 +249,16 @@ func (d *Dir) setRate(r units.BitRate) {
 // packet's arrival stays no earlier than the one ahead of it (fifo order),
 // or its departure plus delay stays no earlier than that of the packet ahead
 // (reorder): lowering the delay does not let new packets overtake old ones.
-func (d *Dir) SetDelay(x sim.Duration) { d.delay = x }
+func (d *Dir) SetDelay(x sim.Duration) {
+	d.touch()
+	d.delay = x
+}
 
 // SetLoss replaces the loss model. The new model continues the direction's
 // loss stream, so a run stays deterministic through any schedule.
 func (d *Dir) SetLoss(l config.Loss) {
+	d.touch()
+	defer d.remode()
 	m := newLossModel(l, d.rngs.Loss)
 	d.loss, d.postLoss = nil, nil
 	if l.Position == config.LossPost {
@@ -237,32 +271,49 @@ func (d *Dir) SetLoss(l config.Loss) {
 // SetJitter replaces the jitter model. Packets on the wire keep their
 // arrival times.
 func (d *Dir) SetJitter(j config.Jitter) {
+	d.touch()
 	d.jit = newJitterModel(j, d.rngs.Jitter)
 	if d.jit != nil && d.jit.reorders() && d.rtimer == nil {
 		d.rtimer = d.s.NewTimer(d.self, kindReorderArrive)
 	}
+	d.remode()
 }
 
 // SetCapacity replaces the rate by a capacity process (nil: back to the
 // constant rate), which starts in its state 0 now.
 func (d *Dir) SetCapacity(c *config.Capacity) {
+	d.touch()
 	d.capa = newCapacityModel(c, d.s.Now(), d.rngs.Capacity, d.rngs.Dips)
 	if c != nil {
 		d.tr = nil
 	}
+	d.remode()
 }
 
 // AddOutage takes the direction down from now for dur.
 func (d *Dir) AddOutage(dur sim.Duration) {
+	d.touch()
 	if d.out == nil {
 		d.out = &outages{}
 	}
 	d.out.add(d.s.Now(), dur)
+	d.remode()
 }
 
 // Send hands a packet to the direction: pre-queue loss, then the qdisc.
 func (d *Dir) Send(id packet.ID) {
 	now := d.s.Now()
+	if now >= d.due { // due is sim.Never unless served lazily with a queue
+		// Serve first what started by now, so that the tail limit, the step
+		// marker and MaxBacklog see the backlog at now. A packet whose
+		// start is now leaves before this one joins: the serialiser frees,
+		// then the arrival finds its place (the physical order; with an
+		// event per packet it was whichever event came first).
+		d.catchUp(now)
+	}
+	if d.tieAt == now { // set only by lazy service
+		d.ties++
+	}
 	if d.loss != nil && d.loss.lose() {
 		d.Stats.WireLosses++
 		if d.obs != nil {
@@ -275,7 +326,15 @@ func (d *Dir) Send(id packet.ID) {
 	if d.out != nil && !d.out.up(now) {
 		_, down = d.out.downUntil(now)
 	}
-	idle := !d.txPending && now >= d.busyUntil
+	// idle: nothing waits and the serialiser is free. Served by events,
+	// a queued packet always has its kindTxDone pending; served lazily,
+	// the queue itself says.
+	var idle bool
+	if d.lazy {
+		idle = d.due == sim.Never && now >= d.busyUntil
+	} else {
+		idle = !d.txPending && now >= d.busyUntil
+	}
 	// A packet that finds the link idle and its queue empty leaves at the
 	// same instant. A discipline that can pass it straight through spares
 	// the queue's storage (with one link per host, most links are idle).
@@ -328,17 +387,37 @@ func (d *Dir) Send(id packet.ID) {
 	if d.obs != nil && !through {
 		d.obs.Enqueued(d, now)
 	}
+	if d.lazy {
+		if n == 1 {
+			// It joined an empty queue: it is the head.
+			if idle && now > d.busyUntil {
+				d.busySince, d.busyUntil = now, now
+			}
+			d.due = d.nextStart()
+			if !d.serve(now, true) { // it starts now, unless the serialiser is busy or the direction down
+				d.arm()
+			}
+		}
+		return
+	}
 	switch {
 	case d.txPending:
 	case now >= d.busyUntil:
 		if now > d.busyUntil {
-			d.busySince = now
+			// The serialiser idled until now: nothing starts before now
+			// (lazy service reads busyUntil as the earliest start).
+			d.busySince, d.busyUntil = now, now
 		}
 		d.startTx(now)
 	default:
-		d.txPending = true
-		d.s.Schedule(d.busyUntil, d.self, kindTxDone, 0)
+		d.scheduleTx(d.busyUntil)
 	}
+}
+
+// scheduleTx queues the direction's kindTxDone for at.
+func (d *Dir) scheduleTx(at sim.Time) {
+	d.txPending, d.txAt = true, at
+	d.s.Schedule(at, d.self, kindTxDone, 0)
 }
 
 // refuse drops a packet the qdisc refused, or that came while the
@@ -413,8 +492,7 @@ func (d *Dir) startTx(now sim.Time) {
 		if (d.out != nil && !d.out.up(now)) || (d.tr != nil && !d.tr.ready(now)) {
 			if at := d.serviceAt(now); at != now {
 				if at != sim.Never {
-					d.txPending = true
-					d.s.Schedule(at, d.self, kindTxDone, 0)
+					d.scheduleTx(at)
 				}
 				return
 			}
@@ -493,8 +571,7 @@ func (d *Dir) transmit(id packet.ID, now sim.Time) bool {
 		if d.tr != nil && d.busyUntil == now {
 			return true
 		}
-		d.txPending = true
-		d.s.Schedule(d.busyUntil, d.self, kindTxDone, 0)
+		d.scheduleTx(d.busyUntil)
 	}
 	return false
 }
@@ -514,8 +591,29 @@ func (d *Dir) Handle(ev sim.Event) {
 	switch ev.Kind {
 	case kindTxDone:
 		d.txPending = false
-		d.startTx(ev.At)
+		switch {
+		case d.lazy:
+			if !d.serve(ev.At, true) {
+				d.arm()
+			}
+		case ev.At < d.busyUntil:
+			// Queued while the direction was served lazily, for a start
+			// that has moved on since: wait for the serialiser.
+			d.scheduleTx(d.busyUntil)
+		default:
+			d.startTx(ev.At)
+		}
 	case kindArrive:
+		// Served lazily, with a queue (due is sim.Never otherwise): before
+		// the arrival leaves the wire, as the arrivals are what drive the
+		// serialiser (see arm), and when the last one leaves, a kindTxDone
+		// may have to take over.
+		if ev.At >= d.due {
+			d.catchUp(ev.At)
+		}
+		if d.n == 1 && d.due != sim.Never {
+			d.arm()
+		}
 		d.arrive(ev.At)
 	case kindWatchdog:
 		if !d.txPending && ev.At >= d.busyUntil {

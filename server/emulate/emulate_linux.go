@@ -245,6 +245,9 @@ func Run(ctx context.Context, scn *config.Scenario, hash string, opt Options) (r
 			return nil, fmt.Errorf("emulate: flows[%s]: %w", f.cfg.ID, f.err)
 		}
 	}
+	for _, d := range nw.Dirs {
+		d.CatchUp() // a FIFO direction serves its queue lazily (engine/link/lazy.go)
+	}
 	sum := e.summary(r, nw, hash, min(end, sim.Time(scn.Runtime.Duration)))
 	sum.WallS = time.Since(r.t0).Seconds()
 	if opt.Sink != nil {
