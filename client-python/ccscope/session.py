@@ -451,7 +451,10 @@ class Session:
             signals: Only these signals.
 
         Yields:
-            ``pyarrow.RecordBatch`` es of ``table``, in time order.
+            ``pyarrow.RecordBatch`` es of ``table``, batch after batch in time
+            order. Within the queue table, rows are in time order per link
+            direction (a busy FIFO direction's rows come when it is caught
+            up); sort by ``t_ps`` for one order across directions.
         """
         if table not in TABLES:
             raise ValueError(f"ccscope: no table {table!r}; tables are {', '.join(TABLES)}")
