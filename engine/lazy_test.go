@@ -368,7 +368,7 @@ func TestLazyMatchesEagerBuiltins(t *testing.T) {
 	for _, g := range []goldenRun{
 		{name: "leo-handover", scenario: "leo-handover"},
 		{name: "l4s", scenario: "l4s", sets: []string{"runtime.duration=4s"}},
-		{name: "dctcp-dc", scenario: "dctcp-dc", sets: []string{"runtime.duration=1s"}},
+		{name: "dctcp-dc", scenario: "dctcp-dc", sets: []string{"runtime.duration=500ms"}},
 		{name: "cellular", scenario: "cellular"},
 		{name: "p-rtr-p-bbr", scenario: "p-rtr-p", sets: []string{"flows.f0.cc=bbr", "runtime.duration=5s"}},
 		{name: "p-rtr-p-pump", scenario: "p-rtr-p",
