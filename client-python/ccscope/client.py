@@ -306,13 +306,10 @@ class Client:
         """
         if timeout is ...:
             timeout = self._timeout
-        with self._lock:
-            if self._closed:
-                raise ConnectionLost("ccscope: the client is closed")
-            request = dict(args or {})
-            return self._idle_retry(
-                lambda: self._exchange(op, lambda rid: codec.encode_request(rid, op, request), timeout, on_progress)  # type: ignore[arg-type]
-            )
+        request = dict(args or {})
+        return self._serve(
+            lambda: self._exchange(op, lambda rid: codec.encode_request(rid, op, request), timeout, on_progress)  # type: ignore[arg-type]
+        )
 
     def _exchange(
         self,
@@ -347,10 +344,7 @@ class Client:
         Raises:
             As for :meth:`call`.
         """
-        with self._lock:
-            if self._closed:
-                raise ConnectionLost("ccscope: the client is closed")
-            return self._idle_retry(lambda: self._exchange(op, lambda rid: template.fill(self._pack(rid), *parts), timeout))
+        return self._serve(lambda: self._exchange(op, lambda rid: template.fill(self._pack(rid), *parts), timeout))
 
     def call_ints(
         self, op: str, template: codec.IntTemplate, values: list[int], *, timeout: float | None = None
@@ -374,15 +368,12 @@ class Client:
         Raises:
             As for :meth:`call`.
         """
-        with self._lock:
-            if self._closed:
-                raise ConnectionLost("ccscope: the client is closed")
 
-            def fill(rid: int) -> bytes:
-                values[0] = rid
-                return template.fill(values)
+        def fill(rid: int) -> bytes:
+            values[0] = rid
+            return template.fill(values)
 
-            return self._idle_retry(lambda: self._exchange(op, fill, timeout))
+        return self._serve(lambda: self._exchange(op, fill, timeout))
 
     def _await(
         self, rid: int, op: str, timeout: float | None, on_progress: Callable[[ProgressPush], None] | None
@@ -456,10 +447,7 @@ class Client:
                 request order, after every response has arrived).
             ConnectionLost: The connection closed.
         """
-        with self._lock:
-            if self._closed:
-                raise ConnectionLost("ccscope: the client is closed")
-            out = self._idle_retry(lambda: self._call_many(requests))
+        out = self._serve(lambda: self._call_many(requests))
         for f in out:
             if not f.ok:
                 raise f.exception()
@@ -532,6 +520,14 @@ class Client:
             self.close()
             raise err
         return data
+
+    def _serve(self, attempt: Callable[[], Any]) -> Any:
+        """Run attempt (requests and their responses) under the lock, on an
+        open client, through the idle retry."""
+        with self._lock:
+            if self._closed:
+                raise ConnectionLost("ccscope: the client is closed")
+            return self._idle_retry(attempt)
 
     def _idle_retry(self, attempt: Callable[[], Any]) -> Any:
         """Run attempt (a request and its response; the lock held), once more
