@@ -6,14 +6,15 @@ and so starts its own private server, and CCSCOPE_NOTEBOOK_REDUCED=1: the
 study notebooks (05-07) then run their reduced sweeps (fewer points, shorter
 runs, the same assertions).
 
-CCSCOPE_NOTEBOOK_JOBS=N runs the selected notebooks N at a time (default 2;
-1: one after another). Two at a time roughly halves their wall time: much of
-a notebook's time is a kernel starting or a real-time emulation, with a core
-idle. Two at a time once lost notebook 03's connection (BrokenPipeError
-answering a ping): the server dropped a connection that answered no ping for
-90 s, and the socket transport answers pings only when it reads. The server
-no longer drops a silent client (TestSilentClientKeepsItsConnection), and the
-client reopens a connection the server closed for idling.
+CCSCOPE_NOTEBOOK_JOBS=N runs the selected notebooks N at a time (default 1:
+one after another). Two at a time roughly halves their wall time, but in two
+of five full `make test` runs (beside the Go suite) notebook 03 then lost
+its connection to its server (BrokenPipeError answering a ping; later, in
+one run one at a time, close code 1000 at its live view's step). The likely
+cause is fixed: the server dropped a connection that answered no ping for
+90 s, and the socket transport answers pings only when it reads. That is
+fixed, but in one of three later full runs two at a time notebook 03 took
+127 s (6 s alone), a stall not yet explained: one at a time until it is.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ NOTEBOOKS = sorted((Path(__file__).resolve().parents[2] / "notebooks").glob("[0-
 # a shared machine is not a pass/fail criterion: a notebook over it is reported
 # as a warning in the test summary, not failed.
 BUDGET_S = float(os.environ.get("CCSCOPE_NOTEBOOK_BUDGET_S", "60"))
-JOBS = max(1, int(os.environ.get("CCSCOPE_NOTEBOOK_JOBS", "2")))
+JOBS = max(1, int(os.environ.get("CCSCOPE_NOTEBOOK_JOBS", "1")))
 
 
 def test_there_are_notebooks():
