@@ -15,7 +15,8 @@
 // packets in flight in arrival order: most in a ring (a packet that
 // overtakes a few is inserted among them), those overtaken more than once
 // or by many in a small per-direction min-heap on arrival time (hold),
-// again with one event queue entry (a re-armed timer) for its earliest.
+// again with one live event queue entry for its earliest (one more, gone
+// stale, each time a packet overtakes that earliest one; scheduleReordered).
 // Either way the event queue holds O(links) entries for links, not
 // O(packets), and no model adds an event per packet.
 //
@@ -136,12 +137,12 @@ type Dir struct {
 	thr  qdisc.Throttler // q, if it can hold packets back
 	wdog *sim.Timer      // wakes the direction for thr's next packet
 	rngs Streams
-	// Reordering jitter: packets in flight by arrival time, and the timer
-	// for the earliest.
-	rring  entryRing // in arrival order, appended at the tail
-	heap   arrivalHeap
-	rseq   uint64 // push order, to break ties between ring and heap
-	rtimer *sim.Timer
+	// Reordering jitter: packets in flight by arrival time, and when the
+	// event for the earliest is due (see arriveReordered).
+	rring entryRing // in arrival order, appended at the tail
+	heap  arrivalHeap
+	rseq  uint64   // push order, to break ties between ring and heap
+	rdue  sim.Time // the live kindReorderArrive event's time; Never when none
 }
 
 // Streams are a direction's random streams, one per model family.
@@ -168,7 +169,7 @@ type Config struct {
 // New registers a direction with s. Its qdisc is attached with SetQdisc and
 // its far end with Connect before the run starts.
 func New(s *sim.Sim, pool *packet.Pool, c Config) *Dir {
-	d := &Dir{Name: c.Name, Link: c.Link, AB: c.AB, s: s, pool: pool, delay: c.Delay, rngs: c.Streams, due: sim.Never, tieAt: sim.Never}
+	d := &Dir{Name: c.Name, Link: c.Link, AB: c.AB, s: s, pool: pool, delay: c.Delay, rngs: c.Streams, due: sim.Never, tieAt: sim.Never, rdue: sim.Never}
 	d.setRate(c.Rate)
 	d.self = s.Register(d, "link "+c.Name)
 	d.SetLoss(c.Loss)
@@ -273,9 +274,6 @@ func (d *Dir) SetLoss(l config.Loss) {
 func (d *Dir) SetJitter(j config.Jitter) {
 	d.touch()
 	d.jit = newJitterModel(j, d.rngs.Jitter)
-	if d.jit != nil && d.jit.reorders() && d.rtimer == nil {
-		d.rtimer = d.s.NewTimer(d.self, kindReorderArrive)
-	}
 	d.remode()
 }
 
@@ -620,7 +618,9 @@ func (d *Dir) Handle(ev sim.Event) {
 			d.startTx(ev.At)
 		}
 	case kindReorderArrive:
-		d.arriveReordered(ev.At)
+		if ev.At == d.rdue {
+			d.arriveReordered(ev.At)
+		}
 	}
 }
 
@@ -644,8 +644,8 @@ func (d *Dir) propagate(id packet.ID, now sim.Time) {
 		} else {
 			d.hold(e)
 		}
-		if !d.rtimer.Armed() || at < d.rtimer.Deadline() {
-			d.rtimer.Arm(at)
+		if at < d.rdue {
+			d.scheduleReordered(at, id)
 		}
 		return
 	}

@@ -44,6 +44,18 @@ func (d *Dir) hold(e heapEntry) {
 	r.insert(e, k)
 }
 
+// scheduleReordered queues the event for the packet now earliest in flight,
+// id arriving at at. The event queued before it, for a later time, is not
+// taken out: it goes stale, and when it comes it is passed over as its time
+// is not rdue (or, if the earliest is due at that very time, it delivers
+// and the later one is passed over). So a packet costs one plain event, as
+// on a fifo wire, rather than a sim.Timer's bookkeeping; the rare packet
+// that overtakes the earliest in flight costs one event more.
+func (d *Dir) scheduleReordered(at sim.Time, id packet.ID) {
+	d.rdue = at
+	d.s.Schedule(at, d.self, kindReorderArrive, uint64(id))
+}
+
 // arriveReordered delivers every reordered packet due at now, merging the
 // ring and the heap in (arrival, push order). While the heap is empty, as
 // it mostly is under small jitter, the ring's head is next and the merge is
@@ -56,6 +68,7 @@ func (d *Dir) arriveReordered(now sim.Time) {
 		switch {
 		case len(h.a) == 0:
 			if r.n == 0 {
+				d.rdue = sim.Never
 				return
 			}
 			e, fromRing = r.a[r.head], true
@@ -65,7 +78,7 @@ func (d *Dir) arriveReordered(now sim.Time) {
 			e = h.a[0]
 		}
 		if e.arrive > now {
-			d.rtimer.Arm(e.arrive)
+			d.scheduleReordered(e.arrive, e.id)
 			d.pool.Prefetch(e.id) // as arrive does for the next on a fifo wire
 			return
 		}
