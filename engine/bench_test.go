@@ -227,7 +227,9 @@ func pumpModels() []pumpModel {
 		// draw's own cost, without the clumped arrivals a 1 ms σ makes in
 		// fifo order.
 		{"gaussian_1us", func(d *config.Direction) { d.Jitter = config.Jitter{Kind: config.Gaussian, Sigma: sim.Microsecond} }},
-		{"gaussian_10us", func(d *config.Direction) { d.Jitter = config.Jitter{Kind: config.Gaussian, Sigma: 10 * sim.Microsecond} }},
+		{"gaussian_10us", func(d *config.Direction) {
+			d.Jitter = config.Jitter{Kind: config.Gaussian, Sigma: 10 * sim.Microsecond}
+		}},
 		{"gaussian_reorder", func(d *config.Direction) {
 			d.Jitter = config.Jitter{Kind: config.Gaussian, Sigma: 10 * sim.Microsecond, Order: config.OrderReorder}
 		}},
