@@ -58,7 +58,15 @@ var (
 	cleanErr  error
 )
 
-// cleanRun emulates cleanPath once for the tests that read it.
+// lateTolerance is the relay's p99 lateness above which a clean-path run is
+// taken again: the relay fell behind real time (on this 2-core VM, beside
+// `make test`'s Python suite, its p99 reached 12.8 ms, max 55 ms, even in
+// the SCHED_FIFO class), so the link idled and the run measured the machine,
+// not the kernel's CUBIC (goodput 2.1% short). Quiet, p99 is tens of µs.
+const lateTolerance = sim.Millisecond
+
+// cleanRun emulates cleanPath once for the tests that read it: up to three
+// times while the relay runs late, keeping the least late run.
 func cleanRun(t *testing.T) *Result {
 	t.Helper()
 	requireEmulation(t)
@@ -68,7 +76,20 @@ func cleanRun(t *testing.T) *Result {
 			cleanErr = err
 			return
 		}
-		cleanRes, cleanErr = Run(context.Background(), prep.Scenario, prep.Hash, Options{})
+		for try := 1; try <= 3; try++ {
+			res, err := Run(context.Background(), prep.Scenario, prep.Hash, Options{})
+			if err != nil {
+				cleanErr = err
+				return
+			}
+			if cleanRes == nil || dur(res.Summary.Lateness.P99Ps) < dur(cleanRes.Summary.Lateness.P99Ps) {
+				cleanRes = res
+			}
+			if dur(cleanRes.Summary.Lateness.P99Ps) <= lateTolerance {
+				return
+			}
+			t.Logf("clean path, run %d: the relay ran late (p99 %v); running it again", try, dur(res.Summary.Lateness.P99Ps))
+		}
 	})
 	if cleanErr != nil {
 		t.Fatalf("Run(clean path) = %v", cleanErr)
