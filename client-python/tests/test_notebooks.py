@@ -6,8 +6,8 @@ and so starts its own private server, and CCSCOPE_NOTEBOOK_REDUCED=1: the
 study notebooks (05-07) then run their reduced sweeps (fewer points, shorter
 runs, the same assertions).
 
-CCSCOPE_NOTEBOOK_JOBS=N runs the selected notebooks N at a time (default 1:
-one after another).
+CCSCOPE_NOTEBOOK_JOBS=N runs the selected notebooks N at a time (default 2;
+1: one after another).
 
 The kernel client waits for the kernel's messages in slices of half a second
 (_SlicedChannel). nbclient waits on pyzmq's asyncio poll, which watches the
@@ -44,7 +44,7 @@ NOTEBOOKS = sorted((Path(__file__).resolve().parents[2] / "notebooks").glob("[0-
 # a shared machine is not a pass/fail criterion: a notebook over it is reported
 # as a warning in the test summary, not failed.
 BUDGET_S = float(os.environ.get("CCSCOPE_NOTEBOOK_BUDGET_S", "60"))
-JOBS = max(1, int(os.environ.get("CCSCOPE_NOTEBOOK_JOBS", "1")))
+JOBS = max(1, int(os.environ.get("CCSCOPE_NOTEBOOK_JOBS", "2")))
 
 
 def test_there_are_notebooks():
