@@ -94,8 +94,15 @@ def test_compare_on_the_kernel(binary_env):
                    "ab": {"qdisc": {"kind": "fifo", "limit": "250KB"}}}],
         "flows": [{"id": "f0", "src": "h1", "dst": "h2", "cc": "cubic", "tcp": {"pacing": True}}],
     }
-    df = ccscope.compare(scn)
+    # A relay that fell behind real time (the machine busy with the Go suite beside this one) idles the
+    # link and measures the machine, not the kernel: up to three tries while its p99 lateness is over 1 ms,
+    # as server/emulate's clean-path test does.
+    for _ in range(3):
+        df = ccscope.compare(scn)
+        emulated = df.attrs["comparison"]["emulated"][0]
+        if (emulated["lateness"].get("p99_ps") or 0) <= 10**9:
+            break
     g = df[df.metric == "goodput"].iloc[0]
     # Over 3 s, slow start included, the two agree within 5 % on this path (the Go tests hold 5 % over 6 s).
     assert abs(g.rel_diff) < 0.05, f"goodput sim {g.sim:.2f} vs kernel {g.kernel:.2f} Mbps"
-    assert df.attrs["comparison"]["emulated"][0]["mode"] == "emulate"
+    assert emulated["mode"] == "emulate"
