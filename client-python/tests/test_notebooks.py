@@ -13,7 +13,7 @@ The kernel client waits for the kernel's messages in slices of half a second
 (_SlicedChannel). nbclient waits on pyzmq's asyncio poll, which watches the
 socket's edge-triggered descriptor: a message that came in while nothing
 polled can leave it asleep until its timeout, whose final check then finds
-the message. In three of four fresh-clone `make test` runs, notebook 03 sat
+the message. In four of five fresh-clone `make test` runs, notebook 03 sat
 120 s (the cell timeout) between its last two cells, the kernel done with
 the first and nbclient's event loop asleep in epoll, then went on without
 an error; sliced, such a miss costs at most half a second.
@@ -24,8 +24,8 @@ from __future__ import annotations
 import os
 import time
 import warnings
-from datetime import datetime, timedelta, timezone
 from concurrent.futures import Future, ThreadPoolExecutor
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from queue import Empty
 
