@@ -95,8 +95,8 @@ def test_compare_on_the_kernel(binary_env):
         "flows": [{"id": "f0", "src": "h1", "dst": "h2", "cc": "cubic", "tcp": {"pacing": True}}],
     }
     # A relay that fell behind real time (the machine busy with the Go suite beside this one) idles the
-    # link and measures the machine, not the kernel: up to three tries while its p99 lateness is over 1 ms,
-    # as server/emulate's clean-path test does.
+    # link and measures the machine, not the kernel: up to three tries while its p99 lateness is over 1 ms
+    # (server/emulate's runOnTime does the same), the last one checked.
     for _ in range(3):
         df = ccscope.compare(scn)
         emulated = df.attrs["comparison"]["emulated"][0]
