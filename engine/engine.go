@@ -19,7 +19,7 @@ import (
 
 // Version is the engine version stamped into checkpoints: runs replay bit for
 // bit only on the same version.
-const Version = "0.2.0"
+const Version = "0.2.1"
 
 // Flow is one flow of a run, as the engine sees it.
 type Flow interface {
