@@ -53,16 +53,17 @@ func (r *RateState) SkbSent(tx *RateTx, sent sim.Time, packetsOut, inFlight, los
 		r.FirstTx = sent
 		r.DeliveredAt = sent
 	}
-	*tx = RateTx{
-		FirstTx:     r.FirstTx,
-		DeliveredAt: r.DeliveredAt,
-		Delivered:   r.Delivered,
-		DeliveredCE: r.DeliveredCE,
-		Valid:       true,
-		AppLimited:  r.AppLimited != 0,
-		InFlight:    inFlight,
-		Lost:        lost,
-	}
+	// Field by field: a composite literal of more than four fields is
+	// built on the stack and copied in 16-byte loads, which stall on
+	// store forwarding.
+	tx.FirstTx = r.FirstTx
+	tx.DeliveredAt = r.DeliveredAt
+	tx.Delivered = r.Delivered
+	tx.DeliveredCE = r.DeliveredCE
+	tx.Valid = true
+	tx.AppLimited = r.AppLimited != 0
+	tx.InFlight = inFlight
+	tx.Lost = lost
 }
 
 // SkbDelivered follows tcp_rate_skb_delivered: the most recently sent of the

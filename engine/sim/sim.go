@@ -81,7 +81,7 @@ func (s *Sim) Schedule(at Time, target int32, kind Kind, arg uint64) {
 		s.pastPanic(at, target, kind)
 	}
 	s.seq++
-	e := Event{At: at, seq: s.seq << 1, Target: target, Kind: kind, Arg: arg}
+	e := Event{At: at, seq: s.seq << 1, Arg: arg, addr: addr{target, kind}}
 	switch {
 	case !s.q.inHeap:
 		s.q.pushFew(e)

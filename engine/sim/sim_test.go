@@ -304,7 +304,7 @@ func BenchmarkQueue(b *testing.B) {
 // 1e9 / events/s). 1024 folds per iteration amortise the loop.
 func BenchmarkDigestFold(b *testing.B) {
 	s := New()
-	ev := Event{At: 12345, Target: 3, Kind: 2, Arg: 99}
+	ev := Event{At: 12345, Arg: 99, addr: addr{Target: 3, Kind: 2}}
 	for b.Loop() {
 		for i := 0; i < 1024; i++ {
 			ev.At++

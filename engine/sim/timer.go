@@ -40,7 +40,7 @@ func (t *Timer) Arm(at Time) {
 func (t *Timer) push(at Time) {
 	t.gen++
 	t.s.seq++
-	t.s.q.push(Event{At: at, seq: t.s.seq<<1 | 1, Target: t.target, Kind: t.kind, Arg: uint64(uint32(t.idx)) | uint64(t.gen)<<32}, t.s.now)
+	t.s.q.push(Event{At: at, seq: t.s.seq<<1 | 1, Arg: uint64(uint32(t.idx)) | uint64(t.gen)<<32, addr: addr{t.target, t.kind}}, t.s.now)
 }
 
 // Stop disarms the timer. Its queue entry, if any, will be skipped.

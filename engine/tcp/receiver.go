@@ -149,7 +149,8 @@ func (r *Receiver) Receive(id packet.ID) {
 		if r.state == stateSynRcvd {
 			r.establish(p)
 		}
-		sg := segmentOf(p)
+		var sg segment
+		sg.describe(p)
 		r.rcvSegment(&sg)
 	}
 	r.pool.Free(id)

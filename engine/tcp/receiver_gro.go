@@ -45,12 +45,13 @@ func (r *Receiver) groReceive(p *packet.Packet) {
 		r.flushGRO()
 	}
 	if p.Len == 0 || p.Flags&(packet.SYN|packet.FIN|packet.RST|packet.URG|packet.PSH) != 0 {
-		sg := segmentOf(p)
+		var sg segment
+		sg.describe(p)
 		r.rcvSegment(&sg)
 		return
 	}
 	g.active = true
-	g.sg = segmentOf(p)
+	g.sg.describe(p)
 	g.ack = p.Ack
 	r.groTimer.Arm(r.s.Now().Add(r.cfg.Opts.GROInterval))
 }

@@ -13,12 +13,13 @@ type segment struct {
 	segLen       uint32 // gso_size, or the length of a lone packet
 }
 
-// segmentOf describes a lone packet.
-func segmentOf(p *packet.Packet) segment {
-	return segment{
-		seq: p.Seq, end: p.Seq + uint64(p.Len), flags: p.Flags,
-		tsVal: p.TSVal, tsEcr: p.TSEcr, ecn: p.ECN, segs: 1, segLen: p.Len,
-	}
+// describe sets sg to describe a lone packet. It writes field by field:
+// a composite literal of more than four fields is built on the stack and
+// copied in 16-byte loads, which stall on store forwarding.
+func (sg *segment) describe(p *packet.Packet) {
+	sg.seq, sg.end, sg.flags = p.Seq, p.Seq+uint64(p.Len), p.Flags
+	sg.tsVal, sg.tsEcr, sg.ecn = p.TSVal, p.TSEcr, p.ECN
+	sg.segs, sg.segLen = 1, p.Len
 }
 
 // rcvSegment processes one segment in ESTABLISHED state. The segment and
