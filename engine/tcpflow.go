@@ -143,35 +143,61 @@ func (t *tcpFlow) build() error {
 // receive-path models builds nothing and registers nothing with the
 // simulation, so other runs are unchanged.
 func (t *tcpFlow) ackPath(src int32, dst *topo.Node) tcp.Sender {
-	rp, r, id := t.cfg.Rcv, t.run, t.cfg.ID
-	if rp.On() {
+	r := t.run
+	if t.cfg.Rcv.On() {
 		t.rcvPath = &rcvpath.Stats{}
 	}
-	var out rcvpath.Sink = dst
-	if g := rp.Grant; g != nil {
-		out = rcvpath.NewGrant(r.Sim, r.Pool, "flow "+id+" ack_grant", rcvpath.GrantConfig{
-			Gap: g.Gap, PerGrant: int(g.PerGrant), Loss: g.Loss, Filter: g.Filter, Slot: g.Slot,
-			RNG: rng.Stream(r.Scenario.Runtime.Seed, "flow/"+id+"/ack_grant"), Stats: t.rcvPath,
-		}, out)
-	}
-	if h := rp.AckHold; h != nil {
-		t.ackHold = rcvpath.NewAckHold(r.Sim, r.Pool, "flow "+id+" ack_hold", rcvpath.AckHoldConfig{
-			Quantiles: h.Quantiles, Window: h.Window,
-			Threshold: units.BitRate(float64(r.Net.Bottleneck(src, dst.Index)) * h.Saturation),
-			RNG:       rng.Stream(r.Scenario.Runtime.Seed, "flow/"+id+"/ack_hold"), Stats: t.rcvPath,
-		}, out)
-		out = t.ackHold
-	}
+	out, hold := AckPath(r.Sim, r.Pool, r.Scenario.Runtime.Seed, &t.cfg, r.Net.Bottleneck(src, dst.Index), t.rcvPath, dst)
+	t.ackHold = hold
 	return out
+}
+
+// AckPath builds flow f's ACK-side receive-path models (config.RcvPath) in
+// front of out: the grant, then the ACK hold before it, each registered
+// with s and drawing from its own stream of seed ("flow/<id>/ack_grant",
+// "flow/<id>/ack_hold"). It returns what the receiver sends through (out
+// itself when neither is configured) and the ACK hold (nil if none), which
+// must hear of the flow's data arriving at the receiver (NoteArrival).
+// bottleneck is the path's rate, of which the hold's saturation is a
+// fraction. The emulator builds the same models around a kernel's
+// receiver (server/emulate).
+func AckPath(s *sim.Sim, pool *packet.Pool, seed uint64, f *config.Flow, bottleneck units.BitRate,
+	stats *rcvpath.Stats, out rcvpath.Sink) (rcvpath.Sink, *rcvpath.AckHold) {
+	rp, id := f.Rcv, f.ID
+	if g := rp.Grant; g != nil {
+		out = rcvpath.NewGrant(s, pool, "flow "+id+" ack_grant", rcvpath.GrantConfig{
+			Gap: g.Gap, PerGrant: int(g.PerGrant), Loss: g.Loss, Filter: g.Filter, Slot: g.Slot,
+			RNG: rng.Stream(seed, "flow/"+id+"/ack_grant"), Stats: stats,
+		}, out)
+	}
+	var hold *rcvpath.AckHold
+	if h := rp.AckHold; h != nil {
+		hold = rcvpath.NewAckHold(s, pool, "flow "+id+" ack_hold", rcvpath.AckHoldConfig{
+			Quantiles: h.Quantiles, Window: h.Window,
+			Threshold: units.BitRate(float64(bottleneck) * h.Saturation),
+			RNG:       rng.Stream(seed, "flow/"+id+"/ack_hold"), Stats: stats,
+		}, out)
+		out = hold
+	}
+	return out, hold
 }
 
 // dataPath returns what the destination node delivers the flow's packets
 // to: the receiver, behind the receive hold if one is configured.
 func (t *tcpFlow) dataPath() link.Receiver {
-	if d := t.cfg.Rcv.Hold; d > 0 {
-		return rcvpath.NewHold(t.run.Sim, "flow "+t.cfg.ID+" rcv_hold", d, tcpDelivery{t})
+	if h := RcvHold(t.run.Sim, &t.cfg, tcpDelivery{t}); h != nil {
+		return h
 	}
 	return tcpDelivery{t}
+}
+
+// RcvHold returns flow f's receive hold (config.RcvPath.Hold) in front of
+// to, registered with s; nil when the flow has none.
+func RcvHold(s *sim.Sim, f *config.Flow, to rcvpath.Sink) *rcvpath.Hold {
+	if d := f.Rcv.Hold; d > 0 {
+		return rcvpath.NewHold(s, "flow "+f.ID+" rcv_hold", d, to)
+	}
+	return nil
 }
 
 // egressFQ reports whether packets from node src to dst leave src through

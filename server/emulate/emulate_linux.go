@@ -18,6 +18,7 @@ import (
 	"github.com/ccscope/ccscope/engine/config"
 	"github.com/ccscope/ccscope/engine/packet"
 	"github.com/ccscope/ccscope/engine/qdisc"
+	"github.com/ccscope/ccscope/engine/rcvpath"
 	"github.com/ccscope/ccscope/engine/sim"
 	"github.com/ccscope/ccscope/engine/topo"
 	"github.com/ccscope/ccscope/engine/trace"
@@ -56,6 +57,7 @@ type eflow struct {
 	crossed    [3]sim.Time // 1 MB, 10 MB, 100 MB delivered; 0: not yet
 	done       sim.Time    // all of a sized flow delivered
 	err        error
+	rcvPath    *rcvpath.Stats // the receive-path models' counts; nil: none configured
 	lastFlow   sim.Time
 	lastDeliv  sim.Time
 	lastSignal sim.Time
@@ -161,6 +163,13 @@ func Run(ctx context.Context, scn *config.Scenario, hash string, opt Options) (r
 		fds = append(fds, n.tun)
 		for f := 0; f <= len(scn.Flows); f++ {
 			nw.Nodes[i].Attach(int32(f), p)
+		}
+	}
+	r.acks = make([]rcvpath.Sink, len(e.flows))
+	r.ackNum = make([]uint64, len(e.flows))
+	for _, f := range e.flows {
+		if f.cfg.Rcv.On() {
+			f.rcvPath = r.receivePath(f, scn.Runtime.Seed)
 		}
 	}
 	for _, f := range e.flows {
@@ -771,7 +780,8 @@ func (e *run) summary(r *relay, nw *topo.Network, hash string, end sim.Time) Sum
 	s.Lateness = Lateness{Packets: r.late.Count(), P50Ps: quantile(&r.late, 0.5), P99Ps: quantile(&r.late, 0.99), MaxPs: r.lateMax}
 	for i, f := range e.flows {
 		fs := engine.FlowSummary{ID: f.cfg.ID, Kind: "tcp", CC: f.cfg.CC, BytesSent: int64(f.ti.BytesSent),
-			BytesDelivered: f.received, RTTP50Ps: quantile(&r.rtt[i].hist, 0.5), RTTP99Ps: quantile(&r.rtt[i].hist, 0.99)}
+			BytesDelivered: f.received, RTTP50Ps: quantile(&r.rtt[i].hist, 0.5), RTTP99Ps: quantile(&r.rtt[i].hist, 0.99),
+			RcvPath: f.rcvPath}
 		rm := ReceiverMilestones{ID: f.cfg.ID}
 		if f.firstByte != 0 {
 			rm.FirstByte = ptr(int64(f.firstByte))

@@ -298,3 +298,40 @@ func TestScheduledChange(t *testing.T) {
 		t.Errorf("goodput after the change = %.2f Mbps, want %.2f ± 3%%", got/1e6, want/1e6)
 	}
 }
+
+// TestReceivePathModels checks that the relay puts a flow's receive-path
+// models (config.RcvPath) around the kernel's receiver, as the simulator
+// puts them around its own: on the clean path with a 10 ms receive hold
+// the kernel's min_rtt is the 40 ms propagation delay plus the hold (and
+// at most the 4 ms a first ACK waits for its grant), and a grant every
+// 4 ms (a constant gap) while ACKs are waiting releases them, about 2 s /
+// 4 ms grants while the flow runs.
+func TestReceivePathModels(t *testing.T) {
+	requireEmulation(t)
+	prep, err := engine.Prepare([]byte(cleanPath), []string{"runtime.duration=2s",
+		`flows.f0.rcv_hold=10ms`, `flows.f0.ack_grant={"gap":["4ms","4ms"],"per_grant":1000}`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := runOnTime(t, prep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := res.Trace.FlowsT.Rows
+	if len(rows) == 0 {
+		t.Fatalf("no TCP_INFO samples in the flows table")
+	}
+	minRTT := rows[len(rows)-1].MinRTT
+	t.Logf("kernel min_rtt %v", minRTT)
+	if d := minRTT - 50*sim.Millisecond; d < 0 || d > 4*sim.Millisecond+sim.Millisecond/2 {
+		t.Errorf("kernel min_rtt = %v, want 40ms + the 10ms hold + [0, 4.5ms]", minRTT)
+	}
+	rp := res.Summary.Flows[0].RcvPath
+	if rp == nil {
+		t.Fatalf("flow summary has no rcv_path counts")
+	}
+	t.Logf("rcv_path %+v", *rp)
+	if rp.Grants < 250 || rp.Grants > 501 || rp.AcksLost != 0 || rp.AcksFiltered != 0 {
+		t.Errorf("rcv_path = %+v, want 250 to 501 grants (2 s / 4 ms at most), no ACK lost or filtered", *rp)
+	}
+}

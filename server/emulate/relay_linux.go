@@ -14,6 +14,7 @@ import (
 	"github.com/ccscope/ccscope/engine"
 	"github.com/ccscope/ccscope/engine/link"
 	"github.com/ccscope/ccscope/engine/packet"
+	"github.com/ccscope/ccscope/engine/rcvpath"
 	"github.com/ccscope/ccscope/engine/sim"
 	"github.com/ccscope/ccscope/engine/topo"
 	"github.com/ccscope/ccscope/engine/trace"
@@ -59,6 +60,12 @@ type relay struct {
 	foreign, writeErrs uint64
 	realtime           bool
 	pcap               *calibrate.PcapWriter // nil: no capture
+	// acks is what each flow's receiver sends through: its receive path's
+	// ACK models (receivePath), nil for none. ackNum is the last
+	// cumulative ACK each flow's receiver sent, unwrapped to 64 bits as
+	// the models compare them.
+	acks   []rcvpath.Sink
+	ackNum []uint64
 }
 
 // tunPort is one endpoint's TUN device: packets read from it enter the
@@ -173,12 +180,105 @@ func (r *relay) admit(p *tunPort, id packet.ID, b []byte, now sim.Time) bool {
 				r.rtt[f].sent(seq, seq+plen, int64(now))
 			}
 		case sport >= basePort && int(sport-basePort) < r.nflows:
-			pk.Flow = int32(sport - basePort)
+			f := int32(sport - basePort)
+			pk.Flow = f
+			if r.acks[f] != nil {
+				r.describeAck(pk, f, b, plen)
+				r.acks[f].Send(id)
+				return true
+			}
 		}
 	}
 	r.nw.Nodes[p.node].Send(id)
 	return true
 }
+
+// receivePath builds flow f's receive-path models (config.RcvPath) around
+// the kernel's receiver, with the engine's own code and random streams:
+// the data the receiver's node delivers passes the receive hold and is
+// counted by the ACK hold, and what the receiver sends passes the ACK hold
+// and the grant (engine.AckPath). It returns their counts.
+func (r *relay) receivePath(f *eflow, seed uint64) *rcvpath.Stats {
+	var port *tunPort
+	for _, p := range r.ports {
+		if p.node == f.dst.index {
+			port = p
+		}
+	}
+	dst := r.nw.Nodes[f.dst.index]
+	stats := &rcvpath.Stats{}
+	acks, hold := engine.AckPath(r.s, r.pool, seed, &f.cfg, r.nw.Bottleneck(f.src.index, f.dst.index), stats, dst)
+	if acks != rcvpath.Sink(dst) {
+		r.acks[f.idx] = acks
+	}
+	var in rcvpath.Sink = portSink{port}
+	if hold != nil {
+		in = arrivals{hold, r.pool, in}
+	}
+	if h := engine.RcvHold(r.s, &f.cfg, in); h != nil {
+		dst.Attach(int32(f.idx), h)
+	} else if hold != nil {
+		dst.Attach(int32(f.idx), portReceiver{in})
+	}
+	return stats
+}
+
+// describeAck fills the header fields the receive-path models read of a
+// segment the receiver sent (rcvpath: pure ACK or not, cumulative ACK,
+// SACK blocks, ECN echo) from its bytes.
+func (r *relay) describeAck(pk *packet.Packet, f int32, b []byte, plen uint32) {
+	ihl := int(b[0]&15) * 4
+	t := b[ihl:]
+	pk.Len = plen
+	pk.Flags = packet.Flags(t[12]&1)<<8 | packet.Flags(t[13])
+	pk.NSack = 0
+	if pk.Flags&packet.ACK != 0 {
+		ack := binary.BigEndian.Uint32(t[8:])
+		if r.ackNum[f] == 0 {
+			r.ackNum[f] = 1<<32 | uint64(ack) // room below for an ACK that goes back
+		} else {
+			r.ackNum[f] += uint64(int64(int32(ack - uint32(r.ackNum[f]))))
+		}
+		pk.Ack = r.ackNum[f]
+	}
+	var opts []byte
+	if doff := int(t[12]>>4) * 4; doff > 20 {
+		opts = t[20:doff] // within the packet: tcpPorts checked the offset
+	}
+	for len(opts) > 0 && opts[0] != 0 {
+		if opts[0] == 1 || len(opts) < 2 || int(opts[1]) < 2 || int(opts[1]) > len(opts) {
+			opts = opts[1:] // NOP, or a malformed option: step over a byte
+			continue
+		}
+		if opts[0] == 5 { // SACK (RFC 2018): 8 bytes a block
+			pk.NSack = uint8((int(opts[1]) - 2) / 8)
+		}
+		opts = opts[opts[1]:]
+	}
+}
+
+// arrivals notes each data packet of a flow arriving at its receiver for
+// the ACK hold's saturation test, then passes it on.
+type arrivals struct {
+	hold *rcvpath.AckHold
+	pool *packet.Pool
+	to   rcvpath.Sink
+}
+
+func (a arrivals) Send(id packet.ID) {
+	a.hold.NoteArrival(a.pool.Get(id).Size)
+	a.to.Send(id)
+}
+
+// portSink writes to a port's TUN device; portReceiver takes packets from
+// a node for a sink.
+type (
+	portSink     struct{ p *tunPort }
+	portReceiver struct{ s rcvpath.Sink }
+)
+
+func (s portSink) Send(id packet.ID)        { s.p.Receive(id) }
+func (r portReceiver) Receive(id packet.ID) { r.s.Send(id) }
 
 // loop runs the relay until the horizon or stop, calling tick every
 // interval (from the loop's own goroutine, so that tick may use the trace
