@@ -305,10 +305,11 @@ func TestScheduledChange(t *testing.T) {
 // the kernel's min_rtt is the 40 ms propagation delay plus the hold (and
 // at most the 4 ms a first ACK waits for its grant), and a grant every
 // 4 ms (a constant gap) while ACKs are waiting releases them, about 2 s /
-// 4 ms grants while the flow runs.
+// 4 ms grants while the flow runs. A gro_interval, which the TUN path
+// cannot apply, is run without and named in the summary's notes.
 func TestReceivePathModels(t *testing.T) {
 	requireEmulation(t)
-	prep, err := engine.Prepare([]byte(cleanPath), []string{"runtime.duration=2s",
+	prep, err := engine.Prepare([]byte(cleanPath), []string{"runtime.duration=2s", "flows.f0.tcp.gro_interval=100us",
 		`flows.f0.rcv_hold=10ms`, `flows.f0.ack_grant={"gap":["4ms","4ms"],"per_grant":1000}`})
 	if err != nil {
 		t.Fatal(err)
@@ -333,5 +334,8 @@ func TestReceivePathModels(t *testing.T) {
 	t.Logf("rcv_path %+v", *rp)
 	if rp.Grants < 250 || rp.Grants > 501 || rp.AcksLost != 0 || rp.AcksFiltered != 0 {
 		t.Errorf("rcv_path = %+v, want 250 to 501 grants (2 s / 4 ms at most), no ACK lost or filtered", *rp)
+	}
+	if n := res.Summary.Notes; len(n) != 1 || !strings.Contains(n[0], "flows[f0].tcp.gro_interval: 100us not applied") {
+		t.Errorf("notes = %q, want the f0 gro_interval named as not applied", n)
 	}
 }

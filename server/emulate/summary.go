@@ -33,6 +33,9 @@ type Summary struct {
 	// Foreign counts packets the relay could not place (not IPv4, or for
 	// no endpoint); they are dropped.
 	Foreign uint64 `json:"foreign_packets"`
+	// Notes name, by field, what the kernel run takes differently from the
+	// scenario (a receiver's gro_interval); nil when nothing.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Lateness summarises actual minus scheduled send times, in ps.

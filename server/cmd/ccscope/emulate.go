@@ -96,5 +96,8 @@ func joinPaths(p []string) string {
 func printEmulateSummary(w io.Writer, s emulate.Summary) {
 	fmt.Fprintf(w, "emulated on Linux %s  realtime %v  relay lateness p50 %s p99 %s max %s over %d packets\n",
 		s.Kernel, s.Realtime, durStr(s.Lateness.P50Ps), durStr(s.Lateness.P99Ps), durStr(&s.Lateness.MaxPs), s.Lateness.Packets)
+	for _, n := range s.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
 	printSummary(w, s.Summary)
 }
