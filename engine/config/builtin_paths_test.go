@@ -52,6 +52,11 @@ func TestPathBuiltins(t *testing.T) {
 		if g := s.Flows[0].Rcv.Grant; g == nil || g.Profile != "wifi" {
 			t.Errorf("f0 ack_grant = %+v, want the wifi profile", g)
 		}
+		// The receiver ACKs a TXOP's burst at once, as the kernel's does:
+		// it merges the segments of one within-burst spread (σ).
+		if o := s.Flows[0].TCP; !o.GRO || o.GROInterval != b.AB.Jitter.Sigma {
+			t.Errorf("f0 gro, gro_interval = %v, %v; want on, the within-burst σ %v", o.GRO, o.GROInterval, b.AB.Jitter.Sigma)
+		}
 		for _, d := range []Direction{b.AB, b.BA} {
 			j := d.Jitter
 			if j.Kind != WiFiTXOP {
