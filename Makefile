@@ -116,8 +116,7 @@ demo: build $(PKGBIN) $(VENV)/.stamp-demo
 	$(BIN) scenarios
 	mkdir -p build
 	$(BIN) run p-rtr-p --report build/p-rtr-p.html
-	$(VENV)/bin/jupyter nbconvert --to html --execute notebooks/01-quickstart.ipynb \
-		--output-dir build --ExecutePreprocessor.timeout=300
+	$(PY) -m ccscope._nbrun notebooks/01-quickstart.ipynb --html build/01-quickstart.html --timeout 300
 	@echo
 	@echo "demo: the HTML report of that p-rtr-p run (open it in a browser; it works offline) is $(CURDIR)/build/p-rtr-p.html"
 	@echo "demo: the executed quickstart notebook, with its plots, is $(CURDIR)/build/01-quickstart.html"

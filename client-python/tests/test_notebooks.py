@@ -10,13 +10,8 @@ CCSCOPE_NOTEBOOK_JOBS=N runs the selected notebooks N at a time (default 2;
 1: one after another).
 
 The kernel client waits for the kernel's messages in slices of half a second
-(_SlicedChannel). nbclient waits on pyzmq's asyncio poll, which watches the
-socket's edge-triggered descriptor: a message that came in while nothing
-polled can leave it asleep until its timeout, whose final check then finds
-the message. In four of five fresh-clone `make test` runs, notebook 03 sat
-120 s (the cell timeout) between its last two cells, the kernel done with
-the first and nbclient's event loop asleep in epoll, then went on without
-an error; sliced, such a miss costs at most half a second.
+(ccscope._nbrun, which `make demo` runs too): nbclient's own wait can sleep
+through a message until the cell timeout.
 """
 
 from __future__ import annotations
@@ -27,17 +22,13 @@ import warnings
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from queue import Empty
 
 import ccscope
 import pytest
 
 nbformat = pytest.importorskip("nbformat")
-nbclient = pytest.importorskip("nbclient")
-from jupyter_client.asynchronous import AsyncKernelClient  # noqa: E402  (nbclient's dependency)
-from jupyter_client.channels import AsyncZMQSocketChannel  # noqa: E402
-from jupyter_client.manager import AsyncKernelManager  # noqa: E402
-from traitlets import Type, default  # noqa: E402
+pytest.importorskip("nbclient")
+from ccscope import _nbrun  # noqa: E402  (needs nbclient: imported after the skip)
 
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[2] / "notebooks").glob("[0-9][0-9]-*.ipynb"))
 # "Each notebook runs top to bottom in under a minute" (STYLE.md). Wall time on
@@ -69,35 +60,6 @@ def test_first_cell_prints_versions_reads_the_url_and_seeds(path):
         assert want in first, f"{path.name}: first code cell lacks {want!r}"
 
 
-class _SlicedChannel(AsyncZMQSocketChannel):
-    """A kernel channel whose waits poll at most half a second at a time (see the module's docstring)."""
-
-    SLICE_S = 0.5
-
-    async def get_msg(self, timeout: float | None = None) -> dict:
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while True:
-            left = None if deadline is None else max(0.0, deadline - time.monotonic())
-            try:
-                return await super().get_msg(timeout=self.SLICE_S if left is None else min(self.SLICE_S, left))
-            except Empty:
-                if left is not None and left <= self.SLICE_S:
-                    raise
-
-
-class _SlicedClient(AsyncKernelClient):
-    shell_channel_class = Type(_SlicedChannel)
-    iopub_channel_class = Type(_SlicedChannel)
-    stdin_channel_class = Type(_SlicedChannel)
-    control_channel_class = Type(_SlicedChannel)
-
-
-class _SlicedManager(AsyncKernelManager):
-    @default("client_factory")
-    def _client_factory_default(self) -> type:
-        return _SlicedClient
-
-
 def _not_run_here(path: Path) -> str | None:
     """Why path cannot run on this machine, or None."""
     if path.name.startswith(("04-", "07-")):
@@ -111,15 +73,8 @@ def _not_run_here(path: Path) -> str | None:
 def _execute(path: Path, workdir: Path):
     """Run path top to bottom in a fresh kernel; return (notebook, wall seconds, where the time went)."""
     nb = nbformat.read(path, as_version=4)
-    client = nbclient.NotebookClient(
-        nb,
-        timeout=BUDGET_S * 2,
-        kernel_name="python3",
-        kernel_manager_class=_SlicedManager,
-        resources={"metadata": {"path": str(workdir)}},
-    )
     start, t0 = datetime.now(timezone.utc), time.monotonic()
-    client.execute()
+    _nbrun.execute(nb, workdir=workdir, timeout=BUDGET_S * 2)
     took = time.monotonic() - t0
     return nb, took, _where_time_went(nb, start, start + timedelta(seconds=took))
 
