@@ -144,10 +144,15 @@ func (t *tcpFlow) build() error {
 // simulation, so other runs are unchanged.
 func (t *tcpFlow) ackPath(src int32, dst *topo.Node) tcp.Sender {
 	r := t.run
-	if t.cfg.Rcv.On() {
-		t.rcvPath = &rcvpath.Stats{}
+	if !t.cfg.Rcv.On() {
+		return dst
 	}
-	out, hold := AckPath(r.Sim, r.Pool, r.Scenario.Runtime.Seed, &t.cfg, r.Net.Bottleneck(src, dst.Index), t.rcvPath, dst)
+	t.rcvPath = &rcvpath.Stats{}
+	var bottleneck units.BitRate
+	if t.cfg.Rcv.AckHold != nil {
+		bottleneck = r.Net.Bottleneck(src, dst.Index)
+	}
+	out, hold := AckPath(r.Sim, r.Pool, r.Scenario.Runtime.Seed, &t.cfg, bottleneck, t.rcvPath, dst)
 	t.ackHold = hold
 	return out
 }
@@ -159,7 +164,7 @@ func (t *tcpFlow) ackPath(src int32, dst *topo.Node) tcp.Sender {
 // itself when neither is configured) and the ACK hold (nil if none), which
 // must hear of the flow's data arriving at the receiver (NoteArrival).
 // bottleneck is the path's rate, of which the hold's saturation is a
-// fraction. The emulator builds the same models around a kernel's
+// fraction (read only with an ACK hold). The emulator builds the same models around a kernel's
 // receiver (server/emulate).
 func AckPath(s *sim.Sim, pool *packet.Pool, seed uint64, f *config.Flow, bottleneck units.BitRate,
 	stats *rcvpath.Stats, out rcvpath.Sink) (rcvpath.Sink, *rcvpath.AckHold) {
