@@ -164,8 +164,8 @@ func (t *tcpFlow) ackPath(src int32, dst *topo.Node) tcp.Sender {
 // itself when neither is configured) and the ACK hold (nil if none), which
 // must hear of the flow's data arriving at the receiver (NoteArrival).
 // bottleneck is the path's rate, of which the hold's saturation is a
-// fraction (read only with an ACK hold). The emulator builds the same models around a kernel's
-// receiver (server/emulate).
+// fraction (read only with an ACK hold). The emulator builds the same
+// models around a kernel's receiver (server/emulate).
 func AckPath(s *sim.Sim, pool *packet.Pool, seed uint64, f *config.Flow, bottleneck units.BitRate,
 	stats *rcvpath.Stats, out rcvpath.Sink) (rcvpath.Sink, *rcvpath.AckHold) {
 	rp, id := f.Rcv, f.ID
