@@ -3,6 +3,7 @@ package engine
 import (
 	"flag"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"testing"
@@ -35,7 +36,10 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-var livenessRuns = flag.Int("liveness.runs", 1500, "runs of TestLivenessSweep (150 with -short)")
+var (
+	livenessRuns     = flag.Int("liveness.runs", 1500, "runs of TestLivenessSweep (150 with -short)")
+	livenessBusyRuns = flag.Int("liveness.busy", 600, "runs of TestLivenessSweepBusy (100 with -short)")
+)
 
 // releaseLiveness turns the liveness check off for a benchmark, so that it
 // measures what a release runs (the hook nil), and back on after it.
@@ -62,10 +66,17 @@ type sweepCase struct {
 // switches, GRO intervals, receive buffers down to 8 KiB, sometimes a
 // split-TCP proxy in place of the second router, and a random
 // seed.
-func livenessCase(r *rand.Rand, ccs []string, dur sim.Duration) sweepCase {
+//
+// With busy, loss probabilities are drawn log-uniformly from 10^-5 to 5 %
+// instead of uniformly from 0 to 40 %: paths that carry data most of the
+// time, where the uniform draw leaves most runs nearly idle.
+func livenessCase(r *rand.Rand, ccs []string, dur sim.Duration, busy bool) sweepCase {
 	lossP := func() float64 {
 		if r.IntN(4) == 0 {
 			return 0
+		}
+		if busy {
+			return math.Pow(10, -5+r.Float64()*(5+math.Log10(0.05))) // 10^-5 to 5 %
 		}
 		return float64(r.IntN(401)) / 1000 // 0–40 %
 	}
@@ -207,8 +218,10 @@ func livenessCase(r *rand.Rand, ccs []string, dur sim.Duration) sweepCase {
 	return sweepCase{scn, desc}
 }
 
-// runChecked runs scn to its end and returns the liveness fault, if any.
-func runChecked(scn *config.Scenario) (fault error) {
+// runChecked runs scn to its end and returns the events it dispatched and
+// the liveness fault, if any.
+func runChecked(scn *config.Scenario) (events uint64, fault error) {
+	var r *Run
 	defer func() {
 		if v := recover(); v != nil {
 			f, ok := v.(livenessFault)
@@ -217,13 +230,16 @@ func runChecked(scn *config.Scenario) (fault error) {
 			}
 			fault = f
 		}
+		if r != nil {
+			events = r.Sim.Events()
+		}
 	}()
 	r, err := New(scn, nil)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	r.RunToEnd()
-	return nil
+	return r.Sim.Events(), nil
 }
 
 // The liveness invariant over a randomized sweep: every CC of cc.Names(),
@@ -233,18 +249,39 @@ func runChecked(scn *config.Scenario) (fault error) {
 // of every run is checked (TestMain installs the hook). The case
 // generator is seeded, so a failure is reproducible from its index.
 func TestLivenessSweep(t *testing.T) {
-	// Beside the golden runs: the hook TestMain installs is only read.
-	t.Parallel()
-	ccs := cc.Names()
-	n, dur := *livenessRuns, 6*sim.Second
+	n := *livenessRuns
 	if testing.Short() {
 		n = 150
 	}
-	r := rand.New(rand.NewPCG(9, 2026))
+	livenessSweep(t, n, rand.New(rand.NewPCG(9, 2026)), false)
+}
+
+// TestLivenessSweepBusy is the sweep on busy paths: loss from 10^-5 to 5 %
+// (livenessCase), so most runs carry data throughout and their senders
+// spend the run in slow start, congestion avoidance and recovery rather
+// than in back-off.
+func TestLivenessSweepBusy(t *testing.T) {
+	n := *livenessBusyRuns
+	if testing.Short() {
+		n = 100
+	}
+	livenessSweep(t, n, rand.New(rand.NewPCG(10, 2026)), true)
+}
+
+// livenessSweep runs n cases drawn from r and reports those that break
+// the invariant.
+func livenessSweep(t *testing.T, n int, r *rand.Rand, busy bool) {
+	// Beside the golden runs: the hook TestMain installs is only read.
+	t.Parallel()
+	ccs := cc.Names()
+	dur := 6 * sim.Second
 	failed := 0
+	var events uint64
 	for i := range n {
-		c := livenessCase(r, ccs, dur)
-		if err := runChecked(c.scn); err != nil {
+		c := livenessCase(r, ccs, dur, busy)
+		ev, err := runChecked(c.scn)
+		events += ev
+		if err != nil {
 			failed++
 			if failed <= 5 {
 				t.Errorf("case %d (%s): %v", i, c.desc, err)
@@ -254,7 +291,8 @@ func TestLivenessSweep(t *testing.T) {
 	if failed > 0 {
 		t.Errorf("%d of %d runs broke the liveness invariant", failed, n)
 	}
-	t.Logf("%d runs of %v, %d CCs: %d broke the invariant", n, dur, len(ccs), failed)
+	t.Logf("%d runs of %v, %d CCs, %d events a run on average: %d broke the invariant",
+		n, dur, len(ccs), events/uint64(max(n, 1)), failed)
 }
 
 // issue9Path is the reproduction of issue 9: 50 Mbps, 100 ms RTT, a
