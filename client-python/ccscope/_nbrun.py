@@ -76,7 +76,9 @@ def execute(nb: nbformat.NotebookNode, *, workdir: Path, timeout: float) -> None
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m ccscope._nbrun", description="Run a notebook top to bottom and write it as HTML.")
+    ap = argparse.ArgumentParser(
+        prog="python -m ccscope._nbrun", description="Run a notebook top to bottom and write it as HTML."
+    )
     ap.add_argument("notebook", type=Path)
     ap.add_argument("--html", type=Path, required=True, help="where to write the executed notebook as HTML")
     ap.add_argument("--timeout", type=float, default=300, help="seconds a cell may run (default 300)")
@@ -90,7 +92,8 @@ def main(argv: list[str] | None = None) -> int:
     body, _ = HTMLExporter().from_notebook_node(nb)
     args.html.parent.mkdir(parents=True, exist_ok=True)
     args.html.write_text(body, encoding="utf-8")
-    print(f"{args.notebook}: {len(nb.cells)} cells in {time.monotonic() - start:.1f} s → {args.html}", file=sys.stderr)
+    took = time.monotonic() - start
+    print(f"{args.notebook}: {len(nb.cells)} cells in {took:.1f} s → {args.html}", file=sys.stderr)
     return 0
 
 

@@ -18,6 +18,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -90,7 +91,10 @@ def compare(
         from the first payload byte delivered, at the receiver on both
         sides), ``retransmits`` (packets), ``srtt_p50``, ``srtt_p99`` (ms).
         ``df.attrs["comparison"]`` holds the whole report (both summaries,
-        the kernel release, the relay's lateness).
+        the kernel release, the relay's lateness). ``df.attrs["notes"]``
+        lists what the kernel runs took differently from the scenario, by
+        field (a receiver's ``gro_interval``, which the TUN path cannot
+        apply); each is also issued as a :class:`UserWarning`.
 
     Raises:
         EmulationError: Emulation cannot run here, or the command failed
@@ -131,6 +135,10 @@ def compare(
     report = json.loads(proc.stdout)
     df = pd.DataFrame(report["rows"], columns=["seed", "flow", "metric", "unit", "sim", "kernel", "rel_diff"])
     df.attrs["comparison"] = report
+    notes = list(dict.fromkeys(n for s in report.get("emulated") or [] for n in s.get("notes") or []))
+    df.attrs["notes"] = notes
+    for n in notes:
+        warnings.warn(f"ccscope.compare: {n}", UserWarning, stacklevel=2)
     if trace_dir is not None:
         df.attrs["trace_dir"] = os.fspath(trace_dir)
     return df

@@ -68,6 +68,19 @@ def test_compare_builds_the_command_and_the_frame(tmp_path, can_emulate):
     assert df.attrs["comparison"]["kernel"] == "6.18.0"
 
 
+def test_compare_warns_of_what_the_kernel_run_took_differently(tmp_path, can_emulate):
+    note = (
+        "flows[f0].tcp.gro_interval: 200us not applied: the TUN path has no GRO; "
+        "the kernel's receiver ACKs a burst from its socket reads instead"
+    )
+    report = dict(REPORT, emulated=[{"notes": [note]}, {"notes": [note]}, {}])
+    exe = fake_binary(tmp_path, stdout=json.dumps(report))
+    with pytest.warns(UserWarning, match=r"flows\[f0\]\.tcp\.gro_interval: 200us not applied") as rec:
+        df = ccscope.compare("wifi", binary=exe)
+    assert df.attrs["notes"] == [note]  # once, though both seeds' runs carry it
+    assert sum("gro_interval" in str(w.message) for w in rec) == 1
+
+
 def test_compare_failure_carries_stderr(tmp_path, can_emulate):
     msg = 'ccscope: emulate: flows[f0].cc: the kernel has no congestion control "bbr3" (tcp_available_congestion_control: reno cubic)'
     exe = fake_binary(tmp_path, stderr=msg + "\n", code=1)
