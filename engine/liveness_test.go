@@ -218,10 +218,13 @@ func livenessCase(r *rand.Rand, ccs []string, dur sim.Duration, busy bool) sweep
 	return sweepCase{scn, desc}
 }
 
-// runChecked runs scn to its end and returns the events it dispatched and
-// the liveness fault, if any.
+// runChecked runs scn to its end and returns the events it dispatched (up
+// to the fault) and the liveness fault, if any.
 func runChecked(scn *config.Scenario) (events uint64, fault error) {
-	var r *Run
+	r, err := New(scn, nil)
+	if err != nil {
+		return 0, err
+	}
 	defer func() {
 		if v := recover(); v != nil {
 			f, ok := v.(livenessFault)
@@ -230,16 +233,10 @@ func runChecked(scn *config.Scenario) (events uint64, fault error) {
 			}
 			fault = f
 		}
-		if r != nil {
-			events = r.Sim.Events()
-		}
+		events = r.Sim.Events()
 	}()
-	r, err := New(scn, nil)
-	if err != nil {
-		return 0, err
-	}
 	r.RunToEnd()
-	return r.Sim.Events(), nil
+	return
 }
 
 // The liveness invariant over a randomized sweep: every CC of cc.Names(),
