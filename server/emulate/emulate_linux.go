@@ -152,6 +152,7 @@ func Run(ctx context.Context, scn *config.Scenario, hash string, opt Options) (r
 		r.nodeOf[i] = -1
 	}
 	var fds []int
+	portAt := map[int32]*tunPort{}
 	for i := range nw.Nodes {
 		n, ok := e.nodes[int32(i)]
 		if !ok {
@@ -160,10 +161,15 @@ func Run(ctx context.Context, scn *config.Scenario, hash string, opt Options) (r
 		r.nodeOf[n.addr[3]] = n.index
 		p := &tunPort{r: r, fd: n.tun, node: n.index}
 		r.ports = append(r.ports, p)
+		portAt[n.index] = p
 		fds = append(fds, n.tun)
-		for f := 0; f <= len(scn.Flows); f++ {
-			nw.Nodes[i].Attach(int32(f), p)
-		}
+		nw.Nodes[i].Attach(r.foreignFlow(n.index), p)
+	}
+	// A flow's packets are addressed to its two ends only, and the network
+	// holds a receiver for each flow at two nodes.
+	for _, f := range e.flows {
+		nw.Nodes[f.src.index].Attach(int32(f.idx), portAt[f.src.index])
+		nw.Nodes[f.dst.index].Attach(int32(f.idx), portAt[f.dst.index])
 	}
 	r.acks = make([]rcvpath.Sink, len(e.flows))
 	r.ackNum = make([]uint64, len(e.flows))

@@ -20,10 +20,10 @@ import (
 )
 
 // The emulation tests run real TCP over namespaces in wall-clock time, one
-// at a time (none is parallel). Their budget: about 30 s of wall time in
+// at a time (none is parallel). Their budget: about 35 s of wall time in
 // all — the 6 s clean-path run (shared by two tests), a 4 s run with a
-// scheduled change, a 5 s calibration capture, and short setup-and-cancel
-// runs.
+// scheduled change, a 4 s run of two senders, a 2 s run with receive-path
+// models, a 5 s calibration capture, and short setup-and-cancel runs.
 
 // requireEmulation skips, loudly, only where emulation cannot run at all:
 // not root, or no TUN device.
@@ -107,11 +107,14 @@ func runOnTime(t *testing.T, prep *engine.Prepared) (*Result, error) {
 // tcpi_delivered, sampled by the relay's loop) times the MSS, at the last
 // flows row at or before t. The kernel's count does not depend on when the
 // receiving application gets to read.
-func delivered(rows []trace.FlowRow, t sim.Time) (int64, sim.Time) {
+func delivered(rows []trace.FlowRow, t sim.Time) (int64, sim.Time) { return deliveredOf(rows, 0, t) }
+
+// deliveredOf is delivered for flow f.
+func deliveredOf(rows []trace.FlowRow, f int32, t sim.Time) (int64, sim.Time) {
 	var b int64
 	var at sim.Time
 	for _, r := range rows {
-		if r.Flow == 0 && r.T <= t {
+		if r.Flow == f && r.T <= t {
 			b, at = int64(r.Delivered)*1448, r.T
 		}
 	}
@@ -296,6 +299,56 @@ func TestScheduledChange(t *testing.T) {
 	t.Logf("goodput 3 s to the end: %.3f Mbps (want %.3f)", got/1e6, want/1e6)
 	if math.Abs(got-want)/want > 0.03 {
 		t.Errorf("goodput after the change = %.2f Mbps, want %.2f ± 3%%", got/1e6, want/1e6)
+	}
+}
+
+// TestTwoSendersOneReceiver runs a dumbbell of three hosts: two CUBIC
+// senders share the clean path's bottleneck into one receiver (the relay
+// once gave every flow a receiver at every host, which the network refuses
+// beyond two). Once both are out of slow start the bottleneck stays busy,
+// so together they deliver its rate times the payload share, 50 Mbps ×
+// 1448/1500, and each gets a share of it.
+func TestTwoSendersOneReceiver(t *testing.T) {
+	requireEmulation(t)
+	prep, err := engine.Prepare([]byte(`{
+  "name": "emu-two-senders",
+  "runtime": {"seed": 1, "duration": "4s"},
+  "nodes": [{"id": "h1", "kind": "endpoint"}, {"id": "h3", "kind": "endpoint"},
+            {"id": "r1", "kind": "router"}, {"id": "h2", "kind": "endpoint"}],
+  "links": [
+    {"id": "a1", "a": "h1", "b": "r1", "rate": "1Gbps", "delay": "1ms"},
+    {"id": "a3", "a": "h3", "b": "r1", "rate": "1Gbps", "delay": "1ms"},
+    {"id": "bottleneck", "a": "r1", "b": "h2", "rate": "50Mbps", "delay": "19ms",
+     "ab": {"qdisc": {"kind": "fifo", "limit": "250KB"}}}
+  ],
+  "flows": [{"id": "f0", "src": "h1", "dst": "h2", "cc": "cubic", "tcp": {"pacing": true}},
+            {"id": "f1", "src": "h3", "dst": "h2", "cc": "cubic", "tcp": {"pacing": true}}]
+}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := runOnTime(t, prep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := sim.Time(res.Summary.SimTimePs)
+	var total float64
+	var each [2]float64
+	for f := range int32(2) {
+		b0, t0 := deliveredOf(res.Trace.FlowsT.Rows, f, sim.Time(2*sim.Second))
+		b1, t1 := deliveredOf(res.Trace.FlowsT.Rows, f, end)
+		each[f] = float64(b1-b0) * 8 / t1.Sub(t0).Seconds()
+		total += each[f]
+	}
+	want := 50e6 * 1448 / 1500
+	t.Logf("goodput 2 s to the end: %.3f + %.3f Mbps (want %.3f together)", each[0]/1e6, each[1]/1e6, want/1e6)
+	if math.Abs(total-want)/want > 0.03 {
+		t.Errorf("goodput together = %.2f Mbps, want %.2f ± 3%%", total/1e6, want/1e6)
+	}
+	for f, g := range each {
+		if g < 0.1*want {
+			t.Errorf("flow %d: %.2f Mbps, want a share of the bottleneck", f, g/1e6)
+		}
 	}
 }
 

@@ -170,7 +170,7 @@ func (r *relay) admit(p *tunPort, id packet.ID, b []byte, now sim.Time) bool {
 	pk := r.pool.Get(id)
 	pk.Src, pk.Dst, pk.Size, pk.ECN = p.node, dst, units.Bytes(len(b)), packet.ECN(b[1]&3)
 	pk.SentAt = now
-	pk.Flow = int32(r.nflows) // not a flow's: ICMP, a stray segment
+	pk.Flow = r.foreignFlow(dst) // not a flow's: ICMP, a stray segment
 	if sport, dport, seq, plen, ok := tcpPorts(b); ok {
 		switch {
 		case dport >= basePort && int(dport-basePort) < r.nflows:
@@ -192,6 +192,11 @@ func (r *relay) admit(p *tunPort, id packet.ID, b []byte, now sim.Time) bool {
 	r.nw.Nodes[p.node].Send(id)
 	return true
 }
+
+// foreignFlow is the flow index the relay gives packets to node that belong
+// to no flow: one past the flows for each node, as the network holds a
+// flow's receivers at two nodes only.
+func (r *relay) foreignFlow(node int32) int32 { return int32(r.nflows) + node }
 
 // receivePath builds flow f's receive-path models (config.RcvPath) around
 // the kernel's receiver, with the engine's own code and random streams:

@@ -42,7 +42,7 @@ func benchRelay(tb testing.TB) (*relay, []byte) {
 		r.ports = append(r.ports, p)
 		r.nodeOf[i+1] = int32(i)
 		nw.Nodes[i].Attach(0, p)
-		nw.Nodes[i].Attach(1, p)
+		nw.Nodes[i].Attach(r.foreignFlow(int32(i)), p)
 	}
 	r.rtt = []rttTrack{{src: 0, ring: make([]rttEntry, 1<<16)}}
 	for i, d := range nw.Dirs {
