@@ -130,15 +130,23 @@ func (r *Run) newFlow(idx int32, f config.Flow) (Flow, error) {
 		return pumpFlow{p, f}, nil
 	}
 	if f.CC == config.Ping {
-		p := ping.New(r.Sim, r.Pool, src, r.Trace, ping.Config{
-			Flow: idx, Src: src.Index, Dst: dst.Index, Interval: f.Interval,
-			PacketSize: f.PacketSize, Start: sim.Time(f.Start),
-		})
-		src.Attach(idx, p)
-		dst.Attach(idx, ping.Echo{Pool: r.Pool, Out: dst})
-		return pingFlow{p, f}, nil
+		return pingFlow{NewPing(r.Sim, r.Pool, r.Net, r.Trace, idx, f), f}, nil
 	}
 	return r.newTCPFlow(idx, f)
+}
+
+// NewPing sets up ping flow f, flow index idx, on nw: the probe at its
+// source and the echo at its destination. The emulator runs its ping flows
+// with it too.
+func NewPing(s *sim.Sim, pool *packet.Pool, nw *topo.Network, rec *trace.Recorder, idx int32, f config.Flow) *ping.Probe {
+	src, dst := nw.Node(f.Src), nw.Node(f.Dst)
+	p := ping.New(s, pool, src, rec, ping.Config{
+		Flow: idx, Src: src.Index, Dst: dst.Index, Interval: f.Interval,
+		PacketSize: f.PacketSize, Start: sim.Time(f.Start),
+	})
+	src.Attach(idx, p)
+	dst.Attach(idx, ping.Echo{Pool: pool, Out: dst})
+	return p
 }
 
 // Now is the current simulated time.

@@ -180,9 +180,11 @@ type pingFlow struct {
 	cfg config.Flow
 }
 
-func (f pingFlow) Summary(now sim.Time) FlowSummary {
-	p := f.p
-	s := FlowSummary{ID: f.cfg.ID, Kind: "ping", CC: "ping", BytesSent: int64(p.BytesSent),
+func (f pingFlow) Summary(now sim.Time) FlowSummary { return PingSummary(f.p, f.cfg) }
+
+// PingSummary is the summary of ping flow f, whose probe is p.
+func PingSummary(p *ping.Probe, f config.Flow) FlowSummary {
+	s := FlowSummary{ID: f.ID, Kind: "ping", CC: "ping", BytesSent: int64(p.BytesSent),
 		BytesDelivered: int64(p.BytesReceived), ProbesSent: ptr(int64(p.Sent)), ProbesReceived: ptr(int64(p.Received))}
 	if v, ok := p.Quantile(0.5); ok {
 		s.RTTP50Ps = ptr(int64(v))

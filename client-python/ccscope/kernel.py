@@ -89,7 +89,8 @@ def compare(
         metric, unit, sim, kernel, rel_diff`` (``(kernel − sim) / sim``).
         Metrics: ``goodput`` (Mbps), ``t_1MB``, ``t_10MB``, ``t_100MB`` (ms
         from the first payload byte delivered, at the receiver on both
-        sides), ``retransmits`` (packets), ``srtt_p50``, ``srtt_p99`` (ms).
+        sides), ``retransmits`` (packets), ``srtt_p50``, ``srtt_p99`` (ms);
+        for a ping flow, ``probe_rtt_p50`` and ``probe_rtt_p99`` (ms).
         ``df.attrs["comparison"]`` holds the whole report (both summaries,
         the kernel release, the relay's lateness). ``df.attrs["notes"]``
         lists what the kernel runs took differently from the scenario, by

@@ -52,6 +52,12 @@ var CompareMetrics = [...]struct{ Name, Unit string }{
 	{"retransmits", "pkts"}, {"srtt_p50", "ms"}, {"srtt_p99", "ms"},
 }
 
+// PingMetrics are the metrics of a ping flow: its probes' RTT quantiles,
+// from the summaries (the relay runs the engine's probe beside the
+// kernel's flows, so they differ by what the kernels' flows do to the
+// queues).
+var PingMetrics = [...]struct{ Name, Unit string }{{"probe_rtt_p50", "ms"}, {"probe_rtt_p99", "ms"}}
+
 // simSample is the sampling interval of the simulated side's trace: fine
 // enough that a milestone read off the delivery table is within 1 ms.
 const simSample = sim.Millisecond
@@ -101,14 +107,23 @@ func Compare(ctx context.Context, raw []byte, sets []string, opt CompareOptions)
 		c.Sim = append(c.Sim, simSum)
 		c.Emulated = append(c.Emulated, res.Summary)
 		for i, f := range prep.Scenario.Flows {
+			row := func(name, unit string, sv, kv *float64) {
+				r := CompareRow{Seed: seed, Flow: f.ID, Metric: name, Unit: unit, Sim: sv, Kernel: kv}
+				if sv != nil && kv != nil && *sv != 0 {
+					r.RelDiff = fptr((*kv - *sv) / *sv)
+				}
+				c.Rows = append(c.Rows, r)
+			}
+			if f.CC == config.Ping {
+				sf, kf := simSum.Flows[i], res.Summary.Flows[i]
+				row(PingMetrics[0].Name, PingMetrics[0].Unit, psMs(sf.RTTP50Ps), psMs(kf.RTTP50Ps))
+				row(PingMetrics[1].Name, PingMetrics[1].Unit, psMs(sf.RTTP99Ps), psMs(kf.RTTP99Ps))
+				continue
+			}
 			sv := simMetrics(r.Trace, simSum.Flows[i], int32(i))
 			kv := kernelMetrics(res, int32(i))
 			for m, met := range CompareMetrics {
-				row := CompareRow{Seed: seed, Flow: f.ID, Metric: met.Name, Unit: met.Unit, Sim: sv[m], Kernel: kv[m]}
-				if sv[m] != nil && kv[m] != nil && *sv[m] != 0 {
-					row.RelDiff = fptr((*kv[m] - *sv[m]) / *sv[m])
-				}
-				c.Rows = append(c.Rows, row)
+				row(met.Name, met.Unit, sv[m], kv[m])
 			}
 		}
 		if opt.TraceDir != "" {

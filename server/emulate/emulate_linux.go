@@ -17,6 +17,7 @@ import (
 	"github.com/ccscope/ccscope/engine"
 	"github.com/ccscope/ccscope/engine/config"
 	"github.com/ccscope/ccscope/engine/packet"
+	"github.com/ccscope/ccscope/engine/ping"
 	"github.com/ccscope/ccscope/engine/qdisc"
 	"github.com/ccscope/ccscope/engine/rcvpath"
 	"github.com/ccscope/ccscope/engine/sim"
@@ -171,15 +172,25 @@ func Run(ctx context.Context, scn *config.Scenario, hash string, opt Options) (r
 		nw.Nodes[f.src.index].Attach(int32(f.idx), portAt[f.src.index])
 		nw.Nodes[f.dst.index].Attach(int32(f.idx), portAt[f.dst.index])
 	}
-	r.acks = make([]rcvpath.Sink, len(e.flows))
-	r.ackNum = make([]uint64, len(e.flows))
+	// A ping flow is the engine's probe, run by the relay at its source
+	// node and echoed at its destination node: its packets share the
+	// emulated links with the kernels' and never leave the relay.
+	probes := map[int]*ping.Probe{}
+	for i, fc := range scn.Flows {
+		if fc.CC == config.Ping {
+			probes[i] = engine.NewPing(s, pool, nw, rec, int32(i), fc)
+		}
+	}
+	r.acks = make([]rcvpath.Sink, len(scn.Flows))
+	r.ackNum = make([]uint64, len(scn.Flows))
+	r.rtt = make([]rttTrack, len(scn.Flows))
 	for _, f := range e.flows {
 		if f.cfg.Rcv.On() {
 			f.rcvPath = r.receivePath(f, scn.Runtime.Seed)
 		}
 	}
 	for _, f := range e.flows {
-		r.rtt = append(r.rtt, rttTrack{src: f.src.index, ring: make([]rttEntry, 1<<16)})
+		r.rtt[f.idx] = rttTrack{src: f.src.index, ring: make([]rttEntry, 1<<16)}
 		if opt.Capture {
 			f.capture = make([]calibrate.Sample, 0, int(scn.Runtime.Duration/interval)+16)
 		}
@@ -263,7 +274,7 @@ func Run(ctx context.Context, scn *config.Scenario, hash string, opt Options) (r
 	for _, d := range nw.Dirs {
 		d.CatchUp() // a FIFO direction serves its queue lazily (engine/link/lazy.go)
 	}
-	sum := e.summary(r, nw, hash, min(end, sim.Time(scn.Runtime.Duration)))
+	sum := e.summary(r, nw, probes, hash, min(end, sim.Time(scn.Runtime.Duration)))
 	sum.Notes = notes(scn)
 	sum.WallS = time.Since(r.t0).Seconds()
 	if opt.Sink != nil {
@@ -299,8 +310,11 @@ func check(scn *config.Scenario, opt Options) error {
 	for _, f := range scn.Flows {
 		p := "flows[" + f.ID + "]"
 		if f.CC == "pump" {
-			errs = append(errs, p+".cc: a constant-rate pump has no kernel counterpart; emulation runs TCP flows only")
+			errs = append(errs, p+".cc: a constant-rate pump has no kernel counterpart; emulation runs TCP and ping flows only")
 			continue
+		}
+		if f.CC == config.Ping {
+			continue // the relay runs the engine's probe (Run)
 		}
 		if f.App.Kind != config.Greedy {
 			errs = append(errs, p+".app: emulation writes bulk or size bytes only (app.kind greedy)")
@@ -427,6 +441,9 @@ func (e *run) setupNodes() error {
 	opts := map[string]*config.Flow{}
 	for i := range e.scn.Flows {
 		f := &e.scn.Flows[i]
+		if f.CC == config.Ping {
+			continue // no socket: the relay runs it
+		}
 		for _, id := range []string{f.Src, f.Dst} {
 			if prev, ok := opts[id]; ok && sysctlKey(prev.TCP) != sysctlKey(f.TCP) {
 				return fmt.Errorf("flows[%s].tcp differs from flows[%s].tcp at node %s; a namespace has one set of sysctls", f.ID, prev.ID, id)
@@ -522,6 +539,9 @@ func (e *run) nodeByID(id string) *node {
 // source's.
 func (e *run) setupFlows(nw *topo.Network) error {
 	for i, fc := range e.scn.Flows {
+		if fc.CC == config.Ping {
+			continue
+		}
 		paced := internalPacing(nw, fc)
 		f := &eflow{cfg: fc, idx: i, src: e.nodeByID(fc.Src), dst: e.nodeByID(fc.Dst), port: basePort + i, lfd: -1, sfd: -1, rfd: -1}
 		e.flows = append(e.flows, f)
@@ -793,16 +813,24 @@ func (f *eflow) sample(r *relay, now sim.Time, scratch []byte) {
 }
 
 // summary builds the run's report in the shape of a simulated run's.
-func (e *run) summary(r *relay, nw *topo.Network, hash string, end sim.Time) Summary {
+func (e *run) summary(r *relay, nw *topo.Network, probes map[int]*ping.Probe, hash string, end sim.Time) Summary {
 	s := Summary{Mode: "emulate", Kernel: kernelRelease(), Sysctls: e.sysctls, Realtime: r.realtime, Foreign: r.foreign,
 		Summary: engine.Summary{Scenario: e.scn.Name, Seed: e.scn.Runtime.Seed, ConfigHash: hash,
 			SimTimePs: int64(end), Events: r.s.Events(), Flows: []engine.FlowSummary{}, Queues: []engine.QueueSummary{}}}
 	s.Lateness = Lateness{Packets: r.late.Count(), P50Ps: quantile(&r.late, 0.5), P99Ps: quantile(&r.late, 0.99), MaxPs: r.lateMax}
-	for i, f := range e.flows {
+	tcp := e.flows
+	for i, fc := range e.scn.Flows {
+		rm := ReceiverMilestones{ID: fc.ID}
+		if p := probes[i]; p != nil {
+			s.Receivers = append(s.Receivers, rm)
+			s.Flows = append(s.Flows, engine.PingSummary(p, fc))
+			continue
+		}
+		f := tcp[0]
+		tcp = tcp[1:]
 		fs := engine.FlowSummary{ID: f.cfg.ID, Kind: "tcp", CC: f.cfg.CC, BytesSent: int64(f.ti.BytesSent),
 			BytesDelivered: f.received, RTTP50Ps: quantile(&r.rtt[i].hist, 0.5), RTTP99Ps: quantile(&r.rtt[i].hist, 0.99),
 			RcvPath: f.rcvPath}
-		rm := ReceiverMilestones{ID: f.cfg.ID}
 		if f.firstByte != 0 {
 			rm.FirstByte = ptr(int64(f.firstByte))
 			rx := func(k int) *int64 {

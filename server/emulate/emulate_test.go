@@ -20,10 +20,11 @@ import (
 )
 
 // The emulation tests run real TCP over namespaces in wall-clock time, one
-// at a time (none is parallel). Their budget: about 35 s of wall time in
+// at a time (none is parallel). Their budget: about 40 s of wall time in
 // all — the 6 s clean-path run (shared by two tests), a 4 s run with a
-// scheduled change, a 4 s run of two senders, a 2 s run with receive-path
-// models, a 5 s calibration capture, and short setup-and-cancel runs.
+// scheduled change, a 4 s run of two senders, a 3 s run with a ping probe,
+// a 2 s run with receive-path models, a 5 s calibration capture, and short
+// setup-and-cancel runs.
 
 // requireEmulation skips, loudly, only where emulation cannot run at all:
 // not root, or no TUN device.
@@ -349,6 +350,56 @@ func TestTwoSendersOneReceiver(t *testing.T) {
 		if g < 0.1*want {
 			t.Errorf("flow %d: %.2f Mbps, want a share of the bottleneck", f, g/1e6)
 		}
+	}
+}
+
+// TestPingBesideKernelFlow runs a ping probe beside the kernel's CUBIC
+// flow on the clean path. The relay runs the engine's probe, so its
+// packets queue behind the kernel's: every probe is answered, and each RTT
+// is the 40 ms propagation delay, the two serialisations of a 100 B probe
+// and its reply at 50 Mbps (16 µs each), and the queueing the CUBIC flow
+// puts in the 250 KB FIFO, at most 40 ms; once the flow fills the FIFO the
+// median probe waits behind a good part of it.
+func TestPingBesideKernelFlow(t *testing.T) {
+	requireEmulation(t)
+	prep, err := engine.Prepare([]byte(cleanPath), []string{"runtime.duration=3s",
+		`flows=[{"id":"f0","src":"h1","dst":"h2","cc":"cubic","tcp":{"pacing":true}},
+		        {"id":"ping","src":"h1","dst":"h2","cc":"ping","interval":"20ms","packet_size":"100B"}]`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := runOnTime(t, prep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := res.Summary.Flows[1]
+	if fs.Kind != "ping" || fs.ProbesSent == nil || fs.RTTP50Ps == nil || fs.RTTP99Ps == nil {
+		t.Fatalf("ping flow summary = %+v, want probes and RTT quantiles", fs)
+	}
+	p50, p99 := dur(fs.RTTP50Ps), dur(fs.RTTP99Ps)
+	t.Logf("probes %d sent, %d answered; RTT p50 %v, p99 %v", *fs.ProbesSent, *fs.ProbesReceived, p50, p99)
+	// In flight at the end: at most the last 80 ms / 20 ms = 4.
+	if *fs.ProbesSent < 145 || *fs.ProbesSent > 151 || *fs.ProbesReceived < *fs.ProbesSent-4 {
+		t.Errorf("probes sent %d, answered %d; want 151 (0 to 3 s every 20 ms), all answered but the 4 in flight", *fs.ProbesSent, *fs.ProbesReceived)
+	}
+	base := 40*sim.Millisecond + 32*sim.Microsecond
+	if p50 < base+10*sim.Millisecond || p99 > base+40*sim.Millisecond+sim.Millisecond {
+		t.Errorf("probe RTT p50 %v, p99 %v; want within %v + the FIFO's 40 ms, the median 10 ms or more above it", p50, p99, base)
+	}
+	if res.Summary.Flows[0].GoodputBps == nil || *res.Summary.Flows[0].GoodputBps < 40e6 {
+		t.Errorf("the CUBIC flow's goodput = %v, want the path's", res.Summary.Flows[0].GoodputBps)
+	}
+	// The simulator's probe beside its own CUBIC: the kernel's flow keeps
+	// the FIFO about as full (TestSimVsEmulate), so the medians agree.
+	r, err := engine.New(prep.Scenario, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.RunToEnd()
+	simP50 := dur(r.Summary(prep.Hash).Flows[1].RTTP50Ps)
+	t.Logf("simulated probe RTT p50 %v", simP50)
+	if d := math.Abs(float64(p50-simP50)) / float64(simP50); d > 0.2 {
+		t.Errorf("probe RTT p50 %v beside the kernel, %v simulated: differ by %.0f%%, want ≤ 20%%", p50, simP50, 100*d)
 	}
 }
 
