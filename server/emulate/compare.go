@@ -108,16 +108,19 @@ func Compare(ctx context.Context, raw []byte, sets []string, opt CompareOptions)
 		c.Emulated = append(c.Emulated, res.Summary)
 		for i, f := range prep.Scenario.Flows {
 			row := func(name, unit string, sv, kv *float64) {
-				r := CompareRow{Seed: seed, Flow: f.ID, Metric: name, Unit: unit, Sim: sv, Kernel: kv}
+				cr := CompareRow{Seed: seed, Flow: f.ID, Metric: name, Unit: unit, Sim: sv, Kernel: kv}
 				if sv != nil && kv != nil && *sv != 0 {
-					r.RelDiff = fptr((*kv - *sv) / *sv)
+					cr.RelDiff = fptr((*kv - *sv) / *sv)
 				}
-				c.Rows = append(c.Rows, r)
+				c.Rows = append(c.Rows, cr)
 			}
 			if f.CC == config.Ping {
 				sf, kf := simSum.Flows[i], res.Summary.Flows[i]
-				row(PingMetrics[0].Name, PingMetrics[0].Unit, psMs(sf.RTTP50Ps), psMs(kf.RTTP50Ps))
-				row(PingMetrics[1].Name, PingMetrics[1].Unit, psMs(sf.RTTP99Ps), psMs(kf.RTTP99Ps))
+				sv := [len(PingMetrics)]*float64{psMs(sf.RTTP50Ps), psMs(sf.RTTP99Ps)}
+				kv := [len(PingMetrics)]*float64{psMs(kf.RTTP50Ps), psMs(kf.RTTP99Ps)}
+				for m, met := range PingMetrics {
+					row(met.Name, met.Unit, sv[m], kv[m])
+				}
 				continue
 			}
 			sv := simMetrics(r.Trace, simSum.Flows[i], int32(i))

@@ -153,7 +153,6 @@ func Run(ctx context.Context, scn *config.Scenario, hash string, opt Options) (r
 		r.nodeOf[i] = -1
 	}
 	var fds []int
-	portAt := map[int32]*tunPort{}
 	for i := range nw.Nodes {
 		n, ok := e.nodes[int32(i)]
 		if !ok {
@@ -162,15 +161,14 @@ func Run(ctx context.Context, scn *config.Scenario, hash string, opt Options) (r
 		r.nodeOf[n.addr[3]] = n.index
 		p := &tunPort{r: r, fd: n.tun, node: n.index}
 		r.ports = append(r.ports, p)
-		portAt[n.index] = p
 		fds = append(fds, n.tun)
 		nw.Nodes[i].Attach(r.foreignFlow(n.index), p)
 	}
 	// A flow's packets are addressed to its two ends only, and the network
 	// holds a receiver for each flow at two nodes.
 	for _, f := range e.flows {
-		nw.Nodes[f.src.index].Attach(int32(f.idx), portAt[f.src.index])
-		nw.Nodes[f.dst.index].Attach(int32(f.idx), portAt[f.dst.index])
+		nw.Nodes[f.src.index].Attach(int32(f.idx), r.port(f.src.index))
+		nw.Nodes[f.dst.index].Attach(int32(f.idx), r.port(f.dst.index))
 	}
 	// A ping flow is the engine's probe, run by the relay at its source
 	// node and echoed at its destination node: its packets share the

@@ -193,6 +193,16 @@ func (r *relay) admit(p *tunPort, id packet.ID, b []byte, now sim.Time) bool {
 	return true
 }
 
+// port is node's TUN device (nil for a router).
+func (r *relay) port(node int32) *tunPort {
+	for _, p := range r.ports {
+		if p.node == node {
+			return p
+		}
+	}
+	return nil
+}
+
 // foreignFlow is the flow index the relay gives packets to node that belong
 // to no flow: one past the flows for each node, as the network holds a
 // flow's receivers at two nodes only.
@@ -204,19 +214,13 @@ func (r *relay) foreignFlow(node int32) int32 { return int32(r.nflows) + node }
 // counted by the ACK hold, and what the receiver sends passes the ACK hold
 // and the grant (engine.AckPath). It returns their counts.
 func (r *relay) receivePath(f *eflow, seed uint64) *rcvpath.Stats {
-	var port *tunPort
-	for _, p := range r.ports {
-		if p.node == f.dst.index {
-			port = p
-		}
-	}
 	dst := r.nw.Nodes[f.dst.index]
 	stats := &rcvpath.Stats{}
 	acks, hold := engine.AckPath(r.s, r.pool, seed, &f.cfg, r.nw.Bottleneck(f.src.index, f.dst.index), stats, dst)
 	if acks != rcvpath.Sink(dst) {
 		r.acks[f.idx] = acks
 	}
-	var in rcvpath.Sink = portSink{port}
+	var in rcvpath.Sink = portSink{r.port(f.dst.index)}
 	if hold != nil {
 		in = arrivals{hold, r.pool, in}
 	}
