@@ -314,9 +314,6 @@ func check(scn *config.Scenario, opt Options) error {
 		if f.CC == config.Ping {
 			continue // the relay runs the engine's probe (Run)
 		}
-		if f.App.Kind != config.Greedy {
-			errs = append(errs, p+".app: emulation writes bulk or size bytes only (app.kind greedy)")
-		}
 		o := f.TCP
 		for _, sw := range []struct {
 			name      string
@@ -661,15 +658,12 @@ func appThread() {
 	setRealtimePrio(5)
 }
 
-// send connects at the flow's start and writes bulk or size bytes.
+// send connects at the flow's start and writes as the flow's application
+// does (app): bulk or size bytes, at a rate, or on and off.
 func (f *eflow) send(r *relay, stop <-chan struct{}) {
 	appThread()
-	if wait := time.Duration(int64(f.cfg.Start)/1000) - time.Since(r.t0); wait > 0 {
-		select {
-		case <-time.After(wait):
-		case <-stop:
-			return
-		}
+	if !sleepUntil(r, sim.Time(f.cfg.Start), stop) {
+		return
 	}
 	if err := syscall.Connect(f.sfd, &syscall.SockaddrInet4{Port: f.port, Addr: f.dst.addr}); err != nil {
 		if !r.stop.Load() {
@@ -677,24 +671,105 @@ func (f *eflow) send(r *relay, stop <-chan struct{}) {
 		}
 		return
 	}
+	est := r.now()
 	f.mu.Lock()
-	f.connected, f.firstSend = true, r.now()
+	f.connected, f.firstSend = true, est
 	f.mu.Unlock()
-	buf := make([]byte, 1<<20)
-	left := int64(f.cfg.Size)
-	for f.cfg.Size == 0 || left > 0 {
-		b := buf
-		if f.cfg.Size > 0 && left < int64(len(b)) {
-			b = b[:left]
-		}
-		n, err := syscall.SendmsgN(f.sfd, b, nil, nil, msgNoSignal)
-		if err != nil {
-			if err == syscall.EINTR {
-				continue
+	w := &writer{fd: f.sfd, sized: f.cfg.Size > 0, left: int64(f.cfg.Size), buf: make([]byte, 1<<20)}
+	mss := int(f.cfg.TCP.MSS)
+	switch app := f.cfg.App; app.Kind {
+	case config.AppRate:
+		// As the simulator's rate application: a segment's bytes at the
+		// handshake's end and one more every segment time at the rate.
+		gap := units.TxTime(units.Bytes(mss), app.Rate)
+		for at := est; w.write(mss); {
+			at = at.Add(gap)
+			if !sleepUntil(r, at, stop) {
+				return
 			}
-			return // shut down at the end of the run
 		}
-		left -= int64(n)
+	case config.OnOff:
+		// On for app.on from the handshake's end, off for app.off, in
+		// turn. While on, the application keeps up with the socket rather
+		// than filling its buffer, as the simulator's does: writes block
+		// while more than onOffUnsent bytes wait unsent, so what is
+		// written before an off period starts drains within about a
+		// round trip.
+		if err := syscall.SetsockoptInt(f.sfd, syscall.IPPROTO_TCP, tcpNotsentLowat, onOffUnsent); err != nil {
+			f.fail(fmt.Errorf("setsockopt TCP_NOTSENT_LOWAT: %w", err))
+			return
+		}
+		for on := est; ; {
+			off := on.Add(app.On)
+			for r.now() < off {
+				if !w.write(mss) {
+					return
+				}
+			}
+			on = off.Add(app.Off)
+			if !sleepUntil(r, on, stop) {
+				return
+			}
+		}
+	default:
+		for w.write(len(w.buf)) {
+		}
+	}
+}
+
+// onOffUnsent is how many bytes an on/off application lets wait unsent in
+// its socket (TCP_NOTSENT_LOWAT): about ten segments. The kernel may add
+// the rest of the tail skb it is filling (about a millisecond of data at
+// the flow's rate).
+const onOffUnsent = 16 << 10
+
+// writer hands a flow's bytes to its socket: the left bytes of a sized
+// flow, without end otherwise.
+type writer struct {
+	fd    int
+	sized bool
+	left  int64
+	buf   []byte
+}
+
+// write writes up to n bytes, blocking while the socket has no room. It
+// reports false when the flow has nothing left to write or its socket was
+// shut down at the run's end.
+func (w *writer) write(n int) bool {
+	if w.sized && w.left == 0 {
+		return false
+	}
+	b := w.buf[:n]
+	if w.sized && w.left < int64(n) {
+		b = b[:w.left]
+	}
+	for {
+		k, err := syscall.SendmsgN(w.fd, b, nil, nil, msgNoSignal)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return false
+		}
+		w.left -= int64(k)
+		return !w.sized || w.left > 0
+	}
+}
+
+// sleepUntil waits until the run's clock reaches at; false if stop closed
+// first.
+func sleepUntil(r *relay, at sim.Time, stop <-chan struct{}) bool {
+	d := time.Duration(int64(at.Sub(r.now())) / 1000)
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-stop:
+		return false
 	}
 }
 

@@ -403,6 +403,85 @@ func TestPingBesideKernelFlow(t *testing.T) {
 	}
 }
 
+// TestApplicationPatterns runs the two applications that are not greedy
+// on the clean path, as the simulator's run them. A rate application
+// writes one 1448 B segment per segment time at its rate, far below the
+// path's 50 Mbps, so its goodput is its rate. An on/off application (on
+// 300 ms, off 500 ms from the handshake's end) keeps up with its socket
+// while on, so once an off period's first round trips have drained what it
+// wrote, nothing is acked until the next on period.
+func TestApplicationPatterns(t *testing.T) {
+	requireEmulation(t)
+	prep, err := engine.Prepare([]byte(cleanPath), []string{"runtime.duration=4s",
+		`flows=[{"id":"rate","src":"h1","dst":"h2","cc":"cubic","app":{"kind":"rate","rate":"2Mbps"}},
+		        {"id":"onoff","src":"h1","dst":"h2","cc":"cubic","app":{"kind":"onoff","on":"300ms","off":"500ms"}}]`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := runOnTime(t, prep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, end := res.Trace.FlowsT.Rows, sim.Time(res.Summary.SimTimePs)
+	b0, t0 := deliveredOf(rows, 0, sim.Time(sim.Second))
+	b1, t1 := deliveredOf(rows, 0, end)
+	rate := float64(b1-b0) * 8 / t1.Sub(t0).Seconds()
+	t.Logf("rate application: %.4f Mbps from 1 s to the end", rate/1e6)
+	if math.Abs(rate-2e6)/2e6 > 0.03 {
+		t.Errorf("rate application's goodput = %.3f Mbps, want 2 Mbps ± 3%%", rate/1e6)
+	}
+
+	// The first ACK of data comes a round trip (40 ms) after the
+	// handshake, within a 5 ms trace sample: on periods start at a0 - 40
+	// ms + k·800 ms. What an on period wrote is acked by its end + the
+	// FIFO's 40 ms + two round trips, which the quiet windows leave out.
+	var a0 sim.Time
+	for _, r := range rows {
+		if r.Flow == 1 && r.Delivered > 0 {
+			a0 = r.T
+			break
+		}
+	}
+	if a0 == 0 {
+		t.Fatal("the on/off application had nothing acked")
+	}
+	period := 800 * sim.Millisecond
+	for k := 0; ; k++ {
+		on := a0.Add(sim.Duration(k) * period)
+		quiet, next := on.Add(450*sim.Millisecond), on.Add(period-50*sim.Millisecond)
+		if next > end {
+			break
+		}
+		bOn, _ := deliveredOf(rows, 1, on.Add(-sim.Millisecond))
+		bQ0, _ := deliveredOf(rows, 1, quiet)
+		bQ1, _ := deliveredOf(rows, 1, next)
+		t.Logf("period %d: %d B acked while on, %d B in the quiet window", k, bQ0-bOn, bQ1-bQ0)
+		if bQ0-bOn < 100*1448 {
+			t.Errorf("period %d: %d B acked while on; want the on period to send", k, bQ0-bOn)
+		}
+		if bQ1 != bQ0 {
+			t.Errorf("period %d: %d B acked %v to %v after the on period started; want none while off", k, bQ1-bQ0, quiet.Sub(on), next.Sub(on))
+		}
+	}
+
+	// The simulator runs the same applications: the on/off flow's goodput
+	// agrees within 15%.
+	r, err := engine.New(prep.Scenario, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.RunToEnd()
+	simG, emuG := r.Summary(prep.Hash).Flows[1].GoodputBps, res.Summary.Flows[1].GoodputBps
+	if simG == nil || emuG == nil {
+		t.Fatalf("on/off goodput: sim %v, emulate %v; want both", simG, emuG)
+	}
+	d := math.Abs(float64(*emuG-*simG)) / float64(*simG)
+	t.Logf("on/off application: %.2f Mbps beside the kernel, %.2f simulated", float64(*emuG)/1e6, float64(*simG)/1e6)
+	if d > 0.15 {
+		t.Errorf("on/off goodput %d bps on the kernel, %d simulated: differ by %.0f%%, want ≤ 15%%", *emuG, *simG, 100*d)
+	}
+}
+
 // TestReceivePathModels checks that the relay puts a flow's receive-path
 // models (config.RcvPath) around the kernel's receiver, as the simulator
 // puts them around its own: on the clean path with a 10 ms receive hold

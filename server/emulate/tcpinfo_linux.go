@@ -17,6 +17,7 @@ const (
 	tcpInfoOpt      = 11 // TCP_INFO
 	tcpCongestion   = 13 // TCP_CONGESTION
 	tcpCCInfo       = 26 // TCP_CC_INFO
+	tcpNotsentLowat = 25 // TCP_NOTSENT_LOWAT
 	soMaxPacingRate = 47 // SO_MAX_PACING_RATE
 	msgNoSignal     = 0x4000
 )
