@@ -7,6 +7,7 @@ import (
 	"github.com/ccscope/ccscope/engine/config"
 	"github.com/ccscope/ccscope/engine/sim"
 	"github.com/ccscope/ccscope/engine/tcp"
+	"github.com/ccscope/ccscope/engine/topo"
 	"github.com/ccscope/ccscope/engine/units"
 )
 
@@ -46,13 +47,13 @@ type FCTBucket struct {
 var fctBucketEdges = []int64{0, 10_000, 100_000, 1_000_000, 10_000_000, math.MaxInt64}
 
 // IdealFCT is the completion time of a flow of size payload bytes alone on
-// the path from src to dst: one base RTT for the handshake, the one-way
-// delay, and every packet (MSS-sized, with headers) serialised at the
-// bottleneck rate.
-func (r *Run) IdealFCT(f config.Flow) sim.Duration {
-	src, dst := r.Net.Node(f.Src).Index, r.Net.Node(f.Dst).Index
+// network nw's path from src to dst: one base RTT for the handshake, the
+// one-way delay, and every packet (MSS-sized, with headers) serialised at
+// the bottleneck rate.
+func IdealFCT(nw *topo.Network, f config.Flow) sim.Duration {
+	src, dst := nw.Node(f.Src).Index, nw.Node(f.Dst).Index
 	var oneWay sim.Duration
-	for _, d := range r.Net.Path(src, dst) {
+	for _, d := range nw.Path(src, dst) {
 		oneWay += d.Delay()
 	}
 	mss := f.TCP.MSS
@@ -61,13 +62,15 @@ func (r *Run) IdealFCT(f config.Flow) sim.Duration {
 	}
 	pkts := (f.Size + mss - 1) / mss
 	wire := f.Size + pkts*tcp.HeaderBytes
-	return r.Net.BaseRTT(src, dst) + oneWay + units.TxTime(wire, r.Net.Bottleneck(src, dst))
+	return nw.BaseRTT(src, dst) + oneWay + units.TxTime(wire, nw.Bottleneck(src, dst))
 }
 
-// groupSummaries summarises each group from its flows' summaries.
-func (r *Run) groupSummaries(flows []FlowSummary) []GroupSummary {
+// GroupSummaries summarises each of scn's flow groups from its flows'
+// summaries (in scn.Flows order) on network nw, which gives the ideal FCTs:
+// a simulated run's, or an emulated one's of the kernels' flows.
+func GroupSummaries(scn *config.Scenario, nw *topo.Network, flows []FlowSummary) []GroupSummary {
 	var out []GroupSummary
-	for _, g := range r.Scenario.Groups {
+	for _, g := range scn.Groups {
 		gs := GroupSummary{Group: g.ID, Buckets: []FCTBucket{}}
 		type done struct {
 			fct      int64
@@ -77,7 +80,7 @@ func (r *Run) groupSummaries(flows []FlowSummary) []GroupSummary {
 		var completed []done
 		var sum, sumSq float64
 		bulk := 0
-		for i, f := range r.Scenario.Flows {
+		for i, f := range scn.Flows {
 			if f.Group != g.ID {
 				continue
 			}
@@ -91,7 +94,7 @@ func (r *Run) groupSummaries(flows []FlowSummary) []GroupSummary {
 				sum, sumSq, bulk = sum+x, sumSq+float64(x*x), bulk+1
 			}
 			if fs.FCTPs != nil {
-				ideal := r.IdealFCT(f)
+				ideal := IdealFCT(nw, f)
 				completed = append(completed, done{*fs.FCTPs, float64(*fs.FCTPs) / float64(ideal), int64(f.Size)})
 			}
 		}

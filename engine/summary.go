@@ -98,7 +98,7 @@ func (r *Run) Summary(hash string) Summary {
 		fs.PathFacts = r.paths[i]
 		s.Flows = append(s.Flows, fs)
 	}
-	s.Groups = r.groupSummaries(s.Flows)
+	s.Groups = GroupSummaries(r.Scenario, r.Net, s.Flows)
 	for i, d := range r.Net.Dirs {
 		if d.Stats.Enqueued == 0 && d.Stats.Drops == 0 && d.Stats.OutageDrops == 0 {
 			continue

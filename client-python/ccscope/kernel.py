@@ -86,11 +86,16 @@ def compare(
 
     Returns:
         A DataFrame with one row per seed, flow and metric: ``seed, flow,
-        metric, unit, sim, kernel, rel_diff`` (``(kernel − sim) / sim``).
+        group, metric, unit, sim, kernel, rel_diff`` (``(kernel − sim) /
+        sim``; ``group`` is the group a flow belongs to, "" otherwise).
         Metrics: ``goodput`` (Mbps), ``t_1MB``, ``t_10MB``, ``t_100MB`` (ms
         from the first payload byte delivered, at the receiver on both
         sides), ``retransmits`` (packets), ``srtt_p50``, ``srtt_p99`` (ms);
-        for a ping flow, ``probe_rtt_p50`` and ``probe_rtt_p99`` (ms).
+        for a ping flow, ``probe_rtt_p50`` and ``probe_rtt_p99`` (ms). Each
+        flow group has rows of its own (``flow`` is the group's id,
+        ``group`` ""): ``completed`` (flows), ``fct_p50[lo,hi)`` and
+        ``fct_p99[lo,hi)`` (ms) per flow-size bucket, as
+        ``fct_p50[10KB,100KB)``, and ``jain_bulk`` over its bulk flows.
         ``df.attrs["comparison"]`` holds the whole report (both summaries,
         the kernel release, the relay's lateness). ``df.attrs["notes"]``
         lists what the kernel runs took differently from the scenario, by
@@ -134,7 +139,8 @@ def compare(
             stderr=proc.stderr,
         )
     report = json.loads(proc.stdout)
-    df = pd.DataFrame(report["rows"], columns=["seed", "flow", "metric", "unit", "sim", "kernel", "rel_diff"])
+    df = pd.DataFrame(report["rows"], columns=["seed", "flow", "group", "metric", "unit", "sim", "kernel", "rel_diff"])
+    df["group"] = df["group"].astype(object).fillna("")
     df.attrs["comparison"] = report
     notes = list(dict.fromkeys(n for s in report.get("emulated") or [] for n in s.get("notes") or []))
     df.attrs["notes"] = notes

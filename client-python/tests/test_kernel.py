@@ -24,6 +24,10 @@ REPORT = {
     "rows": [
         {"seed": 1, "flow": "f0", "metric": "goodput", "unit": "Mbps", "sim": 46.8, "kernel": 46.7, "rel_diff": -0.1 / 46.8},
         {"seed": 2, "flow": "f0", "metric": "t_100MB", "unit": "ms", "sim": None, "kernel": None, "rel_diff": None},
+        {"seed": 1, "flow": "web/0", "group": "web", "metric": "goodput", "unit": "Mbps", "sim": 2.0, "kernel": 2.1,
+         "rel_diff": 0.05},
+        {"seed": 1, "flow": "web", "metric": "fct_p50[10KB,100KB)", "unit": "ms", "sim": 100.0, "kernel": 104.0,
+         "rel_diff": 0.04},
     ],
     "sim": [],
     "emulated": [],
@@ -63,8 +67,9 @@ def test_compare_builds_the_command_and_the_frame(tmp_path, can_emulate):
     assert args[args.index("--duration") + 1] == "3s"
     assert "links.bottleneck.rate=50Mbps" in args and "flows.f0.tcp.sack=false" in args
     assert args[args.index("--trace") + 1] == str(tmp_path / "tr")
-    assert list(df.columns) == ["seed", "flow", "metric", "unit", "sim", "kernel", "rel_diff"]
-    assert len(df) == 2 and df.loc[0, "kernel"] == 46.7 and pd.isna(df.loc[1, "sim"])
+    assert list(df.columns) == ["seed", "flow", "group", "metric", "unit", "sim", "kernel", "rel_diff"]
+    assert len(df) == 4 and df.loc[0, "kernel"] == 46.7 and pd.isna(df.loc[1, "sim"])
+    assert list(df.group) == ["", "", "web", ""] and df.loc[3, "metric"] == "fct_p50[10KB,100KB)"
     assert df.attrs["comparison"]["kernel"] == "6.18.0"
 
 

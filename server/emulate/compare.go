@@ -1,6 +1,7 @@
 package emulate
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -24,10 +25,14 @@ type CompareOptions struct {
 	Emulate Options
 }
 
-// CompareRow is one metric of one flow in one seed's pair of runs.
+// CompareRow is one metric of one flow, or of one flow group, in one
+// seed's pair of runs.
 type CompareRow struct {
-	Seed    uint64   `json:"seed"`
-	Flow    string   `json:"flow"`
+	Seed uint64 `json:"seed"`
+	Flow string `json:"flow"` // a flow's id, or a group's for the group's own rows
+	// Group is the group a flow's row belongs to; empty for a group's own
+	// rows and for flows outside groups.
+	Group   string   `json:"group,omitempty"`
 	Metric  string   `json:"metric"`
 	Unit    string   `json:"unit"`
 	Sim     *float64 `json:"sim"`
@@ -108,11 +113,7 @@ func Compare(ctx context.Context, raw []byte, sets []string, opt CompareOptions)
 		c.Emulated = append(c.Emulated, res.Summary)
 		for i, f := range prep.Scenario.Flows {
 			row := func(name, unit string, sv, kv *float64) {
-				cr := CompareRow{Seed: seed, Flow: f.ID, Metric: name, Unit: unit, Sim: sv, Kernel: kv}
-				if sv != nil && kv != nil && *sv != 0 {
-					cr.RelDiff = fptr((*kv - *sv) / *sv)
-				}
-				c.Rows = append(c.Rows, cr)
+				c.Rows = append(c.Rows, compareRow(CompareRow{Seed: seed, Flow: f.ID, Group: f.Group, Metric: name, Unit: unit}, sv, kv))
 			}
 			if f.CC == config.Ping {
 				sf, kf := simSum.Flows[i], res.Summary.Flows[i]
@@ -129,6 +130,9 @@ func Compare(ctx context.Context, raw []byte, sets []string, opt CompareOptions)
 				row(met.Name, met.Unit, sv[m], kv[m])
 			}
 		}
+		for g := range simSum.Groups {
+			c.Rows = append(c.Rows, groupRows(seed, simSum.Groups[g], res.Summary.Groups[g])...)
+		}
 		if opt.TraceDir != "" {
 			for _, t := range []struct {
 				name string
@@ -143,6 +147,77 @@ func Compare(ctx context.Context, raw []byte, sets []string, opt CompareOptions)
 		}
 	}
 	return c, nil
+}
+
+// compareRow is r with the simulated and kernel values and their relative
+// difference.
+func compareRow(r CompareRow, sv, kv *float64) CompareRow {
+	r.Sim, r.Kernel = sv, kv
+	if sv != nil && kv != nil && *sv != 0 {
+		r.RelDiff = fptr((*kv - *sv) / *sv)
+	}
+	return r
+}
+
+// groupRows line up a flow group's summaries: how many of its flows
+// completed, the median and 99th percentile FCT of each size bucket
+// either side has flows in (as "fct_p50[10KB,100KB)"), and Jain's index
+// over its bulk flows.
+func groupRows(seed uint64, sg, kg engine.GroupSummary) []CompareRow {
+	at := func(name, unit string, sv, kv *float64) CompareRow {
+		return compareRow(CompareRow{Seed: seed, Flow: sg.Group, Metric: name, Unit: unit}, sv, kv)
+	}
+	rows := []CompareRow{at("completed", "flows", fptr(float64(sg.Completed)), fptr(float64(kg.Completed)))}
+	type bucket struct{ lo, hi int64 }
+	var order []bucket
+	byB := map[bucket][2]*engine.FCTBucket{}
+	for side, g := range []engine.GroupSummary{sg, kg} {
+		for i := range g.Buckets {
+			b := &g.Buckets[i]
+			k := bucket{b.MinBytes, b.MaxBytes}
+			v, seen := byB[k]
+			if !seen {
+				order = append(order, k)
+			}
+			v[side] = b
+			byB[k] = v
+		}
+	}
+	slices.SortFunc(order, func(a, b bucket) int { return cmp.Compare(a.lo, b.lo) })
+	for _, k := range order {
+		v := byB[k]
+		label := "[" + decimalBytes(k.lo) + "," + decimalBytes(k.hi) + ")"
+		for _, q := range []struct {
+			name string
+			of   func(*engine.FCTBucket) int64
+		}{{"fct_p50", func(b *engine.FCTBucket) int64 { return b.FCTP50Ps }}, {"fct_p99", func(b *engine.FCTBucket) int64 { return b.FCTP99Ps }}} {
+			var ms [2]*float64
+			for side, b := range v {
+				if b != nil {
+					ms[side] = fptr(float64(q.of(b)) / float64(sim.Millisecond))
+				}
+			}
+			rows = append(rows, at(q.name+label, "ms", ms[0], ms[1]))
+		}
+	}
+	if sg.JainBulk != nil || kg.JainBulk != nil {
+		rows = append(rows, at("jain_bulk", "", sg.JainBulk, kg.JainBulk))
+	}
+	return rows
+}
+
+// decimalBytes writes a bucket edge as FCT plots label them: 10KB, 1MB; ""
+// for the open ends.
+func decimalBytes(b int64) string {
+	switch {
+	case b == 0 || b == math.MaxInt64:
+		return ""
+	case b%1_000_000 == 0:
+		return strconv.FormatInt(b/1_000_000, 10) + "MB"
+	case b%1_000 == 0:
+		return strconv.FormatInt(b/1_000, 10) + "KB"
+	}
+	return strconv.FormatInt(b, 10) + "B"
 }
 
 // writeTrace writes a recorder's in-memory tables to files at path.

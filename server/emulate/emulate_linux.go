@@ -757,21 +757,28 @@ func (w *writer) write(n int) bool {
 }
 
 // sleepUntil waits until the run's clock reaches at; false if stop closed
-// first.
+// first. It sleeps in nanosleep on the application's own real-time thread
+// (appThread), in steps of at most stopPoll: a Go timer wakes a goroutine
+// locked to its thread through the runtime's poller, up to 2 ms late here,
+// which delayed every flow's start (its SYN) by that much.
 func sleepUntil(r *relay, at sim.Time, stop <-chan struct{}) bool {
-	d := time.Duration(int64(at.Sub(r.now())) / 1000)
-	if d <= 0 {
-		return true
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-stop:
-		return false
+	for {
+		d := at.Sub(r.now())
+		if d <= 0 {
+			return true
+		}
+		select {
+		case <-stop:
+			return false
+		default:
+		}
+		ts := syscall.NsecToTimespec(int64(min(d, stopPoll)) / 1000)
+		syscall.Nanosleep(&ts, nil) // woken early by a signal: the loop sleeps again
 	}
 }
+
+// stopPoll is how often a sleeping application looks at the run's stop.
+const stopPoll = 5 * sim.Millisecond
 
 // receive accepts the flow's connection and reads until it closes,
 // recording when the milestones are crossed.
@@ -928,9 +935,13 @@ func (e *run) summary(r *relay, nw *topo.Network, probes map[int]*ping.Probe, ha
 				fs.CCFinal = map[string]float64{"bw": float64(f.bbr.BwBps), "min_rtt": float64(f.bbr.MinRTTUs)}
 			}
 		}
+		if fc.Group != "" && f.done != 0 {
+			fs.FCTPs = ptr(int64(f.done.Sub(sim.Time(fc.Start)))) // as a simulated group flow's
+		}
 		s.Receivers = append(s.Receivers, rm)
 		s.Flows = append(s.Flows, fs)
 	}
+	s.Groups = engine.GroupSummaries(e.scn, nw, s.Flows)
 	for i, d := range nw.Dirs {
 		if d.Stats.Enqueued == 0 && d.Stats.Drops == 0 {
 			continue

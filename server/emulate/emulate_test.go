@@ -482,6 +482,55 @@ func TestApplicationPatterns(t *testing.T) {
 	}
 }
 
+// TestShortFlowsFCT runs a group of four 30 KB CUBIC flows, one every
+// 500 ms, on the kernel on the clean path (idle between them), and checks
+// their completion times against the hand count: the handshake (40 ms),
+// the initial window of 10 segments (its first ACK back 40 ms + one
+// 1500 B serialisation, 0.24 ms, later), then the 11 segments left
+// (10 × 1500 B + 1092 B), sent two per ACK, back to back at 50 Mbps
+// (2.575 ms), and 20 ms to the receiver: 102.8 ms (the simulator's
+// 102.84). The group summary holds them in its [10KB,100KB) bucket, as the
+// simulator's does.
+func TestShortFlowsFCT(t *testing.T) {
+	requireEmulation(t)
+	prep, err := engine.Prepare([]byte(cleanPath), []string{"runtime.duration=2.3s",
+		`flows=[{"group":"short","count":4,"src":"h1","dst":"h2","cc":"cubic",
+		         "start":{"kind":"periodic","at":"100ms","every":"500ms"},"size":{"kind":"fixed","value":"30KB"}}]`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := runOnTime(t, prep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := 40*sim.Millisecond + 40*sim.Millisecond + 240*sim.Microsecond + 2575*sim.Microsecond + 20*sim.Millisecond
+	for _, f := range res.Summary.Flows {
+		if f.FCTPs == nil {
+			t.Errorf("%s: no FCT; want it completed", f.ID)
+			continue
+		}
+		fct := dur(f.FCTPs)
+		t.Logf("%s: FCT %v", f.ID, fct)
+		if fct < want-500*sim.Microsecond || fct > want+2500*sim.Microsecond {
+			t.Errorf("%s: FCT %v, want %v - 0.5 ms + 2.5 ms (the relay adds 0.1-0.3 ms to each of the 5 crossings, reading the TUN device)", f.ID, fct, want)
+		}
+	}
+	gs := res.Summary.Groups
+	if len(gs) != 1 || gs[0].Completed != 4 || len(gs[0].Buckets) != 1 || gs[0].Buckets[0].MinBytes != 10_000 {
+		t.Fatalf("group summary = %+v, want the 4 flows completed in bucket [10KB,100KB)", gs)
+	}
+	r, err := engine.New(prep.Scenario, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.RunToEnd()
+	simP50, kernP50 := sim.Duration(r.Summary(prep.Hash).Groups[0].Buckets[0].FCTP50Ps), sim.Duration(gs[0].Buckets[0].FCTP50Ps)
+	t.Logf("FCT p50: %v simulated, %v on the kernel; slowdown p50 %.3f on the kernel", simP50, kernP50, gs[0].Buckets[0].SlowdownP50)
+	if d := math.Abs(float64(kernP50-simP50)) / float64(simP50); d > 0.03 {
+		t.Errorf("FCT p50 %v on the kernel, %v simulated: differ by %.1f%%, want ≤ 3%%", kernP50, simP50, 100*d)
+	}
+}
+
 // TestReceivePathModels checks that the relay puts a flow's receive-path
 // models (config.RcvPath) around the kernel's receiver, as the simulator
 // puts them around its own: on the clean path with a 10 ms receive hold

@@ -83,8 +83,13 @@ func parseSeeds(s string) ([]uint64, error) {
 	return out, nil
 }
 
-// printComparison prints, per flow, each metric's mean over the seeds in
-// the simulator and on the kernel, and their relative difference.
+// tableGroupFlows is the size above which a group's flows are left out of
+// the printed table, which keeps the group's own rows (--json has all).
+const tableGroupFlows = 8
+
+// printComparison prints, per flow and per flow group, each metric's mean
+// over the seeds in the simulator and on the kernel, and their relative
+// difference.
 func printComparison(w io.Writer, c *emulate.Comparison) {
 	fmt.Fprintf(w, "scenario %s  seeds %v  simulator vs Linux %s", c.Scenario, c.Seeds, c.Kernel)
 	if len(c.Emulated) > 0 {
@@ -104,9 +109,28 @@ func printComparison(w io.Writer, c *emulate.Comparison) {
 		unit         string
 		order, first int
 	}
+	members := map[string]map[string]bool{}
+	var big []string
+	for _, r := range c.Rows {
+		if r.Group == "" {
+			continue
+		}
+		if members[r.Group] == nil {
+			members[r.Group] = map[string]bool{}
+		}
+		if !members[r.Group][r.Flow] {
+			members[r.Group][r.Flow] = true
+			if len(members[r.Group]) == tableGroupFlows+1 {
+				big = append(big, r.Group)
+			}
+		}
+	}
 	sums := map[key]*acc{}
 	var keys []key
 	for i, r := range c.Rows {
+		if len(members[r.Group]) > tableGroupFlows {
+			continue
+		}
 		k := key{r.Flow, r.Metric}
 		a, ok := sums[k]
 		if !ok {
@@ -141,6 +165,9 @@ func printComparison(w io.Writer, c *emulate.Comparison) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", k.flow, k.metric, a.unit, sv, kv, diff)
 	}
 	tw.Flush()
+	for _, g := range big {
+		fmt.Fprintf(w, "group %s: its %d flows' own rows are left out here (--json has them)\n", g, len(members[g]))
+	}
 	for _, p := range c.Traces {
 		fmt.Fprintln(w, "trace:", p)
 	}

@@ -95,3 +95,30 @@ func TestParseSeeds(t *testing.T) {
 		}
 	}
 }
+
+// TestPrintComparisonGroups checks the table for flow groups: a group of
+// more than tableGroupFlows flows keeps its own rows (FCT by bucket) and
+// loses its flows' rows, said once; a small group's flows keep theirs.
+func TestPrintComparisonGroups(t *testing.T) {
+	v := func(x float64) *float64 { return &x }
+	c := &emulate.Comparison{Scenario: "s", Seeds: []uint64{1}}
+	for i := range 9 {
+		c.Rows = append(c.Rows, emulate.CompareRow{Seed: 1, Flow: fmt.Sprintf("web/%d", i), Group: "web",
+			Metric: "goodput", Unit: "Mbps", Sim: v(1), Kernel: v(1)})
+	}
+	c.Rows = append(c.Rows,
+		emulate.CompareRow{Seed: 1, Flow: "few/0", Group: "few", Metric: "goodput", Unit: "Mbps", Sim: v(2), Kernel: v(3)},
+		emulate.CompareRow{Seed: 1, Flow: "web", Metric: "fct_p50[10KB,100KB)", Unit: "ms", Sim: v(100), Kernel: v(110)})
+	var b strings.Builder
+	printComparison(&b, c)
+	out := b.String()
+	for _, want := range []string{"few/0", "+50.0%", "fct_p50[10KB,100KB)", "+10.0%",
+		"group web: its 9 flows' own rows are left out here (--json has them)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "web/0") || strings.Count(out, "group web:") != 1 {
+		t.Errorf("table lists the big group's flows, or names the group more than once:\n%s", out)
+	}
+}
