@@ -327,6 +327,7 @@ func check(scn *config.Scenario, opt Options) error {
 			errs = append(errs, p+".tcp.ecn_low: the mainline kernel has no ecn_low route feature")
 		}
 	}
+	errs = append(errs, sysctlConflicts(scn)...)
 	limit := opt.MaxRateBps
 	if limit == 0 {
 		limit = DefaultMaxRateBps
@@ -399,9 +400,13 @@ func removeStale() {
 	}
 }
 
+// nsSysctl is one sysctl a namespace gets, and the flows' tcp options that
+// set it ("" for the ones every namespace gets alike).
+type nsSysctl struct{ key, value, field string }
+
 // nsSysctls are the sysctls every namespace gets, for the flows whose ends
 // it hosts (opts: their TCP options; all flows of a namespace must agree).
-func nsSysctls(o config.TCPOptions) [][2]string {
+func nsSysctls(o config.TCPOptions) []nsSysctl {
 	b := func(on bool, yes, no string) string {
 		if on {
 			return yes
@@ -412,38 +417,63 @@ func nsSysctls(o config.TCPOptions) [][2]string {
 	if wmax == 0 {
 		wmax = 1 << 30 // "unlimited": as far as tcp_wmem goes in practice
 	}
-	return [][2]string{
-		{"net.ipv6.conf.all.disable_ipv6", "1"},
-		{"net.ipv6.conf.default.disable_ipv6", "1"},
-		{"net.ipv4.tcp_timestamps", "1"},
-		{"net.ipv4.tcp_window_scaling", "1"},
-		{"net.ipv4.tcp_no_metrics_save", "1"},
-		{"net.ipv4.tcp_moderate_rcvbuf", "1"},
-		{"net.ipv4.tcp_sack", b(o.SACK, "1", "0")},
-		{"net.ipv4.tcp_dsack", b(o.SACK, "1", "0")},
-		{"net.ipv4.tcp_recovery", b(o.RACK, "1", "0")},
-		{"net.ipv4.tcp_early_retrans", b(o.TLP, "3", "0")},
-		{"net.ipv4.tcp_frto", b(o.FRTO, "2", "0")},
-		{"net.ipv4.tcp_ecn", b(o.ECN, "1", "2")},
-		{"net.ipv4.tcp_wmem", fmt.Sprintf("4096 16384 %d", wmax)},
-		{"net.ipv4.tcp_rmem", fmt.Sprintf("4096 %d %d", o.RcvBufInit, o.RcvBufMax)},
+	return []nsSysctl{
+		{"net.ipv6.conf.all.disable_ipv6", "1", ""},
+		{"net.ipv6.conf.default.disable_ipv6", "1", ""},
+		{"net.ipv4.tcp_timestamps", "1", ""},
+		{"net.ipv4.tcp_window_scaling", "1", ""},
+		{"net.ipv4.tcp_no_metrics_save", "1", ""},
+		{"net.ipv4.tcp_moderate_rcvbuf", "1", ""},
+		{"net.ipv4.tcp_sack", b(o.SACK, "1", "0"), "sack"},
+		{"net.ipv4.tcp_dsack", b(o.SACK, "1", "0"), "sack"},
+		{"net.ipv4.tcp_recovery", b(o.RACK, "1", "0"), "rack"},
+		{"net.ipv4.tcp_early_retrans", b(o.TLP, "3", "0"), "tlp"},
+		{"net.ipv4.tcp_frto", b(o.FRTO, "2", "0"), "frto"},
+		{"net.ipv4.tcp_ecn", b(o.ECN, "1", "2"), "ecn"},
+		{"net.ipv4.tcp_wmem", fmt.Sprintf("4096 16384 %d", wmax), "sndbuf"},
+		{"net.ipv4.tcp_rmem", fmt.Sprintf("4096 %d %d", o.RcvBufInit, o.RcvBufMax), "rcvbuf_init, rcvbuf_max"},
 	}
+}
+
+// sysctlConflicts checks that the flows with an end on the same node agree
+// on every tcp option that is a namespace sysctl; it names each option
+// two flows differ in.
+func sysctlConflicts(scn *config.Scenario) []string {
+	var errs []string
+	first := map[string]*config.Flow{} // by node: the first flow with an end there
+	for i := range scn.Flows {
+		f := &scn.Flows[i]
+		if f.CC == config.Ping {
+			continue // no socket: the relay runs it
+		}
+		for _, id := range []string{f.Src, f.Dst} {
+			prev, ok := first[id]
+			if !ok {
+				first[id] = f
+				continue
+			}
+			a, b := nsSysctls(prev.TCP), nsSysctls(f.TCP)
+			seen := map[string]bool{}
+			for k := range a {
+				if a[k].value == b[k].value || seen[a[k].field] {
+					continue
+				}
+				seen[a[k].field] = true
+				errs = append(errs, fmt.Sprintf("flows[%s].tcp.%s: differs from flows[%s]'s at node %s (%s %q against %q); a namespace has one set of sysctls: give such flows hosts of their own",
+					f.ID, a[k].field, prev.ID, id, a[k].key, b[k].value, a[k].value))
+			}
+		}
+	}
+	return errs
 }
 
 // setupNodes gives every endpoint a namespace with its sysctls and a TUN
 // device carrying 10.201.0.(i+1)/24; routes to the others go through it.
 func (e *run) setupNodes() error {
-	opts := map[string]*config.Flow{}
+	opts := map[string]*config.Flow{} // check made sure a node's flows agree
 	for i := range e.scn.Flows {
-		f := &e.scn.Flows[i]
-		if f.CC == config.Ping {
-			continue // no socket: the relay runs it
-		}
-		for _, id := range []string{f.Src, f.Dst} {
-			if prev, ok := opts[id]; ok && sysctlKey(prev.TCP) != sysctlKey(f.TCP) {
-				return fmt.Errorf("flows[%s].tcp differs from flows[%s].tcp at node %s; a namespace has one set of sysctls", f.ID, prev.ID, id)
-			}
-			opts[id] = f
+		if f := &e.scn.Flows[i]; f.CC != config.Ping {
+			opts[f.Src], opts[f.Dst] = f, f
 		}
 	}
 	k := 0
@@ -467,10 +497,10 @@ func (e *run) setupNodes() error {
 		set := map[string]string{}
 		err = ns.do(func() error {
 			for _, kv := range nsSysctls(o) {
-				if err := sysctl(kv[0], kv[1]); err != nil {
+				if err := sysctl(kv.key, kv.value); err != nil {
 					return err
 				}
-				set[kv[0]] = kv[1]
+				set[kv.key] = kv.value
 			}
 			fd, err := openTUN("tun0")
 			n.tun = fd
@@ -515,8 +545,6 @@ func (e *run) setupNodes() error {
 	}
 	return nil
 }
-
-func sysctlKey(o config.TCPOptions) string { return fmt.Sprint(nsSysctls(o)) }
 
 func ipString(a [4]byte) string { return fmt.Sprintf("%d.%d.%d.%d", a[0], a[1], a[2], a[3]) }
 
