@@ -21,6 +21,7 @@ import (
 	"github.com/ccscope/ccscope/engine/qdisc"
 	"github.com/ccscope/ccscope/engine/rcvpath"
 	"github.com/ccscope/ccscope/engine/sim"
+	"github.com/ccscope/ccscope/engine/tcp"
 	"github.com/ccscope/ccscope/engine/topo"
 	"github.com/ccscope/ccscope/engine/trace"
 	"github.com/ccscope/ccscope/engine/units"
@@ -358,17 +359,24 @@ func notes(scn *config.Scenario) []string {
 	return out
 }
 
-// offeredRate sums the fastest rate any flow can push through the relay:
-// the slowest direction on each flow's path, counted once per direction.
+// offeredRate sums the fastest rate the flows can push through the relay:
+// on each flow's path the slowest direction, which carries at most its rate
+// and at most what its flows offer (a rate application its rate on the
+// wire; any other TCP flow as much as it can). Ping probes, which the relay
+// answers itself, add next to nothing.
 func offeredRate(scn *config.Scenario) int64 {
 	s, pool := sim.New(), &packet.Pool{}
 	nw, err := topo.Build(s, pool, scn)
 	if err != nil {
 		return 0
 	}
-	seen := map[string]bool{}
-	var total int64
+	type load struct{ rate, offered units.BitRate }
+	var slowest []string
+	loads := map[string]*load{}
 	for _, f := range scn.Flows {
+		if f.CC == config.Ping {
+			continue
+		}
 		src, dst := nw.Node(f.Src), nw.Node(f.Dst)
 		var slow string
 		var rate units.BitRate
@@ -377,10 +385,22 @@ func offeredRate(scn *config.Scenario) int64 {
 				rate, slow = d.Rate(), d.Name
 			}
 		}
-		if !seen[slow] {
-			seen[slow] = true
-			total += int64(rate)
+		l := loads[slow]
+		if l == nil {
+			l = &load{rate: rate}
+			loads[slow] = l
+			slowest = append(slowest, slow)
 		}
+		want := rate
+		if f.App.Kind == config.AppRate {
+			mss := f.TCP.MSS
+			want = units.BitRate(int64(f.App.Rate) * int64(mss+tcp.HeaderBytes) / int64(mss))
+		}
+		l.offered += want
+	}
+	var total int64
+	for _, name := range slowest {
+		total += int64(min(loads[name].rate, loads[name].offered))
 	}
 	return total
 }

@@ -44,3 +44,33 @@ func TestSysctlConflicts(t *testing.T) {
 		t.Errorf("conflicts = %q for flows that differ only in per-socket options, want none", got)
 	}
 }
+
+// TestOfferedRate: what the flows can push through the relay, by the
+// slowest direction on each path: its rate when a flow there is greedy,
+// else what its rate applications write, with the 52 B of headers per
+// 1448 B segment (100 Mbps of payload is 103.59 Mbps on the wire).
+func TestOfferedRate(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		flows string
+		want  int64
+	}{
+		{"one greedy", `[{"id":"f0","src":"h1","dst":"h2","cc":"cubic"}]`, 10e9},
+		{"two greedy, one bottleneck", `[{"id":"f0","src":"h1","dst":"h2","cc":"cubic"},{"id":"f1","src":"h1","dst":"h2","cc":"bbr"}]`, 10e9},
+		{"a rate application", `[{"id":"f0","src":"h1","dst":"h2","cc":"cubic","app":{"kind":"rate","rate":"100Mbps"}}]`, 100_000_000 * 1500 / 1448},
+		{"a rate application and a ping", `[{"id":"f0","src":"h1","dst":"h2","cc":"cubic","app":{"kind":"rate","rate":"100Mbps"}},
+			{"id":"p","src":"h1","dst":"h2","cc":"ping","interval":"10ms"}]`, 100_000_000 * 1500 / 1448},
+		{"rate beside greedy", `[{"id":"f0","src":"h1","dst":"h2","cc":"cubic","app":{"kind":"rate","rate":"100Mbps"}},
+			{"id":"f1","src":"h1","dst":"h2","cc":"cubic"}]`, 10e9},
+		{"both ways", `[{"id":"f0","src":"h1","dst":"h2","cc":"cubic","app":{"kind":"rate","rate":"100Mbps"}},
+			{"id":"f1","src":"h2","dst":"h1","cc":"cubic","app":{"kind":"rate","rate":"50Mbps"}}]`, 100_000_000*1500/1448 + 50_000_000*1500/1448},
+	} {
+		prep, err := engine.Prepare([]byte(cleanPath), []string{"links.bottleneck.rate=10Gbps", "flows=" + c.flows})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if got := offeredRate(prep.Scenario); got != c.want {
+			t.Errorf("%s: offered %d bps, want %d", c.name, got, c.want)
+		}
+	}
+}
