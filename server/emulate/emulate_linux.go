@@ -334,7 +334,7 @@ func check(scn *config.Scenario, opt Options) error {
 		limit = DefaultMaxRateBps
 	}
 	if total := offeredRate(scn); total > limit {
-		errs = append(errs, fmt.Sprintf("links: the flows' bottlenecks add up to %.0f Mbps, beyond the relay's real-time ceiling of %.0f Mbps on this machine (README, \"The real kernel beside the simulator\"); lower the rates or raise --max-rate knowingly",
+		errs = append(errs, fmt.Sprintf("links: the flows can offer %.0f Mbps (their paths' slowest directions), beyond the relay's real-time ceiling of %.0f Mbps on this machine (README, \"The real kernel beside the simulator\"); lower the rates or raise --max-rate knowingly",
 			float64(total)/1e6, float64(limit)/1e6))
 	}
 	if len(errs) > 0 {
