@@ -103,6 +103,9 @@ type Pool struct {
 	slabs []*[slabSize]Packet // arrays, so Get's index within a slab needs no bounds check
 	free  []ID
 	live  int
+	// OnClone, if set, hears of every Clone: an owner that keeps data
+	// beside the packets (the emulator's packet bytes, by ID) copies it.
+	OnClone func(from, to ID)
 }
 
 // Alloc returns the ID of a packet whose fields are all zero but Sack,
@@ -122,6 +125,17 @@ func (p *Pool) Alloc() ID {
 	p.live++
 	clear((*[unsafe.Offsetof(Packet{}.Sack)]byte)(unsafe.Pointer(p.Get(id)))[:])
 	return id
+}
+
+// Clone returns a new packet with all of id's fields (a switch's flooded
+// copy of a frame).
+func (p *Pool) Clone(id ID) ID {
+	c := p.Alloc()
+	*p.Get(c) = *p.Get(id)
+	if p.OnClone != nil {
+		p.OnClone(id, c)
+	}
+	return c
 }
 
 // Get returns the packet with id. The pointer stays valid until Free(id).

@@ -58,3 +58,22 @@ func TestAllocClears(t *testing.T) {
 		t.Errorf("reused packet not cleared: %+v", got)
 	}
 }
+
+// TestClone: a clone has every field of the original, its own ID, and
+// OnClone hears of it (the emulator copies the packet's bytes there).
+func TestClone(t *testing.T) {
+	var p Pool
+	var heard [][2]ID
+	p.OnClone = func(from, to ID) { heard = append(heard, [2]ID{from, to}) }
+	id := p.Alloc()
+	orig := p.Get(id)
+	orig.Flow, orig.Dst, orig.Seq, orig.NSack = 3, 7, 1449, 1
+	orig.Sack[0] = SackBlock{Start: 2897, End: 4345}
+	c := p.Clone(id)
+	if c == id || *p.Get(c) != *orig || p.Live() != 2 {
+		t.Errorf("clone %d of %d = %+v, live %d; want a second packet equal to %+v", c, id, *p.Get(c), p.Live(), *orig)
+	}
+	if len(heard) != 1 || heard[0] != [2]ID{id, c} {
+		t.Errorf("OnClone heard %v, want [[%d %d]]", heard, id, c)
+	}
+}

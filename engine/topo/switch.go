@@ -77,8 +77,7 @@ func (n *Node) switchReceive(id packet.ID, in int32) {
 			continue
 		}
 		if last >= 0 {
-			c := n.pool.Alloc()
-			*n.pool.Get(c) = *n.pool.Get(id)
+			c := n.pool.Clone(id)
 			sw.nw.mark(c, l2)
 			sw.ports[last].Send(c)
 		}

@@ -150,6 +150,9 @@ func Run(ctx context.Context, scn *config.Scenario, hash string, opt Options) (r
 		rec.Flows = append(rec.Flows, f.ID)
 	}
 	r := &relay{s: s, pool: pool, nw: nw, nflows: len(scn.Flows), rec: rec}
+	// A switch's flooded copies carry the frame's bytes too: without them
+	// the copy that reached the destination carried another packet's.
+	pool.OnClone = func(from, to packet.ID) { copy(r.buf(to), r.buf(from)) }
 	for i := range r.nodeOf {
 		r.nodeOf[i] = -1
 	}

@@ -531,6 +531,52 @@ func TestShortFlowsFCT(t *testing.T) {
 	}
 }
 
+// TestSwitchFloods runs a flow between two of three hosts on an L2
+// switch. Until the switch has learned the receiver's port it floods the
+// frames for it, so the SYN reaches the receiver as a flooded copy (the
+// receiver's port comes before b's, which takes the original): the relay
+// copies the frame's bytes with it. (It did not, the copy carried
+// another packet's bytes, and the connection was reset.) Once past the
+// handshake the flow runs at the 50 Mbps ports' rate times the payload
+// share of a segment.
+func TestSwitchFloods(t *testing.T) {
+	requireEmulation(t)
+	prep, err := engine.Prepare([]byte(`{
+  "name": "emu-switch",
+  "runtime": {"seed": 1, "duration": "3s"},
+  "nodes": [{"id": "a", "kind": "endpoint"}, {"id": "b", "kind": "endpoint"}, {"id": "c", "kind": "endpoint"},
+            {"id": "sw", "kind": "switch"}],
+  "links": [
+    {"id": "la", "a": "a", "b": "sw", "rate": "50Mbps", "delay": "10ms"},
+    {"id": "lc", "a": "c", "b": "sw", "rate": "50Mbps", "delay": "10ms",
+     "ba": {"qdisc": {"kind": "fifo", "limit": "250KB"}}},
+    {"id": "lb", "a": "b", "b": "sw", "rate": "50Mbps", "delay": "10ms"}
+  ],
+  "flows": [{"id": "f0", "src": "a", "dst": "c", "cc": "cubic", "tcp": {"pacing": true}}]
+}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := runOnTime(t, prep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flooded := false
+	for _, q := range res.Summary.Queues {
+		flooded = flooded || q.Link == "lb" && q.Dir == "ba" && q.Enqueued > 0
+	}
+	if !flooded {
+		t.Errorf("queues = %+v; want a flooded copy sent to b (lb, ba)", res.Summary.Queues)
+	}
+	b0, t0 := delivered(res.Trace.FlowsT.Rows, sim.Time(sim.Second))
+	b1, t1 := delivered(res.Trace.FlowsT.Rows, sim.Time(res.Summary.SimTimePs))
+	g, want := float64(b1-b0)*8/t1.Sub(t0).Seconds(), 50e6*1448/1500
+	t.Logf("goodput from 1 s: %.2f Mbps (want %.2f)", g/1e6, want/1e6)
+	if math.Abs(g-want)/want > 0.03 {
+		t.Errorf("goodput from 1 s = %.2f Mbps, want %.2f ± 3%%", g/1e6, want/1e6)
+	}
+}
+
 // TestReceivePathModels checks that the relay puts a flow's receive-path
 // models (config.RcvPath) around the kernel's receiver, as the simulator
 // puts them around its own: on the clean path with a 10 ms receive hold
