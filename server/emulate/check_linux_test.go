@@ -7,41 +7,75 @@ import (
 	"github.com/ccscope/ccscope/engine"
 )
 
-// TestSysctlConflicts: flows with an end on one host must agree on the
-// tcp options that are namespace sysctls (Linux has no per-socket switch
-// for them). A conflict is refused before anything is set up, naming the
-// option, both flows and the node; options that are per-socket (cc,
-// pacing) may differ.
-func TestSysctlConflicts(t *testing.T) {
-	prep, err := engine.Prepare([]byte(cleanPath), []string{`flows=[
-		{"id":"f0","src":"h1","dst":"h2","cc":"cubic","tcp":{"ecn":true,"sndbuf":"8MiB"}},
-		{"id":"f1","src":"h1","dst":"h2","cc":"bbr","tcp":{"pacing":true}}]`})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := sysctlConflicts(prep.Scenario)
-	want := []string{
-		`flows[f1].tcp.ecn: differs from flows[f0]'s at node h1 (net.ipv4.tcp_ecn "2" against "1")`,
-		`flows[f1].tcp.sndbuf: differs from flows[f0]'s at node h1 (net.ipv4.tcp_wmem "4096 16384 4000000" against "4096 16384 8388608")`,
-		`flows[f1].tcp.ecn: differs from flows[f0]'s at node h2`,
-		`flows[f1].tcp.sndbuf: differs from flows[f0]'s at node h2`,
-	}
-	if len(got) != len(want) {
-		t.Fatalf("conflicts = %q, want %d", got, len(want))
-	}
-	for i, w := range want {
-		if !strings.HasPrefix(got[i], w) {
-			t.Errorf("conflict %d = %q, want it to start %q", i, got[i], w)
+// TestNodeSysctls: flows with an end on one host must agree on the tcp
+// options that are namespace sysctls where they matter at that end (Linux
+// has no per-socket switch for them): a sender's ECN or send buffer, a
+// receiver's receive buffer, both ends' SACK. A conflict is refused before
+// anything is set up, naming the option, both flows and the node; flows
+// that differ where it does not matter, or in per-socket options (cc,
+// pacing), are run, each host with the values its own ends need.
+func TestNodeSysctls(t *testing.T) {
+	const hosts = `{"name": "three", "runtime": {"seed": 1, "duration": "1s"},
+  "nodes": [{"id": "h1", "kind": "endpoint"}, {"id": "h3", "kind": "endpoint"}, {"id": "r1", "kind": "router"},
+            {"id": "h2", "kind": "endpoint"}],
+  "links": [{"id": "a1", "a": "h1", "b": "r1", "rate": "50Mbps", "delay": "1ms"},
+            {"id": "a3", "a": "h3", "b": "r1", "rate": "50Mbps", "delay": "1ms"},
+            {"id": "a2", "a": "r1", "b": "h2", "rate": "50Mbps", "delay": "1ms"}],
+  "flows": [{"id": "x", "src": "h1", "dst": "h2", "cc": "cubic"}]}`
+	value := func(vals map[string][]nsSysctl, node, key string) string {
+		for _, v := range vals[node] {
+			if v.key == key {
+				return v.value
+			}
 		}
+		return "?"
 	}
-	prep, err = engine.Prepare([]byte(cleanPath), []string{`flows=[
-		{"id":"f0","src":"h1","dst":"h2","cc":"cubic"},
-		{"id":"f1","src":"h1","dst":"h2","cc":"bbr","tcp":{"pacing":true}}]`})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := sysctlConflicts(prep.Scenario); got != nil {
-		t.Errorf("conflicts = %q for flows that differ only in per-socket options, want none", got)
+	for _, c := range []struct {
+		name  string
+		flows string
+		want  []string // error prefixes
+		check func(t *testing.T, vals map[string][]nsSysctl)
+	}{
+		{"two senders on one host", `[{"id":"f0","src":"h1","dst":"h2","cc":"cubic","tcp":{"ecn":true,"sndbuf":"8MiB"}},
+			{"id":"f1","src":"h1","dst":"h2","cc":"bbr","tcp":{"pacing":true}}]`, []string{
+			`flows[f1].tcp.ecn: differs from flows[f0]'s at node h1, where f1 sends and f0 sends (net.ipv4.tcp_ecn "2" against "1")`,
+			`flows[f1].tcp.sndbuf: differs from flows[f0]'s at node h1, where f1 sends and f0 sends (net.ipv4.tcp_wmem "4096 16384 4000000" against "4096 16384 8388608")`,
+		}, nil},
+		{"ECN and not into one receiver", `[{"id":"f0","src":"h1","dst":"h2","cc":"cubic","tcp":{"ecn":true}},
+			{"id":"f1","src":"h3","dst":"h2","cc":"cubic"}]`, nil, func(t *testing.T, vals map[string][]nsSysctl) {
+			if e1, e3, e2 := value(vals, "h1", "net.ipv4.tcp_ecn"), value(vals, "h3", "net.ipv4.tcp_ecn"), value(vals, "h2", "net.ipv4.tcp_ecn"); e1 != "1" || e3 != "2" || e2 != "2" {
+				t.Errorf("tcp_ecn h1 %s, h3 %s, h2 %s; want 1 (asks), 2, 2 (accepts)", e1, e3, e2)
+			}
+		}},
+		{"a host sends one and receives the other", `[{"id":"f0","src":"h1","dst":"h2","cc":"cubic","tcp":{"ecn":true,"rcvbuf_max":"16MiB"}},
+			{"id":"f1","src":"h2","dst":"h1","cc":"cubic"}]`, nil, func(t *testing.T, vals map[string][]nsSysctl) {
+			if r1, r2 := value(vals, "h1", "net.ipv4.tcp_rmem"), value(vals, "h2", "net.ipv4.tcp_rmem"); r1 != "4096 131072 6291456" || r2 != "4096 131072 16777216" {
+				t.Errorf("tcp_rmem h1 %q, h2 %q; want f1's receiver the default, f0's 16 MiB", r1, r2)
+			}
+		}},
+		{"receive buffers into one receiver", `[{"id":"f0","src":"h1","dst":"h2","cc":"cubic","tcp":{"rcvbuf_max":"16MiB"}},
+			{"id":"f1","src":"h3","dst":"h2","cc":"cubic","tcp":{"sack":false}}]`, []string{
+			`flows[f1].tcp.sack: differs from flows[f0]'s at node h2, where f1 receives and f0 receives (net.ipv4.tcp_sack "0" against "1")`,
+			`flows[f1].tcp.rcvbuf_init/rcvbuf_max: differs from flows[f0]'s at node h2, where f1 receives and f0 receives`,
+		}, nil},
+	} {
+		prep, err := engine.Prepare([]byte(hosts), []string{"flows=" + c.flows})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		vals, got := nodeSysctls(prep.Scenario)
+		if len(got) != len(c.want) {
+			t.Errorf("%s: conflicts = %q, want %d", c.name, got, len(c.want))
+			continue
+		}
+		for i, w := range c.want {
+			if !strings.HasPrefix(got[i], w) {
+				t.Errorf("%s: conflict %d = %q, want it to start %q", c.name, i, got[i], w)
+			}
+		}
+		if c.check != nil {
+			c.check(t, vals)
+		}
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -331,7 +332,8 @@ func check(scn *config.Scenario, opt Options) error {
 			errs = append(errs, p+".tcp.ecn_low: the mainline kernel has no ecn_low route feature")
 		}
 	}
-	errs = append(errs, sysctlConflicts(scn)...)
+	_, conflicts := nodeSysctls(scn)
+	errs = append(errs, conflicts...)
 	limit := opt.MaxRateBps
 	if limit == 0 {
 		limit = DefaultMaxRateBps
@@ -423,9 +425,23 @@ func removeStale() {
 	}
 }
 
-// nsSysctl is one sysctl a namespace gets, and the flows' tcp options that
-// set it ("" for the ones every namespace gets alike).
-type nsSysctl struct{ key, value, field string }
+// nsSysctl is one sysctl a namespace gets, the flows' tcp options that set
+// it ("" for the ones every namespace gets alike), and at which of a flow's
+// ends it matters.
+type nsSysctl struct {
+	key, value, field string
+	at                end
+}
+
+// end is where a sysctl matters: at a flow's sender, its receiver, or both
+// (what the handshake negotiates).
+type end uint8
+
+const (
+	atBoth end = iota
+	atSender
+	atReceiver
+)
 
 // nsSysctls are the sysctls every namespace gets, for the flows whose ends
 // it hosts (opts: their TCP options; all flows of a namespace must agree).
@@ -440,65 +456,79 @@ func nsSysctls(o config.TCPOptions) []nsSysctl {
 	if wmax == 0 {
 		wmax = 1 << 30 // "unlimited": as far as tcp_wmem goes in practice
 	}
+	// tcp_ecn 2 accepts ECN from a peer that asks; 1 also asks, which
+	// only a sender does.
 	return []nsSysctl{
-		{"net.ipv6.conf.all.disable_ipv6", "1", ""},
-		{"net.ipv6.conf.default.disable_ipv6", "1", ""},
-		{"net.ipv4.tcp_timestamps", "1", ""},
-		{"net.ipv4.tcp_window_scaling", "1", ""},
-		{"net.ipv4.tcp_no_metrics_save", "1", ""},
-		{"net.ipv4.tcp_moderate_rcvbuf", "1", ""},
-		{"net.ipv4.tcp_sack", b(o.SACK, "1", "0"), "sack"},
-		{"net.ipv4.tcp_dsack", b(o.SACK, "1", "0"), "sack"},
-		{"net.ipv4.tcp_recovery", b(o.RACK, "1", "0"), "rack"},
-		{"net.ipv4.tcp_early_retrans", b(o.TLP, "3", "0"), "tlp"},
-		{"net.ipv4.tcp_frto", b(o.FRTO, "2", "0"), "frto"},
-		{"net.ipv4.tcp_ecn", b(o.ECN, "1", "2"), "ecn"},
-		{"net.ipv4.tcp_wmem", fmt.Sprintf("4096 16384 %d", wmax), "sndbuf"},
-		{"net.ipv4.tcp_rmem", fmt.Sprintf("4096 %d %d", o.RcvBufInit, o.RcvBufMax), "rcvbuf_init, rcvbuf_max"},
+		{"net.ipv6.conf.all.disable_ipv6", "1", "", atBoth},
+		{"net.ipv6.conf.default.disable_ipv6", "1", "", atBoth},
+		{"net.ipv4.tcp_timestamps", "1", "", atBoth},
+		{"net.ipv4.tcp_window_scaling", "1", "", atBoth},
+		{"net.ipv4.tcp_no_metrics_save", "1", "", atBoth},
+		{"net.ipv4.tcp_moderate_rcvbuf", "1", "", atBoth},
+		{"net.ipv4.tcp_sack", b(o.SACK, "1", "0"), "sack", atBoth},
+		{"net.ipv4.tcp_dsack", b(o.SACK, "1", "0"), "sack", atBoth},
+		{"net.ipv4.tcp_recovery", b(o.RACK, "1", "0"), "rack", atSender},
+		{"net.ipv4.tcp_early_retrans", b(o.TLP, "3", "0"), "tlp", atSender},
+		{"net.ipv4.tcp_frto", b(o.FRTO, "2", "0"), "frto", atSender},
+		{"net.ipv4.tcp_ecn", b(o.ECN, "1", "2"), "ecn", atSender},
+		{"net.ipv4.tcp_wmem", fmt.Sprintf("4096 16384 %d", wmax), "sndbuf", atSender},
+		{"net.ipv4.tcp_rmem", fmt.Sprintf("4096 %d %d", o.RcvBufInit, o.RcvBufMax), "rcvbuf_init/rcvbuf_max", atReceiver},
 	}
 }
 
-// sysctlConflicts checks that the flows with an end on the same node agree
-// on every tcp option that is a namespace sysctl; it names each option
-// two flows differ in.
-func sysctlConflicts(scn *config.Scenario) []string {
+// nodeSysctls resolves each endpoint's sysctls (by node id) from the
+// flows with an end there. A sysctl takes the value of the flows it
+// matters to at that end (a sender's RACK, TLP, F-RTO, ECN and send
+// buffer, a receiver's receive buffer, both's SACK), the default where
+// none has an end there it matters to. It names, by option, each flow that
+// differs from the first one at a node where both set a sysctl.
+func nodeSysctls(scn *config.Scenario) (map[string][]nsSysctl, []string) {
+	def := nsSysctls(config.DefaultTCPOptions())
+	vals := map[string][]nsSysctl{}
+	from := map[string][]*config.Flow{} // by node: the flow that set each sysctl
+	sends := map[*config.Flow]string{}  // the flow's sending node
 	var errs []string
-	first := map[string]*config.Flow{} // by node: the first flow with an end there
+	said := map[string]bool{}
 	for i := range scn.Flows {
 		f := &scn.Flows[i]
 		if f.CC == config.Ping {
 			continue // no socket: the relay runs it
 		}
-		for _, id := range []string{f.Src, f.Dst} {
-			prev, ok := first[id]
-			if !ok {
-				first[id] = f
-				continue
+		sends[f] = f.Src
+		mine := nsSysctls(f.TCP)
+		for _, e := range []struct {
+			node string
+			at   end
+		}{{f.Src, atSender}, {f.Dst, atReceiver}} {
+			if vals[e.node] == nil {
+				vals[e.node], from[e.node] = slices.Clone(def), make([]*config.Flow, len(def))
 			}
-			a, b := nsSysctls(prev.TCP), nsSysctls(f.TCP)
-			seen := map[string]bool{}
-			for k := range a {
-				if a[k].value == b[k].value || seen[a[k].field] {
+			for k, m := range mine {
+				if m.at != atBoth && m.at != e.at {
 					continue
 				}
-				seen[a[k].field] = true
-				errs = append(errs, fmt.Sprintf("flows[%s].tcp.%s: differs from flows[%s]'s at node %s (%s %q against %q); a namespace has one set of sysctls: give such flows hosts of their own",
-					f.ID, a[k].field, prev.ID, id, a[k].key, b[k].value, a[k].value))
+				prev := from[e.node][k]
+				if prev == nil {
+					vals[e.node][k], from[e.node][k] = m, f
+					continue
+				}
+				key := f.ID + "\x00" + m.field + "\x00" + e.node
+				if have := vals[e.node][k].value; have != m.value && !said[key] {
+					said[key] = true
+					roles := map[bool]string{true: "sends", false: "receives"}
+					errs = append(errs, fmt.Sprintf("flows[%s].tcp.%s: differs from flows[%s]'s at node %s, where %s %s and %s %s (%s %q against %q); a namespace has one set of sysctls: give such flows hosts of their own",
+						f.ID, m.field, prev.ID, e.node, f.ID, roles[e.at == atSender], prev.ID, roles[sends[prev] == e.node], m.key, m.value, have))
+				}
 			}
 		}
 	}
-	return errs
+	return vals, errs
 }
 
 // setupNodes gives every endpoint a namespace with its sysctls and a TUN
 // device carrying 10.201.0.(i+1)/24; routes to the others go through it.
 func (e *run) setupNodes() error {
-	opts := map[string]*config.Flow{} // check made sure a node's flows agree
-	for i := range e.scn.Flows {
-		if f := &e.scn.Flows[i]; f.CC != config.Ping {
-			opts[f.Src], opts[f.Dst] = f, f
-		}
-	}
+	vals, _ := nodeSysctls(e.scn) // check refused any conflict
 	k := 0
 	for i, sn := range e.scn.Nodes {
 		if sn.Kind != config.Endpoint {
@@ -513,13 +543,13 @@ func (e *run) setupNodes() error {
 		e.push(ns.close)
 		n := &node{id: sn.ID, index: int32(i), ns: ns, tun: -1, addr: [4]byte{10, 201, 0, byte(k)}}
 		e.nodes[int32(i)] = n
-		o := config.TCPOptions{SACK: true, RACK: true, TLP: true, FRTO: true, SndBuf: 4 * units.MB, RcvBufInit: 128 * units.KiB, RcvBufMax: 6 * units.MiB}
-		if f, ok := opts[sn.ID]; ok {
-			o = f.TCP
+		sysctls := vals[sn.ID]
+		if sysctls == nil {
+			sysctls = nsSysctls(config.DefaultTCPOptions())
 		}
 		set := map[string]string{}
 		err = ns.do(func() error {
-			for _, kv := range nsSysctls(o) {
+			for _, kv := range sysctls {
 				if err := sysctl(kv.key, kv.value); err != nil {
 					return err
 				}
