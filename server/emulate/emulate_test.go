@@ -503,6 +503,8 @@ func TestShortFlowsFCT(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The relay adds 0.1-0.3 ms to each of the 5 crossings (reading the
+	// TUN device), more on a busy machine.
 	want := 40*sim.Millisecond + 40*sim.Millisecond + 240*sim.Microsecond + 2575*sim.Microsecond + 20*sim.Millisecond
 	for _, f := range res.Summary.Flows {
 		if f.FCTPs == nil {
@@ -511,13 +513,16 @@ func TestShortFlowsFCT(t *testing.T) {
 		}
 		fct := dur(f.FCTPs)
 		t.Logf("%s: FCT %v", f.ID, fct)
-		if fct < want-500*sim.Microsecond || fct > want+2500*sim.Microsecond {
-			t.Errorf("%s: FCT %v, want %v - 0.5 ms + 2.5 ms (the relay adds 0.1-0.3 ms to each of the 5 crossings, reading the TUN device)", f.ID, fct, want)
+		if fct < want-500*sim.Microsecond || fct > want+5*sim.Millisecond {
+			t.Errorf("%s: FCT %v, want %v - 0.5 ms + 5 ms", f.ID, fct, want)
 		}
 	}
 	gs := res.Summary.Groups
 	if len(gs) != 1 || gs[0].Completed != 4 || len(gs[0].Buckets) != 1 || gs[0].Buckets[0].MinBytes != 10_000 {
 		t.Fatalf("group summary = %+v, want the 4 flows completed in bucket [10KB,100KB)", gs)
+	}
+	if p50 := sim.Duration(gs[0].Buckets[0].FCTP50Ps); p50 < want-500*sim.Microsecond || p50 > want+2500*sim.Microsecond {
+		t.Errorf("FCT p50 %v, want %v - 0.5 ms + 2.5 ms", p50, want)
 	}
 	r, err := engine.New(prep.Scenario, nil)
 	if err != nil {
