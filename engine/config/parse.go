@@ -236,7 +236,7 @@ func (c *collector) trace(root obj) Trace {
 	v, p, ok := o.get("interval")
 	switch {
 	case ok && t.Detail != TraceSampled:
-		c.add(p, "only for detail \"sampled\"")
+		c.add(p, "only for detail \"sampled\" (to change a scenario's sampled trace, replace the object: trace={\"detail\":\"change\"})")
 	case ok:
 		if d, ok := c.duration(p, v); ok {
 			if d == 0 {
