@@ -100,7 +100,9 @@ def compare(
         the kernel release, the relay's lateness). ``df.attrs["notes"]``
         lists what the kernel runs took differently from the scenario, by
         field (a receiver's ``gro_interval``, which the TUN path cannot
-        apply); each is also issued as a :class:`UserWarning`.
+        apply), and says when a run's relay wrote late (p99 over 1 ms: the
+        host did not keep up in real time); each is also issued as a
+        :class:`UserWarning`.
 
     Raises:
         EmulationError: Emulation cannot run here, or the command failed

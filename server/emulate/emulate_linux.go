@@ -223,6 +223,16 @@ func Run(ctx context.Context, scn *config.Scenario, hash string, opt Options) (r
 	changes := append([]config.Change(nil), scn.Changes...)
 
 	r.warm()
+	// Each flow's writer and reader block in system calls (connect,
+	// accept, read, write, sleep), and a goroutine blocked in one keeps its
+	// P until sysmon takes it back, up to 10 ms later when the process has
+	// been quiet. The runtime preempts the relay's loop every 10 ms or so
+	// (it never yields: its system calls are raw), and the loop then needs
+	// a P again at once: with one P per blocked application and one to
+	// spare, a free one is always there. (With GOMAXPROCS at the 2 cores,
+	// runs whose flows start and stop, as incast's, waited 10-20 ms for a
+	// P, 1 % of their packets late by that much.)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(runtime.NumCPU() + 2*len(e.flows) + 1))
 	var wg sync.WaitGroup
 	stopFlows := make(chan struct{})
 	r.t0 = time.Now()
@@ -279,6 +289,11 @@ func Run(ctx context.Context, scn *config.Scenario, hash string, opt Options) (r
 	}
 	sum := e.summary(r, nw, probes, hash, min(end, sim.Time(scn.Runtime.Duration)))
 	sum.Notes = notes(scn)
+	if p99 := sum.Lateness.P99Ps; p99 != nil && sim.Duration(*p99) > LateWarn {
+		ms := func(ps int64) float64 { return float64(ps) / float64(sim.Millisecond) }
+		sum.Notes = append(sum.Notes, fmt.Sprintf("lateness: the relay wrote packets %.2f ms late at the 99th percentile (max %.2f ms), over %v: this machine did not keep up in real time, so the kernel run's timing is disturbed; rerun it on a quieter machine or at lower rates",
+			ms(*p99), ms(sum.Lateness.MaxPs), LateWarn))
+	}
 	sum.WallS = time.Since(r.t0).Seconds()
 	if opt.Sink != nil {
 		rec.SetSink(opt.Sink)
@@ -756,7 +771,7 @@ func (f *eflow) send(r *relay, stop <-chan struct{}) {
 	f.mu.Lock()
 	f.connected, f.firstSend = true, est
 	f.mu.Unlock()
-	w := &writer{fd: f.sfd, sized: f.cfg.Size > 0, left: int64(f.cfg.Size), buf: make([]byte, 1<<20)}
+	w := &writer{fd: f.sfd, sized: f.cfg.Size > 0, left: int64(f.cfg.Size), buf: payload}
 	mss := int(f.cfg.TCP.MSS)
 	switch app := f.cfg.App; app.Kind {
 	case config.AppRate:
@@ -804,6 +819,10 @@ func (f *eflow) send(r *relay, stop <-chan struct{}) {
 // the flow's rate).
 const onOffUnsent = 16 << 10
 
+// payload is what every writer sends, read-only and shared by all flows
+// (a megabyte each made 120 MB for incast's 120 flows).
+var payload = make([]byte, 1<<20)
+
 // writer hands a flow's bytes to its socket: the left bytes of a sized
 // flow, without end otherwise.
 type writer struct {
@@ -838,28 +857,35 @@ func (w *writer) write(n int) bool {
 }
 
 // sleepUntil waits until the run's clock reaches at; false if stop closed
-// first. It sleeps in nanosleep on the application's own real-time thread
-// (appThread), in steps of at most stopPoll: a Go timer wakes a goroutine
-// locked to its thread through the runtime's poller, up to 2 ms late here,
-// which delayed every flow's start (its SYN) by that much.
+// first. A Go timer wakes a goroutine locked to its thread through the
+// runtime's poller, up to 2 ms late here, which delayed every flow's start
+// (its SYN) by that much; so it waits on a timer until timerSlack before
+// at, then sleeps the rest in nanosleep on the application's own real-time
+// thread (appThread). Polling in nanosleep all the way cost a wakeup per
+// few ms per waiting flow, which with a hundred flows waiting to start
+// made the relay late.
 func sleepUntil(r *relay, at sim.Time, stop <-chan struct{}) bool {
+	if d := at.Sub(r.now()) - timerSlack; d > 0 {
+		t := time.NewTimer(time.Duration(int64(d) / 1000))
+		select {
+		case <-t.C:
+		case <-stop:
+			t.Stop()
+			return false
+		}
+	}
 	for {
 		d := at.Sub(r.now())
 		if d <= 0 {
 			return true
 		}
-		select {
-		case <-stop:
-			return false
-		default:
-		}
-		ts := syscall.NsecToTimespec(int64(min(d, stopPoll)) / 1000)
+		ts := syscall.NsecToTimespec(int64(d) / 1000)
 		syscall.Nanosleep(&ts, nil) // woken early by a signal: the loop sleeps again
 	}
 }
 
-// stopPoll is how often a sleeping application looks at the run's stop.
-const stopPoll = 5 * sim.Millisecond
+// timerSlack is how late a Go timer may wake an application here.
+const timerSlack = 3 * sim.Millisecond
 
 // receive accepts the flow's connection and reads until it closes,
 // recording when the milestones are crossed.

@@ -11,6 +11,7 @@ package emulate
 
 import (
 	"github.com/ccscope/ccscope/engine"
+	"github.com/ccscope/ccscope/engine/sim"
 )
 
 // Summary is an emulated run's report: the fields of a simulated run's
@@ -34,9 +35,14 @@ type Summary struct {
 	// no endpoint); they are dropped.
 	Foreign uint64 `json:"foreign_packets"`
 	// Notes name, by field, what the kernel run takes differently from the
-	// scenario (a receiver's gro_interval); nil when nothing.
+	// scenario (a receiver's gro_interval), and say when the relay ran
+	// late (lateness over LateWarn at p99); nil when nothing.
 	Notes []string `json:"notes,omitempty"`
 }
+
+// LateWarn is the relay's lateness at the 99th percentile above which a
+// run's summary carries a note that the kernel run was disturbed.
+const LateWarn = sim.Millisecond
 
 // Lateness summarises actual minus scheduled send times, in ps.
 type Lateness struct {

@@ -97,9 +97,13 @@ func printComparison(w io.Writer, c *emulate.Comparison) {
 		fmt.Fprintf(w, "  (relay lateness p99 %s, max %s)", durStr(l.P99Ps), durStr(&l.MaxPs))
 	}
 	fmt.Fprintln(w)
-	if len(c.Emulated) > 0 {
-		for _, n := range c.Emulated[0].Notes {
-			fmt.Fprintf(w, "note: %s\n", n)
+	said := map[string]bool{}
+	for _, e := range c.Emulated {
+		for _, n := range e.Notes {
+			if !said[n] {
+				said[n] = true
+				fmt.Fprintf(w, "note: %s\n", n)
+			}
 		}
 	}
 	type key struct{ flow, metric string }
