@@ -9,7 +9,7 @@
 //
 // and the STARTUP → DRAIN → PROBE_BW ⇄ PROBE_RTT state machine runs. Units
 // follow the kernel: bandwidth in packets/us << 24, gains << 8, min_rtt in
-// us, PROBE_RTT timing in jiffies (HZ = 1000).
+// us, PROBE_RTT timing in jiffies (State.HZ).
 
 package cc
 
@@ -452,7 +452,7 @@ func (b *bbr1) checkProbeRTTDone(st *State) {
 // PROBE_RTT when it expires (200 ms and one round at 4 packets).
 func (b *bbr1) updateMinRTT(st *State, rs *rateSample) {
 	now := tcpJiffies32(st)
-	expired := after32(now, b.minRTTStamp+bbrMinRTTWinSec*1000)
+	expired := after32(now, b.minRTTStamp+bbrMinRTTWinSec*hz(st))
 	if rs.rttUs >= 0 && (rs.rttUs < int64(b.minRTTUs) || (expired && !rs.isAckDelayed)) {
 		b.minRTTUs = uint32(rs.rttUs)
 		b.minRTTStamp = now

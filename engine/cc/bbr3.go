@@ -330,7 +330,7 @@ func (b *bbr3) updateMinRTT(st *State, rs *rateSample) {
 		b.probeRTTMinUs = uint32(rs.rttUs)
 		b.probeRTTMinStamp = now
 	}
-	minRTTExpired := after32(now, b.minRTTStamp+bbrMinRTTWinSec*1000)
+	minRTTExpired := after32(now, b.minRTTStamp+bbrMinRTTWinSec*hz(st))
 	if b.probeRTTMinUs <= b.minRTTUs || minRTTExpired {
 		b.minRTTUs = b.probeRTTMinUs
 		b.minRTTStamp = b.probeRTTMinStamp

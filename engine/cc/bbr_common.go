@@ -101,8 +101,13 @@ func deliveredMstamp(st *State) uint64 {
 	return uint64(st.DeliveredTime / sim.Time(sim.Microsecond))
 }
 
-// tcpJiffies32 is tcp_jiffies32 with HZ = 1000: milliseconds, wrapping u32.
-func tcpJiffies32(st *State) uint32 { return uint32(st.Now / sim.Time(sim.Millisecond)) }
+// tcpJiffies32 is tcp_jiffies32: ticks of 1/HZ s, wrapping u32.
+func tcpJiffies32(st *State) uint32 {
+	return uint32(int64(st.Now) / (int64(sim.Second) / int64(hz(st))))
+}
+
+// msecsToJiffies is msecs_to_jiffies: round up to whole ticks.
+func msecsToJiffies(st *State, ms uint32) uint32 { return (ms*hz(st) + 999) / 1000 }
 
 // after32 is the kernel's after() on u32 stamps and sequence counts.
 func after32(a, b uint32) bool { return int32(b-a) < 0 }
@@ -278,7 +283,7 @@ func (c *bbrCore) probeRTTStep(v bbrVersion, st *State, now, cwndTarget uint32) 
 	// Make the sampler ignore the low rate of this mode.
 	st.AppLimited = max(st.Delivered+st.InFlightPkts, 1)
 	if c.probeRTTDoneStamp == 0 && st.InFlightPkts <= cwndTarget {
-		c.probeRTTDoneStamp = now + bbrProbeRTTModeMs
+		c.probeRTTDoneStamp = now + msecsToJiffies(st, bbrProbeRTTModeMs)
 		c.probeRTTRoundDone = false
 		c.nextRTTDelivered = st.Delivered
 	} else if c.probeRTTDoneStamp != 0 {

@@ -67,8 +67,8 @@ func (b *Bic) Init(st *State) {
 // update follows bictcp_update: choose cnt for the current window at most
 // once per HZ/32 jiffies unless the window changed.
 func (b *Bic) update(st *State, cwnd uint32) {
-	now := jiffies(st.Now)
-	if b.lastCwnd == cwnd && int32(now-b.lastTime) <= hz/32 {
+	now := jiffies(st, st.Now)
+	if b.lastCwnd == cwnd && int32(now-b.lastTime) <= int32(hz(st)/32) {
 		return
 	}
 	b.lastCwnd = cwnd

@@ -83,6 +83,9 @@ const (
 // read-only fields before each hook.
 type State struct {
 	Now sim.Time // tcp_mstamp: the time of the ACK or event being processed
+	// HZ is the kernel's CONFIG_HZ, whose ticks (jiffies) the CCs' coarse
+	// clocks count; 0 means 1000.
+	HZ uint32
 
 	CwndPkts      uint32 // snd_cwnd, written by the CC
 	CwndCnt       uint32 // snd_cwnd_cnt: linear-increase counter, written by the CC

@@ -127,8 +127,6 @@ func (p CubicParams) Validate() error {
 const (
 	betaScale         = 1024 // BICTCP_BETA_SCALE
 	bictcpHZ          = 10   // BICTCP_HZ: the cubic's time unit is 2^-10 s
-	hz                = 1000
-	initialJiffies    = uint32(1<<32 - 300*hz) // INITIAL_JIFFIES
 	hystartMinSamples = 8
 	hystartDelayMin   = 4000  // us
 	hystartDelayMax   = 16000 // us
@@ -156,14 +154,31 @@ func newCubic(p CubicParams) *Cubic {
 // Name returns "cubic".
 func (*Cubic) Name() string { return "cubic" }
 
-// jiffies is tcp_jiffies32 at HZ = 1000.
-func jiffies(t sim.Time) uint32 { return uint32(t/sim.Time(sim.Millisecond)) + initialJiffies }
+// hz is the flow's CONFIG_HZ (State.HZ, 1000 when unset).
+func hz(st *State) uint32 {
+	if st.HZ == 0 {
+		return 1000
+	}
+	return st.HZ
+}
+
+// initialJiffies is INITIAL_JIFFIES, where the jiffies counter starts:
+// 300 s before it wraps.
+func initialJiffies(st *State) uint32 { return uint32(1<<32 - 300*uint64(hz(st))) }
+
+// jiffies is tcp_jiffies32 at time t, counted from INITIAL_JIFFIES.
+func jiffies(st *State, t sim.Time) uint32 {
+	return uint32(int64(t)/(int64(sim.Second)/int64(hz(st)))) + initialJiffies(st)
+}
 
 // clockUS is bictcp_clock_us: tcp_mstamp in us, truncated to 32 bits.
 func clockUS(st *State) uint32 { return uint32(st.Now / sim.Time(sim.Microsecond)) }
 
-// usecsToJiffies is usecs_to_jiffies at HZ = 1000: round up.
-func usecsToJiffies(us uint32) uint64 { return (uint64(us) + 999) / 1000 }
+// usecsToJiffies is usecs_to_jiffies: round up to whole ticks.
+func usecsToJiffies(st *State, us uint32) uint64 {
+	per := 1_000_000 / uint64(hz(st))
+	return (uint64(us) + per - 1) / per
+}
 
 // reset follows bictcp_reset: clears everything up to the HyStart round.
 func (c *Cubic) reset() {
@@ -216,8 +231,8 @@ func (c *Cubic) CwndEvent(st *State, ev Event) {
 	if ev != EventTxStart {
 		return
 	}
-	now := jiffies(st.Now)
-	delta := int32(now - jiffies(st.LastSend))
+	now := jiffies(st, st.Now)
+	delta := int32(now - jiffies(st, st.LastSend))
 	if c.epochStart != 0 && delta > 0 {
 		c.epochStart += uint32(delta)
 		if int32(now-c.epochStart) < 0 {
@@ -262,12 +277,12 @@ var cbrtTable = [64]uint8{
 // RTT (RFC 9438 §4.2), but never slower than the Reno-friendly estimate
 // (§4.3) nor faster than 1.5× per RTT.
 func (c *Cubic) update(st *State, cwnd, acked uint32) {
-	now := jiffies(st.Now)
+	now := jiffies(st, st.Now)
 	c.ackCnt += acked // count the number of ACKed packets
 
 	// Recompute at most every HZ/32 while cwnd is unchanged, and at most
 	// once per jiffy; a reduction clears epoch_start, which forces it.
-	if c.lastCwnd == cwnd && int32(now-c.lastTime) <= hz/32 {
+	if c.lastCwnd == cwnd && int32(now-c.lastTime) <= int32(hz(st)/32) {
 		return
 	}
 	if c.epochStart == 0 || now != c.lastTime {
@@ -292,8 +307,8 @@ func (c *Cubic) update(st *State, cwnd, acked uint32) {
 
 		// t is one RTT (delay_min) ahead, in 1/1024 s.
 		t := uint64(int32(now - c.epochStart))
-		t += usecsToJiffies(c.delayMin)
-		t = (t << bictcpHZ) / hz
+		t += usecsToJiffies(st, c.delayMin)
+		t = (t << bictcpHZ) / uint64(hz(st))
 
 		var offs uint64 // |t − K|
 		if t < uint64(c.bicK) {
@@ -389,7 +404,7 @@ func (c *Cubic) PktsAcked(st *State, s AckSample) {
 		return // no RTT sample on this ACK
 	}
 	// Discard delay samples right after fast recovery.
-	if c.epochStart != 0 && int32(jiffies(st.Now)-c.epochStart) < hz {
+	if c.epochStart != 0 && int32(jiffies(st, st.Now)-c.epochStart) < int32(hz(st)) {
 		return
 	}
 	delay := uint32(s.RTT / sim.Microsecond)
@@ -460,7 +475,7 @@ func (c *Cubic) publish(st *State) {
 	s.Set(c.sig.k, float64(c.bicK)*1000/1024)
 	epoch := 0.0
 	if c.epochStart != 0 {
-		epoch = float64(c.epochStart - initialJiffies)
+		epoch = float64(c.epochStart-initialJiffies(st)) * 1000 / float64(hz(st))
 	}
 	s.Set(c.sig.epochStart, epoch)
 	s.Set(c.sig.originPoint, float64(c.bicOriginPoint))

@@ -37,7 +37,7 @@
 //     what a simulator can reproduce, so that is the one ported.
 //
 // Units follow the kernel: bandwidth in packets/us << 24, gains << 8, RTTs in
-// us, times in jiffies (HZ = 1000).
+// us, times in jiffies (State.HZ).
 
 package cc
 
@@ -236,7 +236,7 @@ func (l *leoCC) checkProbeRTTDone(st *State) {
 // updateMinRTT follows leocc_update_min_rtt.
 func (l *leoCC) updateMinRTT(st *State, rs *rateSample) {
 	now := tcpJiffies32(st)
-	expired := after32(now, l.minRTTStamp+leoccMinRTTWinSec*1000)
+	expired := after32(now, l.minRTTStamp+leoccMinRTTWinSec*hz(st))
 	if rs.rttUs >= 0 && (rs.rttUs < int64(l.minRTTUs) || (expired && !rs.isAckDelayed)) {
 		l.minRTTUs = uint32(rs.rttUs)
 		l.minRTTStamp = now
@@ -250,7 +250,7 @@ func (l *leoCC) updateMinRTT(st *State, rs *rateSample) {
 		st.AppLimited = max(st.Delivered+st.InFlightPkts, 1)
 		if l.probeRTTDoneStamp == 0 {
 			if st.InFlightPkts <= l.probeRTTCwnd() {
-				l.probeRTTDoneStamp = now + bbrProbeRTTModeMs
+				l.probeRTTDoneStamp = now + msecsToJiffies(st, bbrProbeRTTModeMs)
 				l.probeRTTRoundDone = false
 				l.nextRTTDelivered = st.Delivered
 			}

@@ -29,11 +29,10 @@ type Westwood struct {
 
 type westwoodSignals struct{ bwEst, rttMin, bwRTTMin SignalID }
 
-// The constants of tcp_westwood.c at HZ = 1000.
-const (
-	westwoodRTTMin  = hz / 20 // TCP_WESTWOOD_RTT_MIN: 50 ms
-	westwoodInitRTT = 20 * hz // TCP_WESTWOOD_INIT_RTT
-)
+// The constants of tcp_westwood.c, in jiffies: TCP_WESTWOOD_RTT_MIN (HZ/20,
+// 50 ms) and TCP_WESTWOOD_INIT_RTT (20·HZ, 20 s).
+func westwoodRTTMin(st *State) uint32  { return hz(st) / 20 }
+func westwoodInitRTT(st *State) uint32 { return 20 * hz(st) }
 
 func init() { Register("westwood", func() Algorithm { return &Westwood{} }) }
 
@@ -51,8 +50,8 @@ func (w *Westwood) Init(st *State) {
 	}
 	w.bk, w.bwNsEst, w.bwEst, w.accounted, w.cumulAck = 0, 0, 0, 0, 0
 	w.resetRTTMin = true
-	w.rtt, w.rttMin = westwoodInitRTT, westwoodInitRTT
-	w.rttWinSx = jiffies(st.Now)
+	w.rtt, w.rttMin = westwoodInitRTT(st), westwoodInitRTT(st)
+	w.rttWinSx = jiffies(st, st.Now)
 	w.sndUna = uint32(st.SndUna)
 	w.firstAck = true
 	w.publish(st)
@@ -73,22 +72,22 @@ func (w *Westwood) filter(delta uint32) {
 }
 
 // PktsAcked follows tcp_westwood_pkts_acked: keep the last RTT sample.
-func (w *Westwood) PktsAcked(_ *State, s AckSample) {
+func (w *Westwood) PktsAcked(st *State, s AckSample) {
 	if s.RTT > 0 {
-		w.rtt = uint32(usecsToJiffies(uint32(s.RTT / sim.Microsecond)))
+		w.rtt = uint32(usecsToJiffies(st, uint32(s.RTT/sim.Microsecond)))
 	}
 }
 
 // updateWindow follows westwood_update_window: once a window of at least
 // max(rtt, 50 ms) has passed, filter its rate and start the next.
 func (w *Westwood) updateWindow(st *State) {
-	now := jiffies(st.Now)
+	now := jiffies(st, st.Now)
 	delta := int32(now - w.rttWinSx)
 	if w.firstAck {
 		w.sndUna = uint32(st.SndUna)
 		w.firstAck = false
 	}
-	if w.rtt != 0 && delta > int32(max(w.rtt, westwoodRTTMin)) {
+	if w.rtt != 0 && delta > int32(max(w.rtt, westwoodRTTMin(st))) {
 		w.filter(uint32(delta))
 		w.bk = 0
 		w.rttWinSx = now
@@ -176,7 +175,7 @@ func (*Westwood) UndoCwnd(st *State) uint32 { return max(st.CwndPkts, st.PriorCw
 
 // publish records the signals; Set drops unchanged values.
 func (w *Westwood) publish(st *State) {
-	w.s.Set(w.sig.bwEst, float64(w.bwEst)*8*hz)
-	w.s.Set(w.sig.rttMin, float64(w.rttMin))
+	w.s.Set(w.sig.bwEst, float64(w.bwEst)*8*float64(hz(st)))
+	w.s.Set(w.sig.rttMin, float64(w.rttMin)*1000/float64(hz(st)))
 	w.s.Set(w.sig.bwRTTMin, float64(w.bwRTTMin(st)))
 }

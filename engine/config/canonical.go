@@ -304,6 +304,9 @@ func (f Flow) tree() tree {
 	if o.ECNLow { // absent keeps older scenarios' hashes
 		tcp["ecn_low"] = true
 	}
+	if o.HZ != DefaultHZ { // absent keeps older scenarios' hashes
+		tcp["hz"] = json.Number(strconv.Itoa(o.HZ))
+	}
 	t["tcp"] = tcp
 	f.Rcv.addTo(t)
 	if f.Legs != [2]Leg{} { // absent keeps older scenarios' hashes

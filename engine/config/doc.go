@@ -139,7 +139,9 @@
 //     least TCP_MIN_MSS = 88 B), init_cwnd (packets, default 10), sndbuf
 //     (default "4MB", or "unlimited"), rcvbuf_init (default "128KiB", the
 //     131072 bytes of tcp_rmem[1]), rcvbuf_max (default "6MiB", tcp_rmem[2]),
-//     gro_interval (default 0: only back-to-back segments coalesce).
+//     gro_interval (default 0: only back-to-back segments coalesce), hz
+//     (the kernel's CONFIG_HZ, 100, 250 or 1000, default 1000: the tick
+//     TCP's timers and the CCs' jiffies clocks count).
 //
 // A flows entry with "group" instead of "id" is a flow group:
 //

@@ -22,6 +22,7 @@ const (
 	DefaultSndBuf     = 4 * units.MB
 	DefaultRcvBufInit = 131072 * units.B
 	DefaultRcvBufMax  = 6291456 * units.B
+	DefaultHZ         = 1000
 
 	// MinMSS is TCP_MIN_MSS from include/net/tcp.h: the kernel clamps any
 	// smaller MSS up to it.
@@ -35,7 +36,7 @@ func DefaultTCPOptions() TCPOptions {
 		SACK: true, RACK: true, TLP: true, PRR: true, FRTO: true,
 		Pacing: PacingAuto, TSO: true, GRO: true, DelayedAck: true, ECN: false,
 		MSS: DefaultMSS, InitCwnd: DefaultInitCwnd, SndBuf: DefaultSndBuf,
-		RcvBufInit: DefaultRcvBufInit, RcvBufMax: DefaultRcvBufMax,
+		RcvBufInit: DefaultRcvBufInit, RcvBufMax: DefaultRcvBufMax, HZ: DefaultHZ,
 	}
 }
 
@@ -318,6 +319,16 @@ func (c *collector) tcp(flow obj) TCPOptions {
 	}
 	if v, p, ok := o.get("gro_interval"); ok {
 		t.GROInterval, _ = c.duration(p, v)
+	}
+	if v, p, ok := o.get("hz"); ok {
+		if n, ok := c.count(p, v, math.MaxInt32); ok {
+			switch n {
+			case 100, 250, 1000:
+				t.HZ = int(n)
+			default:
+				c.add(p, "%d is not a CONFIG_HZ the simulator runs; expected 100, 250 or 1000 (300 is not a whole number of picoseconds a tick)", n)
+			}
+		}
 	}
 	return t
 }

@@ -34,7 +34,7 @@ func TestParseDefaults(t *testing.T) {
 		Flows: []Flow{
 			{ID: "f0", Src: "a", Dst: "b", CC: "cubic", App: AppPattern{Kind: Greedy}, TCP: TCPOptions{
 				SACK: true, RACK: true, TLP: true, PRR: true, FRTO: true, Pacing: PacingAuto, TSO: true, GRO: true, DelayedAck: true, ECN: false,
-				MSS: 1448, InitCwnd: 10, SndBuf: 4000000, RcvBufInit: 131072, RcvBufMax: 6291456, GROInterval: 0,
+				MSS: 1448, InitCwnd: 10, SndBuf: 4000000, RcvBufInit: 131072, RcvBufMax: 6291456, GROInterval: 0, HZ: 1000,
 			}},
 			{ID: "p", Src: "b", Dst: "a", CC: "pump", Rate: units.Mbps, PacketSize: 1500},
 		},

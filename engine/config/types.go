@@ -392,6 +392,12 @@ type TCPOptions struct {
 	RcvBufInit  units.Bytes  // initial receive window, default 128 KiB (tcp_rmem[1])
 	RcvBufMax   units.Bytes  // autotuning ceiling, default 6 MiB (tcp_rmem[2])
 	GROInterval sim.Duration // coalescing interval, default 0 (back-to-back only)
+
+	// HZ is the kernel's CONFIG_HZ: its timers tick 1/HZ s apart, and the
+	// delayed-ACK, loss-probe, reordering and RTO timers and the CCs' clocks
+	// (CUBIC's epoch, BBR's min_rtt stamp) count in those ticks. One of 100,
+	// 250 or 1000 (the default); Debian's kernels run 250.
+	HZ int
 }
 
 // Change is a scheduled change of a link direction at time At. Nil fields

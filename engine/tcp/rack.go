@@ -139,7 +139,7 @@ func (d *DataSender) rackMarkLost() bool {
 	if timeout == 0 {
 		return false
 	}
-	d.armXmitTimer(timeReoTimeout, usToJiffies(timeout+timeoutMinUs), d.rto)
+	d.armXmitTimer(timeReoTimeout, d.rtt.hz.usToJiffies(timeout+d.rtt.hz.timeoutMinUs()), d.rto)
 	return true
 }
 

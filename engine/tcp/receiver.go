@@ -14,15 +14,9 @@ const (
 	kindGRO      sim.Kind = 3 // the end of a GRO coalescing interval
 )
 
-// Kernel constants (include/net/tcp.h, HZ = 1000 so one jiffy is 1 ms).
+// Kernel constants (include/net/tcp.h; those counted in jiffies are
+// hzClock's).
 const (
-	jiffy                = sim.Millisecond
-	tcpAtoMin            = 40                    // TCP_ATO_MIN = HZ/25, jiffies
-	tcpDelackMin         = 40                    // TCP_DELACK_MIN = HZ/25, jiffies
-	tcpDelackMax         = 200                   // TCP_DELACK_MAX = HZ/5, jiffies
-	tcpTimeoutInit       = 1000                  // TCP_TIMEOUT_INIT, jiffies: the RTO before any RTT sample
-	tcpRtoMin            = 200                   // TCP_RTO_MIN = HZ/5, jiffies
-	tcpRtoMax            = 120000                // TCP_RTO_MAX, jiffies
 	tcpMaxQuickacks      = 16                    // TCP_MAX_QUICKACKS
 	tcpMssDefault        = 536                   // TCP_MSS_DEFAULT
 	tcpMinMss            = 88                    // TCP_MIN_MSS
@@ -106,7 +100,7 @@ func NewReceiver(s *sim.Sim, pool *packet.Pool, out Sender, rec *trace.Recorder,
 	r.compress = s.NewTimer(r.self, kindCompress)
 	r.groTimer = s.NewTimer(r.self, kindGRO)
 	r.win.init(c.Opts)
-	r.ack.init()
+	r.ack.init(newHZClock(c.Opts.HZ))
 	r.ofo.iv = make([]packet.SackBlock, 0, 16)
 	r.ecn.mode = c.Echo
 	return r
@@ -210,15 +204,12 @@ func (r *Receiver) establish(p *packet.Packet) {
 	r.ack.rttSample(rttUs)
 	r.win.initBufferSpace(r.s.Now(), r.copiedSeq)
 	r.ack.initRcvMss(r.win.advmss, uint32(r.win.rcvWnd))
-	r.ack.lrcvtime = jiffies(r.s.Now())
+	r.ack.lrcvtime = r.ack.hz.jiffies(r.s.Now())
 }
 
 // tsNow is the TCP timestamp clock: milliseconds, as tcp_time_stamp_ts
 // without usec timestamps.
 func tsNow(t sim.Time) uint32 { return uint32(t / sim.Time(sim.Millisecond)) }
-
-// jiffies is the kernel's tick count at HZ = 1000.
-func jiffies(t sim.Time) int64 { return int64(t / sim.Time(jiffy)) }
 
 // usNow is tp->tcp_mstamp in microseconds.
 func usNow(t sim.Time) int64 { return int64(t / sim.Time(sim.Microsecond)) }

@@ -28,6 +28,7 @@ type ackState struct {
 	lastSegSize uint32
 	rto         int64  // icsk_rto, jiffies
 	srttUs      uint32 // srtt_us (<<3), from the SYN-ACK RTT
+	hz          hzClock
 
 	// SACK compression (tp->compressed_ack and friends).
 	compressedAck       uint32
@@ -35,16 +36,16 @@ type ackState struct {
 	dupAckCounter       uint32
 }
 
-func (a *ackState) init() { a.rto = tcpTimeoutInit }
+func (a *ackState) init(hz hzClock) { a.hz, a.rto = hz, hz.timeoutInit() }
 
 // rttSample follows tcp_rtt_estimator's first sample and tcp_set_rto:
 // srtt = m, rttvar = max(2m, TCP_RTO_MIN), rto = srtt + rttvar. A pure
 // receiver gets exactly one sample, from the SYN-ACK.
 func (a *ackState) rttSample(mUs int64) {
 	a.srttUs = uint32(mUs << 3)
-	rttvar := max(mUs<<1, tcpRtoMin*1000)
+	rttvar := max(mUs<<1, rtoMinUs) // tcp_rto_min_us
 	rtoUs := mUs + rttvar
-	a.rto = min((rtoUs+999)/1000, tcpRtoMax)
+	a.rto = min(a.hz.usecs(rtoUs), a.hz.rtoMax())
 }
 
 // initRcvMss follows tcp_initialize_rcv_mss: underestimate the peer's MSS
@@ -108,7 +109,7 @@ func (a *ackState) incrQuickack(maxQuick uint32, rcvWnd uint32) {
 // enters ping-pong mode: it sends no data).
 func (a *ackState) enterQuickack(maxQuick uint32, rcvWnd uint32) {
 	a.incrQuickack(maxQuick, rcvWnd)
-	a.ato = tcpAtoMin
+	a.ato = a.hz.atoMin()
 }
 
 // inQuickack is tcp_in_quickack_mode.
@@ -168,20 +169,20 @@ func (r *Receiver) ackSndCheck() {
 func (r *Receiver) sendDelayedAck() {
 	a := &r.ack
 	ato := a.ato
-	if ato > tcpDelackMin {
-		maxAto := int64(1000 / 2) // HZ / 2
+	if ato > a.hz.delackMin() {
+		maxAto := a.hz.maxAto()
 		if a.pending&ackPushed != 0 {
-			maxAto = tcpDelackMax
+			maxAto = a.hz.delackMax()
 		}
 		// Bound by the RTT measured (not by the RTO).
 		if a.srttUs != 0 {
-			rtt := max((int64(a.srttUs>>3)+999)/1000, tcpDelackMin)
+			rtt := max(a.hz.usecs(int64(a.srttUs>>3)), a.hz.delackMin())
 			maxAto = min(maxAto, rtt)
 		}
 		ato = min(ato, maxAto)
 	}
-	ato = min(ato, tcpDelackMax) // icsk_delack_max
-	now := jiffies(r.s.Now())
+	ato = min(ato, a.hz.delackMax()) // icsk_delack_max
+	now := a.hz.jiffies(r.s.Now())
 	timeout := now + ato
 	if a.pending&ackTimer != 0 {
 		// The timer is about to expire: send the ACK now.
@@ -193,7 +194,7 @@ func (r *Receiver) sendDelayedAck() {
 	}
 	a.pending |= ackSched | ackTimer
 	a.timeout = timeout
-	r.delack.Arm(sim.Time(timeout) * sim.Time(jiffy))
+	r.delack.Arm(a.hz.at(timeout))
 }
 
 // delackTimer follows tcp_delack_timer_handler: a pending compressed SACK
@@ -298,7 +299,7 @@ func (r *Receiver) sendAck(ack uint64) {
 			if pkts >= a.quick {
 				a.quick = 0
 				// Leaving quick-ACK mode deflates ato.
-				a.ato = tcpAtoMin
+				a.ato = a.hz.atoMin()
 			} else {
 				a.quick -= pkts
 			}

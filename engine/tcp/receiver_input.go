@@ -162,17 +162,17 @@ func (r *Receiver) eventDataRecv(sg *segment) {
 	a.pending |= ackSched
 	a.measureRcvMss(sg, &r.win)
 	r.win.rcvRttMeasure(r.rcvNxt, now)
-	j := jiffies(now)
+	j := a.hz.jiffies(now)
 	if a.ato == 0 {
 		// The first data packet received: initialise delayed ACK.
 		a.incrQuickack(tcpMaxQuickacks, uint32(r.win.rcvWnd))
-		a.ato = tcpAtoMin
+		a.ato = a.hz.atoMin()
 	} else {
 		m := j - a.lrcvtime
 		switch {
-		case m <= tcpAtoMin/2:
+		case m <= a.hz.atoMin()/2:
 			// The fastest case is the first.
-			a.ato = a.ato>>1 + tcpAtoMin/2
+			a.ato = a.ato>>1 + a.hz.atoMin()/2
 		case m < a.ato:
 			a.ato = a.ato>>1 + m
 			a.ato = min(a.ato, a.rto)

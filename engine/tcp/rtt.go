@@ -5,13 +5,12 @@ import (
 	"github.com/ccscope/ccscope/engine/sim"
 )
 
-// Kernel timer constants of the sender (include/net/tcp.h). The receiver
-// declares jiffy: 1 ms, HZ = 1000.
+// Kernel timer constants of the sender (include/net/tcp.h); those counted
+// in jiffies are hzClock's.
 const (
 	rtoMax         = 120 * sim.Second // TCP_RTO_MAX
 	timeoutInit    = sim.Second       // TCP_TIMEOUT_INIT: SYN and no-RTT RTO
-	timeoutMinUs   = 2000             // TCP_TIMEOUT_MIN_US: 2 jiffies
-	rtoMinUs       = 200000           // tcp_rto_min_us(): TCP_RTO_MIN, 200 ms
+	rtoMinUs       = 200000           // tcp_rto_min_us(): TCP_RTO_MIN, 200 ms at any HZ
 	minRTTWindow   = 300 * sim.Second // sysctl_tcp_min_rtt_wlen
 	synRetriesMax  = 6                // sysctl_tcp_syn_retries
 	reorderingInit = 3                // sysctl_tcp_reordering
@@ -20,11 +19,6 @@ const (
 
 // toUs converts a duration to whole microseconds, the kernel's tcp_mstamp unit.
 func toUs(d sim.Duration) int64 { return int64(d / sim.Microsecond) }
-
-// usToJiffies rounds microseconds up to whole jiffies, as usecs_to_jiffies.
-func usToJiffies(us int64) sim.Duration {
-	return sim.Duration((us+999)/1000) * jiffy
-}
 
 // rttEstimator holds the kernel's RTT state in its own units: srtt in
 // microseconds << 3, mdev and rttvar in microseconds (scaled by 4 as the
@@ -37,6 +31,7 @@ type rttEstimator struct {
 	rttSeq    uint64
 	rto       sim.Duration // icsk_rto (before backoff is applied by the timer)
 	minRTT    minRTTFilter
+	hz        hzClock
 }
 
 // sample follows tcp_rtt_estimator in tcp_input.c (Van Jacobson's algorithm
@@ -88,7 +83,7 @@ func (r *rttEstimator) sample(mUs int64, sndUna, sndNxt uint64) {
 // rto = srtt + rttvar (already ≥ 200 ms through rttvar's floor), rounded up
 // to jiffies and capped at TCP_RTO_MAX.
 func (r *rttEstimator) setRTO() {
-	r.rto = min(usToJiffies(r.srttUs8>>3+r.rttvarUs), rtoMax)
+	r.rto = min(r.hz.usToJiffies(r.srttUs8>>3+r.rttvarUs), rtoMax)
 }
 
 // srtt is the smoothed RTT as a duration.

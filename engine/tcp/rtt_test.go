@@ -106,3 +106,66 @@ func TestMinRTTKeepsSubMillisecondSamples(t *testing.T) {
 		})
 	}
 }
+
+// TestRTOAtHZ250: at CONFIG_HZ = 250 the RTO rounds up to 4 ms ticks
+// (usecs_to_jiffies), so the "fall" case's 293.75 ms becomes 296 ms where
+// HZ = 1000 gives 294; 240 ms is a whole number of ticks at both.
+func TestRTOAtHZ250(t *testing.T) {
+	for _, tc := range []struct {
+		samples []int64 // µs
+		rto     sim.Duration
+	}{
+		{[]int64{100000, 20000}, 296 * sim.Millisecond},
+		{[]int64{40000}, 240 * sim.Millisecond},
+	} {
+		r := rttEstimator{hz: newHZClock(250)}
+		for _, s := range tc.samples {
+			r.sample(s, 1, 1)
+			r.setRTO()
+		}
+		if r.rto != tc.rto {
+			t.Errorf("samples %v at HZ 250: rto = %v, want %v", tc.samples, r.rto, tc.rto)
+		}
+	}
+}
+
+// TestHZClockConstants checks the clock against include/net/tcp.h and
+// jiffies.h at each CONFIG_HZ: TCP_RTO_MIN = HZ/5 and TCP_ATO_MIN = HZ/25
+// are 200 and 40 ms whatever HZ, TCP_TIMEOUT_MIN is 2 ticks, and
+// usecs_to_jiffies rounds up to a whole tick.
+func TestHZClockConstants(t *testing.T) {
+	for _, tc := range []struct {
+		hz           int
+		tick         sim.Duration
+		timeoutMinUs int64
+		up           [3][2]int64 // usecs_to_jiffies(us) = ticks
+	}{
+		{100, 10 * sim.Millisecond, 20000, [3][2]int64{{1, 1}, {10000, 1}, {10001, 2}}},
+		{250, 4 * sim.Millisecond, 8000, [3][2]int64{{1, 1}, {4000, 1}, {4001, 2}}},
+		{1000, sim.Millisecond, 2000, [3][2]int64{{1, 1}, {1000, 1}, {1001, 2}}},
+	} {
+		c := newHZClock(tc.hz)
+		if c.jiffy() != tc.tick || c.timeoutMinUs() != tc.timeoutMinUs {
+			t.Errorf("HZ %d: tick %v, TCP_TIMEOUT_MIN %d us; want %v, %d", tc.hz, c.jiffy(), c.timeoutMinUs(), tc.tick, tc.timeoutMinUs)
+		}
+		for name, j := range map[string]int64{"TCP_RTO_MIN": c.rtoMin(), "TCP_DELACK_MAX": c.delackMax()} {
+			if d := sim.Duration(j) * c.jiffy(); d != 200*sim.Millisecond {
+				t.Errorf("HZ %d: %s = %v, want 200 ms", tc.hz, name, d)
+			}
+		}
+		if d := sim.Duration(c.atoMin()) * c.jiffy(); d != 40*sim.Millisecond {
+			t.Errorf("HZ %d: TCP_ATO_MIN = %v, want 40 ms", tc.hz, d)
+		}
+		for _, u := range tc.up {
+			if got := c.usecs(u[0]); got != u[1] {
+				t.Errorf("HZ %d: usecs_to_jiffies(%d) = %d, want %d", tc.hz, u[0], got, u[1])
+			}
+		}
+		if j := c.jiffies(sim.Time(9 * sim.Millisecond)); sim.Duration(j)*c.jiffy() > 9*sim.Millisecond || sim.Duration(j+1)*c.jiffy() <= 9*sim.Millisecond {
+			t.Errorf("HZ %d: jiffies(9 ms) = %d, want the tick 9 ms falls in", tc.hz, j)
+		}
+	}
+	if newHZClock(0) != (hzClock{}) || (hzClock{}).HZ() != 1000 {
+		t.Errorf("an unset HZ is not 1000")
+	}
+}

@@ -207,6 +207,8 @@ func NewSender(s *sim.Sim, pool *packet.Pool, out Sender, rec *trace.Recorder, c
 	d.paceTimer = s.NewTimer(d.self, kindPace)
 	d.appTimer = s.NewTimer(d.self, kindApp)
 	d.sb = newScoreboard(d.mss)
+	d.rtt.hz = newHZClock(c.Opts.HZ)
+	d.st.HZ = uint32(d.rtt.hz.HZ())
 	d.rack.reoWndSteps = 1
 	if c.Size > 0 {
 		d.endSeq = 1 + uint64(c.Size)

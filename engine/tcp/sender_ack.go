@@ -414,7 +414,7 @@ func (d *DataSender) updateRTTMin(rttUs int64, flag int) {
 		return
 	}
 	if rttUs == 0 {
-		rttUs = int64(jiffy / sim.Microsecond)
+		rttUs = d.rtt.hz.jiffyUs()
 	}
 	d.rtt.minRTT.runningMin(minRTTWindow, d.st.Now, rttUs)
 }

@@ -55,22 +55,27 @@ func TestRACKRepairsMidWindowLossAtDupthresh(t *testing.T) {
 // A tail loss — the last three segments of a transfer — is repaired by a
 // loss probe after PTO = 2·srtt + TCP_TIMEOUT_MIN (more than one packet
 // out), rounded up to jiffies, counted from the last ACK that re-armed the
-// timer (tcp_schedule_loss_probe). Without TLP the same loss waits for the
-// RTO (≥ 200 ms + srtt), so the transfer ends later by about RTO − PTO.
+// timer (tcp_schedule_loss_probe). TCP_TIMEOUT_MIN is 2 jiffies: 2 ms at
+// HZ = 1000, 8 ms at HZ = 250, whose 4 ms ticks also round the sum up
+// further. Without TLP the same loss waits for the RTO (≥ 200 ms + srtt),
+// so the transfer ends later by about RTO − PTO.
 func TestTLPRepairsTailLoss(t *testing.T) {
 	const segs = 100
 	size := units.Bytes(segs * 1448)
 	for _, tc := range []struct {
 		name       string
 		tlp        bool
+		hz         int
 		rtos, tlps uint64
 	}{
-		{"tlp on", true, 0, 1},
-		{"tlp off", false, 1, 0},
+		{"tlp on", true, 1000, 0, 1},
+		{"tlp on, HZ 250", true, 250, 0, 1},
+		{"tlp off", false, 1000, 1, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			opts := shLinuxOpts()
 			opts.TLP = tc.tlp
+			opts.HZ = tc.hz
 			h := shHarness{cc: "reno", rate: 100 * units.Mbps, owd: 20 * sim.Millisecond, size: size, opts: opts}
 			c := h.build(t)
 			c.fwd.drop = dropOnce(seqOfSeg(segs-3), seqOfSeg(segs-2), seqOfSeg(segs-1))
@@ -96,12 +101,14 @@ func TestTLPRepairsTailLoss(t *testing.T) {
 					lastAck = max(lastAck, x.arr)
 				}
 			}
-			srttLo := 2*sim.Duration(c.snd.rtt.minRTTUs())*sim.Microsecond + 2*sim.Millisecond
+			tick := sim.Second / sim.Duration(tc.hz)
+			srttLo := 2*sim.Duration(c.snd.rtt.minRTTUs())*sim.Microsecond + 2*tick
 			t.Logf("repair %v after the last ACK (min_rtt %v)", repair.Sub(lastAck), sim.Duration(c.snd.rtt.minRTTUs())*sim.Microsecond)
 			if tc.tlp {
-				// srtt is within a few ms of min_rtt on this clean path.
-				if d := repair.Sub(lastAck); d < srttLo || d > srttLo+6*sim.Millisecond {
-					t.Errorf("probe %v after the last ACK, want 2·srtt + 2 ms ≈ %v (+ ≤ 6 ms)", d, srttLo)
+				// srtt is within a few ms of min_rtt on this clean path;
+				// the sum rounds up by less than a tick.
+				if d := repair.Sub(lastAck); d < srttLo || d > srttLo+6*sim.Millisecond+tick {
+					t.Errorf("probe %v after the last ACK, want 2·srtt + 2 ticks ≈ %v (+ ≤ 6 ms + a %v tick)", d, srttLo, tick)
 				}
 			} else if d := repair.Sub(lastAck); d < 200*sim.Millisecond {
 				t.Errorf("repair %v after the last ACK, want an RTO (≥ 200 ms)", d)

@@ -79,7 +79,7 @@ func TestRTOMinimumAndBackoff(t *testing.T) {
 	c.runUntil(blackout - 1)
 	rto := c.snd.rto
 	srtt := c.snd.rtt.srtt()
-	if want := usToJiffies(toUs(srtt) + rtoMinUs); rto != want {
+	if want := c.snd.rtt.hz.usToJiffies(toUs(srtt) + rtoMinUs); rto != want {
 		t.Errorf("RTO before the blackout = %v, want srtt + 200 ms rounded up = %v (srtt %v)", rto, want, srtt)
 	}
 	c.runUntil(sim.Time(20 * sim.Second))

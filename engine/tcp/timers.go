@@ -41,7 +41,7 @@ func (d *DataSender) rearmRTO() {
 	}
 	rto := d.rto
 	if d.pending == timeReoTimeout || d.pending == timeLossProbe {
-		rto = usToJiffies(max(toUs(d.rtoDelta()), 1))
+		rto = d.rtt.hz.usToJiffies(max(toUs(d.rtoDelta()), 1))
 	}
 	d.resetXmitTimer(timeRetrans, rto, rtoMax)
 }

@@ -36,9 +36,9 @@ func (d *DataSender) scheduleLossProbe(advancingRTO bool) bool {
 		if d.sb.packetsOut() == 1 {
 			us += rtoMinUs
 		} else {
-			us += timeoutMinUs
+			us += d.rtt.hz.timeoutMinUs()
 		}
-		timeout = usToJiffies(us)
+		timeout = d.rtt.hz.usToJiffies(us)
 	} else {
 		timeout = timeoutInit
 	}
@@ -49,7 +49,7 @@ func (d *DataSender) scheduleLossProbe(advancingRTO bool) bool {
 		rtoDelta = d.rtoDelta()
 	}
 	if rtoDelta > 0 {
-		timeout = min(timeout, usToJiffies(toUs(rtoDelta)))
+		timeout = min(timeout, d.rtt.hz.usToJiffies(toUs(rtoDelta)))
 	}
 	d.resetXmitTimer(timeLossProbe, timeout, rtoMax)
 	return true

@@ -1,6 +1,8 @@
 package emulate
 
 import (
+	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -105,6 +107,41 @@ func TestOfferedRate(t *testing.T) {
 		}
 		if got := offeredRate(prep.Scenario); got != c.want {
 			t.Errorf("%s: offered %d bps, want %d", c.name, got, c.want)
+		}
+	}
+}
+
+// TestHZNote: a run names each flow whose tcp.hz is not the running
+// kernel's CONFIG_HZ, and none whose is; where the kernel's configuration
+// cannot be read, it names none.
+func TestHZNote(t *testing.T) {
+	khz := kernelHZ()
+	t.Logf("this kernel: CONFIG_HZ=%d", khz)
+	other := 1000
+	if khz == 1000 {
+		other = 250
+	}
+	for _, hz := range []int{khz, other} {
+		set := []string{}
+		if hz != 0 {
+			set = append(set, "flows.f0.tcp.hz="+strconv.Itoa(hz))
+		}
+		prep, err := engine.Prepare([]byte(cleanPath), set)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, n := range notes(prep.Scenario) {
+			if strings.HasPrefix(n, "flows[f0].tcp.hz:") {
+				got = append(got, n)
+			}
+		}
+		want := khz != 0 && hz != khz
+		if (len(got) == 1) != want || len(got) > 1 {
+			t.Errorf("tcp.hz %d on a kernel at %d: notes %q, want a note %v", hz, khz, got, want)
+		}
+		if want && !strings.Contains(got[0], fmt.Sprintf("CONFIG_HZ=%d", khz)) {
+			t.Errorf("note %q does not name the kernel's CONFIG_HZ=%d", got[0], khz)
 		}
 	}
 }

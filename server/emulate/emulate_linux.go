@@ -3,9 +3,11 @@
 package emulate
 
 import (
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"slices"
@@ -371,12 +373,44 @@ func check(scn *config.Scenario, opt Options) error {
 // ACKs every second one on a paced 100 Mbps path).
 func notes(scn *config.Scenario) []string {
 	var out []string
+	hz := kernelHZ()
 	for _, f := range scn.Flows {
 		if d := f.TCP.GROInterval; d != 0 {
 			out = append(out, fmt.Sprintf("flows[%s].tcp.gro_interval: %v not applied: the TUN path has no GRO; the kernel's receiver ACKs a burst from its socket reads instead", f.ID, d))
 		}
+		if f.CC != config.Ping && f.CC != "pump" && hz != 0 && f.TCP.HZ != hz {
+			out = append(out, fmt.Sprintf("flows[%s].tcp.hz: %d, but this kernel runs at CONFIG_HZ=%d: its delayed-ACK, loss-probe and RTO timers tick %v apart; set tcp.hz=%d to simulate it",
+				f.ID, f.TCP.HZ, hz, sim.Second/sim.Duration(hz), hz))
+		}
 	}
 	return out
+}
+
+// kernelHZ is the running kernel's CONFIG_HZ, from /proc/config.gz or
+// /boot/config-<release>; 0 when neither says.
+func kernelHZ() int {
+	read := func() ([]byte, error) {
+		if f, err := os.Open("/proc/config.gz"); err == nil {
+			defer f.Close()
+			z, err := gzip.NewReader(f)
+			if err != nil {
+				return nil, err
+			}
+			return io.ReadAll(z)
+		}
+		return os.ReadFile("/boot/config-" + kernelRelease())
+	}
+	b, err := read()
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "CONFIG_HZ="); ok {
+			hz, _ := strconv.Atoi(v)
+			return hz
+		}
+	}
+	return 0
 }
 
 // offeredRate sums the fastest rate the flows can push through the relay:
