@@ -103,7 +103,10 @@ func deliveredMstamp(st *State) uint64 {
 
 // tcpJiffies32 is tcp_jiffies32: ticks of 1/HZ s, wrapping u32.
 func tcpJiffies32(st *State) uint32 {
-	return uint32(int64(st.Now) / (int64(sim.Second) / int64(hz(st))))
+	if st.HZ == 0 || st.HZ == 1000 {
+		return uint32(st.Now / sim.Time(sim.Millisecond)) // a constant divisor: a multiply
+	}
+	return uint32(int64(st.Now) / (int64(sim.Second) / int64(st.HZ)))
 }
 
 // msecsToJiffies is msecs_to_jiffies: round up to whole ticks.

@@ -166,9 +166,14 @@ func hz(st *State) uint32 {
 // 300 s before it wraps.
 func initialJiffies(st *State) uint32 { return uint32(1<<32 - 300*uint64(hz(st))) }
 
-// jiffies is tcp_jiffies32 at time t, counted from INITIAL_JIFFIES.
+// jiffies is tcp_jiffies32 at time t, counted from INITIAL_JIFFIES. The
+// default HZ divides by a constant (a multiply), as it did before HZ was a
+// setting: CUBIC reads the clock on every ACK.
 func jiffies(st *State, t sim.Time) uint32 {
-	return uint32(int64(t)/(int64(sim.Second)/int64(hz(st)))) + initialJiffies(st)
+	if st.HZ == 0 || st.HZ == 1000 {
+		return uint32(t/sim.Time(sim.Millisecond)) + uint32(1<<32-300*1000)
+	}
+	return uint32(int64(t)/(int64(sim.Second)/int64(st.HZ))) + initialJiffies(st)
 }
 
 // clockUS is bictcp_clock_us: tcp_mstamp in us, truncated to 32 bits.
@@ -176,7 +181,10 @@ func clockUS(st *State) uint32 { return uint32(st.Now / sim.Time(sim.Microsecond
 
 // usecsToJiffies is usecs_to_jiffies: round up to whole ticks.
 func usecsToJiffies(st *State, us uint32) uint64 {
-	per := 1_000_000 / uint64(hz(st))
+	if st.HZ == 0 || st.HZ == 1000 {
+		return (uint64(us) + 999) / 1000
+	}
+	per := 1_000_000 / uint64(st.HZ)
 	return (uint64(us) + per - 1) / per
 }
 
@@ -475,7 +483,10 @@ func (c *Cubic) publish(st *State) {
 	s.Set(c.sig.k, float64(c.bicK)*1000/1024)
 	epoch := 0.0
 	if c.epochStart != 0 {
-		epoch = float64(c.epochStart-initialJiffies(st)) * 1000 / float64(hz(st))
+		epoch = float64(c.epochStart - initialJiffies(st))
+		if h := hz(st); h != 1000 {
+			epoch = epoch * 1000 / float64(h)
+		}
 	}
 	s.Set(c.sig.epochStart, epoch)
 	s.Set(c.sig.originPoint, float64(c.bicOriginPoint))
