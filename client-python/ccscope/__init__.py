@@ -23,7 +23,7 @@ from . import errors
 from ._version import __version__
 from .client import Client, connect
 from .errors import CcscopeError, ServerDied, ServerError
-from .kernel import compare, emulation_available
+from .kernel import compare, emulation_available, kernel_hz
 from .results import Checkpoint, Position, Summary
 from .session import Session, make_action
 from .sweeps import grid, sweep
@@ -48,6 +48,7 @@ __all__ = [
     "grid",
     "compare",
     "emulation_available",
+    "kernel_hz",
     "errors",
     "CcscopeError",
     "ServerError",

@@ -12,8 +12,10 @@ delivery rate.
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
+import platform
 import shutil
 import subprocess
 import sys
@@ -29,7 +31,7 @@ from .errors import EmulationError
 if TYPE_CHECKING:
     import pandas
 
-__all__ = ["compare", "emulation_available"]
+__all__ = ["compare", "emulation_available", "kernel_hz"]
 
 
 def emulation_available() -> str | None:
@@ -47,6 +49,30 @@ def emulation_available() -> str | None:
         return "emulation needs /dev/net/tun"
     if shutil.which("ip") is None:
         return "emulation needs iproute2's ip command"
+    return None
+
+
+def kernel_hz() -> int | None:
+    """The running kernel's CONFIG_HZ, or None where it cannot be read.
+
+    It is read from ``/proc/config.gz`` or ``/boot/config-<release>``. Pass
+    it as a flow's ``tcp.hz`` so the simulator's timers tick as this
+    kernel's do (``ccscope compare`` notes each flow whose ``hz`` differs).
+    """
+    try:
+        with gzip.open("/proc/config.gz", "rt") as f:
+            text = f.read()
+    except OSError:
+        try:
+            text = Path(f"/boot/config-{platform.release()}").read_text()
+        except OSError:
+            return None
+    for line in text.splitlines():
+        if line.startswith("CONFIG_HZ="):
+            try:
+                return int(line.removeprefix("CONFIG_HZ="))
+            except ValueError:
+                return None
     return None
 
 

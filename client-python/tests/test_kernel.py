@@ -124,3 +124,23 @@ def test_compare_on_the_kernel(binary_env):
     # Over 3 s, slow start included, the two agree within 5 % on this path (the Go tests hold 5 % over 6 s).
     assert abs(g.rel_diff) < 0.05, f"goodput sim {g.sim:.2f} vs kernel {g.kernel:.2f} Mbps"
     assert emulated["mode"] == "emulate"
+
+
+def test_kernel_hz_reads_the_kernel_configuration(monkeypatch, tmp_path):
+    import gzip
+
+    import ccscope.kernel as kernel
+
+    cfg = tmp_path / "config.gz"
+    with gzip.open(cfg, "wt") as f:
+        f.write("CONFIG_PREEMPT_NONE=y\n# CONFIG_HZ_1000 is not set\nCONFIG_HZ_250=y\nCONFIG_HZ=250\n")
+    real_open = gzip.open
+    monkeypatch.setattr(kernel.gzip, "open", lambda p, *a, **k: real_open(cfg if p == "/proc/config.gz" else p, *a, **k))
+    assert ccscope.kernel_hz() == 250
+
+    def missing(*a, **k):
+        raise OSError("no config")
+
+    monkeypatch.setattr(kernel.gzip, "open", missing)
+    monkeypatch.setattr(kernel.platform, "release", lambda: "no-such-release")
+    assert ccscope.kernel_hz() is None
