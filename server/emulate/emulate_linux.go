@@ -492,8 +492,8 @@ const (
 	atReceiver
 )
 
-// nsSysctls are the sysctls every namespace gets, for the flows whose ends
-// it hosts (opts: their TCP options; all flows of a namespace must agree).
+// nsSysctls are the sysctls a namespace gets for a flow with TCP options o
+// (nodeSysctls merges them over the flows with an end there).
 func nsSysctls(o config.TCPOptions) []nsSysctl {
 	b := func(on bool, yes, no string) string {
 		if on {
