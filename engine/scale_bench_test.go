@@ -3,7 +3,6 @@ package engine
 import (
 	"fmt"
 	"runtime"
-	"strings"
 	"testing"
 	"time"
 
@@ -91,20 +90,14 @@ func BenchmarkDumbbellN(b *testing.B) {
 // lognormal sizes of median 20 KB and sigma 1.5 (mean about 62 KB, so
 // about 1 Gbps offered): tens of flows alive at once, whatever n.
 func shortFlowsJSON(n int) []byte {
-	var nodes, links, srcs []string
-	for i := range 16 {
-		h := fmt.Sprintf("h%d", i)
-		srcs = append(srcs, fmt.Sprintf("%q", h))
-		nodes = append(nodes, fmt.Sprintf(`{"id":%q,"kind":"endpoint"}`, h))
-		links = append(links, fmt.Sprintf(`{"id":"l%d","a":%q,"b":"r1","rate":"10Gbps","delay":"100us"}`, i, h))
-	}
+	nodes, links, srcs := hostsJSON(16, "r1", "10Gbps", "100us")
 	dur := n/2000 + 1
 	return fmt.Appendf(nil, `{"name":"short-flows","runtime":{"seed":1,"duration":"%ds"},
  "nodes":[{"id":"r1","kind":"router"},{"id":"srv","kind":"endpoint"},%s],
  "links":[{"id":"bottleneck","a":"r1","b":"srv","rate":"10Gbps","delay":"10ms","ab":{"qdisc":{"kind":"fifo","limit":"1BDP"}}},%s],
  "flows":[{"group":"web","count":%d,"src":[%s],"dst":"srv","cc":"cubic",
    "start":{"kind":"poisson","rate":"2000/s"},"size":{"kind":"lognormal","median":"20KB","sigma":1.5}}]}`,
-		dur, strings.Join(nodes, ","), strings.Join(links, ","), n, strings.Join(srcs, ","))
+		dur, nodes, links, n, srcs)
 }
 
 // BenchmarkShortFlows runs 1,000 and 10,000 short flows (shortFlowsJSON).

@@ -157,7 +157,8 @@
 // attach. start is a duration, or {"kind": "at"|"poisson"|"uniform"|
 // "periodic", "at": start of the arrivals, "rate": "200/s" (poisson), "span"
 // (uniform: [at, at+span)), "every" and "batch" (periodic: flow i at
-// at + (i / batch) × every)}. size is a size, or {"kind": "fixed" (value),
+// at + (i / batch) × every), "jitter" (at, periodic: each start a uniform
+// draw in [0, jitter) later)}. size is a size, or {"kind": "fixed" (value),
 // "uniform" (min, max, inclusive), "lognormal" (median, sigma; max caps it),
 // "pareto" (min, alpha; max caps it), "empirical" ("file": "websearch", the
 // DCTCP paper's web-search distribution, or "cdf": [[size, probability], …]

@@ -115,7 +115,7 @@ var (
 
 	startShape = object(map[string]*shape{
 		"kind": leaf(kString), "at": leaf(kDuration), "rate": leaf(kString), "span": leaf(kDuration),
-		"every": leaf(kDuration), "batch": leaf(kCount),
+		"every": leaf(kDuration), "batch": leaf(kCount), "jitter": leaf(kDuration),
 	})
 
 	sizeDistShape = object(map[string]*shape{

@@ -59,6 +59,11 @@ type StartDist struct {
 	Span      sim.Duration
 	Every     sim.Duration // StartPeriodic
 	Batch     int          // StartPeriodic: flows per round
+	// Jitter (StartAt, StartPeriodic) delays each flow's start by a
+	// uniform draw in [0, Jitter), as the threads of real senders scatter
+	// an incast's responses by tens of microseconds: whether a late flow
+	// loses its whole first window depends on it.
+	Jitter sim.Duration
 }
 
 // SizeKind is a group's flow-size distribution.
@@ -250,6 +255,17 @@ func (c *collector) startDist(p string, v any) StartDist {
 	case bok:
 		c.add(bp, "only for kind \"periodic\"")
 	}
+	if v, jp, ok := o.get("jitter"); ok {
+		if x, ok := c.duration(jp, v); ok {
+			switch {
+			case d.Kind != StartAt && d.Kind != StartPeriodic:
+				c.add(jp, "only for kinds \"at\" and \"periodic\" (the others draw every start already)")
+			case x == 0:
+				c.add(jp, "must be positive (leave it out for none)")
+			}
+			d.Jitter = x
+		}
+	}
 	return d
 }
 
@@ -414,11 +430,13 @@ func fieldNames(sh *shape) []string {
 }
 
 // expand appends g's flows (and per-flow hosts and links) to s. Start times
-// come from the stream "group/<id>/start", sizes from "group/<id>/size",
-// one draw after another in flow order, so a group's flows depend only on
-// the seed and the group's own parameters.
+// come from the stream "group/<id>/start", their jitter from
+// "group/<id>/jitter", sizes from "group/<id>/size", one draw after another
+// in flow order, so a group's flows depend only on the seed and the
+// group's own parameters.
 func (g *Group) expand(s *Scenario) {
 	startRNG := rng.Stream(s.Runtime.Seed, "group/"+g.ID+"/start")
+	jitterRNG := rng.Stream(s.Runtime.Seed, "group/"+g.ID+"/jitter")
 	sizeRNG := rng.Stream(s.Runtime.Seed, "group/"+g.ID+"/size")
 	t := g.Start.At
 	for i := range g.Count {
@@ -438,6 +456,9 @@ func (g *Group) expand(s *Scenario) {
 			f.Start = g.Start.At + sim.Duration(startRNG.Int64N(int64(g.Start.Span)))
 		case StartPeriodic:
 			f.Start = g.Start.At + sim.Duration(i/g.Start.Batch)*g.Start.Every
+		}
+		if g.Start.Jitter > 0 {
+			f.Start += sim.Duration(jitterRNG.Int64N(int64(g.Start.Jitter)))
 		}
 		f.Size = g.Size.draw(sizeRNG)
 		s.Flows = append(s.Flows, f)
@@ -535,7 +556,7 @@ func (e GroupEnds) tree() any {
 }
 
 func (d StartDist) tree() any {
-	if d.Kind == StartAt {
+	if d.Kind == StartAt && d.Jitter == 0 {
 		return d.At.String()
 	}
 	t := tree{"kind": nameOf(startKinds, d.Kind), "at": d.At.String()}
@@ -546,6 +567,9 @@ func (d StartDist) tree() any {
 		t["span"] = d.Span.String()
 	case StartPeriodic:
 		t["every"], t["batch"] = d.Every.String(), json.Number(strconv.Itoa(d.Batch))
+	}
+	if d.Jitter > 0 { // absent keeps older scenarios' hashes
+		t["jitter"] = d.Jitter.String()
 	}
 	return t
 }

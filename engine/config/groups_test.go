@@ -68,6 +68,14 @@ func TestGroupExpandsDeterministically(t *testing.T) {
 	if back := mustParse(t, canon); !reflect.DeepEqual(back.Flows, a.Flows) {
 		t.Errorf("Parse(Canonical()) flows differ:\n%+v\n%+v", back.Flows[0], a.Flows[0])
 	}
+	// A jittered start survives the canonical form too, the "at" kind's
+	// included (written as an object only when jittered).
+	for _, start := range []string{`{"kind": "at", "at": "1s", "jitter": "300us"}`, `{"kind": "periodic", "every": "10ms", "batch": 2, "jitter": "1ms"}`} {
+		j := mustParse(t, groupJSON(5, start, `"10KB"`))
+		if back := mustParse(t, j.Canonical()); !reflect.DeepEqual(back.Flows, j.Flows) || j.Flows[0].Start == j.Flows[1].Start {
+			t.Errorf("start %s: canonical form lost the jitter, or it drew nothing: %v", start, j.Flows[0].Start)
+		}
+	}
 }
 
 // Per-flow hosts: each flow gets its own src and dst host and access link.
@@ -147,6 +155,23 @@ func TestGroupDistributions(t *testing.T) {
 		starts = append(starts, float64(f.Start))
 	}
 	check("P(start ≤ 1.5s)", fractionBelow(starts, float64(1500*sim.Millisecond)), 0.25)
+	// Periodic rounds of 4 every 10 ms from 1 s, each start jittered
+	// uniformly in [0, 600 µs): within its round's window, P(offset ≤
+	// 150 µs) = 1/4, and the sizes (another stream) are as without jitter.
+	plain := mustParse(t, groupJSON(n, `{"kind": "periodic", "at": "1s", "every": "10ms", "batch": 4}`, `{"kind": "uniform", "min": "1000B", "max": "3000B"}`))
+	s = mustParse(t, groupJSON(n, `{"kind": "periodic", "at": "1s", "every": "10ms", "batch": 4, "jitter": "600us"}`, `{"kind": "uniform", "min": "1000B", "max": "3000B"}`))
+	var offs []float64
+	for i, f := range s.Flows {
+		round := sim.Second + sim.Duration(i/4)*10*sim.Millisecond
+		if off := f.Start - round; off < 0 || off >= 600*sim.Microsecond {
+			t.Fatalf("flow %d starts %v into its round, want [0, 600µs)", i, off)
+		}
+		if f.Size != plain.Flows[i].Size || plain.Flows[i].Start != round {
+			t.Fatalf("flow %d: size %v (%v without jitter), start %v without jitter (want %v)", i, f.Size, plain.Flows[i].Size, plain.Flows[i].Start, round)
+		}
+		offs = append(offs, float64(f.Start-round))
+	}
+	check("P(jitter ≤ 150µs)", fractionBelow(offs, float64(150*sim.Microsecond)), 0.25)
 	// Uniform sizes in [1000, 3000] bytes, inclusive: P(≤ 1999) = 999/2001.
 	check("uniform P(size ≤ 1999)", fractionBelow(sizes(`{"kind": "uniform", "min": "1000B", "max": "3000B"}`), 1999), 999.0/2001)
 	// Lognormal: P(size ≤ median) = 1/2, P(size ≤ median·e^σ) = Φ(1).
@@ -176,6 +201,8 @@ func TestGroupErrors(t *testing.T) {
 		{`flows.web.size={"kind":"empirical","file":"nosuch"}`, "flows[web].size.file"},
 		{`flows.web.src={"rate":"1Gbps","delay":"1ms"}`, "flows[web].src.attach"},
 		{`flows.web.src=[]`, "flows[web].src"},
+		{`flows.web.start={"kind":"poisson","rate":"10/s","jitter":"1ms"}`, "flows[web].start.jitter"},
+		{`flows.web.start={"kind":"periodic","every":"1ms","jitter":"0s"}`, "flows[web].start.jitter"},
 	}
 	for _, c := range cases {
 		t.Run(c.set, func(t *testing.T) {
