@@ -104,13 +104,18 @@ func runOnTime(t *testing.T, prep *engine.Prepared) (*Result, error) {
 	return best, nil
 }
 
-// delivered is flow 0's packets delivered (the sender kernel's
-// tcpi_delivered, sampled by the relay's loop) times the MSS, at the last
-// flows row at or before t. The kernel's count does not depend on when the
-// receiving application gets to read.
-func delivered(rows []trace.FlowRow, t sim.Time) (int64, sim.Time) { return deliveredOf(rows, 0, t) }
+// goodputFrom is flow f's goodput in bit/s from time from to the run's end,
+// read off the trace's delivered counts.
+func goodputFrom(res *Result, f int32, from sim.Time) float64 {
+	b0, t0 := deliveredOf(res.Trace.FlowsT.Rows, f, from)
+	b1, t1 := deliveredOf(res.Trace.FlowsT.Rows, f, sim.Time(res.Summary.SimTimePs))
+	return float64(b1-b0) * 8 / t1.Sub(t0).Seconds()
+}
 
-// deliveredOf is delivered for flow f.
+// deliveredOf is flow f's packets delivered (the sender kernel's
+// tcpi_delivered, sampled by the relay's loop) times the MSS, at the last
+// flows row at or before t, and that row's time. The kernel's count does
+// not depend on when the receiving application gets to read.
 func deliveredOf(rows []trace.FlowRow, f int32, t sim.Time) (int64, sim.Time) {
 	var b int64
 	var at sim.Time
@@ -138,10 +143,7 @@ func TestCleanPathCubic(t *testing.T) {
 	}
 	// Steady state: from 2 s (slow start and its recovery are over by
 	// ~1.5 s on this path) to the end.
-	b0, t0 := delivered(res.Trace.FlowsT.Rows, sim.Time(2*sim.Second))
-	b1, t1 := delivered(res.Trace.FlowsT.Rows, sim.Time(s.SimTimePs))
-	got := float64(b1-b0) * 8 / t1.Sub(t0).Seconds()
-	want := 50e6 * 1448 / 1500
+	got, want := goodputFrom(res, 0, sim.Time(2*sim.Second)), 50e6*1448/1500
 	t.Logf("steady goodput %.3f Mbps (want %.3f)", got/1e6, want/1e6)
 	if math.Abs(got-want)/want > 0.02 {
 		t.Errorf("steady goodput = %.2f Mbps, want %.2f Mbps ± 2%%", got/1e6, want/1e6)
@@ -293,10 +295,7 @@ func TestScheduledChange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b0, t0 := delivered(res.Trace.FlowsT.Rows, sim.Time(3*sim.Second))
-	b1, t1 := delivered(res.Trace.FlowsT.Rows, sim.Time(res.Summary.SimTimePs))
-	got := float64(b1-b0) * 8 / t1.Sub(t0).Seconds()
-	want := 20e6 * 1448 / 1500
+	got, want := goodputFrom(res, 0, sim.Time(3*sim.Second)), 20e6*1448/1500
 	t.Logf("goodput 3 s to the end: %.3f Mbps (want %.3f)", got/1e6, want/1e6)
 	if math.Abs(got-want)/want > 0.03 {
 		t.Errorf("goodput after the change = %.2f Mbps, want %.2f ± 3%%", got/1e6, want/1e6)
@@ -332,13 +331,10 @@ func TestTwoSendersOneReceiver(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	end := sim.Time(res.Summary.SimTimePs)
 	var total float64
 	var each [2]float64
 	for f := range int32(2) {
-		b0, t0 := deliveredOf(res.Trace.FlowsT.Rows, f, sim.Time(2*sim.Second))
-		b1, t1 := deliveredOf(res.Trace.FlowsT.Rows, f, end)
-		each[f] = float64(b1-b0) * 8 / t1.Sub(t0).Seconds()
+		each[f] = goodputFrom(res, f, sim.Time(2*sim.Second))
 		total += each[f]
 	}
 	want := 50e6 * 1448 / 1500
@@ -423,9 +419,7 @@ func TestApplicationPatterns(t *testing.T) {
 		t.Fatal(err)
 	}
 	rows, end := res.Trace.FlowsT.Rows, sim.Time(res.Summary.SimTimePs)
-	b0, t0 := deliveredOf(rows, 0, sim.Time(sim.Second))
-	b1, t1 := deliveredOf(rows, 0, end)
-	rate := float64(b1-b0) * 8 / t1.Sub(t0).Seconds()
+	rate := goodputFrom(res, 0, sim.Time(sim.Second))
 	t.Logf("rate application: %.4f Mbps from 1 s to the end", rate/1e6)
 	if math.Abs(rate-2e6)/2e6 > 0.03 {
 		t.Errorf("rate application's goodput = %.3f Mbps, want 2 Mbps ± 3%%", rate/1e6)
@@ -573,9 +567,7 @@ func TestSwitchFloods(t *testing.T) {
 	if !flooded {
 		t.Errorf("queues = %+v; want a flooded copy sent to b (lb, ba)", res.Summary.Queues)
 	}
-	b0, t0 := delivered(res.Trace.FlowsT.Rows, sim.Time(sim.Second))
-	b1, t1 := delivered(res.Trace.FlowsT.Rows, sim.Time(res.Summary.SimTimePs))
-	g, want := float64(b1-b0)*8/t1.Sub(t0).Seconds(), 50e6*1448/1500
+	g, want := goodputFrom(res, 0, sim.Time(sim.Second)), 50e6*1448/1500
 	t.Logf("goodput from 1 s: %.2f Mbps (want %.2f)", g/1e6, want/1e6)
 	if math.Abs(g-want)/want > 0.03 {
 		t.Errorf("goodput from 1 s = %.2f Mbps, want %.2f ± 3%%", g/1e6, want/1e6)
