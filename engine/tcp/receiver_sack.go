@@ -5,9 +5,10 @@ import "github.com/ccscope/ccscope/engine/packet"
 // ofoQueue is the out-of-order queue as a sorted set of disjoint,
 // non-adjacent byte intervals. The kernel's rbtree of skbs coalesces
 // contiguous skbs (tcp_ooo_try_coalesce), so one interval stands for what
-// the kernel holds as one run; work per segment is O(intervals), and the
-// slice does not allocate once it has grown to the run's largest hole
-// count.
+// the kernel holds as one run. Finding a segment's place is O(log
+// intervals), and O(1) at the tail, where most land (the kernel's
+// ooo_last_skb fast path); the slice does not allocate once it has grown to
+// the run's largest hole count.
 type ofoQueue struct {
 	iv    []packet.SackBlock
 	bytes uint64 // payload bytes held
@@ -19,10 +20,7 @@ type ofoQueue struct {
 // merge_right.
 func (q *ofoQueue) insert(seq, end uint64, sk *sackState) {
 	iv := q.iv
-	i := 0
-	for i < len(iv) && iv[i].End < seq {
-		i++
-	}
+	i := q.find(seq)
 	lo, hi := seq, end
 	held := uint64(0)
 	first := true
@@ -51,6 +49,29 @@ func (q *ofoQueue) insert(seq, end uint64, sk *sackState) {
 		iv[i] = nb
 		q.iv = iv
 	}
+}
+
+// find returns the index of the first interval that ends at or after seq
+// (that seq overlaps or touches, or that lies beyond it), len(q.iv) if none.
+func (q *ofoQueue) find(seq uint64) int {
+	iv := q.iv
+	n := len(iv)
+	if n == 0 || iv[n-1].End < seq {
+		return n
+	}
+	if n == 1 || iv[n-2].End < seq {
+		return n - 1
+	}
+	lo, hi := 0, n-2 // iv[hi].End >= seq
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if iv[m].End < seq {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
 }
 
 // popFront removes the first interval.
