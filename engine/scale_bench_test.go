@@ -120,3 +120,14 @@ func BenchmarkSweepRun(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkLossyWindow runs BBR at 10 Gbps over 100 ms with 0.1 % random
+// loss for 3 simulated seconds (the golden run dumbbell-10g-bbr-loss): a
+// window of some 80,000 packets in which RACK and the receiver's
+// out-of-order queue meet thousands of holes on every ACK.
+func BenchmarkLossyWindow(b *testing.B) {
+	benchScale(b, builtinWith(b, "dumbbell-1g", "runtime.duration=3s", "flows.f0.cc=bbr",
+		"links.bottleneck.rate=10Gbps", "links.bottleneck.delay=48ms",
+		`links.bottleneck.ab.loss={"kind":"bernoulli","p":0.001}`,
+		`flows.f0.tcp={"sndbuf":"unlimited","rcvbuf_max":"1GiB"}`))
+}

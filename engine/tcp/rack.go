@@ -79,33 +79,53 @@ func (d *DataSender) rackSkbTimeout(s *txSeg, reoWndUs int64) int64 {
 // the time-sorted list from the oldest transmission; a segment sent before
 // the most recently (s)acked one is lost once RACK.rtt + reo_wnd has
 // passed since it was sent (remaining <= 0). It returns the longest
-// remaining wait (µs, 0: none) and how many segments it marked.
+// remaining wait (µs, 0: none) and how many segments it marked. The
+// segments the kernel skips, marked lost (by an RTO or the dupthresh rule)
+// but not yet retransmitted, are not on the list it walks (parked).
+//
+// The kernel walks every segment sent before the boundary on each ACK: at
+// 10 Gbps, once a retransmission is sacked, tens of thousands still in
+// flight. The list is in sending order, so remaining grows along it: the
+// lost ones are a prefix, and the longest wait is the last segment's
+// before the boundary. So the walk marks the prefix, and finds the last
+// segment from where the previous walk's was (the boundary only moves on,
+// and the scoreboard keeps that segment as the list changes): the same
+// marks and the same timeout, without the walk through the rest.
 func (d *DataSender) rackDetectLoss() (reoTimeoutUs int64, marked uint32) {
-	reo := d.rackReoWndUs()
-	for n := d.sb.head; n >= 0; {
-		s := d.sb.seg(uint64(n))
-		next := s.next
-		// Skip segments marked lost (by an RTO or the dupthresh rule)
-		// but not yet retransmitted.
-		if s.flags&flagLost != 0 && s.flags&flagRetransOut == 0 {
-			n = next
-			continue
+	b := d.sb
+	at, end := d.rack.mstamp, d.rack.endSeq
+	b.rackAt, b.rackEnd = at, end
+	c := b.rackLast
+	for {
+		next := b.head
+		if c >= 0 {
+			next = b.seg(uint64(c)).next
 		}
-		if !cc.SentAfter(d.rack.mstamp, s.sent, d.rack.endSeq, s.end) {
+		if next < 0 || !cc.SentAfter(at, b.seg(uint64(next)).sent, end, b.seg(uint64(next)).end) {
 			break
 		}
-		remaining := d.rackSkbTimeout(s, reo)
-		if remaining <= 0 {
-			// tcp_mark_skb_lost, and off the list.
-			d.markLost(uint64(n))
-			d.sb.listRemove(uint64(n))
-			marked++
-		} else {
-			reoTimeoutUs = max(reoTimeoutUs, remaining)
+		c = next
+	}
+	b.rackLast = c
+	if c < 0 {
+		return 0, 0
+	}
+	reo := d.rackReoWndUs()
+	for n := b.head; ; {
+		s := b.seg(uint64(n))
+		next := s.next
+		if remaining := d.rackSkbTimeout(s, reo); remaining > 0 {
+			return d.rackSkbTimeout(b.seg(uint64(c)), reo), marked
+		}
+		// tcp_mark_skb_lost, and off the list.
+		d.markLost(uint64(n))
+		b.listRemove(uint64(n))
+		marked++
+		if n == c {
+			return 0, marked
 		}
 		n = next
 	}
-	return reoTimeoutUs, marked
 }
 
 // markLost marks segment n lost (tcp_mark_skb_lost) with the loss counter

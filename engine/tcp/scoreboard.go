@@ -23,10 +23,16 @@ type txSeg struct {
 	tx cc.RateTx // tcp_rate.c's per-skb snapshot (TCP_SKB_CB(skb)->tx)
 
 	flags  uint8
-	listed bool  // on the time-sorted list
-	prev   int64 // time-sorted list links (segment numbers, -1: none)
+	listed bool   // on the kernel's time-sorted list
+	parked bool   // listed, but lost with no retransmission in flight, so off the walked list (skippable)
+	order  uint32 // when it was listed, in listings (wraps; compared by difference)
+	prev   int64  // walked list links (segment numbers, -1: none)
 	next   int64
 }
+
+// skippable reports whether RACK passes over s: marked lost (by an RTO or
+// the dupack rule) and not retransmitted since.
+func (s *txSeg) skippable() bool { return s.flags&(flagLost|flagRetransOut) == flagLost }
 
 // rateSkb is what tcp_rate_skb_delivered reads of the segment.
 func (s *txSeg) rateSkb() cc.RateSkb {
@@ -38,7 +44,12 @@ func (s *txSeg) rateSkb() cc.RateSkb {
 // shorter), with the counters of struct tcp_sock that describe it
 // (packets_out, sacked_out, lost_out, retrans_out) and the kernel's
 // tsorted_sent_queue: a list of the unacked segments in transmission order,
-// so RACK visits only segments old enough to be loss candidates.
+// so RACK visits only segments old enough to be loss candidates. The list
+// walked leaves out the segments RACK would skip (skippable): after an RTO
+// marks a window of tens of thousands lost, each ACK would otherwise pass
+// over all of them until they are retransmitted, as the kernel's walk does.
+// Such a segment is parked, and goes back in its place by its listing
+// order when it stops being skippable.
 //
 // Per-ACK work is proportional to the newly acked or sacked segments and
 // the number of SACK blocks: SACK blocks are compared with the previous
@@ -50,7 +61,15 @@ type scoreboard struct {
 	una  uint64 // first unacked segment
 	nxt  uint64 // next segment to send (snd_nxt's segment)
 
-	head, tail int64 // time-sorted list ends, -1 when empty
+	head, tail int64  // walked list ends, -1 when empty
+	order      uint32 // listings so far (txSeg.order)
+	hint       int64  // the segment last put back by order, a place to start the next search (-1: none)
+	// RACK's boundary (rackDetectLoss): every walked segment from the head
+	// to rackLast (-1: none) was sent before (rackAt, rackEnd), the most
+	// recently (s)acked transmission as of the last detection.
+	rackLast int64
+	rackAt   sim.Time
+	rackEnd  uint64
 
 	sackedOut  uint32
 	lostOut    uint32
@@ -62,7 +81,7 @@ type scoreboard struct {
 
 func newScoreboard(mss uint64) *scoreboard {
 	const initial = 64
-	return &scoreboard{mss: mss, ring: make([]txSeg, initial), mask: initial - 1, head: -1, tail: -1}
+	return &scoreboard{mss: mss, ring: make([]txSeg, initial), mask: initial - 1, head: -1, tail: -1, hint: -1, rackLast: -1}
 }
 
 // seg returns segment n, which must be in [una, nxt).
@@ -105,24 +124,95 @@ func (b *scoreboard) grow() {
 
 // listAppend puts n at the tail of the time-sorted list (most recent).
 func (b *scoreboard) listAppend(n uint64) {
+	b.listRemove(n)
 	s := b.seg(n)
-	if s.listed {
-		b.listRemove(n)
+	b.order++
+	s.listed, s.order = true, b.order
+	if s.skippable() {
+		s.parked = true
+		return
 	}
-	s.listed, s.prev, s.next = true, b.tail, -1
-	if b.tail >= 0 {
-		b.seg(uint64(b.tail)).next = int64(n)
-	} else {
-		b.head = int64(n)
-	}
-	b.tail = int64(n)
+	b.linkAfter(n, b.tail)
 }
 
 // listRemove takes n off the time-sorted list.
 func (b *scoreboard) listRemove(n uint64) {
 	s := b.seg(n)
-	if !s.listed {
+	if s.listed && !s.parked {
+		b.unlink(n)
+	}
+	s.listed, s.parked = false, false
+}
+
+// relist parks n or puts it back after its flags changed.
+func (b *scoreboard) relist(n uint64) {
+	s := b.seg(n)
+	if !s.listed || s.parked == s.skippable() {
 		return
+	}
+	if s.parked {
+		s.parked = false
+		p := b.placeOf(s.order)
+		b.linkAfter(n, p)
+		b.hint = int64(n)
+		// Back inside RACK's prefix but not sent before its boundary: the
+		// walk would stop here.
+		if c := b.rackLast; c >= 0 && int32(s.order-b.seg(uint64(c)).order) < 0 &&
+			!cc.SentAfter(b.rackAt, s.sent, b.rackEnd, s.end) {
+			b.rackLast = p
+		}
+		return
+	}
+	b.unlink(n)
+	s.parked = true
+}
+
+// placeOf returns the last segment on the walked list listed before order
+// (-1: none). It searches from the last segment put back when that one
+// precedes order, as an undo puts back a window's segments in sequence
+// order, and from the tail otherwise, as a retransmission comes back
+// there.
+func (b *scoreboard) placeOf(order uint32) int64 {
+	if h := b.hint; h >= 0 && uint64(h) >= b.una && uint64(h) < b.nxt {
+		if hs := b.seg(uint64(h)); hs.listed && !hs.parked && int32(order-hs.order) > 0 {
+			for {
+				q := b.seg(uint64(h)).next
+				if q < 0 || int32(b.seg(uint64(q)).order-order) > 0 {
+					return h
+				}
+				h = q
+			}
+		}
+	}
+	p := b.tail
+	for p >= 0 && int32(b.seg(uint64(p)).order-order) > 0 {
+		p = b.seg(uint64(p)).prev
+	}
+	return p
+}
+
+// linkAfter puts n on the walked list after p (-1: at the head).
+func (b *scoreboard) linkAfter(n uint64, p int64) {
+	s := b.seg(n)
+	s.prev = p
+	if p >= 0 {
+		ps := b.seg(uint64(p))
+		s.next, ps.next = ps.next, int64(n)
+	} else {
+		s.next, b.head = b.head, int64(n)
+	}
+	if s.next >= 0 {
+		b.seg(uint64(s.next)).prev = int64(n)
+	} else {
+		b.tail = int64(n)
+	}
+}
+
+// unlink takes n off the walked list.
+func (b *scoreboard) unlink(n uint64) {
+	s := b.seg(n)
+	if b.rackLast == int64(n) {
+		b.rackLast = s.prev
 	}
 	if s.prev >= 0 {
 		b.seg(uint64(s.prev)).next = s.next
@@ -134,7 +224,7 @@ func (b *scoreboard) listRemove(n uint64) {
 	} else {
 		b.tail = s.prev
 	}
-	s.listed, s.prev, s.next = false, -1, -1
+	s.prev, s.next = -1, -1
 }
 
 // ackTo removes segments below n from the queue (cumulative ACK), keeping
@@ -174,6 +264,7 @@ func (b *scoreboard) clearLost(n uint64) {
 	if s.flags&flagLost != 0 {
 		s.flags &^= flagLost
 		b.lostOut--
+		b.relist(n)
 	}
 }
 
@@ -183,6 +274,7 @@ func (b *scoreboard) clearRetransOut(n uint64) {
 	if s.flags&flagRetransOut != 0 {
 		s.flags &^= flagRetransOut
 		b.retransOut--
+		b.relist(n)
 	}
 }
 
@@ -190,7 +282,8 @@ func (b *scoreboard) clearRetransOut(n uint64) {
 // lost segment whose retransmission is in flight has that retransmission
 // declared lost too. It reports whether the loss counts towards tp->lost
 // (tcp_sum_lost: a first loss or a lost retransmission). The segment stays
-// on the time-sorted list; only RACK takes the segments it marks off.
+// on the time-sorted list (parked); only RACK takes the segments it marks
+// off.
 func (b *scoreboard) markLost(n uint64) bool {
 	s := b.seg(n)
 	if s.flags&flagSacked != 0 {
@@ -205,6 +298,7 @@ func (b *scoreboard) markLost(n uint64) bool {
 	}
 	s.flags |= flagLost
 	b.lostOut++
+	b.relist(n)
 	return true
 }
 
@@ -226,6 +320,7 @@ func (b *scoreboard) setRetransOut(n uint64) {
 		b.retransOut++
 	}
 	s.flags |= flagRetrans
+	b.relist(n)
 }
 
 // newSackRanges clips blocks (segment numbers [s, e)) to [una, nxt), returns

@@ -11,7 +11,19 @@ import (
 type sbModel struct {
 	una, nxt uint64
 	flags    map[uint64]uint8
-	order    []uint64 // transmission order of unacked, unsacked segments RACK has not marked lost
+	order    []uint64 // the kernel's time-sorted list: unacked, unsacked segments RACK has not marked lost, in transmission order
+}
+
+// walked is the list RACK acts on: order without the segments it skips,
+// those marked lost and not retransmitted since.
+func (m *sbModel) walked() []uint64 {
+	var out []uint64
+	for _, n := range m.order {
+		if m.flags[n]&(flagLost|flagRetransOut) != flagLost {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 func (m *sbModel) counts() (sacked, lost, retrans uint32) {
@@ -62,14 +74,23 @@ func checkAgainst(t *testing.T, step int, b *scoreboard, m *sbModel) {
 			t.Fatalf("step %d: segment %d flags = %04b, want %04b", step, n, got, m.flags[n])
 		}
 	}
-	got := b.listOrder()
-	if len(got) != len(m.order) {
-		t.Fatalf("step %d: time-sorted list %v, want %v", step, got, m.order)
+	got, want := b.listOrder(), m.walked()
+	if len(got) != len(want) {
+		t.Fatalf("step %d: walked list %v, want %v (time-sorted %v)", step, got, want, m.order)
 	}
 	for i := range got {
-		if got[i] != m.order[i] {
-			t.Fatalf("step %d: time-sorted list %v, want %v", step, got, m.order)
+		if got[i] != want[i] {
+			t.Fatalf("step %d: walked list %v, want %v (time-sorted %v)", step, got, want, m.order)
 		}
+	}
+	listed := 0
+	for n := b.una; n < b.nxt; n++ {
+		if b.seg(n).listed {
+			listed++
+		}
+	}
+	if listed != len(m.order) {
+		t.Fatalf("step %d: %d segments listed, want %d (%v)", step, listed, len(m.order), m.order)
 	}
 }
 
@@ -78,7 +99,7 @@ func checkAgainst(t *testing.T, step int, b *scoreboard, m *sbModel) {
 // of the blocks must leave the same segments sacked as tagging every block
 // in full (the model).
 func applyOp(b *scoreboard, m *sbModel, op, x, y byte, now sim.Time) {
-	switch op % 6 {
+	switch op % 9 {
 	case 0, 1: // send up to 1+x%8 segments
 		for range 1 + int(x%8) {
 			n := b.push(b.start(b.nxt)+b.mss, now)
@@ -155,6 +176,31 @@ func applyOp(b *scoreboard, m *sbModel, op, x, y byte, now sim.Time) {
 		m.flags[n] = f | flagRetrans
 		m.remove(n)
 		m.order = append(m.order, n)
+	case 6: // a loss probe resends an unsacked segment, not counted in retrans_out
+		if b.nxt == b.una {
+			return
+		}
+		n := b.una + uint64(x)%(b.nxt-b.una)
+		f := m.flags[n]
+		if f&flagSacked != 0 {
+			return
+		}
+		b.resent(n, now)
+		m.flags[n] = f | flagEverRetrans
+		m.remove(n)
+		m.order = append(m.order, n)
+	case 7: // an undo clears every lost mark (tcp_undo_cwnd_reduction)
+		for n := b.una; n < b.nxt; n++ {
+			b.clearLost(n)
+			m.flags[n] &^= flagLost
+		}
+	case 8: // a D-SACK for a retransmission: it is no longer in flight
+		if b.nxt == b.una {
+			return
+		}
+		n := b.una + uint64(x)%(b.nxt-b.una)
+		b.clearRetransOut(n)
+		m.flags[n] &^= flagRetransOut
 	}
 }
 
@@ -168,11 +214,16 @@ func runOps(t *testing.T, ops []byte) {
 }
 
 // FuzzScoreboard compares the scoreboard with a bitmap model under random
-// sends, SACKs (through the SACK-block cache), cumulative ACKs, loss marks
-// and retransmissions, including ring growth past 64 segments.
+// sends, SACKs (through the SACK-block cache), cumulative ACKs, loss marks,
+// retransmissions, loss probes, undos and D-SACKs, including ring growth
+// past 64 segments.
 func FuzzScoreboard(f *testing.F) {
 	f.Add([]byte{0, 7, 0, 0, 7, 0, 2, 3, 1, 2, 3, 2, 4, 0, 0, 5, 0, 0, 3, 5, 0})
 	f.Add([]byte{1, 7, 7, 1, 7, 7, 1, 7, 7, 1, 7, 7, 1, 7, 7, 1, 7, 7, 1, 7, 7, 1, 7, 7, 1, 7, 7, 2, 40, 4, 2, 41, 4, 3, 5, 0})
+	// An RTO's marks, retransmissions that unpark, a probe, an undo that
+	// puts the rest back in place, a D-SACK.
+	f.Add([]byte{1, 7, 7, 1, 7, 7, 4, 1, 0, 4, 2, 0, 4, 3, 0, 4, 5, 0, 4, 9, 0, 5, 2, 0, 6, 3, 0, 5, 9, 0,
+		7, 0, 0, 4, 4, 0, 8, 2, 0, 1, 3, 3, 4, 1, 0, 7, 0, 0, 3, 2, 0})
 	f.Fuzz(func(t *testing.T, ops []byte) { runOps(t, ops) })
 }
 
