@@ -101,7 +101,6 @@ func NewReceiver(s *sim.Sim, pool *packet.Pool, out Sender, rec *trace.Recorder,
 	r.groTimer = s.NewTimer(r.self, kindGRO)
 	r.win.init(c.Opts)
 	r.ack.init(newHZClock(c.Opts.HZ))
-	r.ofo.iv = make([]packet.SackBlock, 0, 16)
 	r.ecn.mode = c.Echo
 	return r
 }

@@ -7,10 +7,15 @@ import "github.com/ccscope/ccscope/engine/packet"
 // contiguous skbs (tcp_ooo_try_coalesce), so one interval stands for what
 // the kernel holds as one run. Finding a segment's place is O(log
 // intervals), and O(1) at the tail, where most land (the kernel's
-// ooo_last_skb fast path); the slice does not allocate once it has grown to
-// the run's largest hole count.
+// ooo_last_skb fast path). The intervals are a window of a larger buffer,
+// and a change moves whichever side of the window is shorter: new data
+// lands at the tail and retransmissions fill holes at the head, both cheap
+// with thousands of holes. The buffer does not allocate once it has grown
+// to the run's largest hole count.
 type ofoQueue struct {
-	iv    []packet.SackBlock
+	iv    []packet.SackBlock // the intervals: buf[h : h+len(iv)]
+	buf   []packet.SackBlock
+	h     int
 	bytes uint64 // payload bytes held
 }
 
@@ -38,17 +43,48 @@ func (q *ofoQueue) insert(seq, end uint64, sk *sackState) {
 		held += iv[j].End - iv[j].Start
 	}
 	q.bytes += hi - lo - held
-	nb := packet.SackBlock{Start: lo, End: hi}
-	switch {
-	case j > i:
-		iv[i] = nb
-		q.iv = append(iv[:i+1], iv[j:]...)
-	default:
-		iv = append(iv, packet.SackBlock{})
-		copy(iv[i+1:], iv[i:])
-		iv[i] = nb
-		q.iv = iv
+	q.replace(i, j, packet.SackBlock{Start: lo, End: hi})
+}
+
+// replace puts nb in place of iv[i:j] (before iv[i] when j == i), moving
+// the shorter side of the rest.
+func (q *ofoQueue) replace(i, j int, nb packet.SackBlock) {
+	n := len(q.iv)
+	switch k := j - i - 1; {
+	case k > 0 && i < n-j: // the head moves up by k
+		copy(q.buf[q.h+k:], q.buf[q.h:q.h+i])
+		q.h += k
+	case k > 0: // the tail moves down by k
+		copy(q.buf[q.h+i+1:], q.buf[q.h+j:q.h+n])
+	case k < 0: // one slot more, on the head's side or the tail's
+		head := i < n-i
+		if head && q.h == 0 || !head && q.h+n == len(q.buf) {
+			q.recentre(n + 1)
+		}
+		if head {
+			copy(q.buf[q.h-1:], q.buf[q.h:q.h+i])
+			q.h--
+		} else {
+			copy(q.buf[q.h+i+1:], q.buf[q.h+i:q.h+n])
+		}
 	}
+	n -= j - i - 1
+	q.buf[q.h+i] = nb
+	q.iv = q.buf[q.h : q.h+n : q.h+n]
+}
+
+// recentre places the intervals in the middle of a buffer with room for
+// want on either side, growing it when it is more than half full.
+func (q *ofoQueue) recentre(want int) {
+	n := len(q.iv)
+	buf := q.buf
+	if 2*want > len(buf) {
+		buf = make([]packet.SackBlock, max(16, 2*want))
+	}
+	h := (len(buf) - n) / 2
+	copy(buf[h:], q.buf[q.h:q.h+n])
+	q.buf, q.h = buf, h
+	q.iv = buf[h : h+n : h+n]
 }
 
 // find returns the index of the first interval that ends at or after seq
@@ -77,8 +113,8 @@ func (q *ofoQueue) find(seq uint64) int {
 // popFront removes the first interval.
 func (q *ofoQueue) popFront() {
 	q.bytes -= q.iv[0].End - q.iv[0].Start
-	n := copy(q.iv, q.iv[1:])
-	q.iv = q.iv[:n]
+	q.h++
+	q.iv = q.iv[1:]
 }
 
 // sackState holds the SACK blocks (tp->selective_acks, up to

@@ -6,11 +6,14 @@ import (
 )
 
 // TestOfoQueueAgainstByteSet inserts random segments into the out-of-order
-// queue and checks it against the set of bytes received: its intervals are
-// that set's maximal runs, in order; bytes is the set's size; and a segment
+// queue, and now and then takes its first run off as rcv_nxt reaches it,
+// and checks it against the set of bytes held: its intervals are that
+// set's maximal runs, in order; bytes is the set's size; and a segment
 // that repeats bytes already held sets the D-SACK block to start at the
 // first of them and to hold only repeated bytes, as tcp_data_queue_ofo
-// reports them.
+// reports them. Segments land anywhere, mostly at the tail, or mostly at
+// the head (retransmissions filling holes), so the buffer's window moves
+// both ways and is re-centred and grown.
 func TestOfoQueueAgainstByteSet(t *testing.T) {
 	const space = 4000
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -18,12 +21,26 @@ func TestOfoQueueAgainstByteSet(t *testing.T) {
 		var q ofoQueue
 		var held [space]bool
 		for range 300 {
+			if len(q.iv) > 0 && rng.IntN(10) == 0 {
+				first := q.iv[0]
+				q.popFront()
+				for b := first.Start; b < first.End; b++ {
+					held[b] = false
+				}
+			}
 			seq := uint64(rng.IntN(space - 1))
 			end := seq + 1 + uint64(rng.IntN(min(40, space-int(seq))))
-			if round%2 == 0 {
+			switch round % 3 {
+			case 0:
 				// Mostly at or near the tail, as segments beyond a hole come.
 				seq = uint64(min(space-41, int(q.lastEnd())+rng.IntN(6)))
 				end = seq + 1 + uint64(rng.IntN(40))
+			case 1:
+				// Mostly at or near the head, as retransmissions come.
+				if len(q.iv) > 0 && q.iv[0].Start > 40 {
+					seq = q.iv[0].Start - uint64(1+rng.IntN(40))
+					end = seq + 1 + uint64(rng.IntN(40))
+				}
 			}
 			var sk sackState
 			q.insert(seq, end, &sk)
