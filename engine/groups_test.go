@@ -69,13 +69,30 @@ func TestGroupFlowFCTOneRound(t *testing.T) {
 }
 
 // Jain's index over a group's bulk flows: N equal CUBIC flows sharing a
-// bottleneck for long enough converge to a fair share, index near 1.
+// bottleneck for long enough converge to a fair share, index near 1. Over
+// 10 s (some 300 RTTs) four flows started together still sit where their
+// synchronised losses left them, 0.91 to 0.96 as small changes to timing
+// move them; over 30 s, 0.97.
 func TestGroupJainBulk(t *testing.T) {
-	_, sum := runJSON(t, mustBuiltin(t, "dumbbell-n"), "flows.bulk.count=4", "links.bottleneck.rate=100Mbps", "runtime.duration=10s")
+	_, sum := runJSON(t, mustBuiltin(t, "dumbbell-n"), "flows.bulk.count=4", "links.bottleneck.rate=100Mbps", "runtime.duration=30s")
 	j := sum.Groups[0].JainBulk
-	if j == nil || *j < 0.95 || *j > 1 {
-		t.Fatalf("Jain index = %v, want in [0.95, 1]", j)
+	if j == nil {
+		t.Fatal("no Jain index")
 	}
+	if *j < 0.95 || *j > 1 {
+		t.Fatalf("Jain index = %v, want in [0.95, 1] (flows %v)", *j, goodputs(sum))
+	}
+}
+
+// goodputs lists each flow's goodput in Mbps.
+func goodputs(sum Summary) []float64 {
+	var g []float64
+	for _, f := range sum.Flows {
+		if f.GoodputBps != nil {
+			g = append(g, float64(*f.GoodputBps)/1e6)
+		}
+	}
+	return g
 }
 
 // mustBuiltin returns a built-in scenario's JSON.

@@ -105,3 +105,52 @@ func (c hzClock) ticks(at1000, div int64) int64 {
 	}
 	return c.hz / div
 }
+
+// bucket follows calc_wheel_index and calc_index (kernel/time/timer.c):
+// the tick at which a timer_list armed at tick clk to expire at tick
+// expires fires. The wheel's level n holds deltas from LVL_START(n) =
+// 63·8^(n−1) ticks at a granularity of 8^n ticks, and the expiry is rounded
+// up past expires to that granularity, so that a timer never fires early:
+// one tick after expires on level 0 (under 63 ticks), up to 8 ticks after
+// on level 1 (under 504), up to 64 on level 2, and so on. Beyond the last
+// level's reach a timer fires at its limit (WHEEL_TIMEOUT_MAX).
+func (c hzClock) bucket(clk, expires int64) int64 {
+	const lvlStart1 = 63 // LVL_START(1): (LVL_SIZE − 1) << 0
+	delta := expires - clk
+	if delta < 0 {
+		return clk
+	}
+	depth := 9 // LVL_DEPTH: 8 when HZ ≤ 100
+	if c.HZ() <= 100 {
+		depth = 8
+	}
+	lvl := 0
+	for lvl < depth-1 && delta >= lvlStart1<<(3*lvl) {
+		lvl++
+	}
+	if cutoff := int64(lvlStart1) << (3 * (depth - 1)); delta >= cutoff { // WHEEL_TIMEOUT_CUTOFF
+		expires = clk + cutoff - 1<<(3*(depth-1)) // WHEEL_TIMEOUT_MAX
+	}
+	shift := 3 * lvl
+	return (expires>>shift + 1) << shift
+}
+
+// wheelTimer is a timer_list: mod_timer sets it to expire at a tick, and it
+// fires at its bucket's tick (bucket).
+type wheelTimer struct {
+	t       *sim.Timer
+	expires int64    // the tick it was last set to expire at
+	fires   sim.Time // when that setting fires; until then it is pending
+}
+
+// set is mod_timer(timer, expires) at now. A pending timer set to the
+// expiry it already has keeps its bucket, as __mod_timer returns early
+// then; the kernel's TCP leaves a cleared timer pending (no
+// INET_CSK_CLEAR_TIMERS), so that holds after Stop too.
+func (w *wheelTimer) set(c hzClock, now sim.Time, expires int64) {
+	if now >= w.fires || expires != w.expires {
+		w.expires = expires
+		w.fires = c.at(c.bucket(c.jiffies(now), expires))
+	}
+	w.t.Arm(w.fires)
+}

@@ -41,7 +41,7 @@ func (d *DataSender) livenessFault() string {
 		}
 		return ""
 	case sndSynSent:
-		if !d.xmitTimer.Armed() {
+		if !d.xmitTimer.t.Armed() {
 			return "SYN sent and no SYN timer"
 		}
 		return ""
@@ -51,7 +51,7 @@ func (d *DataSender) livenessFault() string {
 	if d.endSeq > 0 && d.sndUna >= d.endSeq {
 		return ""
 	}
-	armed := d.xmitTimer.Armed()
+	armed := d.xmitTimer.t.Armed()
 	if armed != (d.pending != timeNone) {
 		return fmt.Sprintf("write timer armed=%v but pending=%d", armed, d.pending)
 	}

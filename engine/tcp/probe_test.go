@@ -16,12 +16,14 @@ import (
 // Hand computation, with the RTO r fixed while nothing is acked (no RTT
 // samples), one-way delay 20 ms and a 52-byte probe and ACK serialised in
 // 4.16 µs at 100 Mbps each way:
-//   - the first probe leaves max(r, TCP_RTO_MIN) after the last ACK, the
+//   - the first probe is due max(r, TCP_RTO_MIN) after the last ACK, the
 //     one that left nothing in flight (tcp_check_probe_timer);
 //   - the receiver answers probe k at once (tcp_send_dupack, window 0),
 //     and that ACK re-arms the timer with the backoff the probe raised to
-//     k (tcp_ack_probe): probe k+1 leaves 2·(20 ms + 4.16 µs) + r·2^k after
-//     probe k;
+//     k (tcp_ack_probe): probe k+1 is due r·2^k after the ACK's arrival,
+//     2·(20 ms + 4.16 µs) after probe k;
+//   - each probe leaves when the timer wheel fires the timer due then
+//     (wheelAt);
 //   - the application reads again at 3 s: the read more than doubles the
 //     window, so tcp_cleanup_rbuf sends a window update at once, and the
 //     sender sends new data the instant it arrives, 3 s + 20 ms + 4.16 µs;
@@ -72,14 +74,14 @@ func testStalledReader(t *testing.T, loseUpdate bool) {
 			lastAck = max(lastAck, x.arr)
 		}
 	}
-	if want := lastAck.Add(rto); probes[0] != want {
-		t.Errorf("first probe at %v, want last ACK %v + RTO %v = %v", probes[0], lastAck, rto, want)
+	if want := wheelAt(lastAck, rto); probes[0] != want {
+		t.Errorf("first probe at %v, want the timer armed at the last ACK %v for RTO %v: %v", probes[0], lastAck, rto, want)
 	}
 	ackTx := units.TxTime(HeaderBytes, h.rate)
 	for k := 1; k < len(probes); k++ {
-		want := probes[k-1].Add(2*(h.owd+ackTx) + rto<<k)
-		if probes[k] != want {
-			t.Errorf("probe %d at %v, want %v (previous %v + RTT + %v·2^%d)", k+1, probes[k], want, probes[k-1], rto, k)
+		ack := probes[k-1].Add(2 * (h.owd + ackTx))
+		if want := wheelAt(ack, rto<<k); probes[k] != want {
+			t.Errorf("probe %d at %v, want %v (armed at the answer to probe %d, %v, for %v·2^%d)", k+1, probes[k], want, k, ack, rto, k)
 		}
 	}
 	update := resume.Add(h.owd + ackTx)
@@ -103,6 +105,22 @@ func testStalledReader(t *testing.T, loseUpdate bool) {
 		t.Errorf("WindowProbes = %d, want %d", c.snd.Stats.WindowProbes, len(probes))
 	}
 	t.Logf("RTO %v, probes at %v, data again at %v", rto, probes, firstAfter)
+}
+
+// wheelAt is when a timer_list armed at armed for when fires at HZ = 1000,
+// by the table of kernel/time/timer.c: it is due at the tick it was armed
+// in plus when, and fires at the first boundary after that of its level's
+// buckets, 1 ms wide for delays under 63 ms, 8 ms under 504 ms, 64 ms under
+// 4032 ms and 512 ms under 32256 ms.
+func wheelAt(armed sim.Time, when sim.Duration) sim.Time {
+	gran := sim.Time(sim.Millisecond)
+	for _, limit := range []sim.Duration{63, 504, 4032} {
+		if when >= limit*sim.Millisecond {
+			gran *= 8
+		}
+	}
+	due := armed - armed%sim.Time(sim.Millisecond) + sim.Time(when)
+	return (due/gran + 1) * gran
 }
 
 // An on/off application writes only what the windows let the sender send

@@ -60,7 +60,7 @@ type Receiver struct {
 	out  Sender
 	self int32
 
-	delack   *sim.Timer
+	delack   wheelTimer
 	compress *sim.Timer
 	groTimer *sim.Timer
 
@@ -96,7 +96,7 @@ func NewReceiver(s *sim.Sim, pool *packet.Pool, out Sender, rec *trace.Recorder,
 	_ = rec
 	r := &Receiver{cfg: c, s: s, pool: pool, out: out}
 	r.self = s.Register(r, "tcp-receiver")
-	r.delack = s.NewTimer(r.self, kindDelack)
+	r.delack.t = s.NewTimer(r.self, kindDelack)
 	r.compress = s.NewTimer(r.self, kindCompress)
 	r.groTimer = s.NewTimer(r.self, kindGRO)
 	r.win.init(c.Opts)

@@ -194,7 +194,7 @@ func (r *Receiver) sendDelayedAck() {
 	}
 	a.pending |= ackSched | ackTimer
 	a.timeout = timeout
-	r.delack.Arm(a.hz.at(timeout))
+	r.delack.set(a.hz, r.s.Now(), timeout)
 }
 
 // delackTimer follows tcp_delack_timer_handler: a pending compressed SACK
@@ -305,7 +305,7 @@ func (r *Receiver) sendAck(ack uint64) {
 			}
 		}
 		a.pending = 0 // inet_csk_clear_xmit_timer(sk, ICSK_TIME_DACK)
-		r.delack.Stop()
+		r.delack.t.Stop()
 	}
 	r.out.Send(id)
 }

@@ -82,8 +82,12 @@ func TestQuickAckThenEverySecond(t *testing.T) {
 // quick ACKs each segment waits for the delayed-ACK timer: ato starts at
 // TCP_ATO_MIN = 40 ms; every missed delayed ACK doubles ato (at most the
 // RTO = 10 ms + max(2·10 ms, 200 ms) = 210 ms), but tcp_send_delayed_ack
-// bounds the timeout by max(srtt, TCP_DELACK_MIN) = max(10, 40) = 40 ms,
-// so every ACK leaves 40 ms after its segment. With PSH set, the
+// bounds the timeout by max(srtt, TCP_DELACK_MIN) = max(10, 40) = 40 ms.
+// The timer is due 40 ticks after the tick the segment arrives in, on
+// level 0 of the timer wheel (delays under 63 ticks), whose timers fire at
+// the tick after they are due (calc_index rounds up so that none fires
+// early): each segment arrives on a tick boundary, and its ACK leaves 41 ms
+// later. With PSH set, the
 // application's read finds a pushed segment and tcp_cleanup_rbuf ACKs at
 // once.
 func TestTrickleDelayedAck(t *testing.T) {
@@ -92,7 +96,7 @@ func TestTrickleDelayedAck(t *testing.T) {
 		flags packet.Flags
 		delay sim.Duration
 	}{
-		{"full-size", 0, 40 * ms},
+		{"full-size", 0, 41 * ms},
 		{"psh", packet.PSH, 0},
 	}
 	for _, c := range cases {

@@ -169,3 +169,64 @@ func TestHZClockConstants(t *testing.T) {
 		t.Errorf("an unset HZ is not 1000")
 	}
 }
+
+// TestTimerWheelBuckets checks hzClock.bucket against kernel/time/timer.c:
+// level n of the wheel takes the delays from LVL_START(n) = 63·8^(n−1)
+// ticks at a granularity of 8^n ticks, calc_index rounds the expiry up to
+// the next multiple of the granularity strictly after it, and a delay past
+// the last level (LVL_DEPTH 9 above HZ 100, 8 at 100) fires at
+// WHEEL_TIMEOUT_MAX, LVL_START(LVL_DEPTH) − the last granularity. Each case
+// is worked by hand from those constants.
+func TestTimerWheelBuckets(t *testing.T) {
+	for _, tc := range []struct {
+		name             string
+		hz               int
+		clk, expires, at int64
+	}{
+		{"delayed ACK, 40 ticks: level 0, the tick after", 1000, 1000, 1040, 1041},
+		{"62 ticks: still level 0", 1000, 1000, 1062, 1063},
+		{"63 ticks: level 1, 8-tick buckets", 1000, 1000, 1063, 1064},
+		{"RTO 200 ticks", 1000, 1000, 1200, 1208},
+		{"on a bucket boundary: the next one", 1000, 1000, 1216, 1224},
+		{"503 ticks: last of level 1", 1000, 1000, 1503, 1504},
+		{"504 ticks: level 2, 64-tick buckets", 1000, 1000, 1504, 1536},
+		{"SYN, TCP_TIMEOUT_INIT from tick 0", 1000, 0, 1000, 1024},
+		{"TCP_RTO_MAX at HZ 1000: level 4, 4096-tick buckets", 1000, 0, 120000, 122880},
+		{"TCP_RTO_MAX at HZ 250 (30000 ticks): level 3, 512", 250, 0, 30000, 30208},
+		{"already due", 1000, 100, 90, 100},
+		{"beyond the wheel at HZ 1000: 62·2^24", 1000, 0, 2_000_000_000, 63 << 24},
+		{"beyond the wheel at HZ 100 (8 levels): 62·2^21", 100, 0, 2_000_000_000, 63 << 21},
+	} {
+		if got := newHZClock(tc.hz).bucket(tc.clk, tc.expires); got != tc.at {
+			t.Errorf("%s: armed at tick %d to expire at %d fires at %d, want %d", tc.name, tc.clk, tc.expires, got, tc.at)
+		}
+	}
+}
+
+// A pending timer set again to the expiry it has keeps its bucket
+// (__mod_timer returns at once), even where a timer newly armed for that
+// expiry would land on a finer level; once it has fired, the same expiry
+// is armed afresh.
+func TestWheelTimerKeepsItsBucket(t *testing.T) {
+	s := sim.New()
+	w := wheelTimer{t: s.NewTimer(s.Register(noHandler{}, "t"), 1)}
+	c := newHZClock(1000)
+	ms := func(n int64) sim.Time { return sim.Time(n * int64(sim.Millisecond)) }
+	w.set(c, ms(1000), 1070) // 70 ticks: level 1
+	w.set(c, ms(1010), 1070) // 60 ticks from here: level 0 if armed afresh
+	if got := w.t.Deadline(); got != ms(1072) {
+		t.Errorf("set again to its expiry, fires at %v, want 1072 ms", got)
+	}
+	w.set(c, ms(1010), 1069)
+	if got := w.t.Deadline(); got != ms(1070) {
+		t.Errorf("set to a new expiry 59 ticks ahead, fires at %v, want 1070 ms", got)
+	}
+	w.set(c, ms(1070), 1069)
+	if got := w.t.Deadline(); got != ms(1070) {
+		t.Errorf("set after firing to an expiry passed, fires at %v, want at once (1070 ms)", got)
+	}
+}
+
+type noHandler struct{}
+
+func (noHandler) Handle(sim.Event) {}

@@ -113,7 +113,7 @@ type DataSender struct {
 	rec  *trace.Recorder
 	self int32
 
-	xmitTimer *sim.Timer // RTO, TLP, RACK reordering timeout, SYN (icsk_retransmit_timer)
+	xmitTimer wheelTimer // RTO, TLP, RACK reordering timeout, SYN (icsk_retransmit_timer)
 	paceTimer *sim.Timer // internal pacing (tp->pacing_timer)
 	appTimer  *sim.Timer // application writes and connection start
 	pending   pendingTimer
@@ -203,7 +203,7 @@ func NewSender(s *sim.Sim, pool *packet.Pool, out Sender, rec *trace.Recorder, c
 		d.mss = 1448
 	}
 	d.self = s.Register(d, "tcp-sender")
-	d.xmitTimer = s.NewTimer(d.self, kindXmit)
+	d.xmitTimer.t = s.NewTimer(d.self, kindXmit)
 	d.paceTimer = s.NewTimer(d.self, kindPace)
 	d.appTimer = s.NewTimer(d.self, kindApp)
 	d.sb = newScoreboard(d.mss)

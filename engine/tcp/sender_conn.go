@@ -193,7 +193,7 @@ func (d *DataSender) synAck(p *packet.Packet) {
 	}
 	d.retransmits = 0
 	d.pending = timeNone
-	d.xmitTimer.Stop()
+	d.xmitTimer.t.Stop()
 
 	iw := d.initCwnd()
 	// RFC 6298 5.7 as tcp_init_transfer: a lost SYN handshake starts at 1.

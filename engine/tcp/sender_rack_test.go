@@ -57,8 +57,12 @@ func TestRACKRepairsMidWindowLossAtDupthresh(t *testing.T) {
 // out), rounded up to jiffies, counted from the last ACK that re-armed the
 // timer (tcp_schedule_loss_probe). TCP_TIMEOUT_MIN is 2 jiffies: 2 ms at
 // HZ = 1000, 8 ms at HZ = 250, whose 4 ms ticks also round the sum up
-// further. Without TLP the same loss waits for the RTO (≥ 200 ms + srtt),
-// so the transfer ends later by about RTO − PTO.
+// further. The timer wheel then fires the probe at the first boundary
+// after it is due of its level's buckets: at HZ = 1000 the PTO, some 83
+// ticks, lies on level 1 (63 to 503 ticks, 8-tick buckets); at HZ = 250,
+// some 23 ticks, on level 0 (1-tick buckets). Without TLP the same loss
+// waits for the RTO (≥ 200 ms + srtt), so the transfer ends later by about
+// RTO − PTO.
 func TestTLPRepairsTailLoss(t *testing.T) {
 	const segs = 100
 	size := units.Bytes(segs * 1448)
@@ -66,11 +70,12 @@ func TestTLPRepairsTailLoss(t *testing.T) {
 		name       string
 		tlp        bool
 		hz         int
+		bucket     int64 // ticks
 		rtos, tlps uint64
 	}{
-		{"tlp on", true, 1000, 0, 1},
-		{"tlp on, HZ 250", true, 250, 0, 1},
-		{"tlp off", false, 1000, 1, 0},
+		{"tlp on", true, 1000, 8, 0, 1},
+		{"tlp on, HZ 250", true, 250, 1, 0, 1},
+		{"tlp off", false, 1000, 8, 1, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			opts := shLinuxOpts()
@@ -106,9 +111,11 @@ func TestTLPRepairsTailLoss(t *testing.T) {
 			t.Logf("repair %v after the last ACK (min_rtt %v)", repair.Sub(lastAck), sim.Duration(c.snd.rtt.minRTTUs())*sim.Microsecond)
 			if tc.tlp {
 				// srtt is within a few ms of min_rtt on this clean path;
-				// the sum rounds up by less than a tick.
-				if d := repair.Sub(lastAck); d < srttLo || d > srttLo+6*sim.Millisecond+tick {
-					t.Errorf("probe %v after the last ACK, want 2·srtt + 2 ticks ≈ %v (+ ≤ 6 ms + a %v tick)", d, srttLo, tick)
+				// the sum rounds up by less than a tick, and the wheel
+				// fires it within a bucket.
+				bucket := sim.Duration(tc.bucket) * tick
+				if d := repair.Sub(lastAck); d < srttLo || d > srttLo+6*sim.Millisecond+tick+bucket {
+					t.Errorf("probe %v after the last ACK, want 2·srtt + 2 ticks ≈ %v (+ ≤ 6 ms + a %v tick + a %v bucket)", d, srttLo, tick, bucket)
 				}
 			} else if d := repair.Sub(lastAck); d < 200*sim.Millisecond {
 				t.Errorf("repair %v after the last ACK, want an RTO (≥ 200 ms)", d)

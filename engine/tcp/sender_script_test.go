@@ -193,8 +193,8 @@ var pendingNames = [...]string{"none", "rto", "reo", "tlp", "probe0"}
 func (sc *senderScript) state() {
 	d := sc.d
 	timer := "none"
-	if d.xmitTimer.Armed() {
-		timer = fmt.Sprintf("%s@%v", pendingNames[d.pending], d.xmitTimer.Deadline())
+	if d.xmitTimer.t.Armed() {
+		timer = fmt.Sprintf("%s@%v", pendingNames[d.pending], d.xmitTimer.t.Deadline())
 	}
 	fmt.Fprintf(&sc.log, "%v state conn=%d ca=%d cwnd=%d in_flight=%d sacked=%d lost=%d retrans=%d snd_wnd=%d rack_rtt=%dus reo_wnd=%dus backoff=%d timer=%s\n",
 		sc.s.Now(), d.state, d.st.CA, d.st.CwndPkts, d.sb.inFlight(), d.sb.sackedOut, d.sb.lostOut, d.sb.retransOut,

@@ -11,9 +11,14 @@ import (
 )
 
 // Lost SYNs are retransmitted after TCP_TIMEOUT_INIT (1 s), doubling each
-// time: at 1, 3, 7 s after the first (tcp_retransmit_timer in SYN-SENT).
-// With more than one retransmission the first window is 1 segment (RFC 6298
-// §5.7, tcp_init_transfer).
+// time (tcp_retransmit_timer in SYN-SENT), on the kernel's timer wheel
+// (kernel/time/timer.c): a delay of 504 to 4031 ticks lands on level 2,
+// whose buckets are 64 ticks wide, and a timer fires at the first bucket
+// boundary after its expiry. The SYN leaves at tick 0; the first
+// retransmission is due at 1000 and leaves at 1024 (16·64); the second,
+// due at 1024 + 2000 = 3024, leaves at 3072 (48·64); the third, due at
+// 3072 + 4000 = 7072, at 7104 (111·64). With more than one retransmission
+// the first window is 1 segment (RFC 6298 §5.7, tcp_init_transfer).
 func TestSYNRetransmissionBackoff(t *testing.T) {
 	for _, tc := range []struct {
 		lost int
@@ -21,8 +26,8 @@ func TestSYNRetransmissionBackoff(t *testing.T) {
 		iw   uint32
 	}{
 		{0, []sim.Duration{0}, 10},
-		{1, []sim.Duration{0, sim.Second}, 10},
-		{3, []sim.Duration{0, sim.Second, 3 * sim.Second, 7 * sim.Second}, 1},
+		{1, []sim.Duration{0, 1024 * sim.Millisecond}, 10},
+		{3, []sim.Duration{0, 1024 * sim.Millisecond, 3072 * sim.Millisecond, 7104 * sim.Millisecond}, 1},
 	} {
 		t.Run("", func(t *testing.T) {
 			h := shHarness{cc: "reno", rate: 100 * units.Mbps, owd: 10 * sim.Millisecond, size: 1448, opts: shLinuxOpts()}
@@ -65,9 +70,13 @@ func TestSYNRetransmissionBackoff(t *testing.T) {
 // In a blackout (both directions) the RTO fires and backs off exponentially
 // (tcp_retransmit_timer: icsk_rto <<= 1). The RTO is srtt + rttvar with
 // rttvar floored at TCP_RTO_MIN (tcp_rtt_estimator): on a 2 ms path,
-// rto = srtt + 200 ms rounded up to jiffies. The head segment is retransmitted at r1, r1 + 2·rto,
-// r1 + 6·rto, ...: each gap doubles exactly (the RTO re-arms through
-// inet_csk_reset_xmit_timer, with no pacing allowance).
+// rto = srtt + 200 ms rounded up to jiffies. The head segment is
+// retransmitted when the timer fires, and the timer is re-armed there for
+// rto·2^k (inet_csk_reset_xmit_timer, no pacing allowance). The timer wheel
+// (kernel/time/timer.c) puts a delay of 63 to 503 ticks on level 1 (buckets
+// of 8 ticks), 504 to 4031 on level 2 (64), 4032 to 32255 on level 3
+// (512): each retransmission leaves on its level's bucket boundary, after
+// the delay has passed and at most one bucket later.
 func TestRTOMinimumAndBackoff(t *testing.T) {
 	opts := shLinuxOpts()
 	opts.RcvBufMax = 64 * units.KiB // no standing queue: srtt stays near 2 ms
@@ -99,14 +108,22 @@ func TestRTOMinimumAndBackoff(t *testing.T) {
 	if len(tx) < 5 {
 		t.Fatalf("head retransmitted %d times, want ≥ 4", len(tx)-1)
 	}
-	for i := 2; i+1 < len(tx) && i < 5; i++ {
-		g1, g2 := tx[i].Sub(tx[i-1]), tx[i+1].Sub(tx[i])
-		if g2 != 2*g1 {
-			t.Errorf("gap %d = %v, gap %d = %v, want double", i-1, g1, i, g2)
+	for i := 1; i+1 < len(tx) && i < 6; i++ {
+		when := rto << i
+		gran := sim.Duration(0)
+		switch ticks := when / sim.Millisecond; {
+		case ticks < 504:
+			gran = 8 * sim.Millisecond
+		case ticks < 4032:
+			gran = 64 * sim.Millisecond
+		default:
+			gran = 512 * sim.Millisecond
 		}
-	}
-	if g := tx[2].Sub(tx[1]); g != 2*rto {
-		t.Errorf("second RTO gap = %v, want 2·rto = %v", g, 2*rto)
+		g := tx[i+1].Sub(tx[i])
+		if g <= when || g > when+gran || sim.Duration(tx[i+1])%gran != 0 {
+			t.Errorf("retransmission %d at %v, %v after the one before: want on a %v boundary within (%v, %v]",
+				i+1, tx[i+1], g, gran, when, when+gran)
+		}
 	}
 	if c.snd.Stats.RTOs < 4 {
 		t.Errorf("RTOs = %d, want ≥ 4", c.snd.Stats.RTOs)

@@ -12,16 +12,21 @@ func (d *DataSender) resetXmitTimer(what pendingTimer, when, maxWhen sim.Duratio
 	d.armXmitTimer(what, when+d.pacingDelay(), maxWhen)
 }
 
-// armXmitTimer is inet_csk_reset_xmit_timer: no pacing allowance.
+// armXmitTimer is inet_csk_reset_xmit_timer: no pacing allowance. when is
+// whole ticks, but for a pacing delay, which tcp_pacing_delay truncates to
+// ticks (nsecs_to_jiffies); the timer expires that many ticks after the
+// current one and fires at its bucket (hzClock.bucket).
 func (d *DataSender) armXmitTimer(what pendingTimer, when, maxWhen sim.Duration) {
 	d.pending = what
-	d.xmitTimer.Arm(d.st.Now.Add(min(when, maxWhen)))
+	hz := d.rtt.hz
+	ticks := int64(min(when, maxWhen) / hz.jiffy())
+	d.xmitTimer.set(hz, d.st.Now, hz.jiffies(d.st.Now)+ticks)
 }
 
 // clearXmitTimer is inet_csk_clear_xmit_timer.
 func (d *DataSender) clearXmitTimer() {
 	d.pending = timeNone
-	d.xmitTimer.Stop()
+	d.xmitTimer.t.Stop()
 }
 
 // rtoDelta is tcp_rto_delta_us: how far in the future the RTO of the head
