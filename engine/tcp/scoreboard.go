@@ -23,6 +23,7 @@ type txSeg struct {
 	tx cc.RateTx // tcp_rate.c's per-skb snapshot (TCP_SKB_CB(skb)->tx)
 
 	flags  uint8
+	push   bool   // ends an application write: sent with PSH (tcp_push's tcp_mark_push)
 	listed bool   // on the kernel's time-sorted list
 	parked bool   // listed, but lost with no retransmission in flight, so off the walked list (skippable)
 	order  uint32 // when it was listed, in listings (wraps; compared by difference)

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/ccscope/ccscope/engine/config"
+	"github.com/ccscope/ccscope/engine/packet"
 	"github.com/ccscope/ccscope/engine/sim"
 	"github.com/ccscope/ccscope/engine/units"
 )
@@ -155,5 +156,51 @@ func TestPacingRateActionPacesUnpacedFlow(t *testing.T) {
 	got := float64(c.rcv.BytesDelivered()-before) * 8 / 2
 	if got < 0.97*10e6 || got > 1.03*10e6 {
 		t.Errorf("delivered %.4g bps after a 10 Mbps pacing action, want 10 Mbps ± 3%%", got)
+	}
+}
+
+// tcp_sendmsg ends every write with tcp_push, which marks the write's last
+// segment PSH (tcp_mark_push), and a receiver that reads a pushed segment
+// and so empties its queue ACKs at once (tcp_cleanup_rbuf) rather than
+// after the delayed-ACK timer. A rate application writes a segment at a
+// time: every segment carries PSH, and after the 16 quick ACKs each is
+// still ACKed on arrival, so srtt stays at the path's RTT (the real kernel
+// with this application on a 40 ms path: srtt 40.66 ms). Without PSH each
+// ACK waited 40 ms more (srtt 84 ms there). A sized flow is one write:
+// only its last segment carries PSH.
+func TestPushMarksWriteEnds(t *testing.T) {
+	const owd = 20 * sim.Millisecond
+	h := shHarness{cc: "reno", rate: 100 * units.Mbps, owd: owd, opts: shLinuxOpts(),
+		app: config.AppPattern{Kind: config.AppRate, Rate: 115840}} // a segment every 100 ms
+	c := h.build(t)
+	c.runUntil(sim.Time(5 * sim.Second))
+	segs := 0
+	for _, x := range c.fwd.log {
+		if x.len > 0 {
+			segs++
+			if x.flags&packet.PSH == 0 {
+				t.Fatalf("rate application: segment at seq %d sent at %v without PSH", x.seq, x.at)
+			}
+		}
+	}
+	if segs < 45 {
+		t.Fatalf("rate application sent %d segments in 5 s, want about 50", segs)
+	}
+	if srtt := c.snd.rtt.srtt(); srtt > 2*owd+sim.Millisecond {
+		t.Errorf("rate application: srtt %v after %d segments, want the RTT %v (ACKs at once, not delayed)", srtt, segs, 2*owd)
+	}
+
+	const n = 21
+	h = shHarness{cc: "reno", rate: 100 * units.Mbps, owd: owd, opts: shLinuxOpts(), size: n * 1448}
+	c = h.build(t)
+	c.runUntil(sim.Time(sim.Second))
+	var pushed []uint64
+	for _, x := range c.fwd.log {
+		if x.len > 0 && x.flags&packet.PSH != 0 {
+			pushed = append(pushed, x.seq)
+		}
+	}
+	if len(pushed) != 1 || pushed[0] != seqOfSeg(n-1) {
+		t.Errorf("sized flow of %d segments: PSH on the segments at %v, want on the last only (%d)", n, pushed, seqOfSeg(n-1))
 	}
 }

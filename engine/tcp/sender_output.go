@@ -165,6 +165,10 @@ func (d *DataSender) sendNewSeg(end uint64) units.Bytes {
 	packetsOut := d.sb.packetsOut()
 	seg := d.sb.push(end, d.st.Now)
 	s := d.sb.seg(seg)
+	// A segment that ends what the application has written is the tail
+	// skb tcp_push marked at the write's end; a later write would have
+	// cleared the mark by adding to it, had it not left first.
+	s.push = end == d.writeSeq
 	d.rate.SkbSent(&s.tx, s.sent, packetsOut, d.sb.inFlight(), d.lost)
 	bytes := units.Bytes(end - d.sndNxt)
 	d.emit(d.sndNxt, end, false)
@@ -205,6 +209,9 @@ func (d *DataSender) emit(start, end uint64, retrans bool) {
 	p.Seq, p.Len = start, uint32(end-start)
 	p.Size = units.Bytes(p.Len) + HeaderBytes
 	p.Flags = packet.ACK
+	if d.sb.seg(d.sb.segOf(start)).push {
+		p.Flags |= packet.PSH
+	}
 	p.TSVal, p.TSEcr = d.tsNow(), d.tsRecent
 	p.SentAt = d.st.Now
 	// __tcp_transmit_skb stamps skb->tstamp = tp->tcp_wstamp_ns (EDT): an
