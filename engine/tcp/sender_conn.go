@@ -76,9 +76,21 @@ func (d *DataSender) fillWrite() {
 			d.writeSeq = max(d.writeSeq, min(limit, d.sndUna+min(uint64(d.st.CwndPkts)*d.mss, max(d.sndWnd, d.mss))))
 		}
 	default:
-		// A greedy application writes whenever the send buffer has room
-		// for a segment (or the flow's last bytes); every write is a
-		// tcp_sendmsg, which first checks for an app-limited gap.
+		// A greedy application fills the send buffer (or writes the
+		// flow's last bytes); every write is a tcp_sendmsg, which first
+		// checks for an app-limited gap. With the buffer full it sleeps
+		// in sk_stream_wait_memory until sk_stream_write_space wakes it,
+		// once the room is at least half what is queued
+		// (sk_stream_min_wspace): at most two thirds of the buffer
+		// queued. So it refills a third of the buffer at a time, and a
+		// flow held by its send buffer sends in bursts.
+		b := uint64(d.cfg.Opts.SndBuf)
+		if d.appAsleep {
+			if q := d.writeSeq - d.sndUna; 2*(b-q) < q {
+				break
+			}
+			d.appAsleep = false
+		}
 		w := limit
 		if w != d.endSeq {
 			w = 1 + (w-1)/d.mss*d.mss
@@ -87,6 +99,7 @@ func (d *DataSender) fillWrite() {
 			d.rateCheckAppLimited()
 			d.writeSeq = w
 		}
+		d.appAsleep = b > 0 && w != d.endSeq && d.sndUna+b-d.writeSeq < d.mss
 	}
 	// The application writes whole segments except the flow's last: the
 	// scoreboard numbers segments by MSS from sequence 1.
