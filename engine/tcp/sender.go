@@ -183,7 +183,7 @@ type DataSender struct {
 	// Application.
 	appOn     bool
 	appOwed   uint64 // rate app: bytes written but not yet fitting the send buffer
-	appAsleep bool   // greedy app: it filled the send buffer and waits to be woken (fillWrite)
+	appAsleep bool   // greedy or on/off app: it waits to be woken (fillWrite)
 	synSentAt sim.Time
 
 	lastRec  sim.Time

@@ -211,3 +211,50 @@ func TestPushMarksWriteEnds(t *testing.T) {
 		t.Errorf("sized flow of %d segments: PSH on the segments at %v, want on the last only (%d)", n, pushed, seqOfSeg(n-1))
 	}
 }
+
+// While on, an on/off application keeps up with its socket as one with
+// TCP_NOTSENT_LOWAT = 16 KB does: tcp_sendmsg checks the mark only when a
+// write needs a new skb, so the application writes whole skbs while the
+// sender takes them, until at least 16 KB wait unsent, and
+// tcp_stream_memory_free wakes it only once fewer than 8 KB wait. By
+// hand: with the peer's window over 130 KB, tcp_xmit_size_goal is
+// sk_gso_max_size, 65215 bytes, 45 segments (65,160 bytes), at least
+// 16 KB: no more than 45 segments ever wait unsent, the application never
+// writes while it sleeps with 8 KB or more unsent, and it falls asleep
+// only with 16 KB or more unsent.
+func TestOnOffWriterKeepsUpWithItsSocket(t *testing.T) {
+	h := shHarness{cc: "reno", rate: 100 * units.Mbps, owd: 20 * sim.Millisecond, opts: shLinuxOpts(),
+		app: appOnOff(3*sim.Second, sim.Second)}
+	c := h.build(t)
+	c.runUntil(sim.Time(sim.Second))
+	d := c.snd
+	if d.maxWnd < 2*65215 || d.xmitSizeGoal() != 45*1448 {
+		t.Fatalf("peer's largest window %d B, size goal %d B; want over 130 KB and 45 segments", d.maxWnd, d.xmitSizeGoal())
+	}
+	writes, sleeps := 0, 0
+	for c.s.Now() < sim.Time(2*sim.Second) {
+		before, unsent, asleep := d.writeSeq, d.writeSeq-d.sndNxt, d.appAsleep
+		if c.s.Step(1) == 0 {
+			t.Fatal("the run stopped")
+		}
+		if n := d.writeSeq - d.sndNxt; n > 45*1448 {
+			t.Fatalf("at %v %d B wait unsent, want at most 45 segments", c.s.Now(), n)
+		}
+		if d.writeSeq == before {
+			continue
+		}
+		writes++
+		if asleep && 2*unsent >= onOffLowat {
+			t.Fatalf("at %v the application wrote while asleep with %d B unsent, want fewer than 8 KB", c.s.Now(), unsent)
+		}
+		if d.appAsleep {
+			sleeps++
+			if n := d.writeSeq - d.sndNxt; n < onOffLowat {
+				t.Fatalf("at %v the application went back to sleep with %d B unsent, want at least 16 KB", c.s.Now(), n)
+			}
+		}
+	}
+	if writes < 10 || sleeps < 10 {
+		t.Errorf("%d writes, %d of them ending asleep, in a second of the on period; want many", writes, sleeps)
+	}
+}

@@ -41,6 +41,10 @@ func (d *DataSender) appEvent() {
 	d.push()
 }
 
+// onOffLowat is the TCP_NOTSENT_LOWAT of an on/off application, in bytes:
+// the emulator's writer sets it on the kernel's socket (emulate.onOffUnsent).
+const onOffLowat = 16 << 10
+
 // fillWrite advances write_seq as far as the application and the send
 // buffer allow (the send buffer counts payload bytes, unacked plus unsent).
 // A greedy application fills the buffer; a rate application writes a
@@ -66,15 +70,28 @@ func (d *DataSender) fillWrite() {
 			d.writeSeq = w
 		}
 	case config.OnOff:
-		// While on, the application keeps up with the socket: it writes
-		// what the windows let the sender send now, so the data it wrote
-		// when an off period starts drains within a round trip. A closed
-		// receive window still takes a segment's write, as a blocking
-		// write would leave one in the socket: that unsent segment is
-		// what the persist timer probes with.
-		if d.appOn {
-			d.writeSeq = max(d.writeSeq, min(limit, d.sndUna+min(uint64(d.st.CwndPkts)*d.mss, max(d.sndWnd, d.mss))))
+		// While on, the application keeps up with the socket, as one does
+		// that sets TCP_NOTSENT_LOWAT (onOffLowat, the emulator's writer):
+		// it writes a segment at a time, and tcp_sendmsg checks the
+		// low-water mark only when a write needs a new skb, so it writes
+		// whole skbs (xmitSizeGoal) until at least the mark's bytes wait
+		// unsent once the sender has taken what it can (push), then
+		// sleeps until fewer than half the mark's bytes wait
+		// (tcp_stream_memory_free: notsent << wake < lowat). So what it
+		// wrote when an off period starts drains within about a round
+		// trip, and a closed receive window still leaves data in the
+		// socket for the persist timer to probe with.
+		if !d.appOn {
+			break
 		}
+		if d.appAsleep {
+			if 2*(d.writeSeq-d.sndNxt) >= onOffLowat {
+				break
+			}
+			d.appAsleep = false
+		}
+		goal := d.xmitSizeGoal()
+		d.writeSeq = max(d.writeSeq, min(limit, d.sndNxt+(onOffLowat+goal-1)/goal*goal))
 	default:
 		// A greedy application fills the send buffer (or writes the
 		// flow's last bytes); every write is a tcp_sendmsg, which first
@@ -106,6 +123,23 @@ func (d *DataSender) fillWrite() {
 	if d.writeSeq != d.endSeq {
 		d.writeSeq = 1 + (d.writeSeq-1)/d.mss*d.mss
 	}
+}
+
+// xmitSizeGoal follows tcp_xmit_size_goal: the payload tcp_sendmsg puts
+// in an skb, whole segments up to sk_gso_max_size (65536 less
+// MAX_TCP_HEADER + 1: 65215 bytes), at most half the largest window the
+// peer advertised (tcp_bound_to_half_wnd), at least one segment.
+func (d *DataSender) xmitSizeGoal() uint64 {
+	const gsoMaxSize = 65215
+	cutoff := d.maxWnd
+	if cutoff > tcpMssDefault {
+		cutoff >>= 1
+	}
+	goal := uint64(gsoMaxSize)
+	if cutoff > 0 && goal > cutoff {
+		goal = cutoff
+	}
+	return max(goal/d.mss*d.mss, d.mss)
 }
 
 // checkAppLimited is a rate or on/off application's write: what it wrote

@@ -2,6 +2,7 @@ package tcp
 
 import (
 	"github.com/ccscope/ccscope/engine/cc"
+	"github.com/ccscope/ccscope/engine/config"
 	"github.com/ccscope/ccscope/engine/packet"
 	"github.com/ccscope/ccscope/engine/sim"
 	"github.com/ccscope/ccscope/engine/trace"
@@ -14,7 +15,21 @@ func (d *DataSender) push() {
 		return
 	}
 	d.fillWrite()
-	if d.writeXmit(0) { // __tcp_push_pending_frames
+	idle := d.writeXmit(0) // __tcp_push_pending_frames
+	// An on/off application writes on while the sender takes what it
+	// wrote, and sleeps once what waits unsent fills its skbs past the
+	// low-water mark (fillWrite); held by the send buffer or the flow's
+	// end, it stays awake with less.
+	for d.cfg.App.Kind == config.OnOff && d.appOn && !d.appAsleep {
+		before := d.writeSeq
+		d.fillWrite()
+		if d.writeSeq == before {
+			d.appAsleep = d.writeSeq-d.sndNxt >= onOffLowat
+			break
+		}
+		idle = d.writeXmit(0)
+	}
+	if idle {
 		d.checkProbeTimer()
 	}
 }
