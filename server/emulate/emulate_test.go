@@ -112,6 +112,17 @@ func goodputFrom(res *Result, f int32, from sim.Time) float64 {
 	return float64(b1-b0) * 8 / t1.Sub(t0).Seconds()
 }
 
+// checkGoodput checks flow 0's goodput from from to the run's end against
+// want (bit/s) within the relative tolerance tol.
+func checkGoodput(t *testing.T, res *Result, from sim.Time, want, tol float64, what string) {
+	t.Helper()
+	got := goodputFrom(res, 0, from)
+	t.Logf("%s: %.3f Mbps (want %.3f)", what, got/1e6, want/1e6)
+	if math.Abs(got-want)/want > tol {
+		t.Errorf("%s = %.2f Mbps, want %.2f ± %.0f%%", what, got/1e6, want/1e6, 100*tol)
+	}
+}
+
 // deliveredOf is flow f's packets delivered (the sender kernel's
 // tcpi_delivered, sampled by the relay's loop) times the MSS, at the last
 // flows row at or before t, and that row's time. The kernel's count does
@@ -143,11 +154,7 @@ func TestCleanPathCubic(t *testing.T) {
 	}
 	// Steady state: from 2 s (slow start and its recovery are over by
 	// ~1.5 s on this path) to the end.
-	got, want := goodputFrom(res, 0, sim.Time(2*sim.Second)), 50e6*1448/1500
-	t.Logf("steady goodput %.3f Mbps (want %.3f)", got/1e6, want/1e6)
-	if math.Abs(got-want)/want > 0.02 {
-		t.Errorf("steady goodput = %.2f Mbps, want %.2f Mbps ± 2%%", got/1e6, want/1e6)
-	}
+	checkGoodput(t, res, sim.Time(2*sim.Second), 50e6*1448/1500, 0.02, "steady goodput")
 	rows := res.Trace.FlowsT.Rows
 	if len(rows) == 0 {
 		t.Fatalf("no TCP_INFO samples in the flows table")
@@ -295,11 +302,7 @@ func TestScheduledChange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, want := goodputFrom(res, 0, sim.Time(3*sim.Second)), 20e6*1448/1500
-	t.Logf("goodput 3 s to the end: %.3f Mbps (want %.3f)", got/1e6, want/1e6)
-	if math.Abs(got-want)/want > 0.03 {
-		t.Errorf("goodput after the change = %.2f Mbps, want %.2f ± 3%%", got/1e6, want/1e6)
-	}
+	checkGoodput(t, res, sim.Time(3*sim.Second), 20e6*1448/1500, 0.03, "goodput after the change")
 }
 
 // TestTwoSendersOneReceiver runs a dumbbell of three hosts: two CUBIC
@@ -567,11 +570,7 @@ func TestSwitchFloods(t *testing.T) {
 	if !flooded {
 		t.Errorf("queues = %+v; want a flooded copy sent to b (lb, ba)", res.Summary.Queues)
 	}
-	g, want := goodputFrom(res, 0, sim.Time(sim.Second)), 50e6*1448/1500
-	t.Logf("goodput from 1 s: %.2f Mbps (want %.2f)", g/1e6, want/1e6)
-	if math.Abs(g-want)/want > 0.03 {
-		t.Errorf("goodput from 1 s = %.2f Mbps, want %.2f ± 3%%", g/1e6, want/1e6)
-	}
+	checkGoodput(t, res, sim.Time(sim.Second), 50e6*1448/1500, 0.03, "goodput from 1 s")
 }
 
 // TestRelayOnTimeAsFlowsComeAndGo runs 24 flows of 64 KB, two at a time
