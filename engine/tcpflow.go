@@ -241,6 +241,7 @@ func (t *tcpFlow) noteDelivered() {
 	t.delivered = got
 	if t.cfg.Size > 0 && got >= t.cfg.Size && t.done == 0 {
 		t.done = now
+		t.lastRec = now // a sampled trace keeps the row of the last byte
 	}
 	if t.run.Trace.On() {
 		t.run.Trace.RecordDelivery(&t.lastRec, now, t.idx, int64(got))

@@ -67,6 +67,30 @@ func TestSlowStartTimeTo10MB(t *testing.T) {
 	}
 }
 
+// A sampled trace keeps the row of a sized flow's last byte, whenever it
+// arrives between samples: a plot of delivered bytes ends at the flow's
+// size, and compare reads its milestones (t_10MB of a 10 MB flow) off these
+// rows. The flow is TestSlowStartTimeTo10MB's; a 37 ms interval does not
+// divide the completion time.
+func TestSampledTraceKeepsLastByte(t *testing.T) {
+	access := config.Direction{Rate: 10 * units.Gbps, Delay: sim.Millisecond, Qdisc: fifo(100000)}
+	bn := config.Direction{Rate: 100 * units.Mbps, Delay: 19 * sim.Millisecond, Qdisc: fifo(100000)}
+	scn := tcpScenario("reno", access, bn, 10*units.MB, 3*sim.Second, linuxOpts())
+	scn.Trace = config.Trace{Detail: config.TraceSampled, Interval: 37 * sim.Millisecond}
+	r := run(t, scn)
+	d := &r.Trace.Delivery
+	if d.Len() == 0 {
+		t.Fatal("no delivery rows")
+	}
+	last := d.Len() - 1
+	if d.BytesDelivered[last] != 10*int64(units.MB) {
+		t.Errorf("last row has %d bytes delivered, want the flow's %d", d.BytesDelivered[last], 10*units.MB)
+	}
+	if got, want := sim.Time(d.T[last]), r.Flows[0].(*tcpFlow).done; got != want {
+		t.Errorf("last row at %v, want the last byte's arrival %v", got, want)
+	}
+}
+
 // Reno under random loss follows the Mathis et al. model
 //
 //	goodput = MSS/RTT · sqrt(3/(2p))
