@@ -275,7 +275,7 @@ func simMetrics(rec *trace.Recorder, fs engine.FlowSummary, flow int32) [len(Com
 	if fs.Retransmits != nil {
 		v[4] = fptr(float64(*fs.Retransmits))
 	}
-	v[5], v[6] = srttQuantiles(rec.FlowsT.Rows, flow)
+	v[5], v[6] = srttQuantiles(rec.FlowsT.Rows, flow, lastDelivery(&rec.Delivery, flow))
 	return v
 }
 
@@ -290,27 +290,73 @@ func kernelMetrics(res *Result, flow int32) [len(CompareMetrics)]*float64 {
 	if fs.Retransmits != nil {
 		v[4] = fptr(float64(*fs.Retransmits))
 	}
-	v[5], v[6] = srttQuantiles(res.Trace.FlowsT.Rows, flow)
+	v[5], v[6] = srttQuantiles(res.Trace.FlowsT.Rows, flow, lastDelivery(&res.Trace.Delivery, flow))
 	return v
 }
 
-// srttQuantiles are the median and 99th percentile (nearest rank) of a
-// flow's srtt samples in ms, leaving out samples before the first RTT
-// measurement.
-func srttQuantiles(rows []trace.FlowRow, flow int32) (p50, p99 *float64) {
-	var xs []float64
-	for _, r := range rows {
-		if r.Flow == flow && r.SRTT > 0 {
-			xs = append(xs, r.SRTT.Seconds()*1000)
+// lastDelivery is when a flow's delivered bytes last grew in a delivery
+// table: a sized flow's completion (or the poll just after it), a bulk
+// flow's last sample.
+func lastDelivery(d *trace.DeliveryTable, flow int32) sim.Time {
+	var at sim.Time
+	var got int64
+	for i := range d.T {
+		if d.Flow[i] == flow && d.BytesDelivered[i] > got {
+			at, got = sim.Time(d.T[i]), d.BytesDelivered[i]
 		}
+	}
+	return at
+}
+
+// srttQuantiles are the median and 99th percentile of a flow's srtt in ms
+// over time while it moved data: from the first RTT measurement to until,
+// its last delivery. Each sample holds until the next, so the quantiles
+// weigh time, not samples: the simulator records a row on a flow's events
+// (at most one per ms), sparse in slow start when ACKs come once a round
+// and dense after, and the emulator polls at a steady rate; counting rows
+// put the simulator's median 6 % above the kernel's on the same 10 MB
+// CUBIC transfer (65.7 against 61.7 ms). After until a sized flow is done
+// and only the emulator's polls go on.
+func srttQuantiles(rows []trace.FlowRow, flow int32, until sim.Time) (p50, p99 *float64) {
+	type span struct {
+		ms float64
+		w  sim.Duration
+	}
+	var own []trace.FlowRow
+	for _, r := range rows {
+		if r.Flow == flow && r.SRTT > 0 && r.T <= until {
+			own = append(own, r)
+		}
+	}
+	xs := make([]span, len(own))
+	var total sim.Duration
+	for i, r := range own {
+		end := until
+		if i+1 < len(own) {
+			end = own[i+1].T
+		}
+		xs[i] = span{r.SRTT.Seconds() * 1000, end.Sub(r.T)}
+		total += xs[i].w
 	}
 	if len(xs) == 0 {
 		return nil, nil
 	}
-	slices.Sort(xs)
+	if total == 0 { // one instant: weigh the samples alike
+		for i := range xs {
+			xs[i].w = 1
+		}
+		total = sim.Duration(len(xs))
+	}
+	slices.SortFunc(xs, func(a, b span) int { return cmp.Compare(a.ms, b.ms) })
 	q := func(p float64) *float64 {
-		i := int(math.Ceil(p*float64(len(xs)))) - 1
-		return fptr(xs[max(i, 0)])
+		var acc sim.Duration
+		for _, x := range xs {
+			acc += x.w
+			if float64(acc) >= p*float64(total) {
+				return fptr(x.ms)
+			}
+		}
+		return fptr(xs[len(xs)-1].ms)
 	}
 	return q(0.5), q(0.99)
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/ccscope/ccscope/engine"
 	"github.com/ccscope/ccscope/engine/sim"
+	"github.com/ccscope/ccscope/engine/trace"
 )
 
 // TestGroupRows lines up two group summaries whose buckets differ: a
@@ -43,4 +44,39 @@ func TestGroupRows(t *testing.T) {
 	if d := rows[3].RelDiff; d == nil || *d < 0.0999 || *d > 0.1001 {
 		t.Errorf("rel_diff of fct_p50[10KB,100KB) = %v, want +0.1", d)
 	}
+}
+
+// The srtt quantiles weigh time and cover a flow while it moves data. Rows
+// at 100, 101, 102 and 103 ms (srtt 40, 50, 60, 70 ms) and one at 104 ms
+// (45 ms) that holds until the flow's last delivery at 500 ms: by hand the
+// srtt is 45 ms for 396 of the 400 ms, so both the median and the 99th
+// percentile are 45 (counting rows would give 50 and 70). The rows after
+// 500 ms (90 ms, as the emulator's polls go on after a sized flow is done)
+// and another flow's are left out.
+func TestSRTTQuantilesOverTime(t *testing.T) {
+	ms := sim.Millisecond
+	d := &trace.DeliveryTable{
+		T:              []int64{int64(100 * ms), int64(300 * ms), int64(500 * ms), int64(600 * ms), int64(700 * ms)},
+		Flow:           []int32{0, 0, 0, 0, 0},
+		BytesDelivered: []int64{1000, 5000, 9000, 9000, 9000},
+	}
+	until := lastDelivery(d, 0)
+	if until != sim.Time(500*ms) {
+		t.Fatalf("lastDelivery = %v, want 500ms", until)
+	}
+	row := func(at, srtt sim.Duration) trace.FlowRow { return trace.FlowRow{T: sim.Time(at), SRTT: srtt} }
+	rows := []trace.FlowRow{row(100*ms, 40*ms), row(101*ms, 50*ms), row(102*ms, 60*ms), row(103*ms, 70*ms),
+		{T: sim.Time(103500 * sim.Microsecond), Flow: 1, SRTT: 500 * ms}, row(104*ms, 45*ms),
+		row(600*ms, 90*ms), row(700*ms, 90*ms)}
+	p50, p99 := srttQuantiles(rows, 0, until)
+	if p50 == nil || p99 == nil || *p50 != 45 || *p99 != 45 {
+		t.Errorf("srtt p50, p99 = %v, %v ms, want 45, 45", deref(p50), deref(p99))
+	}
+}
+
+func deref(p *float64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
 }
