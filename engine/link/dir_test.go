@@ -442,10 +442,17 @@ func TestModelsDeterministicAndIndependent(t *testing.T) {
 }
 
 // The arrival heap pops in (arrival, push order), the order of a stable
-// sort, through interleaved pushes and pops.
+// sort, through interleaved pushes and pops; also where the push order
+// wraps (heapEntry.tag holds it in 31 bits).
 func TestArrivalHeapOrder(t *testing.T) {
+	for _, from := range []uint32{0, 1<<31 - 10000} {
+		testArrivalHeapOrder(t, from)
+	}
+}
+
+func testArrivalHeapOrder(t *testing.T, from uint32) {
 	r := rng.Stream(1, "test/heap")
-	var h arrivalHeap
+	h := arrivalHeap{n: from}
 	var want, got []inflight
 	var pending []inflight
 	for i := 0; i < 20000; i++ {
@@ -465,7 +472,7 @@ func TestArrivalHeapOrder(t *testing.T) {
 		got = append(got, h.pop())
 	}
 	if !slices.Equal(got, want) {
-		t.Errorf("heap order differs from a stable sort")
+		t.Errorf("push order from %d: heap order differs from a stable sort", from)
 	}
 }
 

@@ -141,7 +141,7 @@ type Dir struct {
 	// event for the earliest is due (see arriveReordered).
 	rring entryRing // in arrival order, appended at the tail
 	heap  arrivalHeap
-	rseq  uint64   // push order, to break ties between ring and heap
+	rseq  uint32   // push order, to break ties between ring and heap (heapEntry.tag)
 	rdue  sim.Time // the live kindReorderArrive event's time; Never when none
 }
 
@@ -637,7 +637,7 @@ func (d *Dir) propagate(id packet.ID, now sim.Time) {
 		at := base.Add(d.jit.extra(base, d.delay))
 		d.lastArr = max(d.lastArr, at)
 		d.rseq++
-		e := heapEntry{arrive: at, seq: d.rseq, id: id}
+		e := heapEntry{arrive: at, tag: d.rseq << 1, id: id}
 		if r := &d.rring; r.n > 0 && r.n < len(r.a) && at >= r.a[(r.head+r.n-1)&(len(r.a)-1)].arrive {
 			r.a[(r.head+r.n)&(len(r.a)-1)] = e // in order, with room: hold's common case, inlined
 			r.n++

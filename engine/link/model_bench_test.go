@@ -157,6 +157,7 @@ func BenchmarkDirModel(b *testing.B) {
 		c    Config
 	}{
 		{"gaussian", Config{Jitter: config.Jitter{Kind: config.Gaussian, Sigma: ms}}},
+		{"gaussian_10us", Config{Jitter: config.Jitter{Kind: config.Gaussian, Sigma: 10 * us}}},
 		{"gaussian_reorder", Config{Jitter: config.Jitter{Kind: config.Gaussian, Sigma: 10 * us, Order: config.OrderReorder}}},
 		{"uniform", Config{Jitter: config.Jitter{Kind: config.Uniform, Max: ms}}},
 		{"pareto", Config{Jitter: config.Jitter{Kind: config.Pareto, Scale: 100 * us, Shape: 2, Cap: 5 * ms}}},

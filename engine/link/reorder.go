@@ -32,7 +32,7 @@ func (d *Dir) hold(e heapEntry) {
 		if e.arrive >= t.arrive {
 			break
 		}
-		if k == overtakeMax || t.moved {
+		if k == overtakeMax || t.tag&1 != 0 {
 			for r.n > 0 && e.arrive < r.back().arrive {
 				d.heap.pushEntry(r.popBack())
 			}
@@ -112,7 +112,7 @@ func (r *entryRing) push(e heapEntry) {
 }
 
 // insert puts e before the last k entries, which move back by one and are
-// marked moved.
+// marked moved (tag's low bit).
 func (r *entryRing) insert(e heapEntry, k int) {
 	r.push(e)
 	m := len(r.a) - 1
@@ -120,7 +120,7 @@ func (r *entryRing) insert(e heapEntry, k int) {
 	for ; k > 0; k-- {
 		j := (i - 1) & m
 		r.a[i] = r.a[j]
-		r.a[i].moved = true
+		r.a[i].tag |= 1
 		i = j
 	}
 	r.a[i] = e
@@ -143,23 +143,28 @@ func (r *entryRing) popBack() heapEntry {
 // it allocates only while it grows.
 type arrivalHeap struct {
 	a []heapEntry
-	n uint64
+	n uint32
 }
 
+// heapEntry is a packet in flight on a reordering direction, 16 bytes, so
+// that the ring of a fast path with a long delay (some thousand packets)
+// stays small. tag is the push order shifted left by one, its low bit set
+// once the packet has been overtaken in the ring (hold). Push orders wrap
+// at 2^31 and compare by their difference, which is exact while fewer
+// than 2^30 packets are in flight.
 type heapEntry struct {
 	arrive sim.Time
-	seq    uint64
+	tag    uint32
 	id     packet.ID
-	moved  bool // overtaken once in the ring already (hold)
 }
 
 func (e *heapEntry) before(f *heapEntry) bool {
-	return e.arrive < f.arrive || e.arrive == f.arrive && e.seq < f.seq
+	return e.arrive < f.arrive || e.arrive == f.arrive && int32(e.tag-f.tag) < 0
 }
 
 func (h *arrivalHeap) push(x inflight) {
 	h.n++
-	h.pushEntry(heapEntry{arrive: x.arrive, seq: h.n, id: x.id})
+	h.pushEntry(heapEntry{arrive: x.arrive, tag: h.n << 1, id: x.id})
 }
 
 func (h *arrivalHeap) pushEntry(e heapEntry) {
