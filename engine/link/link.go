@@ -637,7 +637,7 @@ func (d *Dir) propagate(id packet.ID, now sim.Time) {
 		at := base.Add(d.jit.extra(base, d.delay))
 		d.lastArr = max(d.lastArr, at)
 		d.rseq++
-		e := heapEntry{arrive: at, tag: d.rseq << 1, id: id}
+		e := heapEntry{arrive: at, tag: d.rseq << 2, id: id}
 		if r := &d.rring; r.n > 0 && r.n < len(r.a) && at >= r.a[(r.head+r.n-1)&(len(r.a)-1)].arrive {
 			r.a[(r.head+r.n)&(len(r.a)-1)] = e // in order, with room: hold's common case, inlined
 			r.n++

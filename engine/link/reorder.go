@@ -6,8 +6,12 @@ import (
 )
 
 // overtakeMax is how many packets at the tail of the ring a new packet may
-// overtake by moving them back one slot each.
-const overtakeMax = 8
+// overtake by moving them back one slot each, and movedMax how many times
+// a packet may be moved back so (heapEntry.tag's low bits count them).
+const (
+	overtakeMax = 8
+	movedMax    = 3
+)
 
 // hold puts a packet in flight on a reordering direction. The ring holds a
 // run of packets in (arrival, push order), the heap the rest. A packet that
@@ -15,10 +19,11 @@ const overtakeMax = 8
 // packets that have not been overtaken before, it is inserted before them
 // and they move back one slot; otherwise the packets it overtakes move to
 // the heap and it joins the ring at the tail. Small jitter, where a packet
-// overtakes one or two others, then costs short shifts; a packet held back
-// long, which all that follow overtake, goes to the heap once instead of
-// being shifted by each; and a packet that overtakes many costs heap pushes
-// rather than a long shift.
+// overtakes one or two others, then costs short shifts and leaves the heap
+// empty (delivery then skips the merge); a packet held back long, which
+// all that follow overtake, goes to the heap after a few shifts instead of
+// being shifted by each; and a packet that overtakes many costs heap
+// pushes rather than a long shift.
 func (d *Dir) hold(e heapEntry) {
 	r := &d.rring
 	if r.n == 0 || e.arrive >= r.a[(r.head+r.n-1)&(len(r.a)-1)].arrive {
@@ -32,7 +37,7 @@ func (d *Dir) hold(e heapEntry) {
 		if e.arrive >= t.arrive {
 			break
 		}
-		if k == overtakeMax || t.tag&1 != 0 {
+		if k == overtakeMax || t.tag&movedMax == movedMax {
 			for r.n > 0 && e.arrive < r.back().arrive {
 				d.heap.pushEntry(r.popBack())
 			}
@@ -111,8 +116,8 @@ func (r *entryRing) push(e heapEntry) {
 	r.n++
 }
 
-// insert puts e before the last k entries, which move back by one and are
-// marked moved (tag's low bit).
+// insert puts e before the last k entries, which move back by one and
+// count it in their tag's low bits (hold never moves one at movedMax).
 func (r *entryRing) insert(e heapEntry, k int) {
 	r.push(e)
 	m := len(r.a) - 1
@@ -120,7 +125,7 @@ func (r *entryRing) insert(e heapEntry, k int) {
 	for ; k > 0; k-- {
 		j := (i - 1) & m
 		r.a[i] = r.a[j]
-		r.a[i].tag |= 1
+		r.a[i].tag++
 		i = j
 	}
 	r.a[i] = e
@@ -148,10 +153,10 @@ type arrivalHeap struct {
 
 // heapEntry is a packet in flight on a reordering direction, 16 bytes, so
 // that the ring of a fast path with a long delay (some thousand packets)
-// stays small. tag is the push order shifted left by one, its low bit set
-// once the packet has been overtaken in the ring (hold). Push orders wrap
-// at 2^31 and compare by their difference, which is exact while fewer
-// than 2^30 packets are in flight.
+// stays small. tag is the push order shifted left by two, its low bits
+// counting how often the packet was moved back in the ring (hold). Push
+// orders wrap at 2^30 and compare by their difference, which is exact
+// while fewer than 2^29 packets are in flight.
 type heapEntry struct {
 	arrive sim.Time
 	tag    uint32
@@ -164,7 +169,7 @@ func (e *heapEntry) before(f *heapEntry) bool {
 
 func (h *arrivalHeap) push(x inflight) {
 	h.n++
-	h.pushEntry(heapEntry{arrive: x.arrive, tag: h.n << 1, id: x.id})
+	h.pushEntry(heapEntry{arrive: x.arrive, tag: h.n << 2, id: x.id})
 }
 
 func (h *arrivalHeap) pushEntry(e heapEntry) {
