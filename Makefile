@@ -81,8 +81,14 @@ test:
 # bounds the race detector's shadow memory only blurs.
 RACE_SKIP := ^(TestDigestsCLIServerRestoreAgree|TestStepsOverWireMatchStraightRun|TestStepByTimeMatchesStraightRun|TestCheckpointRestoreRunToEnd|TestCheckpointAfterActReplaysActionAtSameEvent|TestForkAppliesNewAction|TestActPathModelsReplay|TestNoFusableFloatInEngine|TestHugeScenarioRefused|TestScenarioSizeAndMemoryLimits|TestSessionBytesBoundsHeap)$$|Tshark
 
+# The kernel-emulation tests (server/emulate) run after the other packages,
+# not beside them: they hold real time, and with the engine's tests on both
+# cores the relay fell 8-10 ms behind at the 99th percentile in all three
+# tries of a run, so an on/off flow measured 10 Mbps on the kernel against
+# 18 alone, and a failed comparison was the machine's, not the kernel's.
 test-go: lint
-	$(GO) test ./...
+	$(GO) test $$($(GO) list ./... | grep -v '/server/emulate$$')
+	$(GO) test ./server/emulate
 	$(GO) test -race ./server ./server/cmd/... ./server/sweep -skip '$(RACE_SKIP)'
 
 # The server soak (not part of test): 20 connections × 5 sessions stepping
