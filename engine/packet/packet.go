@@ -140,7 +140,16 @@ func (p *Pool) Clone(id ID) ID {
 
 // Get returns the packet with id. The pointer stays valid until Free(id).
 func (p *Pool) Get(id ID) *Packet {
-	return &p.slabs[id>>slabShift][id&(slabSize-1)]
+	return (*Packet)(p.addr(id))
+}
+
+// addr is packet id's address. It is computed from the slab's, not taken
+// as &slab[i]: indexing through the slab pointer makes the compiler check
+// it for nil with a load of the slab's first byte, which every Get and
+// Prefetch paid for nothing (cachegrind, the 1,024-flow dumbbell: 0.5 %
+// of the run's instructions; those lines stay cached, so no misses).
+func (p *Pool) addr(id ID) unsafe.Pointer {
+	return unsafe.Add(unsafe.Pointer(p.slabs[id>>slabShift]), uintptr(id&(slabSize-1))*unsafe.Sizeof(Packet{}))
 }
 
 // Free returns id to the pool.

@@ -13,7 +13,7 @@ import "unsafe"
 // transport fields (timestamps, the transmission's record, the first SACK
 // block) that the endpoint a packet reaches reads at once. Both usually
 // lie in one page, so the second costs no second page walk.
-func (p *Pool) Prefetch(id ID) { prefetch2(unsafe.Pointer(p.Get(id))) }
+func (p *Pool) Prefetch(id ID) { prefetch2(p.addr(id)) }
 
 // PrefetchAddr asks the CPU to bring the cache line at addr into its caches.
 func PrefetchAddr(addr unsafe.Pointer) { prefetch(addr) }
