@@ -581,8 +581,20 @@ func TestOutageScheduleMatchesWindows(t *testing.T) {
 func TestReorderDeliversInArrivalOrder(t *testing.T) {
 	const n, gap, delay = 20_000, 200 * sim.Microsecond, 20 * sim.Millisecond
 	tx := units.TxTime(1500, 100*units.Mbps)
+	var models []config.Jitter
 	for _, sigma := range []sim.Duration{20 * sim.Microsecond, 300 * sim.Microsecond, 10 * sim.Millisecond} {
-		j := config.Jitter{Kind: config.Gaussian, Sigma: sigma, Order: config.OrderReorder}
+		models = append(models, config.Jitter{Kind: config.Gaussian, Sigma: sigma, Order: config.OrderReorder})
+	}
+	// Ties between the ring and the heap: a packet held 1 ms lands at the
+	// very instant of the one sent five gaps after it, which is in the
+	// ring while the held one, overtaken by the four between, is in the
+	// heap; the held one was sent first, so it comes first.
+	models = append(models, config.Jitter{Kind: config.Reorder, P: 0.3, Delay: 5 * gap})
+	for _, j := range models {
+		sigma := j.Sigma
+		if j.Kind == config.Reorder {
+			sigma = j.Delay
+		}
 		s, _, _, a := testDir(Config{Rate: 100 * units.Mbps, Delay: delay, Jitter: j}, 1000, n, gap, 3)
 		s.Run()
 		// The same draws, from a model on the same stream: packet i leaves
