@@ -70,7 +70,7 @@ func TestSlowStartTimeTo10MB(t *testing.T) {
 // A sampled trace keeps the row of a sized flow's last byte, whenever it
 // arrives between samples: a plot of delivered bytes ends at the flow's
 // size, and compare reads its milestones (t_10MB of a 10 MB flow) off these
-// rows. The flow is TestSlowStartTimeTo10MB's; a 37 ms interval does not
+// rows; and the sender's row of the ACK that completes it. The flow is TestSlowStartTimeTo10MB's; a 37 ms interval does not
 // divide the completion time.
 func TestSampledTraceKeepsLastByte(t *testing.T) {
 	access := config.Direction{Rate: 10 * units.Gbps, Delay: sim.Millisecond, Qdisc: fifo(100000)}
@@ -88,6 +88,13 @@ func TestSampledTraceKeepsLastByte(t *testing.T) {
 	}
 	if got, want := sim.Time(d.T[last]), r.Flows[0].(*tcpFlow).done; got != want {
 		t.Errorf("last row at %v, want the last byte's arrival %v", got, want)
+	}
+	// The sender's rows end in the state it finishes in: everything acked.
+	rows := r.Trace.FlowsT.Rows
+	end := rows[len(rows)-1]
+	if done := r.Flows[0].(*tcpFlow).snd.Stats.Done; end.T != done || end.InflightPkts != 0 || end.Delivered < 6907 {
+		t.Errorf("last flows row at %v with %d in flight, %d delivered; want at the last ACK %v, 0 in flight, all 6907 segments",
+			end.T, end.InflightPkts, end.Delivered, done)
 	}
 }
 
