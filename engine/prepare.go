@@ -11,6 +11,9 @@ type Prepared struct {
 	Canonical []byte
 	Hash      string
 	Scenario  *config.Scenario
+	// Notes warn of overrides that did what they say but perhaps not what
+	// was meant (config.ApplyNoted): a command prints them.
+	Notes []string
 }
 
 // Prepare applies --set style overrides to raw scenario JSON, validates it
@@ -18,9 +21,10 @@ type Prepared struct {
 // and hash. opts add parse options (config.WithDir for a scenario file that
 // names trace files). Errors are *config.Errors naming every bad field.
 func Prepare(raw []byte, sets []string, opts ...config.Option) (*Prepared, error) {
+	var notes []string
 	if len(sets) > 0 {
 		var err error
-		if raw, err = config.Apply(raw, sets); err != nil {
+		if raw, notes, err = config.ApplyNoted(raw, sets); err != nil {
 			return nil, err
 		}
 	}
@@ -28,5 +32,5 @@ func Prepare(raw []byte, sets []string, opts ...config.Option) (*Prepared, error
 	if err != nil {
 		return nil, err
 	}
-	return &Prepared{Canonical: scn.Canonical(), Hash: scn.Hash(), Scenario: scn}, nil
+	return &Prepared{Canonical: scn.Canonical(), Hash: scn.Hash(), Scenario: scn, Notes: notes}, nil
 }

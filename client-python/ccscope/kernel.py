@@ -124,7 +124,9 @@ def compare(
         ``fct_p50[10KB,100KB)``, and ``jain_bulk`` over its bulk flows.
         ``df.attrs["comparison"]`` holds the whole report (both summaries,
         the kernel release, the relay's lateness). ``df.attrs["notes"]``
-        lists what the kernel runs took differently from the scenario, by
+        names each ``set`` override that replaced an object and dropped
+        some of its fields, and lists what the kernel runs took
+        differently from the scenario, by
         field (a receiver's ``gro_interval``, which the TUN path cannot
         apply), and says when a run's relay wrote late (p99 over 1 ms: the
         host did not keep up in real time); each is also issued as a
@@ -170,7 +172,8 @@ def compare(
     df = pd.DataFrame(report["rows"], columns=["seed", "flow", "group", "metric", "unit", "sim", "kernel", "rel_diff"])
     df["group"] = df["group"].astype(object).fillna("")
     df.attrs["comparison"] = report
-    notes = list(dict.fromkeys(n for s in report.get("emulated") or [] for n in s.get("notes") or []))
+    notes = list(dict.fromkeys([*(report.get("notes") or []),
+                                *(n for s in report.get("emulated") or [] for n in s.get("notes") or [])]))
     df.attrs["notes"] = notes
     for n in notes:
         warnings.warn(f"ccscope.compare: {n}", UserWarning, stacklevel=2)

@@ -86,6 +86,19 @@ def test_compare_warns_of_what_the_kernel_run_took_differently(tmp_path, can_emu
     assert sum("gro_interval" in str(w.message) for w in rec) == 1
 
 
+def test_compare_warns_of_an_override_that_dropped_fields(tmp_path, can_emulate):
+    note = (
+        '--set flows.f0.tcp replaces the whole object and drops its "gro_interval"; '
+        "to change one field, set flows.f0.tcp.FIELD=VALUE"
+    )
+    lateness = "lateness: the relay wrote packets 1.20 ms late at the 99th percentile"
+    report = dict(REPORT, notes=[note], emulated=[{"notes": [lateness]}])
+    exe = fake_binary(tmp_path, stdout=json.dumps(report))
+    with pytest.warns(UserWarning, match="replaces the whole object"):
+        df = ccscope.compare("wifi", set={"flows.f0.tcp": {"hz": 250}}, binary=exe)
+    assert df.attrs["notes"] == [note, lateness]
+
+
 def test_compare_failure_carries_stderr(tmp_path, can_emulate):
     msg = 'ccscope: emulate: flows[f0].cc: the kernel has no congestion control "bbr3" (tcp_available_congestion_control: reno cubic)'
     exe = fake_binary(tmp_path, stderr=msg + "\n", code=1)

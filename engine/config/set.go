@@ -21,23 +21,56 @@ import (
 // error naming it. Every bad override is reported, as *Errors. The result is
 // not validated: Parse does that.
 func Apply(raw []byte, sets []string) ([]byte, error) {
+	out, _, err := ApplyNoted(raw, sets)
+	return out, err
+}
+
+// ApplyNoted is Apply, with a note for each override that replaces an
+// object by one that lacks some of its fields. Those fields are gone from
+// the scenario, as the override says, but it is rarely what is meant:
+// flows.f0.tcp={"hz":250} on the wifi built-in drops its gro_interval,
+// where flows.f0.tcp.hz=250 keeps it.
+func ApplyNoted(raw []byte, sets []string) ([]byte, []string, error) {
 	root, err := decodeTree(raw)
 	if err != nil {
-		return nil, &Errors{List: []FieldError{{Reason: "invalid JSON: " + err.Error()}}}
+		return nil, nil, &Errors{List: []FieldError{{Reason: "invalid JSON: " + err.Error()}}}
 	}
 	c := &collector{}
+	var notes []string
 	for _, s := range sets {
 		path, value, ok := strings.Cut(s, "=")
 		if !ok {
 			c.add(s, "an override is path=value")
 			continue
 		}
-		setPath(c, root, path, parseSetValue(value))
+		v := parseSetValue(value)
+		if dropped := droppedKeys(setPath(c, root, path, v), v); len(dropped) > 0 {
+			notes = append(notes, fmt.Sprintf("--set %s replaces the whole object and drops its %s; to change one field, set %s.FIELD=VALUE",
+				path, strings.Join(dropped, ", "), path))
+		}
 	}
 	if err := c.err(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return encodeTree(root), nil
+	return encodeTree(root), notes, nil
+}
+
+// droppedKeys are the keys of old, an object an override replaced, that
+// v, the object replacing it, does not have; none unless both are objects.
+func droppedKeys(old, v any) []string {
+	om, ok1 := old.(map[string]any)
+	vm, ok2 := v.(map[string]any)
+	if !ok1 || !ok2 {
+		return nil
+	}
+	var out []string
+	for k := range om {
+		if _, kept := vm[k]; !kept {
+			out = append(out, strconv.Quote(k))
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // Override sets one path (as in Apply) to a Go value: a string, bool,
@@ -87,8 +120,8 @@ func parseSetValue(s string) any {
 }
 
 // setPath walks path through the tree and the format's field table together
-// and stores v at its end.
-func setPath(c *collector, root any, path string, v any) {
+// and stores v at its end, returning what was there (nil if nothing).
+func setPath(c *collector, root any, path string, v any) (replaced any) {
 	segs := strings.Split(path, ".")
 	cur, sh := root, scenarioShape
 	for i, seg := range segs {
@@ -99,22 +132,23 @@ func setPath(c *collector, root any, path string, v any) {
 			next, known := sh.fields[seg]
 			if !known {
 				c.add(path, "the scenario format has no %q here; expected one of %s", here, fieldList(sh))
-				return
+				return nil
 			}
 			m, ok := cur.(map[string]any)
 			if !ok {
 				c.add(path, "%q is %s, not an object", strings.Join(segs[:i], "."), describe(cur))
-				return
+				return nil
 			}
 			if last {
+				replaced = m[seg]
 				m[seg] = v
-				return
+				return replaced
 			}
 			child, present := m[seg]
 			if !present || child == nil {
 				if next.kind != kObject {
 					c.add(path, "%q is absent; set the whole array first", here)
-					return
+					return nil
 				}
 				child = map[string]any{}
 				m[seg] = child
@@ -124,7 +158,7 @@ func setPath(c *collector, root any, path string, v any) {
 			arr, ok := cur.([]any)
 			if !ok {
 				c.add(path, "%q is %s, not an array", strings.Join(segs[:i], "."), describe(cur))
-				return
+				return nil
 			}
 			idx := element(arr, seg, sh.byID)
 			if idx < 0 {
@@ -133,18 +167,20 @@ func setPath(c *collector, root any, path string, v any) {
 					what = "no element %q in %q; changes are addressed by index"
 				}
 				c.add(path, what, seg, strings.Join(segs[:i], "."))
-				return
+				return nil
 			}
 			if last {
+				replaced = arr[idx]
 				arr[idx] = v
-				return
+				return replaced
 			}
 			cur, sh = arr[idx], sh.elem
 		default:
 			c.add(path, "%q is a value and has no field %q", strings.Join(segs[:i], "."), seg)
-			return
+			return nil
 		}
 	}
+	return nil // not reached: the last segment returns
 }
 
 // element finds an array element by id, or by index for arrays without ids.

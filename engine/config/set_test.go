@@ -149,3 +149,33 @@ func TestOverrideAllOrder(t *testing.T) {
 		t.Errorf("flows[f0].start = %v, want 2s", s.Flows[0].Start)
 	}
 }
+
+// An override that replaces an object by one without some of its fields
+// says so, naming them; one that sets a field inside, or replaces an
+// object with all its fields, or a value, says nothing.
+func TestApplyNotesDroppedFields(t *testing.T) {
+	raw := []byte(`{"name":"n","runtime":{"duration":"1s"},"nodes":[{"id":"a"},{"id":"b"}],
+	 "links":[{"id":"l","a":"a","b":"b","rate":"10Mbps","delay":"1ms"}],
+	 "flows":[{"id":"f0","src":"a","dst":"b","cc":"cubic","tcp":{"gro_interval":"200us","pacing":true}}]}`)
+	cases := []struct {
+		set  string
+		want []string
+	}{
+		{`flows.f0.tcp={"hz":250}`, []string{`--set flows.f0.tcp replaces the whole object and drops its "gro_interval", "pacing"; to change one field, set flows.f0.tcp.FIELD=VALUE`}},
+		{`flows.f0.tcp={"hz":250,"pacing":true}`, []string{`--set flows.f0.tcp replaces the whole object and drops its "gro_interval"; to change one field, set flows.f0.tcp.FIELD=VALUE`}},
+		{`flows.f0={"id":"f0","src":"a","dst":"b"}`, []string{`--set flows.f0 replaces the whole object and drops its "cc", "tcp"; to change one field, set flows.f0.FIELD=VALUE`}},
+		{`flows.f0.tcp.hz=250`, nil},
+		{`flows.f0.tcp={"hz":250,"pacing":false,"gro_interval":"0s"}`, nil},
+		{`flows.f0.cc=bbr`, nil},
+		{`links.l.ab={"rate":"5Mbps"}`, nil}, // nothing was there
+	}
+	for _, c := range cases {
+		_, notes, err := ApplyNoted(raw, []string{c.set})
+		if err != nil {
+			t.Fatalf("%s: %v", c.set, err)
+		}
+		if diff := cmp.Diff(c.want, notes); diff != "" {
+			t.Errorf("%s: notes (-want +got):\n%s", c.set, diff)
+		}
+	}
+}

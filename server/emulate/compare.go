@@ -49,6 +49,9 @@ type Comparison struct {
 	Sim      []engine.Summary `json:"sim"`
 	Emulated []Summary        `json:"emulated"`
 	Traces   []string         `json:"traces,omitempty"`
+	// Notes warn of --set overrides that replaced an object and dropped
+	// some of its fields (engine.Prepared.Notes).
+	Notes []string `json:"notes,omitempty"`
 }
 
 // CompareMetrics are the metrics of a comparison, in table order.
@@ -87,7 +90,7 @@ func Compare(ctx context.Context, raw []byte, sets []string, opt CompareOptions)
 		if err != nil {
 			return nil, err
 		}
-		c.Scenario = prep.Scenario.Name
+		c.Scenario, c.Notes = prep.Scenario.Name, prep.Notes
 		prep.Scenario.Trace = config.Trace{Detail: config.TraceSampled, Interval: simSample}
 		r, err := engine.New(prep.Scenario, nil)
 		if err != nil {

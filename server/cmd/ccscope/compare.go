@@ -97,6 +97,9 @@ func printComparison(w io.Writer, c *emulate.Comparison) {
 		fmt.Fprintf(w, "  (relay lateness p99 %s, max %s)", durStr(l.P99Ps), durStr(&l.MaxPs))
 	}
 	fmt.Fprintln(w)
+	for _, n := range c.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
 	said := map[string]bool{}
 	for _, e := range c.Emulated {
 		for _, n := range e.Notes {

@@ -33,6 +33,7 @@ func emulateMain(args []string) int {
 	if err != nil {
 		return fail(err)
 	}
+	printNotes(prep.Notes)
 	sink, err := openTrace(*tracePath, "", prep.Scenario)
 	if err != nil {
 		return fail(err)

@@ -80,6 +80,7 @@ func runMain(args []string) int {
 	if err != nil {
 		return fail(err)
 	}
+	printNotes(prep.Notes)
 	if *reportPath != "" && !strings.HasSuffix(*reportPath, ".html") {
 		return fail(fmt.Errorf("--report %q: the file name must end in .html", *reportPath))
 	}
@@ -162,6 +163,14 @@ func loadScenario(arg string) ([]byte, error) {
 
 // fail prints err for a user — every field error on its own line — and
 // returns the exit status.
+// printNotes writes the notes of a scenario's overrides (engine.Prepared)
+// to standard error, where they do not mix with --json output.
+func printNotes(notes []string) {
+	for _, n := range notes {
+		fmt.Fprintf(os.Stderr, "ccscope: note: %s\n", n)
+	}
+}
+
 func fail(err error) int {
 	var ce *config.Errors
 	if errors.As(err, &ce) {
