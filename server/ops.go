@@ -176,7 +176,7 @@ func (c *conn) opOpen(a *args, _ any) (any, *Error) {
 	if e = a.done(); e != nil {
 		return nil, e
 	}
-	canon, e := buildScenario(raw, seed, set)
+	canon, notes, e := buildScenario(raw, seed, set)
 	if e != nil {
 		return nil, e
 	}
@@ -188,7 +188,11 @@ func (c *conn) opOpen(a *args, _ any) (any, *Error) {
 	if e != nil {
 		return nil, e
 	}
-	return st.describe(sess.id), nil
+	res := st.describe(sess.id)
+	if len(notes) > 0 {
+		res["notes"] = notes
+	}
+	return res, nil
 }
 
 // opRestore restores a checkpoint (or, for fork, a live session's) into a

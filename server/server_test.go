@@ -66,6 +66,28 @@ func TestHelloAndScenarios(t *testing.T) {
 	}
 }
 
+// open notes an override that replaces an object and drops some of its
+// fields, in either form of set; one that sets a field inside has no notes.
+func TestOpenNotesDroppedFields(t *testing.T) {
+	t.Parallel()
+	_, url := newTestServer(t, Options{})
+	c := dial(t, url)
+	want := []any{`set flows.f0.tcp replaces the whole object and drops its "gro_interval"; to change one field, set flows.f0.tcp.FIELD alone`}
+	for _, set := range []any{
+		map[string]any{"flows.f0.tcp": map[string]any{"hz": 250}, "runtime.duration": "1s"},
+		[]any{`flows.f0.tcp={"hz":250}`, "runtime.duration=1s"},
+	} {
+		res := c.call("open", map[string]any{"scenario": "wifi", "set": set})
+		if diff := cmp.Diff(want, res["notes"]); diff != "" {
+			t.Errorf("open wifi with %v: notes (-want +got):\n%s", set, diff)
+		}
+	}
+	res := c.call("open", map[string]any{"scenario": "wifi", "set": map[string]any{"flows.f0.tcp.hz": 250}})
+	if n, ok := res["notes"]; ok {
+		t.Errorf("open wifi setting flows.f0.tcp.hz: notes %v, want none", n)
+	}
+}
+
 func TestHelloOtherMajorIsRefused(t *testing.T) {
 	t.Parallel()
 	_, url := newTestServer(t, Options{})

@@ -97,40 +97,43 @@ type state struct {
 }
 
 // buildScenario turns open's inputs into canonical JSON: raw scenario JSON,
-// then the seed, then the overrides (a map or a list of "path=value").
-func buildScenario(raw []byte, seed *uint64, set any) ([]byte, *Error) {
+// then the seed, then the overrides (a map or a list of "path=value"). The
+// notes name overrides that replaced an object and dropped its fields
+// (config.ApplyNoted).
+func buildScenario(raw []byte, seed *uint64, set any) ([]byte, []string, *Error) {
 	var err error
 	if seed != nil {
 		if raw, err = config.Override(raw, "runtime.seed", *seed); err != nil {
-			return nil, configError(err, "")
+			return nil, nil, configError(err, "")
 		}
 	}
+	var notes []string
 	switch s := set.(type) {
 	case nil:
 	case map[string]any:
-		if raw, err = config.OverrideAll(raw, s); err != nil {
-			return nil, configError(err, "set.")
+		if raw, notes, err = config.OverrideAllNoted(raw, s); err != nil {
+			return nil, nil, configError(err, "set.")
 		}
 	case []any:
 		sets := make([]string, len(s))
 		for i, e := range s {
 			str, ok := e.(string)
 			if !ok {
-				return nil, errorf(CodeBadArgs, "set", "set[%d] is a %s, want \"path=value\"", i, typeName(e))
+				return nil, nil, errorf(CodeBadArgs, "set", "set[%d] is a %s, want \"path=value\"", i, typeName(e))
 			}
 			sets[i] = str
 		}
-		if raw, err = config.Apply(raw, sets); err != nil {
-			return nil, configError(err, "set.")
+		if raw, notes, err = config.ApplyNoted(raw, sets); err != nil {
+			return nil, nil, configError(err, "set.")
 		}
 	default:
-		return nil, errorf(CodeBadArgs, "set", "set is a %s, want a map {path: value} or a list of \"path=value\"", typeName(set))
+		return nil, nil, errorf(CodeBadArgs, "set", "set is a %s, want a map {path: value} or a list of \"path=value\"", typeName(set))
 	}
 	scn, err := config.Parse(raw, config.WithCCs(cc.Names()))
 	if err != nil {
-		return nil, configError(err, "")
+		return nil, nil, configError(err, "")
 	}
-	return scn.Canonical(), nil
+	return scn.Canonical(), notes, nil
 }
 
 // inlineConfig is the JSON of an inline config map.

@@ -19,7 +19,7 @@ func testState(t testing.TB, name string, sets ...string) *state {
 	for i, s := range sets {
 		set[i] = s
 	}
-	canon, e := buildScenario(raw, nil, set)
+	canon, _, e := buildScenario(raw, nil, set)
 	if e != nil {
 		t.Fatalf("buildScenario: %v", e)
 	}

@@ -7,6 +7,7 @@ import json
 import os
 import threading
 import time
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -201,7 +202,11 @@ class Client:
                 ``runtime.seed``. 0 is a seed like any other.
             set: Overrides, as ``{path: value}`` (``{"links.bottleneck.rate":
                 "50Mbps", "trace.detail": "change"}``) or a list of
-                ``"path=value"`` strings.
+                ``"path=value"`` strings. An object value replaces the whole
+                object: when that drops fields the scenario had, a
+                ``UserWarning`` names them (``{"flows.f0.tcp": {"hz": 250}}``
+                on ``wifi`` drops its ``gro_interval``; ``{"flows.f0.tcp.hz":
+                250}`` changes the one field).
 
         Returns:
             The new :class:`Session`, at time 0.
@@ -226,7 +231,10 @@ class Client:
             )
         if set is not None:
             args["set"] = dict(set) if isinstance(set, Mapping) else [str(s) for s in set]
-        return Session(self, self.call("open", args))
+        opened = self.call("open", args)
+        for note in opened.get("notes") or []:
+            warnings.warn(f"ccscope.open: {note}", UserWarning, stacklevel=2)
+        return Session(self, opened)
 
     def restore(self, checkpoint: Checkpoint | Mapping[str, Any]) -> Session:
         """Open a new session by replaying a checkpoint.

@@ -88,8 +88,8 @@ def test_compare_warns_of_what_the_kernel_run_took_differently(tmp_path, can_emu
 
 def test_compare_warns_of_an_override_that_dropped_fields(tmp_path, can_emulate):
     note = (
-        '--set flows.f0.tcp replaces the whole object and drops its "gro_interval"; '
-        "to change one field, set flows.f0.tcp.FIELD=VALUE"
+        'set flows.f0.tcp replaces the whole object and drops its "gro_interval"; '
+        "to change one field, set flows.f0.tcp.FIELD alone"
     )
     lateness = "lateness: the relay wrote packets 1.20 ms late at the 99th percentile"
     report = dict(REPORT, notes=[note], emulated=[{"notes": [lateness]}])

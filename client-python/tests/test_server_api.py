@@ -50,6 +50,17 @@ def test_open_by_name_dict_and_file(client, tmp_path):
         assert s.horizon_ps == 2 * PS
 
 
+def test_open_warns_of_an_override_that_drops_fields(client, recwarn):
+    # wifi's flow has tcp {"gro_interval": "200us"}: replacing the object drops it.
+    with pytest.warns(UserWarning, match=r'set flows\.f0\.tcp replaces the whole object and drops its "gro_interval"'):
+        with client.open("wifi", set={"flows.f0.tcp": {"hz": 250}, "runtime.duration": "10ms"}) as s:
+            assert s.config["flows"][0]["tcp"]["gro_interval"] == "0s"
+    recwarn.clear()
+    with client.open("wifi", set={"flows.f0.tcp.hz": 250, "runtime.duration": "10ms"}) as s:
+        assert s.config["flows"][0]["tcp"]["gro_interval"] == "200us"
+    assert not [w for w in recwarn if "replaces the whole object" in str(w.message)]
+
+
 def test_open_and_summary_report_each_flows_path(client):
     # pump: h1 -1 Gbps, 1 ms- r1 -100 Mbps, 19 ms- h2; RTT 2 x 20 ms; BDP 100 Mbps x 40 ms = 500 kB
     from ccscope import plot

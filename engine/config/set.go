@@ -45,14 +45,19 @@ func ApplyNoted(raw []byte, sets []string) ([]byte, []string, error) {
 		}
 		v := parseSetValue(value)
 		if dropped := droppedKeys(setPath(c, root, path, v), v); len(dropped) > 0 {
-			notes = append(notes, fmt.Sprintf("--set %s replaces the whole object and drops its %s; to change one field, set %s.FIELD=VALUE",
-				path, strings.Join(dropped, ", "), path))
+			notes = append(notes, droppedNote(path, dropped))
 		}
 	}
 	if err := c.err(); err != nil {
 		return nil, nil, err
 	}
 	return encodeTree(root), notes, nil
+}
+
+// droppedNote says that the override of path dropped the fields dropped.
+func droppedNote(path string, dropped []string) string {
+	return fmt.Sprintf("set %s replaces the whole object and drops its %s; to change one field, set %s.FIELD alone",
+		path, strings.Join(dropped, ", "), path)
 }
 
 // droppedKeys are the keys of old, an object an override replaced, that
@@ -83,9 +88,15 @@ func Override(raw []byte, path string, value any) ([]byte, error) {
 // OverrideAll applies Override for every entry of values, in sorted path
 // order so that a whole object is set before a path inside it.
 func OverrideAll(raw []byte, values map[string]any) ([]byte, error) {
+	out, _, err := OverrideAllNoted(raw, values)
+	return out, err
+}
+
+// OverrideAllNoted is OverrideAll, with ApplyNoted's notes.
+func OverrideAllNoted(raw []byte, values map[string]any) ([]byte, []string, error) {
 	root, err := decodeTree(raw)
 	if err != nil {
-		return nil, &Errors{List: []FieldError{{Reason: "invalid JSON: " + err.Error()}}}
+		return nil, nil, &Errors{List: []FieldError{{Reason: "invalid JSON: " + err.Error()}}}
 	}
 	paths := make([]string, 0, len(values))
 	for p := range values {
@@ -93,6 +104,7 @@ func OverrideAll(raw []byte, values map[string]any) ([]byte, error) {
 	}
 	slices.Sort(paths)
 	c := &collector{}
+	var notes []string
 	for _, p := range paths {
 		b, err := json.Marshal(values[p])
 		if err != nil {
@@ -104,12 +116,14 @@ func OverrideAll(raw []byte, values map[string]any) ([]byte, error) {
 			c.add(p, "value cannot be written as JSON: %v", err)
 			continue
 		}
-		setPath(c, root, p, v)
+		if dropped := droppedKeys(setPath(c, root, p, v), v); len(dropped) > 0 {
+			notes = append(notes, droppedNote(p, dropped))
+		}
 	}
 	if err := c.err(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return encodeTree(root), nil
+	return encodeTree(root), notes, nil
 }
 
 func parseSetValue(s string) any {

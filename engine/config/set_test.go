@@ -161,9 +161,9 @@ func TestApplyNotesDroppedFields(t *testing.T) {
 		set  string
 		want []string
 	}{
-		{`flows.f0.tcp={"hz":250}`, []string{`--set flows.f0.tcp replaces the whole object and drops its "gro_interval", "pacing"; to change one field, set flows.f0.tcp.FIELD=VALUE`}},
-		{`flows.f0.tcp={"hz":250,"pacing":true}`, []string{`--set flows.f0.tcp replaces the whole object and drops its "gro_interval"; to change one field, set flows.f0.tcp.FIELD=VALUE`}},
-		{`flows.f0={"id":"f0","src":"a","dst":"b"}`, []string{`--set flows.f0 replaces the whole object and drops its "cc", "tcp"; to change one field, set flows.f0.FIELD=VALUE`}},
+		{`flows.f0.tcp={"hz":250}`, []string{`set flows.f0.tcp replaces the whole object and drops its "gro_interval", "pacing"; to change one field, set flows.f0.tcp.FIELD alone`}},
+		{`flows.f0.tcp={"hz":250,"pacing":true}`, []string{`set flows.f0.tcp replaces the whole object and drops its "gro_interval"; to change one field, set flows.f0.tcp.FIELD alone`}},
+		{`flows.f0={"id":"f0","src":"a","dst":"b"}`, []string{`set flows.f0 replaces the whole object and drops its "cc", "tcp"; to change one field, set flows.f0.FIELD alone`}},
 		{`flows.f0.tcp.hz=250`, nil},
 		{`flows.f0.tcp={"hz":250,"pacing":false,"gro_interval":"0s"}`, nil},
 		{`flows.f0.cc=bbr`, nil},

@@ -16,7 +16,7 @@ import (
 // table: the wifi built-in's tcp object holds gro_interval, which
 // flows.f0.tcp={"hz":250} drops and flows.f0.tcp.hz=250 keeps.
 func TestOverrideNotes(t *testing.T) {
-	want := `ccscope: note: --set flows.f0.tcp replaces the whole object and drops its "gro_interval"; to change one field, set flows.f0.tcp.FIELD=VALUE`
+	want := `ccscope: note: set flows.f0.tcp replaces the whole object and drops its "gro_interval"; to change one field, set flows.f0.tcp.FIELD alone`
 	for _, c := range []struct {
 		set  string
 		note bool
@@ -38,8 +38,8 @@ func TestOverrideNotes(t *testing.T) {
 		}
 	}
 	var b strings.Builder
-	printComparison(&b, &emulate.Comparison{Scenario: "wifi", Seeds: []uint64{1}, Notes: []string{"--set flows.f0.tcp replaces"}})
-	if !strings.Contains(b.String(), "note: --set flows.f0.tcp replaces") {
+	printComparison(&b, &emulate.Comparison{Scenario: "wifi", Seeds: []uint64{1}, Notes: []string{"set flows.f0.tcp replaces"}})
+	if !strings.Contains(b.String(), "note: set flows.f0.tcp replaces") {
 		t.Errorf("comparison table lacks the override's note:\n%s", b.String())
 	}
 }
