@@ -71,6 +71,9 @@ type Result struct {
 	Rows                 int
 	Elapsed              time.Duration
 	RunWall              time.Duration // summed wall time of the runs themselves
+	// Notes are the points' override notes (engine.Prepared.Notes), each
+	// once: a grid value that replaces an object and drops its fields.
+	Notes []string
 }
 
 // PointError is a point whose scenario was invalid or whose run failed.
@@ -116,6 +119,7 @@ type claim struct {
 
 type outcome struct {
 	index   int // the point's index in spec.Points()
+	notes   []string
 	rows    []Row
 	skipped bool
 	reused  bool
@@ -195,6 +199,11 @@ func Run(ctx context.Context, spec *Spec, opt Options) (Result, error) {
 	}
 	order := spec.Columns()
 	for o := range results {
+		for _, n := range o.notes {
+			if !slices.Contains(res.Notes, n) {
+				res.Notes = append(res.Notes, n)
+			}
+		}
 		if o.err != nil {
 			if firstErr == nil {
 				firstErr = o.err
@@ -282,6 +291,13 @@ func runPoint(spec *Spec, p Point, base []byte, have catalogued, opt Options) ou
 	if err != nil {
 		return outcome{err: &PointError{Point: p, Err: err}}
 	}
+	o := skipOrRun(spec, p, prep, have, opt)
+	o.notes = prep.Notes
+	return o
+}
+
+// skipOrRun skips, reuses or runs one prepared point.
+func skipOrRun(spec *Spec, p Point, prep *engine.Prepared, have catalogued, opt Options) outcome {
 	if have.keys[prep.Hash+"\x00"+p.Axis] {
 		return outcome{skipped: true}
 	}

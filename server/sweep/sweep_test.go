@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -177,6 +178,22 @@ func TestAFailingPointNamesItselfAndKeepsTheOthers(t *testing.T) {
 	rows, rerr := ReadCatalog(cat)
 	if rerr != nil || len(rows) != 1 {
 		t.Errorf("catalog after a failed point: %d rows, %v; want the 1 good run", len(rows), rerr)
+	}
+}
+
+// A grid value that replaces an object and drops fields the scenario had
+// is noted once, however many points carry it: a qdisc axis of kinds
+// without their limit drops the FIFO's 1BDP limit (p-rtr-p's bottleneck).
+func TestRunNotesDroppedFields(t *testing.T) {
+	s := mustSpec(t, `{"scenario": "p-rtr-p", "set": {"runtime.duration": "100ms"},
+		"axes": {"links.bottleneck.ab.qdisc": [{"kind": "fifo"}, {"kind": "fifo", "limit": "100p"}]}, "seeds": [1, 2]}`)
+	res, err := Run(context.Background(), s, Options{Catalog: filepath.Join(t.TempDir(), "c.parquet"), Jobs: 2})
+	if err != nil {
+		t.Fatalf("Run error %v", err)
+	}
+	want := []string{`set links.bottleneck.ab.qdisc replaces the whole object and drops its "limit"; to change one field, set links.bottleneck.ab.qdisc.FIELD alone`}
+	if !slices.Equal(res.Notes, want) {
+		t.Errorf("notes %q, want %q", res.Notes, want)
 	}
 }
 

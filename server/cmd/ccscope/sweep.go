@@ -114,6 +114,7 @@ func sweepMain(args []string) int {
 	if mode == "bar" {
 		fmt.Fprintln(os.Stderr)
 	}
+	printNotes(res.Notes)
 	if err != nil {
 		var pe *sweep.PointError
 		if errors.As(err, &pe) {
