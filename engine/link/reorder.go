@@ -16,7 +16,7 @@ const (
 // hold puts a packet in flight on a reordering direction. The ring holds a
 // run of packets in (arrival, push order), the heap the rest. A packet that
 // would arrive before the ring's tail overtakes it. When it overtakes a few
-// packets that have not been overtaken before, it is inserted before them
+// packets, none yet moved back movedMax times, it is inserted before them
 // and they move back one slot; otherwise the packets it overtakes move to
 // the heap and it joins the ring at the tail. Small jitter, where a packet
 // overtakes one or two others, then costs short shifts and leaves the heap

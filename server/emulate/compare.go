@@ -73,7 +73,7 @@ const simSample = sim.Millisecond
 // Compare runs raw (with sets) in the simulator and on the kernel for each
 // seed and lines up, per flow: goodput; the receiver-side times from the
 // first payload byte delivered to 1, 10 and 100 MB delivered;
-// retransmissions; and the sender's srtt quantiles over its samples.
+// retransmissions; and the sender's srtt quantiles over time (srttQuantiles).
 func Compare(ctx context.Context, raw []byte, sets []string, opt CompareOptions) (*Comparison, error) {
 	seeds := opt.Seeds
 	if len(seeds) == 0 {
