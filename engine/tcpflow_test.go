@@ -98,6 +98,25 @@ func TestSampledTraceKeepsLastByte(t *testing.T) {
 	}
 }
 
+// A sized pump's delivery rows end at its size too: 100 packets of 1500 B
+// at 120 Mbps into the pump scenario's 100 Mbps bottleneck, which its
+// 1-BDP FIFO holds without loss; a 37 ms interval does not divide the
+// instant the last one lands.
+func TestSampledTraceKeepsPumpsLastByte(t *testing.T) {
+	prep, err := Prepare(mustBuiltin(t, "pump"), []string{"flows.f0.size=150KB", "runtime.duration=1s",
+		`trace={"detail":"sampled","interval":"37ms"}`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, prep.Scenario)
+	d := &r.Trace.Delivery
+	p := r.Flows[0].(pumpFlow).p
+	last := d.Len() - 1
+	if p.Done == 0 || d.BytesDelivered[last] != 150_000 || sim.Time(d.T[last]) != p.Done {
+		t.Errorf("last delivery row %d bytes at %v; want 150000 at the last byte's arrival %v", d.BytesDelivered[last], sim.Time(d.T[last]), p.Done)
+	}
+}
+
 // Reno under random loss follows the Mathis et al. model
 //
 //	goodput = MSS/RTT · sqrt(3/(2p))
