@@ -84,11 +84,17 @@ func cleanRun(t *testing.T) *Result {
 	return cleanRes
 }
 
-// runOnTime emulates prep up to three times while the relay runs late
-// (lateTolerance) and returns the least late run.
+// runOnTime emulates prep up to five times while the relay runs late
+// (lateTolerance) and returns the least late run. The last two tries wait
+// a few seconds first: on this VM the host's load comes and goes within
+// minutes, and three runs back to back can all fall in a busy spell (p99
+// 2-13 ms in one, with the tests alone; under a millisecond minutes later).
 func runOnTime(t *testing.T, prep *engine.Prepared) (*Result, error) {
 	var best *Result
-	for try := 1; try <= 3; try++ {
+	for try := 1; try <= 5; try++ {
+		if try > 3 {
+			time.Sleep(5 * time.Second)
+		}
 		res, err := Run(context.Background(), prep.Scenario, prep.Hash, Options{})
 		if err != nil {
 			return nil, err
