@@ -161,8 +161,6 @@ func loadScenario(arg string) ([]byte, error) {
 	return config.Builtin(arg)
 }
 
-// fail prints err for a user — every field error on its own line — and
-// returns the exit status.
 // printNotes writes the notes of a scenario's overrides (engine.Prepared)
 // to standard error, where they do not mix with --json output.
 func printNotes(notes []string) {
@@ -171,6 +169,8 @@ func printNotes(notes []string) {
 	}
 }
 
+// fail prints err for a user — every field error on its own line — and
+// returns the exit status.
 func fail(err error) int {
 	var ce *config.Errors
 	if errors.As(err, &ce) {
