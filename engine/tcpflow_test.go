@@ -68,10 +68,11 @@ func TestSlowStartTimeTo10MB(t *testing.T) {
 }
 
 // A sampled trace keeps the row of a sized flow's last byte, whenever it
-// arrives between samples: a plot of delivered bytes ends at the flow's
-// size, and compare reads its milestones (t_10MB of a 10 MB flow) off these
-// rows; and the sender's row of the ACK that completes it. The flow is TestSlowStartTimeTo10MB's; a 37 ms interval does not
-// divide the completion time.
+// arrives between samples (a plot of delivered bytes ends at the flow's
+// size, and compare reads its milestones, t_10MB of a 10 MB flow, off these
+// rows), and the sender's row of the ACK that completes it. The flow is
+// TestSlowStartTimeTo10MB's; a 37 ms interval does not divide its
+// completion time.
 func TestSampledTraceKeepsLastByte(t *testing.T) {
 	access := config.Direction{Rate: 10 * units.Gbps, Delay: sim.Millisecond, Qdisc: fifo(100000)}
 	bn := config.Direction{Rate: 100 * units.Mbps, Delay: 19 * sim.Millisecond, Qdisc: fifo(100000)}
