@@ -113,6 +113,7 @@ func printComparison(w io.Writer, c *emulate.Comparison) {
 	type acc struct {
 		sim, kern    float64
 		nSim, nKern  int
+		simR, kernR  [2]float64 // per-seed min and max
 		unit         string
 		order, first int
 	}
@@ -148,28 +149,45 @@ func printComparison(w io.Writer, c *emulate.Comparison) {
 		if r.Sim != nil {
 			a.sim += *r.Sim
 			a.nSim++
+			a.simR = widen(a.simR, *r.Sim, a.nSim == 1)
 		}
 		if r.Kernel != nil {
 			a.kern += *r.Kernel
 			a.nKern++
+			a.kernR = widen(a.kernR, *r.Kernel, a.nKern == 1)
 		}
 	}
+	// With several seeds each side's per-seed range follows its mean: a
+	// difference between means is worth reading only beside how far the
+	// seeds of one side spread (BBR's retransmissions on wifi: 0 to 377
+	// per seed simulated, 0 to 293 on the kernel).
+	ranges := len(c.Seeds) > 1
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "flow\tmetric\tunit\tsim\tkernel\tdiff\t")
+	if ranges {
+		fmt.Fprintln(tw, "flow\tmetric\tunit\tsim\tsim range\tkernel\tkernel range\tdiff\t")
+	} else {
+		fmt.Fprintln(tw, "flow\tmetric\tunit\tsim\tkernel\tdiff\t")
+	}
 	for _, k := range keys {
 		a := sums[k]
-		sv, kv, diff := "-", "-", "-"
+		sv, kv, diff, sr, kr := "-", "-", "-", "-", "-"
 		if a.nSim > 0 {
 			sv = fmt.Sprintf("%.2f", a.sim/float64(a.nSim))
+			sr = fmt.Sprintf("%.2f–%.2f", a.simR[0], a.simR[1])
 		}
 		if a.nKern > 0 {
 			kv = fmt.Sprintf("%.2f", a.kern/float64(a.nKern))
+			kr = fmt.Sprintf("%.2f–%.2f", a.kernR[0], a.kernR[1])
 		}
 		if a.nSim > 0 && a.nKern > 0 && a.sim != 0 {
 			s, kk := a.sim/float64(a.nSim), a.kern/float64(a.nKern)
 			diff = fmt.Sprintf("%+.1f%%", 100*(kk-s)/s)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", k.flow, k.metric, a.unit, sv, kv, diff)
+		if ranges {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", k.flow, k.metric, a.unit, sv, sr, kv, kr, diff)
+		} else {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", k.flow, k.metric, a.unit, sv, kv, diff)
+		}
 	}
 	tw.Flush()
 	for _, g := range big {
@@ -178,4 +196,12 @@ func printComparison(w io.Writer, c *emulate.Comparison) {
 	for _, p := range c.Traces {
 		fmt.Fprintln(w, "trace:", p)
 	}
+}
+
+// widen extends a [min, max] range by v; first starts it at v.
+func widen(r [2]float64, v float64, first bool) [2]float64 {
+	if first {
+		return [2]float64{v, v}
+	}
+	return [2]float64{min(r[0], v), max(r[1], v)}
 }

@@ -122,3 +122,27 @@ func TestPrintComparisonGroups(t *testing.T) {
 		t.Errorf("table lists the big group's flows, or names the group more than once:\n%s", out)
 	}
 }
+
+// With several seeds each side's per-seed range follows its mean; with one
+// seed the table has no range columns.
+func TestPrintComparisonRanges(t *testing.T) {
+	v := func(x float64) *float64 { return &x }
+	c := &emulate.Comparison{Scenario: "wifi", Seeds: []uint64{1, 2, 3}}
+	for i, p := range [][2]float64{{144, 85}, {0, 293}, {377, 0}} {
+		c.Rows = append(c.Rows, emulate.CompareRow{Seed: uint64(i + 1), Flow: "f0", Metric: "retransmits", Unit: "pkts", Sim: v(p[0]), Kernel: v(p[1])})
+	}
+	var b strings.Builder
+	printComparison(&b, c)
+	out := b.String()
+	for _, want := range []string{"sim range", "kernel range", "173.67", "0.00–377.00", "126.00", "0.00–293.00", "-27.4%"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	c.Seeds, c.Rows = c.Seeds[:1], c.Rows[:1]
+	b.Reset()
+	printComparison(&b, c)
+	if out := b.String(); strings.Contains(out, "range") || !strings.Contains(out, "144.00") {
+		t.Errorf("one seed: table has range columns or lacks the value:\n%s", out)
+	}
+}
