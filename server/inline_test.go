@@ -80,14 +80,15 @@ func TestPipelinedRequestsKeepTheirOrder(t *testing.T) {
 // idle: the idle timeout does not close it.
 func TestInlineStepsKeepASessionAlive(t *testing.T) {
 	t.Parallel()
-	// Steps come every idle/10; the idle timeout is long enough that a
-	// loaded machine's scheduling stalls do not reach it (at 150 ms, a
-	// make test running Go and Python side by side once did).
-	const idle = 500 * time.Millisecond
+	// Steps come every idle/10, for twice the idle timeout, which is long
+	// enough that a loaded machine's scheduling stalls do not reach it (at
+	// 150 ms, and then at 500 ms under the race detector, a make test
+	// running Go and Python side by side once did).
+	const idle = 2 * time.Second
 	_, url := newTestServer(t, Options{IdleTimeout: idle, ConnIdleTimeout: time.Minute})
 	c := dial(t, url)
 	id := c.open("p-rtr-p", "runtime.duration=3600s")
-	for end := time.Now().Add(4 * idle); time.Now().Before(end); {
+	for end := time.Now().Add(2 * idle); time.Now().Before(end); {
 		c.call("step", map[string]any{"session": id, "time": "1ms"})
 		time.Sleep(idle / 10)
 	}
