@@ -43,10 +43,7 @@ func ApplyNoted(raw []byte, sets []string) ([]byte, []string, error) {
 			c.add(s, "an override is path=value")
 			continue
 		}
-		v := parseSetValue(value)
-		if dropped := droppedKeys(setPath(c, root, path, v), v); len(dropped) > 0 {
-			notes = append(notes, droppedNote(path, dropped))
-		}
+		notes = setNoted(c, root, path, parseSetValue(value), notes)
 	}
 	if err := c.err(); err != nil {
 		return nil, nil, err
@@ -54,10 +51,15 @@ func ApplyNoted(raw []byte, sets []string) ([]byte, []string, error) {
 	return encodeTree(root), notes, nil
 }
 
-// droppedNote says that the override of path dropped the fields dropped.
-func droppedNote(path string, dropped []string) string {
-	return fmt.Sprintf("set %s replaces the whole object and drops its %s; to change one field, set %s.FIELD alone",
-		path, strings.Join(dropped, ", "), path)
+// setNoted is setPath, appending to notes a note when v, an object,
+// replaced one with fields it lacks.
+func setNoted(c *collector, root any, path string, v any, notes []string) []string {
+	dropped := droppedKeys(setPath(c, root, path, v), v)
+	if len(dropped) == 0 {
+		return notes
+	}
+	return append(notes, fmt.Sprintf("set %s replaces the whole object and drops its %s; to change one field, set %s.FIELD alone",
+		path, strings.Join(dropped, ", "), path))
 }
 
 // droppedKeys are the keys of old, an object an override replaced, that
@@ -116,9 +118,7 @@ func OverrideAllNoted(raw []byte, values map[string]any) ([]byte, []string, erro
 			c.add(p, "value cannot be written as JSON: %v", err)
 			continue
 		}
-		if dropped := droppedKeys(setPath(c, root, p, v), v); len(dropped) > 0 {
-			notes = append(notes, droppedNote(p, dropped))
-		}
+		notes = setNoted(c, root, p, v, notes)
 	}
 	if err := c.err(); err != nil {
 		return nil, nil, err

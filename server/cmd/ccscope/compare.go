@@ -163,11 +163,14 @@ func printComparison(w io.Writer, c *emulate.Comparison) {
 	// per seed simulated, 0 to 293 on the kernel).
 	ranges := len(c.Seeds) > 1
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	if ranges {
-		fmt.Fprintln(tw, "flow\tmetric\tunit\tsim\tsim range\tkernel\tkernel range\tdiff\t")
-	} else {
-		fmt.Fprintln(tw, "flow\tmetric\tunit\tsim\tkernel\tdiff\t")
+	row := func(flow, metric, unit, sv, sr, kv, kr, diff string) {
+		cols := []string{flow, metric, unit, sv, kv, diff}
+		if ranges {
+			cols = []string{flow, metric, unit, sv, sr, kv, kr, diff}
+		}
+		fmt.Fprintln(tw, strings.Join(cols, "\t")+"\t")
 	}
+	row("flow", "metric", "unit", "sim", "sim range", "kernel", "kernel range", "diff")
 	for _, k := range keys {
 		a := sums[k]
 		sv, kv, diff, sr, kr := "-", "-", "-", "-", "-"
@@ -183,11 +186,7 @@ func printComparison(w io.Writer, c *emulate.Comparison) {
 			s, kk := a.sim/float64(a.nSim), a.kern/float64(a.nKern)
 			diff = fmt.Sprintf("%+.1f%%", 100*(kk-s)/s)
 		}
-		if ranges {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", k.flow, k.metric, a.unit, sv, sr, kv, kr, diff)
-		} else {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", k.flow, k.metric, a.unit, sv, kv, diff)
-		}
+		row(k.flow, k.metric, a.unit, sv, sr, kv, kr, diff)
 	}
 	tw.Flush()
 	for _, g := range big {
