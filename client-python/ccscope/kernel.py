@@ -91,6 +91,7 @@ def compare(
     set: Mapping[str, Any] | Sequence[str] | None = None,
     duration: str | None = None,
     trace_dir: str | os.PathLike[str] | None = None,
+    retries: int = 2,
     binary: str | os.PathLike[str] | None = None,
     timeout: float | None = 600.0,
 ) -> pandas.DataFrame:
@@ -106,6 +107,10 @@ def compare(
         trace_dir: Write both runs' trace tables there as Parquet
             (``sim-seedN.flows.parquet``, ``kernel-seedN.flows.parquet``, …),
             for :func:`ccscope.plot.sim_vs_kernel`.
+        retries: Run a seed's kernel side up to this many more times while
+            its relay runs late (p99 over 1 ms: the host did not keep up in
+            real time), keeping the least late run; a note says so. Each
+            retry takes the run's duration again.
         binary: The ``ccscope`` binary (default: as :func:`ccscope.connect`
             finds it).
         timeout: Seconds to wait for the command.
@@ -138,6 +143,8 @@ def compare(
     """
     import pandas as pd
 
+    if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+        raise ValueError(f"ccscope.compare: retries={retries!r}: want an int, 0 or more")
     why = emulation_available()
     if why is not None:
         raise EmulationError(f"ccscope.compare: {why}")
@@ -156,6 +163,7 @@ def compare(
             cmd += ["--duration", duration]
         if trace_dir is not None:
             cmd += ["--trace", os.fspath(trace_dir)]
+        cmd += ["--retries", str(retries)]
         for o in _overrides(set):
             cmd += ["--set", o]
         try:

@@ -67,6 +67,7 @@ def test_compare_builds_the_command_and_the_frame(tmp_path, can_emulate):
     assert args[args.index("--duration") + 1] == "3s"
     assert "links.bottleneck.rate=50Mbps" in args and "flows.f0.tcp.sack=false" in args
     assert args[args.index("--trace") + 1] == str(tmp_path / "tr")
+    assert args[args.index("--retries") + 1] == "2"  # the default, as the command line's
     assert list(df.columns) == ["seed", "flow", "group", "metric", "unit", "sim", "kernel", "rel_diff"]
     assert len(df) == 4 and df.loc[0, "kernel"] == 46.7 and pd.isna(df.loc[1, "sim"])
     assert list(df.group) == ["", "", "web", ""] and df.loc[3, "metric"] == "fct_p50[10KB,100KB)"
@@ -97,6 +98,16 @@ def test_compare_warns_of_an_override_that_dropped_fields(tmp_path, can_emulate)
     with pytest.warns(UserWarning, match="replaces the whole object"):
         df = ccscope.compare("wifi", set={"flows.f0.tcp": {"hz": 250}}, binary=exe)
     assert df.attrs["notes"] == [note, lateness]
+
+
+def test_compare_passes_retries_and_refuses_bad_ones(tmp_path, can_emulate):
+    exe = fake_binary(tmp_path, stdout=json.dumps(REPORT))
+    ccscope.compare("p-rtr-p", retries=0, binary=exe)
+    args = (tmp_path / "args.txt").read_text().split("\n")
+    assert args[args.index("--retries") + 1] == "0"
+    for bad in (-1, 1.5, "2", True):
+        with pytest.raises(ValueError, match="retries"):
+            ccscope.compare("p-rtr-p", retries=bad, binary=exe)
 
 
 def test_compare_failure_carries_stderr(tmp_path, can_emulate):

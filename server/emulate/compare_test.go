@@ -1,6 +1,7 @@
 package emulate
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/ccscope/ccscope/engine"
@@ -79,4 +80,42 @@ func deref(p *float64) any {
 		return nil
 	}
 	return *p
+}
+
+// TestLeastLate checks the retries of a late kernel run: runs are taken
+// while none so far was on time (lateness p99 at most LateWarn), at most
+// 1 + retries of them, and the least late is kept.
+func TestLeastLate(t *testing.T) {
+	ms := sim.Millisecond
+	for _, c := range []struct {
+		name    string
+		p99s    []sim.Duration // of the runs in turn
+		retries int
+		runs    int
+		kept    sim.Duration
+		heard   []sim.Duration // the lateness each retry is announced with
+	}{
+		{"on time", []sim.Duration{ms / 2}, 2, 1, ms / 2, nil},
+		{"exactly LateWarn is on time", []sim.Duration{LateWarn}, 2, 1, LateWarn, nil},
+		{"late, then on time", []sim.Duration{5 * ms, ms / 2}, 2, 2, ms / 2, []sim.Duration{5 * ms}},
+		{"late every time", []sim.Duration{5 * ms, 7 * ms, 3 * ms}, 2, 3, 3 * ms, []sim.Duration{5 * ms, 7 * ms}},
+		{"least late first", []sim.Duration{2 * ms, 9 * ms, 4 * ms}, 2, 3, 2 * ms, []sim.Duration{2 * ms, 9 * ms}},
+		{"no retries", []sim.Duration{5 * ms}, 0, 1, 5 * ms, nil},
+	} {
+		runs := 0
+		run := func() (*Result, error) {
+			p := int64(c.p99s[runs])
+			runs++
+			return &Result{Summary: Summary{Lateness: Lateness{P99Ps: &p}}}, nil
+		}
+		var heard []sim.Duration
+		res, tries, err := leastLate(run, c.retries, func(l sim.Duration) { heard = append(heard, l) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := sim.Duration(*res.Summary.Lateness.P99Ps); tries != c.runs || runs != c.runs || got != c.kept || !slices.Equal(heard, c.heard) {
+			t.Errorf("%s: %d runs (%d reported), kept p99 %v, heard %v; want %d runs, %v kept, heard %v",
+				c.name, runs, tries, got, heard, c.runs, c.kept, c.heard)
+		}
+	}
 }

@@ -43,3 +43,15 @@ func TestOverrideNotes(t *testing.T) {
 		t.Errorf("comparison table lacks the override's note:\n%s", b.String())
 	}
 }
+
+// A negative --retries is refused, by name, before anything runs.
+func TestCompareRefusesNegativeRetries(t *testing.T) {
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), mainArgsEnv+"="+strings.Join([]string{"compare", "p-rtr-p", "--retries", "-1"}, "\x1f"))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	if err == nil || !strings.Contains(stderr.String(), "--retries -1: want 0 or more") {
+		t.Errorf("compare --retries -1: %v, stderr %q; want a failure naming --retries", err, stderr.String())
+	}
+}
