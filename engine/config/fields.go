@@ -34,9 +34,16 @@ type shape struct {
 	fields map[string]*shape // kObject: the known keys
 	elem   *shape            // kList: the element object
 	byID   bool              // kList: elements are addressed by their "id"
+	// alt is the object form of a value that may also be written plainly
+	// (a group's src as a node id or as a host object): --set reaches its
+	// fields while the value is in that form.
+	alt *shape
 }
 
 func leaf(k valueKind) *shape { return &shape{kind: k} }
+
+// union is a value of kind k that may also be written as an alt object.
+func union(k valueKind, alt *shape) *shape { return &shape{kind: k, alt: alt} }
 
 func object(fields map[string]*shape) *shape { return &shape{kind: kObject, fields: fields} }
 
@@ -127,8 +134,9 @@ var (
 	// flowShape is a flow, or a flow group (keyed by "group", with "count").
 	flowShape = object(map[string]*shape{
 		"id": leaf(kString), "group": leaf(kString), "count": leaf(kCount),
-		"src": leaf(kEnds), "dst": leaf(kEnds), "cc": leaf(kString),
-		"rate": leaf(kRate), "start": leaf(kStart), "size": leaf(kFlowSize), "interval": leaf(kDuration),
+		"src": union(kEnds, hostShape), "dst": union(kEnds, hostShape), "cc": leaf(kString),
+		"rate": leaf(kRate), "start": union(kStart, startShape), "size": union(kFlowSize, sizeDistShape),
+		"interval": leaf(kDuration),
 		"packet_size": leaf(kSize), "ecn": leaf(kString), "app": appShape, "tcp": tcpShape,
 		"rcv_hold": leaf(kDuration), "ack_hold": ackHoldShape, "ack_grant": ackGrantShape,
 		"legs": {kind: kList, elem: legShape},

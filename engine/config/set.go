@@ -141,6 +141,9 @@ func setPath(c *collector, root any, path string, v any) (replaced any) {
 	for i, seg := range segs {
 		here := strings.Join(segs[:i+1], ".")
 		last := i == len(segs)-1
+		if _, isObj := cur.(map[string]any); isObj && sh.alt != nil {
+			sh = sh.alt
+		}
 		switch sh.kind {
 		case kObject:
 			next, known := sh.fields[seg]
@@ -160,8 +163,12 @@ func setPath(c *collector, root any, path string, v any) (replaced any) {
 			}
 			child, present := m[seg]
 			if !present || child == nil {
-				if next.kind != kObject {
+				if next.kind == kList {
 					c.add(path, "%q is absent; set the whole array first", here)
+					return nil
+				}
+				if next.kind != kObject {
+					c.add(path, "%q is absent; set the whole value first", here)
 					return nil
 				}
 				child = map[string]any{}
@@ -190,6 +197,10 @@ func setPath(c *collector, root any, path string, v any) (replaced any) {
 			}
 			cur, sh = arr[idx], sh.elem
 		default:
+			if sh.alt != nil {
+				c.add(path, "%q is %s, which has no field %q; only its object form has fields: set the whole object first", strings.Join(segs[:i], "."), describe(cur), seg)
+				return nil
+			}
 			c.add(path, "%q is a value and has no field %q", strings.Join(segs[:i], "."), seg)
 			return nil
 		}

@@ -179,3 +179,46 @@ func TestApplyNotesDroppedFields(t *testing.T) {
 		}
 	}
 }
+
+// groupFormsJSON is a flow group whose src, start and size are in their object
+// forms and whose dst is a node id.
+const groupFormsJSON = `{"runtime": {"duration": "1s"},
+ "nodes": [{"id": "r1", "kind": "router"}, {"id": "srv", "kind": "endpoint"}],
+ "links": [{"id": "l", "a": "r1", "b": "srv", "rate": "1Gbps", "delay": "1ms"}],
+ "flows": [{"group": "web", "count": 4, "cc": "cubic",
+            "src": {"attach": "r1", "rate": "10Gbps", "delay": "1ms"}, "dst": "srv",
+            "start": {"kind": "poisson", "rate": "200/s"},
+            "size": {"kind": "lognormal", "median": "20KB", "sigma": 1.5}}]}`
+
+// A field of a value in its object form (a group's host object, start and
+// size distributions) is reached by its path, as any object's.
+func TestApplyGroupObjectForms(t *testing.T) {
+	out, err := Apply([]byte(groupFormsJSON), []string{"flows.web.src.rate=1Gbps", "flows.web.src.qdisc.limit=100p",
+		"flows.web.start.rate=50/s", "flows.web.size.median=40KB"})
+	if err != nil {
+		t.Fatalf("Apply: %v", err)
+	}
+	g := mustParse(t, out).Groups[0]
+	got := []any{g.Src.Attach, g.Src.Link.Rate, g.Src.Link.Qdisc.Limit, g.Start.Kind, g.Start.PerSecond, g.Size.Median, g.Size.Sigma}
+	wantG := []any{"r1", units.Gbps, QueueLimit{Packets: 100}, StartPoisson, 50.0, units.Bytes(40_000), 1.5}
+	if d := cmp.Diff(wantG, got); d != "" {
+		t.Errorf("group after Apply (-want +got):\n%s", d)
+	}
+	for _, tc := range []struct {
+		set  string
+		want want
+	}{
+		{"flows.web.dst.rate=1Gbps", want{"flows.web.dst.rate", `"flows.web.dst" is "srv", which has no field "rate"; only its object form has fields`}},
+		{"flows.web.src.cc=reno", want{"flows.web.src.cc", `the scenario format has no "flows.web.src.cc" here; expected one of attach, capacity, delay`}},
+		{"flows.web.start.nosuch=1", want{"flows.web.start.nosuch", `expected one of at, batch, every, jitter, kind, rate, span`}},
+	} {
+		_, err := Apply([]byte(groupFormsJSON), []string{tc.set})
+		if list := fieldErrors(t, err); len(list) != 1 || !matches(list[0], tc.want) {
+			t.Errorf("Apply(%q) error = %v, want %s: …%s…", tc.set, err, tc.want.path, tc.want.reason)
+		}
+	}
+	_, err = Apply([]byte(baseJSON), []string{"flows.f0.size.value=1MB"})
+	if list := fieldErrors(t, err); len(list) != 1 || !matches(list[0], want{"flows.f0.size.value", `"flows.f0.size" is absent; set the whole value first`}) {
+		t.Errorf("Apply(flows.f0.size.value) on a flow without size: error = %v, want it to ask for the whole value", err)
+	}
+}
