@@ -136,8 +136,7 @@ var (
 		"id": leaf(kString), "group": leaf(kString), "count": leaf(kCount),
 		"src": union(kEnds, hostShape), "dst": union(kEnds, hostShape), "cc": leaf(kString),
 		"rate": leaf(kRate), "start": union(kStart, startShape), "size": union(kFlowSize, sizeDistShape),
-		"interval": leaf(kDuration),
-		"packet_size": leaf(kSize), "ecn": leaf(kString), "app": appShape, "tcp": tcpShape,
+		"interval": leaf(kDuration), "packet_size": leaf(kSize), "ecn": leaf(kString), "app": appShape, "tcp": tcpShape,
 		"rcv_hold": leaf(kDuration), "ack_hold": ackHoldShape, "ack_grant": ackGrantShape,
 		"legs": {kind: kList, elem: legShape},
 	})
