@@ -20,6 +20,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -84,6 +85,43 @@ def _overrides(set: Mapping[str, Any] | Sequence[str] | None) -> list[str]:
     return list(set)
 
 
+def _run_reporting(cmd: list[str], timeout: float | None, progress: bool) -> tuple[int, str, str]:
+    """Run cmd and return its exit code, stdout and stderr; with progress, echo its
+    progress lines (``compare: …``) to our stderr as they come."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out: list[str] = []
+    err: list[str] = []
+
+    def read_out() -> None:
+        out.append(proc.stdout.read())
+
+    def read_err() -> None:
+        for line in proc.stderr:
+            err.append(line)
+            if progress and line.startswith("compare: "):
+                print(line, end="", file=sys.stderr, flush=True)
+
+    readers = [threading.Thread(target=f, daemon=True) for f in (read_out, read_err)]
+    for r in readers:
+        r.start()
+    try:
+        code = proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        for r in readers:
+            r.join()
+        raise EmulationError(f"ccscope.compare: no result within {timeout} s", stderr="".join(err)) from None
+    for r in readers:
+        r.join()
+    return code, "".join(out), "".join(err)
+
+
+def _without_progress(stderr: str) -> str:
+    """stderr without the progress lines, for an error's message."""
+    return "".join(line for line in stderr.splitlines(keepends=True) if not line.startswith("compare: "))
+
+
 def compare(
     scenario: str | Mapping[str, Any],
     *,
@@ -92,8 +130,9 @@ def compare(
     duration: str | None = None,
     trace_dir: str | os.PathLike[str] | None = None,
     retries: int = 2,
+    progress: bool = True,
     binary: str | os.PathLike[str] | None = None,
-    timeout: float | None = 600.0,
+    timeout: float | None = None,
 ) -> pandas.DataFrame:
     """Run a scenario in the simulator and on the kernel and line them up.
 
@@ -111,9 +150,14 @@ def compare(
             its relay runs late (p99 over 1 ms: the host did not keep up in
             real time), keeping the least late run; a note says so. Each
             retry takes the run's duration again.
+        progress: Echo the command's progress, a line per run
+            (``compare: seed 1: running on the kernel for 3s``), to stderr
+            as it comes.
         binary: The ``ccscope`` binary (default: as :func:`ccscope.connect`
             finds it).
-        timeout: Seconds to wait for the command.
+        timeout: Seconds to wait for the command; None (the default) waits
+            as long as it runs: each seed's kernel run takes the scenario's
+            duration in wall-clock time, and each retry takes it again.
 
     Returns:
         A DataFrame with one row per seed, flow and metric: ``seed, flow,
@@ -166,17 +210,14 @@ def compare(
         cmd += ["--retries", str(retries)]
         for o in _overrides(set):
             cmd += ["--set", o]
-        try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-        except subprocess.TimeoutExpired as e:
-            raise EmulationError(f"ccscope.compare: no result within {timeout} s", stderr=str(e.stderr or "")) from None
-    if proc.returncode != 0:
+        code, stdout, stderr = _run_reporting(cmd, timeout, progress)
+    if code != 0:
         raise EmulationError(
-            f"ccscope.compare: {proc.stderr.strip() or 'the command failed'}",
-            returncode=proc.returncode,
-            stderr=proc.stderr,
+            f"ccscope.compare: {_without_progress(stderr).strip() or 'the command failed'}",
+            returncode=code,
+            stderr=stderr,
         )
-    report = json.loads(proc.stdout)
+    report = json.loads(stdout)
     df = pd.DataFrame(report["rows"], columns=["seed", "flow", "group", "metric", "unit", "sim", "kernel", "rel_diff"])
     df["group"] = df["group"].astype(object).fillna("")
     df.attrs["comparison"] = report

@@ -110,12 +110,22 @@ def test_compare_passes_retries_and_refuses_bad_ones(tmp_path, can_emulate):
             ccscope.compare("p-rtr-p", retries=bad, binary=exe)
 
 
+def test_compare_echoes_progress(tmp_path, can_emulate, capsys):
+    lines = "compare: seed 1 (1 of 1): simulating\ncompare: seed 1: running on the kernel for 3s\n"
+    exe = fake_binary(tmp_path, stdout=json.dumps(REPORT), stderr=lines)
+    ccscope.compare("p-rtr-p", binary=exe)
+    assert capsys.readouterr().err == lines
+    ccscope.compare("p-rtr-p", progress=False, binary=exe)
+    assert capsys.readouterr().err == ""
+
+
 def test_compare_failure_carries_stderr(tmp_path, can_emulate):
     msg = 'ccscope: emulate: flows[f0].cc: the kernel has no congestion control "bbr3" (tcp_available_congestion_control: reno cubic)'
-    exe = fake_binary(tmp_path, stderr=msg + "\n", code=1)
+    exe = fake_binary(tmp_path, stderr="compare: seed 1 (1 of 1): simulating\n" + msg + "\n", code=1)
     with pytest.raises(EmulationError) as ei:
         ccscope.compare("p-rtr-p", binary=exe)
     assert ei.value.returncode == 1 and "bbr3" in ei.value.stderr and "bbr3" in str(ei.value)
+    assert "simulating" in ei.value.stderr and "simulating" not in str(ei.value)
 
 
 def test_compare_refuses_without_emulation(monkeypatch):
@@ -174,3 +184,12 @@ def test_kernel_hz_reads_the_kernel_configuration(monkeypatch, tmp_path):
     monkeypatch.setattr(kernel.gzip, "open", missing)
     monkeypatch.setattr(kernel.platform, "release", lambda: "no-such-release")
     assert ccscope.kernel_hz() is None
+
+
+def test_compare_timeout_kills_the_command(tmp_path, can_emulate):
+    exe = tmp_path / "ccscope"
+    exe.write_text("#!/bin/sh\necho 'compare: seed 1 (1 of 1): simulating' >&2\nexec sleep 30\n")
+    exe.chmod(exe.stat().st_mode | stat.S_IXUSR)
+    with pytest.raises(EmulationError, match="no result within 0.5 s") as ei:
+        ccscope.compare("p-rtr-p", timeout=0.5, progress=False, binary=exe)
+    assert "simulating" in ei.value.stderr
