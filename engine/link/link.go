@@ -672,6 +672,14 @@ func (d *Dir) propagate(id packet.ID, now sim.Time) {
 	}
 }
 
+// wireAhead is how many slots ahead of the head arrive prefetches the wire
+// ring: one cache line of slots (a ring of 16 or more slots, a power of two,
+// is line-aligned), fetched as the head enters the line before. A long
+// wire's slots were written a propagation delay ago and have left the
+// caches; read one at a time, a line every few arrivals, the stride is too
+// slow for the hardware prefetcher.
+const wireAhead = 64 / int(unsafe.Sizeof(inflight{}))
+
 func (d *Dir) arrive(now sim.Time) {
 	in := d.wire[d.head]
 	d.head = (d.head + 1) & (len(d.wire) - 1)
@@ -680,6 +688,9 @@ func (d *Dir) arrive(now sim.Time) {
 		next := d.wire[d.head]
 		d.s.Schedule(next.arrive, d.self, kindArrive, uint64(next.id))
 		d.pool.Prefetch(next.id)
+		if d.head&(wireAhead-1) == 0 { // the head entered a line: fetch the next one
+			packet.PrefetchAddr(unsafe.Pointer(&d.wire[(d.head+wireAhead)&(len(d.wire)-1)]))
+		}
 	}
 	d.Stats.Delivered++
 	d.to.Receive(in.id)
