@@ -178,7 +178,7 @@ func (c *collector) groupEnds(o obj, key string) GroupEnds {
 		} else {
 			c.add(join(p, "attach"), "missing; the node each flow's own host links to")
 		}
-		e.Link = c.direction(join(p, "ab"), c.dirSpec(h))
+		e.Link = c.direction(p, c.dirSpec(h))
 	default:
 		c.add(p, "must be a node id, a list of node ids or a host object, not %s", describe(v))
 	}

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -283,12 +284,17 @@ func kindChanged[K comparable](base, over opt[K]) bool {
 // the direction's own path ("links[bottleneck].ab").
 func (c *collector) direction(path string, d dirSpec) Direction {
 	var out Direction
-	dir := path[len(path)-2:]
+	// A link's direction path ends in ab or ba; a group's host object's
+	// is the object's own, whose values serve both directions.
+	where := "in the host object"
+	if dir := path[max(0, len(path)-3):]; dir == ".ab" || dir == ".ba" {
+		where = fmt.Sprintf("on the link or in %q", dir[1:])
+	}
 	if !d.rate.set && d.trace.path == "" && d.capacity.path == "" {
-		c.add(join(path, "rate"), "missing; give \"rate\" on the link or in %q (or a trace or a capacity process)", dir)
+		c.add(join(path, "rate"), "missing; give \"rate\" %s (or a trace or a capacity process)", where)
 	}
 	if !d.delay.set {
-		c.add(join(path, "delay"), "missing; give \"delay\" on the link or in %q", dir)
+		c.add(join(path, "delay"), "missing; give \"delay\" %s", where)
 	}
 	out.Rate, out.Delay = d.rate.v, d.delay.v
 	out.Qdisc = c.qdisc(d.qdisc)

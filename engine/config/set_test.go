@@ -222,3 +222,18 @@ func TestApplyGroupObjectForms(t *testing.T) {
 		t.Errorf("Apply(flows.f0.size.value) on a flow without size: error = %v, want it to ask for the whole value", err)
 	}
 }
+
+// A group's host object without rate or delay is told to give them in the
+// host object, which has no "ab" of its own.
+func TestHostObjectMissingRate(t *testing.T) {
+	raw, err := Apply([]byte(groupFormsJSON), []string{`flows.web.src={"attach":"r1"}`})
+	if err != nil {
+		t.Fatalf("Apply: %v", err)
+	}
+	_, err = Parse(raw)
+	list := fieldErrors(t, err)
+	if len(list) != 2 || !matches(list[0], want{"flows[web].src.rate", `missing; give "rate" in the host object`}) ||
+		!matches(list[1], want{"flows[web].src.delay", `missing; give "delay" in the host object`}) {
+		t.Errorf("Parse errors = %v, want rate and delay missing from flows[web].src", err)
+	}
+}
