@@ -88,7 +88,9 @@ def _overrides(set: Mapping[str, Any] | Sequence[str] | None) -> list[str]:
 def _run_reporting(cmd: list[str], timeout: float | None, progress: bool) -> tuple[int, str, str]:
     """Run cmd and return its exit code, stdout and stderr; with progress, echo its
     progress lines (``compare: …``) to our stderr as they come."""
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, encoding="utf-8", errors="replace"
+    )
     out: list[str] = []
     err: list[str] = []
 
