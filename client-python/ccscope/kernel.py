@@ -108,15 +108,27 @@ def _run_reporting(cmd: list[str], timeout: float | None, progress: bool) -> tup
         r.start()
     try:
         code = proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
+    except BaseException as e:  # the timeout, or the user's interrupt
+        _stop(proc)
         for r in readers:
             r.join()
-        raise EmulationError(f"ccscope.compare: no result within {timeout} s", stderr="".join(err)) from None
+        if isinstance(e, subprocess.TimeoutExpired):
+            raise EmulationError(f"ccscope.compare: no result within {timeout} s", stderr="".join(err)) from None
+        raise
     for r in readers:
         r.join()
     return code, "".join(out), "".join(err)
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    """Stop the command as Ctrl-C would, so that it takes down the network namespaces
+    it made; kill it if it has not ended 10 s later."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 def _without_progress(stderr: str) -> str:

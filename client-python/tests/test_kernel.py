@@ -186,10 +186,17 @@ def test_kernel_hz_reads_the_kernel_configuration(monkeypatch, tmp_path):
     assert ccscope.kernel_hz() is None
 
 
-def test_compare_timeout_kills_the_command(tmp_path, can_emulate):
+def test_compare_timeout_stops_the_command(tmp_path, can_emulate):
+    """On a timeout the command gets SIGTERM, as on Ctrl-C, so that it can take down its namespaces."""
     exe = tmp_path / "ccscope"
-    exe.write_text("#!/bin/sh\necho 'compare: seed 1 (1 of 1): simulating' >&2\nexec sleep 30\n")
+    exe.write_text(
+        "#!/bin/sh\n"
+        f"trap 'echo cleaned > {tmp_path}/stopped; exit 1' TERM\n"
+        "echo 'compare: seed 1 (1 of 1): simulating' >&2\n"
+        "sleep 30 >/dev/null 2>&1 & wait\n"
+    )
     exe.chmod(exe.stat().st_mode | stat.S_IXUSR)
     with pytest.raises(EmulationError, match="no result within 0.5 s") as ei:
         ccscope.compare("p-rtr-p", timeout=0.5, progress=False, binary=exe)
     assert "simulating" in ei.value.stderr
+    assert (tmp_path / "stopped").read_text() == "cleaned\n"
