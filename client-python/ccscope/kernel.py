@@ -171,7 +171,9 @@ def compare(
             finds it).
         timeout: Seconds to wait for the command; None (the default) waits
             as long as it runs: each seed's kernel run takes the scenario's
-            duration in wall-clock time, and each retry takes it again.
+            duration in wall-clock time, and each retry takes it again. On
+            expiry, or an interrupt, the command is stopped as Ctrl-C would
+            stop it, and takes down the network namespaces it made.
 
     Returns:
         A DataFrame with one row per seed, flow and metric: ``seed, flow,
