@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ._server import find_binary
+from ._server import _terminate, find_binary
 from .errors import EmulationError
 
 if TYPE_CHECKING:
@@ -109,7 +109,8 @@ def _run_reporting(cmd: list[str], timeout: float | None, progress: bool) -> tup
     try:
         code = proc.wait(timeout=timeout)
     except BaseException as e:  # the timeout, or the user's interrupt
-        _stop(proc)
+        # SIGTERM, as Ctrl-C: the command takes down the namespaces it made.
+        _terminate(proc)
         for r in readers:
             r.join()
         if isinstance(e, subprocess.TimeoutExpired):
@@ -118,17 +119,6 @@ def _run_reporting(cmd: list[str], timeout: float | None, progress: bool) -> tup
     for r in readers:
         r.join()
     return code, "".join(out), "".join(err)
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    """Stop the command as Ctrl-C would, so that it takes down the network namespaces
-    it made; kill it if it has not ended 10 s later."""
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
 
 
 def _without_progress(stderr: str) -> str:
