@@ -98,8 +98,20 @@ const tableGroupFlows = 8
 func printComparison(w io.Writer, c *emulate.Comparison) {
 	fmt.Fprintf(w, "scenario %s  seeds %v  simulator vs Linux %s", c.Scenario, c.Seeds, c.Kernel)
 	if len(c.Emulated) > 0 {
-		l := c.Emulated[len(c.Emulated)-1].Lateness
-		fmt.Fprintf(w, "  (relay lateness p99 %s, max %s)", durStr(l.P99Ps), durStr(&l.MaxPs))
+		// The worst seed's: one late kernel run is reason enough to doubt.
+		var p99 *int64
+		var worst int64
+		for _, e := range c.Emulated {
+			if l := e.Lateness; l.P99Ps != nil && (p99 == nil || *l.P99Ps > *p99) {
+				p99 = l.P99Ps
+			}
+			worst = max(worst, e.Lateness.MaxPs)
+		}
+		fmt.Fprintf(w, "  (relay lateness p99 %s, max %s", durStr(p99), durStr(&worst))
+		if len(c.Emulated) > 1 {
+			fmt.Fprint(w, ", the latest of its seeds")
+		}
+		fmt.Fprint(w, ")")
 	}
 	fmt.Fprintln(w)
 	for _, n := range c.Notes {

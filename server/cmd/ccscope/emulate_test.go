@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ccscope/ccscope/engine/sim"
 	"github.com/ccscope/ccscope/server/emulate"
 )
 
@@ -144,5 +145,21 @@ func TestPrintComparisonRanges(t *testing.T) {
 	printComparison(&b, c)
 	if out := b.String(); strings.Contains(out, "range") || !strings.Contains(out, "144.00") {
 		t.Errorf("one seed: table has range columns or lacks the value:\n%s", out)
+	}
+}
+
+// The header gives the relay's lateness of the latest kernel run among the
+// seeds, not the last seed's.
+func TestPrintComparisonLateness(t *testing.T) {
+	ms := int64(sim.Millisecond)
+	p99s := []int64{4 * ms, ms / 5}
+	c := &emulate.Comparison{Scenario: "p-rtr-p", Seeds: []uint64{1, 2}, Emulated: []emulate.Summary{
+		{Lateness: emulate.Lateness{P99Ps: &p99s[0], MaxPs: 9 * ms}},
+		{Lateness: emulate.Lateness{P99Ps: &p99s[1], MaxPs: 2 * ms}},
+	}}
+	var b strings.Builder
+	printComparison(&b, c)
+	if want := "(relay lateness p99 4.000ms, max 9.000ms, the latest of its seeds)"; !strings.Contains(b.String(), want) {
+		t.Errorf("header lacks %q:\n%s", want, b.String())
 	}
 }
