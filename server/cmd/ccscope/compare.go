@@ -109,7 +109,7 @@ func printComparison(w io.Writer, c *emulate.Comparison) {
 		}
 		fmt.Fprintf(w, "  (relay lateness p99 %s, max %s", durStr(p99), durStr(&worst))
 		if len(c.Emulated) > 1 {
-			fmt.Fprint(w, ", the latest of its seeds")
+			fmt.Fprintf(w, ", the worst of %d seeds", len(c.Emulated))
 		}
 		fmt.Fprint(w, ")")
 	}

@@ -148,7 +148,7 @@ func TestPrintComparisonRanges(t *testing.T) {
 	}
 }
 
-// The header gives the relay's lateness of the latest kernel run among the
+// The header gives the relay's lateness of the worst kernel run among the
 // seeds, not the last seed's.
 func TestPrintComparisonLateness(t *testing.T) {
 	ms := int64(sim.Millisecond)
@@ -159,7 +159,7 @@ func TestPrintComparisonLateness(t *testing.T) {
 	}}
 	var b strings.Builder
 	printComparison(&b, c)
-	if want := "(relay lateness p99 4.000ms, max 9.000ms, the latest of its seeds)"; !strings.Contains(b.String(), want) {
+	if want := "(relay lateness p99 4.000ms, max 9.000ms, the worst of 2 seeds)"; !strings.Contains(b.String(), want) {
 		t.Errorf("header lacks %q:\n%s", want, b.String())
 	}
 }
