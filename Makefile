@@ -16,11 +16,19 @@ PYFILES := $(shell find client-python/ccscope -name '*.py' 2>/dev/null)
 # test binaries, the race build) on a machine whose Go cache already has it.
 export GOFLAGS := $(GOFLAGS) -trimpath
 
-.PHONY: build test test-go test-py bench bench-py demo lint clean venv soak
+# Profile-guided optimisation: every build, test and benchmark here compiles
+# with the CPU profile in $(PGO) (`go build` picks it up by itself, as
+# default.pgo in the main package's directory, where the Python wheel and
+# server/crosscpu.sh build the binary), so the tests and benchmarks run the
+# code that ships. `make pgo` profiles it again (README: Performance).
+PGO := server/cmd/ccscope/default.pgo
+export GOFLAGS := $(GOFLAGS) -pgo=$(CURDIR)/$(PGO)
+
+.PHONY: build test test-go test-py bench bench-py demo lint clean venv soak pgo
 
 build: $(BIN)
 
-$(BIN): $(GOFILES) go.mod go.sum
+$(BIN): $(GOFILES) go.mod go.sum $(PGO)
 	$(GO) build -o $(BIN) ./server/cmd/ccscope
 
 # The Python environment. The installer is uv (pip-installed into the venv:
@@ -113,6 +121,21 @@ test-py: build $(PKGBIN) $(VENV)/.stamp-test
 # three lines' median. About 1.5 minutes.
 bench:
 	$(GO) test -run '^$$' -bench . -count 3 ./...
+
+# The profile behind PGO: the engine's whole-run benchmarks (one flow and
+# 1,024, the sweep's run for each CC, short flows, a lossy 10 Gbps window,
+# the pump with its path models), writing traces (Arrow, Parquet) and the
+# server's step and stream loops, each profiled once and merged. Built
+# without a profile, so a profile never feeds on its own build. About 2
+# minutes; commit the result with the figures it gives.
+pgo:
+	d=$$(mktemp -d) && trap 'rm -rf "$$d"' EXIT && \
+	$(GO) test -pgo=off -run '^$$' -benchtime 3x -o $$d/engine.test -cpuprofile $$d/engine.prof ./engine \
+		-bench 'DumbbellN/(1|32|1024|1-fill)$$|SweepRun|ShortFlows/1000$$|LossyWindow|Pump1GWith' && \
+	$(GO) test -pgo=off -run '^$$' -o $$d/trace.test -cpuprofile $$d/trace.prof ./engine/trace -bench . && \
+	$(GO) test -pgo=off -run '^$$' -o $$d/server.test -cpuprofile $$d/server.prof ./server \
+		-bench 'StepRoundTrip|StreamSignalRows|SignalsFlowsTable|EnvStepEngine' && \
+	$(GO) tool pprof -proto $$d/engine.prof $$d/trace.prof $$d/server.prof >$(PGO)
 
 bench-py: build $(PKGBIN) $(VENV)/.stamp-test
 	$(PY) client-python/benchmarks/bench_flows_table.py
