@@ -186,14 +186,17 @@ func fail(err error) int {
 
 // runWithProgress runs r to its end in slices of simulated time, drawing a
 // progress bar on stderr once the run has taken a second, if stderr is a
-// terminal.
+// terminal. The slices run the event loop alone (Sim.RunUntil): the bar
+// reads only the clock, and bringing every link up to date after each
+// slice (Run.RunUntil) read every link direction 200 times a run (820,000
+// reads at 1,024 flows). RunToEnd brings them up to date once.
 func runWithProgress(r *engine.Run, start time.Time) {
 	tty := isTerminal(os.Stderr)
 	const slices = 200
 	h := r.Horizon()
 	drawn := false
 	for i := 1; i <= slices; i++ {
-		r.RunUntil(sim.Time(int64(h) / slices * int64(i)))
+		r.Sim.RunUntil(sim.Time(int64(h) / slices * int64(i)))
 		if tty && time.Since(start) > time.Second {
 			drawProgress(os.Stderr, float64(i)/slices, r.Now(), time.Since(start))
 			drawn = true
