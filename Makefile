@@ -126,7 +126,7 @@ bench:
 # 1,024, the sweep's run for each CC, short flows, a lossy 10 Gbps window,
 # the pump with its path models), writing traces (Arrow, Parquet) and the
 # server's step and stream loops, each profiled once and merged. Built
-# without a profile, so a profile never feeds on its own build. About 2
+# without a profile, so a profile never feeds on its own build. About 3
 # minutes; commit the result with the figures it gives.
 pgo:
 	d=$$(mktemp -d) && trap 'rm -rf "$$d"' EXIT && \
