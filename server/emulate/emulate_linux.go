@@ -806,6 +806,19 @@ func (f *eflow) send(r *relay, stop <-chan struct{}) {
 	f.connected, f.firstSend = true, est
 	f.mu.Unlock()
 	w := &writer{fd: f.sfd, sized: f.cfg.Size > 0, left: int64(f.cfg.Size), buf: payload}
+	// A sized transfer's application closes its end once it has written
+	// the last byte, as iperf3 -n or an HTTP/1.0 server does: tcp_send_fin
+	// puts the FIN on the unsent tail and pushes it, and tcp_nagle_test
+	// never holds a FIN. Left open, the last sub-MSS segment waited under
+	// Nagle (tcp_nagle_check's Minshall test) until the small segment a
+	// 1 MB write had left mid-stream was acknowledged: up to a round trip
+	// added to the flow's completion, which the simulator's application,
+	// writing whole segments but the last, never waits.
+	defer func() {
+		if w.sized && w.left == 0 {
+			syscall.Shutdown(f.sfd, syscall.SHUT_WR)
+		}
+	}()
 	mss := int(f.cfg.TCP.MSS)
 	switch app := f.cfg.App; app.Kind {
 	case config.AppRate:

@@ -4,6 +4,7 @@ package emulate
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"math"
 	"os"
@@ -23,8 +24,8 @@ import (
 // at a time (none is parallel). Their budget: about 40 s of wall time in
 // all — the 6 s clean-path run (shared by two tests), a 4 s run with a
 // scheduled change, a 4 s run of two senders, a 3 s run with a ping probe,
-// a 2 s run with receive-path models, a 5 s calibration capture, and short
-// setup-and-cancel runs.
+// a 2 s run with receive-path models, a 2 s sized flow, a 5 s calibration
+// capture, and short setup-and-cancel runs.
 
 // requireEmulation skips, loudly, only where emulation cannot run at all:
 // not root, or no TUN device.
@@ -686,4 +687,97 @@ func TestReceivePathModels(t *testing.T) {
 	if n := res.Summary.Notes; gro != 1 {
 		t.Errorf("notes = %q, want the f0 gro_interval named as not applied", n)
 	}
+}
+
+// TestSizedFlowSendsFIN runs a sized flow held by a small send buffer and
+// checks, in the sender's packet capture, that its application closes its
+// end once it has written the last byte: a FIN follows the flow's last
+// byte (ISN + 1 + size), within 2 ms of that byte's first transmission,
+// carried by the same segment when the segment had not left yet. Left
+// open, the sub-MSS segment of the last write waited under Nagle until a
+// small segment that an earlier 1 MB write had left mid-stream was
+// acknowledged, a round trip later (Linux's tcp_nagle_check, Minshall's
+// test), and the kernel's completion came that much after the
+// simulator's.
+func TestSizedFlowSendsFIN(t *testing.T) {
+	requireEmulation(t)
+	const size = 2<<20 + 10_000
+	prep, err := engine.Prepare([]byte(cleanPath), []string{"runtime.duration=2s",
+		"flows.f0.size=" + strconv.Itoa(size), "flows.f0.tcp.sndbuf=128KB"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), prep.Scenario, prep.Hash, Options{Pcap: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := res.Summary.Flows[0]; f.BytesDelivered != size {
+		t.Fatalf("bytes delivered = %d, want the flow's %d", f.BytesDelivered, size)
+	}
+	segs := senderSegments(t, res.Pcap)
+	var isn uint32
+	for _, s := range segs {
+		if s.flags&0x12 == 0x02 {
+			isn = s.seq
+		}
+	}
+	end := isn + 1 + size
+	lastByte, fin := int64(-1), int64(-1)
+	for _, s := range segs {
+		if s.payload > 0 && s.seq+s.payload == end && lastByte < 0 {
+			lastByte = s.tNs
+		}
+		if s.flags&0x01 != 0 {
+			if s.seq+s.payload != end {
+				t.Errorf("FIN at sequence %d (+%d payload), want it after the last byte, %d", s.seq-isn, s.payload, end-isn)
+			}
+			if fin < 0 {
+				fin = s.tNs
+			}
+		}
+	}
+	if lastByte < 0 || fin < 0 {
+		t.Fatalf("last byte sent at %d ns, FIN at %d ns (-1: never); want both", lastByte, fin)
+	}
+	t.Logf("last byte at %.3f ms, FIN %.3f ms later", float64(lastByte)/1e6, float64(fin-lastByte)/1e6)
+	if d := fin - lastByte; d < 0 || d > 2e6 {
+		t.Errorf("FIN %.3f ms after the last byte's first transmission, want within 2 ms", float64(d)/1e6)
+	}
+}
+
+// segment is a TCP segment the sender wrote, from an emulator pcap.
+type segment struct {
+	tNs          int64
+	seq, payload uint32
+	flags        uint8
+}
+
+// senderSegments reads the segments the flow's sender wrote (destination
+// port basePort) from a pcap of Options.Pcap: nanosecond timestamps, raw
+// IPv4 (calibrate.PcapWriter).
+func senderSegments(t *testing.T, raw []byte) []segment {
+	t.Helper()
+	if len(raw) < 24 || binary.LittleEndian.Uint32(raw) != 0xa1b23c4d {
+		t.Fatalf("pcap of %d bytes without the nanosecond little-endian header", len(raw))
+	}
+	var segs []segment
+	le := binary.LittleEndian
+	for off := 24; off+16 <= len(raw); {
+		tNs := int64(le.Uint32(raw[off:]))*1e9 + int64(le.Uint32(raw[off+4:]))
+		incl := int(le.Uint32(raw[off+8:]))
+		b := raw[off+16 : off+16+incl]
+		off += 16 + incl
+		if len(b) < 20 || b[9] != 6 {
+			continue
+		}
+		ihl := int(b[0]&15) * 4
+		tcp := b[ihl:]
+		if binary.BigEndian.Uint16(tcp[2:]) != basePort {
+			continue
+		}
+		tot, doff := int(binary.BigEndian.Uint16(b[2:])), int(tcp[12]>>4)*4
+		segs = append(segs, segment{tNs: tNs, seq: binary.BigEndian.Uint32(tcp[4:]),
+			payload: uint32(tot - ihl - doff), flags: tcp[13]})
+	}
+	return segs
 }
