@@ -40,6 +40,7 @@ type Run struct {
 	paths   []PathFacts // by flow index, as built
 	queues  []*queueObs
 	changes changer
+	ccNames map[string][]string // by CC, the signal names released flows share
 }
 
 // New builds a run of scn. sink receives full trace tables (nil: they
@@ -72,11 +73,11 @@ func New(scn *config.Scenario, sink trace.Sink) (*Run, error) {
 			}
 			r.Trace.Flows[i] = l0.cfg.ID
 			r.Flows = append(r.Flows, l0)
-			r.paths = append(r.paths, pathFacts(nw, l0.cfg))
+			r.paths = append(r.paths, pathFacts(nw, *l0.cfg))
 			legs1 = append(legs1, l1)
 			continue
 		}
-		fl, err := r.newFlow(int32(i), f)
+		fl, err := r.newFlow(int32(i), &scn.Flows[i])
 		if err != nil {
 			return nil, fmt.Errorf("engine: flows[%s]: %w", f.ID, err)
 		}
@@ -89,7 +90,7 @@ func New(scn *config.Scenario, sink trace.Sink) (*Run, error) {
 	for _, l1 := range legs1 {
 		r.Trace.Flows = append(r.Trace.Flows, l1.cfg.ID)
 		r.Flows = append(r.Flows, l1)
-		r.paths = append(r.paths, pathFacts(nw, l1.cfg))
+		r.paths = append(r.paths, pathFacts(nw, *l1.cfg))
 	}
 	if len(later) > 0 {
 		newFlowStarter(r, later)
@@ -119,7 +120,7 @@ func pathFacts(nw *topo.Network, f config.Flow) PathFacts {
 // pumpECN maps a pump's configured codepoint to the IP field.
 var pumpECN = [...]packet.ECN{config.NotECT: packet.NotECT, config.ECT0: packet.ECT0, config.ECT1: packet.ECT1}
 
-func (r *Run) newFlow(idx int32, f config.Flow) (Flow, error) {
+func (r *Run) newFlow(idx int32, f *config.Flow) (Flow, error) {
 	src, dst := r.Net.Node(f.Src), r.Net.Node(f.Dst)
 	if f.CC == "pump" {
 		p := pump.New(r.Sim, r.Pool, src, r.Trace, pump.Config{
@@ -127,10 +128,10 @@ func (r *Run) newFlow(idx int32, f config.Flow) (Flow, error) {
 			Start: sim.Time(f.Start), Size: f.Size, ECN: pumpECN[f.ECN],
 		})
 		dst.Attach(idx, p)
-		return pumpFlow{p, f}, nil
+		return pumpFlow{p, *f}, nil
 	}
 	if f.CC == config.Ping {
-		return pingFlow{NewPing(r.Sim, r.Pool, r.Net, r.Trace, idx, f), f}, nil
+		return pingFlow{NewPing(r.Sim, r.Pool, r.Net, r.Trace, idx, *f), *f}, nil
 	}
 	return r.newTCPFlow(idx, f)
 }

@@ -89,7 +89,7 @@ func (r *Run) splitFlow(idx, next int32, f config.Flow, px *topo.Node) (leg0, le
 			c.Src, c.App, k = px.Name, config.AppPattern{Kind: config.Greedy}, next
 		}
 		c.Group = "" // built now, kept to the end
-		x.legs[i] = &tcpFlow{cfg: c, idx: k, run: r, relay: x, leg: i}
+		x.legs[i] = &tcpFlow{cfg: &c, idx: k, run: r, relay: x, leg: i}
 	}
 	for _, t := range x.legs {
 		if err := t.build(); err != nil {

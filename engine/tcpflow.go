@@ -21,7 +21,7 @@ import (
 // tcpFlow is a TCP flow: a sender at its source node and a receiver at its
 // destination.
 type tcpFlow struct {
-	cfg  config.Flow
+	cfg  *config.Flow // the scenario's: a flow keeps no copy
 	idx  int32
 	run  *Run
 	snd  *tcp.DataSender
@@ -39,8 +39,10 @@ type tcpFlow struct {
 	// A group's flow is built at its start and released when done
 	// (groupflows.go): marks bound the sim registrations of its ends, and
 	// final is its summary once released.
-	marks [2]sim.Mark
-	final *FlowSummary
+	marks   [2]sim.Mark
+	final   *FlowSummary
+	ccNames []string // final's CC values: names shared (Run.shareNames)
+	ccVals  []float64
 
 	// A leg of a flow split by a proxy (proxy.go): leg 0 ends in the
 	// proxy's held receiver, leg 1 starts at its relay-fed sender.
@@ -84,9 +86,9 @@ func needsECN(ccName string) bool { return ccName == "dctcp" || ccName == "pragu
 
 // newTCPFlow builds flow f's two ends and attaches them to their nodes; a
 // group's flow only checks its CC, and is built when it starts.
-func (r *Run) newTCPFlow(idx int32, f config.Flow) (*tcpFlow, error) {
+func (r *Run) newTCPFlow(idx int32, f *config.Flow) (*tcpFlow, error) {
 	t := &tcpFlow{cfg: f, idx: idx, run: r}
-	if lazy(f) {
+	if lazy(*f) {
 		if _, err := cc.New(f.CC); err != nil {
 			return nil, fmt.Errorf("cc: %w", err)
 		}
@@ -105,7 +107,7 @@ func (t *tcpFlow) build() error {
 	t.marks[0] = r.Sim.Mark()
 	src, dst := r.Net.Node(f.Src), r.Net.Node(f.Dst)
 	ecn := f.TCP.ECN || needsECN(f.CC)
-	echo := echoMode(f)
+	echo := echoMode(*f)
 	opts := f.TCP
 	opts.ECN = ecn
 	t.snd = tcp.NewSender(r.Sim, r.Pool, src, r.Trace, tcp.SenderConfig{
@@ -122,7 +124,7 @@ func (t *tcpFlow) build() error {
 	in := t.dataPath()
 	t.marks[1] = r.Sim.Mark()
 	switch {
-	case lazy(f):
+	case lazy(*f):
 		src.Attach(idx, senderEnd{t})
 	case t.relay != nil && t.leg == 1:
 		src.Attach(idx, relaySender{t})
@@ -152,7 +154,7 @@ func (t *tcpFlow) ackPath(src int32, dst *topo.Node) tcp.Sender {
 	if t.cfg.Rcv.AckHold != nil {
 		bottleneck = r.Net.Bottleneck(src, dst.Index)
 	}
-	out, hold := AckPath(r.Sim, r.Pool, r.Scenario.Runtime.Seed, &t.cfg, bottleneck, t.rcvPath, dst)
+	out, hold := AckPath(r.Sim, r.Pool, r.Scenario.Runtime.Seed, t.cfg, bottleneck, t.rcvPath, dst)
 	t.ackHold = hold
 	return out
 }
@@ -190,7 +192,7 @@ func AckPath(s *sim.Sim, pool *packet.Pool, seed uint64, f *config.Flow, bottlen
 // dataPath returns what the destination node delivers the flow's packets
 // to: the receiver, behind the receive hold if one is configured.
 func (t *tcpFlow) dataPath() link.Receiver {
-	if h := RcvHold(t.run.Sim, &t.cfg, tcpDelivery{t}); h != nil {
+	if h := RcvHold(t.run.Sim, t.cfg, tcpDelivery{t}); h != nil {
 		return h
 	}
 	return tcpDelivery{t}
@@ -258,7 +260,9 @@ func (h tcpDelivery) Send(id packet.ID) { h.Receive(id) }
 func (t *tcpFlow) Summary(now sim.Time) FlowSummary {
 	switch {
 	case t.final != nil:
-		return *t.final
+		s := *t.final
+		s.CCFinal = cc.FinalValues(t.ccNames, t.ccVals)
+		return s
 	case t.snd == nil: // a group's flow that has not started
 		return FlowSummary{ID: t.cfg.ID, Kind: "tcp", CC: t.cfg.CC}
 	}

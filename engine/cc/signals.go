@@ -49,6 +49,23 @@ func (s *Signals) Defs() []SignalDef { return s.defs }
 // Value returns the last value set for id.
 func (s *Signals) Value(id SignalID) float64 { return s.last[id] }
 
+// FinalValues maps each signal's name to its value, leaving out the
+// never-set (NaN) and the unbounded (±Inf, e.g. BBR's inflight_hi before
+// its first cut), which have no final value JSON can carry; nil when no
+// signal is defined.
+func FinalValues(names []string, vals []float64) map[string]float64 {
+	if len(names) == 0 {
+		return nil
+	}
+	m := make(map[string]float64, len(names))
+	for i, n := range names {
+		if v := vals[i]; !math.IsNaN(v) && !math.IsInf(v, 0) {
+			m[n] = v
+		}
+	}
+	return m
+}
+
 // Set records v for id if it differs from the last value. A CC sets each
 // of its signals on every ACK and most calls change nothing, so Set is
 // small enough to be inlined: the comparison, and a call only for a

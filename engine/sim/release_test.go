@@ -42,7 +42,8 @@ type hintHandler struct {
 func (h *hintHandler) Hint(Event) { h.hints++ }
 
 // Once released, a component is unreachable from the simulation, hints
-// included: the garbage collector reclaims it while the run goes on.
+// and timers included: the garbage collector reclaims it while the run
+// goes on.
 func TestReleaseDropsReferences(t *testing.T) {
 	s := New()
 	from := s.Mark()
@@ -56,12 +57,17 @@ func TestReleaseDropsReferences(t *testing.T) {
 	if h.hints == 0 {
 		t.Fatalf("the handler got no hint of its events")
 	}
-	w := weak.Make(h)
+	tm := s.NewTimer(hi, 2)
+	tm.Arm(1000)
+	w, wt := weak.Make(h), weak.Make(tm)
 	s.Release(from, s.Mark())
-	h = nil
+	h, tm = nil, nil
 	runtime.GC()
 	if w.Value() != nil {
 		t.Errorf("a released handler is still reachable from the simulation")
+	}
+	if wt.Value() != nil {
+		t.Errorf("a released timer is still reachable from the simulation")
 	}
 	s.Run()
 }

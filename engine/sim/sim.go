@@ -30,6 +30,7 @@ type Sim struct {
 	handlers []target // by index, from Register
 	names    []string
 	timers   []*Timer
+	retired  *Timer // stands for every released timer: never armed, so never due
 }
 
 // target is a registered handler and its Hinter (nil if it takes no

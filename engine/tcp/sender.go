@@ -5,7 +5,6 @@
 package tcp
 
 import (
-	"math"
 	"math/rand/v2"
 
 	"github.com/ccscope/ccscope/engine/cc"
@@ -273,20 +272,17 @@ func (d *DataSender) Receive(id packet.ID) {
 func (d *DataSender) CC() cc.Algorithm { return d.hooks.Algorithm }
 
 // CCFinal returns the last value of each signal the CC defined.
-func (d *DataSender) CCFinal() map[string]float64 {
+func (d *DataSender) CCFinal() map[string]float64 { return cc.FinalValues(d.CCSignals()) }
+
+// CCSignals returns the names of the signals the CC defined and their last
+// values (NaN for one never set).
+func (d *DataSender) CCSignals() ([]string, []float64) {
 	defs := d.signals.Defs()
-	if len(defs) == 0 {
-		return nil
-	}
-	m := make(map[string]float64, len(defs))
+	names, vals := make([]string, len(defs)), make([]float64, len(defs))
 	for i, def := range defs {
-		// Never-set signals (NaN) and unbounded ones (±Inf, e.g. BBR's
-		// inflight_hi before its first cut) have no final value JSON can carry.
-		if v := d.signals.Value(cc.SignalID(i)); !math.IsNaN(v) && !math.IsInf(v, 0) {
-			m[def.Name] = v
-		}
+		names[i], vals[i] = def.Name, d.signals.Value(cc.SignalID(i))
 	}
-	return m
+	return names, vals
 }
 
 // Cwnd is snd_cwnd in packets.
