@@ -508,8 +508,16 @@ func TestShortFlowsFCT(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The relay adds 0.1-0.3 ms to each of the 5 crossings (reading the
-	// TUN device), more on a busy machine.
+	// TUN device), more on a busy machine. When every try of runOnTime ran
+	// late (a hypervisor taking the vCPU: p99 1-3 ms in every run for
+	// minutes on end here), each crossing may be late by as much again
+	// beyond the tolerance, and the bounds widen by that: the test judges
+	// the kernel, not the host.
 	want := 40*sim.Millisecond + 40*sim.Millisecond + 240*sim.Microsecond + 2575*sim.Microsecond + 20*sim.Millisecond
+	slack := 5 * max(0, dur(res.Summary.Lateness.P99Ps)-lateTolerance)
+	if slack > 0 {
+		t.Logf("the relay ran late in every try (p99 %v): bounds widened by %v", dur(res.Summary.Lateness.P99Ps), slack)
+	}
 	for _, f := range res.Summary.Flows {
 		if f.FCTPs == nil {
 			t.Errorf("%s: no FCT; want it completed", f.ID)
@@ -517,16 +525,16 @@ func TestShortFlowsFCT(t *testing.T) {
 		}
 		fct := dur(f.FCTPs)
 		t.Logf("%s: FCT %v", f.ID, fct)
-		if fct < want-500*sim.Microsecond || fct > want+5*sim.Millisecond {
-			t.Errorf("%s: FCT %v, want %v - 0.5 ms + 5 ms", f.ID, fct, want)
+		if fct < want-500*sim.Microsecond || fct > want+5*sim.Millisecond+slack {
+			t.Errorf("%s: FCT %v, want %v - 0.5 ms + 5 ms + %v", f.ID, fct, want, slack)
 		}
 	}
 	gs := res.Summary.Groups
 	if len(gs) != 1 || gs[0].Completed != 4 || len(gs[0].Buckets) != 1 || gs[0].Buckets[0].MinBytes != 10_000 {
 		t.Fatalf("group summary = %+v, want the 4 flows completed in bucket [10KB,100KB)", gs)
 	}
-	if p50 := sim.Duration(gs[0].Buckets[0].FCTP50Ps); p50 < want-500*sim.Microsecond || p50 > want+2500*sim.Microsecond {
-		t.Errorf("FCT p50 %v, want %v - 0.5 ms + 2.5 ms", p50, want)
+	if p50 := sim.Duration(gs[0].Buckets[0].FCTP50Ps); p50 < want-500*sim.Microsecond || p50 > want+2500*sim.Microsecond+slack {
+		t.Errorf("FCT p50 %v, want %v - 0.5 ms + 2.5 ms + %v", p50, want, slack)
 	}
 	r, err := engine.New(prep.Scenario, nil)
 	if err != nil {
