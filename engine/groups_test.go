@@ -182,7 +182,7 @@ func TestIncastStartScatter(t *testing.T) {
 // values, its slots in the simulation's tables), against the several KB a
 // live flow's sender, receiver, scoreboard and timers take; the
 // scenario's own list of flows is made by Prepare and not counted. It
-// was about 2,200 bytes while a finished flow kept its configuration's
+// was about 2,300 bytes while a finished flow kept its configuration's
 // copy, its timers and a map of its CC's values.
 func TestFinishedFlowsKeepLittle(t *testing.T) {
 	const finishedFlowBytes = 1500
