@@ -86,8 +86,7 @@ func (h senderEnd) Receive(id packet.ID) {
 // finished flow kept.
 func (t *tcpFlow) release() {
 	r := t.run
-	final := t.Summary(r.Sim.Now())
-	final.CCFinal = nil
+	final := t.liveSummary(r.Sim.Now())
 	t.final = &final
 	names, vals := t.snd.CCSignals()
 	t.ccNames, t.ccVals = r.shareNames(t.cfg.CC, names), vals

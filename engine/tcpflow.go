@@ -266,13 +266,19 @@ func (t *tcpFlow) Summary(now sim.Time) FlowSummary {
 	case t.snd == nil: // a group's flow that has not started
 		return FlowSummary{ID: t.cfg.ID, Kind: "tcp", CC: t.cfg.CC}
 	}
+	s := t.liveSummary(now)
+	s.CCFinal = t.snd.CCFinal()
+	return s
+}
+
+// liveSummary is Summary of a flow whose ends exist, but its CC's values.
+func (t *tcpFlow) liveSummary(now sim.Time) FlowSummary {
 	st := &t.snd.Stats
 	delivered := t.rcv.BytesDelivered()
 	s := FlowSummary{ID: t.cfg.ID, Kind: "tcp", CC: t.cfg.CC, BytesSent: int64(st.BytesSent),
 		BytesDelivered: int64(delivered), Retransmits: ptr(int64(st.Retransmits)),
 		T10MBPs: milestone(t.milestones.T10MB), T100MBPs: milestone(t.milestones.T100MB),
-		RTTP50Ps: quantile(&st.RTT, 0.5), RTTP99Ps: quantile(&st.RTT, 0.99), CCFinal: t.snd.CCFinal(),
-		RcvPath: t.rcvPath}
+		RTTP50Ps: quantile(&st.RTT, 0.5), RTTP99Ps: quantile(&st.RTT, 0.99), RcvPath: t.rcvPath}
 	if st.Started {
 		s.GoodputBps = Goodput(delivered, st.FirstSend, t.done, now)
 	}
