@@ -29,6 +29,9 @@ type jitterModel struct {
 	// wifi_txop: the TXOP being filled and how many packets it holds.
 	txop   sim.Time
 	inTxop int64
+	// reorder: ln(1 − P), and the packets left until the next held one.
+	logKeep float64
+	toHeld  int64
 }
 
 func newJitterModel(c config.Jitter, rng *rand.Rand) *jitterModel {
@@ -44,8 +47,31 @@ func newJitterModel(c config.Jitter, rng *rand.Rand) *jitterModel {
 		j.exp = float64(-1 / c.Shape)
 		j.scale = float64(c.Scale)
 		j.halfRoot = j.exp == -0.5
+	case config.Reorder:
+		j.logKeep = math.Log1p(-c.P)
+		j.toHeld = j.heldGap()
 	}
 	return j
+}
+
+// heldGap draws how many packets from the last held one (or the model's
+// start) the next held one is: geometric on 1, 2, … with success
+// probability P, by inversion, 1 + ⌊ln U / ln(1 − P)⌋ with U in (0, 1].
+// Holding the first packet whose countdown ends is the same process as
+// netem's draw per packet (each held independently with probability P),
+// with one draw per held packet instead of one per packet.
+func (j *jitterModel) heldGap() int64 {
+	switch {
+	case j.c.P >= 1:
+		return 1
+	case j.c.P <= 0:
+		return math.MaxInt64
+	}
+	g := math.Floor(math.Log(1-j.rng.Float64()) / j.logKeep)
+	if g >= math.MaxInt64/2 {
+		return math.MaxInt64
+	}
+	return 1 + int64(g)
 }
 
 // reorders reports whether packets keep their own delivery times.
@@ -119,10 +145,11 @@ func (j *jitterModel) extra(at sim.Time, delay sim.Duration) sim.Duration {
 	case config.Reorder:
 		// netem reorder, seen from the packets held: a fraction P waits Delay
 		// and the packets behind it overtake it.
-		if j.rng.Float64() < c.P {
-			return c.Delay
+		if j.toHeld--; j.toHeld > 0 {
+			return 0
 		}
-		return 0
+		j.toHeld = j.heldGap()
+		return c.Delay
 	}
 	return 0
 }

@@ -153,6 +153,52 @@ func TestReorderJitterFraction(t *testing.T) {
 	within(t, "fraction held", float64(held)/n, p, math.Sqrt(p*(1-p)/n))
 }
 
+// reorder holds each packet independently with probability p (netem's draw
+// per packet), though it draws once per held packet: the packet after a
+// held one is held with probability p, and the gaps between held packets
+// are geometric, of mean 1/p and σ √(1−p)/p.
+func TestReorderJitterIndependent(t *testing.T) {
+	const n, p = 400_000, 0.05
+	x := jitterSample(config.Jitter{Kind: config.Reorder, P: p, Delay: 3 * sim.Millisecond}, n, 0)
+	var gaps []float64
+	after, afterHeld, last := 0, 0, -1
+	for i, v := range x {
+		if i > 0 && x[i-1] == 3 {
+			after++
+			if v == 3 {
+				afterHeld++
+			}
+		}
+		if v == 3 {
+			if last >= 0 {
+				gaps = append(gaps, float64(i-last))
+			}
+			last = i
+		}
+	}
+	within(t, "P(held | the one before held)", float64(afterHeld)/float64(after), p, math.Sqrt(p*(1-p)/float64(after)))
+	mean, sd := 1/p, math.Sqrt(1-p)/p
+	gm, gsd := meanSD(gaps)
+	within(t, "mean gap between held packets", gm, mean, sd/math.Sqrt(float64(len(gaps))))
+	// The gaps' variance: its SE from the geometric's fourth central moment.
+	m4 := (1 - p) * (p*p - 9*p + 9) / (p * p * p * p)
+	within(t, "variance of the gaps", gsd*gsd, sd*sd, math.Sqrt((m4-sd*sd*sd*sd)/float64(len(gaps))))
+}
+
+// Probabilities 0 and 1 hold no packet and every packet.
+func TestReorderJitterEdges(t *testing.T) {
+	for _, c := range []struct {
+		p    float64
+		want float64
+	}{{0, 0}, {1, 3}} {
+		for i, v := range jitterSample(config.Jitter{Kind: config.Reorder, P: c.p, Delay: 3 * sim.Millisecond}, 1000, 0) {
+			if v != c.want {
+				t.Fatalf("p=%v: packet %d delayed %v ms, want %v", c.p, i, v, c.want)
+			}
+		}
+	}
+}
+
 // The quantising kinds round a packet's nominal arrival up to the next
 // multiple of their period, and burst delays exactly those in the first
 // Length of each period, for nominal arrivals in any order: a delay change
