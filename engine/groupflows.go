@@ -6,6 +6,7 @@ import (
 
 	"github.com/ccscope/ccscope/engine/config"
 	"github.com/ccscope/ccscope/engine/packet"
+	"github.com/ccscope/ccscope/engine/rcvpath"
 	"github.com/ccscope/ccscope/engine/sim"
 )
 
@@ -83,11 +84,10 @@ func (h senderEnd) Receive(id packet.ID) {
 // CC's final signal values are kept as a slice beside names the run shares
 // among the flows of a CC, and made a map again when the summary is asked
 // for: a map per flow held some 500 bytes, about a quarter of what a
-// finished flow kept.
+// finished flow kept. The summary is kept as values (finalSummary).
 func (t *tcpFlow) release() {
 	r := t.run
-	final := t.liveSummary(r.Sim.Now())
-	t.final = &final
+	t.final = packSummary(t.liveSummary(r.Sim.Now()))
 	names, vals := t.snd.CCSignals()
 	t.ccNames, t.ccVals = r.shareNames(t.cfg.CC, names), vals
 	r.Sim.Release(t.marks[0], t.marks[1])
@@ -95,6 +95,48 @@ func (t *tcpFlow) release() {
 	r.Net.Node(t.cfg.Src).Attach(t.idx, drop)
 	r.Net.Node(t.cfg.Dst).Attach(t.idx, drop)
 	t.snd, t.rcv = nil, nil
+}
+
+// finalSummary is what a released flow keeps of its FlowSummary: the
+// optional values as values, not as pointers that were each an allocation
+// of their own, and nothing the flow's configuration gives again (its id,
+// kind and CC). It is about a third of the FlowSummary and its values.
+type finalSummary struct {
+	sent, delivered int64
+	opt             [9]int64 // FlowSummary.optional's values
+	set             uint16   // bit i: opt[i] is present
+	rcvPath         *rcvpath.Stats
+}
+
+// optional lists s's optional values, for finalSummary: every *int64 field
+// (TestFinalSummaryKeepsEverything).
+func (s *FlowSummary) optional() [9]**int64 {
+	return [...]**int64{&s.GoodputBps, &s.Retransmits, &s.T10MBPs, &s.T100MBPs, &s.RTTP50Ps, &s.RTTP99Ps,
+		&s.FCTPs, &s.ProbesSent, &s.ProbesReceived}
+}
+
+// packSummary keeps s as a released flow does: all of it but its id, kind,
+// CC, path facts and CC values, which the flow's configuration, the run and
+// the flow's CC values give again.
+func packSummary(s FlowSummary) *finalSummary {
+	f := &finalSummary{sent: s.BytesSent, delivered: s.BytesDelivered, rcvPath: s.RcvPath}
+	for i, p := range s.optional() {
+		if *p != nil {
+			f.opt[i], f.set = **p, f.set|1<<i
+		}
+	}
+	return f
+}
+
+// unpack is the summary packSummary kept, of TCP flow cfg.
+func (f *finalSummary) unpack(cfg *config.Flow) FlowSummary {
+	s := FlowSummary{ID: cfg.ID, Kind: "tcp", CC: cfg.CC, BytesSent: f.sent, BytesDelivered: f.delivered, RcvPath: f.rcvPath}
+	for i, p := range s.optional() {
+		if f.set&(1<<i) != 0 {
+			*p = ptr(f.opt[i])
+		}
+	}
+	return s
 }
 
 // shareNames returns the names of CC alg's signals, the same slice for every

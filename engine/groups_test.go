@@ -3,11 +3,13 @@ package engine
 import (
 	"fmt"
 	"math"
+	"reflect"
 	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/ccscope/ccscope/engine/config"
+	"github.com/ccscope/ccscope/engine/rcvpath"
 	"github.com/ccscope/ccscope/engine/sim"
 	"github.com/ccscope/ccscope/engine/units"
 )
@@ -183,9 +185,10 @@ func TestIncastStartScatter(t *testing.T) {
 // live flow's sender, receiver, scoreboard and timers take; the
 // scenario's own list of flows is made by Prepare and not counted. It
 // was about 2,300 bytes while a finished flow kept its configuration's
-// copy, its timers and a map of its CC's values.
+// copy, its timers and a map of its CC's values, and 1,175 while it kept
+// its summary as a FlowSummary (now 990–1,050; finalSummary).
 func TestFinishedFlowsKeepLittle(t *testing.T) {
-	const finishedFlowBytes = 1500
+	const finishedFlowBytes = 1150
 	heapAfter := func(n int) uint64 {
 		p, err := Prepare(shortFlowsJSON(n), nil)
 		if err != nil {
@@ -212,5 +215,39 @@ func TestFinishedFlowsKeepLittle(t *testing.T) {
 	t.Logf("live heap after the run: %d KB for 1,000 flows, %d KB for 4,000: %.0f B per finished flow", small>>10, large>>10, perFlow)
 	if perFlow > finishedFlowBytes {
 		t.Errorf("each finished flow keeps %.0f B of live heap, want at most %d", perFlow, finishedFlowBytes)
+	}
+}
+
+// A released flow's summary is the one it had when it finished: every
+// field of FlowSummary comes back from finalSummary, or from the flow's
+// configuration (id, kind, CC), except those Summary fills in for every
+// flow (path facts, CC values). A field added to FlowSummary fails this
+// until finalSummary keeps it.
+func TestFinalSummaryKeepsEverything(t *testing.T) {
+	cfg := &config.Flow{ID: "web/7", CC: "cubic"}
+	var s FlowSummary
+	v := reflect.ValueOf(&s).Elem()
+	for i := range v.NumField() {
+		f, name := v.Field(i), v.Type().Field(i).Name
+		switch {
+		case name == "ID", name == "Kind", name == "CC", name == "PathFacts", name == "CCFinal":
+		case f.Kind() == reflect.Int64:
+			f.SetInt(int64(1000 + i))
+		case f.Type() == reflect.TypeFor[*int64]():
+			x := int64(i)
+			f.Set(reflect.ValueOf(&x))
+		case f.Type() == reflect.TypeFor[*rcvpath.Stats]():
+			f.Set(reflect.ValueOf(&rcvpath.Stats{AcksHeld: 3}))
+		default:
+			t.Fatalf("FlowSummary.%s (%s): keep it in finalSummary, or say here why not", name, f.Type())
+		}
+	}
+	s.ID, s.Kind, s.CC = cfg.ID, "tcp", cfg.CC
+	if got := packSummary(s).unpack(cfg); !reflect.DeepEqual(got, s) {
+		t.Errorf("unpacked %+v, want %+v", got, s)
+	}
+	s.GoodputBps, s.FCTPs = nil, nil // absent values stay absent
+	if got := packSummary(s).unpack(cfg); !reflect.DeepEqual(got, s) {
+		t.Errorf("with absent values: unpacked %+v, want %+v", got, s)
 	}
 }

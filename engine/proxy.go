@@ -79,8 +79,8 @@ func (r *Run) splitFlow(idx, next int32, f config.Flow, px *topo.Node) (leg0, le
 	for i := range 2 {
 		c := f
 		c.ID = f.ID + [2]string{".0", ".1"}[i]
-		if l := f.Legs[i]; l != (config.Leg{}) {
-			c.CC, c.TCP = l.CC, l.TCP
+		if f.Legs != nil {
+			c.CC, c.TCP = f.Legs[i].CC, f.Legs[i].TCP
 		}
 		k := idx
 		if i == 0 {

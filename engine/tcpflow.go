@@ -40,7 +40,7 @@ type tcpFlow struct {
 	// (groupflows.go): marks bound the sim registrations of its ends, and
 	// final is its summary once released.
 	marks   [2]sim.Mark
-	final   *FlowSummary
+	final   *finalSummary
 	ccNames []string // final's CC values: names shared (Run.shareNames)
 	ccVals  []float64
 
@@ -260,7 +260,7 @@ func (h tcpDelivery) Send(id packet.ID) { h.Receive(id) }
 func (t *tcpFlow) Summary(now sim.Time) FlowSummary {
 	switch {
 	case t.final != nil:
-		s := *t.final
+		s := t.final.unpack(t.cfg)
 		s.CCFinal = cc.FinalValues(t.ccNames, t.ccVals)
 		return s
 	case t.snd == nil: // a group's flow that has not started

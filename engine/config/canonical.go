@@ -309,7 +309,7 @@ func (f Flow) tree() tree {
 	}
 	t["tcp"] = tcp
 	f.Rcv.addTo(t)
-	if f.Legs != [2]Leg{} { // absent keeps older scenarios' hashes
+	if f.Legs != nil { // absent keeps older scenarios' hashes
 		legs := make([]any, 2)
 		for i, l := range f.Legs {
 			legs[i] = tree{"cc": l.CC, "tcp": Flow{CC: l.CC, TCP: l.TCP}.tree()["tcp"]}

@@ -107,14 +107,13 @@ func (c *collector) flowCommon(path string, o obj, id string, opts options) Flow
 }
 
 // legs decodes the per-leg CC and TCP options a proxy uses when it splits
-// the flow; a leg that gives none takes the flow's. Without "legs" both
-// are zero, meaning the flow's own.
-func (c *collector) legs(o obj, f Flow, opts options) [2]Leg {
-	var none [2]Leg
-	out := [2]Leg{{f.CC, f.TCP}, {f.CC, f.TCP}}
+// the flow; a leg that gives none takes the flow's. Without "legs": nil,
+// both legs the flow's own.
+func (c *collector) legs(o obj, f Flow, opts options) *[2]Leg {
+	out := &[2]Leg{{f.CC, f.TCP}, {f.CC, f.TCP}}
 	v, p, ok := o.get("legs")
 	if !ok {
-		return none
+		return nil
 	}
 	arr, isArr := v.([]any)
 	if !isArr || len(arr) != 2 {

@@ -317,8 +317,9 @@ type Flow struct {
 	Rcv RcvPath
 	// Legs are the CC and TCP options of the two legs of a flow split by a
 	// proxy on its path: leg 0 from Src to the proxy, leg 1 from the proxy
-	// to Dst. Zero (no "legs" given): both take the flow's own.
-	Legs [2]Leg
+	// to Dst. Nil (no "legs" given): both take the flow's own. A pointer,
+	// as few flows have legs and a group's flows are many.
+	Legs *[2]Leg
 }
 
 // Leg is one leg of a flow split by a proxy.
