@@ -12,6 +12,7 @@ import (
 	"github.com/ccscope/ccscope/engine/ping"
 	"github.com/ccscope/ccscope/engine/pump"
 	"github.com/ccscope/ccscope/engine/sim"
+	"github.com/ccscope/ccscope/engine/tcp"
 	"github.com/ccscope/ccscope/engine/topo"
 	"github.com/ccscope/ccscope/engine/trace"
 	"github.com/ccscope/ccscope/engine/units"
@@ -41,6 +42,7 @@ type Run struct {
 	queues  []*queueObs
 	changes changer
 	ccNames map[string][]string // by CC, the signal names released flows share
+	rings   tcp.Recycler        // scoreboard rings released flows gave back
 }
 
 // New builds a run of scn. sink receives full trace tables (nil: they

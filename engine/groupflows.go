@@ -8,6 +8,7 @@ import (
 	"github.com/ccscope/ccscope/engine/packet"
 	"github.com/ccscope/ccscope/engine/rcvpath"
 	"github.com/ccscope/ccscope/engine/sim"
+	"github.com/ccscope/ccscope/engine/tcp"
 )
 
 // Flows of a group (config.Group) can number in the thousands, most of them
@@ -59,12 +60,23 @@ func (fs *flowStarter) Handle(ev sim.Event) {
 	}
 	if fs.next < len(fs.order) {
 		fs.timer.Arm(sim.Time(fs.order[fs.next].cfg.Start))
+	} else {
+		fs.run.rings.Close() // the last has started
 	}
 }
 
 // lazy reports whether flow f is built at its start and released when done.
 func lazy(f config.Flow) bool {
 	return f.Group != "" && f.CC != config.Pump && f.CC != config.Ping
+}
+
+// recycler is where flow f's sender borrows its scoreboard ring: the run's
+// Recycler for a flow released when done, which gives it back, else none.
+func (r *Run) recycler(f config.Flow) *tcp.Recycler {
+	if lazy(f) {
+		return &r.rings
+	}
+	return nil
 }
 
 // senderEnd is the sending node's hook for a released-when-done flow: it
@@ -91,6 +103,7 @@ func (t *tcpFlow) release() {
 	names, vals := t.snd.CCSignals()
 	t.ccNames, t.ccVals = r.shareNames(t.cfg.CC, names), vals
 	r.Sim.Release(t.marks[0], t.marks[1])
+	t.snd.Recycle()
 	drop := discard{r.Pool}
 	r.Net.Node(t.cfg.Src).Attach(t.idx, drop)
 	r.Net.Node(t.cfg.Dst).Attach(t.idx, drop)

@@ -205,7 +205,7 @@ func applyOp(b *scoreboard, m *sbModel, op, x, y byte, now sim.Time) {
 }
 
 func runOps(t *testing.T, ops []byte) {
-	b := newScoreboard(1448)
+	b := newScoreboard(1448, nil)
 	m := &sbModel{flags: map[uint64]uint8{}}
 	for i := 0; i+2 < len(ops); i += 3 {
 		applyOp(b, m, ops[i], ops[i+1], ops[i+2], sim.Time(i))
@@ -230,7 +230,7 @@ func FuzzScoreboard(f *testing.F) {
 // The SACK-block cache walks only what a block adds to the previous ACK's
 // blocks, as the kernel's recv_sack_cache does.
 func TestNewSackRanges(t *testing.T) {
-	b := newScoreboard(1448)
+	b := newScoreboard(1448, nil)
 	for range 40 {
 		b.push(0, 0)
 	}
@@ -263,7 +263,7 @@ func TestNewSackRanges(t *testing.T) {
 // A hand-run scoreboard: counters and in-flight follow the kernel's
 // tcp_packets_in_flight = packets_out − (sacked_out + lost_out) + retrans_out.
 func TestScoreboardInFlight(t *testing.T) {
-	b := newScoreboard(1448)
+	b := newScoreboard(1448, nil)
 	for range 10 {
 		b.push(0, 0)
 	}
@@ -289,5 +289,53 @@ func TestScoreboardInFlight(t *testing.T) {
 	}
 	if got := b.listOrder(); len(got) != 3 || got[0] != 7 {
 		t.Errorf("time-sorted list = %v, want [7 8 9]", got)
+	}
+}
+
+// A finished sender's ring, recycled, comes back to the next sender cleared
+// and behaves as a new one (the fuzz corpus's operations check it against
+// the model); a ring that grew and rings recycled after Close are left to
+// the collector.
+func TestRecycledRing(t *testing.T) {
+	rec := &Recycler{}
+	sender := func() *DataSender {
+		return &DataSender{cfg: SenderConfig{Recycler: rec}, sb: newScoreboard(1448, rec)}
+	}
+	d := sender()
+	for i := range 50 {
+		d.sb.push(uint64(1+1448*(i+1)), sim.Time(i))
+	}
+	d.sb.markLost(d.sb.una)
+	ring := d.sb.ring
+	d.Recycle()
+	e := sender()
+	if &e.sb.ring[0] != &ring[0] || len(rec.rings) != 0 {
+		t.Fatal("the next sender did not get the recycled ring")
+	}
+	for i, s := range e.sb.ring {
+		if s != (txSeg{}) {
+			t.Fatalf("recycled ring's slot %d not cleared: %+v", i, s)
+		}
+	}
+	m := &sbModel{flags: map[uint64]uint8{}}
+	ops := []byte{1, 7, 7, 1, 7, 7, 4, 1, 0, 4, 2, 0, 4, 3, 0, 4, 5, 0, 4, 9, 0, 5, 2, 0, 6, 3, 0, 5, 9, 0,
+		7, 0, 0, 4, 4, 0, 8, 2, 0, 1, 3, 3, 4, 1, 0, 7, 0, 0, 3, 2, 0}
+	for i := 0; i+2 < len(ops); i += 3 {
+		applyOp(e.sb, m, ops[i], ops[i+1], ops[i+2], sim.Time(i))
+		checkAgainst(t, i/3, e.sb, m)
+	}
+
+	g := sender()
+	for i := range 2 * initialRing {
+		g.sb.push(uint64(1+1448*(i+1)), 0)
+	}
+	g.Recycle()
+	if len(rec.rings) != 0 {
+		t.Error("a grown ring was kept")
+	}
+	rec.Close()
+	sender().Recycle()
+	if len(rec.rings) != 0 {
+		t.Error("a ring was kept after Close")
 	}
 }

@@ -49,6 +49,9 @@ type SenderConfig struct {
 	// Relay, if set, is an application that writes only what a relay has
 	// fed it (relay.go); App is then ignored.
 	Relay *Relay
+	// Recycler, if set, lends the scoreboard a ring of a finished sender's
+	// and takes it back at Recycle.
+	Recycler *Recycler
 }
 
 // SenderStats are a sender's counters for the summary.
@@ -206,7 +209,7 @@ func NewSender(s *sim.Sim, pool *packet.Pool, out Sender, rec *trace.Recorder, c
 	d.xmitTimer.t = s.NewTimer(d.self, kindXmit)
 	d.paceTimer = s.NewTimer(d.self, kindPace)
 	d.appTimer = s.NewTimer(d.self, kindApp)
-	d.sb = newScoreboard(d.mss)
+	d.sb = newScoreboard(d.mss, c.Recycler)
 	d.rtt.hz = newHZClock(c.Opts.HZ)
 	d.st.HZ = uint32(d.rtt.hz.HZ())
 	d.rack.reoWndSteps = 1
