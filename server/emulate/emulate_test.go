@@ -543,8 +543,9 @@ func TestShortFlowsFCT(t *testing.T) {
 	r.RunToEnd()
 	simP50, kernP50 := sim.Duration(r.Summary(prep.Hash).Groups[0].Buckets[0].FCTP50Ps), sim.Duration(gs[0].Buckets[0].FCTP50Ps)
 	t.Logf("FCT p50: %v simulated, %v on the kernel; slowdown p50 %.3f on the kernel", simP50, kernP50, gs[0].Buckets[0].SlowdownP50)
-	if d := math.Abs(float64(kernP50-simP50)) / float64(simP50); d > 0.03 {
-		t.Errorf("FCT p50 %v on the kernel, %v simulated: differ by %.1f%%, want ≤ 3%%", kernP50, simP50, 100*d)
+	// Within 3 %, and the slack of a relay late in every try.
+	if d := math.Abs(float64(kernP50 - simP50)); d > 0.03*float64(simP50)+float64(slack) {
+		t.Errorf("FCT p50 %v on the kernel, %v simulated: differ by %.1f%%, want ≤ 3%% + %v", kernP50, simP50, 100*d/float64(simP50), slack)
 	}
 }
 
