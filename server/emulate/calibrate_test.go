@@ -42,39 +42,24 @@ func TestCalibrateRecovers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// ss logs the sender's namespace (node 0) while the run goes on, the
-	// way a user logs a live host: one shell in the namespace running
-	// date and ss every 10 ms.
-	ns := NamespacePrefix + strconv.Itoa(os.Getpid()) + "-0"
-	var ssLog, ssErr bytes.Buffer
-	polled := make(chan *exec.Cmd, 1)
-	go func() {
-		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-			if _, err := os.Stat("/var/run/netns/" + ns); err == nil {
-				break
-			}
+	// A capture taken while the relay runs late is not quite the path's:
+	// in one CI run on a busy host (the other emulation tests' relays late
+	// in every try), the pcap held 2,110 RTT samples rather than the
+	// 3,060 of a quiet host and put the buffer at 95 KB rather than 117 KB.
+	// So the capture is taken again when the relay ran late, as runOnTime
+	// does, and the least late of three is judged.
+	var res *Result
+	var ssLog []byte
+	var ssErr string
+	for try := 1; try <= 3; try++ {
+		r, l, e := captureCalib(t, prep)
+		if res == nil || dur(r.Summary.Lateness.P99Ps) < dur(res.Summary.Lateness.P99Ps) {
+			res, ssLog, ssErr = r, l, e
 		}
-		// `ip netns add` creates the file before it mounts the namespace
-		// on it; give the setup a moment.
-		time.Sleep(100 * time.Millisecond)
-		cmd := exec.Command("ip", "netns", "exec", ns, "sh", "-c",
-			"while :; do date +%s.%N; ss -tin dst 10.201.0.2; sleep 0.01; done")
-		cmd.Stdout = &ssLog
-		cmd.Stderr = &ssErr
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		if err := cmd.Start(); err != nil {
-			polled <- nil
-			return
+		if dur(res.Summary.Lateness.P99Ps) <= lateTolerance {
+			break
 		}
-		polled <- cmd
-	}()
-	res, err := Run(context.Background(), prep.Scenario, prep.Hash, Options{Capture: true, Pcap: true})
-	if cmd := <-polled; cmd != nil {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // the shell and its ss, by their group
-		cmd.Wait()
-	}
-	if err != nil {
-		t.Fatal(err)
+		t.Logf("run %d: the relay ran late (p99 %v)", try, dur(r.Summary.Lateness.P99Ps))
 	}
 	dir := t.TempDir()
 	csvPath := filepath.Join(dir, "tcpinfo.csv")
@@ -83,7 +68,7 @@ func TestCalibrateRecovers(t *testing.T) {
 		t.Fatal(err)
 	}
 	files := map[string][]byte{csvPath: buf.Bytes(), filepath.Join(dir, "sender.pcap"): res.Pcap,
-		filepath.Join(dir, "ss.log"): ssLog.Bytes()}
+		filepath.Join(dir, "ss.log"): ssLog}
 	const rate, floorUs, buffer = 30e6, 30000, 120000
 	for path, content := range files {
 		if err := os.WriteFile(path, content, 0o644); err != nil {
@@ -91,7 +76,7 @@ func TestCalibrateRecovers(t *testing.T) {
 		}
 		ss, format, err := calibrate.ReadCapture(path, "")
 		if err != nil {
-			t.Errorf("%s: %v (ss stderr: %q)", filepath.Base(path), err, ssErr.String())
+			t.Errorf("%s: %v (ss stderr: %q)", filepath.Base(path), err, ssErr)
 			continue
 		}
 		p, err := calibrate.Deduce(ss)
@@ -126,4 +111,44 @@ func TestCalibrateRecovers(t *testing.T) {
 	if rep.Residual.GoodputMbps == nil || *rep.Residual.GoodputMbps < -0.1 || *rep.Residual.GoodputMbps > 0.1 {
 		t.Errorf("sim vs live goodput residual = %v, want within 10%% (the paper's admission bar)", rep.Residual.GoodputMbps)
 	}
+}
+
+// captureCalib runs calibPath with the TCP_INFO capture and the pcap on,
+// and logs `ss -tin` in the sender's namespace (node 0) while it runs, the
+// way a user logs a live host: one shell in the namespace running date and
+// ss every 10 ms. It returns the result, the ss log and ss's stderr.
+func captureCalib(t *testing.T, prep *engine.Prepared) (*Result, []byte, string) {
+	t.Helper()
+	ns := NamespacePrefix + strconv.Itoa(os.Getpid()) + "-0"
+	var ssLog, ssErr bytes.Buffer
+	polled := make(chan *exec.Cmd, 1)
+	go func() {
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			if _, err := os.Stat("/var/run/netns/" + ns); err == nil {
+				break
+			}
+		}
+		// `ip netns add` creates the file before it mounts the namespace
+		// on it; give the setup a moment.
+		time.Sleep(100 * time.Millisecond)
+		cmd := exec.Command("ip", "netns", "exec", ns, "sh", "-c",
+			"while :; do date +%s.%N; ss -tin dst 10.201.0.2; sleep 0.01; done")
+		cmd.Stdout = &ssLog
+		cmd.Stderr = &ssErr
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if err := cmd.Start(); err != nil {
+			polled <- nil
+			return
+		}
+		polled <- cmd
+	}()
+	res, err := Run(context.Background(), prep.Scenario, prep.Hash, Options{Capture: true, Pcap: true})
+	if cmd := <-polled; cmd != nil {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // the shell and its ss, by their group
+		cmd.Wait()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, ssLog.Bytes(), ssErr.String()
 }
