@@ -113,7 +113,8 @@ func (t *tcpFlow) release() {
 // finalSummary is what a released flow keeps of its FlowSummary: the
 // optional values as values, not as pointers that were each an allocation
 // of their own, and nothing the flow's configuration gives again (its id,
-// kind and CC). It is about a third of the FlowSummary and its values.
+// kind and CC): about 100 bytes, against some 270 for a FlowSummary and
+// its values.
 type finalSummary struct {
 	sent, delivered int64
 	opt             [9]int64 // FlowSummary.optional's values
