@@ -333,10 +333,11 @@ func (d *Dir) Send(id packet.ID) {
 	} else {
 		idle = !d.txPending && now >= d.busyUntil
 	}
-	// A packet that finds the link idle and its queue empty leaves at the
-	// same instant. A discipline that can pass it straight through spares
-	// the queue's storage (with one link per host, most links are idle).
-	if idle && d.pass != nil && d.out == nil && d.tr == nil {
+	// A packet that finds the link idle and up and its queue empty leaves
+	// at the same instant. A discipline that can pass it straight through
+	// spares the queue's storage (with one link per host, most links are
+	// idle).
+	if idle && !down && d.pass != nil && d.tr == nil {
 		if _, n := d.q.Backlog(); n == 0 {
 			if !d.pass.Pass(id, now) {
 				d.refuse(id, now, false)
