@@ -66,13 +66,13 @@ func (fs *flowStarter) Handle(ev sim.Event) {
 }
 
 // lazy reports whether flow f is built at its start and released when done.
-func lazy(f config.Flow) bool {
+func lazy(f *config.Flow) bool {
 	return f.Group != "" && f.CC != config.Pump && f.CC != config.Ping
 }
 
 // recycler is where flow f's sender borrows its scoreboard ring: the run's
 // Recycler for a flow released when done, which gives it back, else none.
-func (r *Run) recycler(f config.Flow) *tcp.Recycler {
+func (r *Run) recycler(f *config.Flow) *tcp.Recycler {
 	if lazy(f) {
 		return &r.rings
 	}

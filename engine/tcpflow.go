@@ -88,7 +88,7 @@ func needsECN(ccName string) bool { return ccName == "dctcp" || ccName == "pragu
 // group's flow only checks its CC, and is built when it starts.
 func (r *Run) newTCPFlow(idx int32, f *config.Flow) (*tcpFlow, error) {
 	t := &tcpFlow{cfg: f, idx: idx, run: r}
-	if lazy(*f) {
+	if lazy(f) {
 		if _, err := cc.New(f.CC); err != nil {
 			return nil, fmt.Errorf("cc: %w", err)
 		}
@@ -116,7 +116,7 @@ func (t *tcpFlow) build() error {
 		ECN: ecn, Echo: echo, Start: sim.Time(f.Start), Size: f.Size, App: f.App,
 		HostFQ:   r.egressFQ(src.Index, dst.Index),
 		Relay:    t.relayFeed(),
-		Recycler: r.recycler(*f),
+		Recycler: r.recycler(f),
 	})
 	t.rcv = tcp.NewReceiver(r.Sim, r.Pool, t.ackPath(src.Index, dst), r.Trace, tcp.ReceiverConfig{
 		Flow: idx, Node: dst.Index, Peer: src.Index, Opts: opts, Echo: echo,
@@ -125,7 +125,7 @@ func (t *tcpFlow) build() error {
 	in := t.dataPath()
 	t.marks[1] = r.Sim.Mark()
 	switch {
-	case lazy(*f):
+	case lazy(f):
 		src.Attach(idx, senderEnd{t})
 	case t.relay != nil && t.leg == 1:
 		src.Attach(idx, relaySender{t})

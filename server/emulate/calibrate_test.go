@@ -48,19 +48,16 @@ func TestCalibrateRecovers(t *testing.T) {
 	// 3,060 of a quiet host and put the buffer at 95 KB rather than 117 KB.
 	// So the capture is taken again when the relay ran late, as runOnTime
 	// does, and the least late of three is judged.
-	var res *Result
-	var ssLog []byte
-	var ssErr string
-	for try := 1; try <= 3; try++ {
-		r, l, e := captureCalib(t, prep)
-		if res == nil || dur(r.Summary.Lateness.P99Ps) < dur(res.Summary.Lateness.P99Ps) {
-			res, ssLog, ssErr = r, l, e
-		}
-		if dur(res.Summary.Lateness.P99Ps) <= lateTolerance {
-			break
-		}
-		t.Logf("run %d: the relay ran late (p99 %v)", try, dur(r.Summary.Lateness.P99Ps))
+	logs := map[*Result]ssCapture{}
+	res, _, err := leastLate(func() (*Result, error) {
+		res, c, err := captureCalib(prep)
+		logs[res] = c
+		return res, err
+	}, 2, lateAgain(t, prep.Scenario.Name))
+	if err != nil {
+		t.Fatal(err)
 	}
+	ssRun := logs[res]
 	dir := t.TempDir()
 	csvPath := filepath.Join(dir, "tcpinfo.csv")
 	var buf bytes.Buffer
@@ -68,7 +65,7 @@ func TestCalibrateRecovers(t *testing.T) {
 		t.Fatal(err)
 	}
 	files := map[string][]byte{csvPath: buf.Bytes(), filepath.Join(dir, "sender.pcap"): res.Pcap,
-		filepath.Join(dir, "ss.log"): ssLog}
+		filepath.Join(dir, "ss.log"): ssRun.log}
 	const rate, floorUs, buffer = 30e6, 30000, 120000
 	for path, content := range files {
 		if err := os.WriteFile(path, content, 0o644); err != nil {
@@ -76,7 +73,7 @@ func TestCalibrateRecovers(t *testing.T) {
 		}
 		ss, format, err := calibrate.ReadCapture(path, "")
 		if err != nil {
-			t.Errorf("%s: %v (ss stderr: %q)", filepath.Base(path), err, ssErr)
+			t.Errorf("%s: %v (ss stderr: %q)", filepath.Base(path), err, ssRun.stderr)
 			continue
 		}
 		p, err := calibrate.Deduce(ss)
@@ -116,9 +113,8 @@ func TestCalibrateRecovers(t *testing.T) {
 // captureCalib runs calibPath with the TCP_INFO capture and the pcap on,
 // and logs `ss -tin` in the sender's namespace (node 0) while it runs, the
 // way a user logs a live host: one shell in the namespace running date and
-// ss every 10 ms. It returns the result, the ss log and ss's stderr.
-func captureCalib(t *testing.T, prep *engine.Prepared) (*Result, []byte, string) {
-	t.Helper()
+// ss every 10 ms.
+func captureCalib(prep *engine.Prepared) (*Result, ssCapture, error) {
 	ns := NamespacePrefix + strconv.Itoa(os.Getpid()) + "-0"
 	var ssLog, ssErr bytes.Buffer
 	polled := make(chan *exec.Cmd, 1)
@@ -147,8 +143,11 @@ func captureCalib(t *testing.T, prep *engine.Prepared) (*Result, []byte, string)
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // the shell and its ss, by their group
 		cmd.Wait()
 	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res, ssLog.Bytes(), ssErr.String()
+	return res, ssCapture{ssLog.Bytes(), ssErr.String()}, err
+}
+
+// ssCapture is what `ss -tin` wrote while a run went on.
+type ssCapture struct {
+	log    []byte
+	stderr string
 }
