@@ -251,3 +251,33 @@ func TestFinalSummaryKeepsEverything(t *testing.T) {
 		t.Errorf("with absent values: unpacked %+v, want %+v", got, s)
 	}
 }
+
+// A group's flow has ends only while it runs: observed before its start it
+// is all zeros, while it runs it has the sender's state, and after its end
+// it keeps the bytes it delivered, its size.
+func TestObserveGroupFlow(t *testing.T) {
+	p, err := Prepare(idleLinkGroup(1, "100KB"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := New(p.Scenario, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, ok := r.Observe("g/0")
+	if !ok || before.CwndPkts != 0 || before.BytesDelivered != 0 {
+		t.Fatalf("before its start: %+v, %v; want zeros, ok", before, ok)
+	}
+	// Its first window (10 segments, 14,480 B) is delivered one RTT after
+	// the handshake's, 30 ms after the start, and acknowledged 10 ms later.
+	r.RunUntil(sim.Time(545 * sim.Millisecond))
+	running, ok := r.Observe("g/0")
+	if !ok || running.CwndPkts <= 10 || running.BytesDelivered < 14_480 {
+		t.Fatalf("after its first window: %+v, %v; want a window grown past 10", running, ok)
+	}
+	r.RunToEnd()
+	after, ok := r.Observe("g/0")
+	if !ok || after.BytesDelivered != 100_000 || after.CwndPkts != 0 || after.T != r.Now() {
+		t.Fatalf("after its end: %+v, %v; want 100,000 B delivered, no state, at the end", after, ok)
+	}
+}

@@ -15,7 +15,9 @@ type Observation struct {
 }
 
 // Observe returns flow id's observation now; ok is false when there is no
-// such flow or it is not a TCP flow.
+// such flow or it is not a TCP flow. A group's flow has no ends before it
+// starts and after it finishes (groupflows.go): it observes as zeros then,
+// but for the bytes it delivered.
 func (r *Run) Observe(id string) (obs Observation, ok bool) {
 	for i, f := range r.Scenario.Flows {
 		if f.ID != id {
@@ -25,7 +27,11 @@ func (r *Run) Observe(id string) (obs Observation, ok bool) {
 		if !isTCP {
 			return obs, false
 		}
-		obs.FlowRow, obs.BytesDelivered = t.observe()
+		if t.snd != nil {
+			obs.FlowRow, obs.BytesDelivered = t.observe()
+		} else if t.final != nil {
+			obs.BytesDelivered = units.Bytes(t.final.delivered)
+		}
 		obs.T = r.Sim.Now()
 		return obs, true
 	}
