@@ -38,7 +38,7 @@ type Run struct {
 	Flows    []Flow
 
 	horizon sim.Time
-	paths   []PathFacts // by flow index, as built
+	paths   pathTable
 	queues  []*queueObs
 	changes changer
 	ccNames map[string][]string // by CC, the signal names released flows share
@@ -75,7 +75,7 @@ func New(scn *config.Scenario, sink trace.Sink) (*Run, error) {
 			}
 			r.Trace.Flows[i] = l0.cfg.ID
 			r.Flows = append(r.Flows, l0)
-			r.paths = append(r.paths, pathFacts(nw, *l0.cfg))
+			r.paths.add(nw, l0.cfg)
 			legs1 = append(legs1, l1)
 			continue
 		}
@@ -87,12 +87,12 @@ func New(scn *config.Scenario, sink trace.Sink) (*Run, error) {
 			later = append(later, t)
 		}
 		r.Flows = append(r.Flows, fl)
-		r.paths = append(r.paths, pathFacts(nw, f))
+		r.paths.add(nw, &scn.Flows[i])
 	}
 	for _, l1 := range legs1 {
 		r.Trace.Flows = append(r.Trace.Flows, l1.cfg.ID)
 		r.Flows = append(r.Flows, l1)
-		r.paths = append(r.paths, pathFacts(nw, *l1.cfg))
+		r.paths.add(nw, l1.cfg)
 	}
 	if len(later) > 0 {
 		newFlowStarter(r, later)
@@ -102,11 +102,33 @@ func New(scn *config.Scenario, sink trace.Sink) (*Run, error) {
 }
 
 // Path is flow i's path as the scenario built it (see PathFacts).
-func (r *Run) Path(i int) PathFacts { return r.paths[i] }
+func (r *Run) Path(i int) PathFacts { return r.paths.facts[r.paths.of[i]] }
 
-// pathFacts measures flow f's path in the freshly built network.
-func pathFacts(nw *topo.Network, f config.Flow) PathFacts {
-	src, dst := nw.Node(f.Src).Index, nw.Node(f.Dst).Index
+// pathTable holds each flow's path facts, as built, once for each pair of
+// ends: a group's thousands of flows share a few pairs.
+type pathTable struct {
+	of    []int32 // by flow index, into facts
+	facts []PathFacts
+	index map[[2]int32]int32 // by source and destination node, into facts
+}
+
+// add measures the path of the next flow, f, in the freshly built network.
+func (t *pathTable) add(nw *topo.Network, f *config.Flow) {
+	ends := [2]int32{nw.Node(f.Src).Index, nw.Node(f.Dst).Index}
+	i, ok := t.index[ends]
+	if !ok {
+		if t.index == nil {
+			t.index = map[[2]int32]int32{}
+		}
+		i = int32(len(t.facts))
+		t.facts = append(t.facts, pathFacts(nw, ends[0], ends[1]))
+		t.index[ends] = i
+	}
+	t.of = append(t.of, i)
+}
+
+// pathFacts measures the path from node src to node dst.
+func pathFacts(nw *topo.Network, src, dst int32) PathFacts {
 	var p PathFacts
 	for _, d := range nw.Path(src, dst) {
 		if p.Bottleneck == "" || int64(d.Rate()) < p.BottleneckBps {

@@ -66,8 +66,8 @@ func TestGroupFlowFCTOneRound(t *testing.T) {
 	if n := r.Pool.Live(); n != 0 {
 		t.Errorf("%d packets live after the run, want 0", n)
 	}
-	if r.Flows[0].(*tcpFlow).snd != nil {
-		t.Error("finished group flow still holds its sender")
+	if _, done := r.Flows[0].(*doneFlow); !done {
+		t.Errorf("finished group flow is a %T, want its summary alone (*doneFlow)", r.Flows[0])
 	}
 }
 
@@ -279,5 +279,22 @@ func TestObserveGroupFlow(t *testing.T) {
 	after, ok := r.Observe("g/0")
 	if !ok || after.BytesDelivered != 100_000 || after.CwndPkts != 0 || after.T != r.Now() {
 		t.Fatalf("after its end: %+v, %v; want 100,000 B delivered, no state, at the end", after, ok)
+	}
+}
+
+// A handover announced (cc.EventHandover, at 1.1 s) while one of a group's
+// flows has finished and another has not started reaches neither: each
+// flow has a CC to tell only while it runs. All three complete.
+func TestAnnounceGroupFlows(t *testing.T) {
+	raw := []byte(`{"runtime": {"seed": 1, "duration": "3s"},
+ "nodes": [{"id": "h1", "kind": "endpoint"}, {"id": "h2", "kind": "endpoint"}],
+ "links": [{"id": "l", "a": "h1", "b": "h2", "rate": "100Mbps", "delay": "10ms"}],
+ "flows": [{"group": "g", "count": 3, "src": "h1", "dst": "h2", "cc": "satcp",
+   "start": {"kind": "periodic", "at": "100ms", "every": "1s", "batch": 1}, "size": "50KB"}],
+ "changes": [{"at": "1200ms", "link": "l", "dir": "ab", "outage": "50ms", "announce": "100ms"}]}`)
+	_, sum := runJSON(t, raw)
+	g := sum.Groups[0]
+	if g.Completed != 3 {
+		t.Fatalf("group summary %+v: want all 3 flows completed", g)
 	}
 }

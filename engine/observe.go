@@ -23,14 +23,15 @@ func (r *Run) Observe(id string) (obs Observation, ok bool) {
 		if f.ID != id {
 			continue
 		}
-		t, isTCP := r.Flows[i].(*tcpFlow)
-		if !isTCP {
-			return obs, false
-		}
-		if t.snd != nil {
-			obs.FlowRow, obs.BytesDelivered = t.observe()
-		} else if t.final != nil {
+		switch t := r.Flows[i].(type) {
+		case *tcpFlow:
+			if t.snd != nil {
+				obs.FlowRow, obs.BytesDelivered = t.observe()
+			}
+		case *doneFlow:
 			obs.BytesDelivered = units.Bytes(t.final.delivered)
+		default:
+			return obs, false
 		}
 		obs.T = r.Sim.Now()
 		return obs, true

@@ -95,7 +95,7 @@ func (r *Run) Summary(hash string) Summary {
 		Flows: []FlowSummary{}, Queues: []QueueSummary{}}
 	for i, f := range r.Flows {
 		fs := f.Summary(now)
-		fs.PathFacts = r.paths[i]
+		fs.PathFacts = r.Path(i)
 		s.Flows = append(s.Flows, fs)
 	}
 	s.Groups = GroupSummaries(r.Scenario, r.Net, s.Flows)

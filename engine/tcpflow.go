@@ -37,12 +37,8 @@ type tcpFlow struct {
 	rcvPath *rcvpath.Stats
 
 	// A group's flow is built at its start and released when done
-	// (groupflows.go): marks bound the sim registrations of its ends, and
-	// final is its summary once released.
-	marks   [2]sim.Mark
-	final   *finalSummary
-	ccNames []string // final's CC values: names shared (Run.shareNames)
-	ccVals  []float64
+	// (groupflows.go): marks bound the sim registrations of its ends.
+	marks [2]sim.Mark
 
 	// A leg of a flow split by a proxy (proxy.go): leg 0 ends in the
 	// proxy's held receiver, leg 1 starts at its relay-fed sender.
@@ -259,12 +255,7 @@ func (h tcpDelivery) Send(id packet.ID) { h.Receive(id) }
 // the receiving application got; goodput is delivered bytes over the time
 // from the first data segment sent to completion (or now).
 func (t *tcpFlow) Summary(now sim.Time) FlowSummary {
-	switch {
-	case t.final != nil:
-		s := t.final.unpack(t.cfg)
-		s.CCFinal = cc.FinalValues(t.ccNames, t.ccVals)
-		return s
-	case t.snd == nil: // a group's flow that has not started
+	if t.snd == nil { // a group's flow that has not started
 		return FlowSummary{ID: t.cfg.ID, Kind: "tcp", CC: t.cfg.CC}
 	}
 	s := t.liveSummary(now)
@@ -289,15 +280,20 @@ func (t *tcpFlow) liveSummary(now sim.Time) FlowSummary {
 	return s
 }
 
-// Announce tells the flow's CC of a predicted path event (cc.EventHandover).
-func (t *tcpFlow) Announce(ev cc.Event) { t.snd.CAEvent(ev) }
+// Announce tells the flow's CC of a predicted path event (cc.EventHandover),
+// if the flow is running: a group's flow that has not started has no CC yet.
+func (t *tcpFlow) Announce(ev cc.Event) {
+	if t.snd != nil {
+		t.snd.CAEvent(ev)
+	}
+}
 
 // Act applies a flow action: cwnd sets snd_cwnd at once (the CC may change
 // it again on the next ACK); pacing_rate overrides the pacing rate until an
 // action sets it to 0, which returns control to the CC and the sender.
 func (t *tcpFlow) Act(a Action) error {
 	if t.snd == nil {
-		return fmt.Errorf("engine: flow %q is not running (it has not started, or has finished)", t.cfg.ID)
+		return notRunning(t.cfg)
 	}
 	if a.CwndPkts == nil && a.PacingRate == nil {
 		return fmt.Errorf("engine: action on flow %q sets nothing (cwnd or pacing_rate)", t.cfg.ID)
