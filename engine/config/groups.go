@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -439,6 +440,7 @@ func (g *Group) expand(s *Scenario) {
 	jitterRNG := rng.Stream(s.Runtime.Seed, "group/"+g.ID+"/jitter")
 	sizeRNG := rng.Stream(s.Runtime.Seed, "group/"+g.ID+"/size")
 	t := g.Start.At
+	s.Flows = slices.Grow(s.Flows, g.Count) // room for all: a group can be most of a run's memory
 	for i := range g.Count {
 		f := g.Template
 		f.ID = g.ID + "/" + strconv.Itoa(i)
