@@ -18,8 +18,9 @@ import (
 // released when they finish: a flowStarter builds each at its start time
 // (one re-armed timer for all of them, so the event queue does not grow
 // with the flows waiting), and a finished flow keeps only its summary. Its
-// ends' timers stop, events still scheduled for them reach nothing, and
-// packets of it still in the network are freed on arrival. Flows listed one
+// ends' timers stop, their slots in the simulation go to the next flow
+// built (sim.Owned), and packets of it still in the network are freed on
+// arrival. Flows listed one
 // by one are built at the start of the run and kept, as before.
 
 // flowStarter builds the pending group flows in order of (start, index).
@@ -100,7 +101,7 @@ func (t *tcpFlow) release() {
 	names, vals := t.snd.CCSignals()
 	r.Flows[t.idx] = &doneFlow{cfg: t.cfg, final: packSummary(t.liveSummary(r.Sim.Now())),
 		ccNames: r.shareNames(t.cfg.CC, names), ccVals: vals}
-	r.Sim.Release(t.marks[0], t.marks[1])
+	r.Sim.Release(&t.owned)
 	t.snd.Recycle()
 	drop := discard{r.Pool}
 	r.Net.Node(t.cfg.Src).Attach(t.idx, drop)

@@ -180,15 +180,16 @@ func TestIncastStartScatter(t *testing.T) {
 // A group's flow keeps only its summary once it finishes (release), so a
 // run's memory follows the flows alive at once: shortFlowsJSON keeps a few
 // tens alive whatever the number it runs. Each finished flow may add at
-// most finishedFlowBytes of live heap (its summary row, its CC's final
-// values, its slots in the simulation's tables), against the several KB a
-// live flow's sender, receiver, scoreboard and timers take; the
+// most finishedFlowBytes of live heap (its summary row and its CC's final
+// values, its entries in the run's tables by flow), against the several KB
+// a live flow's sender, receiver, scoreboard and timers take; the
 // scenario's own list of flows is made by Prepare and not counted. It
 // was about 2,300 bytes while a finished flow kept its configuration's
-// copy, its timers and a map of its CC's values, and 1,175 while it kept
-// its summary as a FlowSummary (now 990–1,050; finalSummary).
+// copy, its timers and a map of its CC's values, 1,175 while it kept its
+// summary as a FlowSummary, 990–1,050 while it kept its tcpFlow and its
+// slots in the simulation's handler and timer tables (now 670–690).
 func TestFinishedFlowsKeepLittle(t *testing.T) {
-	const finishedFlowBytes = 1150
+	const finishedFlowBytes = 800
 	heapAfter := func(n int) uint64 {
 		p, err := Prepare(shortFlowsJSON(n), nil)
 		if err != nil {

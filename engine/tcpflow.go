@@ -37,8 +37,8 @@ type tcpFlow struct {
 	rcvPath *rcvpath.Stats
 
 	// A group's flow is built at its start and released when done
-	// (groupflows.go): marks bound the sim registrations of its ends.
-	marks [2]sim.Mark
+	// (groupflows.go): owned are the sim registrations of its ends.
+	owned sim.Owned
 
 	// A leg of a flow split by a proxy (proxy.go): leg 0 ends in the
 	// proxy's held receiver, leg 1 starts at its relay-fed sender.
@@ -100,7 +100,9 @@ func (t *tcpFlow) build() error {
 	if err != nil {
 		return fmt.Errorf("cc: %w", err)
 	}
-	t.marks[0] = r.Sim.Mark()
+	if lazy(f) {
+		r.Sim.Own(&t.owned)
+	}
 	src, dst := r.Net.Node(f.Src), r.Net.Node(f.Dst)
 	ecn := f.TCP.ECN || needsECN(f.CC)
 	echo := echoMode(*f)
@@ -119,7 +121,7 @@ func (t *tcpFlow) build() error {
 		Hold: t.relay != nil && t.leg == 0,
 	})
 	in := t.dataPath()
-	t.marks[1] = r.Sim.Mark()
+	r.Sim.Own(nil)
 	switch {
 	case lazy(f):
 		src.Attach(idx, senderEnd{t})

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math"
 	"math/bits"
 )
 
@@ -31,6 +32,18 @@ type Sim struct {
 	names    []string
 	timers   []*Timer
 	retired  *Timer // stands for every released timer: never armed, so never due
+
+	// Components that may be released (release.go): what is being
+	// registered for one, which handlers belong to one (a bit each, from
+	// the lowest such handler on: the links and other components built
+	// before a run's first owned one are below it, and Schedule tells them
+	// apart with one comparison), and the slots released ones left for
+	// the next to take.
+	owner      *Owned
+	firstOwned int32
+	ownedBits  []uint64
+	freeSlots  []int32
+	freeTimers []freeTimer
 }
 
 // target is a registered handler and its Hinter (nil if it takes no
@@ -42,14 +55,18 @@ type target struct {
 }
 
 // New returns an empty simulation at time zero.
-func New() *Sim { return &Sim{digest: digestSeed} }
+func New() *Sim { return &Sim{digest: digestSeed, firstOwned: math.MaxInt32} }
 
 // Register adds a handler and returns the index events use to target it.
 // name identifies it in panics.
 func (s *Sim) Register(h Handler, name string) int32 {
 	hi, _ := h.(Hinter)
+	if s.owner != nil {
+		return s.registerOwned(target{h, hi}, name)
+	}
 	s.handlers = append(s.handlers, target{h, hi})
 	s.names = append(s.names, name)
+	s.growOwnedBits()
 	return int32(len(s.handlers) - 1)
 }
 
@@ -78,8 +95,8 @@ func (s *Sim) NextAt() Time {
 // Schedule queues an event of kind for target at time at, carrying arg.
 // Scheduling in the past is a broken invariant and panics.
 func (s *Sim) Schedule(at Time, target int32, kind Kind, arg uint64) {
-	if at < s.now {
-		s.pastPanic(at, target, kind)
+	if at < s.now || target >= s.firstOwned && s.owned(target) {
+		s.schedulePanic(at, target, kind)
 	}
 	s.seq++
 	e := Event{At: at, seq: s.seq << 1, Arg: arg, addr: addr{target, kind}}
@@ -93,9 +110,13 @@ func (s *Sim) Schedule(at Time, target int32, kind Kind, arg uint64) {
 	}
 }
 
-// pastPanic is Schedule's panic, out of line so that Schedule stays small.
-func (s *Sim) pastPanic(at Time, target int32, kind Kind) {
-	panic(fmt.Sprintf("sim: %s schedules kind %d at %v, before now %v", s.names[target], kind, at, s.now))
+// schedulePanic is Schedule's panic, out of line so that Schedule stays
+// small.
+func (s *Sim) schedulePanic(at Time, target int32, kind Kind) {
+	if at < s.now {
+		panic(fmt.Sprintf("sim: %s schedules kind %d at %v, before now %v", s.names[target], kind, at, s.now))
+	}
+	panic(fmt.Sprintf("sim: kind %d scheduled for %s, a component that may be released: use a timer", kind, s.names[target]))
 }
 
 // Step dispatches at most n events and reports how many it dispatched.

@@ -19,6 +19,10 @@ type Timer struct {
 // NewTimer returns a disarmed timer that delivers an event of kind to target.
 func (s *Sim) NewTimer(target int32, kind Kind) *Timer {
 	t := &Timer{s: s, idx: int32(len(s.timers)), target: target, kind: kind, deadline: Never, pending: Never}
+	if s.owner != nil {
+		s.ownTimer(t)
+		return t
+	}
 	s.timers = append(s.timers, t)
 	return t
 }
