@@ -311,7 +311,7 @@ func TestFQCoDelMixedCCs(t *testing.T) {
 	scn := tcpScenario("cubic", access, bn, 0, 30*sim.Second, linuxOpts())
 	scn.Flows = nil
 	for i, c := range []string{"cubic", "cubic", "reno", "reno", "bbr", "bbr", "bbr3", "bbr3"} {
-		scn.Flows = append(scn.Flows, config.Flow{ID: fmt.Sprintf("f%d", i), Src: "h1", Dst: "h2", CC: c, TCP: linuxOpts()})
+		scn.Flows = append(scn.Flows, config.Flow{ID: fmt.Sprintf("f%d", i), Src: "h1", Dst: "h2", Params: &config.Params{CC: c, TCP: linuxOpts()}})
 	}
 	r, err := New(scn, nil)
 	if err != nil {
@@ -392,7 +392,7 @@ func TestEchoModeECNLow(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(fmt.Sprintf("%s/ecn=%v/ecn_low=%v", tc.cc, tc.ecn, tc.ecnLow), func(t *testing.T) {
-			f := config.Flow{CC: tc.cc, TCP: config.DefaultTCPOptions()}
+			f := config.Flow{Params: &config.Params{CC: tc.cc, TCP: config.DefaultTCPOptions()}}
 			f.TCP.ECN, f.TCP.ECNLow = tc.ecn, tc.ecnLow
 			if got := echoMode(f); got != tc.want {
 				t.Errorf("echoMode(%s, ecn=%v, ecn_low=%v) = %v, want %v", tc.cc, tc.ecn, tc.ecnLow, got, tc.want)

@@ -28,7 +28,7 @@ func pumpScenario(rate, bottleneck units.BitRate, bdelay sim.Duration, q config.
 			{ID: "access", A: "h1", B: "r1", AB: access, BA: access},
 			{ID: "bottleneck", A: "r1", B: "h2", AB: bn, BA: bn},
 		},
-		Flows: []config.Flow{{ID: "f0", Src: "h1", Dst: "h2", CC: "pump", Rate: rate, PacketSize: 1500}},
+		Flows: []config.Flow{{ID: "f0", Src: "h1", Dst: "h2", Params: &config.Params{CC: "pump", Rate: rate, PacketSize: 1500}}},
 	}
 }
 

@@ -17,7 +17,7 @@ func multiPump(q config.Qdisc, dur sim.Duration, rates ...units.BitRate) *config
 	scn := pumpScenario(rates[0], 100*units.Mbps, 19*sim.Millisecond, q, dur)
 	scn.Flows = nil
 	for i, r := range rates {
-		scn.Flows = append(scn.Flows, config.Flow{ID: fmt.Sprintf("f%d", i), Src: "h1", Dst: "h2", CC: "pump", Rate: r, PacketSize: 1500})
+		scn.Flows = append(scn.Flows, config.Flow{ID: fmt.Sprintf("f%d", i), Src: "h1", Dst: "h2", Params: &config.Params{CC: "pump", Rate: r, PacketSize: 1500}})
 	}
 	return scn
 }

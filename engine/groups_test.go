@@ -183,21 +183,30 @@ func TestIncastStartScatter(t *testing.T) {
 // most finishedFlowBytes of live heap (its summary row and its CC's final
 // values, its entries in the run's tables by flow), against the several KB
 // a live flow's sender, receiver, scoreboard and timers take; the
-// scenario's own list of flows is made by Prepare and not counted. It
-// was about 2,300 bytes while a finished flow kept its configuration's
-// copy, its timers and a map of its CC's values, 1,175 while it kept its
-// summary as a FlowSummary, 990–1,050 while it kept its tcpFlow and its
-// slots in the simulation's handler and timer tables (now 670–690).
+// scenario's own list of flows is made by Prepare and counted apart: each
+// of a group's flows may take at most groupFlowBytes there (its id, ends,
+// start and size; the group's flows share its CC and settings). A finished
+// flow kept about 2,300 bytes while it kept its configuration's copy, its
+// timers and a map of its CC's values, 1,175 while it kept its summary as
+// a FlowSummary, 990–1,050 while it kept its tcpFlow and its slots in the
+// simulation's handler and timer tables (now 670–690); a group's flow took
+// 320 bytes of the scenario's list while it had its own copy of the
+// group's settings (now about 100).
 func TestFinishedFlowsKeepLittle(t *testing.T) {
-	const finishedFlowBytes = 800
+	const finishedFlowBytes, groupFlowBytes = 800, 150
+	var scenario [2]uint64
 	heapAfter := func(n int) uint64 {
+		var m0, m1 runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&m0)
 		p, err := Prepare(shortFlowsJSON(n), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var m0, m1 runtime.MemStats
 		runtime.GC()
-		runtime.ReadMemStats(&m0)
+		runtime.ReadMemStats(&m1)
+		scenario[min(n/4000, 1)] = m1.HeapInuse - m0.HeapInuse
+		m0 = m1
 		r, err := New(p.Scenario, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -209,6 +218,7 @@ func TestFinishedFlowsKeepLittle(t *testing.T) {
 		runtime.GC()
 		runtime.ReadMemStats(&m1)
 		runtime.KeepAlive(r)
+		runtime.KeepAlive(p)
 		return m1.HeapInuse - m0.HeapInuse
 	}
 	small, large := heapAfter(1000), heapAfter(4000)
@@ -216,6 +226,11 @@ func TestFinishedFlowsKeepLittle(t *testing.T) {
 	t.Logf("live heap after the run: %d KB for 1,000 flows, %d KB for 4,000: %.0f B per finished flow", small>>10, large>>10, perFlow)
 	if perFlow > finishedFlowBytes {
 		t.Errorf("each finished flow keeps %.0f B of live heap, want at most %d", perFlow, finishedFlowBytes)
+	}
+	perGroupFlow := (float64(scenario[1]) - float64(scenario[0])) / 3000
+	t.Logf("the scenarios: %d KB for 1,000 flows, %d KB for 4,000: %.0f B per group flow", scenario[0]>>10, scenario[1]>>10, perGroupFlow)
+	if perGroupFlow > groupFlowBytes {
+		t.Errorf("each of a group's flows takes %.0f B of the scenario, want at most %d", perGroupFlow, groupFlowBytes)
 	}
 }
 
@@ -225,7 +240,7 @@ func TestFinishedFlowsKeepLittle(t *testing.T) {
 // flow (path facts, CC values). A field added to FlowSummary fails this
 // until finalSummary keeps it.
 func TestFinalSummaryKeepsEverything(t *testing.T) {
-	cfg := &config.Flow{ID: "web/7", CC: "cubic"}
+	cfg := &config.Flow{ID: "web/7", Params: &config.Params{CC: "cubic"}}
 	var s FlowSummary
 	v := reflect.ValueOf(&s).Elem()
 	for i := range v.NumField() {

@@ -249,8 +249,8 @@ func lazyCase(r *rand.Rand, ccs []string, dur sim.Duration) (*config.Scenario, s
 	}
 	slices.SortStableFunc(scn.Changes, func(a, b config.Change) int { return int(a.At>>20 - b.At>>20) })
 	for f := range 1 + r.IntN(2) {
-		fl := config.Flow{ID: fmt.Sprintf("f%d", f), Src: "h1", Dst: "d0", CC: ccs[r.IntN(len(ccs))],
-			TCP: config.DefaultTCPOptions(), Start: sim.Duration(odd(0, 5e11))}
+		fl := config.Flow{ID: fmt.Sprintf("f%d", f), Src: "h1", Dst: "d0", Params: &config.Params{CC: ccs[r.IntN(len(ccs))],
+			TCP: config.DefaultTCPOptions()}, Start: sim.Duration(odd(0, 5e11))}
 		if r.IntN(6) == 0 {
 			fl.CC = "pump"
 		}

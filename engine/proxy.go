@@ -79,6 +79,8 @@ func (r *Run) splitFlow(idx, next int32, f config.Flow, px *topo.Node) (leg0, le
 	for i := range 2 {
 		c := f
 		c.ID = f.ID + [2]string{".0", ".1"}[i]
+		p := *f.Params // the leg's own settings: f's may be its group's
+		c.Params = &p
 		if f.Legs != nil {
 			c.CC, c.TCP = f.Legs[i].CC, f.Legs[i].TCP
 		}

@@ -24,7 +24,7 @@ func tcpScenario(ccName string, access, bn config.Direction, size units.Bytes, d
 			{ID: "access", A: "h1", B: "r1", AB: access, BA: access},
 			{ID: "bottleneck", A: "r1", B: "h2", AB: bn, BA: bn},
 		},
-		Flows: []config.Flow{{ID: "f0", Src: "h1", Dst: "h2", CC: ccName, Size: size, TCP: opts}},
+		Flows: []config.Flow{{ID: "f0", Src: "h1", Dst: "h2", Size: size, Params: &config.Params{CC: ccName, TCP: opts}}},
 	}
 }
 

@@ -312,7 +312,7 @@ func (f Flow) tree() tree {
 	if f.Legs != nil { // absent keeps older scenarios' hashes
 		legs := make([]any, 2)
 		for i, l := range f.Legs {
-			legs[i] = tree{"cc": l.CC, "tcp": Flow{CC: l.CC, TCP: l.TCP}.tree()["tcp"]}
+			legs[i] = tree{"cc": l.CC, "tcp": Flow{Params: &Params{CC: l.CC, TCP: l.TCP}}.tree()["tcp"]}
 		}
 		t["legs"] = legs
 	}

@@ -74,7 +74,7 @@ func (c *collector) flow(path string, o obj, id string, opts options) Flow {
 // flowCommon decodes what a flow and a group's flows share: the CC and the
 // pump's or the TCP endpoint's settings.
 func (c *collector) flowCommon(path string, o obj, id string, opts options) Flow {
-	f := Flow{ID: id, CC: DefaultCC}
+	f := Flow{ID: id, Params: &Params{CC: DefaultCC}}
 	if v, p, ok := o.get("cc"); ok {
 		if s, ok := c.str(p, v); ok {
 			f.CC = s

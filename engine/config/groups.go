@@ -28,7 +28,7 @@ type Group struct {
 	Src, Dst GroupEnds
 	Start    StartDist
 	Size     SizeDist
-	Template Flow // CC, App, TCP (and a pump's Rate, PacketSize, ECN) of every flow
+	Template Flow // its Params (CC, App, TCP, a pump's Rate, …) are every flow's, shared
 }
 
 // GroupEnds is where a group's flows start or end: flow i uses

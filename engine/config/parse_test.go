@@ -32,11 +32,11 @@ func TestParseDefaults(t *testing.T) {
 		Nodes:   []Node{{ID: "a", Kind: Endpoint}, {ID: "b", Kind: Endpoint}},
 		Links:   []Link{{ID: "l", A: "a", B: "b", AB: fifo, BA: codel}},
 		Flows: []Flow{
-			{ID: "f0", Src: "a", Dst: "b", CC: "cubic", App: AppPattern{Kind: Greedy}, TCP: TCPOptions{
+			{ID: "f0", Src: "a", Dst: "b", Params: &Params{CC: "cubic", App: AppPattern{Kind: Greedy}, TCP: TCPOptions{
 				SACK: true, RACK: true, TLP: true, PRR: true, FRTO: true, Pacing: PacingAuto, TSO: true, GRO: true, DelayedAck: true, ECN: false,
 				MSS: 1448, InitCwnd: 10, SndBuf: 4000000, RcvBufInit: 131072, RcvBufMax: 6291456, GROInterval: 0, HZ: 1000,
-			}},
-			{ID: "p", Src: "b", Dst: "a", CC: "pump", Rate: units.Mbps, PacketSize: 1500},
+			}}},
+			{ID: "p", Src: "b", Dst: "a", Params: &Params{CC: "pump", Rate: units.Mbps, PacketSize: 1500}},
 		},
 		Trace: Trace{Detail: TraceSummary},
 	}

@@ -298,9 +298,19 @@ type Flow struct {
 	Group string // the group this flow was expanded from, if any
 	Src   string
 	Dst   string
-	CC    string       // "pump" for a constant-rate flow, else a TCP CC name
 	Start sim.Duration // first send, relative to the start of the run
 	Size  units.Bytes  // payload bytes to transfer; 0 = bulk (unbounded)
+
+	// The flow's CC and endpoints' settings: the flows of a group share
+	// their group's (88 bytes a flow rather than 264, for groups of
+	// thousands). Shared, they are read-only once parsed: a flow that
+	// needs other settings points at a copy of them.
+	*Params
+}
+
+// Params are a flow's CC and the settings of its endpoints.
+type Params struct {
+	CC string // "pump" for a constant-rate flow, else a TCP CC name
 
 	// Pump: constant-rate flow of fixed-size packets.
 	Rate       units.BitRate

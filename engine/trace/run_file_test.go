@@ -43,7 +43,7 @@ func TestRunToFiles(t *testing.T) {
 			{ID: "access", A: "h1", B: "r1", AB: access, BA: access},
 			{ID: "bottleneck", A: "r1", B: "h2", AB: bn, BA: bn},
 		},
-		Flows: []config.Flow{{ID: "f0", Src: "h1", Dst: "h2", CC: "pump", Rate: 48 * units.Mbps, PacketSize: 1500}},
+		Flows: []config.Flow{{ID: "f0", Src: "h1", Dst: "h2", Params: &config.Params{CC: "pump", Rate: 48 * units.Mbps, PacketSize: 1500}}},
 	}
 	for _, ext := range []string{".arrow", ".parquet"} {
 		t.Run(ext, func(t *testing.T) {
