@@ -20,8 +20,8 @@ import (
 // with the flows waiting), and a finished flow keeps only its summary. Its
 // ends' timers stop, their slots in the simulation go to the next flow
 // built (sim.Owned), and packets of it still in the network are freed on
-// arrival. Flows listed one
-// by one are built at the start of the run and kept, as before.
+// arrival. Flows listed one by one are built at the start of the run and
+// kept, as before.
 
 // flowStarter builds the pending group flows in order of (start, index).
 type flowStarter struct {
