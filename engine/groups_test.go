@@ -189,7 +189,7 @@ func TestIncastStartScatter(t *testing.T) {
 // flow kept about 2,300 bytes while it kept its configuration's copy, its
 // timers and a map of its CC's values, 1,175 while it kept its summary as
 // a FlowSummary, 990–1,050 while it kept its tcpFlow and its slots in the
-// simulation's handler and timer tables (now 670–690); a group's flow took
+// simulation's handler and timer tables (now 630–690); a group's flow took
 // 320 bytes of the scenario's list while it had its own copy of the
 // group's settings (now about 100).
 func TestFinishedFlowsKeepLittle(t *testing.T) {
