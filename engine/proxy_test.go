@@ -58,24 +58,16 @@ func TestProxyGoodputIsTheSlowerLegs(t *testing.T) {
 // every leg runs the CC its legs entry names, and the scenario's flows
 // still have the group's.
 func TestProxyLegsOfAGroup(t *testing.T) {
-	p, err := Prepare(mustBuiltin(t, "p-we-p"), []string{"runtime.duration=2s",
-		`flows=[{"group":"g","count":2,"src":"server","dst":"client","cc":"cubic","size":"100KB",` +
-			`"start":{"kind":"periodic","at":"0s","every":"500ms","batch":1},"legs":[{"cc":"reno"},{"cc":"bbr"}]}]`})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := New(p.Scenario, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.RunToEnd()
+	r, sum := runJSON(t, mustBuiltin(t, "p-we-p"), "runtime.duration=2s",
+		`flows=[{"group":"g","count":2,"src":"server","dst":"client","cc":"cubic","size":"100KB",`+
+			`"start":{"kind":"periodic","at":"0s","every":"500ms","batch":1},"legs":[{"cc":"reno"},{"cc":"bbr"}]}]`)
 	want := map[string]string{"g/0.0": "reno", "g/1.0": "reno", "g/0.1": "bbr", "g/1.1": "bbr"}
-	for _, f := range r.Summary(p.Hash).Flows {
+	for _, f := range sum.Flows {
 		if f.CC != want[f.ID] || f.BytesDelivered != 100_000 {
 			t.Errorf("flow %s: cc %s, delivered %d B; want %s, 100,000", f.ID, f.CC, f.BytesDelivered, want[f.ID])
 		}
 	}
-	for _, f := range p.Scenario.Flows {
+	for _, f := range r.Scenario.Flows {
 		if f.CC != "cubic" {
 			t.Errorf("scenario flow %s: cc %s after the run, want the group's cubic", f.ID, f.CC)
 		}
