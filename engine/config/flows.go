@@ -110,11 +110,11 @@ func (c *collector) flowCommon(path string, o obj, id string, opts options) Flow
 // the flow; a leg that gives none takes the flow's. Without "legs": nil,
 // both legs the flow's own.
 func (c *collector) legs(o obj, f Flow, opts options) *[2]Leg {
-	out := &[2]Leg{{f.CC, f.TCP}, {f.CC, f.TCP}}
 	v, p, ok := o.get("legs")
 	if !ok {
 		return nil
 	}
+	out := &[2]Leg{{f.CC, f.TCP}, {f.CC, f.TCP}}
 	arr, isArr := v.([]any)
 	if !isArr || len(arr) != 2 {
 		c.add(p, "must be an array of two legs: [to the proxy, from the proxy]")
