@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"slices"
+
 	"github.com/ccscope/ccscope/engine/config"
 	"github.com/ccscope/ccscope/engine/packet"
 	"github.com/ccscope/ccscope/engine/tcp"
@@ -25,6 +27,9 @@ type proxyRelay struct {
 	feed tcp.Relay
 	buf  uint64 // relay buffer, bytes
 	read uint64 // bytes read from leg 0
+	// group: the split flow is a group's, so each leg reports its FCT
+	// (leg 1's, whose receiver is the destination, is the flow's).
+	group bool
 }
 
 // relayFeed is the relay a leg-1 sender writes from (nil otherwise).
@@ -75,7 +80,7 @@ func (h relaySender) Receive(id packet.ID) {
 // splitFlow builds the two legs of TCP flow f, which crosses proxy px.
 // Leg 0 takes index idx; leg 1 takes next, the caller's next free index.
 func (r *Run) splitFlow(idx, next int32, f config.Flow, px *topo.Node) (leg0, leg1 *tcpFlow, err error) {
-	x := &proxyRelay{buf: uint64(r.Scenario.Nodes[px.Index].Buffer)}
+	x := &proxyRelay{buf: uint64(r.Scenario.Nodes[px.Index].Buffer), group: f.Group != ""}
 	for i := range 2 {
 		c := f
 		c.ID = f.ID + [2]string{".0", ".1"}[i]
@@ -108,4 +113,27 @@ func (r *Run) proxyOn(f config.Flow) *topo.Node {
 		return nil
 	}
 	return r.Net.ProxyOn(r.Net.Node(f.Src).Index, r.Net.Node(f.Dst).Index)
+}
+
+// endToEnd is flows, a run's summaries by flow index, as its scenario's
+// flows see them end to end: a split flow's row (its leg 0, which ends at
+// the proxy) becomes its leg 1's, which ends at the flow's destination and
+// holds its FCT and goodput. Whether the flow started is leg 0's to say.
+func (r *Run) endToEnd(flows []FlowSummary) []FlowSummary {
+	var out []FlowSummary
+	for i := range r.Scenario.Flows {
+		t, ok := r.Flows[i].(*tcpFlow)
+		if !ok || t.relay == nil {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(flows)
+		}
+		out[i] = flows[t.relay.legs[1].idx]
+		out[i].BytesSent = flows[i].BytesSent
+	}
+	if out == nil {
+		return flows
+	}
+	return out
 }

@@ -73,3 +73,37 @@ func TestProxyLegsOfAGroup(t *testing.T) {
 		}
 	}
 }
+
+// A group flow split by a proxy completes when its destination has the
+// last byte, which leg 1 sees: the group's summary counts it, with leg 1's
+// FCT. Leg 0's FCT, when the proxy had the last byte, is earlier by at
+// least the last link's 1 ms and the serialisation of the segment holding
+// that byte on it at 1 Gbps: 100,000 B leave 88 B after 69 full segments
+// of 1,448, so 140 B on the wire, 1.12 µs (and here exactly that: the
+// relay forwards it at once). Before, the legs reported no FCT and a
+// proxied group completed no flow.
+func TestProxyGroupFCTIsEndToEnd(t *testing.T) {
+	_, sum := runJSON(t, mustBuiltin(t, "p-we-p"), "runtime.duration=3s",
+		`flows=[{"group":"g","count":2,"src":"server","dst":"client","cc":"cubic","size":"100KB",`+
+			`"start":{"kind":"periodic","at":"0s","every":"1s","batch":1}}]`)
+	fct := map[string]int64{}
+	for _, f := range sum.Flows {
+		if f.FCTPs == nil {
+			t.Fatalf("flow %s: no FCT, %d B delivered", f.ID, f.BytesDelivered)
+		}
+		fct[f.ID] = *f.FCTPs
+	}
+	for _, id := range []string{"g/0", "g/1"} {
+		gap := sim.Duration(fct[id+".1"] - fct[id+".0"])
+		if min := sim.Millisecond + units.TxTime(88+52, units.Gbps); gap < min {
+			t.Errorf("%s: leg 1 done %v after leg 0, want at least %v", id, gap, min)
+		}
+	}
+	g := sum.Groups[0]
+	if g.Completed != 2 || len(g.Buckets) != 1 || g.Buckets[0].Count != 2 {
+		t.Fatalf("group summary %+v, want 2 completed in one bucket", g)
+	}
+	if hi := max(fct["g/0.1"], fct["g/1.1"]); g.Buckets[0].FCTP99Ps != hi {
+		t.Errorf("group FCT p99 %d ps, want leg 1's largest, %d", g.Buckets[0].FCTP99Ps, hi)
+	}
+}

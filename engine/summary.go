@@ -43,7 +43,10 @@ type FlowSummary struct {
 	PathFacts
 	// FCTPs is a group flow's completion time: from its start to the
 	// receiving application having its last byte (sized flows that
-	// completed; absent for flows not in a group).
+	// completed; absent for flows not in a group). The legs of a group
+	// flow split by a proxy have one each: leg 0's when the proxy has the
+	// last byte, leg 1's when the destination has it, which is the flow's
+	// FCT in the group's summary.
 	FCTPs *int64 `json:"fct_ps,omitempty" msgpack:"fct_ps,omitempty"`
 	// ProbesSent and ProbesReceived count a ping flow's echo requests and
 	// replies (absent for other flows); its rtt_p50_ps and rtt_p99_ps are
@@ -98,7 +101,7 @@ func (r *Run) Summary(hash string) Summary {
 		fs.PathFacts = r.Path(i)
 		s.Flows = append(s.Flows, fs)
 	}
-	s.Groups = GroupSummaries(r.Scenario, r.Net, s.Flows)
+	s.Groups = GroupSummaries(r.Scenario, r.Net, r.endToEnd(s.Flows))
 	for i, d := range r.Net.Dirs {
 		if d.Stats.Enqueued == 0 && d.Stats.Drops == 0 && d.Stats.OutageDrops == 0 {
 			continue

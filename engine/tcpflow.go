@@ -276,7 +276,7 @@ func (t *tcpFlow) liveSummary(now sim.Time) FlowSummary {
 	if st.Started {
 		s.GoodputBps = Goodput(delivered, st.FirstSend, t.done, now)
 	}
-	if t.cfg.Group != "" && t.done != 0 {
+	if (t.cfg.Group != "" || t.relay != nil && t.relay.group) && t.done != 0 {
 		s.FCTPs = ptr(int64(t.done.Sub(sim.Time(t.cfg.Start))))
 	}
 	return s
