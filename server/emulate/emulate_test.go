@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/ccscope/ccscope/engine"
+	"github.com/ccscope/ccscope/engine/config"
 	"github.com/ccscope/ccscope/engine/sim"
 	"github.com/ccscope/ccscope/engine/trace"
 )
@@ -259,6 +260,25 @@ func TestRefusesBeyondCeiling(t *testing.T) {
 	_, err = Run(context.Background(), prep.Scenario, prep.Hash, Options{})
 	if err == nil || !strings.Contains(err.Error(), "real-time ceiling") {
 		t.Errorf("Run(10 Gbps) = %v, want a refusal naming the real-time ceiling", err)
+	}
+}
+
+// TestRefusesProxy checks that a split-TCP proxy, which the simulator splits
+// flows at and emulation would not, is refused by name before anything is
+// created.
+func TestRefusesProxy(t *testing.T) {
+	requireEmulation(t)
+	raw, err := config.Builtin("p-we-p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prep, err := engine.Prepare(raw, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Run(context.Background(), prep.Scenario, prep.Hash, Options{})
+	if err == nil || !strings.Contains(err.Error(), "nodes[pep].kind: a split-TCP proxy") {
+		t.Errorf("Run(p-we-p) = %v, want a refusal naming nodes[pep].kind", err)
 	}
 }
 
