@@ -60,12 +60,13 @@ func (x *proxyRelay) pump() {
 	l1.snd.Feed(n)
 }
 
-// relayReceiver is the proxy's hook for leg 0's data.
-type relayReceiver struct{ t *tcpFlow }
-
-func (h relayReceiver) Receive(id packet.ID) {
-	h.t.rcv.Receive(id)
-	h.t.relay.pump()
+// relayReady is what a leg-0 receiver calls when it holds data to read:
+// the relay pumps (nil for other receivers, which read at once).
+func (t *tcpFlow) relayReady() func() {
+	if t.relay == nil || t.leg != 0 {
+		return nil
+	}
+	return t.relay.pump
 }
 
 // relaySender is the proxy's hook for leg 1's ACKs: acknowledged bytes

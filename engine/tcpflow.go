@@ -118,7 +118,7 @@ func (t *tcpFlow) build() error {
 	})
 	t.rcv = tcp.NewReceiver(r.Sim, r.Pool, t.ackPath(src.Index, dst), r.Trace, tcp.ReceiverConfig{
 		Flow: idx, Node: dst.Index, Peer: src.Index, Opts: opts, Echo: echo,
-		Hold: t.relay != nil && t.leg == 0,
+		DataReady: t.relayReady(),
 	})
 	in := t.dataPath()
 	r.Sim.Own(nil)
@@ -131,7 +131,7 @@ func (t *tcpFlow) build() error {
 		src.Attach(idx, t.snd)
 	}
 	if t.relay != nil && t.leg == 0 {
-		dst.Attach(idx, relayReceiver{t})
+		dst.Attach(idx, t.rcv)
 	} else {
 		dst.Attach(idx, in)
 	}

@@ -65,6 +65,7 @@ type Receiver struct {
 	groTimer *sim.Timer
 
 	state  conn
+	ready  bool     // unread in-order data for cfg.DataReady
 	synTS  uint32   // TSVal of the last SYN, echoed on the SYN-ACK
 	synAck sim.Time // when the last SYN-ACK left, for the SYN-ACK RTT
 
@@ -147,6 +148,15 @@ func (r *Receiver) Receive(id packet.ID) {
 		r.rcvSegment(&sg)
 	}
 	r.pool.Free(id)
+	r.dataReady()
+}
+
+// dataReady tells an application that reads through Read of unread data.
+func (r *Receiver) dataReady() {
+	if r.ready {
+		r.ready = false
+		r.cfg.DataReady()
+	}
 }
 
 // Handle runs the receiver's timers.
@@ -159,6 +169,7 @@ func (r *Receiver) Handle(ev sim.Event) {
 	case kindGRO:
 		r.flushGRO()
 	}
+	r.dataReady()
 }
 
 // rcvSyn answers a SYN (or a retransmitted one) with a SYN-ACK, negotiating

@@ -236,8 +236,14 @@ func (r *Receiver) rmemAlloc() uint64 {
 // once, then tcp_rcv_space_adjust autotunes the buffer and tcp_cleanup_rbuf
 // may send an ACK.
 func (r *Receiver) appRead() {
-	if r.readStopped || r.cfg.Hold {
-		return // a stalled reader (tests), or an application that reads through Read
+	if r.cfg.DataReady != nil {
+		// An application that reads through Read: told once the packet or
+		// timer at hand is done (Receive, Handle).
+		r.ready = r.rcvNxt != r.copiedSeq
+		return
+	}
+	if r.readStopped {
+		return // a stalled reader (tests)
 	}
 	copied := r.rcvNxt - r.copiedSeq
 	if copied == 0 {

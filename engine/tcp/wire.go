@@ -29,9 +29,12 @@ type ReceiverConfig struct {
 	Peer int32             // the sender's node index
 	Opts config.TCPOptions // SACK, DelayedAck, GRO, ECN, RcvBufInit, RcvBufMax, GROInterval, MSS
 	Echo EchoMode
-	// Hold makes the application read only through Read, as a relay does
-	// that reads no faster than it can pass bytes on (relay.go).
-	Hold bool
+	// DataReady, if set, makes the application read only through Read,
+	// as a relay does that reads no faster than it can pass bytes on
+	// (relay.go), and is called, as sk_data_ready, once the receiver is
+	// done with a packet or a timer that left unread in-order data: after
+	// a GRO batch flushed by its timer too, so no data waits unseen.
+	DataReady func()
 }
 
 // Sender is the node-side hook to put a packet on the network (topo.Node implements it).
