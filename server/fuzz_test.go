@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/gorilla/websocket"
@@ -27,10 +28,12 @@ func FuzzDecodeRequest(f *testing.F) {
 	seedVectors(f)
 	f.Fuzz(func(t *testing.T, frame []byte) {
 		v, err := decodeValue(frame)
-		// The first pass's skipper accepts exactly the frames the
-		// decoder does, and ends where the value does.
+		// The first pass's skipper accepts the frames the decoder does,
+		// and ends where the value does. It does not look for repeated map
+		// keys: every value a request keeps is decoded, which does.
 		end, serr := skipValue(frame, 0, 0)
-		if (err == nil) != (serr == nil && end == len(frame)) {
+		skipped := serr == nil && end == len(frame)
+		if err == nil && !skipped || err != nil && skipped && !strings.Contains(err.Error(), "repeated") {
 			t.Fatalf("decodeValue: %v; skipValue: end %d of %d, %v", err, end, len(frame), serr)
 		}
 		if err != nil {

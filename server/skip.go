@@ -13,7 +13,8 @@ var errShort = fmt.Errorf("frame ends inside a value")
 // returns the index after it. It reads the bytes directly: the first pass
 // over a frame steps over megabytes of values nobody asked for, and must
 // cost little more than reading them. Lengths are checked against the
-// bytes left and nesting against maxDepth, as decoder.value does.
+// bytes left and nesting against maxDepth, as decoder.value does; repeated
+// map keys are left to it, as every value a request keeps is decoded.
 func skipValue(b []byte, i, depth int) (int, error) {
 	if depth > maxDepth {
 		return 0, fmt.Errorf("nested deeper than %d", maxDepth)
