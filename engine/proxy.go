@@ -92,7 +92,9 @@ func (r *Run) splitFlow(idx, next int32, f config.Flow, px *topo.Node) (leg0, le
 		}
 		k := idx
 		if i == 0 {
-			c.Dst = px.Name
+			// The receive path's models are the destination's (its NIC,
+			// its uplink's grants): leg 1's, not the proxy's.
+			c.Dst, p.Rcv = px.Name, config.RcvPath{}
 		} else {
 			c.Src, c.App, k = px.Name, config.AppPattern{Kind: config.Greedy}, next
 		}

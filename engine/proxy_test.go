@@ -107,3 +107,24 @@ func TestProxyGroupFCTIsEndToEnd(t *testing.T) {
 		t.Errorf("group FCT p99 %d ps, want leg 1's largest, %d", g.Buckets[0].FCTP99Ps, hi)
 	}
 }
+
+// A split flow's receive-path models (rcv_hold, ack_hold, ack_grant) are
+// its destination's: they stand around leg 1's receiver, at the client,
+// and not around leg 0's at the proxy. Before, leg 0's ACKs left the proxy
+// through the client's LTE grants too.
+func TestProxyReceivePathIsTheDestinations(t *testing.T) {
+	_, sum := runJSON(t, mustBuiltin(t, "p-we-p"), "runtime.duration=3s",
+		`flows.f0.ack_grant={"profile":"lte"}`, "flows.f0.rcv_hold=100us")
+	for _, f := range sum.Flows {
+		switch f.ID {
+		case "f0.0":
+			if f.RcvPath != nil {
+				t.Errorf("leg 0 (at the proxy) has receive-path counts %+v, want none", *f.RcvPath)
+			}
+		case "f0.1":
+			if f.RcvPath == nil || f.RcvPath.Grants == 0 {
+				t.Errorf("leg 1 (at the client) has receive-path counts %v, want its grants", f.RcvPath)
+			}
+		}
+	}
+}
