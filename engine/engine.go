@@ -68,6 +68,10 @@ func New(scn *config.Scenario, sink trace.Sink) (*Run, error) {
 	for i, f := range scn.Flows {
 		r.Trace.Flows = append(r.Trace.Flows, f.ID)
 		if px := r.proxyOn(f); px != nil {
+			if px2 := nw.ProxyOn(px.Index, nw.Node(f.Dst).Index); px2 != nil {
+				return nil, fmt.Errorf("engine: flows[%s]: its path crosses two split-TCP proxies, %s and %s; a flow is split at one proxy at most (make one of them a router)",
+					f.ID, px.Name, px2.Name)
+			}
 			next := int32(len(scn.Flows) + len(legs1))
 			l0, l1, err := r.splitFlow(int32(i), next, f, px)
 			if err != nil {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/ccscope/ccscope/engine/sim"
@@ -126,5 +127,24 @@ func TestProxyReceivePathIsTheDestinations(t *testing.T) {
 				t.Errorf("leg 1 (at the client) has receive-path counts %v, want its grants", f.RcvPath)
 			}
 		}
+	}
+}
+
+// A flow is split at one proxy at most: one whose path crosses two is
+// refused, naming both, rather than split at the first while the second
+// forwarded its leg 1 unsplit.
+func TestProxyChainRefused(t *testing.T) {
+	p, err := Prepare([]byte(`{"runtime":{"seed":1,"duration":"1s"},
+ "nodes":[{"id":"server","kind":"endpoint"},{"id":"p1","kind":"proxy"},{"id":"p2","kind":"proxy"},{"id":"client","kind":"endpoint"}],
+ "links":[{"id":"a","a":"server","b":"p1","rate":"100Mbps","delay":"10ms"},
+  {"id":"b","a":"p1","b":"p2","rate":"50Mbps","delay":"20ms"},
+  {"id":"c","a":"p2","b":"client","rate":"100Mbps","delay":"1ms"}],
+ "flows":[{"id":"f0","src":"server","dst":"client","cc":"cubic"}]}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = New(p.Scenario, nil)
+	if err == nil || !strings.Contains(err.Error(), "flows[f0]: its path crosses two split-TCP proxies, p1 and p2") {
+		t.Fatalf("New = %v, want a refusal naming flows[f0], p1 and p2", err)
 	}
 }
