@@ -84,21 +84,14 @@ func passable(scn *config.Scenario) {
 
 // checkCompletion runs c (twice with replay) and checks that every flow
 // delivered its size and no packet is left.
-func checkCompletion(c sweepCase, replay bool) (fault error) {
+func checkCompletion(c sweepCase, replay bool) error {
 	r, err := New(c.scn, nil)
 	if err != nil {
 		return fmt.Errorf("new: %w", err)
 	}
-	defer func() {
-		if v := recover(); v != nil {
-			if f, ok := v.(livenessFault); ok {
-				fault = f
-				return
-			}
-			fault = fmt.Errorf("panic: %v", v)
-		}
-	}()
-	r.RunToEnd()
+	if err := runCaught(r); err != nil {
+		return err
+	}
 	sum := r.Summary("")
 	e2e := r.endToEnd(sum.Flows)
 	for i, f := range c.scn.Flows {
@@ -119,5 +112,21 @@ func checkCompletion(c sweepCase, replay bool) (fault error) {
 			return fmt.Errorf("replay: digest %s, first run %s", a, b)
 		}
 	}
+	return nil
+}
+
+// runCaught runs r to its end and returns a liveness fault, or a panic, as
+// an error: a sweep reports the case and goes on.
+func runCaught(r *Run) (fault error) {
+	defer func() {
+		if v := recover(); v != nil {
+			if f, ok := v.(livenessFault); ok {
+				fault = f
+				return
+			}
+			fault = fmt.Errorf("panic: %v", v)
+		}
+	}()
+	r.RunToEnd()
 	return nil
 }

@@ -179,15 +179,16 @@ func drawTopologyCase(r *rand.Rand, ccs []string) topologyCase {
 }
 
 // The invariants of every flow group over randomized fabrics: every flow
-// completes (a minute is ample for the losses of queues, outages and
-// under 1 % random loss), delivers exactly its size, and takes at least its
-// ideal FCT (base RTT for the handshake, one-way delay, every packet
-// serialised at the bottleneck: a lower bound unless a proxy answers the
-// handshake halfway); the summary's counts agree; a ping probe sees at
-// least the base RTT and loses nothing it did not send; no packet is left
-// in the network; and the run replays, stepped and read between steps, to
-// the same digest and summary. The liveness
-// hook TestMain installs checks every sender event on the way.
+// completes (a minute is ample for the losses of queues, outages and under
+// 1 % random loss; Prague excepted, see topologyCase.impaired), delivers
+// exactly its size, and takes at least its ideal FCT (base RTT for the
+// handshake, one-way delay, every packet serialised at the bottleneck: a
+// lower bound unless a proxy answers the handshake halfway or jitter draws
+// below zero); the summary's counts agree; a ping probe sees at least the
+// base RTT (without jitter) and loses nothing it did not send; no packet is
+// left in the network; and every fourth run replays, stepped and read
+// between steps, to the same digest and summary. The liveness hook TestMain
+// installs checks every sender event on the way.
 func TestTopologySweep(t *testing.T) {
 	t.Parallel()
 	n := *topologyRuns
@@ -217,7 +218,7 @@ func TestTopologySweep(t *testing.T) {
 
 // checkTopologyCase runs c and checks it; with replay, it runs c again in
 // steps that replay draws.
-func checkTopologyCase(c topologyCase, replay *rand.Rand) (fault error) {
+func checkTopologyCase(c topologyCase, replay *rand.Rand) error {
 	p, err := Prepare(c.raw, nil)
 	if err != nil {
 		return fmt.Errorf("prepare: %w", err)
@@ -226,16 +227,9 @@ func checkTopologyCase(c topologyCase, replay *rand.Rand) (fault error) {
 	if err != nil {
 		return fmt.Errorf("new: %w", err)
 	}
-	defer func() {
-		if v := recover(); v != nil {
-			if f, ok := v.(livenessFault); ok {
-				fault = f
-				return
-			}
-			fault = fmt.Errorf("panic: %v", v)
-		}
-	}()
-	r.RunToEnd()
+	if err := runCaught(r); err != nil {
+		return err
+	}
 	sum := r.Summary(p.Hash)
 	var errs []string
 	fail := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
