@@ -39,6 +39,7 @@ func TestCompletionSweep(t *testing.T) {
 			c.scn.Flows[j].Size = units.Bytes(1+r.IntN(500)) * units.KB
 		}
 		passable(c.scn)
+		c.desc += modelChanges(c.scn, rand.New(rand.NewPCG(uint64(i), 99)))
 		if err := checkCompletion(c, i%4 == 0); err != nil {
 			failed++
 			if failed <= 5 {
@@ -49,6 +50,51 @@ func TestCompletionSweep(t *testing.T) {
 	if failed > 0 {
 		t.Errorf("%d of %d runs left a flow undelivered or a packet behind", failed, n)
 	}
+}
+
+// modelChanges schedules up to four changes of the bottleneck's models in
+// the first two seconds, while the flows run, drawn from x (a stream of
+// its own, so the cases are otherwise the liveness generator's): jitter of
+// another kind or order, or none (packets on the wire keep their arrival
+// times, wherever they are held), an outage, a capacity process or the
+// rate back. It returns them for the case's description.
+func modelChanges(scn *config.Scenario, x *rand.Rand) string {
+	var desc string
+	for range x.IntN(5) {
+		ch := config.Change{At: sim.Duration(x.Int64N(int64(2 * sim.Second))), Link: "bottleneck", Dir: "ab"}
+		switch x.IntN(4) {
+		case 0:
+			j := config.Jitter{Kind: config.NoJitter}
+			switch x.IntN(4) {
+			case 0:
+				j = config.Jitter{Kind: config.Gaussian, Sigma: sim.Duration(1+x.IntN(5000)) * sim.Microsecond}
+			case 1:
+				j = config.Jitter{Kind: config.Uniform, Max: sim.Duration(1+x.IntN(5000)) * sim.Microsecond}
+			case 2:
+				j = config.Jitter{Kind: config.Reorder, P: 0.001 + 0.2*x.Float64(), Delay: sim.Duration(1+x.IntN(20)) * sim.Millisecond}
+			}
+			if j.Kind != config.NoJitter && x.IntN(2) == 0 {
+				j.Order = config.OrderReorder
+			}
+			ch.Jitter = &j
+		case 1:
+			d := sim.Duration(1+x.IntN(300)) * sim.Millisecond
+			ch.Outage = &d
+		case 2:
+			ch.Capacity = &config.Capacity{
+				States: []config.CapacityState{
+					{Rate: units.BitRate(1+x.IntN(100)) * units.Mbps, Dwell: sim.Duration(1+x.IntN(100)) * sim.Millisecond},
+					{Rate: units.BitRate(1+x.IntN(100)) * units.Mbps, Dwell: sim.Duration(1+x.IntN(100)) * sim.Millisecond}},
+				Transitions: [][]float64{{0, 1}, {1, 0}},
+			}
+		default:
+			v := units.BitRate(1+x.IntN(100)) * units.Mbps
+			ch.Rate = &v
+		}
+		scn.Changes = append(scn.Changes, ch)
+		desc += fmt.Sprintf(" model-change=%+v", ch)
+	}
+	return desc
 }
 
 // passable makes what no sender gets through in bounded time passable,
