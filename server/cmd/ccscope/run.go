@@ -6,8 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -219,16 +221,51 @@ func isTerminal(f *os.File) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
+// printSummary prints a run's summary as tables: its flows (a group of
+// more than tableGroupFlows flows without its flows' rows, said once), its
+// groups' completion times by size, and its queues.
 func printSummary(w io.Writer, s engine.Summary) {
 	fmt.Fprintf(w, "scenario %s  seed %d  sim %v  events %d  digest %s  wall %.2fs\n\n",
 		s.Scenario, s.Seed, sim.Duration(s.SimTimePs), s.Events, s.Digest, s.WallS)
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "flow\tcc\tsent\tdelivered\tgoodput\tretrans\tt_10MB\tt_100MB\trtt_p50\trtt_p99\t")
+	big := map[string]bool{}
+	for _, g := range s.Groups {
+		big[g.Group] = g.Flows > tableGroupFlows
+	}
+	// The fct column appears only when a flow completed in a group.
+	fct := false
 	for _, f := range s.Flows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", f.ID, f.CC, bytesStr(f.BytesSent), bytesStr(f.BytesDelivered),
+		fct = fct || f.FCTPs != nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	head := "flow\tcc\tsent\tdelivered\tgoodput\tretrans\tt_10MB\tt_100MB\trtt_p50\trtt_p99\t"
+	if fct {
+		head += "fct\t"
+	}
+	rows := 0
+	for _, f := range s.Flows {
+		if big[groupOf(f.ID, s.Groups)] {
+			continue
+		}
+		if rows++; rows == 1 {
+			fmt.Fprintln(tw, head)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t", f.ID, f.CC, bytesStr(f.BytesSent), bytesStr(f.BytesDelivered),
 			rateStr(f.GoodputBps), intStr(f.Retransmits), durStr(f.T10MBPs), durStr(f.T100MBPs), durStr(f.RTTP50Ps), durStr(f.RTTP99Ps))
+		if fct {
+			fmt.Fprintf(tw, "%s\t", durStr(f.FCTPs))
+		}
+		fmt.Fprintln(tw)
 	}
 	tw.Flush()
+	for _, g := range s.Groups {
+		if big[g.Group] {
+			fmt.Fprintf(w, "group %s: its %d flows' own rows are left out here (--json has them)\n", g.Group, g.Flows)
+		}
+	}
+	if len(s.Groups) > 0 {
+		fmt.Fprintln(w)
+		printGroups(w, s.Groups)
+	}
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	// The outage_drops column appears only when a direction had outages
@@ -237,7 +274,7 @@ func printSummary(w io.Writer, s engine.Summary) {
 	for _, q := range s.Queues {
 		outages = outages || q.OutageDrops > 0
 	}
-	head := "queue\tenqueued\tdrops\tmarks\twire_losses\tmax_backlog\tsojourn_p50\tsojourn_p99\t"
+	head = "queue\tenqueued\tdrops\tmarks\twire_losses\tmax_backlog\tsojourn_p50\tsojourn_p99\t"
 	if outages {
 		head += "outage_drops\t"
 	}
@@ -251,6 +288,55 @@ func printSummary(w io.Writer, s engine.Summary) {
 		fmt.Fprintln(tw)
 	}
 	tw.Flush()
+}
+
+// printGroups prints each group's counts, then its completed flows' FCT
+// and slowdown (FCT over the ideal) by size bucket.
+func printGroups(w io.Writer, groups []engine.GroupSummary) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "group\tflows\tstarted\tcompleted\tsizes\tin_bucket\tfct_p50\tfct_p99\tslowdown_p50\tslowdown_p99\tslowdown_mean\tjain_bulk\t")
+	for _, g := range groups {
+		jain := "-"
+		if g.JainBulk != nil {
+			jain = fmt.Sprintf("%.3f", *g.JainBulk)
+		}
+		counts := fmt.Sprintf("%s\t%d\t%d\t%d", g.Group, g.Flows, g.Started, g.Completed)
+		if len(g.Buckets) == 0 {
+			fmt.Fprintf(tw, "%s\t-\t-\t-\t-\t-\t-\t-\t%s\t\n", counts, jain)
+		}
+		for i, b := range g.Buckets {
+			if i > 0 {
+				counts, jain = "\t\t\t", ""
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%.2f\t%.2f\t%.2f\t%s\t\n", counts, bucketStr(b), b.Count,
+				durStr(&b.FCTP50Ps), durStr(&b.FCTP99Ps), b.SlowdownP50, b.SlowdownP99, b.SlowdownMean, jain)
+		}
+	}
+	tw.Flush()
+}
+
+// bucketStr is a size bucket's range, "10KB-100KB" or "10MB+".
+func bucketStr(b engine.FCTBucket) string {
+	if b.MaxBytes == math.MaxInt64 {
+		return bytesStr(b.MinBytes) + "+"
+	}
+	return bytesStr(b.MinBytes) + "-" + bytesStr(b.MaxBytes)
+}
+
+// groupOf names the group whose flow id is ("<group>/<i>", or a proxy's
+// leg of one, "<group>/<i>.0" or ".1"), or "" for a flow of none.
+func groupOf(id string, groups []engine.GroupSummary) string {
+	for _, g := range groups {
+		rest, ok := strings.CutPrefix(id, g.Group+"/")
+		if !ok {
+			continue
+		}
+		rest = strings.TrimSuffix(strings.TrimSuffix(rest, ".0"), ".1")
+		if _, err := strconv.Atoi(rest); err == nil {
+			return g.Group
+		}
+	}
+	return ""
 }
 
 func bytesStr(n int64) string {

@@ -1,0 +1,53 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/ccscope/ccscope/engine"
+)
+
+// The run's table leaves out the flows of a group of more than
+// tableGroupFlows, says so once, and prints each group's counts and its
+// FCT and slowdown by size bucket; a small group's flows keep their rows,
+// proxy legs included, with their FCT.
+func TestPrintSummaryGroups(t *testing.T) {
+	ps := func(x int64) *int64 { return &x }
+	jain := 0.95
+	s := engine.Summary{Scenario: "s", Flows: []engine.FlowSummary{{ID: "ping", CC: "ping", RTTP50Ps: ps(4e9)}}}
+	for i := range 10 {
+		s.Flows = append(s.Flows, engine.FlowSummary{ID: fmt.Sprintf("web/%d", i), CC: "cubic", FCTPs: ps(31e9)})
+	}
+	s.Flows = append(s.Flows, engine.FlowSummary{ID: "few/0.0", CC: "bbr", FCTPs: ps(20e9)},
+		engine.FlowSummary{ID: "few/0.1", CC: "bbr", FCTPs: ps(21_500_000_000)})
+	s.Groups = []engine.GroupSummary{
+		{Group: "web", Flows: 10, Started: 10, Completed: 10, Buckets: []engine.FCTBucket{
+			{MinBytes: 10_000, MaxBytes: 100_000, Count: 6, FCTP50Ps: 31e9, FCTP99Ps: 40e9, SlowdownP50: 1, SlowdownP99: 1.29, SlowdownMean: 1.1},
+			{MinBytes: 10_000_000, MaxBytes: math.MaxInt64, Count: 4, FCTP50Ps: 9e12, FCTP99Ps: 9.5e12, SlowdownP50: 2, SlowdownP99: 2.5, SlowdownMean: 2.2}}},
+		{Group: "few", Flows: 1, Started: 1, Completed: 0, JainBulk: &jain},
+	}
+	var b strings.Builder
+	printSummary(&b, s)
+	out := b.String()
+	for _, want := range []string{"group web: its 10 flows' own rows are left out here (--json has them)",
+		"few/0.1", "21.500ms", "10.0KB-100.0KB", "10.00MB+", "31.000ms", "40.000ms", "1.29", "9000.000ms", "0.950"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "web/0") || strings.Count(out, "group web:") != 1 {
+		t.Errorf("summary lists the big group's flows, or says so more than once:\n%s", out)
+	}
+}
+
+func TestGroupOf(t *testing.T) {
+	gs := []engine.GroupSummary{{Group: "web"}, {Group: "we"}}
+	for id, want := range map[string]string{"web/3": "web", "web/12.1": "web", "web/0.0": "web", "we/2": "we",
+		"web": "", "webx/1": "", "web/a": "", "f0": "", "web/1.2": ""} {
+		if got := groupOf(id, gs); got != want {
+			t.Errorf("groupOf(%q) = %q, want %q", id, got, want)
+		}
+	}
+}
