@@ -148,3 +148,22 @@ func TestProxyChainRefused(t *testing.T) {
 		t.Fatalf("New = %v, want a refusal naming flows[f0], p1 and p2", err)
 	}
 }
+
+// Legs configure the two halves of a split flow; given to a flow, or to
+// every flow of a group, that no proxy splits, they would be dropped
+// silently: refused, naming the flow or group and its ends.
+func TestLegsWithoutProxyRefused(t *testing.T) {
+	for _, c := range []struct{ set, want string }{
+		{`flows.f0.legs=[{"cc":"reno"},{"cc":"bbr"}]`, "flows[f0].legs: no split-TCP proxy is on the path from h1 to h2"},
+		{`flows=[{"group":"g","count":2,"src":"h1","dst":"h2","cc":"cubic","legs":[{"cc":"reno"},{"cc":"bbr"}]}]`,
+			"flows[g].legs: no split-TCP proxy is on the path from h1 to h2"},
+	} {
+		p, err := Prepare(mustBuiltin(t, "p-rtr-p"), []string{c.set})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := New(p.Scenario, nil); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("New(%s) = %v, want %q", c.set, err, c.want)
+		}
+	}
+}
