@@ -42,9 +42,10 @@ type topologyCase struct {
 // with 1–4 hosts each, routed first, by ECMP or by spraying; some leaves
 // reach their hosts through a learning switch, and leaf 0's first host may
 // sit behind a split-TCP proxy. Queues are FIFOs (some step-marking) or
-// fq_codel; some links jitter, reorder, lose a little or go down. 1–3 groups of 3–42 sized flows of random CCs start by Poisson
-// arrivals, uniformly or in periodic rounds, with fixed, uniform,
-// lognormal or Pareto sizes, and sometimes a ping probe runs beside them.
+// fq_codel; some links jitter, reorder, lose a little or go down. 1–3
+// groups of 3–42 sized flows of random CCs start by Poisson arrivals,
+// uniformly or in periodic rounds, with fixed, uniform, lognormal or
+// Pareto sizes, and sometimes a ping probe runs beside them.
 func drawTopologyCase(r *rand.Rand, ccs []string) topologyCase {
 	pick := func(xs ...string) string { return xs[r.IntN(len(xs))] }
 	spines, leaves, per := 1+r.IntN(3), 2+r.IntN(3), 1+r.IntN(4)
@@ -59,7 +60,7 @@ func drawTopologyCase(r *rand.Rand, ccs []string) topologyCase {
 		}
 		return fmt.Sprintf(`{"kind": "fifo", "limit": "%dp"}`, 128+r.IntN(900))
 	}
-	// One link in four gets a path model in one direction: jitter in
+	// Five links in twelve get a path model in one direction: jitter in
 	// either order, netem's reorder, light random loss, or outages that
 	// queue or drop. None loses packets for long, so flows still complete.
 	jittered, impaired := false, false
