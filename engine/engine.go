@@ -68,12 +68,12 @@ func New(scn *config.Scenario, sink trace.Sink) (*Run, error) {
 	split := map[*config.Params]bool{} // settings with legs a proxy split (a group's are shared)
 	for i, f := range scn.Flows {
 		r.Trace.Flows = append(r.Trace.Flows, f.ID)
-		if px := r.proxyOn(f); px != nil {
+		px, err := r.proxyOn(f)
+		if err != nil {
+			return nil, err
+		}
+		if px != nil {
 			split[f.Params] = true
-			if px2 := nw.ProxyOn(px.Index, nw.Node(f.Dst).Index); px2 != nil {
-				return nil, fmt.Errorf("engine: flows[%s]: its path crosses two split-TCP proxies, %s and %s; a flow is split at one proxy at most (make one of them a router)",
-					f.ID, px.Name, px2.Name)
-			}
 			next := int32(len(scn.Flows) + len(legs1))
 			l0, l1, err := r.splitFlow(int32(i), next, f, px)
 			if err != nil {
@@ -95,14 +95,8 @@ func New(scn *config.Scenario, sink trace.Sink) (*Run, error) {
 		r.Flows = append(r.Flows, fl)
 		r.paths.add(nw, &scn.Flows[i])
 	}
-	for _, f := range scn.Flows {
-		if f.Legs != nil && !split[f.Params] {
-			id := f.ID
-			if f.Group != "" {
-				id = f.Group
-			}
-			return nil, fmt.Errorf("engine: flows[%s].legs: no split-TCP proxy is on the path from %s to %s, so the flow has no legs", id, f.Src, f.Dst)
-		}
+	if err := unsplitLegs(scn.Flows, split); err != nil {
+		return nil, err
 	}
 	for _, l1 := range legs1 {
 		r.Trace.Flows = append(r.Trace.Flows, l1.cfg.ID)

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/ccscope/ccscope/engine/config"
@@ -110,12 +111,37 @@ func (r *Run) splitFlow(idx, next int32, f config.Flow, px *topo.Node) (leg0, le
 }
 
 // proxyOn is the proxy that splits flow f, if its route crosses one and it
-// is a TCP flow.
-func (r *Run) proxyOn(f config.Flow) *topo.Node {
+// is a TCP flow. A flow is split at one proxy at most: a route that crosses
+// two is an error.
+func (r *Run) proxyOn(f config.Flow) (*topo.Node, error) {
 	if f.CC == config.Pump || f.CC == config.Ping {
-		return nil
+		return nil, nil
 	}
-	return r.Net.ProxyOn(r.Net.Node(f.Src).Index, r.Net.Node(f.Dst).Index)
+	dst := r.Net.Node(f.Dst).Index
+	px := r.Net.ProxyOn(r.Net.Node(f.Src).Index, dst)
+	if px == nil {
+		return nil, nil
+	}
+	if px2 := r.Net.ProxyOn(px.Index, dst); px2 != nil {
+		return nil, fmt.Errorf("engine: flows[%s]: its path crosses two split-TCP proxies, %s and %s; a flow is split at one proxy at most (make one of them a router)",
+			f.ID, px.Name, px2.Name)
+	}
+	return px, nil
+}
+
+// unsplitLegs refuses legs given to a flow, or to every flow of a group,
+// that no proxy splits; split holds the settings of the flows split.
+func unsplitLegs(flows []config.Flow, split map[*config.Params]bool) error {
+	for _, f := range flows {
+		if f.Legs != nil && !split[f.Params] {
+			id := f.ID
+			if f.Group != "" {
+				id = f.Group
+			}
+			return fmt.Errorf("engine: flows[%s].legs: no split-TCP proxy is on the path from %s to %s, so the flow has no legs", id, f.Src, f.Dst)
+		}
+	}
+	return nil
 }
 
 // endToEnd is flows, a run's summaries by flow index, as its scenario's
