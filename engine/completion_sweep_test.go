@@ -103,9 +103,7 @@ func modelChanges(scn *config.Scenario, x *rand.Rand) string {
 // not time: a run of 30 lost packets, rare but drawn in a few thousand
 // runs, outlasts 30 backed-off RTOs, minutes apart at TCP_RTO_MAX, as it
 // would on netem. Those models become Bernoulli loss at their stationary
-// rate. A buffer given in BDPs can be below one packet on a small path
-// (1.04 BDP of 2 Mbps and 5 ms is 1,300 B), which it then never passes
-// (bfifo as well): such buffers become 3 to 42 packets.
+// rate.
 func passable(scn *config.Scenario) {
 	for i := range scn.Links {
 		for _, d := range []*config.Direction{&scn.Links[i].AB, &scn.Links[i].BA} {
@@ -120,9 +118,6 @@ func passable(scn *config.Scenario) {
 				bad := l.PGB / (l.PGB + l.PBG)
 				*l = config.Loss{Kind: config.Bernoulli, Position: l.Position,
 					P: (1-bad)*l.LossGood + bad*l.LossBad}
-			}
-			if q := &d.Qdisc.Limit; q.MilliBDPs > 0 {
-				q.Packets, q.MilliBDPs = 2+q.MilliBDPs/50, 0
 			}
 		}
 	}

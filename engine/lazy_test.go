@@ -115,7 +115,7 @@ func lazyCase(r *rand.Rand, ccs []string, dur sim.Duration) (*config.Scenario, s
 	if r.IntN(2) == 0 {
 		limit.Packets = int64(2 + r.IntN(60))
 	} else {
-		limit.MilliBDPs = int64(100 + r.IntN(1900))
+		limit = passBDP(int64(100+r.IntN(1900)), rate, 2*delay)
 	}
 	bn := config.Direction{Rate: rate, Delay: delay, Qdisc: config.Qdisc{Kind: config.FIFO, Limit: limit}}
 	if r.IntN(4) == 0 {

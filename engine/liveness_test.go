@@ -55,16 +55,27 @@ type sweepCase struct {
 	desc string
 }
 
+// passBDP is a limit of milli thousandths of a BDP on a path of rate and
+// an RTT of at least minRTT, or 2 + milli/50 packets if that BDP limit
+// could be less than one 1,500 B packet: New refuses such a limit (a FIFO
+// never passes a larger packet).
+func passBDP(milli int64, rate units.BitRate, minRTT sim.Duration) config.QueueLimit {
+	if units.BytesIn(rate, minRTT)*units.Bytes(milli)/1000 < 1500 {
+		return config.QueueLimit{Packets: 2 + milli/50}
+	}
+	return config.QueueLimit{MilliBDPs: milli}
+}
+
 // livenessCase draws the i-th case: the three-hop path
 // (h1 —access— r1 —bottleneck— r2 —tail— d0) with random loss before the
 // bottleneck queue (on the access link) and after it (on the tail link),
 // sometimes on the ACK path (bursty Gilbert-Elliott and loss trains too,
 // before or after serialisation), jitter of several kinds in FIFO or
 // reordering order, periodic outages, a bottleneck buffer from 2 packets to
-// 2 BDP, a random rate and delay with up to two scheduled steps of rate,
-// delay or loss, one or two flows of any CC with random mechanism
-// switches, GRO intervals, receive buffers down to 8 KiB, sometimes a
-// split-TCP proxy in place of the second router, and a random
+// 2 BDP (at least one packet), a random rate and delay with up to two
+// scheduled steps of rate, delay or loss, one or two flows of any CC with
+// random mechanism switches, GRO intervals, receive buffers down to 8 KiB,
+// sometimes a split-TCP proxy in place of the second router, and a random
 // seed.
 //
 // With busy, loss probabilities are drawn log-uniformly from 10^-5 to 5 %
@@ -86,7 +97,7 @@ func livenessCase(r *rand.Rand, ccs []string, dur sim.Duration, busy bool) sweep
 	if r.IntN(2) == 0 {
 		limit.Packets = int64(2 + r.IntN(40))
 	} else {
-		limit.MilliBDPs = int64(50 + r.IntN(1950))
+		limit = passBDP(int64(50+r.IntN(1950)), rate, 2*delay)
 	}
 	bn := config.Direction{Rate: rate, Delay: delay, Qdisc: config.Qdisc{Kind: config.FIFO, Limit: limit}}
 	if r.IntN(4) == 0 {

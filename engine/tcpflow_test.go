@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/ccscope/ccscope/engine/config"
@@ -314,5 +315,31 @@ func TestTCPCongControlPath(t *testing.T) {
 				t.Errorf("rtt p50 = %v, want in [%v, %v]", p50, tc.minP50, tc.maxP50)
 			}
 		})
+	}
+}
+
+// A queue_limit action below one full-size packet of a flow crossing the
+// direction is refused, as the same limit in the scenario is; one of
+// exactly a packet (1,448 B of payload and 52 B of headers) is taken, and
+// the ACK direction may be smaller.
+func TestQueueLimitActionBelowOnePacket(t *testing.T) {
+	access := config.Direction{Rate: 10 * units.Gbps, Delay: sim.Millisecond, Qdisc: fifo(1000)}
+	bn := config.Direction{Rate: 100 * units.Mbps, Delay: 19 * sim.Millisecond, Qdisc: bdpFIFO()}
+	r, err := New(tcpScenario("cubic", access, bn, 0, sim.Second, linuxOpts()), nil)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	limit := func(dir string, b units.Bytes) error {
+		return r.Act(Action{Link: "bottleneck", Dir: dir, QueueLimit: &config.QueueLimit{Bytes: b}})
+	}
+	want := "engine: action.queue_limit: 1499 B is less than one 1500 B packet of flow f0"
+	if err := limit("ab", 1499); err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("1499 B: err = %v, want %q…", err, want)
+	}
+	if err := limit("ab", 1500); err != nil {
+		t.Errorf("1500 B: %v", err)
+	}
+	if err := limit("ba", 100); err != nil {
+		t.Errorf("100 B on the ACK direction: %v", err)
 	}
 }

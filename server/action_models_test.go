@@ -46,7 +46,8 @@ func TestActPathModelsReplay(t *testing.T) {
 	}
 }
 
-// A bad model in an action is refused with the field's path and reason.
+// A bad model or value in an action is refused with the field's path and
+// reason.
 func TestActPathModelErrors(t *testing.T) {
 	t.Parallel()
 	_, url := newTestServer(t, Options{})
@@ -61,6 +62,9 @@ func TestActPathModelErrors(t *testing.T) {
 		{map[string]any{"link": "bottleneck", "dir": "ab", "loss": map[string]any{"kind": "periodic"}}, "action.loss.every", "missing"},
 		{map[string]any{"link": "bottleneck", "dir": "ab", "outage": "0ms"}, "action.outage", "must be positive"},
 		{map[string]any{"link": "bottleneck", "dir": "ab", "capacity": map[string]any{"states": []any{}}}, "action.capacity.states", "at least one state"},
+		// Refused by the engine rather than the parser: a FIFO limit below
+		// one 1,500 B packet of the flow crossing it.
+		{map[string]any{"link": "bottleneck", "dir": "ab", "queue_limit": "1000B"}, "action.queue_limit", "less than one 1500 B packet of flow f0"},
 	} {
 		e := c.fail("act", map[string]any{"session": id, "action": tc.action})
 		if e["path"] != tc.field || !strings.Contains(e["message"].(string), tc.reason) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/ccscope/ccscope/engine"
@@ -297,11 +298,23 @@ func (s *state) act(a engine.Action, prefix string) (int, *Error) {
 		return 0, err
 	}
 	if err := s.run.Act(a); err != nil {
-		return 0, errorf(CodeBadArgs, prefix[:max(len(prefix)-1, 0)], "%v", err)
+		return 0, errorf(CodeBadArgs, refusedPath(err, prefix), "%v", err)
 	}
 	s.actions = append(s.actions, LoggedAction{At: s.position(), Action: wireAction(a)})
 	s.applied = append(s.applied, a)
 	return len(s.actions) - 1, nil
+}
+
+// refusedPath is the path of the field an engine refusal names ("engine:
+// action.rate: …" under prefix "actions[2]." is "actions[2].rate"), or of
+// the action itself.
+func refusedPath(err error, prefix string) string {
+	if rest, ok := strings.CutPrefix(err.Error(), "engine: action."); ok {
+		if field, _, ok := strings.Cut(rest, ":"); ok {
+			return prefix + field
+		}
+	}
+	return prefix[:max(len(prefix)-1, 0)]
 }
 
 // digest is the run's digest so far.

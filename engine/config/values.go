@@ -295,6 +295,9 @@ func allDigits(s string) bool {
 	return s != ""
 }
 
+// String is the limit as a scenario writes it ("100p", "0.5BDP", "150KB").
+func (l QueueLimit) String() string { return formatLimit(l) }
+
 // formatLimit writes a limit in the form limit parses.
 func formatLimit(l QueueLimit) string {
 	switch {

@@ -27,6 +27,15 @@ type Network struct {
 	// rtt is the base RTT of the first flow (in scenario order) whose path
 	// crosses a direction, for BDP queue limits.
 	rtt map[*link.Dir]sim.Duration
+	// full is, per direction, the largest full-size data packet of the
+	// flows whose path crosses it, checked against byte limits.
+	full map[*link.Dir]fullPacket
+}
+
+// fullPacket is a flow's full-size data packet: its wire bytes and the flow.
+type fullPacket struct {
+	size units.Bytes
+	flow string
 }
 
 // Node returns the node named id.
@@ -129,15 +138,20 @@ func Build(s *sim.Sim, pool *packet.Pool, scn *config.Scenario) (*Network, error
 		}
 	}
 	nw.rtt = map[*link.Dir]sim.Duration{}
+	nw.full = map[*link.Dir]fullPacket{}
 	for _, f := range scn.Flows {
 		src, dst := nw.byID[f.Src], nw.byID[f.Dst]
 		var rtt sim.Duration = -1
+		full := fullSize(f)
 		for _, x := range nw.Path(src, dst) {
 			if _, ok := nw.rtt[x]; !ok {
 				if rtt < 0 {
 					rtt = nw.BaseRTT(src, dst)
 				}
 				nw.rtt[x] = rtt
+			}
+			if full > nw.full[x].size {
+				nw.full[x] = fullPacket{full, f.ID}
 			}
 		}
 	}
@@ -154,6 +168,32 @@ func Build(s *sim.Sim, pool *packet.Pool, scn *config.Scenario) (*Network, error
 		}
 	}
 	return nw, nil
+}
+
+// FullPacket is the largest full-size data packet of the flows whose path
+// crosses d, and the flow that sends it (0 and "" if none does).
+func (nw *Network) FullPacket(d *link.Dir) (units.Bytes, string) {
+	f := nw.full[d]
+	return f.size, f.flow
+}
+
+// tcpHeaderBytes is what a TCP segment adds to its payload on the wire
+// (tcp.HeaderBytes: IP, TCP and timestamps).
+const tcpHeaderBytes = 52
+
+// fullSize is the wire size of f's full-size data packets: a pump's or a
+// ping's packet_size, a TCP flow's MSS plus headers (the smaller leg's when
+// a proxy splits it, as each leg crosses only part of the path).
+func fullSize(f config.Flow) units.Bytes {
+	switch {
+	case f.Params == nil:
+		return 0
+	case f.CC == config.Pump || f.CC == config.Ping:
+		return f.PacketSize
+	case f.Legs != nil:
+		return min(f.Legs[0].TCP.MSS, f.Legs[1].TCP.MSS) + tcpHeaderBytes
+	}
+	return f.TCP.MSS + tcpHeaderBytes
 }
 
 // bdp is the bandwidth-delay product of d: its rate times the base RTT of the
@@ -177,6 +217,15 @@ func (nw *Network) newQdisc(d *link.Dir, c config.Qdisc, scn *config.Scenario) (
 	limBytes, limPkts := c.Limit.Bytes, int(c.Limit.Packets)
 	if c.Limit.MilliBDPs > 0 {
 		limBytes = nw.bdp(d) * units.Bytes(c.Limit.MilliBDPs) / 1000
+	}
+	// A FIFO drops a packet larger than its byte limit even when empty, as
+	// bfifo does: a flow whose every segment is larger would never deliver.
+	if full := nw.full[d]; c.Kind == config.FIFO && limBytes > 0 && limBytes < full.size {
+		what := fmt.Sprintf("%d B", limBytes)
+		if c.Limit.MilliBDPs > 0 {
+			what = fmt.Sprintf("%s is %d B here (the BDP is %d B)", c.Limit, limBytes, nw.bdp(d))
+		}
+		return nil, fmt.Errorf("limit: %s, less than one %d B packet of flow %s: a FIFO drops every packet larger than its limit, so that flow could never deliver", what, full.size, full.flow)
 	}
 	env := d.QdiscEnv()
 	switch c.Kind {

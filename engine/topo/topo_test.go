@@ -1,6 +1,7 @@
 package topo
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/ccscope/ccscope/engine/config"
@@ -96,5 +97,43 @@ func TestBDPLimit(t *testing.T) {
 	}
 	if accepted != 333 {
 		t.Errorf("1BDP fifo accepted %d packets of 1500 B, want 333", accepted)
+	}
+}
+
+// A byte limit below one full-size packet of a flow crossing the direction
+// is refused: a FIFO drops a packet larger than its limit even when empty
+// (bfifo's test is backlog + len <= limit), so the flow could never deliver.
+// 2 Mbps × 2·(1 ms + 4 ms) = 2,500 B; half of it, 1,250 B, is less than a
+// 1,448 B segment and its 52 B of headers. The reverse direction carries
+// only 52 B ACKs, so the same limit is accepted there.
+func TestLimitBelowOnePacketRefused(t *testing.T) {
+	build := func(ab, ba config.QueueLimit) error {
+		bn := dir(2*units.Mbps, 4*sim.Millisecond)
+		rev := bn
+		bn.Qdisc.Limit, rev.Qdisc.Limit = ab, ba
+		scn := &config.Scenario{
+			Nodes: []config.Node{{ID: "h1"}, {ID: "r1", Kind: config.Router}, {ID: "h2"}},
+			Links: []config.Link{lnk("access", "h1", "r1", sim.Millisecond), {ID: "bottleneck", A: "r1", B: "h2", AB: bn, BA: rev}},
+			Flows: []config.Flow{{ID: "f0", Src: "h1", Dst: "h2", Params: &config.Params{CC: "cubic", TCP: config.TCPOptions{MSS: 1448}}}},
+		}
+		_, err := Build(sim.New(), &packet.Pool{}, scn)
+		return err
+	}
+	half, one := config.QueueLimit{MilliBDPs: 500}, config.QueueLimit{MilliBDPs: 1000}
+	want := "topo: links[bottleneck].ab.qdisc: limit: 0.5BDP is 1250 B here (the BDP is 2500 B), less than one 1500 B packet of flow f0"
+	if err := build(half, one); err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("0.5BDP on the data direction: err = %v, want %q…", err, want)
+	}
+	want = "topo: links[bottleneck].ab.qdisc: limit: 1499 B, less than one 1500 B packet of flow f0"
+	if err := build(config.QueueLimit{Bytes: 1499}, one); err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("1499 B on the data direction: err = %v, want %q…", err, want)
+	}
+	for _, c := range []struct {
+		name   string
+		ab, ba config.QueueLimit
+	}{{"1BDP", one, one}, {"1500 B", config.QueueLimit{Bytes: 1500}, one}, {"0.5BDP on the ACK direction", one, half}} {
+		if err := build(c.ab, c.ba); err != nil {
+			t.Errorf("%s: %v", c.name, err)
+		}
 	}
 }
