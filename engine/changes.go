@@ -127,10 +127,6 @@ const (
 	kindAnnounce sim.Kind = 2
 )
 
-// announcer is a flow that can be told of a predicted path event (a TCP
-// sender: its CC's cwnd_event hook).
-type announcer interface{ Announce(ev cc.Event) }
-
 // changer applies the scenario's scheduled changes at their times.
 type changer struct {
 	run  *Run
@@ -167,19 +163,20 @@ func (c *changer) Handle(ev sim.Event) {
 	}
 }
 
-// announce tells every flow whose data or ACK route crosses link (either
-// direction) that a disruption of it is predicted: the link layer's handover
-// report of SaTCP (LeoEM's report_relay). Flows are told in scenario order.
+// announce tells every running TCP flow whose data or ACK route crosses link
+// (either direction) that a disruption of it is predicted: the link layer's
+// handover report of SaTCP (LeoEM's report_relay). A split flow's legs are
+// told as their own routes cross it. Flows are told in index order.
 func (c *changer) announce(link string) {
 	r := c.run
-	for i, f := range r.Scenario.Flows {
-		a, ok := r.Flows[i].(announcer)
-		if !ok {
+	for _, fl := range r.Flows {
+		t, ok := fl.(*tcpFlow)
+		if !ok || t.snd == nil {
 			continue
 		}
-		src, dst := r.Net.Node(f.Src).Index, r.Net.Node(f.Dst).Index
+		src, dst := r.Net.Node(t.cfg.Src).Index, r.Net.Node(t.cfg.Dst).Index
 		if crosses(r.Net.Path(src, dst), link) || crosses(r.Net.Path(dst, src), link) {
-			a.Announce(cc.EventHandover)
+			t.Announce(cc.EventHandover)
 		}
 	}
 }

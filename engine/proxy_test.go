@@ -167,3 +167,44 @@ func TestLegsWithoutProxyRefused(t *testing.T) {
 		}
 	}
 }
+
+// A handover announced on a link tells the legs whose own routes cross it,
+// not the split flow as a whole: on p-we-p with SaTCP on both legs, an
+// announcement on the proxy's last link (at 1 s, 100 ms ahead of a 50 ms
+// outage) raises leg 1's handover signal at 1 s and leaves leg 0's down;
+// one on the bottleneck (at 3 s) raises leg 0's at 3 s and not leg 1's.
+// Before, the flow's whole route was checked and only leg 0 was told, of
+// both.
+func TestProxyLegsAnnouncedOnTheirOwnRoutes(t *testing.T) {
+	r, _ := runJSON(t, mustBuiltin(t, "p-we-p"), "runtime.duration=4s", "flows.f0.cc=satcp", `trace.detail="change"`,
+		`changes=[{"at": "1100ms", "link": "last", "dir": "ab", "outage": "50ms", "announce": "100ms"},
+		          {"at": "3100ms", "link": "bottleneck", "dir": "ab", "outage": "50ms", "announce": "100ms"}]`)
+	rises := map[string][]sim.Time{}
+	id := r.Trace.SignalIndex("handover")
+	s := &r.Trace.SignalT
+	for i := range s.T {
+		if s.Signal[i] == id && s.Value[i] == 1 {
+			f := r.Trace.Flows[s.Flow[i]]
+			rises[f] = append(rises[f], sim.Time(s.T[i]))
+		}
+	}
+	first := func(f string) sim.Time {
+		if len(rises[f]) == 0 {
+			return -1
+		}
+		return rises[f][0]
+	}
+	if got := first("f0.1"); got != sim.Time(sim.Second) {
+		t.Errorf("leg 1's handover signal first rose at %v, want 1s (the last link's announcement)", got)
+	}
+	if got := first("f0.0"); got != sim.Time(3*sim.Second) {
+		t.Errorf("leg 0's handover signal first rose at %v, want 3s (the bottleneck's announcement)", got)
+	}
+	for _, f := range []string{"f0.0", "f0.1"} {
+		for _, at := range rises[f] {
+			if f == "f0.0" && at < sim.Time(3*sim.Second) || f == "f0.1" && at >= sim.Time(3*sim.Second) {
+				t.Errorf("%s's handover signal rose at %v, from the other leg's link", f, at)
+			}
+		}
+	}
+}
