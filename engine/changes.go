@@ -48,17 +48,16 @@ func (r *Run) Act(a Action) error {
 	case a.Flow != "" && a.Link != "":
 		return fmt.Errorf("engine: action names both link %q and flow %q; name one", a.Link, a.Flow)
 	case a.Flow != "":
-		for i, f := range r.Scenario.Flows {
-			if f.ID != a.Flow {
-				continue
-			}
-			fa, ok := r.Flows[i].(FlowActor)
-			if !ok {
-				return fmt.Errorf("engine: flow %q (%s) takes no actions", a.Flow, f.CC)
-			}
-			return fa.Act(a)
+		i, ok := r.FlowIndex(a.Flow)
+		if !ok {
+			return fmt.Errorf("engine: action.flow: no flow %q", a.Flow)
 		}
-		return fmt.Errorf("engine: action.flow: no flow %q", a.Flow)
+		fa, ok := r.Flows[i].(FlowActor)
+		if !ok {
+			// Not a leg (legs, past the scenario's flows, are TCP).
+			return fmt.Errorf("engine: flow %q (%s) takes no actions", a.Flow, r.Scenario.Flows[i].CC)
+		}
+		return fa.Act(a)
 	case a.Link != "":
 		d, ok := r.Net.Dir(a.Link, a.Dir)
 		if !ok {

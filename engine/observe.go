@@ -1,6 +1,9 @@
 package engine
 
 import (
+	"slices"
+
+	"github.com/ccscope/ccscope/engine/config"
 	"github.com/ccscope/ccscope/engine/trace"
 	"github.com/ccscope/ccscope/engine/units"
 )
@@ -14,27 +17,51 @@ type Observation struct {
 	BytesDelivered units.Bytes
 }
 
-// Observe returns flow id's observation now; ok is false when there is no
-// such flow or it is not a TCP flow. A group's flow has no ends before it
+// Observe returns flow id's observation now (id as FlowIndex takes it); ok
+// is false when there is no such flow or it is not a TCP flow. A group's flow has no ends before it
 // starts and after it finishes (groupflows.go): it observes as zeros then,
 // but for the bytes it delivered.
 func (r *Run) Observe(id string) (obs Observation, ok bool) {
-	for i, f := range r.Scenario.Flows {
-		if f.ID != id {
-			continue
-		}
-		switch t := r.Flows[i].(type) {
-		case *tcpFlow:
-			if t.snd != nil {
-				obs.FlowRow, obs.BytesDelivered = t.observe()
-			}
-		case *doneFlow:
-			obs.BytesDelivered = units.Bytes(t.final.delivered)
-		default:
-			return obs, false
-		}
-		obs.T = r.Sim.Now()
-		return obs, true
+	i, ok := r.FlowIndex(id)
+	if !ok {
+		return obs, false
 	}
-	return obs, false
+	switch t := r.Flows[i].(type) {
+	case *tcpFlow:
+		if t.snd != nil {
+			obs.FlowRow, obs.BytesDelivered = t.observe()
+		}
+	case *doneFlow:
+		obs.BytesDelivered = units.Bytes(t.final.delivered)
+	default:
+		return obs, false
+	}
+	obs.T = r.Sim.Now()
+	return obs, true
+}
+
+// FlowIndex is the index in r.Flows (and r.Trace.Flows) of the flow named
+// name: a name the traces give ("f0", "web/3", a split flow's legs "f0.0"
+// and "f0.1"), or a split flow's scenario id, which names its leg 0 (the
+// sender at the flow's source). Scenario ids have no '.', so the two never
+// collide.
+func (r *Run) FlowIndex(name string) (int, bool) {
+	if i := slices.Index(r.Trace.Flows, name); i >= 0 {
+		return i, true
+	}
+	i := slices.IndexFunc(r.Scenario.Flows, func(f config.Flow) bool { return f.ID == name })
+	return i, i >= 0
+}
+
+// TraceNames are the names the traces give scenario flow or leg id: its
+// own, or a split flow's two legs; nil if there is none.
+func (r *Run) TraceNames(id string) []string {
+	i, ok := r.FlowIndex(id)
+	if !ok {
+		return nil
+	}
+	if t, ok := r.Flows[i].(*tcpFlow); ok && t.relay != nil && r.Trace.Flows[i] != id {
+		return []string{t.relay.legs[0].cfg.ID, t.relay.legs[1].cfg.ID}
+	}
+	return []string{r.Trace.Flows[i]}
 }

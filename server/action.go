@@ -272,12 +272,10 @@ func (a *args) queueLimit(key string) (config.QueueLimit, *Error) {
 // the engine sees the action.
 func checkTarget(r *engine.Run, a engine.Action, prefix string) *Error {
 	if a.Flow != "" {
-		for _, f := range r.Scenario.Flows {
-			if f.ID == a.Flow {
-				return nil
-			}
+		if _, ok := r.FlowIndex(a.Flow); !ok {
+			return errorf(CodeNotFound, prefix+"flow", "%sflow: no flow %q", prefix, a.Flow)
 		}
-		return errorf(CodeNotFound, prefix+"flow", "%sflow: no flow %q", prefix, a.Flow)
+		return nil
 	}
 	if _, ok := r.Net.Dir(a.Link, a.Dir); !ok {
 		return errorf(CodeNotFound, prefix+"link", "%slink: no link %q", prefix, a.Link)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -425,11 +424,18 @@ func (s *session) filterArgs(a *args) (trace.Filter, *Error) {
 	if f.Flows, e = a.strList("flows"); e != nil {
 		return f, e
 	}
+	var names []string
+	if f.Flows != nil {
+		names = make([]string, 0, len(f.Flows))
+	}
 	for i, fl := range f.Flows {
-		if !slices.Contains(s.st.run.Trace.Flows, fl) {
+		legs := s.st.run.TraceNames(fl) // a split flow's id selects both legs
+		if legs == nil {
 			return f, errorf(CodeNotFound, fmt.Sprintf("flows[%d]", i), "no flow %q", fl)
 		}
+		names = append(names, legs...)
 	}
+	f.Flows = names
 	if f.Signals, e = a.strList("signals"); e != nil {
 		return f, e
 	}

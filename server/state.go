@@ -329,10 +329,7 @@ func (s *state) summary() engine.Summary {
 
 // describe is open's and restore's result.
 func (s *state) describe(id string) map[string]any {
-	flows := []string{}
-	for _, f := range s.run.Scenario.Flows {
-		flows = append(flows, f.ID)
-	}
+	flows := append([]string{}, s.run.Trace.Flows...) // a split flow's legs, not its id
 	links := []string{}
 	for _, l := range s.run.Scenario.Links {
 		links = append(links, l.ID)

@@ -38,7 +38,9 @@ class Session:
         seed: The run's master seed.
         config: The canonical scenario, as a dict.
         config_hash: SHA-256 of the canonical scenario JSON.
-        flows: The flow ids, in the order traces index them.
+        flows: The flows as the traces name them, in the order they index
+            them (a group's ``web/0``, …; a split flow's legs ``f0.0`` and
+            ``f0.1`` in place of ``f0``).
         links: The link ids.
         paths: Per flow id, its path as the server built it: ``bottleneck``
             (the slowest data direction, ``"<link>/ab"``), ``bottleneck_bps``,
@@ -110,7 +112,8 @@ class Session:
     def __repr__(self) -> str:
         return (
             f"<ccscope.Session {self.id} {self.scenario!r} seed={self.seed} "
-            f"t={format_ps(self.sim_time_ps)}/{format_ps(self.horizon_ps)} flows={self.flows}"
+            f"t={format_ps(self.sim_time_ps)}/{format_ps(self.horizon_ps)} "
+            f"flows={self.flows if len(self.flows) <= 8 else f'[{len(self.flows):,} flows]'}"
             f"{' closed' if self._closed else ''}>"
         )
 
@@ -123,7 +126,7 @@ class Session:
             ("seed", str(self.seed)),
             ("sim time", f"{format_ps(self.sim_time_ps)} of {format_ps(self.horizon_ps)} ({frac:.0%})"),
             ("events", f"{self.events:,}"),
-            ("flows", ", ".join(f"{f} ({_flow_cc(self.config, f)})" for f in self.flows)),
+            ("flows", _flows_line(self.config, self.flows)),
             ("links", ", ".join(self.links)),
             ("config hash", self.config_hash[:16]),
         ]
@@ -522,8 +525,25 @@ def _list(v: Sequence[str] | None) -> list[str] | None:
     return list(v)
 
 
-def _flow_cc(config: Mapping[str, Any], flow_id: str) -> str:
+def _flow_cc(config: Mapping[str, Any], name: str) -> str:
+    """The CC of a flow as the traces name it: a scenario flow ("f0"), a
+    group's flow ("web/3": its group's), or a leg of a flow a proxy splits
+    ("f0.1": its ``legs`` entry's, else the flow's)."""
+    base, _, leg = name.partition(".")
+    group, slash, _ = base.partition("/")
     for f in config.get("flows", []):
-        if f.get("id") == flow_id:
+        if f.get("id") == base or (slash and f.get("group") == group):
+            legs = f.get("legs")
+            if leg in ("0", "1") and isinstance(legs, list) and len(legs) == 2 and isinstance(legs[int(leg)], Mapping):
+                return str(legs[int(leg)].get("cc", f.get("cc", "?")))
             return str(f.get("cc", "?"))
     return "?"
+
+
+def _flows_line(config: Mapping[str, Any], flows: Sequence[str], most: int = 8) -> str:
+    """The flows with their CCs; beyond ``most``, the first few, the last and
+    how many (a group has thousands)."""
+    named = [f"{f} ({_flow_cc(config, f)})" for f in flows]
+    if len(named) <= most:
+        return ", ".join(named)
+    return ", ".join(named[: most - 2]) + f", …, {named[-1]} ({len(named):,} flows)"

@@ -114,6 +114,30 @@ def test_run_to_the_end_matches_the_pump_model(client):
         assert q["sojourn_p99_ps"] == pytest.approx(333 * 120 * 10**6, rel=0.01)
 
 
+def test_split_flow_legs_are_flows_of_the_session(client):
+    # p-we-p's proxy splits f0: the session lists its legs as the traces name
+    # them, with each leg's own CC, and acts on and observes a leg by name.
+    legs = [{"cc": "bbr"}, {"cc": "reno"}]
+    with client.open("p-we-p", set={"flows.f0.legs": legs, "runtime.duration": "2s", "trace.detail": "change"}) as s:
+        assert s.flows == ["f0.0", "f0.1"]
+        assert s.paths["f0.1"]["bottleneck"] == "last/ab"
+        assert "f0.0 (bbr), f0.1 (reno)" in s._repr_html_()
+        s.step("1s")
+        s.act(flow="f0.1", cwnd=7)
+        obs = client.call("step", {"session": s.id, "events": 1, "observe": "f0.1"})["obs"]
+        assert obs[1] == 7  # cwnd_pkts, as the action left it
+        f = s.signals("flows", flows=["f0"])
+        assert set(f["flow"].unique().to_pylist()) == {"f0.0", "f0.1"}
+
+
+def test_group_flows_are_named_with_their_groups_cc(client):
+    with client.open("dumbbell-n", set={"runtime.duration": "10ms"}) as s:
+        assert len(s.flows) == 32 and s.flows[0] == "bulk/0"
+        assert "[32 flows]" in repr(s)
+        page = s._repr_html_()
+        assert "bulk/0 (cubic)" in page and "bulk/31 (cubic) (32 flows)" in page
+
+
 def test_signals_tables_and_filters(client):
     with client.open("pump", set={"trace.detail": "change", "runtime.duration": "1s"}) as s:
         s.run(progress=False)
