@@ -39,7 +39,16 @@ func (d *DataSender) sacktag(p *packet.Packet, priorSndUna uint64, ss *sackTagSt
 			e++
 		}
 		if e > s {
-			segBlocks[nb] = [2]uint64{s, e}
+			// In order of start, as the kernel sorts the blocks "to allow
+			// in order walk of the retrans queue": a receiver lists its
+			// newest block first, and walking a compressed SACK's new
+			// blocks newest first would take each lower one for
+			// reordering (tcp_check_sack_reordering).
+			i := nb
+			for ; i > 0 && segBlocks[i-1][0] > s; i-- {
+				segBlocks[i] = segBlocks[i-1]
+			}
+			segBlocks[i] = [2]uint64{s, e}
 			nb++
 		}
 	}
