@@ -18,9 +18,9 @@ type Observation struct {
 }
 
 // Observe returns flow id's observation now (id as FlowIndex takes it); ok
-// is false when there is no such flow or it is not a TCP flow. A group's flow has no ends before it
-// starts and after it finishes (groupflows.go): it observes as zeros then,
-// but for the bytes it delivered.
+// is false when there is no such flow or it is not a TCP flow. A group's
+// flow has no ends before it starts and after it finishes (groupflows.go):
+// it observes as zeros then, but for the bytes it delivered.
 func (r *Run) Observe(id string) (obs Observation, ok bool) {
 	i, ok := r.FlowIndex(id)
 	if !ok {

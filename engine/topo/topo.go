@@ -11,6 +11,7 @@ import (
 	"github.com/ccscope/ccscope/engine/qdisc"
 	"github.com/ccscope/ccscope/engine/rng"
 	"github.com/ccscope/ccscope/engine/sim"
+	"github.com/ccscope/ccscope/engine/tcp"
 	"github.com/ccscope/ccscope/engine/units"
 )
 
@@ -177,10 +178,6 @@ func (nw *Network) FullPacket(d *link.Dir) (units.Bytes, string) {
 	return f.size, f.flow
 }
 
-// tcpHeaderBytes is what a TCP segment adds to its payload on the wire
-// (tcp.HeaderBytes: IP, TCP and timestamps).
-const tcpHeaderBytes = 52
-
 // fullSize is the wire size of f's full-size data packets: a pump's or a
 // ping's packet_size, a TCP flow's MSS plus headers (the smaller leg's when
 // a proxy splits it, as each leg crosses only part of the path).
@@ -191,9 +188,9 @@ func fullSize(f config.Flow) units.Bytes {
 	case f.CC == config.Pump || f.CC == config.Ping:
 		return f.PacketSize
 	case f.Legs != nil:
-		return min(f.Legs[0].TCP.MSS, f.Legs[1].TCP.MSS) + tcpHeaderBytes
+		return min(f.Legs[0].TCP.MSS, f.Legs[1].TCP.MSS) + tcp.HeaderBytes
 	}
-	return f.TCP.MSS + tcpHeaderBytes
+	return f.TCP.MSS + tcp.HeaderBytes
 }
 
 // bdp is the bandwidth-delay product of d: its rate times the base RTT of the
