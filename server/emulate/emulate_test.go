@@ -531,11 +531,17 @@ func TestShortFlowsFCT(t *testing.T) {
 	// late (a hypervisor taking the vCPU: p99 1-3 ms in every run for
 	// minutes on end here), each crossing may be late by as much again
 	// beyond the tolerance, and the bounds widen by that: the test judges
-	// the kernel, not the host.
+	// the kernel, not the host. Such a run also has stalls far beyond its
+	// p99 (one flow of four finished 27 ms late in a CI run whose least
+	// late try had p99 1.08 ms): a flow's own bound widens by the longest
+	// once, as one stall shifts everything after it. The median keeps the
+	// tighter bound.
 	want := 40*sim.Millisecond + 40*sim.Millisecond + 240*sim.Microsecond + 2575*sim.Microsecond + 20*sim.Millisecond
 	slack := 5 * max(0, dur(res.Summary.Lateness.P99Ps)-lateTolerance)
+	var stall sim.Duration
 	if slack > 0 {
-		t.Logf("the relay ran late in every try (p99 %v): bounds widened by %v", dur(res.Summary.Lateness.P99Ps), slack)
+		stall = sim.Duration(res.Summary.Lateness.MaxPs)
+		t.Logf("the relay ran late in every try (p99 %v, max %v): bounds widened by %v, a flow's by %v more", dur(res.Summary.Lateness.P99Ps), stall, slack, stall)
 	}
 	for _, f := range res.Summary.Flows {
 		if f.FCTPs == nil {
@@ -544,8 +550,8 @@ func TestShortFlowsFCT(t *testing.T) {
 		}
 		fct := dur(f.FCTPs)
 		t.Logf("%s: FCT %v", f.ID, fct)
-		if fct < want-500*sim.Microsecond || fct > want+5*sim.Millisecond+slack {
-			t.Errorf("%s: FCT %v, want %v - 0.5 ms + 5 ms + %v", f.ID, fct, want, slack)
+		if fct < want-500*sim.Microsecond || fct > want+5*sim.Millisecond+slack+stall {
+			t.Errorf("%s: FCT %v, want %v - 0.5 ms + 5 ms + %v", f.ID, fct, want, slack+stall)
 		}
 	}
 	gs := res.Summary.Groups
