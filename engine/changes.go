@@ -87,9 +87,8 @@ func (r *Run) Act(a Action) error {
 			if a.QueueLimit.MilliBDPs > 0 {
 				return fmt.Errorf("engine: action.queue_limit: give bytes or packets, not BDPs, mid-run")
 			}
-			if size, flow := r.Net.FullPacket(d); a.QueueLimit.Bytes > 0 && a.QueueLimit.Bytes < size {
-				return fmt.Errorf("engine: action.queue_limit: %d B is less than one %d B packet of flow %s: a FIFO drops every packet larger than its limit, so that flow could never deliver",
-					a.QueueLimit.Bytes, size, flow)
+			if err := r.Net.CheckByteLimit(d, a.QueueLimit.Bytes); err != nil {
+				return fmt.Errorf("engine: action.queue_limit: %d B is %w", a.QueueLimit.Bytes, err)
 			}
 			if err := ls.SetLimit(a.QueueLimit.Bytes, int(a.QueueLimit.Packets)); err != nil {
 				return fmt.Errorf("engine: action.queue_limit: %w", err)

@@ -171,11 +171,15 @@ func Build(s *sim.Sim, pool *packet.Pool, scn *config.Scenario) (*Network, error
 	return nw, nil
 }
 
-// FullPacket is the largest full-size data packet of the flows whose path
-// crosses d, and the flow that sends it (0 and "" if none does).
-func (nw *Network) FullPacket(d *link.Dir) (units.Bytes, string) {
-	f := nw.full[d]
-	return f.size, f.flow
+// CheckByteLimit refuses a FIFO byte limit on d below the largest full-size
+// data packet of the flows whose path crosses it: a FIFO drops a packet
+// larger than its limit even when empty, as bfifo does, so that flow could
+// never deliver.
+func (nw *Network) CheckByteLimit(d *link.Dir, limit units.Bytes) error {
+	if f := nw.full[d]; limit > 0 && limit < f.size {
+		return fmt.Errorf("less than one %d B packet of flow %s: a FIFO drops every packet larger than its limit, so that flow could never deliver", f.size, f.flow)
+	}
+	return nil
 }
 
 // fullSize is the wire size of f's full-size data packets: a pump's or a
@@ -215,14 +219,12 @@ func (nw *Network) newQdisc(d *link.Dir, c config.Qdisc, scn *config.Scenario) (
 	if c.Limit.MilliBDPs > 0 {
 		limBytes = nw.bdp(d) * units.Bytes(c.Limit.MilliBDPs) / 1000
 	}
-	// A FIFO drops a packet larger than its byte limit even when empty, as
-	// bfifo does: a flow whose every segment is larger would never deliver.
-	if full := nw.full[d]; c.Kind == config.FIFO && limBytes > 0 && limBytes < full.size {
+	if err := nw.CheckByteLimit(d, limBytes); c.Kind == config.FIFO && err != nil {
 		what := fmt.Sprintf("%d B", limBytes)
 		if c.Limit.MilliBDPs > 0 {
 			what = fmt.Sprintf("%s is %d B here (the BDP is %d B)", c.Limit, limBytes, nw.bdp(d))
 		}
-		return nil, fmt.Errorf("limit: %s, less than one %d B packet of flow %s: a FIFO drops every packet larger than its limit, so that flow could never deliver", what, full.size, full.flow)
+		return nil, fmt.Errorf("limit: %s, %w", what, err)
 	}
 	env := d.QdiscEnv()
 	switch c.Kind {
