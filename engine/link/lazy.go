@@ -204,5 +204,13 @@ func (d *Dir) CatchUp() {
 // Served lazily, the serialiser frees first, then the newcomer joins behind
 // (the physical order) or the change applies; served by an event per
 // packet, the order was that of the two events. Runs compared across the
-// two ways of serving can differ only if this is not zero.
+// two ways of serving can differ only if this or EagerTies is not zero.
 func (d *Dir) Ties() uint64 { return d.ties }
+
+// EagerTies counts the packets that came to the direction, served by an
+// event per packet, at the very picosecond its next queued packet was due
+// to start and before that start's event: they joined with that packet
+// still queued. Lazy service elsewhere on the path can change the order of
+// the two events, as it queues a packet's arrival later than an event at
+// its start would.
+func (d *Dir) EagerTies() uint64 { return d.eagerTies }

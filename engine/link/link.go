@@ -113,6 +113,7 @@ type Dir struct {
 	eager     bool         // never lazy (Eager)
 	tieAt     sim.Time     // last instant a queued packet started lazily (Ties)
 	ties      uint64
+	eagerTies uint64
 	// Models; nil when absent, so a direction without impairment pays a
 	// nil check per stage.
 	loss     *lossModel // Position pre
@@ -309,8 +310,10 @@ func (d *Dir) Send(id packet.ID) {
 		// event per packet it was whichever event came first).
 		d.catchUp(now)
 	}
-	if d.tieAt == now { // set only by lazy service
+	if d.tieAt == now {
 		d.ties++
+	} else if d.txPending && d.txAt == now && !d.lazy {
+		d.eagerTies++
 	}
 	if d.loss != nil && d.loss.lose() {
 		d.Stats.WireLosses++

@@ -23,6 +23,7 @@ const (
 	pacingShift = 10    // sk_pacing_shift default
 	tsoRTTLog   = 9     // sysctl_tcp_tso_rtt_log
 	minTSOSegs  = 2     // sysctl_tcp_min_tso_segs
+	tsoWinDiv   = 3     // sysctl_tcp_tso_win_divisor
 	unpacedSegs = 10    // sch_fq / EDT: the first 10 segments go unpaced
 )
 

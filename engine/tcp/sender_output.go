@@ -128,6 +128,12 @@ func (d *DataSender) writeXmit(pushOne int) bool {
 		if segEnd > d.sndUna+d.sndWnd {
 			break
 		}
+		if pushOne == 0 && d.cfg.Opts.TSO {
+			if wait, cwndBound := d.tsoShouldDefer(quota, maxSegs); wait {
+				cwndLimited = cwndLimited || cwndBound
+				break
+			}
+		}
 		n := d.sendChunk(quota)
 		sent += n
 		if pushOne != 0 {
@@ -148,6 +154,62 @@ func (d *DataSender) writeXmit(pushOne int) bool {
 		return false
 	}
 	return d.sb.packetsOut() == 0 && d.writeSeq > d.sndNxt
+}
+
+// headSkbEnd is where the send head's skb ends once tcp_write_xmit has
+// grown it toward quota segments (tcp_grow_skb, 6.10+: from the next skb
+// only). The engine keeps no skbs: it lays the written stream out as
+// tcp_sendmsg does, in skbs of the size goal from the first byte, the last
+// one (the tail) ending at write_seq.
+func (d *DataSender) headSkbEnd(quota uint32) uint64 {
+	goal := d.xmitSizeGoal()
+	next := func(seq uint64) uint64 { return min(1+((seq-1)/goal+1)*goal, d.writeSeq) }
+	end := next(d.sndNxt)
+	if want := d.sndNxt + uint64(quota)*d.mss; end < want && end < d.writeSeq {
+		end = min(want, next(end))
+	}
+	return end
+}
+
+// tsoShouldDefer follows tcp_tso_should_defer as of Linux 6.18 (with "tcp:
+// fix tcp_tso_should_defer() vs large RTT"): an skb of more than one segment
+// that the windows let out only in part waits for the next ACK, so that
+// it leaves as a larger TSO chunk, unless the sender is in recovery, has
+// sent nothing for 1 ms, may send max_segs or a third of its window, or
+// expects no ACK within min(srtt/2, 1 ms). It reports whether to wait, and
+// whether cwnd is what holds the skb back (is_cwnd_limited).
+func (d *DataSender) tsoShouldDefer(quota, maxSegs uint32) (wait, cwndBound bool) {
+	if d.st.CA >= cc.CARecovery || d.st.Now.Sub(d.wstamp) > sim.Millisecond {
+		return false, false
+	}
+	end := d.headSkbEnd(quota)
+	skbLen := end - d.sndNxt
+	if skbLen <= d.mss || d.sb.packetsOut() == 0 {
+		return false, false // one segment: Nagle's test, not this one
+	}
+	sendWin := d.sndUna + d.sndWnd - d.sndNxt
+	congWin := uint64(d.st.CwndPkts-d.sb.inFlight()) * d.mss
+	limit := min(sendWin, congWin)
+	tail := end == d.writeSeq
+	if limit >= uint64(maxSegs)*d.mss || !tail && limit >= skbLen ||
+		limit >= min(d.sndWnd, uint64(d.st.CwndPkts)*d.mss)/tsoWinDiv {
+		return false, false
+	}
+	// When is the ACK of the oldest segment in flight expected?
+	srtt := sim.Duration(d.rtt.srttUs8*125) * sim.Nanosecond
+	howFar := d.sb.seg(d.sb.una).sent.Add(srtt).Sub(d.st.Now)
+	if howFar > min(srtt/2, sim.Millisecond) {
+		return false, false
+	}
+	if congWin < sendWin {
+		if congWin <= skbLen {
+			return true, true
+		}
+	} else if sendWin <= skbLen {
+		return true, false
+	}
+	// A flow's last skb carries the FIN: it gets no more data.
+	return !tail || end != d.endSeq, false
 }
 
 // sendChunk sends up to quota new segments as one TSO chunk (one skb): they
