@@ -179,20 +179,23 @@ func (d *DataSender) headSkbEnd(quota uint32) uint64 {
 // expects no ACK within min(srtt/2, 1 ms). It reports whether to wait, and
 // whether cwnd is what holds the skb back (is_cwnd_limited).
 func (d *DataSender) tsoShouldDefer(quota, maxSegs uint32) (wait, cwndBound bool) {
-	if d.st.CA >= cc.CARecovery || d.st.Now.Sub(d.wstamp) > sim.Millisecond {
+	// Every test that sends now commutes with the others: the cheap ones
+	// come first.
+	if d.st.CA >= cc.CARecovery || d.st.Now.Sub(d.wstamp) > sim.Millisecond || d.sb.packetsOut() == 0 {
 		return false, false
-	}
-	end := d.headSkbEnd(quota)
-	skbLen := end - d.sndNxt
-	if skbLen <= d.mss || d.sb.packetsOut() == 0 {
-		return false, false // one segment: Nagle's test, not this one
 	}
 	sendWin := d.sndUna + d.sndWnd - d.sndNxt
 	congWin := uint64(d.st.CwndPkts-d.sb.inFlight()) * d.mss
 	limit := min(sendWin, congWin)
+	if limit >= uint64(maxSegs)*d.mss || limit >= min(d.sndWnd, uint64(d.st.CwndPkts)*d.mss)/tsoWinDiv {
+		return false, false
+	}
+	end := d.headSkbEnd(quota)
+	skbLen := end - d.sndNxt
 	tail := end == d.writeSeq
-	if limit >= uint64(maxSegs)*d.mss || !tail && limit >= skbLen ||
-		limit >= min(d.sndWnd, uint64(d.st.CwndPkts)*d.mss)/tsoWinDiv {
+	// One segment takes Nagle's test instead; a skb before the tail that
+	// fits gets no more data by waiting.
+	if skbLen <= d.mss || !tail && limit >= skbLen {
 		return false, false
 	}
 	// When is the ACK of the oldest segment in flight expected?
