@@ -211,8 +211,10 @@ func (d *DataSender) tsoShouldDefer(quota, maxSegs uint32) (wait, cwndBound bool
 	} else if sendWin <= skbLen {
 		return true, false
 	}
-	// A flow's last skb carries the FIN: it gets no more data.
-	return !tail || end != d.endSeq, false
+	// Only the tail gets here (any other skb would fit the limit): it
+	// waits for more data, unless it is the flow's last and carries the
+	// FIN.
+	return end != d.endSeq, false
 }
 
 // sendChunk sends up to quota new segments as one TSO chunk (one skb): they
