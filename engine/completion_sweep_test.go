@@ -103,10 +103,17 @@ func modelChanges(scn *config.Scenario, x *rand.Rand) string {
 // not time: a run of 30 lost packets, rare but drawn in a few thousand
 // runs, outlasts 30 backed-off RTOs, minutes apart at TCP_RTO_MAX, as it
 // would on netem. Those models become Bernoulli loss at their stationary
-// rate.
+// rate. Periodic outages that drop what comes are cut to a quarter of
+// their period: down half of every second (455 ms of each 1 s, drawn once
+// in 3,000 runs), an RTO's retransmission falls in an outage about every
+// other time, and each doubles the next RTO, so a flow that crawls a
+// segment per RTO (RACK and TLP off) can back off past the five minutes.
 func passable(scn *config.Scenario) {
 	for i := range scn.Links {
 		for _, d := range []*config.Direction{&scn.Links[i].AB, &scn.Links[i].BA} {
+			if o := d.Outages; o != nil && o.DropOnOutage && o.Every > 0 {
+				o.Duration = min(o.Duration, o.Every/4)
+			}
 			l := &d.Loss
 			switch l.Kind {
 			case config.BernoulliTrain:
