@@ -90,3 +90,36 @@ func TestReBBRLossCurve(t *testing.T) {
 		}
 	}
 }
+
+// BBR (v1) held by Linux's default 4 MB send buffer: on 100 Mbps with 120
+// ms of propagation (2·BDP = 3 MB of cwnd, more than the two thirds of the
+// buffer a greedy writer keeps queued) and a 1-BDP FIFO, STARTUP overshoots
+// into the FIFO, and leaves once three rounds' bandwidth stays under 5/4
+// of the plateau (bbr_check_full_bw_reached), which skips app-limited
+// samples. The kernel beside it (compare, 6 s, seed 1) left STARTUP
+// between 2.3 and 2.4 s, retransmitted 733 packets and delivered 79.5
+// Mbps. The simulator marked every refill of the buffer app-limited, as
+// if each were a new write call, stayed in STARTUP past 6 s and
+// retransmitted 4,115 (70.8 Mbps); counted once per call as
+// tcp_sendmsg_locked does, it leaves at 2.22 s: 1,097 and 80.3 Mbps.
+// Asserted: STARTUP left by the kernel's 2.4 s, fewer than twice the
+// kernel's retransmissions, goodput within 5 % of the kernel's.
+func TestBBRStartupHeldBySendBuffer(t *testing.T) {
+	r := builtinRun(t, "p-rtr-p", "flows.f0.cc=bbr", "links.bottleneck.rate=100Mbps",
+		"links.bottleneck.delay=60ms", "links.bottleneck.ab.qdisc.limit=1BDP", "runtime.duration=6s")
+	f := r.Flows[0].(*tcpFlow)
+	r.RunUntil(sim.Time(2400 * sim.Millisecond))
+	if mode := f.snd.CCFinal()["mode"]; mode == 0 {
+		t.Errorf("BBR still in STARTUP at 2.4 s; the kernel left it between 2.3 and 2.4 s")
+	}
+	r.RunToEnd()
+	s := r.Summary("")
+	goodput, retrans := float64(*s.Flows[0].GoodputBps), *s.Flows[0].Retransmits
+	t.Logf("goodput %.2f Mbps, %d retransmissions", goodput/1e6, retrans)
+	if retrans >= 2*733 {
+		t.Errorf("retransmissions = %d, want under twice the kernel's 733", retrans)
+	}
+	if goodput < 0.95*79.5e6 || goodput > 1.05*79.5e6 {
+		t.Errorf("goodput = %.2f Mbps, want the kernel's 79.5 ± 5 %%", goodput/1e6)
+	}
+}

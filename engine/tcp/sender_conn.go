@@ -94,13 +94,21 @@ func (d *DataSender) fillWrite() {
 		d.writeSeq = max(d.writeSeq, min(limit, d.sndNxt+(onOffLowat+goal-1)/goal*goal))
 	default:
 		// A greedy application fills the send buffer (or writes the
-		// flow's last bytes); every write is a tcp_sendmsg, which first
-		// checks for an app-limited gap. With the buffer full it sleeps
-		// in sk_stream_wait_memory until sk_stream_write_space wakes it,
+		// flow's last bytes). With the buffer full it sleeps in
+		// sk_stream_wait_memory until sk_stream_write_space wakes it,
 		// once the room is at least half what is queued
 		// (sk_stream_min_wspace): at most two thirds of the buffer
 		// queued. So it refills a third of the buffer at a time, and a
 		// flow held by its send buffer sends in bursts.
+		//
+		// It writes in large blocking calls, one after another (the
+		// emulator's writer 1 MiB, iperf3 128 KB), and tcp_sendmsg_locked
+		// checks for an app-limited gap once per call, before it queues
+		// anything; a call that sleeps in sk_stream_wait_memory goes on
+		// without checking. Only the first call starts with nothing
+		// unsent: each later one starts as the one before returns, with
+		// what that one queued still unsent. So a flow held by its send
+		// buffer is not app-limited, and BBR's startup sees its rounds.
 		b := uint64(d.cfg.Opts.SndBuf)
 		if d.appAsleep {
 			if q := d.writeSeq - d.sndUna; 2*(b-q) < q {
@@ -113,7 +121,9 @@ func (d *DataSender) fillWrite() {
 			w = 1 + (w-1)/d.mss*d.mss
 		}
 		if w > d.writeSeq {
-			d.rateCheckAppLimited()
+			if d.writeSeq == 1 {
+				d.rateCheckAppLimited()
+			}
 			d.writeSeq = w
 		}
 		d.appAsleep = b > 0 && w != d.endSeq && d.sndUna+b-d.writeSeq < d.mss
