@@ -161,11 +161,10 @@ func (d *DataSender) checkAppLimited() {
 }
 
 // rateCheckAppLimited follows tcp_rate_check_app_limited (tcp_rate.c, 4.9+),
-// which tcp_sendmsg_locked calls on every write: mark the flow app-limited
-// if it has less than a segment unsent, is not cwnd-limited and has no lost
-// data unrepaired. A greedy writer at the send-buffer limit is marked too
-// when the buffer, not cwnd, holds it back. (The kernel's fourth test, no
-// skb left in the qdisc or NIC, is taken as true.)
+// which tcp_sendmsg_locked calls once per write call: mark the flow
+// app-limited if it has less than a segment unsent, is not cwnd-limited and
+// has no lost data unrepaired. (The kernel's fourth test, no skb left in the
+// qdisc or NIC, is taken as true.)
 func (d *DataSender) rateCheckAppLimited() {
 	if d.writeSeq-d.sndNxt < d.mss && d.sb.inFlight() < d.st.CwndPkts && d.sb.lostOut <= d.sb.retransOut {
 		d.rate.AppLimited = max(d.rate.Delivered+d.sb.inFlight(), 1)
