@@ -50,7 +50,7 @@ func (r *Receiver) rcvSegment(sg *segment) {
 	}
 	r.ecn.acceptCWR(sg, &r.ack)
 	if sg.end-sg.seq >= uint64(r.ack.rcvMss) {
-		r.win.rcvRttMeasureTS(sg.tsEcr, now)
+		r.win.rcvRttMeasureTS(sg.tsEcr, now, r.rcvNxt != r.copiedSeq)
 	}
 	r.dataQueue(sg)
 	if r.ack.pending&ackSched != 0 {
@@ -143,6 +143,7 @@ func (r *Receiver) ofoQueue() {
 // updated with the most recent first.
 func (r *Receiver) dataQueueOfo(sg *segment) {
 	r.ecn.checkCE(sg, r)
+	r.ack.measureRcvMss(sg, &r.win) // 6.17+: out-of-order data counts too
 	r.ack.pending |= ackSched
 	r.stats.OfoSegments += uint64(sg.segs)
 	r.ofo.insert(sg.seq, sg.end, &r.sack)
@@ -151,6 +152,8 @@ func (r *Receiver) dataQueueOfo(sg *segment) {
 		// For SACK flows only, grow the window on out-of-order data.
 		r.growWindow(sg)
 	}
+	// The buffer grows to hold what waits beyond rcv_nxt (6.16+).
+	r.win.rcvbufGrow(r.win.rcvqSpace, r.ofo.iv[len(r.ofo.iv)-1].End-r.rcvNxt)
 }
 
 // eventDataRecv follows tcp_event_data_recv: schedule an ACK, measure the
@@ -250,7 +253,7 @@ func (r *Receiver) appRead() {
 		return
 	}
 	r.copiedSeq = r.rcvNxt
-	r.win.rcvSpaceAdjust(r.copiedSeq, r.s.Now())
+	r.win.rcvSpaceAdjust(r.copiedSeq, r.rcvNxt, r.s.Now())
 	r.cleanupRbuf()
 }
 

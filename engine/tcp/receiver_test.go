@@ -33,13 +33,22 @@ func ackedAfter(acks []ackRec, mss uint64) []uint64 {
 //
 // With RcvBufInit 128 KiB the initial window is 65536 rounded down to
 // 1448-byte segments, 65160, so quickacks = min(65160/(2·1448), 16) =
-// min(22, 16) = 16: segments 1..16 are ACKed one by one, then every second
-// (18, 20, ...). With 32 KiB: 16384 rounds down to 15928, quickacks =
-// 15928/2896 = 5. Only 11 segments are sent then: the 12th completes the
-// first window-based receiver RTT sample (rcv_nxt passes rcv_nxt + rcv_wnd
-// of the first segment), after which DRS grows the buffer and
-// tcp_grow_window asks for a quick ACK on every segment. Without delayed
-// ACK, every segment.
+// min(22, 16) = 16. The first segment measures scaling_ratio 160 (1448 B in
+// a 2304-byte skb), which lifts the window clamp from 64088 to 81920 and
+// rcv_ssthresh to 65160; tcp_grow_window then raises rcv_ssthresh by 2896
+// on each of segments 1..6, up to the free space (131072 − 2304)·160/256 =
+// 80480, and each raise sets quick |= 1, an extra quick ACK while quick is
+// even: segments 1..22 are ACKed one by one, then every second (24, 26,
+// ...). A real 6.18 receiver does the same (its first ACKs offer 68096,
+// 71040, ... up to 80512: these windows rounded up to the 128-byte scale).
+// With 32 KiB: 16384 rounds down to 15928, quickacks = 15928/2896 = 5; the
+// clamp becomes 20480 and rcv_ssthresh grows on segments 1 and 2 (to the
+// free space, 19040), which leaves quick at 5 after the first |= 1 and at
+// 4 after the ACK of each: segments 1..6 are ACKed one by one, then 8 and
+// 10. Only 11 segments are sent then: the 12th completes the first
+// window-based receiver RTT sample (rcv_nxt passes rcv_nxt + rcv_wnd of the
+// first segment), after which DRS grows the buffer and tcp_grow_window asks
+// for a quick ACK on every segment. Without delayed ACK, every segment.
 func TestQuickAckThenEverySecond(t *testing.T) {
 	every := func(from, to, step uint64) []uint64 {
 		var v []uint64
@@ -55,8 +64,8 @@ func TestQuickAckThenEverySecond(t *testing.T) {
 		n      int
 		want   []uint64
 	}{
-		{"128KiB", 128 * units.KiB, true, 30, append(every(1, 16, 1), every(18, 30, 2)...)},
-		{"32KiB", 32 * units.KiB, true, 11, append(every(1, 5, 1), every(7, 11, 2)...)},
+		{"128KiB", 128 * units.KiB, true, 30, append(every(1, 22, 1), every(24, 30, 2)...)},
+		{"32KiB", 32 * units.KiB, true, 11, append(every(1, 6, 1), every(8, 11, 2)...)},
 		{"no-delack", 128 * units.KiB, false, 30, every(1, 30, 1)},
 	}
 	for _, c := range cases {
@@ -78,8 +87,8 @@ func TestQuickAckThenEverySecond(t *testing.T) {
 	}
 }
 
-// TestTrickleDelayedAck sends one full segment every 100 ms. After the 16
-// quick ACKs each segment waits for the delayed-ACK timer: ato starts at
+// TestTrickleDelayedAck sends one full segment every 100 ms. After the 22
+// quick ACKs (TestQuickAckThenEverySecond) each segment waits for the delayed-ACK timer: ato starts at
 // TCP_ATO_MIN = 40 ms; every missed delayed ACK doubles ato (at most the
 // RTO = 10 ms + max(2·10 ms, 200 ms) = 210 ms), but tcp_send_delayed_ack
 // bounds the timeout by max(srtt, TCP_DELACK_MIN) = max(10, 40) = 40 ms.
@@ -116,7 +125,7 @@ func TestTrickleDelayedAck(t *testing.T) {
 			for i, a := range acks {
 				arrive := 10*ms + sim.Duration(i)*100*ms
 				want := arrive
-				if i >= 16 {
+				if i >= 22 {
 					want += c.delay
 				}
 				if sim.Duration(a.At) != want || a.Ack != 1+uint64(i+1)*1448 {
@@ -355,37 +364,37 @@ func ackLines(acks []ackRec) []string {
 	return out
 }
 
-// TestClassicECE: RFC 3168 §6.1.3. 20 ECT(0) segments (16 quick ACKs, then
-// ACKs at 18 and 20); segment 21 is CE: ECE is latched and quick-ACK mode
-// entered with 2 ACKs (tcp_enter_quickack_mode(sk, 2)), so 21 and 22 are
-// ACKed at once, 23 waits and 24 completes the pair, all with ECE.
-// Segment 25 carries CWR: ECE stops and, the sender's window being
-// possibly tiny, it is ACKed at once (tcp_ecn_accept_cwr). 26 waits, 27
-// pairs, without ECE.
+// TestClassicECE: RFC 3168 §6.1.3. 26 ECT(0) segments (22 quick ACKs, see
+// TestQuickAckThenEverySecond, then ACKs at 24 and 26); segment 27 is CE:
+// ECE is latched and quick-ACK mode entered with 2 ACKs
+// (tcp_enter_quickack_mode(sk, 2)), so 27 and 28 are ACKed at once, 29
+// waits and 30 completes the pair, all with ECE. Segment 31 carries CWR:
+// ECE stops and, the sender's window being possibly tiny, it is ACKed at
+// once (tcp_ecn_accept_cwr). 32 waits, 33 pairs, without ECE.
 func TestClassicECE(t *testing.T) {
-	ecns := append(repeat(packet.ECT0, 20), packet.CE)
+	ecns := append(repeat(packet.ECT0, 26), packet.CE)
 	ecns = append(ecns, repeat(packet.ECT0, 6)...)
-	h := ecnRun(t, EchoClassic, packet.ECE|packet.CWR, ecns, map[int]packet.Flags{24: packet.CWR})
+	h := ecnRun(t, EchoClassic, packet.ECE|packet.CWR, ecns, map[int]packet.Flags{30: packet.CWR})
 	if syn := h.out.acks[0]; syn.Flags != packet.SYN|packet.ACK|packet.ECE {
 		t.Errorf("SYN-ACK flags %b, want SYN|ACK|ECE", syn.Flags)
 	}
-	got := ackLines(h.acksFrom(0))[16:]
-	want := []string{"18", "20", "21 ece", "22 ece", "24 ece", "25", "27"}
+	got := ackLines(h.acksFrom(0))[22:]
+	want := []string{"24", "26", "27 ece", "28 ece", "30 ece", "31", "33"}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("ACKs after the quick ones (-want +got):\n%s", d)
 	}
 }
 
 // TestDCTCPEcho follows dctcp_ece_ack_update by hand for CE pattern
-// 0,0,1,1,0 on segments 21..25, after 20 ECT(0) segments (quick ACKs used
-// up; ACKs at 18 and 20, so nothing is pending):
+// 0,0,1,1,0 on segments 27..31, after 26 ECT(0) segments (the 22 quick
+// ACKs used up; ACKs at 24 and 26, so nothing is pending):
 //
-//	21 ECT  no flip; 1 segment unACKed → delayed-ACK timer armed
-//	22 ECT  no flip; 2 segments → ACK 22, no ECE
-//	23 CE   flip 0→1, no timer pending → ACK_NOW: ACK 23 with ECE
-//	24 CE   no flip → timer armed
-//	25 ECT  flip 1→0 with the timer pending → first ACK 24 with the old
-//	        state (ECE), then ACK_NOW: ACK 25 without ECE
+//	27 ECT  no flip; 1 segment unACKed → delayed-ACK timer armed
+//	28 ECT  no flip; 2 segments → ACK 28, no ECE
+//	29 CE   flip 0→1, no timer pending → ACK_NOW: ACK 29 with ECE
+//	30 CE   no flip → timer armed
+//	31 ECT  flip 1→0 with the timer pending → first ACK 30 with the old
+//	        state (ECE), then ACK_NOW: ACK 31 without ECE
 //
 // So every byte's ECE matches the CE mark it arrived with. In quick-ACK
 // mode every segment is ACKed with its own mark.
@@ -396,7 +405,7 @@ func TestDCTCPEcho(t *testing.T) {
 		prefix int
 		want   []string
 	}{
-		{"delayed", 20, []string{"22", "23 ece", "24 ece", "25"}},
+		{"delayed", 26, []string{"28", "29 ece", "30 ece", "31"}},
 		{"quick", 0, []string{"1", "2", "3 ece", "4 ece", "5"}},
 	}
 	for _, c := range cases {
@@ -407,7 +416,7 @@ func TestDCTCPEcho(t *testing.T) {
 			all := ackLines(h.acksFrom(0))
 			got := all
 			if c.prefix > 0 {
-				got = all[18:] // 16 quick ACKs and the ACKs of 18 and 20
+				got = all[24:] // 22 quick ACKs and the ACKs of 24 and 26
 			}
 			if d := cmp.Diff(c.want, got); d != "" {
 				t.Errorf("ACKs (-want +got):\n%s", d)
@@ -418,17 +427,17 @@ func TestDCTCPEcho(t *testing.T) {
 
 // TestAccECN: RFC 9768. The SYN asks for AccECN (AE, CWR, ECE) and arrives
 // Not-ECT, so the SYN-ACK carries (AE, CWR, ECE) = 010 (Table 2). r.cep
-// starts at 5, r.e1b at 1, r.ceb at 0 (§3.2.1). 20 ECT(1) segments (ACKs at
-// 1..16, 18, 20), then CE on 21, 22, 23 and ECT(1) on 24, 25:
+// starts at 5, r.e1b at 1, r.ceb at 0 (§3.2.1). 26 ECT(1) segments (ACKs at
+// 1..22, 24, 26), then CE on 27, 28, 29 and ECT(1) on 30, 31:
 //
-//	21 CE after non-CE → change-triggered ACK: cep 6, ACE 110 (ae cwr)
-//	22 CE, 1 mark since the last ACK, 1 segment unACKed → delayed
-//	23 CE, 2 marks → increment-triggered ACK (n = 2): cep 8, ACE 000
-//	24 ECT(1) → delayed; 25 → second segment: ACK, cep 8
+//	27 CE after non-CE → change-triggered ACK: cep 6, ACE 110 (ae cwr)
+//	28 CE, 1 mark since the last ACK, 1 segment unACKed → delayed
+//	29 CE, 2 marks → increment-triggered ACK (n = 2): cep 8, ACE 000
+//	30 ECT(1) → delayed; 31 → second segment: ACK, cep 8
 //
-// Byte counters at the end: e1b = 1 + 22·1448 = 31857, ceb = 3·1448 = 4344.
+// Byte counters at the end: e1b = 1 + 28·1448 = 40545, ceb = 3·1448 = 4344.
 func TestAccECN(t *testing.T) {
-	ecns := append(repeat(packet.ECT1, 20), packet.CE, packet.CE, packet.CE, packet.ECT1, packet.ECT1)
+	ecns := append(repeat(packet.ECT1, 26), packet.CE, packet.CE, packet.CE, packet.ECT1, packet.ECT1)
 	h := ecnRun(t, EchoAccECN, packet.AE|packet.CWR|packet.ECE, ecns, nil)
 	if syn := h.out.acks[0]; syn.Flags != packet.SYN|packet.ACK|packet.CWR {
 		t.Errorf("SYN-ACK flags %b, want SYN|ACK|CWR (ACE 010)", syn.Flags)
@@ -438,13 +447,13 @@ func TestAccECN(t *testing.T) {
 	if got := ackLines(acks[:1]); got[0] != "1 ae ece" {
 		t.Errorf("first ACK %q, want %q", got[0], "1 ae ece")
 	}
-	got := ackLines(acks)[16:]
-	want := []string{"18 ae ece", "20 ae ece", "21 ae cwr", "23", "25"}
+	got := ackLines(acks)[22:]
+	want := []string{"24 ae ece", "26 ae ece", "27 ae cwr", "29", "31"}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("ACKs after the quick ones (-want +got):\n%s", d)
 	}
 	last := acks[len(acks)-1]
-	if w := [3]uint32{8, 31857, 4344}; last.AccECN != w {
+	if w := [3]uint32{8, 40545, 4344}; last.AccECN != w {
 		t.Errorf("AccECN counters %v, want %v", last.AccECN, w)
 	}
 }
@@ -497,10 +506,10 @@ func TestECNNegotiation(t *testing.T) {
 // apart (all within one timestamp tick, so their options match) form one
 // aggregate flushed 100 us after the first; TCP sees 14480 bytes at once,
 // more than one MSS, and ACKs once. A CE mark on the sixth (a different
-// ECN field) splits them in three: 21..25 (flushed by the CE packet,
-// ACKed: five segments), 26 alone (one segment: the ACK is delayed; ECN
-// was not negotiated so CE means nothing) and 27..30 flushed by the timer
-// and ACKed with 26. With interval 0 nothing is held: after
+// ECN field) splits them in three: 23..27 (flushed by the CE packet,
+// ACKed: five segments), 28 alone (one segment: the ACK is delayed; ECN
+// was not negotiated so CE means nothing) and 29..32 flushed by the timer
+// and ACKed with 28. With interval 0 nothing is held: after
 // the quick ACKs, every second segment is ACKed.
 func TestGRO(t *testing.T) {
 	cases := []struct {
@@ -510,9 +519,9 @@ func TestGRO(t *testing.T) {
 		wantAcks []string
 		flushes  uint64
 	}{
-		{"100us", 100 * us, -1, []string{"30"}, 1},
-		{"split by CE", 100 * us, 5, []string{"25", "30"}, 3},
-		{"interval 0", 0, -1, []string{"22", "24", "26", "28", "30"}, 0},
+		{"100us", 100 * us, -1, []string{"32"}, 1},
+		{"split by CE", 100 * us, 5, []string{"27", "32"}, 3},
+		{"interval 0", 0, -1, []string{"24", "26", "28", "30", "32"}, 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -521,8 +530,9 @@ func TestGRO(t *testing.T) {
 			o.GROInterval = c.interval
 			h := newHarness(t, o, EchoClassic)
 			h.handshake(0, packet.NotECT)
-			// 20 segments 1 ms apart use up the quick ACKs.
-			for i := range 20 {
+			// 22 segments 1 ms apart use up the quick ACKs
+			// (TestQuickAckThenEverySecond).
+			for i := range 22 {
 				h.at(10*ms + sim.Duration(i)*ms)
 				h.seg(1+uint64(i)*1448, 1448, packet.NotECT, 0)
 			}
@@ -535,7 +545,7 @@ func TestGRO(t *testing.T) {
 				if i == c.ceAt {
 					e = packet.CE
 				}
-				h.seg(1+uint64(20+i)*1448, 1448, e, 0)
+				h.seg(1+uint64(22+i)*1448, 1448, e, 0)
 			}
 			h.at(50*ms + 200*us)
 			got := ackLines(h.acksFrom(mark))
@@ -549,13 +559,14 @@ func TestGRO(t *testing.T) {
 	}
 }
 
-// TestOutOfWindow: after the first segment the receiver offered 64088
-// bytes from rcv_nxt = 1449, so the window ends at 65537. A segment
+// TestOutOfWindow: after the first segment the receiver offered 68056
+// bytes from rcv_nxt = 1449 (rcv_ssthresh 65160 grown by two segments, see
+// TestQuickAckThenEverySecond), so the window ends at 69505. A segment
 // starting at or beyond that edge is dropped (tcp_sequence, or
 // tcp_data_queue's "out of window" check) and answered by an immediate
 // duplicate ACK without SACK blocks; nothing is queued.
 func TestOutOfWindow(t *testing.T) {
-	for _, seq := range []uint64{65537, 65538, 200000} {
+	for _, seq := range []uint64{69505, 69506, 200000} {
 		h := newHarness(t, defaultOpts(), EchoClassic)
 		h.handshake(0, packet.NotECT)
 		h.at(10 * ms)

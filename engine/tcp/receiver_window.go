@@ -80,9 +80,40 @@ func (w *window) spaceFromWin(win uint64) uint64 {
 
 // measureScalingRatio is tcp_measure_rcv_mss's scaling_ratio update (6.6+),
 // made when a full-sized skb changes rcv_mss: len/truesize of that skb, of
-// len bytes in frames frames.
+// len bytes in frames frames. A new ratio re-derives the window clamp from
+// the buffer (6.14+, tcp_set_window_clamp) and keeps DRS's last measure
+// within it, so the first data segment lifts the clamp of the ratio ½
+// assumed at the handshake (64088 with a 128 KiB buffer) to the one
+// measured (81920 at 160/256).
 func (w *window) measureScalingRatio(len, frames uint64) {
+	old := w.scalingRatio
 	w.scalingRatio = max(uint32(len<<rmemToWinScale/skbTruesize(frames)), 1)
+	if w.scalingRatio == old {
+		return
+	}
+	w.setWindowClamp(w.winFromSpace(w.rcvBuf))
+	if w.windowClamp < w.rcvqSpace {
+		w.rcvqSpace = w.windowClamp
+	}
+}
+
+// sockMinRcvbuf is SOCK_MIN_RCVBUF: two skbs of TCP_SKB_MIN_TRUESIZE.
+const sockMinRcvbuf = 2 * (2048 + skbStructSize)
+
+// setWindowClamp follows tcp_set_window_clamp (6.15+) for a non-zero
+// value: a lower clamp lowers rcv_ssthresh with it (no SO_RESERVE_MEM
+// here), a higher one lets rcv_ssthresh reach the window already offered.
+func (w *window) setWindowClamp(val uint64) {
+	clamp := max(val, sockMinRcvbuf/2)
+	if clamp == w.windowClamp {
+		return
+	}
+	if clamp < w.windowClamp {
+		w.rcvSsthresh = min(w.rcvSsthresh, clamp)
+	} else {
+		w.rcvSsthresh = max(min(w.rcvWnd, clamp), w.rcvSsthresh)
+	}
+	w.windowClamp = clamp
 }
 
 // init follows tcp_openreq_init_rwin → tcp_select_initial_window for a
@@ -182,21 +213,20 @@ func (r *Receiver) selectWindow() uint64 {
 	return nw
 }
 
-// rcvRttUpdate follows tcp_rcv_rtt_update: timestamp samples are smoothed
-// with gain 1/8; window-based samples only ever lower the estimate.
-func (w *window) rcvRttUpdate(sampleUs int64, winDep bool) {
-	cur := int64(w.rcvRttUs)
-	m := sampleUs
-	switch {
-	case cur == 0:
-		cur = m << 3
-	case !winDep:
-		m -= cur >> 3
-		cur += m
-	case m<<3 < cur:
-		cur = m << 3
+// rcvRttUpdate follows tcp_rcv_rtt_update (6.16+): a sample below the
+// estimate is taken at once; a larger one is dropped when window-based,
+// or when data waits unread (queued reflects rcv_nxt != copied_seq), and
+// otherwise smoothed in with gain 1/8. The estimate is <<3-scaled.
+func (w *window) rcvRttUpdate(sampleUs int64, winDep, queued bool) {
+	old := int64(w.rcvRttUs)
+	if m := sampleUs << 3; old == 0 || m < old {
+		w.rcvRttUs = uint32(m)
+		return
 	}
-	w.rcvRttUs = uint32(cur)
+	if winDep || queued {
+		return
+	}
+	w.rcvRttUs = uint32(old - old>>3 + sampleUs)
 }
 
 // rcvRttMeasure follows tcp_rcv_rtt_measure: the time to receive one
@@ -207,50 +237,67 @@ func (w *window) rcvRttMeasure(rcvNxt uint64, now sim.Time) {
 		if rcvNxt < w.rcvRttSeq {
 			return
 		}
-		w.rcvRttUpdate(max(us-w.rcvRttTime, 1), true)
+		w.rcvRttUpdate(max(us-w.rcvRttTime, 1), true, false)
 	}
 	w.rcvRttStarted = true
 	w.rcvRttSeq = rcvNxt + w.rcvWnd
 	w.rcvRttTime = us
 }
 
-// rcvRttMeasureTS follows tcp_rcv_rtt_measure_ts: a full-sized segment
-// echoing a new timestamp of ours measures the RTT in timestamp ticks
-// (milliseconds). The caller checks the segment size.
-func (w *window) rcvRttMeasureTS(tsEcr uint32, now sim.Time) {
+// rcvRttMeasureTS follows tcp_rcv_rtt_measure_ts (6.16+): a full-sized
+// segment echoing a new timestamp of ours measures the RTT in timestamp
+// ticks (milliseconds); a zero delta is no sample (tcp_rtt_tsopt_us with
+// min_delta 0), which leaves sub-millisecond paths to the window-based
+// samples. The caller checks the segment size; queued is rcv_nxt !=
+// copied_seq.
+func (w *window) rcvRttMeasureTS(tsEcr uint32, now sim.Time, queued bool) {
 	if tsEcr == w.rcvRttLastTsecr {
 		return
 	}
 	w.rcvRttLastTsecr = tsEcr
 	delta := tsNow(now) - tsEcr
-	if delta >= (1<<31-1)/1000 {
+	if delta == 0 || delta >= (1<<31-1)/1000 {
 		return
 	}
-	w.rcvRttUpdate(int64(max(delta, 1))*1000, false)
+	w.rcvRttUpdate(int64(delta)*1000, false, queued)
 }
 
-// rcvSpaceAdjust follows tcp_rcv_space_adjust (DRS): once per receiver
-// RTT, if the application read more than in the previous RTT, size the
-// buffer for twice that plus 16 segments, plus twice the growth to follow
-// a sender in slow start, up to tcp_rmem[2].
-func (w *window) rcvSpaceAdjust(copiedSeq uint64, now sim.Time) {
+// rcvSpaceAdjust follows tcp_rcv_space_adjust (DRS, 6.16+): once per
+// receiver RTT, if the application read more than in the previous RTT
+// (less what still waits unread, inq), rcvbufGrow sizes the buffer.
+func (w *window) rcvSpaceAdjust(copiedSeq, rcvNxt uint64, now sim.Time) {
 	us := usNow(now)
 	elapsed := us - w.rcvqTime
 	if w.rcvRttUs == 0 || elapsed < int64(w.rcvRttUs>>3) {
 		return
 	}
-	copied := copiedSeq - w.rcvqSeq
-	if copied > w.rcvqSpace {
-		rcvwin := copied<<1 + 16*uint64(w.advmss)
-		grow := rcvwin * (copied - w.rcvqSpace) / w.rcvqSpace
-		rcvwin += grow << 1
-		rcvbuf := min(w.spaceFromWin(rcvwin), w.maxBuf)
-		if rcvbuf > w.rcvBuf {
-			w.rcvBuf = rcvbuf
-			w.windowClamp = w.winFromSpace(rcvbuf)
-		}
-		w.rcvqSpace = copied
+	copied := int64(copiedSeq-w.rcvqSeq) - int64(rcvNxt-copiedSeq)
+	if copied > int64(w.rcvqSpace) {
+		w.rcvbufGrow(uint64(copied), 0)
 	}
 	w.rcvqSeq = copiedSeq
 	w.rcvqTime = us
+}
+
+// rcvbufGrow follows tcp_rcvbuf_grow (6.18: "DRS is always one RTT late",
+// plus the slow-start term of "fix too slow tcp_rcvbuf_grow() action"):
+// twice what was read in the last RTT, plus twice that scaled by its
+// growth over the RTT before, plus the out-of-order span beyond rcv_nxt,
+// up to tcp_rmem[2]; the clamp follows the buffer. rcvwin is the kernel's
+// u32, wrapping as it does.
+func (w *window) rcvbufGrow(newval, oooSpan uint64) {
+	old := w.rcvqSpace
+	w.rcvqSpace = newval
+	if old == 0 {
+		return // not established: the kernel's sk_socket guard
+	}
+	rcvwin := uint32(newval << 1)
+	grow := uint64(rcvwin) * uint64(uint32(newval-old)) / uint64(uint32(old))
+	rcvwin += uint32(grow << 1)
+	rcvwin += uint32(oooSpan)
+	rcvbuf := min(w.spaceFromWin(uint64(rcvwin)), w.maxBuf)
+	if rcvbuf > w.rcvBuf {
+		w.rcvBuf = rcvbuf
+		w.windowClamp = w.winFromSpace(rcvbuf)
+	}
 }

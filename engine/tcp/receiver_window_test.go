@@ -12,27 +12,31 @@ import (
 // TestAutotuning drives a window-limited sender with a 10 ms RTT (the
 // SYN-ACK RTT, and every segment echoes a timestamp of ours 10 ms old):
 // each round it sends floor(window/1448) segments 1 us apart, the window
-// being the one of the last ACK. Hand derivation (MSS 1448, RcvBufInit
-// 128 KiB; scaling_ratio 128/256 until the first data segment, then
-// len/truesize = 1448·256/2304 = 160, tcp_measure_rcv_mss in 6.6+):
+// being the one of the last ACK. Hand derivation for Linux 6.18 (MSS 1448,
+// RcvBufInit 128 KiB; scaling_ratio 128/256 until the first data segment,
+// then len/truesize = 1448·256/2304 = 160):
 //
 //	SYN-ACK: 65536 − 65536 mod 1448 = 65160 (ratio ½).
 //	establish: clamp = 65536 − 1448 = 64088 (tcp_init_buffer_space), and
 //	  rcv_ssthresh = min(65160, 64088) = 64088; rcvq_space = 10·1448 = 14480.
-//	round 0 (20 ms): 45 segments; the first sets the ratio to 160 (the
-//	  clamp stays); no room to grow: window 64088.
-//	round 1 (30 ms): 44 segments. The first one's read is one RTT after
-//	  establishment: copied = 46·1448 = 66608 > 14480, so
-//	  rcvwin = 2·66608 + 16·1448 = 156384,
-//	  grow = 156384·(66608 − 14480)/14480 = 562982,
-//	  rcvwin += 2·grow → 1282348, rcvbuf = rcvwin·256/160 = 2051756,
-//	  capped by tcp_rmem[2]; clamp = rcvbuf·160/256. The other 43 segments
-//	  each grow rcv_ssthresh by 2·1448: 64088 + 43·2896 = 188616.
-//	round 2 (40 ms): 130 segments; DRS sees 44·1448 < 66608 (no change);
-//	  rcv_ssthresh grows by 130·2896 to 565096, unless capped by tcp_space =
-//	  (rcvbuf − 2304)·160/256 (the segment being processed, one frame of
-//	  truesize 2304, is still unread): with 1 MiB that is 653920.
-//	round 3 (1 MiB): 390 segments take it to that cap.
+//	round 0 (20 ms): 45 segments. The first sets the ratio to 160, and
+//	  tcp_set_window_clamp lifts the clamp to 131072·160/256 = 81920 and
+//	  rcv_ssthresh to min(rcv_wnd, clamp) = 65160. tcp_grow_window adds 2896
+//	  per segment up to tcp_space = (131072 − 2304)·160/256 = 80480 (the
+//	  segment being processed, one frame of truesize 2304, is still unread):
+//	  window 80480.
+//	round 1 (30 ms): 55 segments. The first has no room to grow; its read is
+//	  one RTT after establishment: copied = 46·1448 = 66608 > 14480, so
+//	  tcp_rcvbuf_grow: rcvwin = 2·66608 = 133216,
+//	  grow = 133216·(66608 − 14480)/14480 = 479577,
+//	  rcvwin += 2·grow → 1092370, rcvbuf = rcvwin·256/160 = 1747792,
+//	  capped by tcp_rmem[2]; clamp = rcvbuf·160/256. The other 54 segments
+//	  each grow rcv_ssthresh by 2·1448: 80480 + 54·2896 = 236864.
+//	round 2 (40 ms): 163 segments; DRS sees 55·1448 = 79640 > 66608, but
+//	  2·79640 grown by 2·(79640 − 66608)/66608 asks for less than the
+//	  buffer has; rcv_ssthresh grows by 163·2896 to 708912, unless capped by
+//	  tcp_space = (rcvbuf − 2304)·160/256: with 1 MiB that is 653920.
+//	round 3 (1 MiB): it stays at that cap.
 func TestAutotuning(t *testing.T) {
 	cases := []struct {
 		name       string
@@ -40,8 +44,8 @@ func TestAutotuning(t *testing.T) {
 		wantWnd    []uint32
 		wantRcvBuf units.Bytes
 	}{
-		{"1MiB", units.MiB, []uint32{64088, 188616, 565096, 653920}, units.MiB},
-		{"6MiB", 6 * units.MiB, []uint32{64088, 188616, 188616 + 130*2896}, 2051756},
+		{"1MiB", units.MiB, []uint32{80480, 236864, 653920, 653920}, units.MiB},
+		{"6MiB", 6 * units.MiB, []uint32{80480, 236864, 236864 + 163*2896}, 1747792},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -38,7 +38,7 @@ func (r *Receiver) Read(max uint64) uint64 {
 		return 0
 	}
 	r.copiedSeq += n
-	r.win.rcvSpaceAdjust(r.copiedSeq, r.s.Now())
+	r.win.rcvSpaceAdjust(r.copiedSeq, r.rcvNxt, r.s.Now())
 	r.cleanupRbuf()
 	return n
 }

@@ -169,6 +169,19 @@ func dropOnce(seqs ...uint64) func(p *packet.Packet, now sim.Time) bool {
 // runUntil runs the connection to time t.
 func (c *shConn) runUntil(t sim.Time) { c.s.RunUntil(t) }
 
+// pacedRelease is when a paced sender can send on an ACK arriving at at:
+// then, or at tcp_wstamp_ns if the pacing of what it sent before still
+// holds it (tcp_pacing_check, which tcp_xmit_retransmit_queue obeys too).
+// It builds the connection again with prepare and runs it to just before
+// at, so prepare must set up the same run.
+func (h shHarness) pacedRelease(t *testing.T, prepare func(*shConn), at sim.Time) sim.Time {
+	t.Helper()
+	c := h.build(t)
+	prepare(c)
+	c.runUntil(at - 1)
+	return max(at, c.snd.wstamp)
+}
+
 // firstSackAfter is when the sender received the first ACK carrying SACK
 // blocks sent by the receiver at or after t.
 func (c *shConn) firstSackAfter(t sim.Time) (sim.Time, bool) {
