@@ -112,3 +112,25 @@ func TestScalingRatio(t *testing.T) {
 		t.Errorf("initial scaling_ratio = %d, want TCP_DEFAULT_SCALING_RATIO = 128", d.scalingRatio)
 	}
 }
+
+// TestRcvbufGrowsForOutOfOrder: since Linux 6.16 tcp_data_queue_ofo calls
+// tcp_rcvbuf_grow with the current rcvq_space, so the buffer grows to hold
+// twice the last RTT's reads plus the out-of-order span beyond rcv_nxt.
+// After the handshake rcvq_space = 10·1448 = 14480; one in-order segment
+// (rcv_nxt 1449) and one at 57921..59369 leave a span of 57920 bytes:
+// rcvwin = 2·14480 + 57920 = 86880, rcvbuf = 86880·256/160 = 139008 (above
+// the 131072 it started with), clamp 86880. The 6.8 rules left 131072.
+func TestRcvbufGrowsForOutOfOrder(t *testing.T) {
+	h := newHarness(t, defaultOpts(), EchoClassic)
+	h.handshake(0, packet.NotECT)
+	h.at(10 * ms)
+	h.seg(1, 1448, packet.NotECT, 0)
+	h.at(11 * ms)
+	h.seg(1+40*1448, 1448, packet.NotECT, 0)
+	if got := h.r.RcvBuf(); got != 139008 {
+		t.Errorf("RcvBuf = %d, want 139008\n%s", got, h.log())
+	}
+	if got := h.r.win.windowClamp; got != 86880 {
+		t.Errorf("window clamp = %d, want 86880", got)
+	}
+}
