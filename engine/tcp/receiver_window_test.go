@@ -134,3 +134,37 @@ func TestRcvbufGrowsForOutOfOrder(t *testing.T) {
 		t.Errorf("window clamp = %d, want 86880", got)
 	}
 }
+
+// TestRcvRttUpdate walks tcp_rcv_rtt_update as of 6.16 ("always seek for
+// minimal rtt", "skip big rtt sample if receive queue is not empty") by
+// hand, the estimate <<3-scaled: a first sample of 10 ms gives 80000; a
+// lower one (9 ms) is taken at once, 72000; a higher timestamp sample
+// (20 ms) is smoothed in, 72000 − 9000 + 20000 = 83000, unless data waits
+// unread or it is window-based, when it is dropped.
+func TestRcvRttUpdate(t *testing.T) {
+	var w window
+	steps := []struct {
+		us             int64
+		winDep, queued bool
+		want           uint32
+	}{
+		{10000, false, false, 80000},
+		{9000, true, false, 72000},
+		{20000, false, false, 83000},
+		{30000, false, true, 83000},
+		{30000, true, false, 83000},
+		{5000, false, true, 40000},
+	}
+	for i, s := range steps {
+		w.rcvRttUpdate(s.us, s.winDep, s.queued)
+		if w.rcvRttUs != s.want {
+			t.Errorf("step %d (%d us, winDep %v, queued %v): estimate %d, want %d", i, s.us, s.winDep, s.queued, w.rcvRttUs, s.want)
+		}
+	}
+	// tcp_rtt_tsopt_us(tp, 0): an echo from this very tick is no sample.
+	now := sim.Time(50 * sim.Millisecond)
+	w.rcvRttMeasureTS(tsNow(now), now, false)
+	if w.rcvRttUs != 40000 {
+		t.Errorf("a zero timestamp delta changed the estimate to %d", w.rcvRttUs)
+	}
+}
