@@ -73,6 +73,7 @@ type Receiver struct {
 	rcvNxt    uint64
 	rcvWup    uint64 // rcv_nxt when the window was last advertised
 	copiedSeq uint64
+	headEnd   uint64 // end of the first unread skb (see consume)
 	tsRecent  uint32
 
 	win  window

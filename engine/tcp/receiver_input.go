@@ -102,6 +102,9 @@ func (r *Receiver) outOfWindow() {
 // queueAndOut is tcp_data_queue's in-sequence branch: tcp_queue_rcv,
 // tcp_event_data_recv, tcp_ofo_queue and tcp_sack_remove.
 func (r *Receiver) queueAndOut(sg *segment) {
+	if r.copiedSeq == r.rcvNxt {
+		r.headEnd = sg.end // tcp_queue_rcv on an empty receive queue
+	}
 	r.rcvNxt = sg.end
 	r.eventDataRecv(sg)
 	if len(r.ofo.iv) > 0 {
@@ -248,13 +251,29 @@ func (r *Receiver) appRead() {
 	if r.readStopped {
 		return // a stalled reader (tests)
 	}
-	copied := r.rcvNxt - r.copiedSeq
-	if copied == 0 {
+	if r.rcvNxt == r.copiedSeq {
 		return
 	}
-	r.copiedSeq = r.rcvNxt
-	r.win.rcvSpaceAdjust(r.copiedSeq, r.rcvNxt, r.s.Now())
+	r.consume(r.rcvNxt - r.copiedSeq)
 	r.cleanupRbuf()
+}
+
+// consume is tcp_recvmsg_locked's copy of n bytes of in-order data, which
+// calls tcp_rcv_space_adjust after each skb. Only the first call can
+// measure: it restarts the measure at the read's instant, so the calls
+// after it find no time elapsed. It measures at the end of the first skb,
+// with the rest of the queue unread (inq). That skb is the segment that
+// found the receive queue empty (headEnd), or, once a partial read has
+// passed it, one packet: a TUN device's skbs are never coalesced. So the
+// data a filled hole releases at once counts as unread, not as read in the
+// last RTT, and does not inflate the buffer.
+func (r *Receiver) consume(n uint64) {
+	first := r.copiedSeq + uint64(r.ack.rcvMss)
+	if r.headEnd > r.copiedSeq {
+		first = r.headEnd
+	}
+	r.win.rcvSpaceAdjust(min(first, r.copiedSeq+n), r.rcvNxt, r.s.Now())
+	r.copiedSeq += n
 }
 
 // cleanupRbuf follows the ACK decision of tcp_cleanup_rbuf after a read:

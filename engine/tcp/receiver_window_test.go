@@ -135,6 +135,40 @@ func TestRcvbufGrowsForOutOfOrder(t *testing.T) {
 	}
 }
 
+// TestRcvSpaceAdjustPerSkb: tcp_recvmsg_locked calls tcp_rcv_space_adjust
+// after each skb it copies, so data that a filled hole releases counts as
+// unread (inq) at the read's one measurement, not as read in the last RTT.
+// By hand, receiver RTT 10 ms, rcvq_space 14480 from the handshake: one
+// segment at 1 ms, 39 beyond a hole at 2 ms (the buffer grows for their
+// span, 139008 as in TestRcvbufGrowsForOutOfOrder). The hole's segment at
+// 20 ms releases rcv_nxt to 59369: measured after the first skb (copied_seq
+// 2897), copied = 2896 − 56472 unread < 14480, so nothing grows and the
+// measure restarts at 2897. Measured on the whole read, 59368 bytes would
+// have grown the buffer to 1.37 MB. The next segment, 10 ms on, measures
+// 57920 bytes read since: rcvwin = 2·57920 + 2·115840·(57920 − 14480)/14480
+// = 810880, rcvbuf = 810880·256/160 = 1297408.
+func TestRcvSpaceAdjustPerSkb(t *testing.T) {
+	h := newHarness(t, defaultOpts(), EchoClassic)
+	h.handshake(0, packet.NotECT)
+	h.at(1 * ms)
+	h.seg(1, 1448, packet.NotECT, 0)
+	h.r.win.rcvRttUs = 8 * 10000
+	h.at(2 * ms)
+	for k := uint64(2); k <= 40; k++ {
+		h.seg(1+k*1448, 1448, packet.NotECT, 0)
+	}
+	h.at(20 * ms)
+	h.seg(1449, 1448, packet.NotECT, 0)
+	if w := &h.r.win; w.rcvqSpace != 14480 || w.rcvqSeq != 2897 || h.r.RcvBuf() != 139008 {
+		t.Errorf("after the hole: rcvq_space %d from seq %d, rcvbuf %d; want 14480 from 2897, 139008", w.rcvqSpace, w.rcvqSeq, h.r.RcvBuf())
+	}
+	h.at(30 * ms)
+	h.seg(59369, 1448, packet.NotECT, 0)
+	if w := &h.r.win; w.rcvqSpace != 57920 || h.r.RcvBuf() != 1297408 || w.windowClamp != 810880 {
+		t.Errorf("an RTT later: rcvq_space %d, rcvbuf %d, clamp %d; want 57920, 1297408, 810880", w.rcvqSpace, h.r.RcvBuf(), w.windowClamp)
+	}
+}
+
 // TestRcvRttUpdate walks tcp_rcv_rtt_update as of 6.16 ("always seek for
 // minimal rtt", "skip big rtt sample if receive queue is not empty") by
 // hand, the estimate <<3-scaled: a first sample of 10 ms gives 80000; a

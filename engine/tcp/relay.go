@@ -37,8 +37,7 @@ func (r *Receiver) Read(max uint64) uint64 {
 	if n == 0 {
 		return 0
 	}
-	r.copiedSeq += n
-	r.win.rcvSpaceAdjust(r.copiedSeq, r.rcvNxt, r.s.Now())
+	r.consume(n)
 	r.cleanupRbuf()
 	return n
 }
