@@ -41,14 +41,15 @@ func idleLinkGroup(n int, size string) []byte {
 
 // The FCT of a flow that fits in the initial window on an idle path, by
 // hand: the SYN and SYN-ACK (52 B each, 4.16 µs at 100 Mbps) and their
-// two one-way delays, then the ten 1500-byte segments back to back (10 ×
-// 120 µs; the first ten segments go unpaced) and one more one-way delay:
-// 3 × 10 ms + 2 × 4.16 µs + 1.2 ms = 31.20832 ms. Its ideal FCT is
+// two one-way delays, then the handshake's last ACK (52 B) and the ten
+// 1500-byte segments back to back behind it (10 × 120 µs; the first ten
+// segments go unpaced) and one more one-way delay: 3 × 10 ms + 3 × 4.16
+// µs + 1.2 ms = 31.21248 ms. Its ideal FCT is
 // 2 × 10 ms + 10 ms + 15,000 B at 100 Mbps = 31.2 ms. The flow is built at
 // its start and released when done: no packet of it is left behind.
 func TestGroupFlowFCTOneRound(t *testing.T) {
 	r, sum := runJSON(t, idleLinkGroup(1, "14480B"))
-	want := 3*10*sim.Millisecond + 2*units.TxTime(52, 100*units.Mbps) + 10*units.TxTime(1500, 100*units.Mbps)
+	want := 3*10*sim.Millisecond + 3*units.TxTime(52, 100*units.Mbps) + 10*units.TxTime(1500, 100*units.Mbps)
 	f := sum.Flows[0]
 	if f.FCTPs == nil || *f.FCTPs != int64(want) {
 		t.Fatalf("FCT = %v, want %v", f.FCTPs, want)
@@ -146,8 +147,10 @@ func incastJSON(rounds int, start string) []byte {
 // jitter of 600 µs, as the kernel's threads scatter them, some flows wait
 // for the RTO, or, where a SYN met the full FIFO, TCP_TIMEOUT_INIT (1 s).
 // Asserted for both: at most the kernel's 2 slow flows a round, every
-// other flow done near the 63 ms that 12 × 64 KB take at 100 Mbps; some
-// slow flows with the jitter.
+// other flow done within 80 ms: the 63 ms that 12 × 64 KB take at 100
+// Mbps, and a loss probe's 2·srtt (the full FIFO's 7.7 ms and the base
+// RTT, twice) for a flow whose last segment was dropped; some slow flows
+// with the jitter.
 func TestIncastStartScatter(t *testing.T) {
 	const rounds = 24
 	tails := func(start string) (rto, syn, fast int) {
@@ -161,7 +164,7 @@ func TestIncastStartScatter(t *testing.T) {
 				syn++
 			case fct > 200*sim.Millisecond:
 				rto++
-			case fct < 70*sim.Millisecond:
+			case fct < 80*sim.Millisecond:
 				fast++
 			}
 		}
@@ -170,12 +173,12 @@ func TestIncastStartScatter(t *testing.T) {
 	rto, syn, fast := tails(`{"kind":"periodic","at":"100ms","every":"250ms","batch":12}`)
 	t.Logf("same instant: %d of %d flows waited for an RTO, %d for a SYN timeout", rto, 12*rounds, syn)
 	if rto+syn > 2*rounds || rto+syn+fast != 12*rounds {
-		t.Errorf("starts on one instant: %d RTO and %d SYN-timeout flows, %d under 70 ms; want at most 2 slow a round, the rest under 70 ms", rto, syn, fast)
+		t.Errorf("starts on one instant: %d RTO and %d SYN-timeout flows, %d under 80 ms; want at most 2 slow a round, the rest under 80 ms", rto, syn, fast)
 	}
 	rto, syn, fast = tails(`{"kind":"periodic","at":"100ms","every":"250ms","batch":12,"jitter":"600us"}`)
-	t.Logf("jitter 600 µs: %d of %d flows waited for an RTO, %d for a SYN timeout, %d under 70 ms", rto, 12*rounds, syn, fast)
+	t.Logf("jitter 600 µs: %d of %d flows waited for an RTO, %d for a SYN timeout, %d under 80 ms", rto, 12*rounds, syn, fast)
 	if rto == 0 || rto+syn > 2*rounds || rto+syn+fast != 12*rounds {
-		t.Errorf("jittered starts: %d RTO and %d SYN-timeout flows, %d under 70 ms; want some RTO flows, at most 2 slow a round, the rest under 70 ms", rto, syn, fast)
+		t.Errorf("jittered starts: %d RTO and %d SYN-timeout flows, %d under 80 ms; want some RTO flows, at most 2 slow a round, the rest under 80 ms", rto, syn, fast)
 	}
 }
 

@@ -197,6 +197,23 @@ func (d *DataSender) sendSYN() {
 	d.out.Send(id)
 }
 
+// sendHandshakeAck is the tcp_send_ack that ends
+// tcp_rcv_synsent_state_process: an application that connects and then
+// writes has no write pending when the SYN-ACK arrives, so the handshake's
+// last ACK leaves alone, ahead of the first data (a per-packet path model
+// draws for it as for any packet).
+func (d *DataSender) sendHandshakeAck() {
+	id := d.pool.Alloc()
+	p := d.pool.Get(id)
+	p.Flow, p.Src, p.Dst = d.cfg.Flow, d.cfg.Node, d.cfg.Peer
+	p.Seq = d.sndNxt
+	p.Size = HeaderBytes
+	p.Flags = packet.ACK
+	p.TSVal, p.TSEcr = d.tsNow(), d.tsRecent
+	p.SentAt = d.st.Now
+	d.out.Send(id)
+}
+
 // synTimer follows tcp_retransmit_timer in SYN-SENT: resend the SYN with
 // the timeout doubled, up to tcp_syn_retries times.
 func (d *DataSender) synTimer() {
@@ -277,6 +294,7 @@ func (d *DataSender) synAck(p *packet.Packet) {
 	if d.hooks.CongControl == nil {
 		d.updatePacingRate()
 	}
+	d.sendHandshakeAck()
 	switch d.cfg.App.Kind {
 	case config.AppRate:
 		d.appTimer.Arm(d.st.Now)

@@ -79,6 +79,8 @@ func (w *scriptWire) Send(id packet.ID) {
 	switch {
 	case p.Flags&packet.SYN != 0:
 		fmt.Fprintf(w.log, "%v SYN\n", now)
+	case p.Len == 0 && p.Seq == 1:
+		fmt.Fprintf(w.log, "%v ACK\n", now) // the handshake's last
 	case p.Len == 0:
 		fmt.Fprintf(w.log, "%v probe seq=%d\n", now, p.Seq)
 	default:
