@@ -559,14 +559,15 @@ func TestGRO(t *testing.T) {
 	}
 }
 
-// TestOutOfWindow: after the first segment the receiver offered 68056
+// TestOutOfWindow: after the first segment the receiver offered 68096
 // bytes from rcv_nxt = 1449 (rcv_ssthresh 65160 grown by two segments, see
-// TestQuickAckThenEverySecond), so the window ends at 69505. A segment
+// TestQuickAckThenEverySecond, 68056, rounded up to the scale unit of 128:
+// the kernel's pcap shows 68096), so the window ends at 69545. A segment
 // starting at or beyond that edge is dropped (tcp_sequence, or
 // tcp_data_queue's "out of window" check) and answered by an immediate
 // duplicate ACK without SACK blocks; nothing is queued.
 func TestOutOfWindow(t *testing.T) {
-	for _, seq := range []uint64{69505, 69506, 200000} {
+	for _, seq := range []uint64{69545, 69546, 200000} {
 		h := newHarness(t, defaultOpts(), EchoClassic)
 		h.handshake(0, packet.NotECT)
 		h.at(10 * ms)

@@ -1,16 +1,19 @@
 package tcp
 
 import (
+	"math/bits"
+
 	"github.com/ccscope/ccscope/engine/config"
 	"github.com/ccscope/ccscope/engine/sim"
 	"github.com/ccscope/ccscope/engine/units"
 )
 
-// Receive-buffer defaults: tcp_rmem[1], tcp_rmem[2] and the MSS of a
-// 1500-byte MTU with timestamps.
+// Receive-buffer defaults: tcp_rmem[1], tcp_rmem[2], net.core.rmem_max
+// and the MSS of a 1500-byte MTU with timestamps.
 const (
 	defaultRcvBufInit = 128 * units.KiB
 	defaultRcvBufMax  = 6 * units.MiB
+	defaultRmemMax    = 212992
 	defaultMSS        = 1448
 )
 
@@ -43,10 +46,11 @@ const (
 func skbTruesize(frames uint64) uint64 { return skbStructSize + frames*rxFrameTruesize }
 
 // window is the receive-window and autotuning state of tcp_sock. Windows
-// are plain bytes (window scaling is implicit), and no rounding to the
-// scale factor is applied.
+// are plain bytes; an advertised window is a multiple of the scale unit
+// (1 << wscale), as the kernel rounds it.
 type window struct {
 	advmss       uint32
+	wscale       uint8  // rx_opt.rcv_wscale, the shift this receiver announced
 	scalingRatio uint32 // tp->scaling_ratio, /256
 	rcvBuf       uint64 // sk_rcvbuf
 	maxBuf       uint64 // tcp_rmem[2]
@@ -141,10 +145,21 @@ func (w *window) init(o config.TCPOptions) {
 	}
 	w.rcvWnd = min(space, tcpMaxWindow)
 	w.rcvSsthresh = w.rcvWnd
+	w.wscale = wscaleFor(max(w.maxBuf, defaultRmemMax))
 	// tcp_select_initial_window leaves the largest scaled window as the
 	// clamp; tcp_init_buffer_space lowers it at establishment.
 	w.windowClamp = 65535 << 14
 }
+
+// wscaleFor is tcp_select_initial_window's window-scale shift for the
+// largest buffer the socket may grow to: ilog2(space) − 15, in [0, 14].
+func wscaleFor(space uint64) uint8 {
+	return uint8(min(max(bits.Len64(space)-1-15, 0), 14))
+}
+
+// alignUp is the kernel's ALIGN: x rounded up to a multiple of the power of
+// two unit.
+func alignUp(x, unit uint64) uint64 { return (x + unit - 1) &^ (unit - 1) }
 
 // initBufferSpace follows tcp_init_buffer_space at establishment: the
 // clamp becomes the buffer's window part less one reserved segment
@@ -176,11 +191,14 @@ func (w *window) space(rmem uint64) uint64 {
 }
 
 // selectWindowRaw follows __tcp_select_window: the free window part of the
-// buffer, capped by rcv_ssthresh; when the buffer is more than half full,
-// quick-ACK mode ends and a window below one segment (or 1/16 of the
+// buffer, capped by rcv_ssthresh and rounded up to the scale unit, so that
+// scaling does not take it away; when the buffer is more than half full,
+// quick-ACK mode ends, the free part is first rounded down (it must not
+// grow by the rounding), and a window below one segment (or 1/16 of the
 // buffer) is announced as zero.
 func (r *Receiver) selectWindowRaw() uint64 {
 	w := &r.win
+	unit := uint64(1) << w.wscale
 	mss := uint64(r.ack.rcvMss)
 	free := w.space(r.rmemAlloc())
 	allowed := w.winFromSpace(w.rcvBuf)
@@ -193,24 +211,27 @@ func (r *Receiver) selectWindowRaw() uint64 {
 	}
 	if free < full>>1 {
 		r.ack.quick = 0
+		free &^= unit - 1
 		if free < allowed>>4 || free < mss {
 			return 0
 		}
 	}
-	return min(free, w.rcvSsthresh)
+	return alignUp(min(free, w.rcvSsthresh), unit)
 }
 
 // selectWindow follows tcp_select_window: never shrink the window already
-// offered, and remember what is advertised (rcv_wnd, rcv_wup).
+// offered (what is left of it, rounded up to the scale unit), remember what
+// is advertised (rcv_wnd, rcv_wup), and cap what the scaled 16-bit field
+// carries.
 func (r *Receiver) selectWindow() uint64 {
 	cur := r.receiveWindow()
 	nw := r.selectWindowRaw()
 	if nw < cur {
-		nw = cur
+		nw = alignUp(cur, uint64(1)<<r.win.wscale)
 	}
 	r.win.rcvWnd = nw
 	r.rcvWup = r.rcvNxt
-	return nw
+	return min(nw, 65535<<r.win.wscale)
 }
 
 // rcvRttUpdate follows tcp_rcv_rtt_update (6.16+): a sample below the

@@ -37,6 +37,12 @@ import (
 //	  buffer has; rcv_ssthresh grows by 163·2896 to 708912, unless capped by
 //	  tcp_space = (rcvbuf − 2304)·160/256: with 1 MiB that is 653920.
 //	round 3 (1 MiB): it stays at that cap.
+//
+// Each window is advertised rounded up to the scale unit
+// (__tcp_select_window's ALIGN): with tcp_rmem[2] = 6 MiB the shift is
+// ilog2(6291456) − 15 = 7, so 80480, 236864 and 708912 go out as 80512,
+// 236928 and 708992 (the kernel's pcap shows 80512); with 1 MiB the shift
+// is 5 and the values above are already multiples of 32.
 func TestAutotuning(t *testing.T) {
 	cases := []struct {
 		name       string
@@ -45,7 +51,7 @@ func TestAutotuning(t *testing.T) {
 		wantRcvBuf units.Bytes
 	}{
 		{"1MiB", units.MiB, []uint32{80480, 236864, 653920, 653920}, units.MiB},
-		{"6MiB", 6 * units.MiB, []uint32{80480, 236864, 236864 + 163*2896}, 1747792},
+		{"6MiB", 6 * units.MiB, []uint32{80512, 236928, 708992}, 1747792},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
