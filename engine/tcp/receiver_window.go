@@ -145,7 +145,7 @@ func (w *window) init(o config.TCPOptions) {
 	}
 	w.rcvWnd = min(space, tcpMaxWindow)
 	w.rcvSsthresh = w.rcvWnd
-	w.wscale = wscaleFor(max(w.maxBuf, defaultRmemMax))
+	w.wscale = WScale(units.Bytes(w.maxBuf))
 	// tcp_select_initial_window leaves the largest scaled window as the
 	// clamp; tcp_init_buffer_space lowers it at establishment.
 	w.windowClamp = 65535 << 14
@@ -155,6 +155,15 @@ func (w *window) init(o config.TCPOptions) {
 // largest buffer the socket may grow to: ilog2(space) − 15, in [0, 14].
 func wscaleFor(space uint64) uint8 {
 	return uint8(min(max(bits.Len64(space)-1-15, 0), 14))
+}
+
+// WScale is the window-scale shift a Linux host announces with tcp_rmem[2]
+// = rcvBufMax (0: the default) and the default net.core.rmem_max.
+func WScale(rcvBufMax units.Bytes) uint8 {
+	if rcvBufMax == 0 {
+		rcvBufMax = defaultRcvBufMax
+	}
+	return wscaleFor(max(uint64(rcvBufMax), defaultRmemMax))
 }
 
 // alignUp is the kernel's ALIGN: x rounded up to a multiple of the power of

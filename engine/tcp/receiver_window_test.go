@@ -175,6 +175,21 @@ func TestRcvSpaceAdjustPerSkb(t *testing.T) {
 	}
 }
 
+// TestWScaleAsLinux: tcp_select_initial_window announces ilog2 of the
+// largest of tcp_rmem[2] and net.core.rmem_max (212992), less 15, in
+// [0, 14]: Linux's default 6 MiB announces 7, as captures of Linux hosts
+// show; a 64 KiB tcp_rmem[2] still announces 2, from rmem_max.
+func TestWScaleAsLinux(t *testing.T) {
+	for _, c := range []struct {
+		max  units.Bytes
+		want uint8
+	}{{0, 7}, {64 * units.KiB, 2}, {6 * units.MiB, 7}, {4 * units.MiB, 7}, {16 * units.MiB, 9}, {32 * units.MiB, 10}, {1 << 40, 14}} {
+		if got := WScale(c.max); got != c.want {
+			t.Errorf("WScale(%d) = %d, want %d", c.max, got, c.want)
+		}
+	}
+}
+
 // TestRcvRttUpdate walks tcp_rcv_rtt_update as of 6.16 ("always seek for
 // minimal rtt", "skip big rtt sample if receive queue is not empty") by
 // hand, the estimate <<3-scaled: a first sample of 10 ms gives 80000; a

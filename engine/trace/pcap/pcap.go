@@ -61,18 +61,6 @@ type Flow struct {
 	RcvWScale uint8 // the receiver's (in its SYN-ACK)
 }
 
-// WScale is the window-scale shift Linux announces for a receive buffer of
-// at most space bytes (tcp_select_initial_window: halve until it fits the
-// 16-bit field, at most 14).
-func WScale(space int64) uint8 {
-	var s uint8
-	for space > 65535 && s < 14 {
-		space >>= 1
-		s++
-	}
-	return s
-}
-
 // Writer writes pcap records. It keeps a sticky first error.
 type Writer struct {
 	w       *bufio.Writer

@@ -16,19 +16,6 @@ func TestChecksumRFC1071Example(t *testing.T) {
 	}
 }
 
-// WScale follows tcp_select_initial_window: Linux's default tcp_rmem[2]
-// of 6 MiB announces 7, as captures of Linux hosts show.
-func TestWScaleAsLinux(t *testing.T) {
-	for _, c := range []struct {
-		space int64
-		want  uint8
-	}{{65535, 0}, {65536, 1}, {6 << 20, 7}, {4 << 20, 7}, {16 << 20, 9}, {1 << 40, 14}} {
-		if got := WScale(c.space); got != c.want {
-			t.Errorf("WScale(%d) = %d, want %d", c.space, got, c.want)
-		}
-	}
-}
-
 // A record's header: nanosecond timestamp split into seconds and
 // nanoseconds, the captured length (headers only) and the packet's full
 // length on the wire (its Ethernet header plus the simulator's size).

@@ -7,6 +7,7 @@ import (
 
 	"github.com/ccscope/ccscope/engine"
 	"github.com/ccscope/ccscope/engine/link"
+	"github.com/ccscope/ccscope/engine/tcp"
 	"github.com/ccscope/ccscope/engine/trace/pcap"
 )
 
@@ -54,7 +55,7 @@ func openPcap(spec string, r *engine.Run) (*pcapOut, error) {
 		fl := pcap.Flow{Src: r.Net.Node(f.Src).Index, TCP: f.CC != "pump", MSS: uint16(f.TCP.MSS)}
 		if fl.TCP {
 			// Both ends are Linux hosts with the same buffers.
-			fl.SndWScale, fl.RcvWScale = pcap.WScale(int64(f.TCP.RcvBufMax)), pcap.WScale(int64(f.TCP.RcvBufMax))
+			fl.SndWScale, fl.RcvWScale = tcp.WScale(f.TCP.RcvBufMax), tcp.WScale(f.TCP.RcvBufMax)
 		}
 		flows = append(flows, fl)
 	}
