@@ -356,13 +356,18 @@ class SocketTransport:
                 timeout = max(0.0, deadline - time.monotonic())
 
     def _read(self, timeout: float | None) -> bytes | None:
-        """One read from the socket: None if the timeout passed first."""
+        """One read from the socket: None if the timeout passed first.
+
+        A timeout of 0 (a deadline reached in the middle of a long message)
+        makes the socket non-blocking, where nothing to read yet is
+        BlockingIOError, not socket.timeout: the message's first part stays
+        buffered for the next call."""
         if timeout != self._timeout:
             self._sock.settimeout(timeout)
             self._timeout = timeout
         try:
             chunk = self._sock.recv(1 << 16)
-        except socket.timeout:
+        except (socket.timeout, BlockingIOError):
             return None
         except OSError as e:
             raise ConnectionLost(f"ccscope: connection closed: {e}") from e
