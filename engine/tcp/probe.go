@@ -1,7 +1,6 @@
 package tcp
 
 import (
-	"github.com/ccscope/ccscope/engine/packet"
 	"github.com/ccscope/ccscope/engine/sim"
 	"github.com/ccscope/ccscope/engine/trace"
 )
@@ -115,19 +114,11 @@ func (d *DataSender) writeWakeup() {
 		d.afterSend(d.sendNewSeg(min(d.sndNxt+d.mss, d.writeSeq)), priorWstamp)
 		return
 	}
-	id := d.pool.Alloc()
-	p := d.pool.Get(id)
-	p.Flow, p.Src, p.Dst = d.cfg.Flow, d.cfg.Node, d.cfg.Peer
-	p.Seq = d.sndUna - 1
-	p.Size = HeaderBytes
-	p.Flags = packet.ACK
-	p.TSVal, p.TSEcr = d.tsNow(), d.tsRecent
-	p.SentAt = d.st.Now
 	d.Stats.WindowProbes++
 	if d.rec.On() {
 		d.event(trace.EvWindowProbe, d.sndUna-1, 0)
 	}
-	d.out.Send(id)
+	d.sendBareAck(d.sndUna - 1)
 }
 
 // abort is tcp_write_err: the connection times out (ETIMEDOUT).

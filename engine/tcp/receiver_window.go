@@ -151,24 +151,23 @@ func (w *window) init(o config.TCPOptions) {
 	w.windowClamp = 65535 << 14
 }
 
-// wscaleFor is tcp_select_initial_window's window-scale shift for the
-// largest buffer the socket may grow to: ilog2(space) − 15, in [0, 14].
-func wscaleFor(space uint64) uint8 {
-	return uint8(min(max(bits.Len64(space)-1-15, 0), 14))
-}
-
 // WScale is the window-scale shift a Linux host announces with tcp_rmem[2]
-// = rcvBufMax (0: the default) and the default net.core.rmem_max.
+// = rcvBufMax (0: the default) and the default net.core.rmem_max
+// (tcp_select_initial_window): ilog2 of the larger, less 15, in [0, 14].
 func WScale(rcvBufMax units.Bytes) uint8 {
 	if rcvBufMax == 0 {
 		rcvBufMax = defaultRcvBufMax
 	}
-	return wscaleFor(max(uint64(rcvBufMax), defaultRmemMax))
+	space := max(uint64(rcvBufMax), defaultRmemMax)
+	return uint8(min(max(bits.Len64(space)-1-15, 0), 14))
 }
 
-// alignUp is the kernel's ALIGN: x rounded up to a multiple of the power of
-// two unit.
-func alignUp(x, unit uint64) uint64 { return (x + unit - 1) &^ (unit - 1) }
+// alignUp is the kernel's ALIGN to the scale unit, 1 << wscale: x rounded
+// up to a multiple of it.
+func (w *window) alignUp(x uint64) uint64 {
+	unit := uint64(1) << w.wscale
+	return (x + unit - 1) &^ (unit - 1)
+}
 
 // initBufferSpace follows tcp_init_buffer_space at establishment: the
 // clamp becomes the buffer's window part less one reserved segment
@@ -207,7 +206,6 @@ func (w *window) space(rmem uint64) uint64 {
 // buffer) is announced as zero.
 func (r *Receiver) selectWindowRaw() uint64 {
 	w := &r.win
-	unit := uint64(1) << w.wscale
 	mss := uint64(r.ack.rcvMss)
 	free := w.space(r.rmemAlloc())
 	allowed := w.winFromSpace(w.rcvBuf)
@@ -220,12 +218,12 @@ func (r *Receiver) selectWindowRaw() uint64 {
 	}
 	if free < full>>1 {
 		r.ack.quick = 0
-		free &^= unit - 1
+		free &^= uint64(1)<<w.wscale - 1 // round_down
 		if free < allowed>>4 || free < mss {
 			return 0
 		}
 	}
-	return alignUp(min(free, w.rcvSsthresh), unit)
+	return w.alignUp(min(free, w.rcvSsthresh))
 }
 
 // selectWindow follows tcp_select_window: never shrink the window already
@@ -236,7 +234,7 @@ func (r *Receiver) selectWindow() uint64 {
 	cur := r.receiveWindow()
 	nw := r.selectWindowRaw()
 	if nw < cur {
-		nw = alignUp(cur, uint64(1)<<r.win.wscale)
+		nw = r.win.alignUp(cur)
 	}
 	r.win.rcvWnd = nw
 	r.rcvWup = r.rcvNxt

@@ -197,16 +197,14 @@ func (d *DataSender) sendSYN() {
 	d.out.Send(id)
 }
 
-// sendHandshakeAck is the tcp_send_ack that ends
-// tcp_rcv_synsent_state_process: an application that connects and then
-// writes has no write pending when the SYN-ACK arrives, so the handshake's
-// last ACK leaves alone, ahead of the first data (a per-packet path model
-// draws for it as for any packet).
-func (d *DataSender) sendHandshakeAck() {
+// sendBareAck sends a zero-length ACK at seq: the handshake's last ACK
+// (tcp_send_ack, seq snd_nxt) or a window probe (tcp_xmit_probe_skb,
+// seq snd_una − 1).
+func (d *DataSender) sendBareAck(seq uint64) {
 	id := d.pool.Alloc()
 	p := d.pool.Get(id)
 	p.Flow, p.Src, p.Dst = d.cfg.Flow, d.cfg.Node, d.cfg.Peer
-	p.Seq = d.sndNxt
+	p.Seq = seq
 	p.Size = HeaderBytes
 	p.Flags = packet.ACK
 	p.TSVal, p.TSEcr = d.tsNow(), d.tsRecent
@@ -294,7 +292,11 @@ func (d *DataSender) synAck(p *packet.Packet) {
 	if d.hooks.CongControl == nil {
 		d.updatePacingRate()
 	}
-	d.sendHandshakeAck()
+	// tcp_rcv_synsent_state_process ends with tcp_send_ack: an application
+	// that connects and then writes has no write pending yet, so the
+	// handshake's last ACK leaves alone, ahead of the first data (a
+	// per-packet path model draws for it as for any packet).
+	d.sendBareAck(d.sndNxt)
 	switch d.cfg.App.Kind {
 	case config.AppRate:
 		d.appTimer.Arm(d.st.Now)
