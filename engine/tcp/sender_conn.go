@@ -111,7 +111,9 @@ func (d *DataSender) fillWrite() {
 		// buffer is not app-limited, and BBR's startup sees its rounds.
 		b := uint64(d.cfg.Opts.SndBuf)
 		if d.appAsleep {
-			if q := d.writeSeq - d.sndUna; 2*(b-q) < q {
+			// A writer that topped up its send head (push) may hold
+			// more than b.
+			if q := d.writeSeq - d.sndUna; q >= b || 2*(b-q) < q {
 				break
 			}
 			d.appAsleep = false
@@ -126,7 +128,8 @@ func (d *DataSender) fillWrite() {
 			}
 			d.writeSeq = w
 		}
-		d.appAsleep = b > 0 && w != d.endSeq && d.sndUna+b-d.writeSeq < d.mss
+		d.appAsleep = b > 0 && w != d.endSeq && d.writeSeq+d.mss > d.sndUna+b
+		d.appTopUp = d.appAsleep
 	}
 	// The application writes whole segments except the flow's last: the
 	// scoreboard numbers segments by MSS from sequence 1.
