@@ -187,7 +187,6 @@ type DataSender struct {
 	appOn     bool
 	appOwed   uint64 // rate app: bytes written but not yet fitting the send buffer
 	appAsleep bool   // greedy or on/off app: it waits to be woken (fillWrite)
-	appTopUp  bool   // greedy app: its buffer filled in this write, and it may top up the send head (topUp)
 	synSentAt sim.Time
 
 	lastRec  sim.Time

@@ -50,17 +50,12 @@ const onOffLowat = 16 << 10
 // A greedy application fills the buffer; a rate application writes a
 // segment per segment-time at its rate. Writes are whole segments (as if
 // the application wrote in MSS multiples), so a sub-MSS segment is only
-// ever the flow's last.
-func (d *DataSender) fillWrite() {
-	limit := uint64(1<<63 - 1)
-	if d.endSeq > 0 {
-		limit = d.endSeq
-	}
+// ever the flow's last. It reports whether a greedy application found
+// its buffer full in this write (push then lets it top up the send head).
+func (d *DataSender) fillWrite() (filled bool) {
+	limit := d.streamEnd()
 	if b := uint64(d.cfg.Opts.SndBuf); b > 0 {
 		limit = min(limit, d.sndUna+b)
-	}
-	if d.cfg.Relay != nil {
-		limit = min(limit, 1+d.cfg.Relay.Written)
 	}
 	switch d.cfg.App.Kind {
 	case config.AppRate:
@@ -129,13 +124,27 @@ func (d *DataSender) fillWrite() {
 			d.writeSeq = w
 		}
 		d.appAsleep = b > 0 && w != d.endSeq && d.writeSeq+d.mss > d.sndUna+b
-		d.appTopUp = d.appAsleep
+		filled = d.appAsleep
 	}
 	// The application writes whole segments except the flow's last: the
 	// scoreboard numbers segments by MSS from sequence 1.
 	if d.writeSeq != d.endSeq {
 		d.writeSeq = 1 + (d.writeSeq-1)/d.mss*d.mss
 	}
+	return filled
+}
+
+// streamEnd is how far the flow's data reaches: its size, or what a relay
+// has written to it.
+func (d *DataSender) streamEnd() uint64 {
+	end := uint64(1<<63 - 1)
+	if d.endSeq > 0 {
+		end = d.endSeq
+	}
+	if d.cfg.Relay != nil {
+		end = min(end, 1+d.cfg.Relay.Written)
+	}
+	return end
 }
 
 // xmitSizeGoal follows tcp_xmit_size_goal: the payload tcp_sendmsg puts

@@ -14,10 +14,9 @@ func (d *DataSender) push() {
 	if d.state != sndEstablished {
 		return
 	}
-	d.appTopUp = false
-	d.fillWrite()
+	filled := d.fillWrite()
 	idle := d.writeXmit(0) // __tcp_push_pending_frames
-	if d.appTopUp {
+	if filled {
 		idle = d.topUp(idle)
 	}
 	// An on/off application writes on while the sender takes what it
@@ -51,13 +50,7 @@ func (d *DataSender) push() {
 func (d *DataSender) topUp(idle bool) bool {
 	goal := d.xmitSizeGoal()
 	for d.writeSeq-d.sndNxt < goal {
-		end := d.sndNxt + goal
-		if d.endSeq > 0 {
-			end = min(end, d.endSeq)
-		}
-		if d.cfg.Relay != nil {
-			end = min(end, 1+d.cfg.Relay.Written)
-		}
+		end := min(d.sndNxt+goal, d.streamEnd())
 		if end <= d.writeSeq {
 			break
 		}
