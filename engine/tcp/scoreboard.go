@@ -11,6 +11,7 @@ const (
 	flagRetransOut                                                 // TCPCB_SACKED_RETRANS: a retransmission is in flight
 	flagLost                                                       // TCPCB_LOST
 	flagEverRetrans                                                // TCPCB_EVER_RETRANS
+	flagSkbHead                                                    // the first segment of an skb of the queue (sndQueued)
 	flagRetrans     = flagRetransOut | flagEverRetrans             // TCPCB_RETRANS
 )
 
@@ -75,6 +76,7 @@ type scoreboard struct {
 	sackedOut  uint32
 	lostOut    uint32
 	retransOut uint32
+	skbs       uint32 // skbs in the queue: segments flagged flagSkbHead
 
 	cache  [4][2]uint64 // previous ACK's SACK blocks, segment numbers [s, e)
 	ncache int
@@ -288,7 +290,21 @@ func (b *scoreboard) ackTo(n uint64) {
 		if s.flags&flagRetransOut != 0 {
 			b.retransOut--
 		}
+		if s.flags&flagSkbHead != 0 {
+			b.skbs--
+		}
 		b.listRemove(b.una)
+	}
+	if b.una < b.nxt {
+		b.skbHead(b.una) // a partly acked skb stays, trimmed (tcp_trim_head)
+	}
+}
+
+// skbHead marks n as the first segment of an skb.
+func (b *scoreboard) skbHead(n uint64) {
+	if s := b.seg(n); s.flags&flagSkbHead == 0 {
+		s.flags |= flagSkbHead
+		b.skbs++
 	}
 }
 
@@ -302,7 +318,36 @@ func (b *scoreboard) markSacked(n uint64) bool {
 	s.flags |= flagSacked
 	b.sackedOut++
 	b.listRemove(n)
+	b.sackSkbs(n)
 	return true
+}
+
+// sackSkbs follows what tcp_sacktag_walk does to the skbs around newly
+// sacked segment n: a sacked segment joins a sacked skb before it
+// (tcp_shift_skb_data), or else starts an skb of its own, split off at the
+// block's edge (tcp_match_skb_to_sack's tcp_fragment); the segment after
+// it starts another unless sacked, when it joins n's.
+func (b *scoreboard) sackSkbs(n uint64) {
+	if n > b.una && b.seg(n-1).flags&flagSacked != 0 {
+		b.skbJoin(n)
+	} else {
+		b.skbHead(n)
+	}
+	if n+1 < b.nxt {
+		if b.seg(n+1).flags&flagSacked != 0 {
+			b.skbJoin(n + 1)
+		} else {
+			b.skbHead(n + 1)
+		}
+	}
+}
+
+// skbJoin merges the skb n starts, if any, into the one before it.
+func (b *scoreboard) skbJoin(n uint64) {
+	if s := b.seg(n); s.flags&flagSkbHead != 0 {
+		s.flags &^= flagSkbHead
+		b.skbs--
+	}
 }
 
 // clearLost clears n's LOST bit.

@@ -69,10 +69,18 @@ func checkAgainst(t *testing.T, step int, b *scoreboard, m *sbModel) {
 	if b.sackedOut != s || b.lostOut != l || b.retransOut != r {
 		t.Fatalf("step %d: sacked, lost, retrans = %d, %d, %d; want %d, %d, %d", step, b.sackedOut, b.lostOut, b.retransOut, s, l, r)
 	}
+	var heads uint32
 	for n := m.una; n < m.nxt; n++ {
-		if got := b.seg(n).flags; got != m.flags[n] {
+		got := b.seg(n).flags
+		if got&flagSkbHead != 0 {
+			heads++
+		}
+		if got &^= flagSkbHead; got != m.flags[n] {
 			t.Fatalf("step %d: segment %d flags = %04b, want %04b", step, n, got, m.flags[n])
 		}
+	}
+	if b.skbs != heads {
+		t.Fatalf("step %d: %d skbs counted, %d segments flagged as an skb's first", step, b.skbs, heads)
 	}
 	got, want := b.listOrder(), m.walked()
 	if len(got) != len(want) {

@@ -134,12 +134,13 @@ type DataSender struct {
 	state sndState
 	mss   uint64
 
-	sndUna   uint64
-	sndNxt   uint64
-	writeSeq uint64 // end of the data the application has written
-	endSeq   uint64 // end of the flow's data (1+Size), or 0 when unbounded
-	sndWnd   uint64
-	maxWnd   uint64
+	sndUna    uint64
+	sndNxt    uint64
+	writeSeq  uint64 // end of the data the application has written
+	pushedSeq uint64 // writeSeq at the last push mark (tcp_mark_push)
+	endSeq    uint64 // end of the flow's data (1+Size), or 0 when unbounded
+	sndWnd    uint64
+	maxWnd    uint64
 
 	// Recovery (struct tcp_sock fields of the same names).
 	highSeq        uint64

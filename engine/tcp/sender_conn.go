@@ -54,7 +54,7 @@ const onOffLowat = 16 << 10
 // its buffer full in this write (push then lets it top up the send head).
 func (d *DataSender) fillWrite() (filled bool) {
 	limit := d.streamEnd()
-	if b := uint64(d.cfg.Opts.SndBuf); b > 0 {
+	if b := uint64(d.cfg.Opts.SndBuf); b > 0 && d.cfg.App.Kind != config.Greedy {
 		limit = min(limit, d.sndUna+b)
 	}
 	switch d.cfg.App.Kind {
@@ -108,12 +108,15 @@ func (d *DataSender) fillWrite() (filled bool) {
 		if d.appAsleep {
 			// A writer that topped up its send head (push) may hold
 			// more than b.
-			if q := d.writeSeq - d.sndUna; q >= b || 2*(b-q) < q {
+			if q := d.sndQueued(d.writeSeq); q >= b || 2*(b-q) < q {
 				break
 			}
 			d.appAsleep = false
 		}
 		w := limit
+		if b > 0 && limit > d.writeSeq {
+			w = min(limit, d.sndBufEnd(b))
+		}
 		if w != d.endSeq {
 			w = 1 + (w-1)/d.mss*d.mss
 		}
@@ -123,7 +126,7 @@ func (d *DataSender) fillWrite() (filled bool) {
 			}
 			d.writeSeq = w
 		}
-		d.appAsleep = b > 0 && w != d.endSeq && d.writeSeq+d.mss > d.sndUna+b
+		d.appAsleep = b > 0 && w != d.endSeq && d.sndQueued(d.writeSeq) >= b
 		filled = d.appAsleep
 	}
 	// The application writes whole segments except the flow's last: the
@@ -145,6 +148,22 @@ func (d *DataSender) streamEnd() uint64 {
 		end = min(end, 1+d.cfg.Relay.Written)
 	}
 	return end
+}
+
+// sndBufEnd is how far a greedy writer's calls reach in a send buffer of b
+// bytes (tcp_sendmsg_locked): the unsent tail skb fills to the size goal
+// unchecked, and a new skb, filled to the goal in turn, is taken only while
+// sk_wmem_queued is under b.
+func (d *DataSender) sndBufEnd(b uint64) uint64 {
+	goal := d.xmitSizeGoal()
+	w := d.writeSeq
+	if w > d.sndNxt {
+		w = d.sndNxt + (w-d.sndNxt+goal-1)/goal*goal
+	}
+	if q := d.sndQueued(w); q < b {
+		w += (b - q + goal + skbOverhead - 1) / (goal + skbOverhead) * goal
+	}
+	return w
 }
 
 // xmitSizeGoal follows tcp_xmit_size_goal: the payload tcp_sendmsg puts

@@ -37,6 +37,10 @@ func (d *DataSender) push() {
 	}
 }
 
+// appWrite is what a greedy application writes per call, as the emulator's
+// writer does: 1 MiB.
+const appWrite = 1 << 20
+
 // topUp follows tcp_sendmsg_locked's loop for a greedy writer that has
 // just filled its send buffer. The buffer is checked only when a write
 // needs a new skb (sk_stream_memory_free at new_segment); while the tail
@@ -44,23 +48,36 @@ func (d *DataSender) push() {
 // and tcp_push_one sends a TSO chunk off it. So the writer stays awake, and
 // the data in flight grows past the buffer, for as long as its sender sends:
 // until cwnd, the receive window or pacing stops tcp_push_one and the tail
-// is left full. (A 1 MB tcp_wmem on 100 Mbps over 80 ms: the kernel kept up
-// to 1,348 segments unacknowledged, 1.95 MB.) It returns writeXmit's idle
-// report.
+// is left full, or until the writer has written half the largest window
+// since its last push mark (forced_push): then __tcp_push_pending_frames
+// sends what it may of the whole queue, the next write needs a new skb, and
+// the writer sleeps. (A 1 MB tcp_wmem on 100 Mbps over 80 ms: the kernel
+// kept up to 1,348 segments unacknowledged, 1.95 MB. A 128 KB one on 100
+// Mbps over 40 ms: each wake-up sent 183–190 segments, half the 550,144-byte
+// window, with cwnd at 379–395.) The end of the writer's call (appWrite)
+// does the same: tcp_push sends the queue, and the next call waits. It
+// returns writeXmit's idle report.
 func (d *DataSender) topUp(idle bool) bool {
 	goal := d.xmitSizeGoal()
+	callEnd := ((d.writeSeq-1)/appWrite + 1) * appWrite
+	callEnd = 1 + callEnd/d.mss*d.mss // whole segments, as fillWrite writes
 	for d.writeSeq-d.sndNxt < goal {
-		end := min(d.sndNxt+goal, d.streamEnd())
+		end := min(d.sndNxt+goal, d.streamEnd(), callEnd)
 		if end <= d.writeSeq {
 			break
 		}
 		d.writeSeq = end
+		if d.writeSeq > d.pushedSeq+d.maxWnd/2 || end == callEnd {
+			idle = d.writeXmit(0)
+			break
+		}
 		nxt := d.sndNxt
 		idle = d.writeXmit(1)
 		if d.sndNxt == nxt {
 			break
 		}
 	}
+	d.pushedSeq = d.writeSeq // tcp_push as the writer waits for memory
 	return idle
 }
 
@@ -255,6 +272,7 @@ func (d *DataSender) sendChunk(quota uint32) uint32 {
 	var n uint32
 	var bytes units.Bytes
 	wndEnd := d.sndUna + d.sndWnd
+	first := d.sb.nxt
 	for n < quota && d.writeSeq > d.sndNxt {
 		end := min(d.sndNxt+d.mss, d.writeSeq)
 		if end > wndEnd {
@@ -262,6 +280,9 @@ func (d *DataSender) sendChunk(quota uint32) uint32 {
 		}
 		bytes += d.sendNewSeg(end)
 		n++
+	}
+	if n > 0 {
+		d.sb.skbHead(first) // a chunk is an skb of its own (tso_fragment)
 	}
 	d.afterSend(bytes, priorWstamp)
 	return n
@@ -467,7 +488,25 @@ func (d *DataSender) cwndApplicationLimited() {
 // send buffer takes (it would be blocked: SOCK_NOSPACE).
 func (d *DataSender) sndBufFull() bool {
 	b := uint64(d.cfg.Opts.SndBuf)
-	return b > 0 && d.writeSeq+d.mss > d.sndUna+b && (d.endSeq == 0 || d.writeSeq < d.endSeq)
+	return b > 0 && d.sndQueued(d.writeSeq) >= b && (d.endSeq == 0 || d.writeSeq < d.endSeq)
+}
+
+// skbOverhead is what an skb of the send queues adds to sk_wmem_queued
+// beyond its payload: the truesize of tcp_stream_alloc_skb's head (one
+// byte written into an skb of its own adds 833 bytes, `ss -m`, Linux 6.18).
+const skbOverhead = 832
+
+// sndQueued is sk_wmem_queued were the application's writes to reach
+// writeSeq w: payload unacked and unsent, and each skb's overhead. The
+// retransmission queue holds an skb per chunk sent (less those acked);
+// unsent data lies in skbs of the size goal.
+func (d *DataSender) sndQueued(w uint64) uint64 {
+	skbs := uint64(d.sb.skbs)
+	if w > d.sndNxt {
+		goal := d.xmitSizeGoal()
+		skbs += (w - d.sndNxt + goal - 1) / goal
+	}
+	return w - d.sndUna + skbs*skbOverhead
 }
 
 // initCwnd is tcp_init_cwnd: the configured initial window, 10 by default.
