@@ -134,6 +134,7 @@ def compare(
     duration: str | None = None,
     trace_dir: str | os.PathLike[str] | None = None,
     retries: int = 2,
+    cc_state: bool = False,
     progress: bool = True,
     binary: str | os.PathLike[str] | None = None,
     timeout: float | None = None,
@@ -154,6 +155,11 @@ def compare(
             its relay runs late (p99 over 1 ms: the host did not keep up in
             real time), keeping the least late run; a note says so. Each
             retry takes the run's duration again.
+        cc_state: Read each kernel sender's CC state with bpftrace (BBR's
+            ``rtt_cnt``, ``mode``, ``full_bw_cnt``, ``full_bw``, …; CUBIC's
+            ``last_max_cwnd``, ``k``, ``cnt``, …) into the kernel runs'
+            ``signals`` tables, named as the simulator's CCs name theirs
+            (needs bpftrace and a kernel with BTF; with ``trace_dir``).
         progress: Echo the command's progress, a line per run
             (``compare: seed 1: running on the kernel for 3s``), to stderr
             as it comes.
@@ -214,6 +220,8 @@ def compare(
         if trace_dir is not None:
             cmd += ["--trace", os.fspath(trace_dir)]
         cmd += ["--retries", str(retries)]
+        if cc_state:
+            cmd += ["--cc-state"]
         for o in _overrides(set):
             cmd += ["--set", o]
         code, stdout, stderr = _run_reporting(cmd, timeout, progress)

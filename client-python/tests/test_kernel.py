@@ -74,6 +74,14 @@ def test_compare_builds_the_command_and_the_frame(tmp_path, can_emulate):
     assert df.attrs["comparison"]["kernel"] == "6.18.0"
 
 
+def test_compare_passes_cc_state(tmp_path, can_emulate):
+    exe = fake_binary(tmp_path, stdout=json.dumps(REPORT))
+    ccscope.compare("p-rtr-p", binary=exe)
+    assert "--cc-state" not in (tmp_path / "args.txt").read_text().split("\n")
+    ccscope.compare("p-rtr-p", cc_state=True, trace_dir=tmp_path / "tr", binary=exe)
+    assert "--cc-state" in (tmp_path / "args.txt").read_text().split("\n")
+
+
 def test_compare_warns_of_what_the_kernel_run_took_differently(tmp_path, can_emulate):
     note = (
         "flows[f0].tcp.gro_interval: 200us not applied: the TUN path has no GRO; "

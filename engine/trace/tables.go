@@ -147,6 +147,32 @@ func (r *Recorder) RecordSignal(last *sim.Time, now sim.Time, flow, signal int32
 	r.maybeFlush(TableSignals, len(s.T))
 }
 
+// MergeSignals adds rows that were recorded apart from the run's clock (an
+// emulated run's kernel CC state, read by a tracer of its own) to the
+// signals table, which stays sorted by time; add must be sorted by time.
+// At equal times the rows already there come first.
+func (r *Recorder) MergeSignals(add *SignalTable) {
+	if r.skip[iSignals] || r.Detail == config.TraceSummary || add.Len() == 0 {
+		return
+	}
+	s, n := &r.SignalT, r.SignalT.Len()+add.Len()
+	m := SignalTable{T: make([]int64, 0, n), Flow: make([]int32, 0, n), Signal: make([]int32, 0, n), Value: make([]float64, 0, n)}
+	for i, j := 0, 0; i < s.Len() || j < add.Len(); {
+		from, k := s, i
+		if i == s.Len() || j < add.Len() && add.T[j] < s.T[i] {
+			from, k = add, j
+			j++
+		} else {
+			i++
+		}
+		m.T = append(m.T, from.T[k])
+		m.Flow = append(m.Flow, from.Flow[k])
+		m.Signal = append(m.Signal, from.Signal[k])
+		m.Value = append(m.Value, from.Value[k])
+	}
+	r.SignalT = m
+}
+
 // EventKind is a discrete event in the events table.
 type EventKind uint8
 

@@ -70,6 +70,7 @@ type eflow struct {
 	capture    []calibrate.Sample // nil unless Options.Capture
 	bbr        bbrInfo
 	hasBBR     bool
+	ccTraced   bool // its CC state comes from the ccTracer
 }
 
 // node is an emulated endpoint.
@@ -133,6 +134,18 @@ func Run(ctx context.Context, scn *config.Scenario, hash string, opt Options) (r
 	}
 	if err := e.setupFlows(nw); err != nil {
 		return nil, fmt.Errorf("emulate: %w", err)
+	}
+	var cct *ccTracer
+	if opt.CCState {
+		if cct, err = startCCTracer(ctx, e.flows); err != nil {
+			return nil, fmt.Errorf("emulate: %w", err)
+		}
+		if cct != nil {
+			e.push(func() error { cct.stop(); return nil })
+			for _, f := range e.flows {
+				f.ccTraced = cct.traces(f)
+			}
+		}
 	}
 	interval := opt.SampleInterval
 	if interval == 0 {
@@ -238,6 +251,7 @@ func Run(ctx context.Context, scn *config.Scenario, hash string, opt Options) (r
 	var wg sync.WaitGroup
 	stopFlows := make(chan struct{})
 	r.t0 = time.Now()
+	mono0 := monotonicNs()
 	for _, f := range e.flows {
 		wg.Add(2)
 		go func() { defer wg.Done(); f.receive(r) }()
@@ -288,6 +302,14 @@ func Run(ctx context.Context, scn *config.Scenario, hash string, opt Options) (r
 	}
 	for _, d := range nw.Dirs {
 		d.CatchUp() // a FIFO direction serves its queue lazily (engine/link/lazy.go)
+	}
+	if cct != nil {
+		cct.stop()
+		sig, err := cct.signals(rec, e.flows, mono0, end)
+		if err != nil {
+			return nil, fmt.Errorf("emulate: %w", err)
+		}
+		rec.MergeSignals(sig)
 	}
 	sum := e.summary(r, nw, probes, hash, min(end, sim.Time(scn.Runtime.Duration)))
 	sum.Notes = notes(scn)
@@ -1038,6 +1060,9 @@ func (f *eflow) sample(r *relay, now sim.Time, scratch []byte) {
 	}
 	if b, ok := readBBRInfo(f.sfd, scratch); ok {
 		f.bbr, f.hasBBR = b, true
+		if f.ccTraced {
+			return // the tracer records these, at each change
+		}
 		last := f.lastSignal
 		for _, sv := range [...]struct {
 			name string

@@ -27,7 +27,7 @@ import (
 // all — the 6 s clean-path run (shared by two tests), a 4 s run with a
 // scheduled change, a 4 s run of two senders, a 3 s run with a ping probe,
 // a 2 s run with receive-path models, a 2 s sized flow, a 5 s calibration
-// capture, and short setup-and-cancel runs.
+// capture, a 3 s run read with bpftrace, and short setup-and-cancel runs.
 
 // requireEmulation skips, loudly, only where emulation cannot run at all:
 // not root, or no TUN device.

@@ -24,6 +24,10 @@ type Options struct {
 	// Pcap records the packets crossing the first flow's sender's TUN
 	// device (headers, 128 bytes of each) into Result.Pcap.
 	Pcap bool
+	// CCState reads each sender's kernel CC state (BBR's rounds, mode and
+	// counts; CUBIC's epoch) with bpftrace into the signals table, named
+	// as the simulator's CC names its signals (ccstate_linux.go).
+	CCState bool
 }
 
 // DefaultMaxRateBps is the real-time ceiling measured on the project's

@@ -24,6 +24,7 @@ func emulateMain(args []string) int {
 	asJSON := fs.Bool("json", false, "print the summary as one JSON object")
 	capPath := fs.String("capture", "", "write every TCP_INFO sample to `FILE.csv` (a TCP_INFO CSV for calibrate)")
 	pcapPath := fs.String("pcap", "", "write the first flow's sender-side packets (headers) to `FILE.pcap`")
+	ccState := fs.Bool("cc-state", false, "read each sender's kernel CC state (BBR's rounds and mode, CUBIC's epoch) with bpftrace into the signals table")
 	maxRate := fs.Int64("max-rate", 0, "refuse scenarios whose bottlenecks add up to more than `BPS` (default: the measured ceiling)")
 	raw, sets, code, ok := c.parse(args)
 	if !ok {
@@ -45,7 +46,7 @@ func emulateMain(args []string) int {
 		ts = sink
 	}
 	res, err := emulate.Run(ctx, prep.Scenario, prep.Hash, emulate.Options{Sink: ts, MaxRateBps: *maxRate,
-		Capture: *capPath != "", Pcap: *pcapPath != ""})
+		Capture: *capPath != "", Pcap: *pcapPath != "", CCState: *ccState})
 	if err != nil {
 		return fail(err)
 	}
