@@ -476,17 +476,20 @@ type signalSink struct {
 	rec  *trace.Recorder
 	sig  *cc.Signals
 	flow int32
-	ids  []int32 // SignalID → Recorder.Signals index
-	last sim.Time
+	ids  []int32    // SignalID → Recorder.Signals index
+	next []sim.Time // SignalID → when a sampled trace takes its next value
 }
 
-// RecordSignal implements cc.SignalSink.
+// RecordSignal implements cc.SignalSink. A sampled trace samples each
+// signal on its own clock, so signals that change at one instant (a
+// round's start, a mode change) are all kept.
 func (k *signalSink) RecordSignal(t sim.Time, id cc.SignalID, v float64) {
 	if !k.rec.On() {
 		return
 	}
 	for int(id) >= len(k.ids) {
 		k.ids = append(k.ids, k.rec.SignalIndex(k.sig.Defs()[len(k.ids)].Name))
+		k.next = append(k.next, 0)
 	}
-	k.rec.RecordSignal(&k.last, t, k.flow, k.ids[id], v)
+	k.rec.RecordSignal(&k.next[id], t, k.flow, k.ids[id], v)
 }
