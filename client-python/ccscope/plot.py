@@ -512,38 +512,63 @@ def sim_vs_kernel(
     seed: int = 1,
     flow: str = "f0",
     flows: list[str] | None = None,
-    figsize: tuple[float, float] = (11, 8),
+    signals: Sequence[str] = (),
+    figsize: tuple[float, float] | None = None,
 ) -> Figure:
     """Overlay a simulated and an emulated run of one flow: cwnd, srtt, delivery rate.
 
     Reads what :func:`ccscope.compare` (``ccscope compare --trace DIR``)
-    wrote: ``sim-seedN.flows.parquet`` and ``kernel-seedN.flows.parquet``.
+    wrote: ``sim-seedN.flows.parquet`` and ``kernel-seedN.flows.parquet``,
+    and for ``signals`` the ``signals`` tables beside them.
 
     Args:
         trace_dir: The directory passed as ``trace_dir`` to :func:`ccscope.compare`.
         seed: Which seed's pair of runs.
         flow: The flow to draw.
         flows: The scenario's flow ids, if the tables carry flow indices.
-        figsize: Size of the figure.
+        signals: CC signals to draw below, a panel each, e.g. ``["mode",
+            "full_bw_cnt"]`` for BBR or ``["last_max_cwnd"]`` for CUBIC. The
+            kernel's come from ``compare(..., cc_state=True)``; a panel says
+            so when a side has none.
+        figsize: Size of the figure (default: 11 wide, 8 high and 2 more per
+            signal).
 
     Returns:
-        The matplotlib Figure: three panels on one time axis (seconds).
+        The matplotlib Figure: a panel per quantity on one time axis (seconds).
     """
     import pyarrow.parquet as pq
 
     plt = _plt()
-    fig, axes = plt.subplots(3, 1, figsize=figsize, sharex=True, layout="constrained")
+    signals = list(signals)
+    if figsize is None:
+        figsize = (11, 8 + 2 * len(signals))
+    fig, axes = plt.subplots(3 + len(signals), 1, figsize=figsize, sharex=True, layout="constrained")
     panels = (("cwnd_pkts", 1.0, "cwnd (packets)"), ("srtt_ps", 1e-9, "srtt (ms)"), ("delivery_rate_bps", 1e-6, "delivery rate (Mbps)"))
+    missing: dict[str, list[str]] = {name: [] for name in signals}
     for label, stem, style in (("simulator", "sim", "-"), ("Linux kernel", "kernel", "--")):
         tb = _only(pq.read_table(f"{trace_dir}/{stem}-seed{seed}.flows.parquet"), flow, flows)
-        if tb is None or tb.num_rows == 0:
+        if tb is not None and tb.num_rows > 0:
+            t = _secs(tb["t_ps"])
+            for ax, (col, scale, _) in zip(axes, panels):
+                ax.plot(*_thin(t, _col(tb, col) * scale), style, label=label, lw=1, drawstyle="steps-post")
+        if not signals:
             continue
-        t = _secs(tb["t_ps"])
-        for ax, (col, scale, _) in zip(axes, panels):
-            ax.plot(*_thin(t, _col(tb, col) * scale), style, label=label, lw=1, drawstyle="steps-post")
+        sig = _only(pq.read_table(f"{trace_dir}/{stem}-seed{seed}.signals.parquet"), flow, flows)
+        for ax, name in zip(axes[3:], signals):
+            rows = sig.filter(pc.equal(sig["signal"], name)) if sig is not None and sig.num_rows else None
+            if rows is None or rows.num_rows == 0:
+                missing[name].append(label)
+                continue
+            ax.plot(*_thin(_secs(rows["t_ps"]), _col(rows, "value")), style, label=label, lw=1, drawstyle="steps-post")
     for ax, (_, _, ylabel) in zip(axes, panels):
         ax.set_ylabel(ylabel)
         ax.legend(fontsize="small", loc="upper right")
+    for ax, name in zip(axes[3:], signals):
+        ax.set_ylabel(name)
+        if missing[name]:
+            ax.text(0.01, 0.9, f"no {name} rows: {', '.join(missing[name])}", transform=ax.transAxes, fontsize="small", va="top")
+        if ax.lines:
+            ax.legend(fontsize="small", loc="upper right")
     axes[-1].set_xlabel("time (s)")
     axes[0].set_title(f"{flow}: simulator against the Linux kernel (seed {seed})")
     return fig

@@ -131,3 +131,30 @@ def test_path_bdp_reads_the_servers_facts():
     summary = {"flows": [{"id": "f1", "path_bottleneck_bps": 10_000_000, "path_base_rtt_ps": 20_000_000_000}]}
     assert plot.path_bdp(summary, "f1") == (10e6, pytest.approx(0.020))
     assert plot.path_bdp(summary, "f0") is None
+
+
+def test_sim_vs_kernel_draws_cc_signals_and_says_which_side_has_none(tmp_path):
+    import pyarrow.parquet as pq
+
+    for stem in ("sim", "kernel"):
+        pq.write_table(flows_table(), tmp_path / f"{stem}-seed1.flows.parquet")
+    # BBR leaves STARTUP at 0.66 s in the simulator, at 0.67 s on the kernel; only the kernel counts rtt_cnt
+    pq.write_table(pa.table({
+        "t_ps": pa.array([0, 660 * MS], pa.int64()), "flow": ["f0"] * 2, "signal": ["mode"] * 2,
+        "value": pa.array([0.0, 1.0]),
+    }), tmp_path / "sim-seed1.signals.parquet")  # fmt: skip
+    pq.write_table(pa.table({
+        "t_ps": pa.array([80 * MS, 80 * MS, 670 * MS], pa.int64()), "flow": ["f0"] * 3,
+        "signal": ["mode", "rtt_cnt", "mode"], "value": pa.array([0.0, 1.0, 1.0]),
+    }), tmp_path / "kernel-seed1.signals.parquet")  # fmt: skip
+    fig = plot.sim_vs_kernel(str(tmp_path), signals=["mode", "rtt_cnt"])
+    axes = fig.axes
+    assert len(axes) == 5 and [ax.get_ylabel() for ax in axes[3:]] == ["mode", "rtt_cnt"]
+    mode = axes[3]
+    assert [list(line.get_xdata()) for line in mode.get_lines()] == [[0.0, 0.66], [0.08, 0.67]]
+    assert [t.get_text() for t in mode.get_legend().get_texts()] == ["simulator", "Linux kernel"]
+    rtt_cnt = axes[4]
+    assert len(rtt_cnt.get_lines()) == 1
+    assert "no rtt_cnt rows: simulator" in [t.get_text() for t in rtt_cnt.texts]
+    assert fig.get_size_inches()[1] == pytest.approx(12)
+    matplotlib.pyplot.close(fig)
