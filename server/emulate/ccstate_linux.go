@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -105,7 +106,11 @@ var ccPrograms = map[string]ccProgram{
 }
 
 // ccScript is the bpftrace program for the flows whose CC it can read.
-func ccScript(flows []*eflow) string {
+// The tracepoint sees every socket on the host, and other runs (a second
+// emulation, the notebooks beside the tests) use the same ports and
+// addresses, so each program also checks that the socket lives in its
+// sender's network namespace (netns: the namespace's inode number).
+func ccScript(flows []*eflow, netns func(*eflow) uint64) string {
 	var b strings.Builder
 	for _, f := range flows {
 		p, ok := ccPrograms[f.cfg.CC]
@@ -113,9 +118,11 @@ func ccScript(flows []*eflow) string {
 			continue
 		}
 		fmt.Fprintf(&b, "tracepoint:tcp:tcp_probe /args->dport == %d/ {\n", f.port)
+		fmt.Fprintf(&b, "  $sk = (struct sock *)args->skaddr;\n")
 		fmt.Fprintf(&b, "  $tp = (struct tcp_sock *)args->skaddr;\n")
 		fmt.Fprintf(&b, "  $b = (struct %s *)((struct inet_connection_sock *)args->skaddr)->icsk_ca_priv;\n", p.typ)
-		fmt.Fprintf(&b, "  $k = %s;\n  if ($k != @k[%d]) {\n    @k[%d] = $k;\n", p.key, f.idx, f.idx)
+		fmt.Fprintf(&b, "  $k = %s;\n", p.key)
+		fmt.Fprintf(&b, "  if ($sk->__sk_common.skc_net.net->ns.inum == %d && $k != @k[%d]) {\n    @k[%d] = $k;\n", netns(f), f.idx, f.idx)
 		fmt.Fprintf(&b, "    printf(\"%d %%lld%s\\n\", nsecs", f.idx, strings.Repeat(" %u", len(p.fields)))
 		for _, e := range p.fields {
 			fmt.Fprintf(&b, ", %s", e)
@@ -128,8 +135,7 @@ func ccScript(flows []*eflow) string {
 // startCCTracer starts bpftrace on the flows' senders and waits until its
 // probes are attached. It returns nil, nil when no flow's CC can be read.
 func startCCTracer(ctx context.Context, flows []*eflow) (*ccTracer, error) {
-	script := ccScript(flows)
-	if script == "" {
+	if !slices.ContainsFunc(flows, func(f *eflow) bool { _, ok := ccPrograms[f.cfg.CC]; return ok }) {
 		return nil, nil
 	}
 	bin, err := exec.LookPath("bpftrace")
@@ -138,6 +144,17 @@ func startCCTracer(ctx context.Context, flows []*eflow) (*ccTracer, error) {
 	}
 	if _, err := os.Stat("/sys/kernel/btf/vmlinux"); err != nil {
 		return nil, errors.New("cc_state: needs a kernel with BTF (/sys/kernel/btf/vmlinux)")
+	}
+	var nsErr error
+	script := ccScript(flows, func(f *eflow) uint64 {
+		var st syscall.Stat_t
+		if err := syscall.Fstat(f.src.ns.fd, &st); err != nil && nsErr == nil {
+			nsErr = fmt.Errorf("cc_state: flows[%s]: its sender's namespace: %w", f.cfg.ID, err)
+		}
+		return st.Ino
+	})
+	if nsErr != nil {
+		return nil, nsErr
 	}
 	t := &ccTracer{done: make(chan struct{})}
 	t.cmd = exec.CommandContext(ctx, bin, "-e", script)

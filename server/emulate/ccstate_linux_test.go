@@ -2,10 +2,15 @@ package emulate
 
 import (
 	"context"
+	"errors"
+	"io"
+	"net"
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/ccscope/ccscope/engine"
 	"github.com/ccscope/ccscope/engine/config"
@@ -64,6 +69,11 @@ func TestCCStateFromKernel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A BBR connection to port 5201 outside the run's namespaces, as
+	// another emulation's or a notebook's beside the tests: its state must
+	// not reach the run's rows.
+	stop := foreignBBR(t, "127.0.0.1:5201")
+	defer stop()
 	res, _, err := leastLate(func() (*Result, error) {
 		return Run(context.Background(), prep.Scenario, prep.Hash, Options{CCState: true})
 	}, 2, lateAgain(t, prep.Scenario.Name))
@@ -153,4 +163,49 @@ func TestCCStateNeedsBpftrace(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "cc_state: needs bpftrace") {
 		t.Errorf("without bpftrace: %v, want an error naming it", err)
 	}
+}
+
+// foreignBBR keeps a BBR connection to addr busy in this process's own
+// namespace until stop is called.
+func foreignBBR(t *testing.T, addr string) (stop func()) {
+	t.Helper()
+	ln, err := net.Listen("tcp4", addr)
+	if err != nil {
+		t.Fatalf("a foreign listener on %s: %v", addr, err)
+	}
+	go func() {
+		c, err := ln.Accept()
+		if err == nil {
+			io.Copy(io.Discard, c)
+			c.Close()
+		}
+	}()
+	d := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
+		var serr error
+		err := rc.Control(func(fd uintptr) {
+			serr = syscall.SetsockoptString(int(fd), syscall.IPPROTO_TCP, syscall.TCP_CONGESTION, "bbr")
+		})
+		return errors.Join(err, serr)
+	}}
+	c, err := d.Dial("tcp4", addr)
+	if err != nil {
+		ln.Close()
+		t.Fatalf("a foreign BBR connection to %s: %v", addr, err)
+	}
+	done := make(chan struct{})
+	go func() {
+		buf := make([]byte, 64<<10)
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			if _, err := c.Write(buf); err != nil {
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	return func() { close(done); c.Close(); ln.Close() }
 }
