@@ -38,7 +38,7 @@ type ccTracer struct {
 }
 
 // ccRow is one printed state: the flow, CLOCK_MONOTONIC ns, and values in
-// the order of its CC's ccFields.
+// the order of its CC's ccProgram.fields.
 type ccRow struct {
 	flow int32
 	ns   int64
