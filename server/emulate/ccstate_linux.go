@@ -25,9 +25,9 @@ import (
 // struct bictcp) with bpftrace, through BTF, on tcp:tcp_probe: the
 // tracepoint fires as each segment reaches an established socket, before
 // the kernel processes it, so a row holds the state the previous ACK left,
-// stamped as the next one arrives. A flow's state is printed when its
-// rounds, mode or counts change, not on every ACK, so that the tracer's
-// output stays a few lines per round trip.
+// stamped as the next one arrives. A flow's state is printed at its first
+// ACK of data and when its rounds, mode or counts change, not on every
+// ACK, so that the tracer's output stays a few lines per round trip.
 type ccTracer struct {
 	cmd     *exec.Cmd
 	done    chan struct{} // closed when the output reader has finished
@@ -121,7 +121,7 @@ func ccScript(flows []*eflow, netns func(*eflow) uint64) string {
 		fmt.Fprintf(&b, "  $sk = (struct sock *)args->skaddr;\n")
 		fmt.Fprintf(&b, "  $tp = (struct tcp_sock *)args->skaddr;\n")
 		fmt.Fprintf(&b, "  $b = (struct %s *)((struct inet_connection_sock *)args->skaddr)->icsk_ca_priv;\n", p.typ)
-		fmt.Fprintf(&b, "  $k = %s;\n", p.key)
+		fmt.Fprintf(&b, "  $k = (%s) + 1;\n", p.key) // never the map's 0: the first ACK prints
 		fmt.Fprintf(&b, "  if ($sk->__sk_common.skc_net.net->ns.inum == %d && $k != @k[%d]) {\n    @k[%d] = $k;\n", netns(f), f.idx, f.idx)
 		fmt.Fprintf(&b, "    printf(\"%d %%lld%s\\n\", nsecs", f.idx, strings.Repeat(" %u", len(p.fields)))
 		for _, e := range p.fields {
