@@ -110,7 +110,7 @@ var ccPrograms = map[string]ccProgram{
 // emulation, the notebooks beside the tests) use the same ports and
 // addresses, so each program also checks that the socket lives in its
 // sender's network namespace (netns: the namespace's inode number).
-func ccScript(flows []*eflow, netns func(*eflow) uint64) string {
+func ccScript(flows []*eflow, netns map[*eflow]uint64) string {
 	var b strings.Builder
 	for _, f := range flows {
 		p, ok := ccPrograms[f.cfg.CC]
@@ -122,7 +122,7 @@ func ccScript(flows []*eflow, netns func(*eflow) uint64) string {
 		fmt.Fprintf(&b, "  $tp = (struct tcp_sock *)args->skaddr;\n")
 		fmt.Fprintf(&b, "  $b = (struct %s *)((struct inet_connection_sock *)args->skaddr)->icsk_ca_priv;\n", p.typ)
 		fmt.Fprintf(&b, "  $k = (%s) + 1;\n", p.key) // never the map's 0: the first ACK prints
-		fmt.Fprintf(&b, "  if ($sk->__sk_common.skc_net.net->ns.inum == %d && $k != @k[%d]) {\n    @k[%d] = $k;\n", netns(f), f.idx, f.idx)
+		fmt.Fprintf(&b, "  if ($sk->__sk_common.skc_net.net->ns.inum == %d && $k != @k[%d]) {\n    @k[%d] = $k;\n", netns[f], f.idx, f.idx)
 		fmt.Fprintf(&b, "    printf(\"%d %%lld%s\\n\", nsecs", f.idx, strings.Repeat(" %u", len(p.fields)))
 		for _, e := range p.fields {
 			fmt.Fprintf(&b, ", %s", e)
@@ -145,17 +145,15 @@ func startCCTracer(ctx context.Context, flows []*eflow) (*ccTracer, error) {
 	if _, err := os.Stat("/sys/kernel/btf/vmlinux"); err != nil {
 		return nil, errors.New("cc_state: needs a kernel with BTF (/sys/kernel/btf/vmlinux)")
 	}
-	var nsErr error
-	script := ccScript(flows, func(f *eflow) uint64 {
+	netns := map[*eflow]uint64{}
+	for _, f := range flows {
 		var st syscall.Stat_t
-		if err := syscall.Fstat(f.src.ns.fd, &st); err != nil && nsErr == nil {
-			nsErr = fmt.Errorf("cc_state: flows[%s]: its sender's namespace: %w", f.cfg.ID, err)
+		if err := syscall.Fstat(f.src.ns.fd, &st); err != nil {
+			return nil, fmt.Errorf("cc_state: flows[%s]: its sender's namespace: %w", f.cfg.ID, err)
 		}
-		return st.Ino
-	})
-	if nsErr != nil {
-		return nil, nsErr
+		netns[f] = st.Ino
 	}
+	script := ccScript(flows, netns)
 	t := &ccTracer{done: make(chan struct{})}
 	t.cmd = exec.CommandContext(ctx, bin, "-e", script)
 	// Its stderr (the attach errors) is kept for the error message.
@@ -243,7 +241,7 @@ func (t *ccTracer) stop() {
 // traces reports whether the tracer reads f's CC.
 func (t *ccTracer) traces(f *eflow) bool {
 	_, ok := ccPrograms[f.cfg.CC]
-	return t != nil && ok
+	return ok
 }
 
 // signals turns the rows into signal rows of the run's clock: mono0 is
