@@ -134,6 +134,21 @@ func onlyFor[K comparable](c *collector, path, what string, kinds []K, names map
 	c.add(path, "only for %s kind %s", what, strings.Join(q, ", "))
 }
 
+// kindMissing reports parameters given without the kind they belong to,
+// once, at the kind: a model has no default kind to read them under.
+func kindMissing[K comparable](c *collector, m modelSpec, what string, params map[string][]K, names map[string]K, example string) bool {
+	keys := m.sortedFields()
+	if len(keys) == 0 {
+		return false
+	}
+	q := make([]string, len(params[keys[0]]))
+	for i, k := range params[keys[0]] {
+		q[i] = strconv.Quote(nameOf(names, k))
+	}
+	c.add(join(m.path, "kind"), "missing; %q is a parameter of %s kind %s; name the kind, e.g. %s", keys[0], what, strings.Join(q, ", "), example)
+	return true
+}
+
 func (c *collector) loss(m modelSpec) Loss {
 	out := Loss{Kind: NoLoss}
 	if m.kind.set {
@@ -142,6 +157,8 @@ func (c *collector) loss(m modelSpec) Loss {
 			return out
 		}
 		out.Kind = k
+	} else if kindMissing(c, m, "loss", lossParams, lossKinds, `{"kind": "bernoulli", "p": 0.01}`) {
+		return out
 	}
 	if out.Kind == GilbertElliott {
 		out.LossBad = 1 // Gilbert's model: the bad state loses every packet
@@ -193,6 +210,8 @@ func (c *collector) jitter(m modelSpec) Jitter {
 			return out
 		}
 		out.Kind = k
+	} else if kindMissing(c, m, "jitter", jitterParams, jitterKinds, `{"kind": "gaussian", "sigma": "1ms"}`) {
+		return out
 	}
 	switch out.Kind {
 	case Reorder:

@@ -87,6 +87,9 @@ func (d Duration) String() string {
 // is exactly 500000 ps. A fraction finer than one picosecond is an error, as is
 // a value that overflows int64 picoseconds.
 func ParseDuration(s string) (Duration, error) {
+	if err := FormError(s); err != nil {
+		return 0, err
+	}
 	num, unit := splitUnit(s)
 	var scale Duration
 	switch unit {
@@ -110,6 +113,24 @@ func ParseDuration(s string) (Duration, error) {
 		return 0, fmt.Errorf("%q: %w", s, err)
 	}
 	return Duration(v), nil
+}
+
+// FormError explains a quantity written with a sign or an exponent, which
+// the parsers of durations, rates and sizes would otherwise read as part of
+// an unknown unit; it is nil for any other string.
+func FormError(s string) error {
+	t := strings.TrimSpace(s)
+	if t != "" && (t[0] == '-' || t[0] == '+') {
+		if t[0] == '-' {
+			return fmt.Errorf("%q is negative; it must be zero or more", s)
+		}
+		return fmt.Errorf("%q has a sign; write the number alone", s)
+	}
+	num, unit := splitUnit(t)
+	if num != "" && len(unit) > 1 && (unit[0] == 'e' || unit[0] == 'E') && strings.ContainsRune("0123456789+-", rune(unit[1])) {
+		return fmt.Errorf("%q has an exponent; write the number out in decimal", s)
+	}
+	return nil
 }
 
 // splitUnit splits "12.5ms" into "12.5" and "ms".

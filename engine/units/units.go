@@ -102,6 +102,9 @@ func RateOf(n Bytes, d sim.Duration) BitRate {
 // ParseRate parses "100Mbps", "1.2Tbps", "64kbps" or "1000bps" exactly.
 // Prefixes are decimal (k/K = 10^3, M, G, T).
 func ParseRate(s string) (BitRate, error) {
+	if err := sim.FormError(s); err != nil {
+		return 0, err
+	}
 	num, unit := split(s)
 	var scale BitRate
 	switch strings.ToLower(unit) {
@@ -127,6 +130,9 @@ func ParseRate(s string) (BitRate, error) {
 
 // ParseSize parses "1500B", "64KB", "1.5MB" or "4MiB" exactly.
 func ParseSize(s string) (Bytes, error) {
+	if err := sim.FormError(s); err != nil {
+		return 0, err
+	}
 	num, unit := split(s)
 	var scale Bytes
 	switch unit {

@@ -142,7 +142,8 @@ func TestParseRate(t *testing.T) {
 		{"9223372.036854775808Tbps", 0, "too large"},
 		{"100Mbs", 0, `"100Mbs" is not a rate; expected e.g. "100Mbps"`},
 		{"100", 0, "is not a rate"},
-		{"-1Mbps", 0, "is not a rate"},
+		{"-1Mbps", 0, `"-1Mbps" is negative`},
+		{"1e6bps", 0, `"1e6bps" has an exponent`},
 		{"0.5bps", 0, "finer than the unit allows"},
 		{"10000000Tbps", 0, "too large"},
 	}
@@ -179,6 +180,7 @@ func TestParseSize(t *testing.T) {
 		{"10mb", 0, "is not a size"},
 		{"1TB", 0, "is not a size"},
 		{"10000000000GB", 0, "too large"},
+		{"-1KB", 0, `"-1KB" is negative`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.in, func(t *testing.T) {
