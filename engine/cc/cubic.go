@@ -435,6 +435,11 @@ func (c *Cubic) hystartUpdate(st *State, delay uint32) {
 	if st.SndUna > c.endSeq {
 		c.hystartReset(st)
 	}
+	// Rounds start below the low window too, as since 6.14's "tcp_cubic:
+	// fix incorrect HyStart round start detection" (25c1a9ca53db); older
+	// 5.16+ kernels checked the window first and started their rounds
+	// mid-flight (beside 6.18, p-rtr-p exits at cwnd 492 as this does,
+	// 258 with that order).
 	if st.CwndPkts < c.p.HyStartLowWindow {
 		return
 	}
