@@ -117,15 +117,21 @@ func ccScript(flows []*eflow, netns map[*eflow]uint64) string {
 		if !ok {
 			continue
 		}
+		// Each probe names its variables after its flow: bpftrace 0.17
+		// types a variable by its first probe, so a $b cast to struct
+		// bictcp in one probe left struct bbr's fields unknown in the
+		// next ("does not contain a field named 'rtt_cnt'").
+		vars := strings.NewReplacer("$b->", fmt.Sprintf("$b%d->", f.idx), "$tp->", fmt.Sprintf("$tp%d->", f.idx))
 		fmt.Fprintf(&b, "tracepoint:tcp:tcp_probe /args->dport == %d/ {\n", f.port)
-		fmt.Fprintf(&b, "  $sk = (struct sock *)args->skaddr;\n")
-		fmt.Fprintf(&b, "  $tp = (struct tcp_sock *)args->skaddr;\n")
-		fmt.Fprintf(&b, "  $b = (struct %s *)((struct inet_connection_sock *)args->skaddr)->icsk_ca_priv;\n", p.typ)
-		fmt.Fprintf(&b, "  $k = (%s) + 1;\n", p.key) // never the map's 0: the first ACK prints
-		fmt.Fprintf(&b, "  if ($sk->__sk_common.skc_net.net->ns.inum == %d && $k != @k[%d]) {\n    @k[%d] = $k;\n", netns[f], f.idx, f.idx)
+		fmt.Fprintf(&b, "  $sk%d = (struct sock *)args->skaddr;\n", f.idx)
+		fmt.Fprintf(&b, "  $tp%d = (struct tcp_sock *)args->skaddr;\n", f.idx)
+		fmt.Fprintf(&b, "  $b%d = (struct %s *)((struct inet_connection_sock *)args->skaddr)->icsk_ca_priv;\n", f.idx, p.typ)
+		fmt.Fprintf(&b, "  $k%d = (%s) + 1;\n", f.idx, vars.Replace(p.key)) // never the map's 0: the first ACK prints
+		fmt.Fprintf(&b, "  if ($sk%d->__sk_common.skc_net.net->ns.inum == %d && $k%d != @k[%d]) {\n    @k[%d] = $k%d;\n",
+			f.idx, netns[f], f.idx, f.idx, f.idx, f.idx)
 		fmt.Fprintf(&b, "    printf(\"%d %%lld%s\\n\", nsecs", f.idx, strings.Repeat(" %u", len(p.fields)))
 		for _, e := range p.fields {
-			fmt.Fprintf(&b, ", %s", e)
+			fmt.Fprintf(&b, ", %s", vars.Replace(e))
 		}
 		b.WriteString(");\n  }\n}\n")
 	}

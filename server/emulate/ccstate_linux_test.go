@@ -17,19 +17,23 @@ import (
 	"github.com/ccscope/ccscope/engine/sim"
 )
 
-// twoPaths is two disjoint 20 Mbps paths of 40 ms base RTT with 1-BDP
-// FIFOs: a BBR flow on one, a CUBIC flow on the other.
-const twoPaths = `{
+// threePaths is three disjoint 20 Mbps paths of 40 ms base RTT with 1-BDP
+// FIFOs: a BBR flow between two CUBIC flows, so the tracer's program reads
+// struct bbr after struct bictcp and struct bictcp after struct bbr.
+const threePaths = `{
   "name": "emu-cc-state",
   "runtime": {"seed": 1, "duration": "3s"},
   "nodes": [{"id": "h1", "kind": "endpoint"}, {"id": "h2", "kind": "endpoint"},
-            {"id": "h3", "kind": "endpoint"}, {"id": "h4", "kind": "endpoint"}],
+            {"id": "h3", "kind": "endpoint"}, {"id": "h4", "kind": "endpoint"},
+            {"id": "h5", "kind": "endpoint"}, {"id": "h6", "kind": "endpoint"}],
   "links": [
     {"id": "a", "a": "h1", "b": "h2", "rate": "20Mbps", "delay": "20ms", "ab": {"qdisc": {"kind": "fifo", "limit": "1BDP"}}},
-    {"id": "b", "a": "h3", "b": "h4", "rate": "20Mbps", "delay": "20ms", "ab": {"qdisc": {"kind": "fifo", "limit": "1BDP"}}}
+    {"id": "b", "a": "h3", "b": "h4", "rate": "20Mbps", "delay": "20ms", "ab": {"qdisc": {"kind": "fifo", "limit": "1BDP"}}},
+    {"id": "c", "a": "h5", "b": "h6", "rate": "20Mbps", "delay": "20ms", "ab": {"qdisc": {"kind": "fifo", "limit": "1BDP"}}}
   ],
-  "flows": [{"id": "f0", "src": "h1", "dst": "h2", "cc": "bbr", "tcp": {"hz": 250}},
-            {"id": "f1", "src": "h3", "dst": "h4", "cc": "cubic", "tcp": {"hz": 250}}]
+  "flows": [{"id": "f0", "src": "h1", "dst": "h2", "cc": "cubic", "tcp": {"hz": 250}},
+            {"id": "f1", "src": "h3", "dst": "h4", "cc": "bbr", "tcp": {"hz": 250}},
+            {"id": "f2", "src": "h5", "dst": "h6", "cc": "cubic", "tcp": {"hz": 250}}]
 }`
 
 // requireBpftrace installs bpftrace where apt can (root), and skips, loudly,
@@ -65,14 +69,14 @@ func requireBpftrace(t *testing.T) {
 func TestCCStateFromKernel(t *testing.T) {
 	requireEmulation(t)
 	requireBpftrace(t)
-	prep, err := engine.Prepare([]byte(twoPaths), nil)
+	prep, err := engine.Prepare([]byte(threePaths), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// A BBR connection to port 5201 outside the run's namespaces, as
 	// another emulation's or a notebook's beside the tests: its state must
 	// not reach the run's rows.
-	stop := foreignBBR(t, "127.0.0.1:5201")
+	stop := foreignBBR(t, "127.0.0.1:5202") // f1's port
 	defer stop()
 	res, _, err := leastLate(func() (*Result, error) {
 		return Run(context.Background(), prep.Scenario, prep.Hash, Options{CCState: true})
@@ -106,19 +110,19 @@ func TestCCStateFromKernel(t *testing.T) {
 	}
 	const rtt = 40 * sim.Millisecond
 
-	modeT, modes := series(0, "mode")
+	modeT, modes := series(1, "mode")
 	if len(modes) < 3 || modes[0] != 0 || modes[1] != 1 || modes[2] != 2 {
 		t.Fatalf("BBR's modes %v, want STARTUP (0), DRAIN (1), PROBE_BW (2) in turn", modes)
 	}
-	cntT, cnts := series(0, "full_bw_cnt")
+	cntT, cnts := series(1, "full_bw_cnt")
 	if c := valueAt(cntT, cnts, modeT[1]); c != 3 {
 		t.Errorf("BBR left STARTUP at %v with full_bw_cnt %v, want 3", modeT[1], c)
 	}
-	gainT, gains := series(0, "pacing_gain")
+	gainT, gains := series(1, "pacing_gain")
 	if g := valueAt(gainT, gains, modeT[1]-1); g != 739.0/256 {
 		t.Errorf("pacing_gain in STARTUP = %v, want bbr_high_gain 739/256", g)
 	}
-	roundT, rounds := series(0, "rtt_cnt")
+	roundT, rounds := series(1, "rtt_cnt")
 	// The first row is the state before the first ACK of data (rtt_cnt 0).
 	for len(rounds) > 0 && rounds[0] == 0 {
 		roundT, rounds = roundT[1:], rounds[1:]
@@ -140,7 +144,7 @@ func TestCCStateFromKernel(t *testing.T) {
 	for _, c := range []struct {
 		flow int32
 		name string
-	}{{0, "min_rtt"}, {1, "delay_min"}} {
+	}{{1, "min_rtt"}, {0, "delay_min"}, {2, "delay_min"}} {
 		_, vs := series(c.flow, c.name)
 		if len(vs) == 0 {
 			t.Fatalf("flow %d: no %s", c.flow, c.name)
@@ -149,8 +153,10 @@ func TestCCStateFromKernel(t *testing.T) {
 			t.Errorf("flow %d: %s = %v µs, want the path's 40 ms round trip (up to 2 ms of serialisation and stack)", c.flow, c.name, us)
 		}
 	}
-	if _, cnt := series(1, "cnt"); len(cnt) == 0 {
-		t.Errorf("no CUBIC cnt rows")
+	for _, flow := range []int32{0, 2} {
+		if _, cnt := series(flow, "cnt"); len(cnt) == 0 {
+			t.Errorf("flow %d: no CUBIC cnt rows", flow)
+		}
 	}
 }
 
