@@ -221,6 +221,10 @@ func bbrBDP(bw, rttUs, gain uint32) uint32 {
 	return uint32(((w*uint64(gain))>>bbrScale + bwUnit - 1) / bwUnit)
 }
 
+// SndBufExpand follows bbr_sndbuf_expand (v1 and v3): provision three
+// windows, as BBR may slow-start even during recovery.
+func (c *bbrCore) SndBufExpand() uint32 { return 3 }
+
 // extraAckedMax is max(extra_acked[0], extra_acked[1]), as
 // bbr_ack_aggregation_cwnd reads it.
 func (c *bbrCore) extraAckedMax() uint32 {

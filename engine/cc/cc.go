@@ -259,6 +259,10 @@ type TSOSegser interface {
 	TSOSegs(st *State, mss units.Bytes) uint32
 }
 
+// SndBufExpander is the sndbuf_expand hook: how many windows of cwnd
+// segments tcp_sndbuf_expand provisions in the send buffer (2 without it).
+type SndBufExpander interface{ SndBufExpand() uint32 }
+
 // LossMarker is the skb_marked_lost hook (google/bbr v3 branch), called
 // once for each packet the sender marks lost.
 type LossMarker interface {
@@ -299,6 +303,7 @@ type Hooks struct {
 	CongControl CongController
 	MinTSOSegs  MinTSOSegser
 	TSOSegs     TSOSegser
+	SndBuf      SndBufExpander
 	MarkedLost  LossMarker
 	Seed        Seeder
 	ECN         ECNCodepoint
@@ -317,6 +322,7 @@ func Resolve(a Algorithm) Hooks {
 	h.CongControl, _ = a.(CongController)
 	h.MinTSOSegs, _ = a.(MinTSOSegser)
 	h.TSOSegs, _ = a.(TSOSegser)
+	h.SndBuf, _ = a.(SndBufExpander)
 	h.MarkedLost, _ = a.(LossMarker)
 	h.Seed, _ = a.(Seeder)
 	h.ECN, _ = a.(ECNCodepoint)

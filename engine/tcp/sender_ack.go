@@ -57,7 +57,7 @@ type sackTagState struct {
 // window it carries would never be used.
 func (d *DataSender) ack(p *packet.Packet) {
 	if d.tcpAck(p) {
-		d.push()
+		d.dataSndCheck()
 	}
 	d.checkDone()
 }

@@ -1,6 +1,7 @@
 package tcp
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/ccscope/ccscope/engine/config"
@@ -40,10 +41,11 @@ func TestRateAppIsAppLimited(t *testing.T) {
 // queued (two thirds of the buffer). The real kernel, with tcp_wmem[2] at
 // 128 KB on 100 Mbps over 40 ms (compare, Reno, 6 s, seeds 1–2): 40.8–42.2
 // Mbps, where 2/3 · sndbuf/RTT, the simulator's figure while its writer
-// stopped at the buffer, is 17.1 Mbps; now 42.7. With 1 MB on 100 Mbps over
-// 80 ms the kernel's sender kept up to 1,348 segments (1.95 MB)
-// unacknowledged (ss), and the bottleneck's 1-BDP queue overflowed on both
-// sides (srtt p99 163 ms on each, 105 before).
+// stopped at the buffer, is 17.1 Mbps; now 41.4 (the kernel, seeds 1–3:
+// 40.6–41.2). With 1 MB on 100 Mbps over 80 ms the kernel's sender kept up
+// to 1,348 segments (1.95 MB) unacknowledged (ss), and the bottleneck's
+// 1-BDP queue overflowed on both sides (srtt p99 163 ms on each, 105
+// before).
 func TestSndBufTopUp(t *testing.T) {
 	opts := shLinuxOpts()
 	opts.SndBuf = 128 * units.KB
@@ -71,6 +73,56 @@ func TestSndBufTopUp(t *testing.T) {
 	got := float64(c.rcv.BytesDelivered()-before) * 8 / 5
 	if floor := float64(b) * 2 / 3 * 8 / 0.040; got < 1.5*floor || got > 100e6 {
 		t.Errorf("delivered %.4g bps, want well above 2/3 · sndbuf/RTT = %.4g (the kernel: 40.8–42.2 Mbps) and below the link's rate", got, floor)
+	}
+}
+
+// The send buffer grows with cwnd as the kernel's does (tcp_sndbuf_expand):
+// tcp_wmem[1] at first, then two windows of cwnd segments (three for BBR)
+// at per_mss bytes each, the worst case of an skb per segment: the MSS
+// with its timestamp option, MAX_TCP_HEADER and skb_shared_info rounded up
+// to a power of two, and the sk_buff, 2,304 bytes at MSS 1448. Measured on
+// Linux 6.18 (bpftrace on tcp:tcp_probe), Reno with a 128,000-byte
+// tcp_wmem[2] on 100 Mbps over 40 ms: sk_sndbuf 46,080 at the first ACK
+// (2 · 10 · 2,304), 101,376 at cwnd 22 and 128,000 from cwnd 34 on. It
+// grows only while the writer is blocked on it and cwnd is not all in
+// flight (tcp_new_space), never shrinks, and stops at tcp_wmem[2].
+func TestSndBufExpands(t *testing.T) {
+	for _, c := range []struct {
+		cc      string
+		mss     units.Bytes
+		initial uint64
+	}{
+		{"reno", 1448, 2 * 10 * 2304},
+		{"cubic", 1448, 2 * 10 * 2304},
+		{"bbr", 1448, 3 * 10 * 2304},   // bbr_sndbuf_expand
+		{"reno", 8948, 2 * 10 * 16640}, // 8,960 + 256 + 320 → 16,384, + 256
+	} {
+		t.Run(fmt.Sprintf("%s/%d", c.cc, c.mss), func(t *testing.T) {
+			opts := shLinuxOpts()
+			opts.MSS = c.mss
+			opts.SndBuf = 1 * units.MB
+			h := shHarness{cc: c.cc, rate: 100 * units.Mbps, owd: 20 * sim.Millisecond, opts: opts}
+			conn := h.build(t)
+			d := conn.snd
+			for d.state != sndEstablished {
+				if conn.s.Step(1) == 0 {
+					t.Fatal("no handshake")
+				}
+			}
+			if d.sndBuf != c.initial {
+				t.Fatalf("sk_sndbuf %d after the handshake, want %d", d.sndBuf, c.initial)
+			}
+			last := d.sndBuf
+			for conn.s.Now() < sim.Time(2*sim.Second) && conn.s.Step(1) > 0 {
+				if d.sndBuf < last || d.sndBuf > uint64(opts.SndBuf) {
+					t.Fatalf("at %v: sk_sndbuf %d after %d, want it to grow up to %d", conn.s.Now(), d.sndBuf, last, opts.SndBuf)
+				}
+				last = d.sndBuf
+			}
+			if last != uint64(opts.SndBuf) {
+				t.Errorf("sk_sndbuf %d after 2 s of a greedy writer, want tcp_wmem[2] = %d", last, opts.SndBuf)
+			}
+		})
 	}
 }
 
@@ -121,7 +173,7 @@ func TestSndBufForcedPush(t *testing.T) {
 // check, and the next starts with what the last one queued still unsent.
 // Only the first write, with nothing unsent yet, marks the flow: no rate
 // sample after the first round is app-limited, though the buffer holds
-// the flow (Reno in slow start grows cwnd to twice the 88 segments out).
+// the flow (Reno in slow start grows cwnd to twice the segments out).
 func TestSndBufLimitedGreedyIsNotAppLimited(t *testing.T) {
 	opts := shLinuxOpts()
 	opts.SndBuf = 128 * units.KB

@@ -104,7 +104,7 @@ func (d *DataSender) fillWrite() (filled bool) {
 		// unsent: each later one starts as the one before returns, with
 		// what that one queued still unsent. So a flow held by its send
 		// buffer is not app-limited, and BBR's startup sees its rounds.
-		b := uint64(d.cfg.Opts.SndBuf)
+		b := d.sndBuf
 		if d.appAsleep {
 			// A writer that topped up its send head (push) may hold
 			// more than b.
@@ -318,6 +318,7 @@ func (d *DataSender) synAck(p *packet.Packet) {
 		d.paced = d.paced || d.st.Paced
 	}
 	d.takeFallback()
+	d.initSndBuf()
 	// The SYN-ACK went through tcp_ack, whose tcp_cong_control set the
 	// pacing rate from the SYN's RTT sample.
 	if d.hooks.CongControl == nil {

@@ -1,6 +1,8 @@
 package tcp
 
 import (
+	"math/bits"
+
 	"github.com/ccscope/ccscope/engine/cc"
 	"github.com/ccscope/ccscope/engine/config"
 	"github.com/ccscope/ccscope/engine/packet"
@@ -487,8 +489,104 @@ func (d *DataSender) cwndApplicationLimited() {
 // sndBufFull reports whether the application has more to write than the
 // send buffer takes (it would be blocked: SOCK_NOSPACE).
 func (d *DataSender) sndBufFull() bool {
-	b := uint64(d.cfg.Opts.SndBuf)
+	b := d.sndBuf
 	return b > 0 && d.sndQueued(d.writeSeq) >= b && (d.endSeq == 0 || d.writeSeq < d.endSeq)
+}
+
+// The send buffer starts at tcp_wmem[1] and grows with cwnd up to
+// tcp_wmem[2] (Opts.SndBuf), as the kernel's does unless the application
+// sets SO_SNDBUF. A 128 KB tcp_wmem[2] on 100 Mbps over 40 ms (bpftrace on
+// tcp:tcp_probe, Linux 6.18): sk_sndbuf 46,080 bytes at the first ACK, so
+// the writer's first call queued 32 segments (the simulator's, counting
+// whole skbs of the size goal, 44; with the whole 128 KB it took 88), and
+// 128,000 from cwnd 34 on. Slow start's bursts follow from that first
+// write: Reno's 6 s there retransmitted 454 segments with the whole
+// buffer from the start, 149 now, the kernel 157–174.
+const (
+	sndBufInit = 16384 // tcp_wmem[1]
+	// sndBufUnlimited is tcp_wmem[2] for an unlimited send buffer, as the
+	// emulator sets it: the buffer still starts small and grows with cwnd.
+	sndBufUnlimited = 1 << 30
+	// The worst case of an skb per segment (tcp_sndbuf_expand's per_mss):
+	// the MSS with MAX_TCP_HEADER (256) and skb_shared_info (320) rounded
+	// up to a power of two, and the sk_buff (256): 2,304 bytes at MSS 1448.
+	maxTCPHeader    = 256
+	skbSharedInfo   = 320
+	skbStruct       = 256
+	tcpOptTimestamp = 12 // mss_clamp is the MSS before the timestamp option
+)
+
+// initSndBuf follows tcp_init_sock and tcp_init_buffer_space: sk_sndbuf
+// starts at tcp_wmem[1] and is expanded for the initial window at once.
+// Only a greedy writer can fill it (a rate or on/off application keeps
+// below tcp_wmem[2] alone).
+func (d *DataSender) initSndBuf() {
+	if d.cfg.App.Kind != config.Greedy {
+		d.sndBuf = uint64(d.cfg.Opts.SndBuf)
+		return
+	}
+	d.sndBuf = min(sndBufInit, d.sndBufMax())
+	d.sndbufExpand()
+}
+
+// sndBufMax is tcp_wmem[2].
+func (d *DataSender) sndBufMax() uint64 {
+	if d.cfg.Opts.SndBuf == 0 {
+		return sndBufUnlimited
+	}
+	return uint64(d.cfg.Opts.SndBuf)
+}
+
+// sndbufExpand follows tcp_sndbuf_expand: room for two windows (the CC's
+// sndbuf_expand: three for BBR) of max(TCP_INIT_CWND, cwnd, reordering+1)
+// segments at per_mss each, never less than the buffer has, at most
+// tcp_wmem[2].
+func (d *DataSender) sndbufExpand() {
+	limit := d.sndBufMax()
+	if d.sndBuf >= limit {
+		return
+	}
+	perMSS := uint64(1)<<bits.Len64(d.mss+tcpOptTimestamp+maxTCPHeader+skbSharedInfo-1) + skbStruct
+	segs := max(uint64(cc.InitCwnd), uint64(d.st.CwndPkts), uint64(d.reordering)+1)
+	windows := uint64(2)
+	if d.hooks.SndBuf != nil {
+		windows = uint64(d.hooks.SndBuf.SndBufExpand())
+	}
+	if mem := windows * segs * perMSS; d.sndBuf < mem {
+		d.sndBuf = min(mem, limit)
+	}
+}
+
+// dataSndCheck follows tcp_data_snd_check after an ACK: send what waits
+// (tcp_push_pending_frames, if a send head waits), then tcp_check_space,
+// where a writer blocked on its full send buffer (SOCK_NOSPACE) has the
+// buffer grown (tcp_new_space: unless cwnd is all in flight) before
+// sk_stream_write_space decides whether to wake it; a woken writer's
+// writes are pushed as push pushes them.
+func (d *DataSender) dataSndCheck() {
+	if !d.appAsleep || d.cfg.App.Kind != config.Greedy || d.sndBuf == 0 || d.state != sndEstablished {
+		d.push()
+		return
+	}
+	idle := false
+	if d.writeSeq > d.sndNxt {
+		idle = d.writeXmit(0)
+	}
+	if d.sb.inFlight() < d.st.CwndPkts { // tcp_should_expand_sndbuf
+		d.sndbufExpand()
+		d.cwndStamp = d.st.Now
+	}
+	before := d.writeSeq
+	filled := d.fillWrite()
+	if d.writeSeq != before {
+		idle = d.writeXmit(0)
+	}
+	if filled {
+		idle = d.topUp(idle)
+	}
+	if idle {
+		d.checkProbeTimer()
+	}
 }
 
 // skbOverhead is what an skb of the send queues adds to sk_wmem_queued
