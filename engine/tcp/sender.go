@@ -141,7 +141,7 @@ type DataSender struct {
 	endSeq    uint64 // end of the flow's data (1+Size), or 0 when unbounded
 	sndWnd    uint64
 	maxWnd    uint64
-	sndBuf    uint64 // sk_sndbuf of a greedy writer (sndbufExpand); 0 unlimited
+	sndBuf    uint64 // sk_sndbuf: grown for a greedy writer (sndbufExpand); else tcp_wmem[2], 0 unlimited
 
 	// Recovery (struct tcp_sock fields of the same names).
 	highSeq        uint64

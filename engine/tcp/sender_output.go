@@ -564,7 +564,7 @@ func (d *DataSender) sndbufExpand() {
 // sk_stream_write_space decides whether to wake it; a woken writer's
 // writes are pushed as push pushes them.
 func (d *DataSender) dataSndCheck() {
-	if !d.appAsleep || d.cfg.App.Kind != config.Greedy || d.sndBuf == 0 || d.state != sndEstablished {
+	if !d.appAsleep || d.cfg.App.Kind != config.Greedy || d.state != sndEstablished {
 		d.push()
 		return
 	}
