@@ -16,8 +16,19 @@ func (d *DataSender) push() {
 	if d.state != sndEstablished {
 		return
 	}
+	d.writeThenSend(false, false)
+}
+
+// writeThenSend lets the application write, then sends what waits
+// (__tcp_push_pending_frames). When sent, the queue was just pushed at this
+// instant (dataSndCheck, whose idle report comes in idle): only new writes
+// need sending.
+func (d *DataSender) writeThenSend(sent, idle bool) {
+	before := d.writeSeq
 	filled := d.fillWrite()
-	idle := d.writeXmit(0) // __tcp_push_pending_frames
+	if !sent || d.writeSeq != before {
+		idle = d.writeXmit(0)
+	}
 	if filled {
 		idle = d.topUp(idle)
 	}
@@ -504,9 +515,10 @@ func (d *DataSender) sndBufFull() bool {
 // buffer from the start, 149 now, the kernel 157–174.
 const (
 	sndBufInit = 16384 // tcp_wmem[1]
-	// sndBufUnlimited is tcp_wmem[2] for an unlimited send buffer, as the
-	// emulator sets it: the buffer still starts small and grows with cwnd.
-	sndBufUnlimited = 1 << 30
+	// SndBufUnlimited is tcp_wmem[2] for an unlimited send buffer, here
+	// and on the emulator's hosts: the buffer still starts small and grows
+	// with cwnd.
+	SndBufUnlimited = 1 << 30
 	// The worst case of an skb per segment (tcp_sndbuf_expand's per_mss):
 	// the MSS with MAX_TCP_HEADER (256) and skb_shared_info (320) rounded
 	// up to a power of two, and the sk_buff (256): 2,304 bytes at MSS 1448.
@@ -532,7 +544,7 @@ func (d *DataSender) initSndBuf() {
 // sndBufMax is tcp_wmem[2].
 func (d *DataSender) sndBufMax() uint64 {
 	if d.cfg.Opts.SndBuf == 0 {
-		return sndBufUnlimited
+		return SndBufUnlimited
 	}
 	return uint64(d.cfg.Opts.SndBuf)
 }
@@ -561,8 +573,7 @@ func (d *DataSender) sndbufExpand() {
 // (tcp_push_pending_frames, if a send head waits), then tcp_check_space,
 // where a writer blocked on its full send buffer (SOCK_NOSPACE) has the
 // buffer grown (tcp_new_space: unless cwnd is all in flight) before
-// sk_stream_write_space decides whether to wake it; a woken writer's
-// writes are pushed as push pushes them.
+// sk_stream_write_space decides whether to wake it (writeThenSend).
 func (d *DataSender) dataSndCheck() {
 	if !d.appAsleep || d.cfg.App.Kind != config.Greedy || d.state != sndEstablished {
 		d.push()
@@ -576,17 +587,7 @@ func (d *DataSender) dataSndCheck() {
 		d.sndbufExpand()
 		d.cwndStamp = d.st.Now
 	}
-	before := d.writeSeq
-	filled := d.fillWrite()
-	if d.writeSeq != before {
-		idle = d.writeXmit(0)
-	}
-	if filled {
-		idle = d.topUp(idle)
-	}
-	if idle {
-		d.checkProbeTimer()
-	}
+	d.writeThenSend(true, idle)
 }
 
 // skbOverhead is what an skb of the send queues adds to sk_wmem_queued

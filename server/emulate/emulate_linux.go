@@ -530,7 +530,7 @@ func nsSysctls(o config.TCPOptions) []nsSysctl {
 	}
 	wmax := int64(o.SndBuf)
 	if wmax == 0 {
-		wmax = 1 << 30 // "unlimited": as far as tcp_wmem goes in practice
+		wmax = tcp.SndBufUnlimited // "unlimited": as far as tcp_wmem goes in practice
 	}
 	// tcp_ecn 2 accepts ECN from a peer that asks; 1 also asks, which
 	// only a sender does.
