@@ -1,6 +1,9 @@
 package trace
 
-import "math/bits"
+import (
+	"math"
+	"math/bits"
+)
 
 // Hist is a log-linear histogram of non-negative int64 values (picoseconds,
 // bytes): 64 sub-buckets per power of two, so a quantile is within 1/64
@@ -10,9 +13,18 @@ import "math/bits"
 // thousands of flows and links keeps its working set in cache); Add
 // allocates at most 64 times over a histogram's life. A copy shares its
 // counts with the original: reset a histogram by assigning Hist{}.
+//
+// Consecutive values that fall in one bucket (a flow's RTT samples, a
+// standing queue's sojourns) are counted in a run beside n, and reach
+// counts when a value leaves the bucket: with thousands of flows a
+// histogram's counts have left the caches between two of its values, and
+// the run spares two cache lines (the bucket's pointer and its count).
 type Hist struct {
-	n      uint64
-	zeros  uint64                    // values ≤ 0 (an empty queue's sojourn), kept beside n: one cache line
+	n     uint64
+	zeros uint64 // values ≤ 0 (an empty queue's sojourn), kept beside n: one cache line
+	last  int32  // the run's bucket
+	run   uint32 // values in bucket last not yet in counts
+
 	counts [64]*[1 << histSub]uint64 // values > 0, by power of two, then sub-bucket
 }
 
@@ -53,12 +65,19 @@ func (h *Hist) Add(v int64) {
 //go:noinline
 func (h *Hist) add(v int64) {
 	b := histBucket(v)
-	c := h.counts[b>>histSub]
-	if c == nil {
-		c = new([1 << histSub]uint64)
-		h.counts[b>>histSub] = c
+	if b == int(h.last) && h.run != 0 && h.run != math.MaxUint32 {
+		h.run++
+		return
 	}
-	c[b&(1<<histSub-1)]++
+	if h.run != 0 {
+		c := h.counts[h.last>>histSub]
+		if c == nil {
+			c = new([1 << histSub]uint64)
+			h.counts[h.last>>histSub] = c
+		}
+		c[h.last&(1<<histSub-1)] += uint64(h.run)
+	}
+	h.last, h.run = int32(b), 1
 }
 
 // Count is the number of values recorded.
@@ -75,13 +94,20 @@ func (h *Hist) Quantile(q float64) (int64, bool) {
 		return bucketMid(0), true
 	}
 	for e, c := range h.counts {
-		if c == nil {
+		inRun := h.run != 0 && int(h.last)>>histSub == e
+		if c == nil && !inRun {
 			continue
 		}
-		for i, k := range c {
-			seen += k
+		for i := range 1 << histSub {
+			b := e<<histSub | i
+			if c != nil {
+				seen += c[i]
+			}
+			if inRun && b == int(h.last) {
+				seen += uint64(h.run)
+			}
 			if seen >= rank {
-				return bucketMid(e<<histSub | i), true
+				return bucketMid(b), true
 			}
 		}
 	}
