@@ -100,10 +100,11 @@ func (d *DataSender) fillWrite() (filled bool) {
 		// emulator's writer 1 MiB, iperf3 128 KB), and tcp_sendmsg_locked
 		// checks for an app-limited gap once per call, before it queues
 		// anything; a call that sleeps in sk_stream_wait_memory goes on
-		// without checking. Only the first call starts with nothing
-		// unsent: each later one starts as the one before returns, with
-		// what that one queued still unsent. So a flow held by its send
-		// buffer is not app-limited, and BBR's startup sees its rounds.
+		// without checking. The first call's check is here; each later
+		// one's comes as the call before returns (newCalls, topUp), with
+		// whatever that call's tail left unsent. So a refill that wakes
+		// the writer mid-call marks nothing, and a flow held by its send
+		// buffer is marked at most once per call.
 		b := d.sndBuf
 		if d.appAsleep {
 			// A writer that topped up its send head (push) may hold

@@ -26,6 +26,7 @@ func (d *DataSender) push() {
 func (d *DataSender) writeThenSend(sent, idle bool) {
 	before := d.writeSeq
 	filled := d.fillWrite()
+	d.newCalls(before)
 	if !sent || d.writeSeq != before {
 		idle = d.writeXmit(0)
 	}
@@ -54,6 +55,38 @@ func (d *DataSender) writeThenSend(sent, idle bool) {
 // writer does: 1 MiB.
 const appWrite = 1 << 20
 
+// callStart is where the greedy writer's call k (from 0) begins: calls of
+// appWrite bytes from sequence 1, their starts rounded down to whole
+// segments, as fillWrite writes.
+func (d *DataSender) callStart(k uint64) uint64 { return 1 + k*appWrite/d.mss*d.mss }
+
+// newCalls follows the greedy writer through the calls it began while
+// writing (before, writeSeq]: each starts as the one before returns, once
+// that one's tcp_push has sent what it may of its tail, and
+// tcp_sendmsg_locked checks for an app-limited gap before it queues
+// anything (rateCheckAppLimited). A flow held by its send buffer, whose
+// writer wakes with a short tail of its call left, sends that tail at once
+// and starts the next call with nothing unsent and cwnd open: app-limited,
+// as the kernel's flow is then (tp->app_limited read with bpftrace beside
+// the simulator; TestSndBufCallEndsAppLimited). The first call's check
+// is fillWrite's.
+func (d *DataSender) newCalls(before uint64) {
+	end := d.writeSeq
+	if d.cfg.App.Kind != config.Greedy || end == before {
+		return
+	}
+	k := (before-1)/appWrite + 1
+	for c := d.callStart(k); c <= end && c != d.endSeq; c = d.callStart(k) {
+		if c > before {
+			d.writeSeq = c
+			d.writeXmit(0)
+			d.rateCheckAppLimited()
+		}
+		k++
+	}
+	d.writeSeq = end
+}
+
 // topUp follows tcp_sendmsg_locked's loop for a greedy writer that has
 // just filled its send buffer. The buffer is checked only when a write
 // needs a new skb (sk_stream_memory_free at new_segment); while the tail
@@ -68,12 +101,11 @@ const appWrite = 1 << 20
 // kept up to 1,348 segments unacknowledged, 1.95 MB. A 128 KB one on 100
 // Mbps over 40 ms: each wake-up sent 183–190 segments, half the 550,144-byte
 // window, with cwnd at 379–395.) The end of the writer's call (appWrite)
-// does the same: tcp_push sends the queue, and the next call waits. It
-// returns writeXmit's idle report.
+// does the same: tcp_push sends the queue, and the next call checks for an
+// app-limited gap, then waits. It returns writeXmit's idle report.
 func (d *DataSender) topUp(idle bool) bool {
 	goal := d.xmitSizeGoal()
-	callEnd := ((d.writeSeq-1)/appWrite + 1) * appWrite
-	callEnd = 1 + callEnd/d.mss*d.mss // whole segments, as fillWrite writes
+	callEnd := d.callStart((d.writeSeq-1)/appWrite + 1)
 	for d.writeSeq-d.sndNxt < goal {
 		end := min(d.sndNxt+goal, d.streamEnd(), callEnd)
 		if end <= d.writeSeq {
@@ -82,6 +114,9 @@ func (d *DataSender) topUp(idle bool) bool {
 		d.writeSeq = end
 		if d.writeSeq > d.pushedSeq+d.maxWnd/2 || end == callEnd {
 			idle = d.writeXmit(0)
+			if end == callEnd && end != d.endSeq {
+				d.rateCheckAppLimited() // the next call begins (newCalls)
+			}
 			break
 		}
 		nxt := d.sndNxt
