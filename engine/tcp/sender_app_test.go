@@ -204,6 +204,38 @@ func TestSndBufCallEndsAppLimited(t *testing.T) {
 	}
 }
 
+// The same with Linux's default 4 MB buffer on a path whose window is
+// larger (Reno, 100 Mbps, 300 ms): the writer wakes with a third of the
+// buffer free, 1.3 MB, so a refill crosses the end of one 1 MiB call or
+// two. The part up to each goes out at once (unpaced, cwnd open), so each
+// call begun inside a refill starts with nothing unsent (newCalls). The
+// kernel (emulate p-rtr-p, 12 s, bpftrace as above) set tp->app_limited
+// to 62 distinct values over the 64 calls its writer began from 4 to 12 s,
+// with goodput 57.89 Mbps (the simulator's 57.96). Calls begun within one
+// event share its last mark, so marks are counted by the calls whose event
+// set one.
+func TestSndBufRefillCrossingCallEndsAppLimited(t *testing.T) {
+	h := shHarness{cc: "reno", rate: 100 * units.Mbps, owd: 150 * sim.Millisecond, opts: config.DefaultTCPOptions()}
+	c := h.build(t)
+	c.runUntil(sim.Time(4 * sim.Second))
+	first := (c.snd.writeSeq - 1) / appWrite
+	marked := 0
+	for c.s.Now() < sim.Time(12*sim.Second) {
+		call, al := (c.snd.writeSeq-1)/appWrite, c.snd.rate.AppLimited
+		if c.s.Step(1) == 0 {
+			break
+		}
+		if c.snd.rate.AppLimited != al && c.snd.rate.AppLimited != 0 {
+			marked += int((c.snd.writeSeq-1)/appWrite - call)
+		}
+	}
+	calls := int((c.snd.writeSeq-1)/appWrite - first)
+	t.Logf("%d of %d write calls begun app-limited", marked, calls)
+	if calls < 40 || marked < calls-calls/16 {
+		t.Errorf("%d of %d write calls from 4 s to 12 s began app-limited; want nearly all (the kernel's 62 of 64)", marked, calls)
+	}
+}
+
 // An application that goes quiet for longer than the RTO restarts from a
 // smaller window (tcp_slow_start_after_idle_check → tcp_cwnd_restart,
 // RFC 2861 §3): with C the window before the pause, Δ the time since the

@@ -68,7 +68,7 @@ func (d *DataSender) callStart(k uint64) uint64 { return 1 + k*appWrite/d.mss*d.
 // writer wakes with a short tail of its call left, sends that tail at once
 // and starts the next call with nothing unsent and cwnd open: app-limited,
 // as the kernel's flow is then (tp->app_limited read with bpftrace beside
-// the simulator; TestSndBufCallEndsAppLimited). The first call's check
+// the simulator; TestSndBufRefillCrossingCallEndsAppLimited). The first call's check
 // is fillWrite's.
 func (d *DataSender) newCalls(before uint64) {
 	end := d.writeSeq
