@@ -60,6 +60,11 @@ const appWrite = 1 << 20
 // segments, as fillWrite writes.
 func (d *DataSender) callStart(k uint64) uint64 { return 1 + k*appWrite/d.mss*d.mss }
 
+// callWriter reports whether the flow's data comes from a greedy
+// application's calls of appWrite bytes; a proxy's relay writes what it
+// reads, each write a call of its own (Feed checks as it begins).
+func (d *DataSender) callWriter() bool { return d.cfg.App.Kind == config.Greedy && d.cfg.Relay == nil }
+
 // newCalls follows the greedy writer through the calls it began while
 // writing (before, writeSeq]: each starts as the one before returns, once
 // that one's tcp_push has sent what it may of its tail, and
@@ -72,7 +77,7 @@ func (d *DataSender) callStart(k uint64) uint64 { return 1 + k*appWrite/d.mss*d.
 // is fillWrite's.
 func (d *DataSender) newCalls(before uint64) {
 	end := d.writeSeq
-	if d.cfg.App.Kind != config.Greedy || end == before {
+	if !d.callWriter() || end == before {
 		return
 	}
 	k := (before-1)/appWrite + 1
@@ -114,7 +119,7 @@ func (d *DataSender) topUp(idle bool) bool {
 		d.writeSeq = end
 		if d.writeSeq > d.pushedSeq+d.maxWnd/2 || end == callEnd {
 			idle = d.writeXmit(0)
-			if end == callEnd && end != d.endSeq {
+			if end == callEnd && end != d.endSeq && d.callWriter() {
 				d.rateCheckAppLimited() // the next call begins (newCalls)
 			}
 			break
