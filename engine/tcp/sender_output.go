@@ -1,6 +1,7 @@
 package tcp
 
 import (
+	"math"
 	"math/bits"
 
 	"github.com/ccscope/ccscope/engine/cc"
@@ -110,7 +111,10 @@ func (d *DataSender) newCalls(before uint64) {
 // app-limited gap, then waits. It returns writeXmit's idle report.
 func (d *DataSender) topUp(idle bool) bool {
 	goal := d.xmitSizeGoal()
-	callEnd := d.callStart((d.writeSeq-1)/appWrite + 1)
+	callEnd := uint64(math.MaxUint64)
+	if d.callWriter() {
+		callEnd = d.callStart((d.writeSeq-1)/appWrite + 1)
+	}
 	for d.writeSeq-d.sndNxt < goal {
 		end := min(d.sndNxt+goal, d.streamEnd(), callEnd)
 		if end <= d.writeSeq {
@@ -119,7 +123,7 @@ func (d *DataSender) topUp(idle bool) bool {
 		d.writeSeq = end
 		if d.writeSeq > d.pushedSeq+d.maxWnd/2 || end == callEnd {
 			idle = d.writeXmit(0)
-			if end == callEnd && end != d.endSeq && d.callWriter() {
+			if end == callEnd && end != d.endSeq {
 				d.rateCheckAppLimited() // the next call begins (newCalls)
 			}
 			break
