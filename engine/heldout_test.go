@@ -9,7 +9,8 @@ import (
 // measured on Linux 6.18 (tcp.hz=250, 10 s, seeds 1–2, 2026-12-04; README,
 // "The real kernel beside the simulator"), for the simulator to keep to.
 // Each case is p-rtr-p with the bottleneck's rate, delay, FIFO and loss
-// set as below (the base RTT is twice the bottleneck's delay plus 1 ms);
+// set as below (the base RTT is twice the bottleneck's delay and the
+// access link's 1 ms);
 // the figures are the kernel runs' mean goodput and their range of
 // retransmissions (none: not compared).
 func TestHeldOutPathsBesideKernel(t *testing.T) {

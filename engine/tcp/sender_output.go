@@ -74,8 +74,8 @@ func (d *DataSender) callWriter() bool { return d.cfg.App.Kind == config.Greedy 
 // writer wakes with a short tail of its call left, sends that tail at once
 // and starts the next call with nothing unsent and cwnd open: app-limited,
 // as the kernel's flow is then (tp->app_limited read with bpftrace beside
-// the simulator; TestSndBufRefillCrossingCallEndsAppLimited). The first call's check
-// is fillWrite's.
+// the simulator; TestSndBufRefillCrossingCallEndsAppLimited). The first
+// call's check is fillWrite's.
 func (d *DataSender) newCalls(before uint64) {
 	end := d.writeSeq
 	if !d.callWriter() || end == before {
