@@ -581,16 +581,17 @@ func (d *DataSender) initSndBuf() {
 		d.sndBuf = uint64(d.cfg.Opts.SndBuf)
 		return
 	}
-	d.sndBuf = min(sndBufInit, d.sndBufMax())
+	d.sndBuf = min(sndBufInit, SndBufMax(d.cfg.Opts))
 	d.sndbufExpand()
 }
 
-// sndBufMax is tcp_wmem[2].
-func (d *DataSender) sndBufMax() uint64 {
-	if d.cfg.Opts.SndBuf == 0 {
+// SndBufMax is tcp_wmem[2] for a flow's options, here and on the
+// emulator's hosts.
+func SndBufMax(o config.TCPOptions) uint64 {
+	if o.SndBuf == 0 {
 		return SndBufUnlimited
 	}
-	return uint64(d.cfg.Opts.SndBuf)
+	return uint64(o.SndBuf)
 }
 
 // sndbufExpand follows tcp_sndbuf_expand: room for two windows (the CC's
@@ -598,7 +599,7 @@ func (d *DataSender) sndBufMax() uint64 {
 // segments at per_mss each, never less than the buffer has, at most
 // tcp_wmem[2].
 func (d *DataSender) sndbufExpand() {
-	limit := d.sndBufMax()
+	limit := SndBufMax(d.cfg.Opts)
 	if d.sndBuf >= limit {
 		return
 	}

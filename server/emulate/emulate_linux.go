@@ -528,10 +528,7 @@ func nsSysctls(o config.TCPOptions) []nsSysctl {
 		}
 		return no
 	}
-	wmax := int64(o.SndBuf)
-	if wmax == 0 {
-		wmax = tcp.SndBufUnlimited // "unlimited": as far as tcp_wmem goes in practice
-	}
+	wmax := int64(tcp.SndBufMax(o)) // "unlimited": as far as tcp_wmem goes in practice
 	// tcp_ecn 2 accepts ECN from a peer that asks; 1 also asks, which
 	// only a sender does.
 	return []nsSysctl{
