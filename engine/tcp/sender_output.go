@@ -559,10 +559,10 @@ func (d *DataSender) sndBufFull() bool {
 // buffer from the start, 149 now, the kernel 157–174.
 const (
 	sndBufInit = 16384 // tcp_wmem[1]
-	// SndBufUnlimited is tcp_wmem[2] for an unlimited send buffer, here
-	// and on the emulator's hosts: the buffer still starts small and grows
-	// with cwnd.
-	SndBufUnlimited = 1 << 30
+	// sndBufUnlimited is tcp_wmem[2] for an unlimited send buffer, here
+	// and on the emulator's hosts (SndBufMax): the buffer still starts
+	// small and grows with cwnd.
+	sndBufUnlimited = 1 << 30
 	// The worst case of an skb per segment (tcp_sndbuf_expand's per_mss):
 	// the MSS with MAX_TCP_HEADER (256) and skb_shared_info (320) rounded
 	// up to a power of two, and the sk_buff (256): 2,304 bytes at MSS 1448.
@@ -589,7 +589,7 @@ func (d *DataSender) initSndBuf() {
 // emulator's hosts.
 func SndBufMax(o config.TCPOptions) uint64 {
 	if o.SndBuf == 0 {
-		return SndBufUnlimited
+		return sndBufUnlimited
 	}
 	return uint64(o.SndBuf)
 }
