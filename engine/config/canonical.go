@@ -288,6 +288,9 @@ func (f Flow) tree() tree {
 	case OnOff:
 		a["on"], a["off"] = f.App.On.String(), f.App.Off.String()
 	}
+	if w := f.App.WriteSize(); w != DefaultAppWrite { // absent keeps older scenarios' hashes
+		a["write"] = formatSize(w)
+	}
 	o := f.TCP
 	sndbuf := any(unlimited)
 	if o.SndBuf != 0 {

@@ -65,6 +65,19 @@ func TestHashStable(t *testing.T) {
 	}
 }
 
+// A greedy application's default write size, written out, is the same run
+// as the scenario that leaves it out, and keeps that scenario's hash.
+func TestHashDefaultWrite(t *testing.T) {
+	base, _ := Hash([]byte(baseJSON))
+	raw, err := Apply([]byte(baseJSON), []string{"flows.f0.app.write=1MiB"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h, err := Hash(raw); err != nil || h != base {
+		t.Errorf("Hash with write 1MiB = %s, %v; want the base's %s", h, err, base)
+	}
+}
+
 func TestHashChanges(t *testing.T) {
 	base, _ := Hash([]byte(baseJSON))
 	cases := []struct {
@@ -76,6 +89,7 @@ func TestHashChanges(t *testing.T) {
 		{"one picosecond of delay", []string{"links.access.ab.delay=1000000001"}},
 		{"reverse qdisc", []string{"links.bottleneck.ba.qdisc.kind=codel"}},
 		{"a TCP switch", []string{"flows.f0.tcp.tlp=false"}},
+		{"write size", []string{"flows.f0.app.write=128KiB"}},
 		{"cc", []string{"flows.f0.cc=reno"}},
 		{"change time", []string{"changes.0.at=6s"}},
 		{"trace detail", []string{"trace.detail=change"}},
@@ -122,6 +136,7 @@ func TestCanonicalRoundTrip(t *testing.T) {
 		"onoff app and tcp options": {`flows.f0.app={"kind":"onoff","on":"1.5s","off":"250ms"}`,
 			`flows.f0.tcp={"sack":false,"ecn":true,"mss":"1000B","init_cwnd":4294967295,"sndbuf":"unlimited","rcvbuf_init":"1B","rcvbuf_max":"1GiB","gro_interval":"0.5ms"}`,
 			"flows.f0.size=1234567", "flows.f0.start=3ps"},
+		"greedy app's write size": {`flows.f0.app={"write":"131073B"}`},
 		"rate app, sampled trace, odd sizes": {`flows.f0.app={"kind":"rate","rate":"1234bps"}`, `trace={"detail":"sampled","interval":"1ns"}`,
 			"flows.p0.packet_size=1501", "links.bottleneck.ab.qdisc.limit=0.125BDP", "runtime.seed=18446744073709551615"},
 	}

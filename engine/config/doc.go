@@ -124,7 +124,9 @@
 //     bytes) and ecn ("not-ect" default, "ect0" or "ect1": the codepoint
 //     of every packet); it takes no app or tcp.
 //   - A TCP flow takes no rate, packet_size or ecn; instead app: kind "greedy"
-//     (default, always has data), "rate" with rate (writes at that rate), or
+//     (default, always has data; write, from one MSS to "16MiB", is what it
+//     writes per call, default "1MiB": the kernel checks for an app-limited
+//     gap once per call), "rate" with rate (writes at that rate), or
 //     "onoff" with on and off (greedy for on, silent for off, repeating).
 //   - tcp: switches sack, rack, tlp, prr, frto, tso, gro, delayed_ack
 //     (all default true); pacing (default "auto": paced when the CC needs

@@ -103,6 +103,15 @@ func TestParseErrors(t *testing.T) {
 			nil, want{"flows[f0].app.off", "missing"}},
 		{"on for a greedy app", func(m map[string]any) { at(m, "flows", "f0")["app"] = map[string]any{"on": "1s"} },
 			nil, want{"flows[f0].app.on", `only for app kind "onoff"`}},
+		{"write for a rate app", func(m map[string]any) {
+			at(m, "flows", "f0")["app"] = map[string]any{"kind": "rate", "rate": "1Mbps", "write": "128KiB"}
+		}, nil, want{"flows[f0].app.write", `only for app kind "greedy"`}},
+		{"zero write", func(m map[string]any) { at(m, "flows", "f0")["app"] = map[string]any{"write": "0B"} },
+			nil, want{"flows[f0].app.write", "must be positive"}},
+		{"write above its maximum", func(m map[string]any) { at(m, "flows", "f0")["app"] = map[string]any{"write": "17MiB"} },
+			nil, want{"flows[f0].app.write", "17825792B is above 16777216B"}},
+		{"write below the MSS", func(m map[string]any) { at(m, "flows", "f0")["app"] = map[string]any{"write": "1000B"} },
+			nil, want{"flows[f0].app.write", "1000B is below the flow's MSS of 1448B"}},
 		{"mss below TCP_MIN_MSS", func(m map[string]any) { at(m, "flows", "f0", "tcp")["mss"] = "87B" },
 			nil, want{"flows[f0].tcp.mss", "below the kernel's minimum MSS of 88B"}},
 		{"zero init_cwnd", func(m map[string]any) { at(m, "flows", "f0", "tcp")["init_cwnd"] = 0 },

@@ -95,6 +95,7 @@ var (
 
 	appShape = object(map[string]*shape{
 		"kind": leaf(kString), "rate": leaf(kRate), "on": leaf(kDuration), "off": leaf(kDuration),
+		"write": leaf(kSize),
 	})
 
 	tcpShape = object(map[string]*shape{

@@ -101,6 +101,9 @@ func (c *collector) flowCommon(path string, o obj, id string, opts options) Flow
 	}
 	f.App = c.app(o)
 	f.TCP = c.tcp(o)
+	if w := f.App.Write; w > 0 && w < f.TCP.MSS {
+		c.add(join(join(o.path, "app"), "write"), "%v is below the flow's MSS of %v: the application writes whole segments", w, f.TCP.MSS)
+	}
 	f.Rcv = c.rcvPath(o)
 	f.Legs = c.legs(o, f, opts)
 	return f
@@ -250,6 +253,21 @@ func (c *collector) app(flow obj) AppPattern {
 		case a.Kind == OnOff:
 			c.add(p, "missing; app kind \"onoff\" needs on and off durations")
 		}
+	}
+	v, p, ok = o.get("write")
+	switch {
+	case ok && a.Kind == Greedy:
+		if n, ok := c.size(p, v); ok {
+			switch {
+			case n == 0:
+				c.add(p, "must be positive")
+			case n > MaxAppWrite:
+				c.add(p, "%v is above %v", n, MaxAppWrite)
+			}
+			a.Write = n
+		}
+	case ok && kindOK:
+		c.add(p, "only for app kind \"greedy\"")
 	}
 	return a
 }

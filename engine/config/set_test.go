@@ -31,6 +31,8 @@ func TestApply(t *testing.T) {
 			func(s *Scenario) (any, any) {
 				return s.Links[1].BA, Direction{Rate: 100 * units.Mbps, Delay: 19 * sim.Millisecond, Qdisc: Qdisc{Limit: QueueLimit{MilliBDPs: 2000}}}
 			}},
+		{"a greedy application's write size", []string{"flows.f0.app.write=128KiB"},
+			func(s *Scenario) (any, any) { return s.Flows[0].App, AppPattern{Kind: Greedy, Write: 128 * units.KiB} }},
 		{"creates an absent tcp object", []string{"flows.f0.tcp.sack=false"},
 			func(s *Scenario) (any, any) { return s.Flows[0].TCP.SACK, false }},
 		{"creates an absent trace object", []string{"trace.detail=sampled"},

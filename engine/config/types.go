@@ -364,6 +364,26 @@ type AppPattern struct {
 	Kind    AppKind
 	Rate    units.BitRate
 	On, Off sim.Duration
+	// Write is what a greedy application writes per call (send or write),
+	// 0 for DefaultAppWrite. The kernel checks for an app-limited gap once
+	// per call (tcp_sendmsg_locked), so the size sets where a flow held by
+	// its send buffer can be marked app-limited.
+	Write units.Bytes
+}
+
+// A greedy application's write per call: 1 MiB by default, as the
+// emulator's writer (iperf3 writes 128 KiB), and at most MaxAppWrite.
+const (
+	DefaultAppWrite = units.MiB
+	MaxAppWrite     = 16 * units.MiB
+)
+
+// WriteSize is the application's write per call, the default filled in.
+func (a AppPattern) WriteSize() units.Bytes {
+	if a.Write == 0 {
+		return DefaultAppWrite
+	}
+	return a.Write
 }
 
 // Pacing is a flow's pacing switch: "auto" (the default), true or false.

@@ -138,10 +138,14 @@ type DataSender struct {
 	sndNxt    uint64
 	writeSeq  uint64 // end of the data the application has written
 	pushedSeq uint64 // writeSeq at the last push mark (tcp_mark_push)
-	endSeq    uint64 // end of the flow's data (1+Size), or 0 when unbounded
-	sndWnd    uint64
-	maxWnd    uint64
-	sndBuf    uint64 // sk_sndbuf: grown for a greedy writer (sndbufExpand); else tcp_wmem[2], 0 unlimited
+	// smlSeq stands for snd_sml, the end of the last sub-MSS segment sent
+	// (tcp_minshall_update): here where a greedy writer's call left one,
+	// as the application writes whole segments (heldRemnant).
+	smlSeq uint64
+	endSeq uint64 // end of the flow's data (1+Size), or 0 when unbounded
+	sndWnd uint64
+	maxWnd uint64
+	sndBuf uint64 // sk_sndbuf: grown for a greedy writer (sndbufExpand); else tcp_wmem[2], 0 unlimited
 
 	// Recovery (struct tcp_sock fields of the same names).
 	highSeq        uint64

@@ -194,7 +194,7 @@ func TestSndBufCallEndsAppLimited(t *testing.T) {
 		}
 		was = c.snd.rate.AppLimited
 	}
-	calls := int((c.snd.writeSeq-1)/appWrite - (written-1)/appWrite)
+	calls := int(c.snd.callOf(c.snd.writeSeq) - c.snd.callOf(written))
 	t.Logf("%d app-limited marks over %d write calls", marks, calls)
 	if calls < 10 || marks < calls-1 || marks > calls+1 {
 		t.Errorf("app-limited marks %d over %d write calls from 1 s to 6 s; want one per call, as the kernel's", marks, calls)
@@ -218,18 +218,18 @@ func TestSndBufRefillCrossingCallEndsAppLimited(t *testing.T) {
 	h := shHarness{cc: "reno", rate: 100 * units.Mbps, owd: 150 * sim.Millisecond, opts: config.DefaultTCPOptions()}
 	c := h.build(t)
 	c.runUntil(sim.Time(4 * sim.Second))
-	first := (c.snd.writeSeq - 1) / appWrite
+	first := c.snd.callOf(c.snd.writeSeq)
 	marked := 0
 	for c.s.Now() < sim.Time(12*sim.Second) {
-		call, al := (c.snd.writeSeq-1)/appWrite, c.snd.rate.AppLimited
+		call, al := c.snd.callOf(c.snd.writeSeq), c.snd.rate.AppLimited
 		if c.s.Step(1) == 0 {
 			break
 		}
 		if c.snd.rate.AppLimited != al && c.snd.rate.AppLimited != 0 {
-			marked += int((c.snd.writeSeq-1)/appWrite - call)
+			marked += int(c.snd.callOf(c.snd.writeSeq) - call)
 		}
 	}
-	calls := int((c.snd.writeSeq-1)/appWrite - first)
+	calls := int(c.snd.callOf(c.snd.writeSeq) - first)
 	t.Logf("%d of %d write calls begun app-limited", marked, calls)
 	if calls < 40 || marked < calls-calls/16 {
 		t.Errorf("%d of %d write calls from 4 s to 12 s began app-limited; want nearly all (the kernel's 62 of 64)", marked, calls)
@@ -399,5 +399,37 @@ func TestOnOffWriterKeepsUpWithItsSocket(t *testing.T) {
 	}
 	if writes < 10 || sleeps < 10 {
 		t.Errorf("%d writes, %d of them ending asleep, in a second of the on period; want many", writes, sleeps)
+	}
+}
+
+// A call that ends in a sub-MSS remnant leaves it in the tail skb while
+// the Nagle test holds it, and the next call tops that skb up without
+// checking the send buffer: Reno's writer with 128 KiB calls into a 128 KB
+// buffer (100 Mbps, 40 ms, no loss here) writes on past the buffer, as the
+// kernel's did to cwnd (bpftrace: 293 segments in flight, sk_wmem_queued
+// 513,944 bytes, four buffers). With calls of exactly 90 MSS nothing is
+// left over, each call's end needs a new skb, and the writer sleeps on its
+// full buffer: in flight stays within the buffer (about 88 segments) and a
+// size goal (45), as the kernel's flow stayed (23.23 Mbps, no loss).
+func TestSndBufCallRemnantTopsUp(t *testing.T) {
+	peak := func(write units.Bytes) uint32 {
+		opts := shLinuxOpts()
+		opts.SndBuf = 128 * units.KB
+		opts.Pacing = config.PacingAuto
+		h := shHarness{cc: "reno", rate: 100 * units.Mbps, owd: 20 * sim.Millisecond, opts: opts,
+			app: config.AppPattern{Kind: config.Greedy, Write: write}}
+		c := h.build(t)
+		c.runUntil(sim.Time(sim.Second))
+		p := uint32(0)
+		for c.s.Now() < sim.Time(3*sim.Second) && c.s.Step(1) > 0 {
+			p = max(p, c.snd.sb.inFlight())
+		}
+		return p
+	}
+	if p := peak(128 * units.KiB); p < 3*88 {
+		t.Errorf("128 KiB calls: at most %d segments in flight; want the writer past its 88-segment buffer (kernel: 293)", p)
+	}
+	if p := peak(90 * 1448); p > 88+45+15 {
+		t.Errorf("90-MSS calls: %d segments in flight; want the buffer's 88 and a 45-segment size goal at most", p)
 	}
 }

@@ -879,7 +879,7 @@ func (f *eflow) send(r *relay, stop <-chan struct{}) {
 			}
 		}
 	default:
-		for w.write(len(w.buf)) {
+		for n := int(app.WriteSize()); w.write(n); {
 		}
 	}
 }
@@ -891,8 +891,9 @@ func (f *eflow) send(r *relay, stop <-chan struct{}) {
 const onOffUnsent = 16 << 10
 
 // payload is what every writer sends, read-only and shared by all flows
-// (a megabyte each made 120 MB for incast's 120 flows).
-var payload = make([]byte, 1<<20)
+// (a megabyte each made 120 MB for incast's 120 flows): the largest write
+// a greedy application may make.
+var payload = make([]byte, config.MaxAppWrite)
 
 // writer hands a flow's bytes to its socket: the left bytes of a sized
 // flow, without end otherwise.
