@@ -211,6 +211,12 @@ func livenessCase(r *rand.Rand, ccs []string, dur sim.Duration, busy bool) sweep
 			fl.App = config.AppPattern{Kind: config.OnOff, On: sim.Duration(1+r.IntN(500)) * sim.Millisecond,
 				Off: sim.Duration(1+r.IntN(500)) * sim.Millisecond}
 		}
+		// A greedy writer's call size, without a draw: the default, iperf3's
+		// 128 KiB (a sub-MSS remnant at each call's end), 90 MSS (none) or
+		// one segment (each segment a call of its own).
+		if fl.App.Kind == config.Greedy {
+			fl.App.Write = []units.Bytes{0, 128 * units.KiB, 90 * o.MSS, o.MSS}[fl.Start/sim.Millisecond%4]
+		}
 		// The receive path's models hold and drop ACKs: a grant that
 		// filters or loses them must not strand the sender either.
 		if r.IntN(6) == 0 {
@@ -227,7 +233,7 @@ func livenessCase(r *rand.Rand, ccs []string, dur sim.Duration, busy bool) sweep
 			fl.Rcv.Grant = &g
 		}
 		scn.Flows = append(scn.Flows, fl)
-		desc += fmt.Sprintf(" | %s cc=%s size=%v app=%d opts=%+v rcv=%+v", fl.ID, fl.CC, fl.Size, fl.App.Kind, o, fl.Rcv)
+		desc += fmt.Sprintf(" | %s cc=%s size=%v app=%+v opts=%+v rcv=%+v", fl.ID, fl.CC, fl.Size, fl.App, o, fl.Rcv)
 	}
 	return sweepCase{scn, desc}
 }
