@@ -92,7 +92,7 @@ func (d *DataSender) newCalls(before uint64) {
 	k := d.callOf(before) + 1
 	for c := d.callStart(k); c <= end && c != d.endSeq; c = d.callStart(k) {
 		if c > before {
-			d.writeSeq = c
+			d.writeSeq, d.pushedSeq = c, c
 			d.writeXmit(0)
 			if d.sndNxt == c {
 				d.pushRemnant(c)
@@ -133,6 +133,7 @@ func (d *DataSender) topUp(idle bool) bool {
 		}
 		d.writeSeq = end
 		if end == callEnd {
+			d.pushedSeq = end // tcp_push marks the tail (tcp_mark_push)
 			idle = d.writeXmit(0)
 			if end == d.endSeq {
 				break
