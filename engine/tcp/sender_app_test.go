@@ -437,3 +437,27 @@ func TestSndBufCallRemnantTopsUp(t *testing.T) {
 		t.Errorf("90-MSS calls: %d segments in flight; want the buffer's 88 and a 45-segment size goal at most", p)
 	}
 }
+
+// A greedy writer's calls, as the byte stream counts them: call k writes
+// bytes k·W to (k+1)·W − 1 from sequence 1, its start rounded down to a
+// whole segment as the application writes whole segments. callOf is the
+// call a sequence lies in, the inverse of callStart whatever W: 128 KiB
+// (90 MSS and 752 bytes at MSS 1448), exactly 90 MSS, the default 1 MiB,
+// one MSS and a prime.
+func TestCallArithmetic(t *testing.T) {
+	for _, w := range []units.Bytes{128 * units.KiB, 90 * 1448, units.MiB, 1448, 100003} {
+		d := &DataSender{cfg: SenderConfig{App: config.AppPattern{Kind: config.Greedy, Write: w}}, mss: 1448}
+		for k := uint64(1); k < 2000; k++ {
+			start := d.callStart(k)
+			if want := 1 + k*uint64(w)/1448*1448; start != want {
+				t.Fatalf("W %v: callStart(%d) = %d, want %d", w, k, start, want)
+			}
+			if got := d.callOf(start); got != k {
+				t.Fatalf("W %v: callOf(callStart(%d) = %d) = %d", w, k, start, got)
+			}
+			if got := d.callOf(start - 1); got != k-1 {
+				t.Fatalf("W %v: callOf(%d), the byte before call %d, = %d", w, start-1, k, got)
+			}
+		}
+	}
+}
