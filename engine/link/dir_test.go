@@ -61,7 +61,7 @@ func (a *arrivals) Receive(id packet.ID) {
 func testDir(c Config, limit int, n uint64, gap sim.Duration, seed uint64) (*sim.Sim, *Dir, *source, *arrivals) {
 	s, pool := sim.New(), &packet.Pool{}
 	c.Streams = Streams{
-		Loss: rng.Stream(seed, "link/t/ab/loss"), Jitter: rng.Stream(seed, "link/t/ab/jitter"),
+		Loss: rng.Stream(seed, "link/t/ab/loss"), Jitter: rng.PCG(seed, "link/t/ab/jitter"),
 		Capacity: rng.Stream(seed, "link/t/ab/capacity"), Dips: rng.Stream(seed, "link/t/ab/capacity/dips"),
 	}
 	if c.Name == "" {
@@ -600,7 +600,7 @@ func TestReorderDeliversInArrivalOrder(t *testing.T) {
 		// The same draws, from a model on the same stream: packet i leaves
 		// at i·gap + tx (the link is idle when it comes) and is due at
 		// departure + delay + X_i.
-		m := newJitterModel(j, rng.Stream(3, "link/t/ab/jitter"))
+		m := newJitterModel(j, rng.PCG(3, "link/t/ab/jitter"))
 		type due struct {
 			at  sim.Time
 			seq uint64

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/ccscope/ccscope/engine/config"
+	"github.com/ccscope/ccscope/engine/rng"
 	"github.com/ccscope/ccscope/engine/sim"
 )
 
@@ -17,6 +18,7 @@ import (
 type jitterModel struct {
 	c       config.Jitter
 	rng     *rand.Rand
+	norm    *rng.Normal
 	reorder bool // packets keep their own delivery times (reorders())
 	// gaussian, wifi_txop: σ in ps.
 	sigma float64
@@ -34,12 +36,18 @@ type jitterModel struct {
 	toHeld  int64
 }
 
-func newJitterModel(c config.Jitter, rng *rand.Rand) *jitterModel {
+// newJitterModel makes the model of c, drawing from src. Its normal draws
+// (rng.Normal) and the rest (rand.Rand) take turns on the one generator,
+// in the order of one rand.Rand's.
+func newJitterModel(c config.Jitter, src *rand.PCG) *jitterModel {
 	if c.Kind == config.NoJitter {
 		return nil
 	}
-	j := &jitterModel{c: c, rng: rng, reorder: c.Order == config.OrderReorder || c.Kind == config.Reorder,
+	j := &jitterModel{c: c, reorder: c.Order == config.OrderReorder || c.Kind == config.Reorder,
 		sigma: float64(c.Sigma)}
+	if src != nil {
+		j.rng, j.norm = rand.New(src), rng.NewNormal(src)
+	}
 	switch c.Kind {
 	case config.Uniform:
 		j.span = int64(c.Max-c.Min) + 1
@@ -85,11 +93,11 @@ func (j *jitterModel) extra(at sim.Time, delay sim.Duration) sim.Duration {
 	switch c.Kind {
 	case config.Gaussian:
 		if c.Clamp == config.ClampZero {
-			return max(0, roundPs(float64(j.rng.NormFloat64()*j.sigma)))
+			return max(0, roundPs(float64(j.norm.Draw()*j.sigma)))
 		}
 		// Truncated by redrawing, so the one-way delay never goes below zero.
 		for {
-			x := roundPs(float64(j.rng.NormFloat64() * j.sigma))
+			x := roundPs(float64(j.norm.Draw() * j.sigma))
 			if delay+x >= 0 {
 				return x
 			}
@@ -137,7 +145,7 @@ func (j *jitterModel) extra(at sim.Time, delay sim.Duration) sim.Duration {
 		j.inTxop++
 		spread := sim.Duration(0)
 		if c.Sigma > 0 {
-			spread = roundPs(float64(math.Abs(j.rng.NormFloat64()) * j.sigma))
+			spread = roundPs(float64(math.Abs(j.norm.Draw()) * j.sigma))
 		}
 		return t.Sub(at) + spread
 	case config.LTESubframe, config.NR5G:

@@ -13,7 +13,7 @@ import (
 // uniformly at random over [0, 1000 s), each 1 ms or more after the one
 // before in expectation, far apart for the stateful models.
 func jitterSample(c config.Jitter, n int, delay sim.Duration) []float64 {
-	m := newJitterModel(c, rng.Stream(11, "test/jitter"))
+	m := newJitterModel(c, rng.PCG(11, "test/jitter"))
 	phase := rng.Stream(12, "test/phase")
 	out := make([]float64, n)
 	at := sim.Time(0)
@@ -107,7 +107,7 @@ func TestWiFiTXOPSpread(t *testing.T) {
 // A TXOP carries at most burst_size frames: 10 frames arriving at once
 // with room for 4 per TXOP leave in TXOPs of 4, 4 and 2, one interval apart.
 func TestWiFiTXOPBurstSize(t *testing.T) {
-	m := newJitterModel(config.Jitter{Kind: config.WiFiTXOP, Interval: 4 * sim.Millisecond, BurstSize: 4}, rng.Stream(1, "x"))
+	m := newJitterModel(config.Jitter{Kind: config.WiFiTXOP, Interval: 4 * sim.Millisecond, BurstSize: 4}, rng.PCG(1, "x"))
 	at := sim.Time(sim.Millisecond)
 	var got []sim.Time
 	for i := 0; i < 10; i++ {

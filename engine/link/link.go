@@ -148,7 +148,8 @@ type Dir struct {
 
 // Streams are a direction's random streams, one per model family.
 type Streams struct {
-	Loss, Jitter, Capacity, Dips *rand.Rand
+	Loss, Capacity, Dips *rand.Rand
+	Jitter               *rand.PCG // the jitter model's normal draws go to it directly (rng.Normal)
 }
 
 // Config holds a direction's parameters.

@@ -37,7 +37,7 @@ func BenchmarkJitterExtra(b *testing.B) {
 		{"reorder", config.Jitter{Kind: config.Reorder, P: 0.01, Delay: ms}},
 	} {
 		b.Run(m.name, func(b *testing.B) {
-			j := newJitterModel(m.c, rng.Stream(1, "bench/jitter"))
+			j := newJitterModel(m.c, rng.PCG(1, "bench/jitter"))
 			at := sim.Time(sim.Second)
 			var sum sim.Duration
 			for b.Loop() {
@@ -105,7 +105,7 @@ type dirRun struct {
 
 func newDirRun(c Config) *dirRun {
 	c.Name, c.Link, c.AB, c.Rate, c.Delay = "t/ab", "t", true, units.Gbps, 19*sim.Millisecond
-	c.Streams = Streams{Loss: rng.Stream(1, "link/t/ab/loss"), Jitter: rng.Stream(1, "link/t/ab/jitter"),
+	c.Streams = Streams{Loss: rng.Stream(1, "link/t/ab/loss"), Jitter: rng.PCG(1, "link/t/ab/jitter"),
 		Capacity: rng.Stream(1, "link/t/ab/capacity"), Dips: rng.Stream(1, "link/t/ab/capacity/dips")}
 	s, pool := sim.New(), &packet.Pool{}
 	// Slots in random order, whether or not the model scrambles them (see

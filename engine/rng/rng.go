@@ -17,9 +17,13 @@ package rng
 import "math/rand/v2"
 
 // Stream returns the random stream named name under master seed seed.
-func Stream(seed uint64, name string) *rand.Rand {
+func Stream(seed uint64, name string) *rand.Rand { return rand.New(PCG(seed, name)) }
+
+// PCG returns the generator of the stream named name under seed: Stream's
+// source, for a consumer that draws through it directly (Normal).
+func PCG(seed uint64, name string) *rand.PCG {
 	h := fnv1a64(name)
-	return rand.New(rand.NewPCG(splitmix64(seed^h), splitmix64(h+seed)))
+	return rand.NewPCG(splitmix64(seed^h), splitmix64(h+seed))
 }
 
 func fnv1a64(s string) uint64 {

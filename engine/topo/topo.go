@@ -115,7 +115,7 @@ func Build(s *sim.Sim, pool *packet.Pool, scn *config.Scenario) (*Network, error
 				Loss: dc.Loss, Jitter: dc.Jitter, Capacity: dc.Capacity, Trace: dc.Trace, Outages: dc.Outages,
 				Streams: link.Streams{
 					Loss:     rng.Stream(seed, "link/"+name+"/loss"),
-					Jitter:   rng.Stream(seed, "link/"+name+"/jitter"),
+					Jitter:   rng.PCG(seed, "link/"+name+"/jitter"),
 					Capacity: rng.Stream(seed, "link/"+name+"/capacity"),
 					Dips:     rng.Stream(seed, "link/"+name+"/capacity/dips"),
 				},
