@@ -140,7 +140,7 @@ type DataSender struct {
 	pushedSeq uint64 // writeSeq at the last push mark (tcp_mark_push)
 	// smlSeq stands for snd_sml, the end of the last sub-MSS segment sent
 	// (tcp_minshall_update): here where a greedy writer's call left one,
-	// as the application writes whole segments (heldRemnant).
+	// as the application writes whole segments (pushRemnant).
 	smlSeq uint64
 	endSeq uint64 // end of the flow's data (1+Size), or 0 when unbounded
 	sndWnd uint64

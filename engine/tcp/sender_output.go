@@ -117,9 +117,12 @@ func (d *DataSender) newCalls(before uint64) {
 // the writer sleeps. (A 1 MB tcp_wmem on 100 Mbps over 80 ms: the kernel
 // kept up to 1,348 segments unacknowledged, 1.95 MB. A 128 KB one on 100
 // Mbps over 40 ms: each wake-up sent 183–190 segments, half the 550,144-byte
-// window, with cwnd at 379–395.) The end of the writer's call (its write size)
-// does the same: tcp_push sends the queue, and the next call checks for an
-// app-limited gap, then waits. It returns writeXmit's idle report.
+// window, with cwnd at 379–395.) At the end of the writer's call (its write
+// size) tcp_push marks the push and sends what it may of the queue, and the
+// next call checks for an app-limited gap; it tops the tail up in turn when
+// something was left unsent (cwnd) or the call's sub-MSS remnant was held
+// (pushRemnant), and otherwise needs a new skb and waits. It returns
+// writeXmit's idle report.
 func (d *DataSender) topUp(idle bool) bool {
 	goal := d.xmitSizeGoal()
 	callEnd := uint64(math.MaxUint64)

@@ -70,7 +70,8 @@ type eflow struct {
 	capture    []calibrate.Sample // nil unless Options.Capture
 	bbr        bbrInfo
 	hasBBR     bool
-	ccTraced   bool // its CC state comes from the ccTracer
+	ccTraced   bool   // its CC state comes from the ccTracer
+	payload    []byte // what its writer sends (setupFlows)
 }
 
 // node is an emulated endpoint.
@@ -687,12 +688,24 @@ func (e *run) nodeByID(id string) *node {
 // namespace and its sending socket, with its congestion control, in its
 // source's.
 func (e *run) setupFlows(nw *topo.Network) error {
+	// What every writer sends, read-only and shared by all flows (a
+	// megabyte each made 120 MB for incast's 120 flows): the largest
+	// write of a greedy application, a segment for the others.
+	var size units.Bytes
+	for _, fc := range e.scn.Flows {
+		size = max(size, fc.TCP.MSS)
+		if fc.App.Kind == config.Greedy {
+			size = max(size, fc.App.WriteSize())
+		}
+	}
+	payload := make([]byte, size)
 	for i, fc := range e.scn.Flows {
 		if fc.CC == config.Ping {
 			continue
 		}
 		paced := internalPacing(nw, fc)
-		f := &eflow{cfg: fc, idx: i, src: e.nodeByID(fc.Src), dst: e.nodeByID(fc.Dst), port: basePort + i, lfd: -1, sfd: -1, rfd: -1}
+		f := &eflow{cfg: fc, idx: i, src: e.nodeByID(fc.Src), dst: e.nodeByID(fc.Dst), port: basePort + i, lfd: -1, sfd: -1, rfd: -1,
+			payload: payload}
 		e.flows = append(e.flows, f)
 		mss := int(fc.TCP.MSS)
 		err := f.dst.ns.do(func() error {
@@ -829,7 +842,7 @@ func (f *eflow) send(r *relay, stop <-chan struct{}) {
 	f.mu.Lock()
 	f.connected, f.firstSend = true, est
 	f.mu.Unlock()
-	w := &writer{fd: f.sfd, sized: f.cfg.Size > 0, left: int64(f.cfg.Size), buf: payload}
+	w := &writer{fd: f.sfd, sized: f.cfg.Size > 0, left: int64(f.cfg.Size), buf: f.payload}
 	// A sized transfer's application closes its end once it has written
 	// the last byte, as iperf3 -n or an HTTP/1.0 server does: tcp_send_fin
 	// puts the FIN on the unsent tail and pushes it, and tcp_nagle_test
@@ -889,11 +902,6 @@ func (f *eflow) send(r *relay, stop <-chan struct{}) {
 // the rest of the tail skb it is filling (about a millisecond of data at
 // the flow's rate).
 const onOffUnsent = 16 << 10
-
-// payload is what every writer sends, read-only and shared by all flows
-// (a megabyte each made 120 MB for incast's 120 flows): the largest write
-// a greedy application may make.
-var payload = make([]byte, config.MaxAppWrite)
 
 // writer hands a flow's bytes to its socket: the left bytes of a sized
 // flow, without end otherwise.
