@@ -461,3 +461,19 @@ func TestCallArithmetic(t *testing.T) {
 		}
 	}
 }
+
+// The remnant pushRemnant weighs is the one of the call that ends where it
+// is asked: call k ends k·W bytes into the stream. With 128 KiB calls,
+// 181 of them are 23,724,032 bytes, exactly 16,384 segments of 1448: the
+// call ending at callStart(181) leaves nothing to hold, and the one ending
+// at callStart(180) leaves 696 bytes, held while a small segment is out.
+func TestPushRemnantOfTheEndingCall(t *testing.T) {
+	d := &DataSender{cfg: SenderConfig{App: config.AppPattern{Kind: config.Greedy, Write: 128 * units.KiB}}, mss: 1448}
+	d.sndUna, d.sndNxt, d.smlSeq = 1, 1<<40, 1<<40 // a small segment unacked
+	if d.pushRemnant(d.callStart(181)) {
+		t.Error("call 181's end held a remnant; 181 calls of 128 KiB are whole segments")
+	}
+	if !d.pushRemnant(d.callStart(180)) {
+		t.Error("call 180's end sent its 696-byte remnant while a small segment was unacked")
+	}
+}

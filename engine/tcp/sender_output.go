@@ -179,7 +179,7 @@ func (d *DataSender) topUp(idle bool) bool {
 // (130,320 bytes) it slept at each call's end, and the flow made 23.2 Mbps
 // against 40.
 func (d *DataSender) pushRemnant(end uint64) bool {
-	if (d.callOf(end)+1)*uint64(d.cfg.App.WriteSize())%d.mss == 0 {
+	if d.callOf(end)*uint64(d.cfg.App.WriteSize())%d.mss == 0 { // the call ending at end: k·W bytes from sequence 1
 		return false
 	}
 	if d.sndNxt > d.sndUna && d.smlSeq > d.sndUna {
