@@ -92,12 +92,8 @@ func (d *DataSender) newCalls(before uint64) {
 	k := d.callOf(before) + 1
 	for c := d.callStart(k); c <= end && c != d.endSeq; c = d.callStart(k) {
 		if c > before {
-			d.writeSeq, d.pushedSeq = c, c
-			d.writeXmit(0)
-			if d.sndNxt == c {
-				d.pushRemnant(c)
-			}
-			d.rateCheckAppLimited()
+			d.writeSeq = c
+			d.endCall(c)
 		}
 		k++
 	}
@@ -136,13 +132,13 @@ func (d *DataSender) topUp(idle bool) bool {
 		}
 		d.writeSeq = end
 		if end == callEnd {
-			d.pushedSeq = end // tcp_push marks the tail (tcp_mark_push)
-			idle = d.writeXmit(0)
-			if end == d.endSeq {
+			if end == d.endSeq { // the flow's last call: no next one
+				d.pushedSeq = end
+				idle = d.writeXmit(0)
 				break
 			}
-			d.rateCheckAppLimited() // the next call begins (newCalls)
-			if d.writeSeq == d.sndNxt && !d.pushRemnant(end) {
+			var goOn bool
+			if idle, goOn = d.endCall(end); !goOn {
 				break
 			}
 			callEnd = d.callStart(d.callOf(end) + 1)
@@ -160,6 +156,20 @@ func (d *DataSender) topUp(idle bool) bool {
 	}
 	d.pushedSeq = d.writeSeq // tcp_push as the writer waits for memory
 	return idle
+}
+
+// endCall is the end of the greedy writer's call at end (writeSeq): its
+// tcp_push marks the push (tcp_mark_push) and sends what it may of the
+// queue, and the next call begins with its check for an app-limited gap.
+// It returns writeXmit's idle report and whether the next call tops up the
+// tail skb (something left unsent, or the remnant held) rather than
+// needing a new one.
+func (d *DataSender) endCall(end uint64) (idle, goOn bool) {
+	d.pushedSeq = end
+	idle = d.writeXmit(0)
+	goOn = d.writeSeq != d.sndNxt || d.pushRemnant(end)
+	d.rateCheckAppLimited()
+	return idle, goOn
 }
 
 // pushRemnant is tcp_push at the end of a call whose whole segments have
