@@ -43,7 +43,7 @@ func TestSndBufTruesize(t *testing.T) {
 //   - Calls of 128 KiB, as iperf3 makes, end in a sub-MSS remnant that
 //     the Nagle test holds in the tail skb, which the next call tops up
 //     unchecked: the writer writes on to cwnd, and the flow made 44.0–44.4
-//     Mbps over 10 s. The simulator makes 42.9 (3 % low; README); before
+//     Mbps over 10 s. The simulator makes 43.4 (2 % low; README); before
 //     it slept at every call's end and made 23.3.
 func TestSndBufWriteCalls(t *testing.T) {
 	run := func(write, duration string) (float64, int64) {
