@@ -163,6 +163,7 @@ func (c *collector) loss(m modelSpec) Loss {
 	if out.Kind == GilbertElliott {
 		out.LossBad = 1 // Gilbert's model: the bad state loses every packet
 	}
+	valid := map[string]bool{} // probabilities given and valid
 	for _, key := range m.sortedFields() {
 		f := m.fields[key]
 		if !slices.Contains(lossParams[key], out.Kind) {
@@ -175,7 +176,8 @@ func (c *collector) loss(m modelSpec) Loss {
 				out.Position, _ = enum(c, f.path, s, lossPositions)
 			}
 		case "p", "p_gb", "p_bg", "loss_good", "loss_bad":
-			p, _ := c.prob(f.path, f.v)
+			p, ok := c.prob(f.path, f.v)
+			valid[key] = ok
 			*map[string]*float64{"p": &out.P, "p_gb": &out.PGB, "p_bg": &out.PBG, "loss_good": &out.LossGood, "loss_bad": &out.LossBad}[key] = p
 		case "every":
 			n, ok := c.count(f.path, f.v, math.MaxInt64)
@@ -196,7 +198,8 @@ func (c *collector) loss(m modelSpec) Loss {
 			c.add(join(m.path, key), "missing; %s loss needs %s", nameOf(lossKinds, out.Kind), strings.Join(lossRequired[out.Kind], ", "))
 		}
 	}
-	if out.Kind == GilbertElliott && out.PGB == 0 && out.PBG == 0 {
+	// Said only of two valid zeros, not of a value refused or missing above.
+	if out.Kind == GilbertElliott && valid["p_gb"] && valid["p_bg"] && out.PGB == 0 && out.PBG == 0 {
 		c.add(join(m.path, "p_gb"), "p_gb and p_bg are both 0; the chain never moves")
 	}
 	return out

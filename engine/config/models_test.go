@@ -91,6 +91,7 @@ func TestModelErrors(t *testing.T) {
 	}{
 		{"p under periodic", []string{ab + "loss.kind=periodic", ab + "loss.every=3"}, want{"links[bottleneck].ab.loss.p", `only for loss kind "bernoulli", "bernoulli_train"`}},
 		{"gilbert without p_bg", []string{`links.bottleneck.ab.loss={"kind":"gilbert_elliott","p_gb":0.1}`}, want{"links[bottleneck].ab.loss.p_bg", "missing; gilbert_elliott loss needs p_gb, p_bg"}},
+		{"gilbert that never moves", []string{`links.bottleneck.ab.loss={"kind":"gilbert_elliott","p_gb":0,"p_bg":0}`}, want{"links[bottleneck].ab.loss.p_gb", "both 0; the chain never moves"}},
 		{"periodic every 0", []string{`links.bottleneck.ab.loss={"kind":"periodic","every":0}`}, want{"links[bottleneck].ab.loss.every", "must be at least 1"}},
 		{"train shorter than a packet", []string{`links.bottleneck.ab.loss={"kind":"bernoulli_train","p":0.1,"train_length":0.5}`}, want{"links[bottleneck].ab.loss.train_length", "below 1"}},
 		{"bad position", []string{ab + "loss.position=middle"}, want{"links[bottleneck].ab.loss.position", `unknown value "middle"`}},
@@ -119,6 +120,19 @@ func TestModelErrors(t *testing.T) {
 				t.Errorf("Parse errors = %v, want one at %s containing %q", err, tc.want.path, tc.want.reason)
 			}
 		})
+	}
+}
+
+// A refused probability is reported once, as refused: not again as a zero
+// that leaves the Gilbert–Elliott chain still.
+func TestGilbertBadProbabilityOnce(t *testing.T) {
+	_, err := parseSets(t, []string{`links.bottleneck.ab.loss={"kind":"gilbert_elliott","p_gb":1.5,"p_bg":0}`})
+	var fe *Errors
+	if !errors.As(err, &fe) {
+		t.Fatalf("Parse error = %v, want field errors", err)
+	}
+	if len(fe.List) != 1 || !matches(fe.List[0], want{"links[bottleneck].ab.loss.p_gb", "not a probability"}) {
+		t.Errorf("errors = %v, want only p_gb's refusal", fe.List)
 	}
 }
 
