@@ -163,8 +163,10 @@
 // draw in [0, jitter) later)}. size is a size, or {"kind": "fixed" (value),
 // "uniform" (min, max, inclusive), "lognormal" (median, sigma; max caps it),
 // "pareto" (min, alpha; max caps it), "empirical" ("file": "websearch", the
-// DCTCP paper's web-search distribution, or "cdf": [[size, probability], …]
-// interpolated linearly)}. Starts and sizes are drawn from the streams
+// DCTCP paper's web-search distribution, "datamining", VL2's data-mining
+// one, or a CDF file relative to the scenario file in the forms traffic
+// generators ship (ParseCDF), or "cdf": [[size, probability], …]; the
+// points are interpolated linearly)}. Starts and sizes are drawn from the streams
 // group/<name>/start and group/<name>/size, so a group's flows depend only
 // on the seed and its own fields. --set addresses a group by its name
 // ("flows.web.count=10000"), and the canonical form keeps the group, not its

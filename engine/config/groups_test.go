@@ -3,6 +3,8 @@ package config
 import (
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -185,9 +187,63 @@ func TestGroupDistributions(t *testing.T) {
 	ws := sizes(`{"kind": "empirical", "file": "websearch"}`)
 	check("websearch P(≤ 80KB)", fractionBelow(ws, 80000), 0.53)
 	check("websearch P(≤ 1MB)", fractionBelow(ws, 1e6), 0.70)
+	// Data mining (VL2): half the flows are at most 1,100 B, 80 % at most 10 KB.
+	dm := sizes(`{"kind": "empirical", "file": "datamining"}`)
+	check("datamining P(≤ 1100 B)", fractionBelow(dm, 1100), 0.5)
+	check("datamining P(≤ 10 KB)", fractionBelow(dm, 10000), 0.8)
 	// An inline CDF, halfway along a linear piece: P(≤ 1500) = 0.25.
 	in := sizes(`{"kind": "empirical", "cdf": [["1000B", 0], ["2000B", 0.5], ["4000B", 1]]}`)
 	check("inline CDF P(≤ 1500)", fractionBelow(in, 1500), 0.25)
+}
+
+// The CDF files data-centre traffic generators ship load as they are, in
+// each of their forms; their points travel inline in the canonical form,
+// which parses without the file to the same scenario as the points written
+// inline do.
+func TestCDFFile(t *testing.T) {
+	dir := t.TempDir()
+	want := []CDFPoint{{0, 0}, {10000, 0.15}, {1000000, 0.7}, {30000000, 1}}
+	for name, text := range map[string]string{
+		"hpcc.txt":   "0 0\n10000 15\n1000000 70\n30000000 100\n", // bytes, percent
+		"vl2.cdf":    "# bytes fraction\n0   0\n10000 0.15\n1e+06 0.7\n\n3e+07 1\n",
+		"ns2.cdf":    "0     1 0\n10000 2 0.15\n1e+06 3 0.7\n3e+07 4 1\n", // ns-2: the index is ignored
+		"commas.csv": "0,0\r\n10000,0.15\r\n1000000, 0.7\r\n30000000,1",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s := mustParse(t, groupJSON(3, `"0s"`, `{"kind": "empirical", "file": "`+name+`"}`), WithDir(dir))
+		got := s.Groups[0].Size
+		if !equal(got.CDF, want) || got.File != "" {
+			t.Errorf("%s: points %v (file %q), want %v", name, got.CDF, got.File, want)
+		}
+		inline := mustParse(t, groupJSON(3, `"0s"`, `{"kind": "empirical", "cdf": [[0, 0], ["10KB", 0.15], ["1MB", 0.7], ["30MB", 1]]}`))
+		back := mustParse(t, s.Canonical())
+		if s.Hash() != inline.Hash() || back.Hash() != s.Hash() || strings.Contains(string(s.Canonical()), name) {
+			t.Errorf("%s: canonical %s, want the points inline as %s", name, s.Canonical(), inline.Canonical())
+		}
+	}
+	for name, c := range map[string]struct{ text, reason string }{
+		"columns.txt":    {"0 0\n10 1 2 3\n", "line 2: 4 columns"},
+		"fraction.txt":   {"0 0\n10.5 1\n", `line 2: "10.5" is not a whole number of bytes`},
+		"decrease.txt":   {"0 0\n100 0.6\n50 0.7\n200 1\n", "line 3: sizes and probabilities must not decrease"},
+		"unfinished.txt": {"0 0\n100 0.6\n200 0.9\n", "the last point's cumulative probability is 0.9"},
+		"one.txt":        {"# only\n100 1\n", "fewer than two points"},
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(c.text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Parse(groupJSON(3, `"0s"`, `{"kind": "empirical", "file": "`+name+`"}`), WithDir(dir))
+		if err == nil || !strings.Contains(err.Error(), "flows[web].size.file: not a flow-size CDF: "+c.reason) {
+			t.Errorf("%s: Parse error = %v, want %q", name, err, c.reason)
+		}
+	}
+	// Without the scenario file's directory (a built-in scenario, the
+	// server), only the built-ins can be named.
+	_, err := Parse(groupJSON(3, `"0s"`, `{"kind": "empirical", "file": "hpcc.txt"}`))
+	if err == nil || !strings.Contains(err.Error(), "only when the scenario comes from a file") {
+		t.Errorf("Parse without a directory: %v", err)
+	}
 }
 
 // Bad groups are reported with the path of the bad field.

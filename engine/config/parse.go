@@ -23,7 +23,7 @@ type Option func(*options)
 
 type options struct {
 	ccs []string // known CC names; nil means any name is accepted
-	dir string   // directory trace files are relative to
+	dir string   // directory trace and CDF files are relative to
 }
 
 // WithCCs makes Parse reject a flow whose cc is neither Pump nor one of

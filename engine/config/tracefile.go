@@ -6,8 +6,6 @@ import (
 	"errors"
 	"io/fs"
 	"maps"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,11 +21,12 @@ const MaxTraceBytes = 32 << 20
 // 1500-byte packet (Mahimahi's MTU-sized opportunity).
 const traceOpportunityBits = 1500 * 8
 
-// WithDir resolves trace files named in the scenario relative to dir, the
-// directory of the scenario file. Without it only the traces shipped with
-// ccscope (under "traces/", as the built-in scenarios name them) and those
-// embedded in the scenario's "traces" by content hash can be read: a
-// server never reads files a client names.
+// WithDir resolves trace and flow-size CDF files named in the scenario
+// relative to dir, the directory of the scenario file. Without it only the
+// traces shipped with ccscope (under "traces/", as the built-in scenarios
+// name them), those embedded in the scenario's "traces" by content hash,
+// and the built-in CDFs can be read: a server never reads files a client
+// names.
 func WithDir(dir string) Option {
 	return func(o *options) { o.dir = dir }
 }
@@ -141,18 +140,7 @@ func (c *collector) traceLink(path string, v any) *TraceLink {
 // one shipped with ccscope.
 func (c *collector) readTrace(name string) ([]byte, error) {
 	if c.dir != "" {
-		p := name
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(c.dir, name)
-		}
-		st, err := os.Stat(p)
-		if err != nil {
-			return nil, err
-		}
-		if st.Size() > MaxTraceBytes {
-			return nil, errors.New("trace file is larger than 32 MiB")
-		}
-		return os.ReadFile(p)
+		return readRelative(c.dir, name, MaxTraceBytes, "trace")
 	}
 	if !fs.ValidPath(name) {
 		return nil, errors.New(strconv.Quote(name) + " is not a shipped trace; without the scenario file's directory only \"traces/...\" files shipped with ccscope can be read")
