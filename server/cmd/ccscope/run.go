@@ -223,7 +223,8 @@ func isTerminal(f *os.File) bool {
 
 // printSummary prints a run's summary as tables: its flows (a group of
 // more than tableGroupFlows flows without its flows' rows, said once), its
-// groups' completion times by size, and its queues.
+// groups' completion times by size, and its queues (without those of such
+// a group's own host links, said once too).
 func printSummary(w io.Writer, s engine.Summary) {
 	fmt.Fprintf(w, "scenario %s  seed %d  sim %v  events %d  digest %s  wall %.2fs\n\n",
 		s.Scenario, s.Seed, sim.Duration(s.SimTimePs), s.Events, s.Digest, s.WallS)
@@ -279,7 +280,12 @@ func printSummary(w io.Writer, s engine.Summary) {
 		head += "outage_drops\t"
 	}
 	fmt.Fprintln(tw, head)
+	hidden := map[string]bool{} // groups whose hosts' own links are left out
 	for _, q := range s.Queues {
+		if g := groupOf(hostFlow(q.Link), s.Groups); big[g] {
+			hidden[g] = true
+			continue
+		}
 		fmt.Fprintf(tw, "%s/%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t", q.Link, q.Dir, q.Enqueued, q.Drops, q.Marks, q.WireLosses,
 			bytesStr(q.MaxBacklogBytes), durStr(q.SojournP50Ps), durStr(q.SojournP99Ps))
 		if outages {
@@ -288,6 +294,21 @@ func printSummary(w io.Writer, s engine.Summary) {
 		fmt.Fprintln(tw)
 	}
 	tw.Flush()
+	for _, g := range s.Groups {
+		if hidden[g.Group] {
+			fmt.Fprintf(w, "group %s: the queues of its flows' own host links are left out here (--json has them)\n", g.Group)
+		}
+	}
+}
+
+// hostFlow is the flow whose own host a link joins ("web/3" of "web/3/src"
+// or "web/3/dst"), or "".
+func hostFlow(link string) string {
+	if f, ok := strings.CutSuffix(link, "/src"); ok {
+		return f
+	}
+	f, _ := strings.CutSuffix(link, "/dst")
+	return f
 }
 
 // printGroups prints each group's counts, then its completed flows' FCT

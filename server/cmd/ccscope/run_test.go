@@ -28,17 +28,19 @@ func TestPrintSummaryGroups(t *testing.T) {
 			{MinBytes: 10_000_000, MaxBytes: math.MaxInt64, Count: 4, FCTP50Ps: 9e12, FCTP99Ps: 9.5e12, SlowdownP50: 2, SlowdownP99: 2.5, SlowdownMean: 2.2}}},
 		{Group: "few", Flows: 1, Started: 1, Completed: 0, JainBulk: &jain},
 	}
+	s.Queues = []engine.QueueSummary{{Link: "bottleneck", Dir: "ab"}, {Link: "web/3/src", Dir: "ab"}, {Link: "web/3/dst", Dir: "ba"}, {Link: "few/0/src", Dir: "ab"}}
 	var b strings.Builder
 	printSummary(&b, s)
 	out := b.String()
 	for _, want := range []string{"group web: its 10 flows' own rows are left out here (--json has them)",
+		"group web: the queues of its flows' own host links are left out here (--json has them)", "bottleneck/ab", "few/0/src/ab",
 		"few/0.1", "21.500ms", "10.0KB-100.0KB", "10.00MB+", "31.000ms", "40.000ms", "1.29", "9000.000ms", "0.950"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("summary lacks %q:\n%s", want, out)
 		}
 	}
-	if strings.Contains(out, "web/0") || strings.Count(out, "group web:") != 1 {
-		t.Errorf("summary lists the big group's flows, or says so more than once:\n%s", out)
+	if strings.Contains(out, "web/0") || strings.Contains(out, "web/3") || strings.Count(out, "group web: its") != 1 || strings.Count(out, "group web: the queues") != 1 {
+		t.Errorf("summary lists the big group's flows or host links, or says so more than once:\n%s", out)
 	}
 }
 
