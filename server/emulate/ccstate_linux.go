@@ -138,6 +138,23 @@ func ccScript(flows []*eflow, netns map[*eflow]uint64) string {
 	return b.String()
 }
 
+// tracingDir is where bpftrace finds the kernel's tracepoints.
+const tracingDir = "/sys/kernel/tracing"
+
+// mountTracefs mounts the tracing file system where bpftrace looks for the
+// tracepoints, if nothing has yet: systemd mounts it at boot, but a bare
+// machine or container may not have, and bpftrace then finds no
+// tcp:tcp_probe. It is left mounted, as systemd leaves it.
+func mountTracefs() error {
+	if _, err := os.Stat(tracingDir + "/events"); err == nil {
+		return nil
+	}
+	if err := syscall.Mount("nodev", tracingDir, "tracefs", 0, ""); err != nil {
+		return fmt.Errorf("cc_state: the kernel's tracepoints are not mounted at %s and mounting tracefs there failed: %w", tracingDir, err)
+	}
+	return nil
+}
+
 // startCCTracer starts bpftrace on the flows' senders and waits until its
 // probes are attached. It returns nil, nil when no flow's CC can be read.
 func startCCTracer(ctx context.Context, flows []*eflow) (*ccTracer, error) {
@@ -150,6 +167,9 @@ func startCCTracer(ctx context.Context, flows []*eflow) (*ccTracer, error) {
 	}
 	if _, err := os.Stat("/sys/kernel/btf/vmlinux"); err != nil {
 		return nil, errors.New("cc_state: needs a kernel with BTF (/sys/kernel/btf/vmlinux)")
+	}
+	if err := mountTracefs(); err != nil {
+		return nil, err
 	}
 	netns := map[*eflow]uint64{}
 	for _, f := range flows {
