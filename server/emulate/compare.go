@@ -30,6 +30,9 @@ type CompareOptions struct {
 	Retries int
 	// Progress, if set, hears what Compare is doing, a line at a time.
 	Progress func(msg string)
+	// Config are the scenario's parse options: config.WithDir for a
+	// scenario file, whose trace and CDF files are relative to it.
+	Config []config.Option
 }
 
 // CompareRow is one metric of one flow, or of one flow group, in one
@@ -84,7 +87,7 @@ const simSample = sim.Millisecond
 func Compare(ctx context.Context, raw []byte, sets []string, opt CompareOptions) (*Comparison, error) {
 	seeds := opt.Seeds
 	if len(seeds) == 0 {
-		prep, err := engine.Prepare(raw, sets)
+		prep, err := engine.Prepare(raw, sets, opt.Config...)
 		if err != nil {
 			return nil, err
 		}
@@ -97,7 +100,7 @@ func Compare(ctx context.Context, raw []byte, sets []string, opt CompareOptions)
 	c := &Comparison{Seeds: seeds, Rows: []CompareRow{}}
 	for n, seed := range seeds {
 		s := append(slices.Clone(sets), "runtime.seed="+strconv.FormatUint(seed, 10))
-		prep, err := engine.Prepare(raw, s)
+		prep, err := engine.Prepare(raw, s, opt.Config...)
 		if err != nil {
 			return nil, err
 		}
@@ -113,7 +116,7 @@ func Compare(ctx context.Context, raw []byte, sets []string, opt CompareOptions)
 		r.RunToEnd()
 		simSum := r.Summary(prep.Hash)
 		kernelRun := func() (*Result, error) {
-			kprep, err := engine.Prepare(raw, s)
+			kprep, err := engine.Prepare(raw, s, opt.Config...)
 			if err != nil {
 				return nil, err
 			}

@@ -44,6 +44,9 @@ type Options struct {
 	Metric string
 	// Load resolves the spec's scenario when it is a name or path.
 	Load func(nameOrPath string) ([]byte, error)
+	// Config are the scenario's parse options: config.WithDir for a
+	// scenario file, whose trace and CDF files are relative to it.
+	Config []config.Option
 	// Progress is called after each finished or skipped point from the
 	// driver goroutine (never concurrently).
 	Progress func(p Progress)
@@ -287,7 +290,7 @@ func scenarioBytes(raw json.RawMessage, load func(string) ([]byte, error)) ([]by
 
 // runPoint prepares, skips (already catalogued) or runs one point.
 func runPoint(spec *Spec, p Point, base []byte, have catalogued, opt Options) outcome {
-	prep, err := engine.Prepare(base, p.Sets(spec))
+	prep, err := engine.Prepare(base, p.Sets(spec), opt.Config...)
 	if err != nil {
 		return outcome{err: &PointError{Point: p, Err: err}}
 	}

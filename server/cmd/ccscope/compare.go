@@ -27,7 +27,7 @@ func compareMain(args []string) int {
 	maxRate := fs.Int64("max-rate", 0, "emulation refusal threshold in `BPS` (default: the measured ceiling)")
 	ccState := fs.Bool("cc-state", false, "read the kernel CC's state with bpftrace into the kernel runs' signals table (see emulate --cc-state)")
 	retries := fs.Int("retries", 2, "run a seed's kernel side up to `N` more times while its relay runs late (p99 over 1 ms), keeping the least late")
-	raw, sets, code, ok := c.parse(args)
+	raw, sets, opts, code, ok := c.parse(args)
 	if !ok {
 		return code
 	}
@@ -47,7 +47,7 @@ func compareMain(args []string) int {
 	defer stop()
 	cmp, err := emulate.Compare(ctx, raw, sets, emulate.CompareOptions{Seeds: seeds, TraceDir: *traceDir,
 		Emulate: emulate.Options{MaxRateBps: *maxRate, CCState: *ccState}, Retries: *retries,
-		Progress: func(msg string) { fmt.Fprintln(os.Stderr, "compare:", msg) }})
+		Progress: func(msg string) { fmt.Fprintln(os.Stderr, "compare:", msg) }, Config: opts})
 	if err != nil {
 		return fail(err)
 	}

@@ -26,11 +26,11 @@ func emulateMain(args []string) int {
 	pcapPath := fs.String("pcap", "", "write the first flow's sender-side packets (headers) to `FILE.pcap`")
 	ccState := fs.Bool("cc-state", false, "read each sender's kernel CC state (BBR's rounds and mode, CUBIC's epoch) with bpftrace into the signals table")
 	maxRate := fs.Int64("max-rate", 0, "refuse scenarios whose bottlenecks add up to more than `BPS` (default: the measured ceiling)")
-	raw, sets, code, ok := c.parse(args)
+	raw, sets, opts, code, ok := c.parse(args)
 	if !ok {
 		return code
 	}
-	prep, err := engine.Prepare(raw, sets)
+	prep, err := engine.Prepare(raw, sets, opts...)
 	if err != nil {
 		return fail(err)
 	}

@@ -8,7 +8,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -73,12 +72,7 @@ func runMain(args []string) int {
 	if *dur != "" {
 		sets = append(sets, "runtime.duration="+*dur)
 	}
-	var opts []config.Option
-	if isScenarioFile(pos) {
-		// Trace files are relative to the scenario file.
-		opts = append(opts, config.WithDir(filepath.Dir(pos)))
-	}
-	prep, err := engine.Prepare(raw, sets, opts...)
+	prep, err := engine.Prepare(raw, sets, scenarioOptions(pos)...)
 	if err != nil {
 		return fail(err)
 	}

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -51,5 +54,49 @@ func TestGroupOf(t *testing.T) {
 		if got := groupOf(id, gs); got != want {
 			t.Errorf("groupOf(%q) = %q, want %q", id, got, want)
 		}
+	}
+}
+
+// A scenario file's trace and CDF files are relative to the file, whatever
+// the working directory, for every command that takes one: run, sweep (the
+// scenario named, or inline in a spec file beside them), and emulate and
+// compare, which share run's argument parsing.
+func TestScenarioFilesRelativeToScenario(t *testing.T) {
+	dir := t.TempDir()
+	scn := `{"name": "rel", "runtime": {"seed": 1, "duration": "300ms"},
+  "nodes": [{"id": "r1", "kind": "router"}, {"id": "h9", "kind": "endpoint"}],
+  "links": [{"id": "down", "a": "r1", "b": "h9", "delay": "5ms", "ab": {"trace": {"file": "link.trace"}}, "ba": {"rate": "100Mbps"}}],
+  "flows": [{"group": "web", "count": 20, "src": {"attach": "r1", "rate": "1Gbps", "delay": "1ms"}, "dst": "h9", "cc": "cubic",
+             "start": {"kind": "poisson", "rate": "100/s"}, "size": {"kind": "empirical", "file": "sizes/web.cdf"}}]}`
+	files := map[string]string{
+		"scn.json":      scn,
+		"link.trace":    "1\n1\n1\n1\n1\n1\n1\n1\n", // 8 packets a millisecond: 96 Mbps
+		"sizes/web.cdf": "0 0\n10000 50\n100000 100\n",
+		"spec.json":     `{"scenario": ` + scn + `, "seeds": [1, 2]}`,
+	}
+	for name, text := range files {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(dir, "scn.json")
+	var sum struct {
+		Groups []struct{ Started int } `json:"groups"`
+	}
+	if err := json.Unmarshal(cli(t, "run", path, "--json"), &sum); err != nil || len(sum.Groups) != 1 || sum.Groups[0].Started == 0 {
+		t.Fatalf("run: groups %+v, %v", sum.Groups, err)
+	}
+	cli(t, "sweep", path, "--seeds", "1-2", "-o", filepath.Join(dir, "a.parquet"), "--progress", "none")
+	cli(t, "sweep", filepath.Join(dir, "spec.json"), "-o", filepath.Join(dir, "b.parquet"), "--progress", "none")
+	c := newScenarioCmd("emulate", "", "", true)
+	raw, sets, opts, _, ok := c.parse([]string{path})
+	if !ok {
+		t.Fatal("emulate's arguments refused")
+	}
+	if _, err := engine.Prepare(raw, sets, opts...); err != nil {
+		t.Fatalf("emulate's scenario: %v", err)
 	}
 }

@@ -3,6 +3,9 @@ package main
 import (
 	"flag"
 	"fmt"
+	"path/filepath"
+
+	"github.com/ccscope/ccscope/engine/config"
 )
 
 // scenarioCmd holds what run, emulate and compare share: one positional
@@ -31,20 +34,21 @@ func newScenarioCmd(name, usage, durHelp string, withSeed bool) *scenarioCmd {
 	return c
 }
 
-// parse reads args and loads the scenario. When ok is false the command
-// exits with code (usage errors print the usage).
-func (c *scenarioCmd) parse(args []string) (raw []byte, sets []string, code int, ok bool) {
+// parse reads args and loads the scenario, with its parse options
+// (scenarioOptions). When ok is false the command exits with code (usage
+// errors print the usage).
+func (c *scenarioCmd) parse(args []string) (raw []byte, sets []string, opts []config.Option, code int, ok bool) {
 	pos, rest := splitArgs(args)
 	if err := c.fs.Parse(rest); err != nil {
-		return nil, nil, 2, false
+		return nil, nil, nil, 2, false
 	}
 	if pos == "" || c.fs.NArg() > 0 {
 		c.fs.Usage()
-		return nil, nil, 2, false
+		return nil, nil, nil, 2, false
 	}
 	raw, err := loadScenario(pos)
 	if err != nil {
-		return nil, nil, fail(err), false
+		return nil, nil, nil, fail(err), false
 	}
 	sets = c.sets
 	if c.seed != nil && *c.seed != "" {
@@ -53,5 +57,14 @@ func (c *scenarioCmd) parse(args []string) (raw []byte, sets []string, code int,
 	if *c.dur != "" {
 		sets = append(sets, "runtime.duration="+*c.dur)
 	}
-	return raw, sets, 0, true
+	return raw, sets, scenarioOptions(pos), 0, true
+}
+
+// scenarioOptions are the parse options of the scenario arg names: the
+// trace and CDF files a scenario file names are relative to it.
+func scenarioOptions(arg string) []config.Option {
+	if !isScenarioFile(arg) {
+		return nil
+	}
+	return []config.Option{config.WithDir(filepath.Dir(arg))}
 }

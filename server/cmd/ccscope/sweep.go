@@ -49,6 +49,13 @@ func sweepMain(args []string) int {
 	if err != nil {
 		return fail(err)
 	}
+	// A scenario file's trace and CDF files are relative to it; an inline
+	// scenario's, to its spec file.
+	var name string
+	scnOpts := scenarioOptions(pos)
+	if json.Unmarshal(spec.Scenario, &name) == nil {
+		scnOpts = scenarioOptions(name)
+	}
 	for _, g := range grids {
 		p, err := sweep.ParseGrid(g)
 		if err != nil {
@@ -91,7 +98,7 @@ func sweepMain(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	opt := sweep.Options{Catalog: *out, Jobs: *jobs, TraceDir: *traceDir, ReportDir: *reportDir, RunReports: *runReports, Metric: *metric,
-		Load: loadScenario}
+		Load: loadScenario, Config: scnOpts}
 	var last time.Time
 	switch mode {
 	case "bar":
