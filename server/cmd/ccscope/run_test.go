@@ -60,7 +60,7 @@ func TestGroupOf(t *testing.T) {
 // A scenario file's trace and CDF files are relative to the file, whatever
 // the working directory, for every command that takes one: run, sweep (the
 // scenario named, or inline in a spec file beside them), and emulate and
-// compare, which share run's argument parsing.
+// compare, whose arguments scenarioCmd parses.
 func TestScenarioFilesRelativeToScenario(t *testing.T) {
 	dir := t.TempDir()
 	scn := `{"name": "rel", "runtime": {"seed": 1, "duration": "300ms"},
