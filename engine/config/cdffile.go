@@ -22,8 +22,9 @@ const MaxCDFBytes = 1 << 20
 // per line, its size in bytes and the cumulative probability of flows up to
 // that size, as a fraction ending at 1 (empirical-traffic-gen's VL2_CDF) or
 // a percentage ending at 100 (HPCC's WebSearch_distribution.txt); or three
-// columns, ns-2's RandomVariable/Empirical form, whose middle one is an
-// index and is ignored (empirical-traffic-gen's DCTCP_CDF). Columns are
+// columns, ns-2's RandomVariable/Empirical form, whose middle one (a count
+// or an index) ns-2 skips, as this does (empirical-traffic-gen's
+// DCTCP_CDF). Columns are
 // separated by spaces, tabs or commas; numbers may be written as 1e+06;
 // blank lines and text after '#' are skipped.
 func ParseCDF(text []byte) ([]CDFPoint, error) {
@@ -37,7 +38,7 @@ func ParseCDF(text []byte) ([]CDFPoint, error) {
 			continue
 		}
 		if len(f) != 2 && len(f) != 3 {
-			return nil, fmt.Errorf("line %d: %d columns; want bytes and cumulative probability (or ns-2's bytes, index, probability)", i+1, len(f))
+			return nil, fmt.Errorf("line %d: %d columns; want bytes and cumulative probability (or ns-2's bytes, a skipped column, probability)", i+1, len(f))
 		}
 		size, err := strconv.ParseFloat(f[0], 64)
 		if err != nil || size < 0 || size > 1<<53 || size != math.Trunc(size) {
