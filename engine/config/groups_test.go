@@ -206,7 +206,7 @@ func TestCDFFile(t *testing.T) {
 	for name, text := range map[string]string{
 		"hpcc.txt":   "0 0\n10000 15\n1000000 70\n30000000 100\n", // bytes, percent
 		"vl2.cdf":    "# bytes fraction\n0   0\n10000 0.15\n1e+06 0.7\n\n3e+07 1\n",
-		"ns2.cdf":    "0     1 0\n10000 2 0.15\n1e+06 3 0.7\n3e+07 4 1\n", // ns-2: the index is ignored
+		"ns2.cdf":    "0     1 0\n10000 2 0.15\n1e+06 3 0.7\n3e+07 4 1\n", // ns-2: the middle column is skipped
 		"commas.csv": "0,0\r\n10000,0.15\r\n1000000, 0.7\r\n30000000,1",
 	} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
