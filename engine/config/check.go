@@ -2,6 +2,8 @@ package config
 
 import (
 	"fmt"
+
+	"github.com/ccscope/ccscope/engine/sim"
 )
 
 var changeDirs = map[string]bool{"ab": true, "ba": true}
@@ -110,8 +112,20 @@ func (c *collector) crossCheck(s *Scenario) {
 		links[l.ID] = true
 	}
 	end := s.Runtime.Duration
+	// A group's flows are reported at the group, as written: an error
+	// they share is said once (add drops repeats), and starts after the
+	// end are counted rather than listed, as a shorter --duration makes
+	// many of them.
+	type lateStarts struct {
+		n     int
+		first sim.Duration
+	}
+	late := map[string]*lateStarts{}
 	for i, f := range s.Flows {
 		path := elemPath("flows", f.ID, i)
+		if f.Group != "" {
+			path = elemPath("flows", f.Group, i)
+		}
 		src, srcOK := c.endpointRef(s, nodes, join(path, "src"), f.Src)
 		dst, dstOK := c.endpointRef(s, nodes, join(path, "dst"), f.Dst)
 		switch {
@@ -121,8 +135,20 @@ func (c *collector) crossCheck(s *Scenario) {
 		case !reach.between(src, dst):
 			c.add(path, "no route from %q to %q over the links (only routers forward)", f.Src, f.Dst)
 		}
-		if end > 0 && f.Start > end {
+		switch {
+		case end == 0 || f.Start <= end:
+		case f.Group == "":
 			c.add(join(path, "start"), "%v is after the run ends at %v", f.Start, end)
+		case late[f.Group] == nil:
+			late[f.Group] = &lateStarts{1, f.Start}
+		default:
+			late[f.Group].n++
+			late[f.Group].first = min(late[f.Group].first, f.Start)
+		}
+	}
+	for i, g := range s.Groups {
+		if l := late[g.ID]; l != nil {
+			c.add(join(elemPath("flows", g.ID, i), "start"), "%d of the group's %d flows would start after the run ends at %v (the first at %v); run longer, or lower count or the arrival rate", l.n, g.Count, end, l.first)
 		}
 	}
 	for i, ch := range s.Changes {

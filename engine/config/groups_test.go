@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -243,6 +244,26 @@ func TestCDFFile(t *testing.T) {
 	_, err := Parse(groupJSON(3, `"0s"`, `{"kind": "empirical", "file": "hpcc.txt"}`))
 	if err == nil || !strings.Contains(err.Error(), "only when the scenario comes from a file") {
 		t.Errorf("Parse without a directory: %v", err)
+	}
+}
+
+// A group's flows are reported at the group, once: those that would start
+// after the run ends are counted, and an error they share (no route) is
+// said once, not once per flow.
+func TestGroupErrorsSaidOnce(t *testing.T) {
+	raw := groupJSON(10, `{"kind": "periodic", "at": "0s", "every": "300s", "batch": 2}`, `"10KB"`)
+	_, err := Parse(raw) // rounds at 0, 300, 600, 900 and 1,200 s; the run ends at 1,000 s
+	var fe *Errors
+	if !errors.As(err, &fe) || len(fe.List) != 1 || !matches(fe.List[0], want{"flows[web].start", "2 of the group's 10 flows would start after the run ends at 1000s (the first at 1200s)"}) {
+		t.Errorf("Parse error = %v, want one at flows[web].start counting 2 late flows", err)
+	}
+	raw, err = Apply(groupJSON(50, `"0s"`, `"10KB"`), []string{`links=[{"id": "a", "a": "h1", "b": "r1", "rate": "1Gbps", "delay": "1ms"}]`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Parse(raw)
+	if !errors.As(err, &fe) || len(fe.List) != 2 { // h2's and h9's routes: one error each, not 50
+		t.Errorf("Parse error = %v, want two, one per unreachable pair", err)
 	}
 }
 
