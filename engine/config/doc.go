@@ -116,7 +116,8 @@
 // through routers and switches), cc (default "cubic"; "pump" is a
 // constant-rate sender, "ping" a latency probe), start (default 0), size
 // (payload bytes, default 0 = unbounded).
-//   - A ping flow sends an echo request of packet_size (default "84B") every
+//   - A ping flow sends an echo request of packet_size (default "84B", at
+//     least "28B", its IP and ICMP headers) every
 //     interval (default "200ms") from start to the end of the run; the
 //     destination answers at once and the summary gives the RTT quantiles
 //     over every probe. It takes no size, rate, ecn, app or tcp.

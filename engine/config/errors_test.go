@@ -132,6 +132,10 @@ func TestParseErrors(t *testing.T) {
 			nil, want{"changes[0].announce", "a lead of 1000s puts the announcement before the run starts"}},
 		{"announce not a duration", func(m map[string]any) { list(m, "changes")[0].(map[string]any)["announce"] = "soon" },
 			nil, want{"changes[0].announce", `"soon"`}},
+		{"ping below its headers", func(m map[string]any) {
+			f := at(m, "flows", "f0")
+			f["cc"], f["packet_size"] = "ping", "27B"
+		}, nil, want{"flows[f0].packet_size", "27B is below an echo request's 28B of IP and ICMP headers"}},
 		{"flow starting after the run", func(m map[string]any) { at(m, "flows", "f0")["start"] = "11s" },
 			nil, want{"flows[f0].start", "after the run ends"}},
 		{"no route", func(m map[string]any) {

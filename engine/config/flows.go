@@ -184,6 +184,7 @@ const Ping = "ping"
 const (
 	DefaultPingInterval = 200 * sim.Millisecond
 	DefaultPingSize     = 84 * units.B
+	MinPingSize         = 28 * units.B // an echo request without data: its IP and ICMP headers
 )
 
 // ping decodes a latency probe's interval and packet size.
@@ -199,8 +200,8 @@ func (c *collector) ping(o obj, f *Flow) {
 	}
 	if v, p, ok := o.get("packet_size"); ok {
 		if n, ok := c.size(p, v); ok {
-			if n == 0 {
-				c.add(p, "must be positive")
+			if n < MinPingSize {
+				c.add(p, "%v is below an echo request's %v of IP and ICMP headers", n, MinPingSize)
 			}
 			f.PacketSize = n
 		}
