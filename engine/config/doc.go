@@ -117,10 +117,10 @@
 // constant-rate sender, "ping" a latency probe), start (default 0), size
 // (payload bytes, default 0 = unbounded).
 //   - A ping flow sends an echo request of packet_size (default "84B", at
-//     least "28B", its IP and ICMP headers) every
-//     interval (default "200ms") from start to the end of the run; the
-//     destination answers at once and the summary gives the RTT quantiles
-//     over every probe. It takes no size, rate, ecn, app or tcp.
+//     least "28B", its IP and ICMP headers) every interval (default
+//     "200ms") from start to the end of the run; the destination answers at
+//     once and the summary gives the RTT quantiles over every probe. It
+//     takes no size, rate, ecn, app or tcp.
 //   - A pump flow needs rate and takes packet_size (default "1500B", wire
 //     bytes) and ecn ("not-ect" default, "ect0" or "ect1": the codepoint
 //     of every packet); it takes no app or tcp.
