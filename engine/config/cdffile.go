@@ -24,9 +24,8 @@ const MaxCDFBytes = 1 << 20
 // a percentage ending at 100 (HPCC's WebSearch_distribution.txt); or three
 // columns, ns-2's RandomVariable/Empirical form, whose middle one (a count
 // or an index) ns-2 skips, as this does (empirical-traffic-gen's
-// DCTCP_CDF). Columns are
-// separated by spaces, tabs or commas; numbers may be written as 1e+06;
-// blank lines and text after '#' are skipped.
+// DCTCP_CDF). Columns are separated by spaces, tabs or commas; numbers may
+// be written as 1e+06; blank lines and text after '#' are skipped.
 func ParseCDF(text []byte) ([]CDFPoint, error) {
 	var out []CDFPoint
 	for i, line := range strings.Split(string(text), "\n") {

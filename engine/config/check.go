@@ -139,11 +139,14 @@ func (c *collector) crossCheck(s *Scenario) {
 		case end == 0 || f.Start <= end:
 		case f.Group == "":
 			c.add(join(path, "start"), "%v is after the run ends at %v", f.Start, end)
-		case late[f.Group] == nil:
-			late[f.Group] = &lateStarts{1, f.Start}
 		default:
-			late[f.Group].n++
-			late[f.Group].first = min(late[f.Group].first, f.Start)
+			l := late[f.Group]
+			if l == nil {
+				l = &lateStarts{first: f.Start}
+				late[f.Group] = l
+			}
+			l.n++
+			l.first = min(l.first, f.Start)
 		}
 	}
 	for i, g := range s.Groups {
