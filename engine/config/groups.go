@@ -180,7 +180,9 @@ func (c *collector) groupEnds(o obj, key string) GroupEnds {
 			return e
 		}
 		if v, ap, ok := h.get("attach"); ok {
-			e.Attach, _ = c.str(ap, v)
+			if e.Attach, ok = c.str(ap, v); ok && e.Attach == "" {
+				c.add(ap, "empty; the node each flow's own host links to")
+			}
 		} else {
 			c.add(join(p, "attach"), "missing; the node each flow's own host links to")
 		}

@@ -277,6 +277,7 @@ func TestGroupErrors(t *testing.T) {
 		{`flows.web.start={"kind":"poisson","rate":"fast"}`, "flows[web].start.rate"},
 		{`flows.web.size={"kind":"empirical","file":"nosuch"}`, "flows[web].size.file"},
 		{`flows.web.src={"rate":"1Gbps","delay":"1ms"}`, "flows[web].src.attach"},
+		{`flows.web.dst={"attach":"","rate":"1Gbps","delay":"1ms"}`, "flows[web].dst.attach"}, // found by FuzzParse: a division by zero
 		{`flows.web.src=[]`, "flows[web].src"},
 		{`flows.web.start={"kind":"poisson","rate":"10/s","jitter":"1ms"}`, "flows[web].start.jitter"},
 		{`flows.web.start={"kind":"periodic","every":"1ms","jitter":"0s"}`, "flows[web].start.jitter"},
