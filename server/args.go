@@ -3,6 +3,7 @@ package server
 import (
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/ccscope/ccscope/engine/sim"
@@ -162,6 +163,32 @@ func (a *args) mapArg(key string) (map[string]any, *Error) {
 		return nil, a.typeErr(key, "a map", v)
 	}
 	return m, nil
+}
+
+// files reads an optional map of file names to their contents, each a
+// string or bytes (nil when absent).
+func (a *args) files(key string) (map[string][]byte, *Error) {
+	v, ok := a.get(key)
+	if !ok {
+		return nil, nil
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, a.typeErr(key, "a map {name: content}", v)
+	}
+	out := make(map[string][]byte, len(m))
+	for name, c := range m {
+		switch c := c.(type) {
+		case string:
+			out[name] = []byte(c)
+		case []byte:
+			out[name] = c
+		default:
+			p := a.path(key) + "[" + strconv.Quote(name) + "]"
+			return nil, errorf(CodeBadArgs, p, "%s is a %s, want the file's content as a string or bytes", p, typeName(c))
+		}
+	}
+	return out, nil
 }
 
 // done refuses keys no accessor asked for.

@@ -25,7 +25,7 @@ func envState(b *testing.B) *state {
 	if err != nil {
 		b.Fatalf("Builtin: %v", err)
 	}
-	canon, _, e := buildScenario(raw, nil, []any{"runtime.duration=3600s"})
+	canon, _, e := buildScenario(raw, nil, []any{"runtime.duration=3600s"}, nil)
 	if e != nil {
 		b.Fatalf("buildScenario: %v", e)
 	}

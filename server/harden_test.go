@@ -182,7 +182,7 @@ func TestSessionBytesBoundsHeap(t *testing.T) {
 		if e != nil {
 			t.Fatal(e)
 		}
-		canon, _, e := buildScenario(raw, nil, nil)
+		canon, _, e := buildScenario(raw, nil, nil, nil)
 		if e != nil {
 			t.Fatal(e)
 		}

@@ -173,10 +173,14 @@ func (c *conn) opOpen(a *args, _ any) (any, *Error) {
 		seed = &v
 	}
 	set, _ := a.get("set")
+	files, e := a.files("files")
+	if e != nil {
+		return nil, e
+	}
 	if e = a.done(); e != nil {
 		return nil, e
 	}
-	canon, notes, e := buildScenario(raw, seed, set)
+	canon, notes, e := buildScenario(raw, seed, set, files)
 	if e != nil {
 		return nil, e
 	}

@@ -64,7 +64,7 @@ var ops = []opDef{
 		conn: (*conn).opHello},
 	{name: "scenarios", scope: scopeConn, conn: (*conn).opScenarios},
 	{name: "open", scope: scopeBuild, args: []argSpec{{"scenario", true, "string"}, {"config", true, "map"},
-		{"seed", true, "integer"}, {"set", true, "map or list"}}, conn: (*conn).opOpen},
+		{"seed", true, "integer"}, {"set", true, "map or list"}, {"files", true, "map"}}, conn: (*conn).opOpen},
 	{name: "step", scope: scopeSession, args: []argSpec{sessionArg, {"time", true, "duration"}, {"events", true, "integer"},
 		{"action", true, "map"}, {"observe", true, "string"}, {"obs_format", true, "string"}}, sess: (*session).opStep, inline: true},
 	{name: "steps", scope: scopeSessions, args: []argSpec{{"steps", false, "list of step arguments"}}, batch: (*conn).opSteps},

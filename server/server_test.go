@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 	"time"
 
@@ -85,6 +86,40 @@ func TestOpenNotesDroppedFields(t *testing.T) {
 	res := c.call("open", map[string]any{"scenario": "wifi", "set": map[string]any{"flows.f0.tcp.hz": 250}})
 	if n, ok := res["notes"]; ok {
 		t.Errorf("open wifi setting flows.f0.tcp.hz: notes %v, want none", n)
+	}
+}
+
+// open reads the trace and CDF files a scenario names from the files sent
+// with it (the server reads none of its own disk), as strings or bytes,
+// embeds them in the canonical config, and notes a file sent but not named.
+func TestOpenWithFiles(t *testing.T) {
+	t.Parallel()
+	_, url := newTestServer(t, Options{})
+	c := dial(t, url)
+	res := c.call("open", map[string]any{"scenario": "cellular",
+		"set":   map[string]any{"links.bottleneck.ab.trace.file": "my.trace", "runtime.duration": "1s"},
+		"files": map[string]any{"my.trace": "1\n1\n3\n", "unused.txt": []byte("0 0\n10 1\n")}})
+	canon := res["config"].(string)
+	if !strings.Contains(canon, `"1\n1\n3\n"`) {
+		t.Errorf("canonical config does not embed the trace sent: %s", canon)
+	}
+	want := []any{`files["unused.txt"] was sent, but the scenario names no such file; it was not read`}
+	if diff := cmp.Diff(want, res["notes"]); diff != "" {
+		t.Errorf("notes (-want +got):\n%s", diff)
+	}
+	for _, tc := range []struct {
+		files           any
+		code, path, why string
+	}{
+		{map[string]any{"my.trace": 3}, "bad_args", `files["my.trace"]`, "is a integer, want the file's content as a string or bytes"},
+		{[]any{"my.trace"}, "bad_args", "files", "want a map {name: content}"},
+		{map[string]any{"other.trace": "1\n"}, "invalid_config", "links[bottleneck].ab.trace.file", "no file of that name was sent with the scenario"},
+		{map[string]any{"my.trace": "1\n0\n"}, "invalid_config", "links[bottleneck].ab.trace.file", "timestamps must not decrease"},
+	} {
+		e := c.fail("open", map[string]any{"scenario": "cellular", "set": []any{"links.bottleneck.ab.trace.file=my.trace"}, "files": tc.files})
+		if e["code"] != tc.code || e["path"] != tc.path || !strings.Contains(e["message"].(string), tc.why) {
+			t.Errorf("open with files %v: error %v, want %s at %s: %s", tc.files, e, tc.code, tc.path, tc.why)
+		}
 	}
 }
 

@@ -3,7 +3,10 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -98,10 +101,11 @@ type state struct {
 }
 
 // buildScenario turns open's inputs into canonical JSON: raw scenario JSON,
-// then the seed, then the overrides (a map or a list of "path=value"). The
-// notes name overrides that replaced an object and dropped its fields
-// (config.ApplyNoted).
-func buildScenario(raw []byte, seed *uint64, set any) ([]byte, []string, *Error) {
+// then the seed, then the overrides (a map or a list of "path=value"), read
+// with the trace and CDF files sent with them. The notes name overrides
+// that replaced an object and dropped its fields (config.ApplyNoted), and
+// files sent that the scenario does not name.
+func buildScenario(raw []byte, seed *uint64, set any, files map[string][]byte) ([]byte, []string, *Error) {
 	var err error
 	if seed != nil {
 		if raw, err = config.Override(raw, "runtime.seed", *seed); err != nil {
@@ -130,9 +134,17 @@ func buildScenario(raw []byte, seed *uint64, set any) ([]byte, []string, *Error)
 	default:
 		return nil, nil, errorf(CodeBadArgs, "set", "set is a %s, want a map {path: value} or a list of \"path=value\"", typeName(set))
 	}
-	scn, err := config.Parse(raw, config.WithCCs(cc.Names()))
+	scn, err := config.Parse(raw, config.WithCCs(cc.Names()), config.WithFiles(files))
 	if err != nil {
 		return nil, nil, configError(err, "")
+	}
+	if len(files) > 0 {
+		named := config.FileNames(raw)
+		for _, name := range slices.Sorted(maps.Keys(files)) {
+			if !slices.Contains(named, name) {
+				notes = append(notes, fmt.Sprintf("files[%q] was sent, but the scenario names no such file; it was not read", name))
+			}
+		}
 	}
 	return scn.Canonical(), notes, nil
 }

@@ -19,7 +19,7 @@ func testState(t testing.TB, name string, sets ...string) *state {
 	for i, s := range sets {
 		set[i] = s
 	}
-	canon, _, e := buildScenario(raw, nil, set)
+	canon, _, e := buildScenario(raw, nil, set, nil)
 	if e != nil {
 		t.Fatalf("buildScenario: %v", e)
 	}

@@ -16,7 +16,7 @@ from . import codec
 from ._server import LocalServer
 from ._version import __version__
 from .codec import DataPush, ProgressPush, Response
-from .errors import CcscopeError, ConnectionLost, ProtocolError, ProtocolVersionError
+from .errors import CcscopeError, ConnectionLost, InvalidConfig, ProtocolError, ProtocolVersionError
 from .results import Checkpoint
 from .session import Session, make_action
 from .transport import CLOSE_IDLE, SocketTransport, Transport, WebSocketTransport
@@ -219,10 +219,12 @@ class Client:
             OSError: A scenario file cannot be read.
         """
         args: dict[str, Any] = {"seed": seed}
+        base = Path.cwd()
         if isinstance(scenario_or_config, Mapping):
             args["config"] = dict(scenario_or_config)
         elif isinstance(scenario_or_config, os.PathLike) or str(scenario_or_config).endswith(".json"):
             args["config"] = json.loads(Path(scenario_or_config).read_text())
+            base = Path(scenario_or_config).parent
         elif isinstance(scenario_or_config, str):
             args["scenario"] = scenario_or_config
         else:
@@ -231,7 +233,16 @@ class Client:
             )
         if set is not None:
             args["set"] = dict(set) if isinstance(set, Mapping) else [str(s) for s in set]
-        opened = self.call("open", args)
+        names = file_names(args.get("config"), args.get("set"))
+        if names:
+            args["files"] = scenario_files(names, base)
+        try:
+            opened = self.call("open", args)
+        except InvalidConfig as e:
+            missing = [str(base / n) for n in names if n not in args["files"]]
+            if missing and "no file of that name was sent" in e.message:
+                raise InvalidConfig(e.code, f"{e.message} (looked for {', '.join(missing)})", e.path, e.details) from None
+            raise
         for note in opened.get("notes") or []:
             warnings.warn(f"ccscope.open: {note}", UserWarning, stacklevel=2)
         return Session(self, opened)
@@ -583,6 +594,53 @@ class Client:
                 err = ConnectionLost(f"{e} while {context}; the private server's last log lines:\n{tail}", close_code=e.close_code)
         self.close()
         return err
+
+
+def file_names(config: Any, set: Mapping[str, Any] | Sequence[str] | None = None) -> list[str]:
+    """The file names a scenario gives: every ``"file"`` value in the config
+    (a direction's trace, a group's size CDF) and in the overrides, in order."""
+    names: list[str] = []
+
+    def walk(v: Any) -> None:
+        if isinstance(v, Mapping):
+            for k in sorted(v):
+                if k == "file" and isinstance(v[k], str) and v[k] not in names:
+                    names.append(v[k])
+                walk(v[k])
+        elif isinstance(v, (list, tuple)):
+            for x in v:
+                walk(x)
+
+    walk(config)
+    pairs: list[tuple[str, Any]] = []
+    if isinstance(set, Mapping):
+        pairs = list(set.items())
+    elif set is not None:
+        for o in set:
+            path, _, text = str(o).partition("=")
+            try:
+                value: Any = json.loads(text)
+            except ValueError:
+                value = text
+            pairs.append((path, value))
+    for path, value in pairs:
+        walk({path.rsplit(".", 1)[-1]: value})
+    return names
+
+
+def scenario_files(names: Sequence[str], base: Path) -> dict[str, bytes]:
+    """Those of a scenario's file names (:func:`file_names`) that are files
+    relative to ``base`` (the scenario file's directory, or the working
+    directory for a dict), read, by the names the scenario gives them: the
+    server reads none of its own disk (``open``'s ``files``). Other names are
+    left to the server, which knows the shipped traces and built-in
+    distributions, and says which it cannot find."""
+    out: dict[str, bytes] = {}
+    for name in names:
+        p = base / name
+        if p.is_file():
+            out[name] = p.read_bytes()
+    return out
 
 
 def _hello_args() -> dict[str, Any]:

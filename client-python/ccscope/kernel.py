@@ -213,6 +213,8 @@ def compare(
         else:
             arg = str(scenario)
         cmd = [str(exe), "compare", arg, "--json"]
+        if isinstance(scenario, Mapping):
+            cmd += ["--files-dir", os.getcwd()]  # a dict's trace and CDF files, as open reads them
         if seeds:
             cmd += ["--seeds", ",".join(str(int(s)) for s in seeds)]
         if duration is not None:

@@ -247,6 +247,8 @@ def _sweep_catalog(
         cmd += ["--jobs", str(processes)]
     if report_dir is not None:
         cmd += ["--report-dir", str(report_dir)]
+    if isinstance(spec["scenario"], Mapping):
+        cmd += ["--files-dir", os.getcwd()]  # a dict's trace and CDF files, as open reads them
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     bar = None
     other: list[str] = []

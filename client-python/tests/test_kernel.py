@@ -8,6 +8,7 @@ when it is not.
 from __future__ import annotations
 
 import json
+import os
 import stat
 
 import pytest
@@ -63,6 +64,8 @@ def test_compare_builds_the_command_and_the_frame(tmp_path, can_emulate):
     )
     args = (tmp_path / "args.txt").read_text().split("\n")
     assert args[0] == "compare" and args[1].endswith("scenario.json") and args[2] == "--json"
+    # A dict's trace and CDF files are relative to the working directory, as open reads them.
+    assert args[args.index("--files-dir") + 1] == os.getcwd()
     assert args[args.index("--seeds") + 1] == "1,2"
     assert args[args.index("--duration") + 1] == "3s"
     assert "links.bottleneck.rate=50Mbps" in args and "flows.f0.tcp.sack=false" in args
@@ -78,6 +81,7 @@ def test_compare_passes_cc_state(tmp_path, can_emulate):
     exe = fake_binary(tmp_path, stdout=json.dumps(REPORT))
     ccscope.compare("p-rtr-p", binary=exe)
     assert "--cc-state" not in (tmp_path / "args.txt").read_text().split("\n")
+    assert "--files-dir" not in (tmp_path / "args.txt").read_text().split("\n")  # a built-in's, or a file's own
     ccscope.compare("p-rtr-p", cc_state=True, trace_dir=tmp_path / "tr", binary=exe)
     assert "--cc-state" in (tmp_path / "args.txt").read_text().split("\n")
 

@@ -50,6 +50,42 @@ def test_open_by_name_dict_and_file(client, tmp_path):
         assert s.horizon_ps == 2 * PS
 
 
+def test_open_sends_the_trace_files_a_scenario_names(client, tmp_path, monkeypatch):
+    # A Mahimahi trace of two 1500 B opportunities at millisecond 1, looping
+    # every millisecond: 24 Mbps, which the 120 Mbps pump fills. The server
+    # reads no files; the client sends the ones the scenario names, relative
+    # to the scenario file, or to the working directory for a dict or a
+    # built-in's override.
+    (tmp_path / "traces").mkdir()
+    (tmp_path / "traces" / "mine.trace").write_text("1\n1\n")
+    monkeypatch.chdir(tmp_path)
+    with client.open("pump", set={"runtime.duration": "2s"}) as s:
+        cfg = s.config
+    cfg["links"][1]["ab"]["trace"] = {"file": "traces/mine.trace"}
+    del cfg["links"][1]["ab"]["rate"]
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    (other / "pump.json").write_text(json.dumps(cfg))
+    (other / "traces").mkdir()
+    (other / "traces" / "mine.trace").write_text("1\n1\n1\n")  # 36 Mbps, beside the file
+    for scenario, set, mbps in [
+        (cfg, None, 24),
+        (str(other / "pump.json"), None, 36),
+        ("pump", ["runtime.duration=2s", "links.bottleneck.ab.trace.file=traces/mine.trace"], 24),
+        ("pump", {"runtime.duration": "2s", "links.bottleneck.ab.trace": {"file": "traces/mine.trace"}}, 24),
+    ]:
+        with client.open(scenario, set=set) as s:
+            s.run()
+            got = s.summary().flow("f0")["goodput_bps"]
+            # From the first send at 0 to the end; the first packet arrives
+            # after 20 ms of propagation and 1 ms of the trace.
+            assert got == pytest.approx(mbps * MBPS * (2 - 0.021) / 2, rel=0.01), (scenario, set, got)
+    looked = str(tmp_path / "traces" / "none.trace")
+    with pytest.raises(errors.InvalidConfig, match=r'no shipped trace "traces/none\.trace"; no file of that name was sent') as e:
+        client.open("pump", set={"links.bottleneck.ab.trace.file": "traces/none.trace"})
+    assert e.value.path == "links[bottleneck].ab.trace.file" and e.value.message.endswith(f"(looked for {looked})")
+
+
 def test_open_warns_of_an_override_that_drops_fields(client, recwarn):
     # wifi's flow has tcp {"gro_interval": "200us"}: replacing the object drops it.
     with pytest.warns(UserWarning, match=r'set flows\.f0\.tcp replaces the whole object and drops its "gro_interval"'):

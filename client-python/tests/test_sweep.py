@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+
 import ccscope
 import pytest
 
@@ -52,6 +56,24 @@ def test_spec_sweep_returns_the_catalog(binary_env, tmp_path):
     )
     assert len(more) == 8
     assert more.iloc[:4]["digest"].tolist() == cat["digest"].tolist()
+
+
+def test_spec_sweep_reads_a_dicts_files_from_the_working_directory(binary_env, tmp_path, monkeypatch):
+    # The pump into a Mahimahi trace of 1 or 2 opportunities a millisecond
+    # (12 or 24 Mbps), the trace file named relative to the working
+    # directory as ccscope.open reads it, though the spec goes to
+    # `ccscope sweep` as a file of its own.
+    raw = json.loads(subprocess.run([os.environ["CCSCOPE_BIN"], "scenarios", "--show", "pump"],
+                                    capture_output=True, check=True).stdout)
+    raw["links"][1]["ab"]["trace"] = {"file": "one.trace"}
+    (tmp_path / "one.trace").write_text("1\n")
+    (tmp_path / "two.trace").write_text("1\n1\n")
+    monkeypatch.chdir(tmp_path)
+    spec = {"scenario": raw, "until": "2s"}
+    cat = ccscope.sweep(spec, {"links.bottleneck.ab.trace.file": ["one.trace", "two.trace"]}, progress=False)
+    got = dict(zip(cat["links.bottleneck.ab.trace.file"], cat["goodput_bps"] / MBPS))
+    want = {"one.trace": 12 * (2 - 0.021) / 2, "two.trace": 24 * (2 - 0.021) / 2}
+    assert got == pytest.approx(want, rel=0.01)
 
 
 def test_axes_catalog_plots(binary_env, tmp_path):

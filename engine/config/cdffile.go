@@ -3,9 +3,12 @@ package config
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -67,14 +70,42 @@ func ParseCDF(text []byte) ([]CDFPoint, error) {
 	return out, nil
 }
 
-// readRelative reads a file a scenario names, relative to the directory of
-// the scenario file, refusing one larger than limit bytes.
-func readRelative(dir, name string, limit int64, what string) ([]byte, error) {
+// noFile says why a name the scenario gives is no file. It is
+// fs.ErrNotExist to errors.Is, so the shipped traces and built-in CDFs are
+// looked up next.
+type noFile string
+
+func (e noFile) Error() string      { return string(e) }
+func (noFile) Is(target error) bool { return target == fs.ErrNotExist }
+
+// errNoFiles: the scenario came with no directory and no files.
+const errNoFiles = noFile("a file is read relative to the scenario file only when the scenario comes from a file, or sent with it as the Python client sends the files a scenario names")
+
+// scenarioFile reads a file the scenario names: one sent with it
+// (WithFiles), else relative to the scenario file's directory (WithDir). A
+// file larger than limit bytes is refused. An error wrapping
+// fs.ErrNotExist means there is no such file.
+func (c *collector) scenarioFile(name string, limit int64, what string) ([]byte, error) {
+	if b, ok := c.files[name]; ok {
+		if int64(len(b)) > limit {
+			return nil, fmt.Errorf("%s file is larger than %d MiB", what, limit>>20)
+		}
+		return b, nil
+	}
+	if c.dir == "" {
+		if c.files != nil {
+			return nil, noFile("no file of that name was sent with the scenario")
+		}
+		return nil, errNoFiles
+	}
 	p := name
 	if !filepath.IsAbs(p) {
-		p = filepath.Join(dir, name)
+		p = filepath.Join(c.dir, name)
 	}
 	st, err := os.Stat(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, noFile("no file " + p)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -82,4 +113,34 @@ func readRelative(dir, name string, limit int64, what string) ([]byte, error) {
 		return nil, fmt.Errorf("%s file is larger than %d MiB", what, limit>>20)
 	}
 	return os.ReadFile(p)
+}
+
+// FileNames lists the file names scenario JSON gives, in order: the string
+// value of every "file" key (a direction's trace, a group's size CDF). A
+// client finds in it the files to send with a scenario (WithFiles). JSON
+// that does not decode names none.
+func FileNames(raw []byte) []string {
+	tree, err := decodeTree(raw)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for _, k := range slices.Sorted(maps.Keys(v)) {
+				if s, ok := v[k].(string); ok && k == "file" && !slices.Contains(out, s) {
+					out = append(out, s)
+				}
+				walk(v[k])
+			}
+		case []any:
+			for _, x := range v {
+				walk(x)
+			}
+		}
+	}
+	walk(tree)
+	return out
 }

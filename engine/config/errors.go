@@ -45,7 +45,8 @@ func (e *Errors) Error() string {
 // collector accumulates FieldErrors while a scenario is walked.
 type collector struct {
 	errs  []FieldError
-	dir   string            // the scenario file's directory, for trace files ("" = none)
+	dir   string            // the scenario file's directory, for trace and CDF files ("" = none)
+	files map[string][]byte // trace and CDF files sent with the scenario (WithFiles)
 	texts map[string]string // embedded trace texts by SHA-256
 }
 

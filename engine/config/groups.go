@@ -388,13 +388,13 @@ func (c *collector) cdf(p string, o obj) (string, []CDFPoint) {
 			}
 			return name, out
 		}
-		if c.dir == "" {
-			c.add(fp, "no built-in distribution %q (built-ins: %s); a CDF file is read relative to the scenario file only when the scenario comes from a file, else give its points inline as \"cdf\"", name, keys(builtinCDFs))
+		text, err := c.scenarioFile(name, MaxCDFBytes, "CDF")
+		if _, ok := err.(noFile); ok {
+			c.add(fp, "no built-in distribution %q (built-ins: %s); %v; or give its points inline as \"cdf\"", name, keys(builtinCDFs), err)
 			return "", nil
 		}
-		text, err := readRelative(c.dir, name, MaxCDFBytes, "CDF")
 		if err != nil {
-			c.add(fp, "no built-in distribution %q (built-ins: %s), nor a file: %v", name, keys(builtinCDFs), err)
+			c.add(fp, "%v", err)
 			return "", nil
 		}
 		out, err := ParseCDF(text)

@@ -196,6 +196,66 @@ func TestTraceFileEmbeddedByHash(t *testing.T) {
 	}
 }
 
+// The files a client sends with a scenario (WithFiles) stand for the files
+// of a scenario file's directory, by the names the scenario gives them, and
+// are looked up first; a name that is neither falls back to the shipped
+// traces, so a built-in saved to a file of its own runs as the built-in.
+func TestScenarioFilesSentOrShipped(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "my.trace"), []byte("1\n2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	set := func(file string) []string {
+		return []string{`links.bottleneck.ab={"trace":{"file":"` + file + `"}}`}
+	}
+	opportunities := func(s *Scenario, err error) []uint64 {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return bottleneck(s).AB.Trace.Opportunities
+	}
+	// Sent: the bytes sent, not the directory's file of the same name.
+	sent := WithFiles(map[string][]byte{"my.trace": []byte("1\n1\n4\n")})
+	if got := opportunities(parseSets(t, set("my.trace"), sent, WithDir(dir))); !slices.Equal(got, []uint64{1, 1, 4}) {
+		t.Errorf("sent trace: opportunities %v, want [1 1 4]", got)
+	}
+	if got := opportunities(parseSets(t, set("my.trace"), WithDir(dir))); !slices.Equal(got, []uint64{1, 2}) {
+		t.Errorf("directory's trace: opportunities %v, want [1 2]", got)
+	}
+	// Shipped: 12 Mbps is one opportunity per millisecond.
+	for _, opt := range []Option{WithDir(dir), sent, WithCCs(nil)} {
+		got := opportunities(parseSets(t, set("traces/const-12mbps.trace"), opt))
+		if len(got) < 2 || got[0] != 1 || got[1] != 2 {
+			t.Errorf("shipped trace: opportunities %v…, want 1, 2, …", got[:min(3, len(got))])
+		}
+	}
+	for _, c := range []struct {
+		opt    Option
+		reason string
+	}{
+		{sent, `no shipped trace "other.trace"; no file of that name was sent with the scenario`},
+		{WithCCs(nil), `no shipped trace "other.trace"; a file is read relative to the scenario file only when the scenario comes from a file`},
+		{WithDir(dir), `no shipped trace "other.trace"; no file ` + filepath.Join(dir, "other.trace")},
+		{WithFiles(map[string][]byte{"other.trace": make([]byte, MaxTraceBytes+1)}), "trace file is larger than 32 MiB"},
+	} {
+		_, err := parseSets(t, set("other.trace"), c.opt)
+		if err == nil || !strings.Contains(err.Error(), "links[bottleneck].ab.trace.file: "+c.reason) {
+			t.Errorf("error = %v, want %q", err, c.reason)
+		}
+	}
+	// A CDF sent with a group's scenario.
+	cdf := WithFiles(map[string][]byte{"sizes.txt": []byte("100 0\n200 1\n")})
+	s := mustParse(t, groupJSON(3, `"0s"`, `{"kind": "empirical", "file": "sizes.txt"}`), cdf)
+	if got := s.Groups[0].Size.CDF; !equal(got, []CDFPoint{{100, 0}, {200, 1}}) {
+		t.Errorf("sent CDF: points %v", got)
+	}
+	_, err := Parse(groupJSON(3, `"0s"`, `{"kind": "empirical", "file": "other.txt"}`), cdf)
+	if err == nil || !strings.Contains(err.Error(), "flows[web].size.file: no built-in distribution \"other.txt\" (built-ins: \"datamining\", \"websearch\"); no file of that name was sent with the scenario") {
+		t.Errorf("CDF not sent: error = %v", err)
+	}
+}
+
 // Scenarios written before the models existed keep their canonical form:
 // defaults of the new fields are left out.
 func TestCanonicalOmitsNewDefaults(t *testing.T) {

@@ -22,8 +22,9 @@ const DefaultCC = "cubic"
 type Option func(*options)
 
 type options struct {
-	ccs []string // known CC names; nil means any name is accepted
-	dir string   // directory trace and CDF files are relative to
+	ccs   []string          // known CC names; nil means any name is accepted
+	dir   string            // directory trace and CDF files are relative to
+	files map[string][]byte // trace and CDF files sent with the scenario, by name
 }
 
 // WithCCs makes Parse reject a flow whose cc is neither Pump nor one of
@@ -43,7 +44,7 @@ func Parse(data []byte, opts ...Option) (*Scenario, error) {
 	if err != nil {
 		return nil, &Errors{List: []FieldError{{Reason: "invalid JSON: " + err.Error()}}}
 	}
-	c := &collector{dir: o.dir}
+	c := &collector{dir: o.dir, files: o.files}
 	s := c.scenario(tree, o)
 	if err := c.err(); err != nil {
 		return nil, err

@@ -22,13 +22,22 @@ const MaxTraceBytes = 32 << 20
 const traceOpportunityBits = 1500 * 8
 
 // WithDir resolves trace and flow-size CDF files named in the scenario
-// relative to dir, the directory of the scenario file. Without it only the
-// traces shipped with ccscope (under "traces/", as the built-in scenarios
-// name them), those embedded in the scenario's "traces" by content hash,
-// and the built-in CDFs can be read: a server never reads files a client
-// names.
+// relative to dir, the directory of the scenario file. Without it (or
+// WithFiles) only the traces shipped with ccscope (under "traces/", as the
+// built-in scenarios name them), those embedded in the scenario's "traces"
+// by content hash, and the built-in CDFs can be read: a server never reads
+// files a client names. A name that is not a file there but is a shipped
+// trace reads the shipped one, so a built-in saved to a file still runs.
 func WithDir(dir string) Option {
 	return func(o *options) { o.dir = dir }
+}
+
+// WithFiles gives the trace and CDF files a scenario names, by the names it
+// gives them, as a client sends them with the scenario: a server reads
+// them from here and never from its own disk. They are looked up before
+// the scenario file's directory.
+func WithFiles(files map[string][]byte) Option {
+	return func(o *options) { o.files = files }
 }
 
 // MeanRate is the trace's long-run rate: its opportunities' bits over its
@@ -136,20 +145,26 @@ func (c *collector) traceLink(path string, v any) *TraceLink {
 	return t
 }
 
-// readTrace reads a trace file relative to the scenario's directory, or
-// one shipped with ccscope.
+// readTrace reads a trace file the scenario names (scenarioFile), or one
+// shipped with ccscope.
 func (c *collector) readTrace(name string) ([]byte, error) {
-	if c.dir != "" {
-		return readRelative(c.dir, name, MaxTraceBytes, "trace")
+	b, err := c.scenarioFile(name, MaxTraceBytes, "trace")
+	if err == nil || !errors.Is(err, fs.ErrNotExist) {
+		return b, err
 	}
 	if !fs.ValidPath(name) {
-		return nil, errors.New(strconv.Quote(name) + " is not a shipped trace; without the scenario file's directory only \"traces/...\" files shipped with ccscope can be read")
+		if err == errNoFiles {
+			return nil, errors.New(strconv.Quote(name) + " is not a shipped trace; without the scenario file's directory only \"traces/...\" files shipped with ccscope can be read")
+		}
+		return nil, err
 	}
-	b, err := builtinFS.ReadFile("scenarios/" + name)
-	if err != nil {
-		return nil, errors.New("no shipped trace " + strconv.Quote(name) + "; a trace file is read relative to the scenario file only when the scenario comes from a file")
+	if b, serr := builtinFS.ReadFile("scenarios/" + name); serr == nil {
+		return b, nil
 	}
-	return b, nil
+	if _, ok := err.(noFile); ok {
+		return nil, errors.New("no shipped trace " + strconv.Quote(name) + "; " + err.Error())
+	}
+	return nil, err
 }
 
 // texts decodes the scenario's embedded traces: normalised trace text by

@@ -50,6 +50,7 @@ func runMain(args []string) int {
 	pcapSpec := fs.String("pcap", "", "write the packets crossing a link direction to a pcap: `FILE[:link[:dir]]` (default: the first flow's bottleneck direction)")
 	reportPath := fs.String("report", "", "write a self-contained HTML report of the run to `FILE.html`")
 	asJSON := fs.Bool("json", false, "print the summary as one JSON object")
+	filesDir := filesDirFlag(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "Usage: ccscope run SCENARIO|FILE.json [options]")
 		fs.PrintDefaults()
@@ -72,7 +73,7 @@ func runMain(args []string) int {
 	if *dur != "" {
 		sets = append(sets, "runtime.duration="+*dur)
 	}
-	prep, err := engine.Prepare(raw, sets, scenarioOptions(pos)...)
+	prep, err := engine.Prepare(raw, sets, scenarioOptions(pos, *filesDir)...)
 	if err != nil {
 		return fail(err)
 	}

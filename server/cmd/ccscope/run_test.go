@@ -99,4 +99,27 @@ func TestScenarioFilesRelativeToScenario(t *testing.T) {
 	if _, err := engine.Prepare(raw, sets, opts...); err != nil {
 		t.Fatalf("emulate's scenario: %v", err)
 	}
+	// --files-dir names the directory instead: for a scenario file kept
+	// elsewhere, a spec with the scenario inline, or a built-in.
+	elsewhere := filepath.Join(t.TempDir(), "scn.json")
+	if err := os.WriteFile(elsewhere, []byte(scn), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cli(t, "run", elsewhere, "--files-dir", dir)
+	cli(t, "sweep", elsewhere, "--files-dir", dir, "-o", filepath.Join(dir, "c.parquet"), "--progress", "none")
+	cli(t, "run", "cellular", "--duration", "100ms", "--files-dir", dir, "--set", "links.bottleneck.ab.trace.file=link.trace")
+	c = newScenarioCmd("compare", "", "", false)
+	raw, sets, opts, _, ok = c.parse([]string{elsewhere, "--files-dir", dir})
+	if !ok {
+		t.Fatal("compare's arguments refused")
+	}
+	if _, err := engine.Prepare(raw, sets, opts...); err != nil {
+		t.Fatalf("compare's scenario with --files-dir: %v", err)
+	}
+	// A built-in saved to a file runs where its shipped trace is not.
+	builtin := filepath.Join(t.TempDir(), "cellular.json")
+	if err := os.WriteFile(builtin, cli(t, "scenarios", "--show", "cellular"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cli(t, "run", builtin, "--duration", "100ms")
 }

@@ -12,10 +12,11 @@ import (
 // scenario (a built-in's name or a JSON file), --seed, --duration and
 // repeatable --set overrides.
 type scenarioCmd struct {
-	fs   *flag.FlagSet
-	seed *string
-	dur  *string
-	sets setFlags
+	fs    *flag.FlagSet
+	seed  *string
+	dur   *string
+	files *string
+	sets  setFlags
 }
 
 // newScenarioCmd makes the command's flag set with the shared options;
@@ -26,6 +27,7 @@ func newScenarioCmd(name, usage, durHelp string, withSeed bool) *scenarioCmd {
 		c.seed = c.fs.String("seed", "", "master random seed `N` (overrides runtime.seed)")
 	}
 	c.dur = c.fs.String("duration", "", durHelp)
+	c.files = filesDirFlag(c.fs)
 	c.fs.Var(&c.sets, "set", "override a scenario field: `path=value` (repeatable), e.g. links.bottleneck.ab.rate=50Mbps")
 	c.fs.Usage = func() {
 		fmt.Fprintln(c.fs.Output(), usage)
@@ -57,14 +59,23 @@ func (c *scenarioCmd) parse(args []string) (raw []byte, sets []string, opts []co
 	if *c.dur != "" {
 		sets = append(sets, "runtime.duration="+*c.dur)
 	}
-	return raw, sets, scenarioOptions(pos), 0, true
+	return raw, sets, scenarioOptions(pos, *c.files), 0, true
+}
+
+// filesDirFlag adds --files-dir to fs.
+func filesDirFlag(fs *flag.FlagSet) *string {
+	return fs.String("files-dir", "", "read the trace and CDF files the scenario names relative to `DIR` (default: the scenario file's directory; for a built-in, none but the shipped ones)")
 }
 
 // scenarioOptions are the parse options of the scenario arg names: the
-// trace and CDF files a scenario file names are relative to it.
-func scenarioOptions(arg string) []config.Option {
-	if !isScenarioFile(arg) {
-		return nil
+// trace and CDF files a scenario file names are relative to it, or to
+// filesDir if given.
+func scenarioOptions(arg, filesDir string) []config.Option {
+	switch {
+	case filesDir != "":
+		return []config.Option{config.WithDir(filesDir)}
+	case isScenarioFile(arg):
+		return []config.Option{config.WithDir(filepath.Dir(arg))}
 	}
-	return []config.Option{config.WithDir(filepath.Dir(arg))}
+	return nil
 }

@@ -31,6 +31,7 @@ func sweepMain(args []string) int {
 	runReports := fs.Bool("run-reports", false, "with --report-dir: trace every run and write its full HTML report (as run --report) as its page")
 	metric := fs.String("metric", "goodput_bps", "the catalog column the catalog page charts")
 	progress := fs.String("progress", "auto", "progress display: auto (a bar on a terminal), bar, json (one line per run on stderr), none")
+	filesDir := filesDirFlag(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "Usage: ccscope sweep SPEC.json|SCENARIO [options]")
 		fmt.Fprintln(fs.Output(), "\nRuns one simulation per point (grid × each axis value × seeds) on all cores and writes a Parquet catalog,")
@@ -50,11 +51,11 @@ func sweepMain(args []string) int {
 		return fail(err)
 	}
 	// A scenario file's trace and CDF files are relative to it; an inline
-	// scenario's, to its spec file.
+	// scenario's, to its spec file (unless --files-dir says where).
 	var name string
-	scnOpts := scenarioOptions(pos)
+	scnOpts := scenarioOptions(pos, *filesDir)
 	if json.Unmarshal(spec.Scenario, &name) == nil {
-		scnOpts = scenarioOptions(name)
+		scnOpts = scenarioOptions(name, *filesDir)
 	}
 	for _, g := range grids {
 		p, err := sweep.ParseGrid(g)
