@@ -17,8 +17,9 @@ import (
 // are a few MB.
 const MaxTraceBytes = 32 << 20
 
-// traceOpportunityBits is what one delivery opportunity carries: one
-// 1500-byte packet (Mahimahi's MTU-sized opportunity).
+// traceOpportunityBits is what one delivery opportunity carries of IP: one
+// 1500-byte packet (Mahimahi's opportunity is 1504 bytes, that packet and
+// the 4-byte TUN header mm-link counts with it; see link.TraceBytes).
 const traceOpportunityBits = 1500 * 8
 
 // WithDir resolves trace and flow-size CDF files named in the scenario

@@ -262,7 +262,11 @@ func TestTraceGapStallsExactly(t *testing.T) {
 }
 
 // Mahimahi shares an opportunity among small packets and spreads a large
-// one over several: 500-byte packets go three per opportunity.
+// one over several. Each 500-byte packet takes 504 bytes of the 1504 an
+// opportunity carries (mahimahi reads the 4-byte tun_pi header with it), so
+// by rationalize's arithmetic: at 1 ms packets 1 and 2 (1,008 B) and 496 B
+// of packet 3; at 2 ms its last 8 B, packets 4 and 5 and 488 B of packet 6;
+// at 3 ms its last 16 B and packet 7.
 func TestTraceSharesOpportunities(t *testing.T) {
 	tr := newTraceLink(traceConfig([]uint64{1, 2, 3, 4}), 0)
 	var got []sim.Time
@@ -273,15 +277,26 @@ func TestTraceSharesOpportunities(t *testing.T) {
 		got = append(got, now)
 	}
 	ms := sim.Time(sim.Millisecond)
-	want := []sim.Time{ms, ms, ms, 2 * ms, 2 * ms, 2 * ms, 3 * ms}
+	want := []sim.Time{ms, ms, 2 * ms, 2 * ms, 2 * ms, 3 * ms, 3 * ms}
 	if !slices.Equal(got, want) {
 		t.Errorf("500 B departures = %v, want %v", got, want)
 	}
 	// Bytes left at 3 ms are lost to a packet that comes later; 4000 B
-	// then need three opportunities: 4 ms, and 5 and 6 ms of the next pass
+	// (4004 with the header) then need three opportunities: 4 ms, and 5
+	// and 6 ms of the next pass
 	// (the trace loops after its last timestamp, 4 ms).
 	if end := tr.take(tr.next(now+1), 4000); end != 6*ms {
 		t.Errorf("4000 B after 3 ms left at %v, want 6ms", end)
+	}
+	// Pure ACKs of 52 B take 56: 26 fit in an opportunity (1,456 B), the
+	// 27th finishes in the next.
+	tr = newTraceLink(traceConfig([]uint64{1, 2}), 0)
+	now = 0
+	for i := range 27 {
+		now = tr.take(tr.next(now), 52)
+		if want := ms + ms*sim.Time(i/26); now != want {
+			t.Fatalf("ACK %d left at %v, want %v", i+1, now, want)
+		}
 	}
 }
 

@@ -9,8 +9,16 @@ import (
 )
 
 // TraceBytes is what one delivery opportunity of a Mahimahi trace carries:
-// one MTU-sized packet.
-const TraceBytes units.Bytes = 1500
+// mahimahi's PACKET_SIZE (link_queue.hh), the largest frame its TUN devices
+// pass, which is an MTU-sized IP packet and the 4-byte packet information
+// header (struct tun_pi) read with it: mahimahi opens its devices with
+// IFF_TUN and without IFF_NO_PI (netdevice.cc), and counts what it reads.
+const TraceBytes units.Bytes = 1504
+
+// tunHeader is what each packet takes of an opportunity beyond its IP
+// bytes: the tun_pi header above. A 1500-byte packet takes one whole
+// opportunity, a 52-byte ACK 56 bytes of one.
+const tunHeader units.Bytes = 4
 
 // traceLink serves a direction at the delivery opportunities of a Mahimahi
 // trace, following mahimahi's LinkQueue (src/packet/link_queue.cc): each
@@ -104,11 +112,12 @@ func (t *traceLink) next(now sim.Time) sim.Time {
 	return t.at(t.i)
 }
 
-// take serialises size bytes starting at now, where next(now) == now, and
-// returns the instant of the opportunity that completes them (sim.Never if
-// a non-looping trace ends first).
+// take serialises a packet of size IP bytes (and its tunHeader) starting
+// at now, where next(now) == now, and returns the instant of the
+// opportunity that completes it (sim.Never if a non-looping trace ends
+// first).
 func (t *traceLink) take(now sim.Time, size units.Bytes) sim.Time {
-	need := size
+	need := size + tunHeader
 	if t.left > 0 && t.curAt == now {
 		use := min(t.left, need)
 		t.left -= use
