@@ -70,21 +70,19 @@ func ParseCDF(text []byte) ([]CDFPoint, error) {
 	return out, nil
 }
 
-// noFile says why a name the scenario gives is no file. It is
-// fs.ErrNotExist to errors.Is, so the shipped traces and built-in CDFs are
-// looked up next.
+// noFile says why a name the scenario gives is no file it can read; the
+// shipped traces are looked up next.
 type noFile string
 
-func (e noFile) Error() string      { return string(e) }
-func (noFile) Is(target error) bool { return target == fs.ErrNotExist }
+func (e noFile) Error() string { return string(e) }
 
 // errNoFiles: the scenario came with no directory and no files.
 const errNoFiles = noFile("a file is read relative to the scenario file only when the scenario comes from a file, or sent with it as the Python client sends the files a scenario names")
 
 // scenarioFile reads a file the scenario names: one sent with it
 // (WithFiles), else relative to the scenario file's directory (WithDir). A
-// file larger than limit bytes is refused. An error wrapping
-// fs.ErrNotExist means there is no such file.
+// file larger than limit bytes is refused. A noFile error means there is
+// no such file.
 func (c *collector) scenarioFile(name string, limit int64, what string) ([]byte, error) {
 	if b, ok := c.files[name]; ok {
 		if int64(len(b)) > limit {

@@ -150,22 +150,20 @@ func (c *collector) traceLink(path string, v any) *TraceLink {
 // shipped with ccscope.
 func (c *collector) readTrace(name string) ([]byte, error) {
 	b, err := c.scenarioFile(name, MaxTraceBytes, "trace")
-	if err == nil || !errors.Is(err, fs.ErrNotExist) {
+	why, missing := err.(noFile)
+	if !missing {
 		return b, err
 	}
 	if !fs.ValidPath(name) {
-		if err == errNoFiles {
+		if why == errNoFiles {
 			return nil, errors.New(strconv.Quote(name) + " is not a shipped trace; without the scenario file's directory only \"traces/...\" files shipped with ccscope can be read")
 		}
-		return nil, err
+		return nil, why
 	}
-	if b, serr := builtinFS.ReadFile("scenarios/" + name); serr == nil {
+	if b, err := builtinFS.ReadFile("scenarios/" + name); err == nil {
 		return b, nil
 	}
-	if _, ok := err.(noFile); ok {
-		return nil, errors.New("no shipped trace " + strconv.Quote(name) + "; " + err.Error())
-	}
-	return nil, err
+	return nil, errors.New("no shipped trace " + strconv.Quote(name) + "; " + why.Error())
 }
 
 // texts decodes the scenario's embedded traces: normalised trace text by
