@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -106,6 +107,15 @@ func TestOpenWithFiles(t *testing.T) {
 	want := []any{`files["unused.txt"] was sent, but the scenario names no such file; it was not read`}
 	if diff := cmp.Diff(want, res["notes"]); diff != "" {
 		t.Errorf("notes (-want +got):\n%s", diff)
+	}
+	many := map[string]any{"my.trace": "1\n"}
+	for i := range 12 {
+		many[fmt.Sprintf("x%02d", i)] = ""
+	}
+	res = c.call("open", map[string]any{"scenario": "cellular", "set": []any{"links.bottleneck.ab.trace.file=my.trace"}, "files": many})
+	want = []any{`files "x00", "x01", "x02", "x03", "x04", "x05", "x06", "x07", "x08", "x09", and 2 more were sent, but the scenario names no such files; they were not read`}
+	if diff := cmp.Diff(want, res["notes"]); diff != "" {
+		t.Errorf("notes on 12 files not named (-want +got):\n%s", diff)
 	}
 	for _, tc := range []struct {
 		files           any

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -138,15 +139,31 @@ func buildScenario(raw []byte, seed *uint64, set any, files map[string][]byte) (
 	if err != nil {
 		return nil, nil, configError(err, "")
 	}
-	if len(files) > 0 {
-		named := config.FileNames(raw)
-		for _, name := range slices.Sorted(maps.Keys(files)) {
-			if !slices.Contains(named, name) {
-				notes = append(notes, fmt.Sprintf("files[%q] was sent, but the scenario names no such file; it was not read", name))
-			}
-		}
+	if n := unnamedFiles(files, config.FileNames(raw)); n != "" {
+		notes = append(notes, n)
 	}
 	return scn.Canonical(), notes, nil
+}
+
+// unnamedFiles is the note on the files sent with a scenario that it does
+// not name (they are not read), the first ten by name; "" when there are
+// none.
+func unnamedFiles(files map[string][]byte, named []string) string {
+	var unnamed []string
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		if !slices.Contains(named, name) {
+			unnamed = append(unnamed, strconv.Quote(name))
+		}
+	}
+	switch n := len(unnamed); {
+	case n == 0:
+		return ""
+	case n == 1:
+		return "files[" + unnamed[0] + "] was sent, but the scenario names no such file; it was not read"
+	case n > 10:
+		unnamed = append(unnamed[:10], fmt.Sprintf("and %d more", n-10))
+	}
+	return "files " + strings.Join(unnamed, ", ") + " were sent, but the scenario names no such files; they were not read"
 }
 
 // inlineConfig is the JSON of an inline config map.
