@@ -233,9 +233,9 @@ class Client:
             )
         if set is not None:
             args["set"] = dict(set) if isinstance(set, Mapping) else [str(s) for s in set]
-        names = file_names(args.get("config"), args.get("set"))
+        names = _file_names(args.get("config"), args.get("set"))
         if names:
-            args["files"] = scenario_files(names, base)
+            args["files"] = _scenario_files(names, base)
         try:
             opened = self.call("open", args)
         except InvalidConfig as e:
@@ -596,7 +596,7 @@ class Client:
         return err
 
 
-def file_names(config: Any, set: Mapping[str, Any] | Sequence[str] | None = None) -> list[str]:
+def _file_names(config: Any, set: Mapping[str, Any] | Sequence[str] | None = None) -> list[str]:
     """The file names a scenario gives: every ``"file"`` value in the config
     (a direction's trace, a group's size CDF) and in the overrides, in order."""
     names: list[str] = []
@@ -628,8 +628,8 @@ def file_names(config: Any, set: Mapping[str, Any] | Sequence[str] | None = None
     return names
 
 
-def scenario_files(names: Sequence[str], base: Path) -> dict[str, bytes]:
-    """Those of a scenario's file names (:func:`file_names`) that are files
+def _scenario_files(names: Sequence[str], base: Path) -> dict[str, bytes]:
+    """Those of a scenario's file names (:func:`_file_names`) that are files
     relative to ``base`` (the scenario file's directory, or the working
     directory for a dict), read, by the names the scenario gives them: the
     server reads none of its own disk (``open``'s ``files``). Other names are
