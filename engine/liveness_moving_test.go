@@ -1,0 +1,158 @@
+package engine
+
+import (
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/ccscope/ccscope/engine/cc"
+	"github.com/ccscope/ccscope/engine/config"
+	"github.com/ccscope/ccscope/engine/sim"
+	"github.com/ccscope/ccscope/engine/units"
+)
+
+var livenessMovingRuns = flag.Int("liveness.moving", 400, "runs of TestLivenessSweepMovingPaths (80 with -short)")
+
+// The liveness invariant on paths that move: the busy sweep's cases
+// (livenessCase) with the bottleneck driven by a Mahimahi trace (looping
+// or ending, with gaps of up to a second), a capacity process (dips, a
+// grant ramp), or the jitter kinds the other sweeps leave out (pareto,
+// burst, wifi_txop, lte_subframe, 5g_nr), and scheduled changes of
+// jitter, capacity, outages and rate (which ends a trace or capacity
+// process).
+func TestLivenessSweepMovingPaths(t *testing.T) {
+	t.Parallel()
+	n := *livenessMovingRuns
+	if testing.Short() {
+		n = 80
+	}
+	r := rand.New(rand.NewPCG(11, 2026))
+	ccs := cc.Names()
+	dur := 6 * sim.Second
+	failed := 0
+	var events uint64
+	for i := range n {
+		c := livenessCase(r, ccs, dur, true)
+		desc := c.desc + moveBottleneck(r, c.scn, dur)
+		ev, err := runChecked(c.scn)
+		events += ev
+		if err != nil {
+			failed++
+			if failed <= 5 {
+				t.Errorf("case %d (%s): %v", i, desc, err)
+			}
+		}
+	}
+	if failed > 0 {
+		t.Errorf("%d of %d runs broke the liveness invariant", failed, n)
+	}
+	t.Logf("%d runs of %v, %d events a run on average: %d broke the invariant", n, dur, events/uint64(max(n, 1)), failed)
+}
+
+// moveBottleneck makes scn's bottleneck (forward direction) move, drawing
+// from r, and describes what it did.
+func moveBottleneck(r *rand.Rand, scn *config.Scenario, dur sim.Duration) string {
+	bn := &scn.Links[1].AB
+	ms := sim.Millisecond
+	desc := ""
+	switch r.IntN(3) {
+	case 0:
+		// A trace of 0.5–4 s: phases of 0–3 opportunities per millisecond
+		// (up to 36 Mbps), some of them gaps.
+		var ops []uint64
+		end := uint64(500 + r.IntN(3500))
+		for at := uint64(1); at <= end; {
+			phase := uint64(1 + r.IntN(1000))
+			per := r.IntN(4)
+			for t := at; t < at+phase && t <= end; t++ {
+				for range per {
+					ops = append(ops, t)
+				}
+			}
+			at += phase
+		}
+		ops = append(ops, end) // at least one opportunity, the last at end
+		tr := &config.TraceLink{Loop: r.IntN(5) != 0, Opportunities: ops}
+		bn.Trace, bn.Capacity = tr, nil
+		bn.Rate = tr.MeanRate()
+		desc = fmt.Sprintf(" trace=%d opportunities over %d ms loop=%v", len(ops), end, tr.Loop)
+	case 1:
+		states := make([]config.CapacityState, 2+r.IntN(2))
+		tr := make([][]float64, len(states))
+		for i := range states {
+			states[i] = config.CapacityState{Rate: units.BitRate(1+r.IntN(100)) * units.Mbps,
+				Dwell: sim.Duration(50+r.IntN(2000)) * ms}
+			tr[i] = make([]float64, len(states))
+			tr[i][(i+1)%len(states)] = 1
+		}
+		c := &config.Capacity{States: states, Transitions: tr}
+		if r.IntN(2) == 0 {
+			c.Dips = &config.CapacityDips{Every: sim.Duration(100+r.IntN(3000)) * ms, Depth: float64(r.IntN(60)) / 100,
+				Scale: sim.Duration(1+r.IntN(50)) * ms, Shape: 1.1 + r.Float64()*2, Cap: sim.Duration(10+r.IntN(1000)) * ms}
+		}
+		if r.IntN(2) == 0 {
+			c.Grant = &config.CapacityGrant{Start: 0.05 + float64(r.IntN(90))/100, Ramp: sim.Duration(1+r.IntN(100)) * ms}
+		}
+		bn.Capacity, bn.Trace = c, nil
+		bn.Rate = states[0].Rate
+		desc = fmt.Sprintf(" capacity=%+v", *c)
+	default:
+		bn.Jitter = movingJitter(r)
+		desc = fmt.Sprintf(" jitter=%+v", bn.Jitter)
+	}
+	if l := &bn.Qdisc.Limit; l.MilliBDPs > 0 {
+		// The BDP moved with the rate: a limit under one packet is refused.
+		*l = passBDP(l.MilliBDPs, bn.Rate, 2*bn.Delay)
+	}
+	for range r.IntN(3) {
+		ch := config.Change{At: sim.Duration(r.Int64N(int64(dur))), Link: "bottleneck", Dir: "ab"}
+		switch r.IntN(4) {
+		case 0:
+			j := movingJitter(r)
+			ch.Jitter = &j
+		case 1:
+			c := config.Capacity{States: []config.CapacityState{{Rate: units.BitRate(1+r.IntN(100)) * units.Mbps, Dwell: sim.Second}},
+				Transitions: [][]float64{{1}}}
+			ch.Capacity = &c
+		case 2:
+			d := sim.Duration(1+r.IntN(800)) * ms
+			ch.Outage = &d
+		default:
+			v := units.BitRate(1+r.IntN(100)) * units.Mbps
+			ch.Rate = &v
+		}
+		scn.Changes = append(scn.Changes, ch)
+		desc += fmt.Sprintf(" change=%+v", ch)
+	}
+	return desc
+}
+
+// movingJitter draws one of the jitter kinds the other sweeps leave out,
+// in either order.
+func movingJitter(r *rand.Rand) config.Jitter {
+	us, ms := sim.Microsecond, sim.Millisecond
+	var j config.Jitter
+	switch r.IntN(5) {
+	case 0:
+		j = config.Jitter{Kind: config.Pareto, Scale: sim.Duration(1+r.IntN(2000)) * us, Shape: 1.1 + r.Float64()*2}
+		if r.IntN(2) == 0 {
+			j.Cap = j.Scale + sim.Duration(r.IntN(50))*ms
+		}
+	case 1:
+		period := sim.Duration(2+r.IntN(500)) * ms
+		j = config.Jitter{Kind: config.Burst, Period: period, Length: sim.Duration(1 + r.Int64N(int64(period-ms))),
+			Extra: sim.Duration(1+r.IntN(50)) * ms}
+	case 2:
+		j = config.Jitter{Kind: config.WiFiTXOP, Interval: sim.Duration(1+r.IntN(5)) * ms, BurstSize: int64(1 + r.IntN(64)),
+			Sigma: sim.Duration(r.IntN(300)) * us}
+	case 3:
+		j = config.Jitter{Kind: config.LTESubframe, Period: ms}
+	default:
+		j = config.Jitter{Kind: config.NR5G, Period: 500 * us}
+	}
+	if r.IntN(3) == 0 {
+		j.Order = config.OrderReorder
+	}
+	return j
+}
