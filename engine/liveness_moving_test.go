@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/ccscope/ccscope/engine/cc"
 	"github.com/ccscope/ccscope/engine/config"
 	"github.com/ccscope/ccscope/engine/sim"
 	"github.com/ccscope/ccscope/engine/units"
@@ -22,32 +21,16 @@ var livenessMovingRuns = flag.Int("liveness.moving", 400, "runs of TestLivenessS
 // jitter, capacity, outages and rate (which ends a trace or capacity
 // process).
 func TestLivenessSweepMovingPaths(t *testing.T) {
-	t.Parallel()
 	n := *livenessMovingRuns
 	if testing.Short() {
 		n = 80
 	}
 	r := rand.New(rand.NewPCG(11, 2026))
-	ccs := cc.Names()
-	dur := 6 * sim.Second
-	failed := 0
-	var events uint64
-	for i := range n {
+	livenessSweep(t, n, func(ccs []string, dur sim.Duration) sweepCase {
 		c := livenessCase(r, ccs, dur, true)
-		desc := c.desc + moveBottleneck(r, c.scn, dur)
-		ev, err := runChecked(c.scn)
-		events += ev
-		if err != nil {
-			failed++
-			if failed <= 5 {
-				t.Errorf("case %d (%s): %v", i, desc, err)
-			}
-		}
-	}
-	if failed > 0 {
-		t.Errorf("%d of %d runs broke the liveness invariant", failed, n)
-	}
-	t.Logf("%d runs of %v, %d events a run on average: %d broke the invariant", n, dur, events/uint64(max(n, 1)), failed)
+		c.desc += moveBottleneck(r, c.scn, dur)
+		return c
+	})
 }
 
 // moveBottleneck makes scn's bottleneck (forward direction) move, drawing

@@ -270,7 +270,8 @@ func TestLivenessSweep(t *testing.T) {
 	if testing.Short() {
 		n = 150
 	}
-	livenessSweep(t, n, rand.New(rand.NewPCG(9, 2026)), false)
+	r := rand.New(rand.NewPCG(9, 2026))
+	livenessSweep(t, n, func(ccs []string, dur sim.Duration) sweepCase { return livenessCase(r, ccs, dur, false) })
 }
 
 // TestLivenessSweepBusy is the sweep on busy paths: loss from 10^-5 to 5 %
@@ -282,12 +283,13 @@ func TestLivenessSweepBusy(t *testing.T) {
 	if testing.Short() {
 		n = 100
 	}
-	livenessSweep(t, n, rand.New(rand.NewPCG(10, 2026)), true)
+	r := rand.New(rand.NewPCG(10, 2026))
+	livenessSweep(t, n, func(ccs []string, dur sim.Duration) sweepCase { return livenessCase(r, ccs, dur, true) })
 }
 
-// livenessSweep runs n cases drawn from r and reports those that break
+// livenessSweep runs n cases that draw makes and reports those that break
 // the invariant.
-func livenessSweep(t *testing.T, n int, r *rand.Rand, busy bool) {
+func livenessSweep(t *testing.T, n int, draw func(ccs []string, dur sim.Duration) sweepCase) {
 	// Beside the golden runs: the hook TestMain installs is only read.
 	t.Parallel()
 	ccs := cc.Names()
@@ -295,7 +297,7 @@ func livenessSweep(t *testing.T, n int, r *rand.Rand, busy bool) {
 	failed := 0
 	var events uint64
 	for i := range n {
-		c := livenessCase(r, ccs, dur, busy)
+		c := draw(ccs, dur)
 		ev, err := runChecked(c.scn)
 		events += ev
 		if err != nil {
