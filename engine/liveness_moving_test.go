@@ -71,7 +71,7 @@ func moveBottleneck(r *rand.Rand, scn *config.Scenario, dur sim.Duration) string
 		}
 		c := &config.Capacity{States: states, Transitions: tr}
 		if r.IntN(2) == 0 {
-			c.Dips = &config.CapacityDips{Every: sim.Duration(100+r.IntN(3000)) * ms, Depth: float64(r.IntN(60)) / 100,
+			c.Dips = &config.CapacityDips{Every: sim.Duration(100+r.IntN(3000)) * ms, Depth: float64(1+r.IntN(60)) / 100,
 				Scale: sim.Duration(1+r.IntN(50)) * ms, Shape: 1.1 + r.Float64()*2, Cap: sim.Duration(10+r.IntN(1000)) * ms}
 		}
 		if r.IntN(2) == 0 {
