@@ -25,12 +25,28 @@ var completionRuns = flag.Int("completion.runs", 300, "runs of TestCompletionSwe
 // always has something scheduled; this checks that what it schedules gets
 // the data across, and that nothing leaks.
 func TestCompletionSweep(t *testing.T) {
+	completionSweep(t, rand.New(rand.NewPCG(12, 2026)), func(i int, c *sweepCase) {
+		c.desc += modelChanges(c.scn, rand.New(rand.NewPCG(uint64(i), 99)))
+	})
+}
+
+// The completion sweep's checks on paths that move: its cases with the
+// bottleneck driven by a trace, a capacity process or the jitter kinds of
+// TestLivenessSweepMovingPaths, and changes of them (moveBottleneck, kept
+// passable: traces loop, gaps and Pareto delays are bounded).
+func TestCompletionSweepMovingPaths(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 2026))
+	completionSweep(t, r, func(_ int, c *sweepCase) { c.desc += moveBottleneck(r, c.scn, 2*sim.Second, true) })
+}
+
+// completionSweep draws its cases from r (the busy liveness cases with
+// sized flows, made passable), lets move change case i, and checks each.
+func completionSweep(t *testing.T, r *rand.Rand, move func(i int, c *sweepCase)) {
 	t.Parallel()
 	n := *completionRuns
 	if testing.Short() {
 		n = 40
 	}
-	r := rand.New(rand.NewPCG(12, 2026))
 	ccs := cc.Names()
 	failed := 0
 	for i := range n {
@@ -39,7 +55,7 @@ func TestCompletionSweep(t *testing.T) {
 			c.scn.Flows[j].Size = units.Bytes(1+r.IntN(500)) * units.KB
 		}
 		passable(c.scn)
-		c.desc += modelChanges(c.scn, rand.New(rand.NewPCG(uint64(i), 99)))
+		move(i, &c)
 		if err := checkCompletion(c, i%4 == 0); err != nil {
 			failed++
 			if failed <= 5 {

@@ -28,14 +28,17 @@ func TestLivenessSweepMovingPaths(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 2026))
 	livenessSweep(t, n, func(ccs []string, dur sim.Duration) sweepCase {
 		c := livenessCase(r, ccs, dur, true)
-		c.desc += moveBottleneck(r, c.scn, dur)
+		c.desc += moveBottleneck(r, c.scn, dur, false)
 		return c
 	})
 }
 
 // moveBottleneck makes scn's bottleneck (forward direction) move, drawing
-// from r, and describes what it did.
-func moveBottleneck(r *rand.Rand, scn *config.Scenario, dur sim.Duration) string {
+// from r, and describes what it did. passable keeps what it draws
+// passable in bounded time, without a draw of its own (the cases stay
+// those of the liveness sweep otherwise): a trace loops and its gaps last
+// at most 200 ms, and a Pareto delay without a cap gets one.
+func moveBottleneck(r *rand.Rand, scn *config.Scenario, dur sim.Duration, passable bool) string {
 	bn := &scn.Links[1].AB
 	ms := sim.Millisecond
 	desc := ""
@@ -48,6 +51,9 @@ func moveBottleneck(r *rand.Rand, scn *config.Scenario, dur sim.Duration) string
 		for at := uint64(1); at <= end; {
 			phase := uint64(1 + r.IntN(1000))
 			per := r.IntN(4)
+			if passable && per == 0 {
+				phase = min(phase, 200)
+			}
 			for t := at; t < at+phase && t <= end; t++ {
 				for range per {
 					ops = append(ops, t)
@@ -56,7 +62,7 @@ func moveBottleneck(r *rand.Rand, scn *config.Scenario, dur sim.Duration) string
 			at += phase
 		}
 		ops = append(ops, end) // at least one opportunity, the last at end
-		tr := &config.TraceLink{Loop: r.IntN(5) != 0, Opportunities: ops}
+		tr := &config.TraceLink{Loop: r.IntN(5) != 0 || passable, Opportunities: ops}
 		bn.Trace, bn.Capacity = tr, nil
 		bn.Rate = tr.MeanRate()
 		desc = fmt.Sprintf(" trace=%d opportunities over %d ms loop=%v", len(ops), end, tr.Loop)
@@ -81,7 +87,7 @@ func moveBottleneck(r *rand.Rand, scn *config.Scenario, dur sim.Duration) string
 		bn.Rate = states[0].Rate
 		desc = fmt.Sprintf(" capacity=%+v", *c)
 	default:
-		bn.Jitter = movingJitter(r)
+		bn.Jitter = movingJitter(r, passable)
 		desc = fmt.Sprintf(" jitter=%+v", bn.Jitter)
 	}
 	if l := &bn.Qdisc.Limit; l.MilliBDPs > 0 {
@@ -92,7 +98,7 @@ func moveBottleneck(r *rand.Rand, scn *config.Scenario, dur sim.Duration) string
 		ch := config.Change{At: sim.Duration(r.Int64N(int64(dur))), Link: "bottleneck", Dir: "ab"}
 		switch r.IntN(4) {
 		case 0:
-			j := movingJitter(r)
+			j := movingJitter(r, passable)
 			ch.Jitter = &j
 		case 1:
 			c := config.Capacity{States: []config.CapacityState{{Rate: units.BitRate(1+r.IntN(100)) * units.Mbps, Dwell: sim.Second}},
@@ -112,8 +118,8 @@ func moveBottleneck(r *rand.Rand, scn *config.Scenario, dur sim.Duration) string
 }
 
 // movingJitter draws one of the jitter kinds the other sweeps leave out,
-// in either order.
-func movingJitter(r *rand.Rand) config.Jitter {
+// in either order; passable caps a Pareto delay that has no cap.
+func movingJitter(r *rand.Rand, passable bool) config.Jitter {
 	us, ms := sim.Microsecond, sim.Millisecond
 	var j config.Jitter
 	switch r.IntN(5) {
@@ -121,6 +127,8 @@ func movingJitter(r *rand.Rand) config.Jitter {
 		j = config.Jitter{Kind: config.Pareto, Scale: sim.Duration(1+r.IntN(2000)) * us, Shape: 1.1 + r.Float64()*2}
 		if r.IntN(2) == 0 {
 			j.Cap = j.Scale + sim.Duration(r.IntN(50))*ms
+		} else if passable {
+			j.Cap = j.Scale + 50*ms
 		}
 	case 1:
 		period := sim.Duration(2+r.IntN(500)) * ms
