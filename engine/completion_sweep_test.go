@@ -12,7 +12,7 @@ import (
 	"github.com/ccscope/ccscope/engine/units"
 )
 
-var completionRuns = flag.Int("completion.runs", 300, "runs of TestCompletionSweep (40 with -short)")
+var completionRuns = flag.Int("completion.runs", 300, "runs of TestCompletionSweep and of TestCompletionSweepMovingPaths (40 with -short)")
 
 // Sized flows of 1 KB to 500 KB over the busy liveness sweep's paths
 // (every path model of livenessCase: loss before and after the queue and
