@@ -155,7 +155,7 @@ func leoPathMain(args []string) int {
 		out = doc
 		raw, err := json.Marshal(doc)
 		if err == nil {
-			_, err = config.Parse(raw)
+			_, err = config.Parse(raw, scenarioOptions(*scenario, "")...)
 		}
 		if err != nil {
 			return fail(err)

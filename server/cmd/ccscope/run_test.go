@@ -99,6 +99,10 @@ func TestScenarioFilesRelativeToScenario(t *testing.T) {
 	if _, err := engine.Prepare(raw, sets, opts...); err != nil {
 		t.Fatalf("emulate's scenario: %v", err)
 	}
+	// leo-path checks the scenario it extends, files and all.
+	if code, out := runLeoPath(t, "--scenario", path, "--link", "down", "--duration", "300ms"); code != 0 {
+		t.Fatalf("leo-path on a scenario with files exited %d: %s", code, out)
+	}
 	// --files-dir names the directory instead: for a scenario file kept
 	// elsewhere, a spec with the scenario inline, or a built-in.
 	elsewhere := filepath.Join(t.TempDir(), "scn.json")
