@@ -41,6 +41,7 @@ func leoPathMain(args []string) int {
 	}
 	d := leopath.Default()
 	scenario := fs.String("scenario", "", "built-in scenario `NAME` or FILE.json to add the changes to")
+	filesDir := filesDirFlag(fs)
 	link := fs.String("link", "bottleneck", "`ID` of the link that models the satellite hop")
 	seed := fs.Uint64("seed", 1, "seed of the path's random stream")
 	duration := fs.String("duration", "", "how long the path runs, e.g. 300s (default: the scenario's runtime.duration)")
@@ -155,7 +156,7 @@ func leoPathMain(args []string) int {
 		out = doc
 		raw, err := json.Marshal(doc)
 		if err == nil {
-			_, err = config.Parse(raw, scenarioOptions(*scenario, "")...)
+			_, err = config.Parse(raw, scenarioOptions(*scenario, *filesDir)...)
 		}
 		if err != nil {
 			return fail(err)

@@ -26,8 +26,8 @@ Usage:
   ccscope serve [--addr HOST:PORT] [--token T] [--max-sessions N] [--log-format json|console]
   ccscope version
 
-Run 'ccscope COMMAND --help' for a command's options. run, sweep, emulate and compare read the
-trace and CDF files a scenario file names relative to it, or to --files-dir DIR.
+Run 'ccscope COMMAND --help' for a command's options. run, sweep, emulate, compare and leo-path read
+the trace and CDF files a scenario file names relative to it, or to --files-dir DIR.
 `
 
 var commands = map[string]func(args []string) int{

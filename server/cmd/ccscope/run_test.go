@@ -112,6 +112,9 @@ func TestScenarioFilesRelativeToScenario(t *testing.T) {
 	cli(t, "run", elsewhere, "--files-dir", dir)
 	cli(t, "sweep", elsewhere, "--files-dir", dir, "-o", filepath.Join(dir, "c.parquet"), "--progress", "none")
 	cli(t, "run", "cellular", "--duration", "100ms", "--files-dir", dir, "--set", "links.bottleneck.ab.trace.file=link.trace")
+	if code, out := runLeoPath(t, "--scenario", elsewhere, "--files-dir", dir, "--link", "down", "--duration", "300ms"); code != 0 {
+		t.Fatalf("leo-path --files-dir exited %d: %s", code, out)
+	}
 	c = newScenarioCmd("compare", "", "", false)
 	raw, sets, opts, _, ok = c.parse([]string{elsewhere, "--files-dir", dir})
 	if !ok {
