@@ -1,6 +1,7 @@
 package server
 
 import (
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -177,8 +178,8 @@ func (a *args) files(key string) (map[string][]byte, *Error) {
 		return nil, a.typeErr(key, "a map {name: content}", v)
 	}
 	out := make(map[string][]byte, len(m))
-	for name, c := range m {
-		switch c := c.(type) {
+	for _, name := range slices.Sorted(maps.Keys(m)) { // the first bad one by name, every time
+		switch c := m[name].(type) {
 		case string:
 			out[name] = []byte(c)
 		case []byte:
