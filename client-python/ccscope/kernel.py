@@ -126,6 +126,15 @@ def _without_progress(stderr: str) -> str:
     return "".join(line for line in stderr.splitlines(keepends=True) if not line.startswith("compare: "))
 
 
+def _is_scenario_file(scenario: Any) -> bool:
+    """Whether scenario names a scenario file, as the command line tells one
+    from a built-in's name; its trace and CDF files are relative to it."""
+    if isinstance(scenario, Mapping):
+        return False
+    s = os.fspath(scenario)
+    return isinstance(scenario, os.PathLike) or s.endswith(".json") or "/" in s or "\\" in s
+
+
 def compare(
     scenario: str | Mapping[str, Any],
     *,
@@ -213,8 +222,8 @@ def compare(
         else:
             arg = str(scenario)
         cmd = [str(exe), "compare", arg, "--json"]
-        if isinstance(scenario, Mapping):
-            cmd += ["--files-dir", os.getcwd()]  # a dict's trace and CDF files, as open reads them
+        if not _is_scenario_file(scenario):
+            cmd += ["--files-dir", os.getcwd()]  # a dict's or a built-in's trace and CDF files, as open reads them
         if seeds:
             cmd += ["--seeds", ",".join(str(int(s)) for s in seeds)]
         if duration is not None:

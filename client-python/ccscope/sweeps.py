@@ -215,6 +215,7 @@ def _sweep_catalog(
 
     from ._server import find_binary
     from .catalog import read_catalog
+    from .kernel import _is_scenario_file
     from .errors import CcscopeError, InvalidConfig
 
     unknown = set(spec) - {"scenario", "seed", "set", "until"}
@@ -247,8 +248,8 @@ def _sweep_catalog(
         cmd += ["--jobs", str(processes)]
     if report_dir is not None:
         cmd += ["--report-dir", str(report_dir)]
-    if isinstance(spec["scenario"], Mapping):
-        cmd += ["--files-dir", os.getcwd()]  # a dict's trace and CDF files, as open reads them
+    if not _is_scenario_file(spec["scenario"]):
+        cmd += ["--files-dir", os.getcwd()]  # a dict's or a built-in's trace and CDF files, as open reads them
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     bar = None
     other: list[str] = []

@@ -81,7 +81,11 @@ def test_compare_passes_cc_state(tmp_path, can_emulate):
     exe = fake_binary(tmp_path, stdout=json.dumps(REPORT))
     ccscope.compare("p-rtr-p", binary=exe)
     assert "--cc-state" not in (tmp_path / "args.txt").read_text().split("\n")
-    assert "--files-dir" not in (tmp_path / "args.txt").read_text().split("\n")  # a built-in's, or a file's own
+    # A built-in's files are relative to the working directory, a scenario file's to it.
+    args = (tmp_path / "args.txt").read_text().split("\n")
+    assert args[args.index("--files-dir") + 1] == os.getcwd()
+    ccscope.compare(str(tmp_path / "my.json"), binary=exe)
+    assert "--files-dir" not in (tmp_path / "args.txt").read_text().split("\n")
     ccscope.compare("p-rtr-p", cc_state=True, trace_dir=tmp_path / "tr", binary=exe)
     assert "--cc-state" in (tmp_path / "args.txt").read_text().split("\n")
 

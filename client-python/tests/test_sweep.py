@@ -74,6 +74,10 @@ def test_spec_sweep_reads_a_dicts_files_from_the_working_directory(binary_env, t
     got = dict(zip(cat["links.bottleneck.ab.trace.file"], cat["goodput_bps"] / MBPS))
     want = {"one.trace": 12 * (2 - 0.021) / 2, "two.trace": 24 * (2 - 0.021) / 2}
     assert got == pytest.approx(want, rel=0.01)
+    # A built-in with the trace in the grid reads it there too.
+    cat = ccscope.sweep({"scenario": "pump", "until": "2s", "set": {"links.bottleneck.ab.trace.file": "one.trace"}},
+                        {"links.bottleneck.ab.trace.file": ["two.trace"]}, progress=False)
+    assert cat["goodput_bps"].iloc[0] / MBPS == pytest.approx(want["two.trace"], rel=0.01)
 
 
 def test_axes_catalog_plots(binary_env, tmp_path):
