@@ -208,6 +208,13 @@ class Client:
                 on ``wifi`` drops its ``gro_interval``; ``{"flows.f0.tcp.hz":
                 250}`` changes the one field).
 
+        The trace and CDF files the scenario names (``"file"`` in the
+        config or in ``set``) are read here, relative to the scenario file,
+        or to the working directory for a dict or a built-in, and sent with
+        it: the server reads no files of its own. Names that are no file
+        here are left to the server's shipped traces and built-in
+        distributions.
+
         Returns:
             The new :class:`Session`, at time 0.
 
@@ -216,7 +223,7 @@ class Client:
                 names the first problem).
             NotFound: No built-in scenario of that name.
             LimitExceeded: The server has too many sessions.
-            OSError: A scenario file cannot be read.
+            OSError: A scenario file, or a file it names, cannot be read.
         """
         args: dict[str, Any] = {"seed": seed}
         base = Path.cwd()
