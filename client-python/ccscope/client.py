@@ -16,7 +16,7 @@ from . import codec
 from ._server import LocalServer
 from ._version import __version__
 from .codec import DataPush, ProgressPush, Response
-from .errors import CcscopeError, ConnectionLost, InvalidConfig, ProtocolError, ProtocolVersionError
+from .errors import CcscopeError, ConnectionLost, InvalidConfig, ProtocolError, ProtocolVersionError, TooLarge
 from .results import Checkpoint
 from .session import Session, make_action
 from .transport import CLOSE_IDLE, SocketTransport, Transport, WebSocketTransport
@@ -250,6 +250,12 @@ class Client:
             if missing and "no file of that name was sent" in e.message:
                 raise InvalidConfig(e.code, f"{e.message} (looked for {', '.join(missing)})", e.path, e.details) from None
             raise
+        except TooLarge as e:
+            if not args.get("files"):
+                raise
+            sizes = ", ".join(f"{n} {len(b) / 1e6:.1f} MB" for n, b in args["files"].items())
+            raise TooLarge(e.code, f"{e.message}: the files the scenario names travel with it ({sizes}); "
+                           "a server started with a larger --max-message-bytes takes them", e.path, e.details) from None
         for note in opened.get("notes") or []:
             warnings.warn(f"ccscope.open: {note}", UserWarning, stacklevel=2)
         return Session(self, opened)

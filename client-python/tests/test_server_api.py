@@ -84,6 +84,12 @@ def test_open_sends_the_trace_files_a_scenario_names(client, tmp_path, monkeypat
     with pytest.raises(errors.InvalidConfig, match=r'no shipped trace "traces/none\.trace"; no file of that name was sent') as e:
         client.open("pump", set={"links.bottleneck.ab.trace.file": "traces/none.trace"})
     assert e.value.path == "links[bottleneck].ab.trace.file" and e.value.message.endswith(f"(looked for {looked})")
+    # A file past the server's message size: the error says what made the message large.
+    (tmp_path / "big.trace").write_text("1\n" * (9 << 20))
+    with pytest.raises(errors.TooLarge, match=r"the files the scenario names travel with it \(big\.trace 18\.9 MB\)"):
+        client.open("pump", set={"links.bottleneck.ab.trace.file": "big.trace"})
+    with client.open("pump", set={"runtime.duration": "10ms"}) as s:  # the connection serves on
+        s.run()
 
 
 def test_open_warns_of_an_override_that_drops_fields(client, recwarn):
