@@ -106,9 +106,9 @@
 //     of state 0.
 //   - trace (replaces rate): file (a Mahimahi trace: one sent with the
 //     scenario, WithFiles; else relative to the scenario file, WithDir;
-//     else one of the shipped "traces/..."), loop (default true), or sha256 naming a text in the top-level
-//     "traces", as the canonical form writes it. The nominal rate is the
-//     trace's mean.
+//     else one of the shipped "traces/..."), loop (default true), or
+//     sha256 naming a text in the top-level "traces", as the canonical
+//     form writes it. The nominal rate is the trace's mean.
 //   - outages: windows [{at, duration}], periodic start, every, duration,
 //     and drop_on_outage (default false).
 //
@@ -165,11 +165,11 @@
 // "uniform" (min, max, inclusive), "lognormal" (median, sigma; max caps it),
 // "pareto" (min, alpha; max caps it), "empirical" ("file": "websearch", the
 // DCTCP paper's web-search distribution, "datamining", VL2's data-mining
-// one, or a CDF file, sent or relative to the scenario file as a trace, in the forms traffic
+// one, or a CDF file, found as a trace file is, in the forms traffic
 // generators ship (ParseCDF), or "cdf": [[size, probability], …]; the
-// points are interpolated linearly)}. Starts and sizes are drawn from the streams
-// group/<name>/start and group/<name>/size, so a group's flows depend only
-// on the seed and its own fields. --set addresses a group by its name
+// points are interpolated linearly)}. Starts and sizes are drawn from the
+// streams group/<name>/start and group/<name>/size, so a group's flows
+// depend only on the seed and its own fields. --set addresses a group by its name
 // ("flows.web.count=10000"), and the canonical form keeps the group, not its
 // expansion.
 //
