@@ -15,8 +15,8 @@ var livenessMovingRuns = flag.Int("liveness.moving", 400, "runs of TestLivenessS
 
 // The liveness invariant on paths that move: the busy sweep's cases
 // (livenessCase) with the bottleneck driven by a Mahimahi trace (looping
-// or ending, with gaps of up to a second), a capacity process (dips, a
-// grant ramp), or the jitter kinds the other sweeps leave out (pareto,
+// or ending, with gaps of up to a second), a capacity process (dips, to
+// no rate at all among them, a grant ramp), or the jitter kinds the other sweeps leave out (pareto,
 // burst, wifi_txop, lte_subframe, 5g_nr), and scheduled changes of
 // jitter, capacity, outages and rate (which ends a trace or capacity
 // process).
@@ -77,7 +77,7 @@ func moveBottleneck(r *rand.Rand, scn *config.Scenario, dur sim.Duration, passab
 		}
 		c := &config.Capacity{States: states, Transitions: tr}
 		if r.IntN(2) == 0 {
-			c.Dips = &config.CapacityDips{Every: sim.Duration(100+r.IntN(3000)) * ms, Depth: float64(1+r.IntN(60)) / 100,
+			c.Dips = &config.CapacityDips{Every: sim.Duration(100+r.IntN(3000)) * ms, Depth: float64(r.IntN(61)) / 100,
 				Scale: sim.Duration(1+r.IntN(50)) * ms, Shape: 1.1 + r.Float64()*2, Cap: sim.Duration(10+r.IntN(1000)) * ms}
 		}
 		if r.IntN(2) == 0 {

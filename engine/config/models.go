@@ -386,13 +386,7 @@ func (c *collector) capacity(path string, v any) *Capacity {
 				}
 			}
 			if v, p, ok := do.get("depth"); ok {
-				x, ok := c.prob(p, v)
-				if ok && x == 0 {
-					// The rate at a serialisation's start holds for the whole
-					// packet: at no rate it would never finish.
-					c.add(p, "must be above 0: a packet that starts in a dip is serialised at depth × the rate, and at no rate it would never finish; model a link with no rate at all as outages")
-				}
-				d.Depth = x
+				d.Depth, _ = c.prob(p, v)
 			} else {
 				c.add(p, "missing; the fraction of the rate left during a dip")
 			}

@@ -106,9 +106,7 @@ func TestModelErrors(t *testing.T) {
 		{"capacity beside rate", []string{`links.bottleneck.ab={"rate":"1Mbps","capacity":{"states":[{"rate":"1Mbps","dwell":"1s"}]}}`}, want{"links[bottleneck].ab.capacity", `replaces rate`}},
 		{"dwell too short", []string{`links.bottleneck.ab={"capacity":{"states":[{"rate":"1Mbps","dwell":"1us"}]}}`}, want{"links[bottleneck].ab.capacity.states[0].dwell", "is below"}},
 		{"state without dwell", []string{`links.bottleneck.ab={"capacity":{"states":[{"rate":"1Mbps"}]}}`}, want{"links[bottleneck].ab.capacity.states[0].dwell", "missing"}},
-		// At depth 0 the packet a dip starts is serialised at 1 bps: before,
-		// p-rtr-p with such dips delivered nothing after its first dip.
-		{"dip to no rate", []string{`links.bottleneck.ab={"capacity":{"states":[{"rate":"1Mbps","dwell":"1s"}],"dips":{"every":"2s","depth":0,"scale":"20ms","shape":1.5}}}`}, want{"links[bottleneck].ab.capacity.dips.depth", "must be above 0"}},
+		{"dip deeper than the rate", []string{`links.bottleneck.ab={"capacity":{"states":[{"rate":"1Mbps","dwell":"1s"}],"dips":{"every":"2s","depth":1.5,"scale":"20ms","shape":1.5}}}`}, want{"links[bottleneck].ab.capacity.dips.depth", "not a probability in [0, 1]"}},
 		{"periodic outage too long", []string{`links.bottleneck.ab.outages={"every":"1s","duration":"2s"}`}, want{"links[bottleneck].ab.outages.duration", "shorter than every"}},
 		{"trace not shipped", []string{`links.bottleneck.ab={"trace":{"file":"nope.trace"}}`}, want{"links[bottleneck].ab.trace.file", "no shipped trace"}},
 		{"trace escapes", []string{`links.bottleneck.ab={"trace":{"file":"../../etc/passwd"}}`}, want{"links[bottleneck].ab.trace.file", "not a shipped trace"}},

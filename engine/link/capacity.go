@@ -10,8 +10,8 @@ import (
 )
 
 // capacityModel is a dwell process on the service rate. It is evaluated
-// lazily: the direction asks for the rate when it starts serialising a
-// packet, and the process first catches up to that instant. Its draws are
+// lazily: the direction asks when a packet it starts serialising will have
+// left (finish), and the process catches up to that instant. Its draws are
 // consumed in simulated-time order whatever the traffic, so the rate at any
 // instant depends only on the seed, and the process costs no events.
 type capacityModel struct {
@@ -52,29 +52,85 @@ func (m *capacityModel) dipLength() sim.Duration {
 	return max(1, sim.Duration(math.Min(x, float64(1e6*sim.Second))))
 }
 
-// rate is the service rate at now; busySince is when the direction last
-// started serving after being idle (for the grant ramp).
-func (m *capacityModel) rate(now, busySince sim.Time) units.BitRate {
-	for m.until <= now {
+// finish is when a packet of n bytes that starts serialising at now has
+// left. Its bits go at the rate of each instant, as a fluid server's: when
+// the state changes or a dip starts or ends under the packet, the bits
+// still to go take the new rate, so a packet that starts in a dip leaves
+// at the pace of the full rate once the dip is over. The grant ramp's
+// factor is read at the start, for the whole packet (it changes smoothly,
+// by a packet time's worth). The process advances to the packet's end:
+// the next packet starts no earlier.
+func (m *capacityModel) finish(now, busySince sim.Time, n units.Bytes) sim.Time {
+	f, ramp := m.grant(now, busySince)
+	// The bits to go, in bit-picoseconds per second (bits × 10^12), so a
+	// rate in bps serves r of them per ps: exact, and well within 64 bits
+	// for any packet (1.15 MB would reach them).
+	left := uint64(n) * 8 * uint64(sim.Second)
+	t := now
+	for {
+		m.advance(t)
+		r := uint64(m.rateAt(t, f, ramp))
+		need := (left + r - 1) / r // ps at r: units.TxTime, while nothing changes
+		span := m.nextChange(t).Sub(t)
+		if need <= uint64(span) {
+			return t.Add(sim.Duration(need))
+		}
+		left -= r * uint64(span) // less than left, as need > span
+		t = t.Add(span)
+	}
+}
+
+// advance steps the process to t: the state, and the dip current or next,
+// in force at t.
+func (m *capacityModel) advance(t sim.Time) {
+	for m.until <= t {
 		m.state = m.next(m.state)
 		m.until = m.until.Add(m.expo(m.rng, m.c.States[m.state].Dwell))
 	}
-	r := m.c.States[m.state].Rate
 	if d := m.c.Dips; d != nil {
-		for m.dipEnd <= now {
+		for m.dipEnd <= t {
 			m.dipAt = m.dipEnd.Add(m.expo(m.dips, d.Every))
 			m.dipEnd = m.dipAt.Add(m.dipLength())
 		}
-		if now >= m.dipAt {
-			r = scaleRate(r, d.Depth)
-		}
 	}
-	if g := m.c.Grant; g != nil && now.Sub(busySince) < g.Ramp {
-		frac := float64(now.Sub(busySince)) / float64(g.Ramp)
-		f := g.Start + float64((1-g.Start)*frac)
+}
+
+// rateAt is the rate at t, the process advanced to t: the state's, in a
+// dip depth × that, and with the grant ramp (ramp) f × that.
+func (m *capacityModel) rateAt(t sim.Time, f float64, ramp bool) units.BitRate {
+	r := m.c.States[m.state].Rate
+	if m.c.Dips != nil && t >= m.dipAt {
+		r = scaleRate(r, m.c.Dips.Depth)
+	}
+	if ramp {
 		r = scaleRate(r, f)
 	}
 	return r
+}
+
+// nextChange is the first instant after t at which the rate changes (but
+// for the grant ramp), the process advanced to t.
+func (m *capacityModel) nextChange(t sim.Time) sim.Time {
+	c := m.until
+	if m.c.Dips != nil {
+		if t < m.dipAt {
+			c = min(c, m.dipAt)
+		} else {
+			c = min(c, m.dipEnd)
+		}
+	}
+	return c
+}
+
+// grant is the grant ramp's factor for a packet starting at now after a
+// backlog since busySince, and whether the ramp is still rising.
+func (m *capacityModel) grant(now, busySince sim.Time) (float64, bool) {
+	g := m.c.Grant
+	if g == nil || now.Sub(busySince) >= g.Ramp {
+		return 0, false
+	}
+	frac := float64(now.Sub(busySince)) / float64(g.Ramp)
+	return g.Start + float64((1-g.Start)*frac), true
 }
 
 // next draws the state after i from row i of the transition matrix.

@@ -538,7 +538,7 @@ func (d *Dir) transmit(id packet.ID, now sim.Time) bool {
 	case d.tr != nil:
 		d.busyUntil = d.tr.take(now, p.Size)
 	case d.capa != nil:
-		d.busyUntil = now.Add(units.TxTime(p.Size, d.capa.rate(now, d.busySince)))
+		d.busyUntil = d.capa.finish(now, d.busySince, p.Size)
 	case d.byteTime > 0:
 		d.busyUntil = now.Add(sim.Duration(p.Size) * d.byteTime)
 	default:
