@@ -196,8 +196,9 @@ class Client:
         Args:
             scenario_or_config: A built-in scenario's name (``"p-rtr-p"``), a
                 scenario as a dict (the JSON's shape), or the path of a
-                scenario JSON file (``str`` ending in ``.json``, or a
-                ``pathlib.Path``).
+                scenario JSON file (a ``pathlib.Path``, or a ``str`` that
+                ends in ``.json`` or holds a ``/``, as the command line
+                tells a file from a built-in).
             seed: The run's master seed; None keeps the scenario's
                 ``runtime.seed``. 0 is a seed like any other.
             set: Overrides, as ``{path: value}`` (``{"links.bottleneck.rate":
@@ -229,7 +230,7 @@ class Client:
         base = Path.cwd()
         if isinstance(scenario_or_config, Mapping):
             args["config"] = dict(scenario_or_config)
-        elif isinstance(scenario_or_config, os.PathLike) or str(scenario_or_config).endswith(".json"):
+        elif isinstance(scenario_or_config, (str, os.PathLike)) and _is_scenario_file(scenario_or_config):
             args["config"] = json.loads(Path(scenario_or_config).read_text())
             base = Path(scenario_or_config).parent
         elif isinstance(scenario_or_config, str):
@@ -607,6 +608,16 @@ class Client:
                 err = ConnectionLost(f"{e} while {context}; the private server's last log lines:\n{tail}", close_code=e.close_code)
         self.close()
         return err
+
+
+def _is_scenario_file(scenario: Any) -> bool:
+    """Whether scenario names a scenario file, as the command line tells one
+    from a built-in's name (run.go's isScenarioFile); its trace and CDF
+    files are relative to it."""
+    if isinstance(scenario, Mapping):
+        return False
+    s = os.fspath(scenario)
+    return isinstance(scenario, os.PathLike) or s.endswith(".json") or "/" in s or "\\" in s
 
 
 def _file_names(config: Any, set: Mapping[str, Any] | Sequence[str] | None = None) -> list[str]:

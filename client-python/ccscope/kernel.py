@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ._server import _terminate, find_binary
+from .client import _is_scenario_file
 from .errors import EmulationError
 
 if TYPE_CHECKING:
@@ -124,15 +125,6 @@ def _run_reporting(cmd: list[str], timeout: float | None, progress: bool) -> tup
 def _without_progress(stderr: str) -> str:
     """stderr without the progress lines, for an error's message."""
     return "".join(line for line in stderr.splitlines(keepends=True) if not line.startswith("compare: "))
-
-
-def _is_scenario_file(scenario: Any) -> bool:
-    """Whether scenario names a scenario file, as the command line tells one
-    from a built-in's name; its trace and CDF files are relative to it."""
-    if isinstance(scenario, Mapping):
-        return False
-    s = os.fspath(scenario)
-    return isinstance(scenario, os.PathLike) or s.endswith(".json") or "/" in s or "\\" in s
 
 
 def compare(

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .client import Client, connect
+from .client import Client, _is_scenario_file, connect
 from .results import Summary
 
 __all__ = ["sweep", "grid", "run_spec"]
@@ -215,7 +215,6 @@ def _sweep_catalog(
 
     from ._server import find_binary
     from .catalog import read_catalog
-    from .kernel import _is_scenario_file
     from .errors import CcscopeError, InvalidConfig
 
     unknown = set(spec) - {"scenario", "seed", "set", "until"}

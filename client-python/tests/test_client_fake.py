@@ -56,6 +56,15 @@ def test_open_dict_and_json_file(fake, tmp_path):
     assert t.sent[-1]["config"] == {"name": "fromfile"}
     c.open(p)
     assert t.sent[-1]["config"] == {"name": "fromfile"}
+    # A path without .json is a file too, as on the command line; a bare
+    # name is a built-in's.
+    q = tmp_path / "scenarios" / "mine"
+    q.parent.mkdir()
+    q.write_text('{"name": "noext"}')
+    c.open(str(q))
+    assert t.sent[-1]["config"] == {"name": "noext"} and "scenario" not in t.sent[-1]
+    c.open("mine")
+    assert t.sent[-1]["scenario"] == "mine" and "config" not in t.sent[-1]
 
 
 @pytest.mark.parametrize(
