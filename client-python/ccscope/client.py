@@ -190,6 +190,7 @@ class Client:
         *,
         seed: int | None = None,
         set: Mapping[str, Any] | Sequence[str] | None = None,
+        files: Mapping[str, str | bytes] | None = None,
     ) -> Session:
         """Open a simulation session.
 
@@ -208,6 +209,10 @@ class Client:
                 ``UserWarning`` names them (``{"flows.f0.tcp": {"hz": 250}}``
                 on ``wifi`` drops its ``gro_interval``; ``{"flows.f0.tcp.hz":
                 250}`` changes the one field).
+            files: Trace and CDF file contents by the name the scenario
+                gives them (``{"my.trace": text_or_bytes}``), for files
+                made in memory or read elsewhere; these names are not
+                looked for on disk.
 
         The trace and CDF files the scenario names (``"file"`` in the
         config or in ``set``) are read here, relative to the scenario file,
@@ -241,9 +246,10 @@ class Client:
             )
         if set is not None:
             args["set"] = dict(set) if isinstance(set, Mapping) else [str(s) for s in set]
+        given = dict(files or {})
         names = _file_names(args.get("config"), args.get("set"))
-        if names:
-            args["files"] = _scenario_files(names, base)
+        if names or given:
+            args["files"] = {**_scenario_files([n for n in names if n not in given], base), **given}
         try:
             opened = self.call("open", args)
         except InvalidConfig as e:

@@ -13,6 +13,7 @@ worker process starts its own private server (or connects to ``url``).
 from __future__ import annotations
 
 import itertools
+import json
 import multiprocessing
 import os
 import sys
@@ -20,7 +21,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .client import Client, _is_scenario_file, connect
+from .client import Client, _file_names, _is_scenario_file, _scenario_files, connect
 from .results import Summary
 
 __all__ = ["sweep", "grid", "run_spec"]
@@ -42,7 +43,13 @@ def grid(**axes: Iterable[Any]) -> list[dict[str, Any]]:
     return [dict(zip(names, combo)) for combo in itertools.product(*(list(axes[n]) for n in names))]
 
 
-def run_spec(client: Client, spec: Mapping[str, Any], point: Mapping[str, Any]) -> Summary:
+def run_spec(
+    client: Client,
+    spec: Mapping[str, Any],
+    point: Mapping[str, Any],
+    *,
+    files: Mapping[str, str | bytes] | None = None,
+) -> Summary:
     """Run one point of a declarative sweep and return its summary.
 
     Args:
@@ -51,6 +58,8 @@ def run_spec(client: Client, spec: Mapping[str, Any], point: Mapping[str, Any]) 
             "until": duration?}``.
         point: Parameter values: ``"seed"`` sets the seed, any other key is
             an override path merged over ``spec["set"]``.
+        files: The trace and CDF files the scenario names, as
+            :meth:`Client.open` takes them (others are read from disk).
 
     Returns:
         The run's :class:`~ccscope.Summary`.
@@ -62,7 +71,7 @@ def run_spec(client: Client, spec: Mapping[str, Any], point: Mapping[str, Any]) 
             seed = v
         else:
             overrides[k] = v
-    with client.open(spec["scenario"], seed=seed, set=overrides) as s:
+    with client.open(spec["scenario"], seed=seed, set=overrides, files=files) as s:
         s.run(until=spec.get("until"), progress=False)
         return s.summary()
 
@@ -82,12 +91,12 @@ def _worker_client(url: str | None, token: str | None) -> Client:
     return c
 
 
-def _run_point(task: tuple[Any, Mapping[str, Any], str | None, str | None]) -> Any:
+def _run_point(task: tuple[Any, Mapping[str, Any], str | None, str | None], files: Any = None) -> Any:
     fn_or_spec, point, url, token = task
     c = _worker_client(url, token)
     if callable(fn_or_spec):
         return fn_or_spec(c, **point)
-    return dict(run_spec(c, fn_or_spec, point))
+    return dict(run_spec(c, fn_or_spec, point, files=files))
 
 
 def sweep(
@@ -209,7 +218,6 @@ def _sweep_catalog(
     progress: bool,
 ) -> Any:
     """Run a spec sweep with ``ccscope sweep`` and read its catalog."""
-    import json
     import subprocess
     import tempfile
 
@@ -285,7 +293,12 @@ def _sweep_dask(
 ) -> list[Any]:
     from dask.distributed import as_completed
 
-    futures = dask_client.map(_run_point, [(fn_or_spec, p, url, token) for p in points], pure=False)
+    files = None
+    if not callable(fn_or_spec):
+        fn_or_spec, files = _spec_here(fn_or_spec, points)
+        # Sent to each worker once, not with every point.
+        [files] = dask_client.scatter([files], broadcast=True, hash=False)
+    futures = dask_client.map(_run_point, [(fn_or_spec, p, url, token) for p in points], files=files, pure=False)
     index = {f.key: i for i, f in enumerate(futures)}
     results: list[Any] = [None] * len(points)
     bar = _bar(len(points), progress)
@@ -298,6 +311,25 @@ def _sweep_dask(
         if bar is not None:
             bar.close()
     return results
+
+
+def _spec_here(spec: Mapping[str, Any], points: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, bytes]]:
+    """The spec with a scenario file read into its config, and the trace and
+    CDF files its scenario, overrides and points name, read here as
+    :meth:`Client.open` would read them: Dask workers may not share this
+    machine's files or working directory."""
+    spec = dict(spec)
+    base = Path.cwd()
+    if _is_scenario_file(spec["scenario"]):
+        path = Path(spec["scenario"])
+        spec["scenario"], base = json.loads(path.read_text()), path.parent
+    config = spec["scenario"] if isinstance(spec["scenario"], Mapping) else None
+    names: list[str] = []
+    for p in [{}, *points]:
+        for n in _file_names(config, {**dict(spec.get("set") or {}), **{k: v for k, v in p.items() if k != "seed"}}):
+            if n not in names:
+                names.append(n)
+    return spec, _scenario_files(names, base)
 
 
 def _bar(total: int, progress: bool) -> Any:

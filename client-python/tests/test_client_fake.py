@@ -67,6 +67,16 @@ def test_open_dict_and_json_file(fake, tmp_path):
     assert t.sent[-1]["scenario"] == "mine" and "config" not in t.sent[-1]
 
 
+def test_open_sends_files_given_in_memory(fake, tmp_path, monkeypatch):
+    c, t, _ = fake
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "disk.trace").write_text("3\n")
+    (tmp_path / "mem.trace").write_text("on disk, not sent\n")
+    cfg = {"links": [{"ab": {"trace": {"file": "mem.trace"}}}, {"ab": {"trace": {"file": "disk.trace"}}}]}
+    c.open(cfg, files={"mem.trace": "1\n1\n", "extra.trace": b"2\n"})
+    assert t.sent[-1]["files"] == {"mem.trace": "1\n1\n", "disk.trace": b"3\n", "extra.trace": b"2\n"}
+
+
 @pytest.mark.parametrize(
     "kwargs, exc",
     [

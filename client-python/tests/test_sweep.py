@@ -137,3 +137,29 @@ def test_dask_sweep_matches_the_local_pool(client):
             remote = ccscope.sweep(spec, points, client=dc, progress=False, url=client._server.url)
     assert remote["digest"].tolist() == local["digest"].tolist()
     assert remote["goodput_bps"].tolist() == local["goodput_bps"].tolist()
+
+
+def test_dask_spec_sweep_sends_the_files_from_here(client, tmp_path, monkeypatch):
+    # The Dask worker runs where the cluster started, a directory with no
+    # scenario or trace: the spec's scenario file and the traces its points
+    # name (12 or 24 Mbps, as above) are read here and travel with them.
+    distributed = pytest.importorskip("dask.distributed")
+    raw = json.loads(subprocess.run([os.environ["CCSCOPE_BIN"], "scenarios", "--show", "pump"],
+                                    capture_output=True, check=True).stdout)
+    raw["links"][1]["ab"]["trace"] = {"file": "one.trace"}
+    here, there = tmp_path / "here", tmp_path / "there"
+    here.mkdir()
+    there.mkdir()
+    (here / "scn.json").write_text(json.dumps(raw))
+    (here / "one.trace").write_text("1\n")
+    (here / "two.trace").write_text("1\n1\n")
+    monkeypatch.chdir(there)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=True, dashboard_address=None) as cluster:
+        monkeypatch.chdir(here)
+        with distributed.Client(cluster) as dc:
+            assert dc.run(os.getcwd) == {w: str(there) for w in dc.scheduler_info()["workers"]}
+            cat = ccscope.sweep({"scenario": "scn.json", "until": "2s"},
+                                {"links.bottleneck.ab.trace.file": ["one.trace", "two.trace"]},
+                                client=dc, progress=False, url=client._server.url)
+    got = dict(zip(cat["links.bottleneck.ab.trace.file"], cat["goodput_bps"] / MBPS))
+    assert got == pytest.approx({"one.trace": 12 * (2 - 0.021) / 2, "two.trace": 24 * (2 - 0.021) / 2}, rel=0.01)
