@@ -3,6 +3,7 @@
 package units
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/bits"
@@ -124,6 +125,15 @@ func ParseRate(s string) (BitRate, error) {
 	v, err := sim.ScaleDecimal(num, uint64(scale))
 	if err != nil {
 		return 0, fmt.Errorf("%q is not a rate: %w", s, err)
+	}
+	if strings.Contains(unit, "B") {
+		// ns-3 and tc read a capital B as bytes: folded to bits, "MBps"
+		// would be a rate 8× below the one meant.
+		msg := fmt.Sprintf("%q is not a rate: a capital B is bytes, and rates are in bits per second: %q", s, BitRate(v).String())
+		if v <= math.MaxInt64/8 {
+			msg += fmt.Sprintf(", or %q for %s %sB/s", BitRate(8*v).String(), num, unit[:len(unit)-3])
+		}
+		return 0, errors.New(msg)
 	}
 	return BitRate(v), nil
 }

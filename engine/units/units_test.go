@@ -135,7 +135,11 @@ func TestParseRate(t *testing.T) {
 		{"64kbps", 64000, ""},
 		{"64Kbps", 64000, ""},
 		{"1000bps", 1000, ""},
-		{"100mbps", 100000000, ""}, // units are case-insensitive: no millibits
+		{"100mbps", 100000000, ""}, // the prefix is case-insensitive: no millibits
+		{"100MBps", 0, `"100MBps" is not a rate: a capital B is bytes, and rates are in bits per second: "100Mbps", or "800Mbps" for 100 MB/s`},
+		{"1.5GBPS", 0, `"1.5GBPS" is not a rate: a capital B is bytes, and rates are in bits per second: "1500Mbps", or "12Gbps" for 1.5 GB/s`},
+		{"8Bps", 0, `bits per second: "8bps", or "64bps" for 8 B/s`},
+		{"9223372TBps", 0, `bits per second: "9223372Tbps"`}, // 8× would overflow: no second reading
 		{"2.5Gbps", 2500000000, ""},
 		{"0.001Kbps", 1, ""},
 		{"9223372.036854775807Tbps", math.MaxInt64, ""}, // the largest BitRate
