@@ -27,7 +27,7 @@ from .kernel import compare, emulation_available, kernel_hz
 from .results import Checkpoint, Position, Summary
 from .session import Session, make_action
 from .sweeps import grid, sweep
-from .tables import CA_STATES, app_latency, flow_names, format_duration, parse_duration, with_seconds
+from .tables import CA_STATES, app_latency, flow_names, format_duration, parse_duration, trace_capacity, with_seconds
 
 __all__ = [
     "__version__",
@@ -40,6 +40,7 @@ __all__ = [
     "make_action",
     "with_seconds",
     "app_latency",
+    "trace_capacity",
     "flow_names",
     "parse_duration",
     "format_duration",

@@ -7,13 +7,27 @@ protocol's duration strings exactly.
 
 from __future__ import annotations
 
+import os
 import re
+from collections.abc import Mapping
 from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["TABLES", "CA_STATES", "with_seconds", "parse_duration", "format_duration", "flow_names", "app_latency"]
+__all__ = [
+    "TABLES",
+    "CA_STATES",
+    "TRACE_BYTES",
+    "with_seconds",
+    "parse_duration",
+    "format_duration",
+    "flow_names",
+    "app_latency",
+    "trace_capacity",
+]
 
 #: The trace tables a session records (see ``engine/trace``).
 TABLES = ("flows", "signals", "events", "queue", "delivery")
@@ -22,7 +36,13 @@ TABLES = ("flows", "signals", "events", "queue", "delivery")
 #: column holds them (``TCP_CA_Open`` ... ``TCP_CA_Loss``, lower case).
 CA_STATES = ("open", "disorder", "cwr", "recovery", "loss")
 
+#: What one delivery opportunity of a Mahimahi trace carries: mahimahi's
+#: PACKET_SIZE, an MTU-sized packet and its 4-byte tun_pi header, as the
+#: engine's trace links count it (``engine/link/trace.go``).
+TRACE_BYTES = 1504
+
 _PS = {"ps": 1, "ns": 10**3, "us": 10**6, "µs": 10**6, "ms": 10**9, "s": 10**12}
+_MS = re.compile(r"^[0-9]+$")
 _DURATION = re.compile(r"^\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*(ps|ns|us|µs|ms|s)\s*$")
 
 
@@ -163,3 +183,115 @@ def app_latency(
             "latency_ps": pa.array(lat, pa.int64()),
         }
     )
+
+
+def trace_capacity(
+    source: Any,
+    *,
+    link: str | None = None,
+    dir: str = "ab",
+    window: str = "100ms",
+    until: str | int | None = None,
+    loop: bool | None = None,
+) -> pa.Table:
+    """The capacity of a Mahimahi trace over time, as mm-throughput-graph draws it.
+
+    Each line of a trace is the millisecond of one delivery opportunity of
+    :data:`TRACE_BYTES`; the trace starts at time 0 and, looping, starts
+    again shifted by its last timestamp, as mm-link and the engine's trace
+    links do. The capacity of a window is its opportunities' bytes over the
+    window's length, so it sits beside a flow's delivery rate: a backlogged
+    link delivers 1500 of each 1504 bytes as IP packets.
+
+    Args:
+        source: A trace file's path, or a :class:`~ccscope.Session` or a
+            scenario's canonical config (``session.config``) with ``link``:
+            the trace of that link direction, as the run embedded it
+            (built-in traces included).
+        link: The link id, for a session or config.
+        dir: The direction, ``"ab"`` or ``"ba"``.
+        window: The window length (``"100ms"``; mm-throughput-graph's
+            default is 500 ms).
+        until: How long to cover (a duration string or picoseconds); a
+            session's or config's default is its run's duration.
+        loop: Whether the trace repeats; a session's or config's default
+            is the direction's ``loop``, a file's is True.
+
+    Returns:
+        A table ``t_ps`` (each window's start), ``capacity_bps`` (int64),
+        one row per window; the last may be shorter than ``window``.
+
+    Raises:
+        ValueError: The direction is not trace-driven, a line is not a
+            millisecond count, the timestamps decrease or the last is 0,
+            or ``until`` is missing for a file.
+    """
+    if hasattr(source, "config") and not isinstance(source, Mapping):
+        source = source.config
+    if isinstance(source, Mapping):
+        if link is None:
+            raise ValueError("ccscope.trace_capacity: a session or config needs link=")
+        text, cfg_loop, duration = _direction_trace(source, link, dir)
+        loop = cfg_loop if loop is None else loop
+        until = duration if until is None else until
+    else:
+        text = Path(os.fspath(source)).read_text()
+        loop = True if loop is None else loop
+        if until is None:
+            raise ValueError("ccscope.trace_capacity: a trace file needs until= (how long to cover)")
+    end = parse_duration(until) if isinstance(until, str) else int(until)
+    width = parse_duration(window)
+    if width <= 0 or end <= 0:
+        raise ValueError("ccscope.trace_capacity: window and until must be positive")
+    ms = _trace_ms(text)
+    period = ms[-1] * _PS["ms"]
+    counts = [0] * ((end + width - 1) // width)
+    base = 0
+    while base < end:
+        for t in ms:
+            at = base + t * _PS["ms"]
+            if at >= end:
+                break
+            counts[at // width] += 1
+        if not loop:
+            break
+        base += period
+    starts = [i * width for i in range(len(counts))]
+    bps = [c * TRACE_BYTES * 8 * _PS["s"] // (min(end, s + width) - s) for c, s in zip(counts, starts)]
+    return pa.table({"t_ps": pa.array(starts, pa.int64()), "capacity_bps": pa.array(bps, pa.int64())})
+
+
+def _direction_trace(config: Mapping[str, Any], link: str, dir: str) -> tuple[str, bool, str]:
+    """The trace text, loop flag and run duration of a trace-driven link
+    direction in a canonical config."""
+    links = {lk.get("id"): lk for lk in config.get("links") or []}
+    if link not in links:
+        raise ValueError(f"ccscope.trace_capacity: no link {link!r} (links: {', '.join(map(str, links))})")
+    tr = (links[link].get(dir) or {}).get("trace")
+    if not tr:
+        raise ValueError(f"ccscope.trace_capacity: links[{link}].{dir} is not driven by a trace")
+    text = (config.get("traces") or {}).get(tr.get("sha256"))
+    if text is None:
+        raise ValueError(
+            f"ccscope.trace_capacity: links[{link}].{dir}'s trace is not embedded; "
+            "pass the session's config (session.config)"
+        )
+    return text, bool(tr.get("loop", True)), config["runtime"]["duration"]
+
+
+def _trace_ms(text: str) -> list[int]:
+    """A Mahimahi trace's opportunity times in ms, checked as the engine checks them."""
+    ms: list[int] = []
+    for n, line in enumerate(text.split("\n"), 1):
+        line = line.strip()
+        if not line:
+            continue
+        if not _MS.match(line):
+            raise ValueError(f"ccscope.trace_capacity: line {n}: {line[:20]!r} is not a millisecond count")
+        t = int(line)
+        if ms and t < ms[-1]:
+            raise ValueError(f"ccscope.trace_capacity: line {n}: {t} ms is before the line above ({ms[-1]} ms)")
+        ms.append(t)
+    if not ms or ms[-1] == 0:
+        raise ValueError("ccscope.trace_capacity: the trace has no opportunity after 0 ms")
+    return ms
