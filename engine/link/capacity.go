@@ -15,20 +15,22 @@ import (
 // consumed in simulated-time order whatever the traffic, so the rate at any
 // instant depends only on the seed, and the process costs no events.
 type capacityModel struct {
-	c     config.Capacity
-	rng   *rand.Rand // states: "link/<id>/<dir>/capacity"
-	dips  *rand.Rand // dips: "link/<id>/<dir>/capacity/dips"
-	state int
-	until sim.Time // end of the current dwell
+	c       config.Capacity
+	rngSrc  *rand.PCG  // states: "link/<id>/<dir>/capacity"
+	rng     *rand.Rand // over rngSrc
+	dipsSrc *rand.PCG  // dips: "link/<id>/<dir>/capacity/dips"
+	dips    *rand.Rand // over dipsSrc
+	state   int
+	until   sim.Time // end of the current dwell
 	// Dips: the current or next dip is [dipAt, dipEnd).
 	dipAt, dipEnd sim.Time
 }
 
-func newCapacityModel(c *config.Capacity, now sim.Time, rng, dips *rand.Rand) *capacityModel {
+func newCapacityModel(c *config.Capacity, now sim.Time, states, dips *rand.PCG) *capacityModel {
 	if c == nil {
 		return nil
 	}
-	m := &capacityModel{c: *c, rng: rng, dips: dips}
+	m := &capacityModel{c: *c, rngSrc: states, rng: rand.New(states), dipsSrc: dips, dips: rand.New(dips)}
 	m.until = now.Add(m.expo(m.rng, c.States[0].Dwell))
 	if c.Dips != nil {
 		m.dipAt = now.Add(m.expo(m.dips, c.Dips.Every))
@@ -58,26 +60,55 @@ func (m *capacityModel) dipLength() sim.Duration {
 // still to go take the new rate, so a packet that starts in a dip leaves
 // at the pace of the full rate once the dip is over. The grant ramp's
 // factor is read at the start, for the whole packet (it changes smoothly,
-// by a packet time's worth). The process advances to the packet's end:
-// the next packet starts no earlier.
+// by a packet time's worth). The process itself advances to now only: a
+// packet that a change comes under walks a copy of it, so that the link
+// log (linkLog) sees each change as time reaches it.
 func (m *capacityModel) finish(now, busySince sim.Time, n units.Bytes) sim.Time {
+	m.advance(now)
 	f, ramp := m.grant(now, busySince)
 	// The bits to go, in bit-picoseconds per second (bits × 10^12), so a
 	// rate in bps serves r of them per ps: exact, and well within 64 bits
 	// for any packet (1.15 MB would reach them).
 	left := uint64(n) * 8 * uint64(sim.Second)
+	if t, done := m.serve(now, &left, f, ramp); done {
+		return t // the common case: nothing changes under the packet
+	}
+	c := m.copy()
 	t := now
 	for {
-		m.advance(t)
-		r := uint64(m.rateAt(t, f, ramp))
-		need := (left + r - 1) / r // ps at r: units.TxTime, while nothing changes
-		span := m.nextChange(t).Sub(t)
-		if need <= uint64(span) {
-			return t.Add(sim.Duration(need))
+		t = c.nextChange(t)
+		c.advance(t)
+		if end, done := c.serve(t, &left, f, ramp); done {
+			return end
 		}
-		left -= r * uint64(span) // less than left, as need > span
-		t = t.Add(span)
 	}
+}
+
+// serve takes what the rate at t, held until the next change, serves of
+// the bits left: the end of the packet if it ends by that change (done),
+// else the bits still to go then. The process is advanced to t.
+func (m *capacityModel) serve(t sim.Time, left *uint64, f float64, ramp bool) (sim.Time, bool) {
+	r := uint64(m.rateAt(t, f, ramp))
+	need := (*left + r - 1) / r // ps at r: units.TxTime, while nothing changes
+	span := m.nextChange(t).Sub(t)
+	if need <= uint64(span) {
+		return t.Add(sim.Duration(need)), true
+	}
+	*left -= r * uint64(span) // less than left, as need > span
+	return 0, false
+}
+
+// copy is the process as it stands, drawing from copies of its streams: it
+// can be stepped ahead and leave this one where it is.
+func (m *capacityModel) copy() *capacityModel {
+	c := *m
+	states := *m.rngSrc
+	c.rngSrc, c.rng = &states, rand.New(&states)
+	if m.dipsSrc != nil {
+		dips := *m.dipsSrc
+		c.dipsSrc, c.dips = &dips, rand.New(&dips)
+	}
+	return &c
 }
 
 // advance steps the process to t: the state, and the dip current or next,

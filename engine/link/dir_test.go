@@ -62,7 +62,7 @@ func testDir(c Config, limit int, n uint64, gap sim.Duration, seed uint64) (*sim
 	s, pool := sim.New(), &packet.Pool{}
 	c.Streams = Streams{
 		Loss: rng.Stream(seed, "link/t/ab/loss"), Jitter: rng.PCG(seed, "link/t/ab/jitter"),
-		Capacity: rng.Stream(seed, "link/t/ab/capacity"), Dips: rng.Stream(seed, "link/t/ab/capacity/dips"),
+		Capacity: rng.PCG(seed, "link/t/ab/capacity"), Dips: rng.PCG(seed, "link/t/ab/capacity/dips"),
 	}
 	if c.Name == "" {
 		c.Name, c.Link, c.AB = "t/ab", "t", true
@@ -374,7 +374,7 @@ func TestCapacityDwellProcess(t *testing.T) {
 		States:      []config.CapacityState{{Rate: 50 * units.Mbps, Dwell: 3 * sim.Second}, {Rate: 10 * units.Mbps, Dwell: sim.Second}},
 		Transitions: [][]float64{{0, 1}, {1, 0}},
 	}
-	m := newCapacityModel(c, 0, rng.Stream(5, "link/t/ab/capacity"), nil)
+	m := newCapacityModel(c, 0, rng.PCG(5, "link/t/ab/capacity"), nil)
 	const k = 100
 	hi, all := make([]float64, k), make([]float64, k)
 	var dwells []float64
@@ -448,7 +448,7 @@ func TestCapacityChangesUnderAPacket(t *testing.T) {
 		c:   config.Capacity{States: steady, Transitions: [][]float64{{1}}},
 		set: func(*capacityModel) {},
 	}} {
-		m := newCapacityModel(&tc.c, 0, rng.Stream(5, "link/t/ab/capacity"), rng.Stream(5, "link/t/ab/capacity/dips"))
+		m := newCapacityModel(&tc.c, 0, rng.PCG(5, "link/t/ab/capacity"), rng.PCG(5, "link/t/ab/capacity/dips"))
 		tc.set(m)
 		if got := m.finish(tc.start, tc.start, 1500); got != tc.want {
 			t.Errorf("%s: the packet leaves at %v, want %v", tc.name, got, tc.want)
@@ -473,7 +473,7 @@ func TestCapacityServesItsIntegral(t *testing.T) {
 		// 1500 B every 100 µs is 120 Mbps: the queue never empties.
 		s, _, _, a := testDir(Config{Rate: 40 * units.Mbps, Delay: sim.Millisecond, Capacity: &c}, 1_000_000, 100_000, 100*sim.Microsecond, 7)
 		s.RunUntil(sim.Time(9 * sim.Second))
-		ref := newCapacityModel(&c, 0, rng.Stream(7, "link/t/ab/capacity"), rng.Stream(7, "link/t/ab/capacity/dips"))
+		ref := newCapacityModel(&c, 0, rng.PCG(7, "link/t/ab/capacity"), rng.PCG(7, "link/t/ab/capacity/dips"))
 		// Bits served by the wire up to the last arrival's departure.
 		last := a.at[len(a.at)-1].Add(-sim.Millisecond)
 		var bits float64
@@ -496,7 +496,7 @@ func TestCapacityServesItsIntegral(t *testing.T) {
 func TestCapacityGrantRamp(t *testing.T) {
 	c := &config.Capacity{States: []config.CapacityState{{Rate: 100 * units.Mbps, Dwell: 1000 * sim.Second}},
 		Transitions: [][]float64{{1}}, Grant: &config.CapacityGrant{Start: 0.2, Ramp: 100 * sim.Millisecond}}
-	m := newCapacityModel(c, 0, rng.Stream(5, "c"), nil)
+	m := newCapacityModel(c, 0, rng.PCG(5, "c"), nil)
 	for _, tc := range []struct {
 		since, now sim.Time
 		want       units.BitRate
@@ -605,7 +605,7 @@ func TestCapacityDipsFraction(t *testing.T) {
 		Transitions: [][]float64{{1}},
 		Dips:        &config.CapacityDips{Every: sim.Second, Depth: 0.25, Scale: 10 * sim.Millisecond, Shape: alpha, Cap: 500 * sim.Millisecond},
 	}
-	m := newCapacityModel(c, 0, rng.Stream(5, "link/t/ab/capacity"), rng.Stream(5, "link/t/ab/capacity/dips"))
+	m := newCapacityModel(c, 0, rng.PCG(5, "link/t/ab/capacity"), rng.PCG(5, "link/t/ab/capacity/dips"))
 	const n, k = 4_000_000, 100
 	in, all := make([]float64, k), make([]float64, k)
 	for i := 0; i < n; i++ {

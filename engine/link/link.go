@@ -148,8 +148,10 @@ type Dir struct {
 
 // Streams are a direction's random streams, one per model family.
 type Streams struct {
-	Loss, Capacity, Dips *rand.Rand
-	Jitter               *rand.PCG // the jitter model's normal draws go to it directly (rng.Normal)
+	Loss *rand.Rand
+	// The jitter model's normal draws go to its PCG directly (rng.Normal);
+	// a capacity process steps copies of its PCGs ahead (finish).
+	Jitter, Capacity, Dips *rand.PCG
 }
 
 // Config holds a direction's parameters.

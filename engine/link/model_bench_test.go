@@ -106,7 +106,7 @@ type dirRun struct {
 func newDirRun(c Config) *dirRun {
 	c.Name, c.Link, c.AB, c.Rate, c.Delay = "t/ab", "t", true, units.Gbps, 19*sim.Millisecond
 	c.Streams = Streams{Loss: rng.Stream(1, "link/t/ab/loss"), Jitter: rng.PCG(1, "link/t/ab/jitter"),
-		Capacity: rng.Stream(1, "link/t/ab/capacity"), Dips: rng.Stream(1, "link/t/ab/capacity/dips")}
+		Capacity: rng.PCG(1, "link/t/ab/capacity"), Dips: rng.PCG(1, "link/t/ab/capacity/dips")}
 	s, pool := sim.New(), &packet.Pool{}
 	// Slots in random order, whether or not the model scrambles them (see
 	// engine.benchmarkPumpModel).

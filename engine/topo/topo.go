@@ -116,8 +116,8 @@ func Build(s *sim.Sim, pool *packet.Pool, scn *config.Scenario) (*Network, error
 				Streams: link.Streams{
 					Loss:     rng.Stream(seed, "link/"+name+"/loss"),
 					Jitter:   rng.PCG(seed, "link/"+name+"/jitter"),
-					Capacity: rng.Stream(seed, "link/"+name+"/capacity"),
-					Dips:     rng.Stream(seed, "link/"+name+"/capacity/dips"),
+					Capacity: rng.PCG(seed, "link/"+name+"/capacity"),
+					Dips:     rng.PCG(seed, "link/"+name+"/capacity/dips"),
 				},
 			})
 			pair[k] = d
