@@ -62,6 +62,9 @@ func New(scn *config.Scenario, sink trace.Sink) (*Run, error) {
 		q := &queueObs{QueueRecorder: QueueRecorder{Trace: r.Trace, Link: int32(i / 2), AB: d.AB}, run: r}
 		r.queues = append(r.queues, q)
 		d.Observe(q)
+		if r.Trace.On() {
+			d.LogLink(&q.QueueRecorder)
+		}
 	}
 	var later []*tcpFlow               // group flows, built when they start
 	var legs1 []*tcpFlow               // second legs of flows split by proxies
@@ -256,6 +259,11 @@ func (q *QueueRecorder) Dequeued(d *link.Dir, now sim.Time, sojourn sim.Duration
 	if q.Trace.On() {
 		q.record(d, now, sojourn)
 	}
+}
+
+// LinkChanged writes a link row (link.LinkLogger).
+func (q *QueueRecorder) LinkChanged(d *link.Dir, at sim.Time, rate units.BitRate, delay sim.Duration) {
+	q.Trace.RecordLink(at, q.Link, q.AB, int64(rate), delay)
 }
 
 // record writes a queue row; the trace is on.

@@ -69,6 +69,10 @@ func chunkOf(r *trace.Recorder, table string) *trace.Recorder {
 	case trace.TableEvents:
 		e := &r.EventT
 		c.EventT = trace.EventTable{T: slices.Clone(e.T), Flow: slices.Clone(e.Flow), Kind: slices.Clone(e.Kind), Seq: slices.Clone(e.Seq), Length: slices.Clone(e.Length)}
+	case trace.TableLink:
+		l := &r.LinkT
+		c.LinkT = trace.LinkTable{T: slices.Clone(l.T), Link: slices.Clone(l.Link), DirAB: slices.Clone(l.DirAB),
+			RateBps: slices.Clone(l.RateBps), DelayPs: slices.Clone(l.DelayPs)}
 	}
 	return c
 }
@@ -86,6 +90,8 @@ func tableLen(r *trace.Recorder, table string) int {
 		return r.SignalT.Len()
 	case trace.TableEvents:
 		return r.EventT.Len()
+	case trace.TableLink:
+		return r.LinkT.Len()
 	}
 	return 0
 }

@@ -406,8 +406,13 @@ def queue(
 ) -> Figure:
     """A link direction's queue: backlog and sojourn time, drops and marks as ticks.
 
+    From a session whose direction's rate or delay moves (a capacity process,
+    outages, scheduled changes: its ``link`` table), a third panel draws its
+    service rate (0 while down) and propagation delay.
+
     Args:
-        source: A session (its ``queue`` table is fetched) or a ``queue`` table.
+        source: A session (its ``queue`` and ``link`` tables are fetched) or a
+            ``queue`` table.
         link: The link id.
         dir: ``"ab"`` or ``"ba"``.
         title: Figure title.
@@ -420,16 +425,24 @@ def queue(
         ValueError: No rows for that link direction.
     """
     plt = _plt()
+    lt = None
     if isinstance(source, pa.Table):
         qt = source
     else:
         qt = source.signals("queue")
+        lt = _fetch(source, "link", None)
         title = title or f"{source.scenario} · seed {source.seed} · {link} {dir}"
     qt = qt.filter(pc.and_(pc.equal(qt["link"], link), pc.equal(qt["dir"], dir)))
     if qt.num_rows == 0:
         raise ValueError(f"ccscope.plot: no queue rows for link {link!r} dir {dir!r}")
+    if lt is not None:
+        lt = lt.filter(pc.and_(pc.equal(lt["link"], link), pc.equal(lt["dir"], dir)))
+        if lt.num_rows < 2:
+            lt = None  # a constant rate and delay: nothing to draw
     t = _secs(qt["t_ps"])
-    fig, (ax_b, ax_s) = plt.subplots(2, 1, sharex=True, figsize=figsize, layout="constrained")
+    axes = plt.subplots(2 if lt is None else 3, 1, sharex=True, figsize=figsize, layout="constrained")[1]
+    fig = axes[0].figure
+    ax_b, ax_s = axes[0], axes[1]
     ax_b.plot(*_thin(t, _col(qt, "backlog_bytes") / 1e3), drawstyle="steps-post", lw=1, label="backlog")
     ax_b.set_ylabel("backlog (KB)")
     ax_p = ax_b.twinx()
@@ -448,6 +461,21 @@ def queue(
                 at = at[:: int(np.ceil(len(at) / _MAX_TICKS))]
             ax_s.plot(at, np.zeros_like(at), "|", color=colour, ms=8, label=f"{name} ({int(c[-1] - c[0])})")
     ax_s.legend(loc="upper right", fontsize="small")
+    if lt is not None:
+        ax_s.set_xlabel("")
+        ax_r = axes[2]
+        # Each row holds until the next; the last until the queue's last row.
+        lt_t = np.append(_secs(lt["t_ps"]), max(t[-1], _secs(lt["t_ps"])[-1]))
+        rate = _col(lt, "rate_bps") / 1e6
+        ax_r.plot(lt_t, np.append(rate, rate[-1]), drawstyle="steps-post", lw=1, label="service rate")
+        ax_r.set_ylabel("service rate (Mbps)")
+        ax_r.set_ylim(bottom=0)
+        ax_d = ax_r.twinx()
+        delay = _col(lt, "delay_ps") / 1e9
+        ax_d.plot(lt_t, np.append(delay, delay[-1]), drawstyle="steps-post", lw=0.8, color="#ff7f0e")
+        ax_d.set_ylabel("delay (ms)", color="#ff7f0e")
+        ax_d.set_ylim(bottom=0)
+        ax_r.set_xlabel("time (s)")
     if title:
         fig.suptitle(title)
     return fig

@@ -30,7 +30,7 @@ __all__ = [
 ]
 
 #: The trace tables a session records (see ``engine/trace``).
-TABLES = ("flows", "signals", "events", "queue", "delivery")
+TABLES = ("flows", "signals", "events", "queue", "delivery", "link")
 
 #: Linux ``tcp_ca_state`` names, in the kernel's order, as the ``ca_state``
 #: column holds them (``TCP_CA_Open`` ... ``TCP_CA_Loss``, lower case).

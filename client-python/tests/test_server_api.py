@@ -359,3 +359,41 @@ def test_run_receives_progress_pushes(client):
     assert times == sorted(times) and all(0 < p.fraction <= 1 for p in seen)
     assert {p.request for p in seen} == {client._next_id - 2}  # the run's id (close came after)
     assert res["sim_time_ps"] == 400 * PS
+
+
+def test_link_table_holds_the_handovers(client):
+    # leo-handover's changes take the bottleneck down at 15, 30 and 45 s
+    # for 120 to 180 ms and move its delay; between them its capacity
+    # process runs through its states. The link table says so, as a step
+    # function.
+    mpl = pytest.importorskip("matplotlib")
+    mpl.use("Agg")
+    import ccscope.plot
+
+    with client.open("leo-handover", set={"trace.detail": "sampled"}) as s:
+        s.run(progress=False)
+        lk = s.signals("link")
+        cfg = s.config
+        fig = ccscope.plot.queue(s, link="bottleneck")
+    assert [a.get_ylabel() for a in fig.axes[:3]] == ["backlog (KB)", "sojourn (ms)", "service rate (Mbps)"]
+    mpl.pyplot.close(fig)
+    ab = lk.filter(pc.and_(pc.equal(lk["link"], "bottleneck"), pc.equal(lk["dir"], "ab")))
+    t, rate, delay = (ab[c].to_pylist() for c in ("t_ps", "rate_bps", "delay_ps"))
+    assert t == sorted(t) and t[0] == 0
+
+    def at(ps):
+        i = max(k for k, x in enumerate(t) if x <= ps)
+        return rate[i], delay[i]
+
+    link = next(lk_ for lk_ in cfg["links"] if lk_["id"] == "bottleneck")
+    states = {int(st["rate"].removesuffix("Mbps")) * MBPS for st in link["ab"]["capacity"]["states"]}
+    base = ccscope.parse_duration(link["ab"]["delay"])
+    assert at(14 * PS) in {(r, base) for r in states}
+    for ch in cfg["changes"]:
+        start = ccscope.parse_duration(ch["at"])
+        if ch["dir"] != "ab":
+            continue
+        end, d = start + ccscope.parse_duration(ch["outage"]), ccscope.parse_duration(ch["delay"])
+        assert at(start) == (0, d) and at(end - 1) == (0, d)
+        assert at(end)[0] in states and at(end)[1] == d
+    assert len(set(rate) - {0}) >= 2  # the process moved between states

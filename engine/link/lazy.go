@@ -194,9 +194,11 @@ func (d *Dir) remode() {
 // kindTxDone queued for now: a step that ended between events of one
 // instant.)
 func (d *Dir) CatchUp() {
-	if now := d.s.Now(); d.lazy && d.n > 0 {
+	now := d.s.Now()
+	if d.lazy && d.n > 0 {
 		d.serve(now, false)
 	}
+	d.logTo(now)
 }
 
 // Ties counts the packets that came to the direction, and the changes made

@@ -121,6 +121,7 @@ type Dir struct {
 	jit      *jitterModel
 	capa     *capacityModel
 	tr       *traceLink
+	log      *linkLog // nil unless LogLink; beside the models transmit reads
 	out      *outages
 	rate     units.BitRate
 	byteTime sim.Duration // rate's exact time per byte, or 0 (units.ByteTime)
@@ -240,8 +241,10 @@ func (d *Dir) LossP() float64 {
 // a packet being serialised finishes as it started.
 func (d *Dir) SetRate(r units.BitRate) {
 	d.touch()
-	d.setRate(r)
-	d.capa, d.tr = nil, nil
+	d.logChange(func() {
+		d.setRate(r)
+		d.capa, d.tr = nil, nil
+	})
 	d.remode()
 }
 
@@ -256,7 +259,7 @@ func (d *Dir) setRate(r units.BitRate) {
 // (reorder): lowering the delay does not let new packets overtake old ones.
 func (d *Dir) SetDelay(x sim.Duration) {
 	d.touch()
-	d.delay = x
+	d.logChange(func() { d.delay = x })
 }
 
 // SetLoss replaces the loss model. The new model continues the direction's
@@ -285,20 +288,24 @@ func (d *Dir) SetJitter(j config.Jitter) {
 // constant rate), which starts in its state 0 now.
 func (d *Dir) SetCapacity(c *config.Capacity) {
 	d.touch()
-	d.capa = newCapacityModel(c, d.s.Now(), d.rngs.Capacity, d.rngs.Dips)
-	if c != nil {
-		d.tr = nil
-	}
+	d.logChange(func() {
+		d.capa = newCapacityModel(c, d.s.Now(), d.rngs.Capacity, d.rngs.Dips)
+		if c != nil {
+			d.tr = nil
+		}
+	})
 	d.remode()
 }
 
 // AddOutage takes the direction down from now for dur.
 func (d *Dir) AddOutage(dur sim.Duration) {
 	d.touch()
-	if d.out == nil {
-		d.out = &outages{}
-	}
-	d.out.add(d.s.Now(), dur)
+	d.logChange(func() {
+		if d.out == nil {
+			d.out = &outages{}
+		}
+		d.out.add(d.s.Now(), dur)
+	})
 	d.remode()
 }
 
@@ -532,6 +539,9 @@ func (d *Dir) startTx(now sim.Time) {
 // made a trace link's packets cost a third more: BenchmarkPump1GModel/trace,
 // whose trace, like mahimahi's, has many opportunities per millisecond.)
 func (d *Dir) transmit(id packet.ID, now sim.Time) bool {
+	if d.log != nil {
+		d.logTo(now) // before a capacity process moves on to now
+	}
 	p := d.pool.Get(id)
 	if d.obs != nil {
 		d.obs.Dequeued(d, now, now.Sub(p.EnqAt))

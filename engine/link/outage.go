@@ -88,3 +88,13 @@ func (o *outages) downUntil(t sim.Time) (sim.Time, bool) {
 	}
 	return end, down
 }
+
+// nextChange is the first instant after t at which the direction goes down
+// or comes back up, as the windows known now have it (an end where another
+// window goes on is one too: the link log writes only what changed).
+func (o *outages) nextChange(t sim.Time) sim.Time {
+	if end, down := o.downUntil(t); down {
+		return end
+	}
+	return o.upTo // downUntil found t up, until the next window starts
+}

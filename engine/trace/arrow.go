@@ -16,7 +16,7 @@ import (
 )
 
 // Tables lists the table names in the order files and streams use them.
-var Tables = [...]string{iQueue: TableQueue, iDelivery: TableDelivery, iFlows: TableFlows, iSignals: TableSignals, iEvents: TableEvents}
+var Tables = [...]string{iQueue: TableQueue, iDelivery: TableDelivery, iFlows: TableFlows, iSignals: TableSignals, iEvents: TableEvents, iLink: TableLink}
 
 // Each table's index in Tables.
 const (
@@ -25,6 +25,7 @@ const (
 	iFlows
 	iSignals
 	iEvents
+	iLink
 )
 
 // Strings are plain utf8 rather than dictionary-encoded: every reader
@@ -56,6 +57,8 @@ var (
 			"t_ps", i64, "flow", utf8, "signal", utf8, "value", f64),
 		TableEvents: newSchema(TableEvents,
 			"t_ps", i64, "flow", utf8, "kind", utf8, "seq", i64, "len", i32),
+		TableLink: newSchema(TableLink,
+			"t_ps", i64, "link", utf8, "dir", utf8, "rate_bps", i64, "delay_ps", i64),
 	}
 )
 
@@ -109,15 +112,9 @@ func (r *Recorder) batch(table string, mem memory.Allocator, f Filter, dict bool
 	switch table {
 	case TableQueue:
 		q := &r.Queue
-		dir := make([]uint8, len(q.DirAB))
-		for i, ab := range q.DirAB {
-			if ab {
-				dir[i] = 1
-			}
-		}
 		fixedCol(&b, i64, q.T, nil)
 		utf8Col(&b, r.Links, q.Link, nil)
-		utf8Col(&b, dirNames[:], dir, nil)
+		utf8Col(&b, dirNames[:], dirIndex(q.DirAB), nil)
 		fixedCol(&b, i64, q.BacklogBytes, nil)
 		fixedCol(&b, i64, q.BacklogPkts, nil)
 		fixedCol(&b, i64, q.SojournPs, nil)
@@ -146,6 +143,13 @@ func (r *Recorder) batch(table string, mem memory.Allocator, f Filter, dict bool
 		utf8Col(&b, kindNames[:], e.Kind, sel)
 		fixedCol(&b, i64, e.Seq, sel)
 		fixedCol(&b, i32, e.Length, sel)
+	case TableLink:
+		l := &r.LinkT
+		fixedCol(&b, i64, l.T, nil)
+		utf8Col(&b, r.Links, l.Link, nil)
+		utf8Col(&b, dirNames[:], dirIndex(l.DirAB), nil)
+		fixedCol(&b, i64, l.RateBps, nil)
+		fixedCol(&b, i64, l.DelayPs, nil)
 	default:
 		return nil, fmt.Errorf("trace: no table %q", table)
 	}
@@ -206,7 +210,7 @@ func (r *Recorder) flowColumns(b *batch, flows []bool) {
 }
 
 var (
-	dirNames  = [2]string{"ba", "ab"} // indexed by QueueTable.DirAB
+	dirNames  = [2]string{"ba", "ab"} // indexed by dirIndex
 	caNames   = byteNames(func(i int) string { return cc.CAState(i).String() })
 	kindNames = byteNames(func(i int) string {
 		if i < len(EventKindNames) {
@@ -215,6 +219,17 @@ var (
 		return fmt.Sprintf("EventKind(%d)", i)
 	})
 )
+
+// dirIndex indexes dirNames by the DirAB column of the queue or link table.
+func dirIndex(ab []bool) []uint8 {
+	dir := make([]uint8, len(ab))
+	for i, x := range ab {
+		if x {
+			dir[i] = 1
+		}
+	}
+	return dir
+}
 
 // byteNames tabulates the names of all 256 values of a uint8 enum, so an
 // out-of-range value still gets a readable name rather than a panic.

@@ -28,6 +28,7 @@ func TestSchema(t *testing.T) {
 			"delivered_pkts:uint64", "lost_pkts:uint64", "retrans_pkts:uint64", "ca_state:utf8"},
 		TableSignals: {"t_ps:int64", "flow:utf8", "signal:utf8", "value:float64"},
 		TableEvents:  {"t_ps:int64", "flow:utf8", "kind:utf8", "seq:int64", "len:int32"},
+		TableLink:    {"t_ps:int64", "link:utf8", "dir:utf8", "rate_bps:int64", "delay_ps:int64"},
 	}
 	for _, table := range Tables {
 		t.Run(table, func(t *testing.T) {

@@ -27,7 +27,7 @@ import (
 // pyarrow.ipc.open_file, pandas.read_feather, polars.read_ipc). Sibling files
 // rather than a directory: each is an ordinary file any reader opens by
 // name, where a directory named like a file would look to pandas and polars
-// like one dataset with one schema. All five files are created up front and
+// like one dataset with one schema. All six files are created up front and
 // always exist after Close, a table that got no rows holding just its
 // schema, so notebooks need not test for them. Each flush becomes one Arrow
 // record batch or one Parquet row group.
@@ -95,7 +95,7 @@ func WithSelection(sel Selection) FileOption {
 	return func(s *FileSink) { s.sel = sel }
 }
 
-// NewFileSink creates the five table files for path, whose extension
+// NewFileSink creates the six table files for path, whose extension
 // chooses the format: ".arrow" (Arrow IPC file) or ".parquet" (Parquet,
 // Snappy-compressed).
 func NewFileSink(path string, opts ...FileOption) (*FileSink, error) {
@@ -136,7 +136,7 @@ func NewFileSink(path string, opts ...FileOption) (*FileSink, error) {
 	return s, nil
 }
 
-// Paths are the files the sink writes, in the order of Tables: all five,
+// Paths are the files the sink writes, in the order of Tables: all six,
 // or those of the tables its selection picks.
 func (s *FileSink) Paths() []string {
 	var paths []string

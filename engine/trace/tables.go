@@ -55,6 +55,41 @@ func (r *Recorder) RecordQueue(last *sim.Time, row *QueueRow) {
 	r.maybeFlush(TableQueue, len(q.T))
 }
 
+// LinkTable holds each link direction's service rate and propagation delay,
+// one row whenever either changes (a capacity process's state or dip, an
+// outage, a scheduled change) and one when recording starts. The rate is 0
+// while an outage holds the direction down; a trace-driven direction
+// gives its trace's mean rate (the trace itself is its schedule).
+type LinkTable struct {
+	T       []int64 // t_ps
+	Link    []int32 // index into Recorder.Links
+	DirAB   []bool  // true: the a→b direction
+	RateBps []int64
+	DelayPs []int64
+}
+
+func (t *LinkTable) reset() {
+	*t = LinkTable{T: t.T[:0], Link: t.Link[:0], DirAB: t.DirAB[:0], RateBps: t.RateBps[:0], DelayPs: t.DelayPs[:0]}
+}
+
+// Len is the number of rows.
+func (t *LinkTable) Len() int { return len(t.T) }
+
+// RecordLink appends a link row. Rows are few, so every detail but summary
+// records each one: sampling could drop the end of an outage.
+func (r *Recorder) RecordLink(at sim.Time, link int32, ab bool, rate int64, delay sim.Duration) {
+	if r.skip[iLink] || !r.On() {
+		return
+	}
+	l := &r.LinkT
+	l.T = append(l.T, int64(at))
+	l.Link = append(l.Link, link)
+	l.DirAB = append(l.DirAB, ab)
+	l.RateBps = append(l.RateBps, rate)
+	l.DelayPs = append(l.DelayPs, int64(delay))
+	r.maybeFlush(TableLink, len(l.T))
+}
+
 // DeliveryTable holds per-flow cumulative payload bytes delivered.
 type DeliveryTable struct {
 	T              []int64

@@ -1,6 +1,7 @@
 // Package trace records a run's signals into columnar tables that leave as
 // Arrow record batches: queue state, per-flow delivery, per-flow sender
-// state, CC-registered signals (long format) and discrete events.
+// state, CC-registered signals (long format), discrete events, and the
+// links' rate and delay as they change.
 //
 // Rows are appended to plain Go column slices (no per-row allocation once a
 // table has grown). When a table reaches its flush size the recorder hands it
@@ -21,6 +22,7 @@ const (
 	TableFlows    = "flows"
 	TableSignals  = "signals"
 	TableEvents   = "events"
+	TableLink     = "link"
 )
 
 // Sink receives full tables. It must copy what it keeps: the recorder resets
@@ -51,7 +53,7 @@ type Recorder struct {
 	Detail   config.TraceDetail
 	Interval sim.Duration
 
-	Links   []string // link names, indexed by QueueTable.Link
+	Links   []string // link names, indexed by QueueTable.Link and LinkTable.Link
 	Flows   []string // flow ids, indexed by the Flow columns
 	Signals []string // signal names, indexed by SignalTable.Signal
 
@@ -60,6 +62,7 @@ type Recorder struct {
 	FlowsT   FlowTable
 	SignalT  SignalTable
 	EventT   EventTable
+	LinkT    LinkTable
 
 	sink      Sink
 	skip      [len(Tables)]bool // tables the sink does not write: not recorded
@@ -152,12 +155,14 @@ func (r *Recorder) FlushTable(table string) {
 		r.SignalT.reset()
 	case TableEvents:
 		r.EventT.reset()
+	case TableLink:
+		r.LinkT.reset()
 	}
 }
 
 // FlushAll flushes every table, e.g. at the end of a run.
 func (r *Recorder) FlushAll() {
-	for _, t := range []string{TableQueue, TableDelivery, TableFlows, TableSignals, TableEvents} {
+	for _, t := range Tables {
 		r.FlushTable(t)
 	}
 }
@@ -172,6 +177,7 @@ type tableSet struct {
 	flows    FlowTable
 	signals  SignalTable
 	events   EventTable
+	link     LinkTable
 }
 
 // swapTable exchanges the recorder's storage of table Tables[i] with t's.
@@ -187,6 +193,8 @@ func (r *Recorder) swapTable(i int, t *tableSet) {
 		r.SignalT, t.signals = t.signals, r.SignalT
 	case TableEvents:
 		r.EventT, t.events = t.events, r.EventT
+	case TableLink:
+		r.LinkT, t.link = t.link, r.LinkT
 	}
 }
 
@@ -203,5 +211,7 @@ func (t *tableSet) reset(i int) {
 		t.signals.reset()
 	case TableEvents:
 		t.events.reset()
+	case TableLink:
+		t.link.reset()
 	}
 }

@@ -228,6 +228,9 @@ func Run(ctx context.Context, scn *config.Scenario, hash string, opt Options) (r
 		q := &queueObs{QueueRecorder: engine.QueueRecorder{Trace: r.rec, Link: int32(i / 2), AB: d.AB}, r: r}
 		r.queues = append(r.queues, q)
 		d.Observe(q)
+		if r.rec.On() {
+			d.LogLink(&q.QueueRecorder)
+		}
 	}
 	ep, err := newEpoll(fds)
 	if err != nil {

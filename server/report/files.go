@@ -135,6 +135,7 @@ var tableCols = map[string][]string{
 	trace.TableEvents:   {"t_ps", "flow", "kind"},
 	trace.TableDelivery: {"t_ps", "flow", "bytes_delivered"},
 	trace.TableQueue:    {"t_ps", "link", "dir", "backlog_bytes", "backlog_pkts", "sojourn_ps", "drops", "marks"},
+	trace.TableLink:     {"t_ps", "link", "dir", "rate_bps", "delay_ps"},
 }
 
 // readTable feeds one table file to b.
@@ -188,6 +189,12 @@ func (b *Builder) readTable(path, table string) error {
 			drops, marks := c[6].(*array.Uint64), c[7].(*array.Uint64)
 			for i, t := range ts {
 				b.queue(link.Value(i)+"/"+dir.Value(i)).add(t, bytes.Value(i), pkts.Value(i), soj.Value(i), drops.Value(i), marks.Value(i))
+			}
+		case trace.TableLink:
+			link, dir := c[1].(*array.String), c[2].(*array.String)
+			rate, delay := c[3].(*array.Int64), c[4].(*array.Int64)
+			for i, t := range ts {
+				b.queue(link.Value(i)+"/"+dir.Value(i)).addLink(t, rate.Value(i), delay.Value(i))
 			}
 		}
 		return nil

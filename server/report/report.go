@@ -175,8 +175,22 @@ func (b *Builder) Flush(r *trace.Recorder, table string) error {
 			b.queue(names[q.Link[i]][dir]).add(q.T[i], q.BacklogBytes[i], q.BacklogPkts[i], q.SojournPs[i], q.Drops[i], q.Marks[i])
 		}
 		b.rows += int64(len(q.T))
+	case trace.TableLink:
+		l := &r.LinkT
+		for i := range l.T {
+			b.queue(dirName(r.Links[l.Link[i]], l.DirAB[i])).addLink(l.T[i], l.RateBps[i], l.DelayPs[i])
+		}
+		b.rows += int64(len(l.T))
 	}
 	return nil
+}
+
+// dirName is a direction's name, "<link>/ab" or "<link>/ba".
+func dirName(link string, ab bool) string {
+	if ab {
+		return link + "/ab"
+	}
+	return link + "/ba"
 }
 
 // SetSummary records the end-of-run summary (and its digest) once the run
@@ -296,7 +310,8 @@ func (f *flowAcc) addSignal(t int64, name string, v float64) {
 	f.sigs[i].ext.add(b, t, v)
 }
 
-// queueAcc accumulates one link direction's queue.
+// queueAcc accumulates one link direction's queue, and its service rate
+// and delay as they change (the link table).
 type queueAcc struct {
 	name                   string
 	g                      grid
@@ -305,6 +320,19 @@ type queueAcc struct {
 	prevDrops, prevMarks   uint64
 	maxPkts                int64
 	totalDrops, totalMarks uint64
+	rate, delay            *extremes
+	linkRows               int
+}
+
+// addLink takes a link row: the rate and delay from t on.
+func (q *queueAcc) addLink(t, rateBps, delayPs int64) {
+	if q.rate == nil {
+		q.rate, q.delay = newExtremes(q.g.n), newExtremes(q.g.n)
+	}
+	b := q.g.bucket(t)
+	q.rate.add(b, t, float64(rateBps)/1e6)
+	q.delay.add(b, t, float64(delayPs)/1e9)
+	q.linkRows++
 }
 
 func (q *queueAcc) add(t, bytes, pkts, sojournPs int64, drops, marks uint64) {
@@ -566,7 +594,15 @@ func (b *Builder) queueGroup(q *queueAcc) group {
 			so.add(&series{Label: x.name, Unit: "count", Style: stylePoints, Color: x.col, Axis: 1, Data: encode(vals)})
 		}
 	}
-	for _, c := range []*chart{bl, so} {
+	charts := []*chart{bl, so}
+	if q.linkRows > 1 { // the rate or delay moved: a capacity process, outages, changes
+		rd := &chart{ID: id + "-rate", Title: "Service rate (0 while down) and propagation delay",
+			Axes: [2]axis{{Label: "Mbps", Min: ptr0()}, {Label: "ms", Min: ptr0()}}, fillTo: q.g.n - 1}
+		rd.addLine(q.rate, "service rate", "Mbps", styleStep, 0)
+		rd.addLine(q.delay, "delay", "ms", styleStep, 1)
+		charts = append(charts, rd)
+	}
+	for _, c := range charts {
 		if len(c.Series) > 0 {
 			g.Charts = append(g.Charts, c)
 		}
