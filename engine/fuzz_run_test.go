@@ -34,6 +34,7 @@ func FuzzRun(f *testing.F) {
 		{"cellular", "flows.f0.cc=bbr3", `flows.f0.ack_hold={"quantiles":["1ms","5ms","20ms"]}`, ""},
 		{"wifi", `flows.f0.rcv_hold="1ms"`, "flows.f0.tcp.sack=false", ""},
 		{"leo-handover", "runtime.duration=2s", "flows.f0.cc=bbr", ""},
+		{"leo-handover", "trace.detail=change", `changes=[{"at":"100ms","link":"bottleneck","dir":"ab","outage":"50ms","delay":"30ms"}]`, "runtime.duration=1s"},
 		{"dumbbell-n", "flows.bulk.count=8", `flows.bulk.start={"kind":"poisson","rate":"100/s"}`, `flows.bulk.size={"kind":"lognormal","median":"20KB","sigma":1.5}`},
 		{"p-we-p", "flows.f0.cc=bbr", "runtime.seed=3", ""},
 		{"dc-incast", "flows.incast.count=4", "", ""},
