@@ -86,7 +86,7 @@ func (m *capacityModel) finish(now, busySince sim.Time, n units.Bytes) sim.Time 
 
 // serve takes what the rate at t, held until the next change, serves of
 // the bits left: the end of the packet if it ends by that change (done),
-// else the bits still to go then. The process is advanced to t.
+// else the bits still to go then. The process must stand at t.
 func (m *capacityModel) serve(t sim.Time, left *uint64, f float64, ramp bool) (sim.Time, bool) {
 	r := uint64(m.rateAt(t, f, ramp))
 	need := (*left + r - 1) / r // ps at r: units.TxTime, while nothing changes

@@ -192,7 +192,7 @@ func (d *Dir) remode() {
 // queued already — so a run's events and digest do not depend on where it
 // was stopped and read. (With the wire empty, a packet due by now has its
 // kindTxDone queued for now: a step that ended between events of one
-// instant.)
+// instant.) It also writes the link log up to now (LogLink).
 func (d *Dir) CatchUp() {
 	now := d.s.Now()
 	if d.lazy && d.n > 0 {
