@@ -98,8 +98,10 @@ func TestOpenWithFiles(t *testing.T) {
 	_, url := newTestServer(t, Options{})
 	c := dial(t, url)
 	res := c.call("open", map[string]any{"scenario": "cellular",
-		"set":   map[string]any{"links.bottleneck.ab.trace.file": "my.trace", "runtime.duration": "1s"},
-		"files": map[string]any{"my.trace": "1\n1\n3\n", "unused.txt": []byte("0 0\n10 1\n")}})
+		"set": map[string]any{"links.bottleneck.ab.trace.file": "my.trace", "runtime.duration": "1s"},
+		"files": map[string]any{"my.trace": "1\n1\n3\n", "unused.txt": []byte("0 0\n10 1\n"),
+			// What the scenario named before the override: a client sends it too.
+			"traces/cellular.trace": "1\n"}})
 	canon := res["config"].(string)
 	if !strings.Contains(canon, `"1\n1\n3\n"`) {
 		t.Errorf("canonical config does not embed the trace sent: %s", canon)

@@ -105,7 +105,7 @@ type state struct {
 // then the seed, then the overrides (a map or a list of "path=value"), read
 // with the trace and CDF files sent with them. The notes name overrides
 // that replaced an object and dropped its fields (config.ApplyNoted), and
-// files sent that the scenario does not name.
+// files sent that the scenario names neither before nor after them.
 func buildScenario(raw []byte, seed *uint64, set any, files map[string][]byte) ([]byte, []string, *Error) {
 	var err error
 	if seed != nil {
@@ -113,6 +113,7 @@ func buildScenario(raw []byte, seed *uint64, set any, files map[string][]byte) (
 			return nil, nil, configError(err, "")
 		}
 	}
+	given := raw // before the overrides: a client sends the files it names too
 	var notes []string
 	switch s := set.(type) {
 	case nil:
@@ -139,7 +140,7 @@ func buildScenario(raw []byte, seed *uint64, set any, files map[string][]byte) (
 	if err != nil {
 		return nil, nil, configError(err, "")
 	}
-	if n := unnamedFiles(files, config.FileNames(raw)); n != "" {
+	if n := unnamedFiles(files, append(config.FileNames(given), config.FileNames(raw)...)); n != "" {
 		notes = append(notes, n)
 	}
 	return scn.Canonical(), notes, nil

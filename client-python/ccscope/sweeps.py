@@ -58,8 +58,8 @@ def run_spec(
             "until": duration?}``.
         point: Parameter values: ``"seed"`` sets the seed, any other key is
             an override path merged over ``spec["set"]``.
-        files: The trace and CDF files the scenario names, as
-            :meth:`Client.open` takes them (others are read from disk).
+        files: Trace and CDF files, as :meth:`Client.open` takes them: those
+            the point names are sent, others are read from disk.
 
     Returns:
         The run's :class:`~ccscope.Summary`.
@@ -71,6 +71,9 @@ def run_spec(
             seed = v
         else:
             overrides[k] = v
+    if files:  # only those this point names, so that the server notes none unnamed
+        config = spec["scenario"] if isinstance(spec["scenario"], Mapping) else None
+        files = {n: files[n] for n in _file_names(config, overrides) if n in files}
     with client.open(spec["scenario"], seed=seed, set=overrides, files=files) as s:
         s.run(until=spec.get("until"), progress=False)
         return s.summary()

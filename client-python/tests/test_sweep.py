@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import warnings
 
 import ccscope
 import pytest
+from ccscope.sweeps import run_spec
 
 pd = pytest.importorskip("pandas")
 
@@ -163,3 +165,17 @@ def test_dask_spec_sweep_sends_the_files_from_here(client, tmp_path, monkeypatch
                                 client=dc, progress=False, url=client._server.url)
     got = dict(zip(cat["links.bottleneck.ab.trace.file"], cat["goodput_bps"] / MBPS))
     assert got == pytest.approx({"one.trace": 12 * (2 - 0.021) / 2, "two.trace": 24 * (2 - 0.021) / 2}, rel=0.01)
+
+
+def test_run_spec_sends_a_point_the_files_it_names(client):
+    # Given three traces, a point is sent those the scenario and it name,
+    # so the server has no unnamed file to note (a warning per point).
+    raw = json.loads(subprocess.run([os.environ["CCSCOPE_BIN"], "scenarios", "--show", "pump"],
+                                    capture_output=True, check=True).stdout)
+    raw["links"][1]["ab"]["trace"] = {"file": "one.trace"}
+    files = {"one.trace": "1\n", "two.trace": "1\n1\n", "three.trace": "1\n1\n1\n"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = run_spec(client, {"scenario": raw, "until": "2s"}, {"links.bottleneck.ab.trace.file": "two.trace"},
+                       files=files)
+    assert got["flows"][0]["goodput_bps"] / MBPS == pytest.approx(24 * (2 - 0.021) / 2, rel=0.01)
