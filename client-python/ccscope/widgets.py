@@ -36,6 +36,7 @@ try:
 except ImportError as e:  # pragma: no cover - depends on the install
     raise ImportError("ccscope.widgets needs ipywidgets: pip install 'ccscope[widgets]'") from e
 
+import numpy as np
 import pyarrow.compute as pc
 
 from .tables import format_duration, parse_duration
@@ -295,6 +296,16 @@ class LiveView:
                 ax_rate.step(t, rows["delivery_rate_bps"].to_numpy() / 1e6, where="post", color=f"C{i}", label=f)
                 ax_cwnd.step(t, rows["cwnd_pkts"].to_numpy(), where="post", color=f"C{i}", label=f)
                 ax_rtt.plot(t, rows["srtt_ps"].to_numpy() / 1e9, color=f"C{i}", label=f)
+        lk = s.signals("link") if s.sim_time_ps > 0 else None
+        if lk is not None and lk.num_rows:
+            # The link's service rate (the slider's, a capacity process's, 0
+            # in an outage), each row holding until the next, the last until now.
+            lk = lk.filter(pc.and_(pc.equal(lk["link"], self.link), pc.equal(lk["dir"], self.dir)))
+            if lk.num_rows:
+                t = np.append(lk["t_ps"].to_numpy(), s.sim_time_ps) / 1e12
+                r = lk["rate_bps"].to_numpy() / 1e6
+                ax_rate.step(t, np.append(r, r[-1:]), where="post", color="k", ls="--", lw=0.8, label="link rate")
+        if ax_rate.lines:
             ax_rate.legend(fontsize="small", loc="upper left")
         q = s.signals("queue") if s.sim_time_ps > 0 else None
         if q is not None and q.num_rows:

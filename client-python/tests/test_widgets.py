@@ -56,6 +56,9 @@ def test_controls_step_and_act_through_the_action_log(client):
         last = flows.slice(flows.num_rows - 1).to_pylist()[0]
         assert last["delivery_rate_bps"] <= 10e6 * 1448 / 1500 + 1
         assert len(view.log) == 5
+        # The rate panel draws the link's rate too: 100 Mbps, then the cut.
+        link = next(ln for ln in view._axes[0].lines if ln.get_label() == "link rate")
+        assert list(link.get_ydata()[[0, -1]]) == [100.0, 10.0]
     finally:
         view.session.close()
 
