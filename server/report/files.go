@@ -48,10 +48,10 @@ func WriteRunInfo(path string, info RunInfo) error {
 	return nil
 }
 
-// ResolveTrace finds the trace files of prefix: "out" (then out.flows.parquet
-// or out.flows.arrow), "out.parquet" or "out.arrow" as given to --trace, or
-// one of the table files itself ("out.flows.parquet"). It returns the path
-// as --trace took it.
+// ResolveTrace finds the trace files of prefix: "out" (then out.<table>.parquet
+// or out.<table>.arrow, for any table), "out.parquet" or "out.arrow" as given
+// to --trace, or one of the table files itself ("out.flows.parquet"). It
+// returns the path as --trace took it.
 func ResolveTrace(prefix string) (string, error) {
 	cands := []string{prefix + ".parquet", prefix + ".arrow"}
 	if ext := filepath.Ext(prefix); ext == ".parquet" || ext == ".arrow" {
@@ -64,11 +64,13 @@ func ResolveTrace(prefix string) (string, error) {
 		}
 	}
 	for _, c := range cands {
-		if _, err := os.Stat(trace.TablePath(c, trace.TableFlows)); err == nil {
-			return c, nil
+		for _, t := range trace.Tables { // any table: --trace-select may have left some out
+			if _, err := os.Stat(trace.TablePath(c, t)); err == nil {
+				return c, nil
+			}
 		}
 	}
-	return "", fmt.Errorf("report: no trace files for %q: looked for %s", prefix, trace.TablePath(cands[0], trace.TableFlows))
+	return "", fmt.Errorf("report: no trace files for %q: looked for %s and the other tables beside it", prefix, trace.TablePath(cands[0], trace.TableFlows))
 }
 
 // ReadTrace builds a report from trace files (see ResolveTrace). The run

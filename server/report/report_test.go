@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -317,8 +318,10 @@ func TestReportFromBareTables(t *testing.T) {
 func TestReportFromSelectedTables(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "sel.parquet")
 	runReportTrace(t, "pump", []string{"runtime.duration=1s"}, path)
-	if err := os.Remove(trace.TablePath(path, trace.TableDelivery)); err != nil {
-		t.Fatal(err)
+	for _, table := range []string{trace.TableDelivery, trace.TableFlows} {
+		if err := os.Remove(trace.TablePath(path, table)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	b, err := ReadTrace(path, Options{})
 	if err != nil {
@@ -328,11 +331,48 @@ func TestReportFromSelectedTables(t *testing.T) {
 	if err := b.Write(&buf); err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Contains(buf.Bytes(), []byte("no delivery table")) {
-		t.Error("the page does not say the delivery table is missing")
+	for _, table := range []string{"delivery", "flows"} {
+		if !bytes.Contains(buf.Bytes(), []byte("no "+table+" table")) {
+			t.Errorf("the page does not say the %s table is missing", table)
+		}
 	}
 	if findSeries(pageJSON(t, buf.Bytes()), "q-bottleneck-ab-backlog", "backlog (packets)") == nil {
 		t.Error("no queue panel from the tables that are there")
+	}
+}
+
+// A queue whose direction's rate or delay moved gets a panel of both, from
+// the link table: p-rtr-p's bottleneck at 100 Mbps and 19 ms, down for
+// 200 ms from 1 s (rate 0), its delay 30 ms from then on.
+func TestReportDrawsTheLinkRate(t *testing.T) {
+	b, _ := runReportTrace(t, "p-rtr-p", []string{"runtime.duration=2s",
+		`changes=[{"at":"1s","link":"bottleneck","dir":"ab","outage":"200ms","delay":"30ms"}]`}, "")
+	var buf bytes.Buffer
+	if err := b.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	d := pageJSON(t, buf.Bytes())
+	rate, delay := findSeries(d, "q-bottleneck-ab-rate", "service rate"), findSeries(d, "q-bottleneck-ab-rate", "delay")
+	if rate == nil || delay == nil {
+		t.Fatal("no service rate panel under the bottleneck's queue")
+	}
+	seen := func(v []float64) []float64 {
+		var out []float64
+		for _, x := range v {
+			if !math.IsNaN(x) && !slices.Contains(out, x) {
+				out = append(out, x)
+			}
+		}
+		return out
+	}
+	if got := seen(decodeSlots(t, rate.Data)); !slices.Equal(got, []float64{100, 0}) {
+		t.Errorf("service rates drawn %v Mbps, want 100 and 0", got)
+	}
+	if got := seen(decodeSlots(t, delay.Data)); !slices.Equal(got, []float64{19, 30}) {
+		t.Errorf("delays drawn %v ms, want 19 and 30", got)
+	}
+	if findSeries(d, "q-bottleneck-ba-rate", "service rate") != nil {
+		t.Error("a rate panel for the reverse direction, whose rate and delay never moved")
 	}
 }
 
