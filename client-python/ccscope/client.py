@@ -246,6 +246,8 @@ class Client:
             )
         if set is not None:
             args["set"] = dict(set) if isinstance(set, Mapping) else [str(s) for s in set]
+        if files is not None and not isinstance(files, Mapping):
+            raise TypeError(f"ccscope: open(files=...) takes {{name: text or bytes}}, not {type(files).__name__}")
         given = dict(files or {})
         names = _file_names(args.get("config"), args.get("set"))
         if names or given:

@@ -75,6 +75,8 @@ def test_open_sends_files_given_in_memory(fake, tmp_path, monkeypatch):
     cfg = {"links": [{"ab": {"trace": {"file": "mem.trace"}}}, {"ab": {"trace": {"file": "disk.trace"}}}]}
     c.open(cfg, files={"mem.trace": "1\n1\n", "extra.trace": b"2\n"})
     assert t.sent[-1]["files"] == {"mem.trace": "1\n1\n", "disk.trace": b"3\n", "extra.trace": b"2\n"}
+    with pytest.raises(TypeError, match="takes {name: text or bytes}, not list"):
+        c.open(cfg, files=["mem.trace"])
 
 
 @pytest.mark.parametrize(
