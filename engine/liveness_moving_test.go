@@ -16,10 +16,10 @@ var livenessMovingRuns = flag.Int("liveness.moving", 400, "runs of TestLivenessS
 // The liveness invariant on paths that move: the busy sweep's cases
 // (livenessCase) with the bottleneck driven by a Mahimahi trace (looping
 // or ending, with gaps of up to a second), a capacity process (dips, to
-// no rate at all among them, a grant ramp), or the jitter kinds the other sweeps leave out (pareto,
-// burst, wifi_txop, lte_subframe, 5g_nr), and scheduled changes of
-// jitter, capacity, outages and rate (which ends a trace or capacity
-// process).
+// no rate at all among them, a grant ramp), or the jitter kinds the other
+// sweeps leave out (pareto, burst, wifi_txop, lte_subframe, 5g_nr), and
+// scheduled changes of jitter, capacity, outages and rate (which ends a
+// trace or capacity process).
 func TestLivenessSweepMovingPaths(t *testing.T) {
 	n := *livenessMovingRuns
 	if testing.Short() {

@@ -163,34 +163,36 @@ func (b *Builder) Flush(r *trace.Recorder, table string) error {
 		b.rows += int64(len(d.T))
 	case trace.TableQueue:
 		q := &r.Queue
-		names := make([][2]string, len(r.Links))
-		for i, l := range r.Links {
-			names[i] = [2]string{l + "/ba", l + "/ab"}
-		}
+		name := dirNames(r.Links)
 		for i := range q.T {
-			dir := 0
-			if q.DirAB[i] {
-				dir = 1
-			}
-			b.queue(names[q.Link[i]][dir]).add(q.T[i], q.BacklogBytes[i], q.BacklogPkts[i], q.SojournPs[i], q.Drops[i], q.Marks[i])
+			b.queue(name(q.Link[i], q.DirAB[i])).add(q.T[i], q.BacklogBytes[i], q.BacklogPkts[i], q.SojournPs[i], q.Drops[i], q.Marks[i])
 		}
 		b.rows += int64(len(q.T))
 	case trace.TableLink:
 		l := &r.LinkT
+		name := dirNames(r.Links)
 		for i := range l.T {
-			b.queue(dirName(r.Links[l.Link[i]], l.DirAB[i])).addLink(l.T[i], l.RateBps[i], l.DelayPs[i])
+			b.queue(name(l.Link[i], l.DirAB[i])).addLink(l.T[i], l.RateBps[i], l.DelayPs[i])
 		}
 		b.rows += int64(len(l.T))
 	}
 	return nil
 }
 
-// dirName is a direction's name, "<link>/ab" or "<link>/ba".
-func dirName(link string, ab bool) string {
-	if ab {
-		return link + "/ab"
+// dirNames names the directions of links by link index and direction,
+// "<link>/ab" or "<link>/ba", each string made once per flush rather than
+// per row.
+func dirNames(links []string) func(link int32, ab bool) string {
+	names := make([][2]string, len(links))
+	for i, l := range links {
+		names[i] = [2]string{l + "/ba", l + "/ab"}
 	}
-	return link + "/ba"
+	return func(link int32, ab bool) string {
+		if ab {
+			return names[link][1]
+		}
+		return names[link][0]
+	}
 }
 
 // SetSummary records the end-of-run summary (and its digest) once the run
