@@ -83,24 +83,13 @@ func (h relaySender) Receive(id packet.ID) {
 // Leg 0 takes index idx; leg 1 takes next, the caller's next free index.
 func (r *Run) splitFlow(idx, next int32, f config.Flow, px *topo.Node) (leg0, leg1 *tcpFlow, err error) {
 	x := &proxyRelay{buf: uint64(r.Scenario.Nodes[px.Index].Buffer), group: f.Group != ""}
-	for i := range 2 {
-		c := f
-		c.ID = f.ID + [2]string{".0", ".1"}[i]
-		p := *f.Params // the leg's own settings: f's may be its group's
-		c.Params = &p
-		if f.Legs != nil {
-			c.CC, c.TCP = f.Legs[i].CC, f.Legs[i].TCP
-		}
+	legs := LegFlows(f, px)
+	for i := range legs {
 		k := idx
-		if i == 0 {
-			// The receive path's models are the destination's (its NIC,
-			// its uplink's grants): leg 1's, not the proxy's.
-			c.Dst, p.Rcv = px.Name, config.RcvPath{}
-		} else {
-			c.Src, c.App, k = px.Name, config.AppPattern{Kind: config.Greedy}, next
+		if i == 1 {
+			k = next
 		}
-		c.Group = "" // built now, kept to the end
-		x.legs[i] = &tcpFlow{cfg: &c, idx: k, run: r, relay: x, leg: i}
+		x.legs[i] = &tcpFlow{cfg: &legs[i], idx: k, run: r, relay: x, leg: i}
 	}
 	for _, t := range x.legs {
 		if err := t.build(); err != nil {
@@ -110,19 +99,51 @@ func (r *Run) splitFlow(idx, next int32, f config.Flow, px *topo.Node) (leg0, le
 	return x.legs[0], x.legs[1], nil
 }
 
+// LegFlows are the two flows proxy px splits TCP flow f into: leg 0
+// "<id>.0" from f's source to the proxy, with f's application, and leg 1
+// "<id>.1" from the proxy to f's destination, written by the proxy's relay,
+// each with its leg's CC and TCP options (f.Legs) or f's own. The kernel
+// emulator builds the same legs.
+func LegFlows(f config.Flow, px *topo.Node) [2]config.Flow {
+	var legs [2]config.Flow
+	for i := range legs {
+		c := f
+		c.ID = f.ID + [2]string{".0", ".1"}[i]
+		p := *f.Params // the leg's own settings: f's may be its group's
+		c.Params = &p
+		if f.Legs != nil {
+			c.CC, c.TCP = f.Legs[i].CC, f.Legs[i].TCP
+		}
+		if i == 0 {
+			// The receive path's models are the destination's (its NIC,
+			// its uplink's grants): leg 1's, not the proxy's.
+			c.Dst, p.Rcv = px.Name, config.RcvPath{}
+		} else {
+			c.Src, c.App = px.Name, config.AppPattern{Kind: config.Greedy}
+		}
+		c.Group = "" // built now, kept to the end
+		legs[i] = c
+	}
+	return legs
+}
+
 // proxyOn is the proxy that splits flow f, if its route crosses one and it
-// is a TCP flow. A flow is split at one proxy at most: a route that crosses
-// two is an error.
-func (r *Run) proxyOn(f config.Flow) (*topo.Node, error) {
+// is a TCP flow.
+func (r *Run) proxyOn(f config.Flow) (*topo.Node, error) { return SplitAt(r.Net, f) }
+
+// SplitAt is the proxy that splits flow f in network nw, if its route
+// crosses one and it is a TCP flow. A flow is split at one proxy at most: a
+// route that crosses two is an error.
+func SplitAt(nw *topo.Network, f config.Flow) (*topo.Node, error) {
 	if f.CC == config.Pump || f.CC == config.Ping {
 		return nil, nil
 	}
-	dst := r.Net.Node(f.Dst).Index
-	px := r.Net.ProxyOn(r.Net.Node(f.Src).Index, dst)
+	dst := nw.Node(f.Dst).Index
+	px := nw.ProxyOn(nw.Node(f.Src).Index, dst)
 	if px == nil {
 		return nil, nil
 	}
-	if px2 := r.Net.ProxyOn(px.Index, dst); px2 != nil {
+	if px2 := nw.ProxyOn(px.Index, dst); px2 != nil {
 		return nil, fmt.Errorf("engine: flows[%s]: its path crosses two split-TCP proxies, %s and %s; a flow is split at one proxy at most (make one of them a router)",
 			f.ID, px.Name, px2.Name)
 	}
@@ -145,24 +166,30 @@ func unsplitLegs(flows []config.Flow, split map[*config.Params]bool) error {
 }
 
 // endToEnd is flows, a run's summaries by flow index, as its scenario's
-// flows see them end to end: a split flow's row (its leg 0, which ends at
-// the proxy) becomes its leg 1's, which ends at the flow's destination and
-// holds its FCT and goodput. Whether the flow started is leg 0's to say.
+// flows see them end to end (EndToEnd).
 func (r *Run) endToEnd(flows []FlowSummary) []FlowSummary {
-	var out []FlowSummary
+	leg1 := map[int]int{}
 	for i := range r.Scenario.Flows {
-		t, ok := r.Flows[i].(*tcpFlow)
-		if !ok || t.relay == nil {
-			continue
+		if t, ok := r.Flows[i].(*tcpFlow); ok && t.relay != nil {
+			leg1[i] = int(t.relay.legs[1].idx)
 		}
-		if out == nil {
-			out = slices.Clone(flows)
-		}
-		out[i] = flows[t.relay.legs[1].idx]
-		out[i].BytesSent = flows[i].BytesSent
 	}
-	if out == nil {
+	return EndToEnd(flows, leg1)
+}
+
+// EndToEnd is flows, summaries by flow index, as the scenario's flows see
+// them end to end: the row of split flow i (its leg 0, which ends at the
+// proxy) becomes that of its leg 1, leg1[i], which ends at the flow's
+// destination and holds its FCT and goodput. Whether the flow started, and
+// what it sent, are leg 0's to say.
+func EndToEnd(flows []FlowSummary, leg1 map[int]int) []FlowSummary {
+	if len(leg1) == 0 {
 		return flows
+	}
+	out := slices.Clone(flows)
+	for i, j := range leg1 {
+		out[i] = flows[j]
+		out[i].BytesSent = flows[i].BytesSent
 	}
 	return out
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ccscope/ccscope/engine"
+	"github.com/ccscope/ccscope/engine/config"
 )
 
 // TestNodeSysctls: flows with an end on one host must agree on the tcp
@@ -65,7 +66,7 @@ func TestNodeSysctls(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		vals, got := nodeSysctls(prep.Scenario)
+		vals, got := nodeSysctls(prep.Scenario.Flows)
 		if len(got) != len(c.want) {
 			t.Errorf("%s: conflicts = %q, want %d", c.name, got, len(c.want))
 			continue
@@ -105,9 +106,74 @@ func TestOfferedRate(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		if got := offeredRate(prep.Scenario); got != c.want {
+		pl, err := planFlows(prep.Scenario)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := offeredRate(prep.Scenario, pl); got != c.want {
 			t.Errorf("%s: offered %d bps, want %d", c.name, got, c.want)
 		}
+	}
+}
+
+// TestProxyPlan: a flow through a split-TCP proxy runs on the kernel as
+// the simulator runs it, as two connections: leg 0 to the proxy in the
+// flow's place, with the flow's application, and leg 1 from the proxy
+// after the scenario's flows, each with its leg's CC and options. The
+// proxy's namespace takes the sysctls of leg 0's receiving end and leg 1's
+// sending end, and legs that disagree on one both ends share (SACK) are
+// refused, naming the node. The relay carries the flow's bytes twice, each
+// time at the slower leg's rate.
+func TestProxyPlan(t *testing.T) {
+	raw, err := config.Builtin("p-we-p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	legs := `flows.f0.legs=[{"cc":"cubic","tcp":{"rcvbuf_max":"16MiB"}},{"cc":"bbr","tcp":{"sndbuf":"8MiB"}}]`
+	prep, err := engine.Prepare(raw, []string{legs, "flows.f0.size=5MB"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl, err := planFlows(prep.Scenario)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pl.flows) != 2 || pl.leg1[0] != 1 || pl.buffer[0] != 4_000_000 {
+		t.Fatalf("plan: %d flows, leg1 %v, buffer %v; want f0.0, f0.1 and pep's 4 MB", len(pl.flows), pl.leg1, pl.buffer)
+	}
+	l0, l1 := pl.flows[0], pl.flows[1]
+	if l0.ID != "f0.0" || l0.Src != "server" || l0.Dst != "pep" || l0.CC != "cubic" || l0.Size != 5_000_000 ||
+		l1.ID != "f0.1" || l1.Src != "pep" || l1.Dst != "client" || l1.CC != "bbr" || l1.App.Kind != config.Greedy {
+		t.Errorf("legs %+v / %+v", l0, l1)
+	}
+	vals, conflicts := nodeSysctls(pl.flows)
+	if len(conflicts) != 0 {
+		t.Errorf("conflicts %q", conflicts)
+	}
+	get := func(node, key string) string {
+		for _, v := range vals[node] {
+			if v.key == key {
+				return v.value
+			}
+		}
+		return "?"
+	}
+	if r, w := get("pep", "net.ipv4.tcp_rmem"), get("pep", "net.ipv4.tcp_wmem"); r != "4096 131072 16777216" || w != "4096 16384 8388608" {
+		t.Errorf("pep's tcp_rmem %q (leg 0 receives: want its 16 MiB), tcp_wmem %q (leg 1 sends: want its 8 MiB)", r, w)
+	}
+	if got, want := offeredRate(prep.Scenario, pl), int64(2*50e6); got != want {
+		t.Errorf("offered %d bps, want %d: leg 1 runs at most at leg 0's 50 Mbps", got, want)
+	}
+	prep, err = engine.Prepare(raw, []string{`flows.f0.legs=[{"cc":"cubic","tcp":{"sack":false}},{"cc":"cubic"}]`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl, err = planFlows(prep.Scenario)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, conflicts := nodeSysctls(pl.flows); len(conflicts) != 1 || !strings.HasPrefix(conflicts[0], "flows[f0.1].tcp.sack: differs from flows[f0.0]'s at node pep") {
+		t.Errorf("legs that differ in SACK at the proxy: conflicts %q", conflicts)
 	}
 }
 
@@ -131,7 +197,7 @@ func TestHZNote(t *testing.T) {
 			t.Fatal(err)
 		}
 		var got []string
-		for _, n := range notes(prep.Scenario) {
+		for _, n := range notes(prep.Scenario.Flows) {
 			if strings.HasPrefix(n, "flows[f0].tcp.hz:") {
 				got = append(got, n)
 			}

@@ -142,12 +142,21 @@ func Compare(ctx context.Context, raw []byte, sets []string, opt CompareOptions)
 		c.Kernel = res.Summary.Kernel
 		c.Sim = append(c.Sim, simSum)
 		c.Emulated = append(c.Emulated, res.Summary)
-		for i, f := range prep.Scenario.Flows {
-			row := func(name, unit string, sv, kv *float64) {
-				c.Rows = append(c.Rows, compareRow(CompareRow{Seed: seed, Flow: f.ID, Group: f.Group, Metric: name, Unit: unit}, sv, kv))
+		if len(res.Summary.Flows) != len(simSum.Flows) {
+			return nil, fmt.Errorf("compare: seed %d: the kernel run has %d flows and the simulated one %d", seed, len(res.Summary.Flows), len(simSum.Flows))
+		}
+		// Row by row of the summaries: the scenario's flows, a split flow's
+		// leg 0 in its place, then the legs 1 (engine/proxy.go).
+		for i, sf := range simSum.Flows {
+			group := ""
+			if i < len(prep.Scenario.Flows) {
+				group = prep.Scenario.Flows[i].Group
 			}
-			if f.CC == config.Ping {
-				sf, kf := simSum.Flows[i], res.Summary.Flows[i]
+			row := func(name, unit string, sv, kv *float64) {
+				c.Rows = append(c.Rows, compareRow(CompareRow{Seed: seed, Flow: sf.ID, Group: group, Metric: name, Unit: unit}, sv, kv))
+			}
+			if sf.Kind == "ping" {
+				kf := res.Summary.Flows[i]
 				sv := [len(PingMetrics)]*float64{psMs(sf.RTTP50Ps), psMs(sf.RTTP99Ps)}
 				kv := [len(PingMetrics)]*float64{psMs(kf.RTTP50Ps), psMs(kf.RTTP99Ps)}
 				for m, met := range PingMetrics {
@@ -155,7 +164,7 @@ func Compare(ctx context.Context, raw []byte, sets []string, opt CompareOptions)
 				}
 				continue
 			}
-			sv := simMetrics(r.Trace, simSum.Flows[i], int32(i))
+			sv := simMetrics(r.Trace, sf, int32(i))
 			kv := kernelMetrics(res, int32(i))
 			for m, met := range CompareMetrics {
 				row(met.Name, met.Unit, sv[m], kv[m])

@@ -72,6 +72,12 @@ type eflow struct {
 	hasBBR     bool
 	ccTraced   bool   // its CC state comes from the ccTracer
 	payload    []byte // what its writer sends (setupFlows)
+	// A split flow's leg 0 is read by its proxy's relay (pumpLeg), which
+	// writes to relayTo, its leg 1, through a buffer of relayBuf bytes;
+	// ready is closed once a leg 1 has connected or given up.
+	relayTo  *eflow
+	relayBuf int64
+	ready    chan struct{}
 }
 
 // node is an emulated endpoint.
@@ -86,6 +92,7 @@ type node struct {
 // run is one emulation's state and its cleanup stack.
 type run struct {
 	scn      *config.Scenario
+	plan     *plan
 	pid      int
 	nodes    map[int32]*node
 	flows    []*eflow
@@ -115,11 +122,12 @@ func Run(ctx context.Context, scn *config.Scenario, hash string, opt Options) (r
 	if err := Available(); err != nil {
 		return nil, err
 	}
-	if err := check(scn, opt); err != nil {
+	pl, err := check(scn, opt)
+	if err != nil {
 		return nil, err
 	}
 	removeStale()
-	e := &run{scn: scn, pid: os.Getpid(), nodes: map[int32]*node{}, sysctls: map[string]map[string]string{}}
+	e := &run{scn: scn, plan: pl, pid: os.Getpid(), nodes: map[int32]*node{}, sysctls: map[string]map[string]string{}}
 	defer func() {
 		if cerr := e.cleanup(); cerr != nil && err == nil {
 			err = fmt.Errorf("emulate: cleanup: %w", cerr)
@@ -163,10 +171,10 @@ func Run(ctx context.Context, scn *config.Scenario, hash string, opt Options) (r
 	for _, l := range scn.Links {
 		rec.Links = append(rec.Links, l.ID)
 	}
-	for _, f := range scn.Flows {
+	for _, f := range pl.flows {
 		rec.Flows = append(rec.Flows, f.ID)
 	}
-	r := &relay{s: s, pool: pool, nw: nw, nflows: len(scn.Flows), rec: rec}
+	r := &relay{s: s, pool: pool, nw: nw, nflows: len(pl.flows), rec: rec}
 	// A switch's flooded copies carry the frame's bytes too: without them
 	// the copy that reached the destination carried another packet's.
 	pool.OnClone = func(from, to packet.ID) { copy(r.buf(to), r.buf(from)) }
@@ -200,9 +208,9 @@ func Run(ctx context.Context, scn *config.Scenario, hash string, opt Options) (r
 			probes[i] = engine.NewPing(s, pool, nw, rec, int32(i), fc)
 		}
 	}
-	r.acks = make([]rcvpath.Sink, len(scn.Flows))
-	r.ackNum = make([]uint64, len(scn.Flows))
-	r.rtt = make([]rttTrack, len(scn.Flows))
+	r.acks = make([]rcvpath.Sink, len(pl.flows))
+	r.ackNum = make([]uint64, len(pl.flows))
+	r.rtt = make([]rttTrack, len(pl.flows))
 	for _, f := range e.flows {
 		if f.cfg.Rcv.On() {
 			f.rcvPath = r.receivePath(f, scn.Runtime.Seed)
@@ -216,7 +224,7 @@ func Run(ctx context.Context, scn *config.Scenario, hash string, opt Options) (r
 	}
 	if opt.Pcap && len(e.flows) > 0 {
 		const snap = 128
-		pkts := int64(scn.Runtime.Duration.Seconds()*float64(offeredRate(scn))/(8*1500)) * 2
+		pkts := int64(scn.Runtime.Duration.Seconds()*float64(offeredRate(scn, pl))/(8*1500)) * 2
 		r.pcap = calibrate.NewPcapWriter(snap, int(min(max(pkts, 1024), 4<<20)))
 		for _, p := range r.ports {
 			if p.node == e.flows[0].src.index {
@@ -258,8 +266,18 @@ func Run(ctx context.Context, scn *config.Scenario, hash string, opt Options) (r
 	mono0 := monotonicNs()
 	for _, f := range e.flows {
 		wg.Add(2)
-		go func() { defer wg.Done(); f.receive(r) }()
-		go func() { defer wg.Done(); f.send(r, stopFlows) }()
+		switch {
+		case f.relayTo != nil:
+			go func() { defer wg.Done(); f.pumpLeg(r, f.relayTo, f.relayBuf, stopFlows) }()
+		default:
+			go func() { defer wg.Done(); f.receive(r) }()
+		}
+		switch {
+		case f.ready != nil:
+			go func() { defer wg.Done(); f.connectLeg(r, stopFlows) }()
+		default:
+			go func() { defer wg.Done(); f.send(r, stopFlows) }()
+		}
 	}
 	ctxDone := make(chan struct{})
 	go func() {
@@ -316,7 +334,7 @@ func Run(ctx context.Context, scn *config.Scenario, hash string, opt Options) (r
 		rec.MergeSignals(sig)
 	}
 	sum := e.summary(r, nw, probes, hash, min(end, sim.Time(scn.Runtime.Duration)))
-	sum.Notes = notes(scn)
+	sum.Notes = notes(pl.flows)
 	if p99 := sum.Lateness.P99Ps; p99 != nil && sim.Duration(*p99) > LateWarn {
 		ms := func(ps int64) float64 { return float64(ps) / float64(sim.Millisecond) }
 		sum.Notes = append(sum.Notes, fmt.Sprintf("lateness: the relay wrote packets %.2f ms late at the 99th percentile (max %.2f ms), over %v: this machine did not keep up in real time, so the kernel run's timing is disturbed; rerun it on a quieter machine or at lower rates",
@@ -340,25 +358,25 @@ func Run(ctx context.Context, scn *config.Scenario, hash string, opt Options) (r
 	return out, nil
 }
 
-// check refuses what emulation cannot do faithfully, naming the field.
-func check(scn *config.Scenario, opt Options) error {
+// check refuses what emulation cannot do faithfully, naming the field, and
+// plans the connections of the run.
+func check(scn *config.Scenario, opt Options) (*plan, error) {
+	pl, err := planFlows(scn)
+	if err != nil {
+		return nil, fmt.Errorf("emulate: %w", err)
+	}
 	var errs []string
 	eps := 0
 	for _, n := range scn.Nodes {
-		switch n.Kind {
-		case config.Endpoint:
+		if hasNamespace(n.Kind) {
 			eps++
-		case config.Proxy:
-			// The relay would forward the kernel's flows through it unsplit,
-			// where the simulator splits them: no like-for-like comparison.
-			errs = append(errs, fmt.Sprintf("nodes[%s].kind: a split-TCP proxy has no counterpart in emulation, whose flows would cross it unsplit; make it a router to compare the end-to-end flows", n.ID))
 		}
 	}
 	if eps > 250 {
-		errs = append(errs, fmt.Sprintf("nodes: %d endpoints; emulation gives each an address in one /24 and handles at most 250", eps))
+		errs = append(errs, fmt.Sprintf("nodes: %d endpoints and proxies; emulation gives each an address in one /24 and handles at most 250", eps))
 	}
 	def := config.TCPOptions{SACK: true, RACK: true, TLP: true, PRR: true, FRTO: true, TSO: true, GRO: true, DelayedAck: true}
-	for _, f := range scn.Flows {
+	for _, f := range pl.flows {
 		p := "flows[" + f.ID + "]"
 		if f.CC == "pump" {
 			errs = append(errs, p+".cc: a constant-rate pump has no kernel counterpart; emulation runs TCP and ping flows only")
@@ -380,21 +398,26 @@ func check(scn *config.Scenario, opt Options) error {
 			errs = append(errs, p+".tcp.ecn_low: the mainline kernel has no ecn_low route feature")
 		}
 	}
-	_, conflicts := nodeSysctls(scn)
+	_, conflicts := nodeSysctls(pl.flows)
 	errs = append(errs, conflicts...)
 	limit := opt.MaxRateBps
 	if limit == 0 {
 		limit = DefaultMaxRateBps
 	}
-	if total := offeredRate(scn); total > limit {
+	if total := offeredRate(scn, pl); total > limit {
 		errs = append(errs, fmt.Sprintf("links: the flows can offer %.0f Mbps (their paths' slowest directions), beyond the relay's real-time ceiling of %.0f Mbps on this machine (README, \"The real kernel beside the simulator\"); lower the rates or raise --max-rate knowingly",
 			float64(total)/1e6, float64(limit)/1e6))
 	}
 	if len(errs) > 0 {
-		return fmt.Errorf("emulate: cannot emulate this scenario:\n  %s", strings.Join(errs, "\n  "))
+		return nil, fmt.Errorf("emulate: cannot emulate this scenario:\n  %s", strings.Join(errs, "\n  "))
 	}
-	return nil
+	return pl, nil
 }
+
+// hasNamespace says whether a node of kind k runs a kernel of its own (a
+// namespace): endpoints, and proxies, whose relay application terminates
+// the legs of the flows they split. Routers and switches live in the relay.
+func hasNamespace(k config.NodeKind) bool { return k == config.Endpoint || k == config.Proxy }
 
 // notes are what the kernel run takes differently from the scenario, by
 // field: a receiver's gro_interval, which the TUN path has no GRO to
@@ -402,10 +425,10 @@ func check(scn *config.Scenario, opt Options) error {
 // after a burst's packets are in, ACKs the burst at once, as GRO would
 // have it (on the wifi built-in, one ACK per 10 data packets, where it
 // ACKs every second one on a paced 100 Mbps path).
-func notes(scn *config.Scenario) []string {
+func notes(flows []config.Flow) []string {
 	var out []string
 	hz := kernelHZ()
-	for _, f := range scn.Flows {
+	for _, f := range flows {
 		if d := f.TCP.GROInterval; d != 0 {
 			out = append(out, fmt.Sprintf("flows[%s].tcp.gro_interval: %v not applied: the TUN path has no GRO; the kernel's receiver ACKs a burst from its socket reads instead", f.ID, d))
 		}
@@ -445,47 +468,53 @@ func kernelHZ() int {
 }
 
 // offeredRate sums the fastest rate the flows can push through the relay:
-// on each flow's path the slowest direction, which carries at most its rate
-// and at most what its flows offer (a rate application its rate on the
-// wire; any other TCP flow as much as it can). Ping probes, which the relay
-// answers itself, add next to nothing.
-func offeredRate(scn *config.Scenario) int64 {
+// on each connection's path the slowest direction, which carries at most
+// its rate and at most what its flows offer (a rate application its rate on
+// the wire; any other TCP flow as much as it can). The two legs of a split
+// flow each carry what the slower of them can: the relay moves its bytes
+// twice. Ping probes, which the relay answers itself, add next to nothing.
+func offeredRate(scn *config.Scenario, pl *plan) int64 {
 	s, pool := sim.New(), &packet.Pool{}
 	nw, err := topo.Build(s, pool, scn)
 	if err != nil {
 		return 0
 	}
-	type load struct{ rate, offered units.BitRate }
-	var slowest []string
-	loads := map[string]*load{}
-	for _, f := range scn.Flows {
+	slow := make([]string, len(pl.flows))
+	want := make([]units.BitRate, len(pl.flows))
+	rate := map[string]units.BitRate{}
+	for i, f := range pl.flows {
 		if f.CC == config.Ping {
 			continue
 		}
-		src, dst := nw.Node(f.Src), nw.Node(f.Dst)
-		var slow string
-		var rate units.BitRate
-		for _, d := range nw.Path(src.Index, dst.Index) {
-			if rate == 0 || d.Rate() < rate {
-				rate, slow = d.Rate(), d.Name
+		for _, d := range nw.Path(nw.Node(f.Src).Index, nw.Node(f.Dst).Index) {
+			if want[i] == 0 || d.Rate() < want[i] {
+				want[i], slow[i] = d.Rate(), d.Name
 			}
 		}
-		l := loads[slow]
-		if l == nil {
-			l = &load{rate: rate}
-			loads[slow] = l
-			slowest = append(slowest, slow)
-		}
-		want := rate
+		rate[slow[i]] = want[i]
 		if f.App.Kind == config.AppRate {
 			mss := f.TCP.MSS
-			want = units.BitRate(int64(f.App.Rate) * int64(mss+tcp.HeaderBytes) / int64(mss))
+			want[i] = units.BitRate(int64(f.App.Rate) * int64(mss+tcp.HeaderBytes) / int64(mss))
 		}
-		l.offered += want
+	}
+	for i, j := range pl.leg1 {
+		want[i] = min(want[i], want[j])
+		want[j] = want[i]
+	}
+	var slowest []string
+	offered := map[string]units.BitRate{}
+	for i, name := range slow {
+		if name == "" {
+			continue
+		}
+		if _, ok := offered[name]; !ok {
+			slowest = append(slowest, name)
+		}
+		offered[name] += want[i]
 	}
 	var total int64
 	for _, name := range slowest {
-		total += int64(min(loads[name].rate, loads[name].offered))
+		total += int64(min(rate[name], offered[name]))
 	}
 	return total
 }
@@ -559,15 +588,15 @@ func nsSysctls(o config.TCPOptions) []nsSysctl {
 // buffer, a receiver's receive buffer, both's SACK), the default where
 // none has an end there it matters to. It names, by option, each flow that
 // differs from the first one at a node where both set a sysctl.
-func nodeSysctls(scn *config.Scenario) (map[string][]nsSysctl, []string) {
+func nodeSysctls(flows []config.Flow) (map[string][]nsSysctl, []string) {
 	def := nsSysctls(config.DefaultTCPOptions())
 	vals := map[string][]nsSysctl{}
 	from := map[string][]*config.Flow{} // by node: the flow that set each sysctl
 	sends := map[*config.Flow]string{}  // the flow's sending node
 	var errs []string
 	said := map[string]bool{}
-	for i := range scn.Flows {
-		f := &scn.Flows[i]
+	for i := range flows {
+		f := &flows[i]
 		if f.CC == config.Ping {
 			continue // no socket: the relay runs it
 		}
@@ -605,10 +634,10 @@ func nodeSysctls(scn *config.Scenario) (map[string][]nsSysctl, []string) {
 // setupNodes gives every endpoint a namespace with its sysctls and a TUN
 // device carrying 10.201.0.(i+1)/24; routes to the others go through it.
 func (e *run) setupNodes() error {
-	vals, _ := nodeSysctls(e.scn) // check refused any conflict
+	vals, _ := nodeSysctls(e.plan.flows) // check refused any conflict
 	k := 0
 	for i, sn := range e.scn.Nodes {
-		if sn.Kind != config.Endpoint {
+		if !hasNamespace(sn.Kind) {
 			continue
 		}
 		k++
@@ -662,7 +691,7 @@ func (e *run) setupNodes() error {
 				continue
 			}
 			args := []string{"-n", src.ns.name, "route", "add", ipString(dst.addr) + "/32", "dev", "tun0", "src", ipString(src.addr)}
-			for _, f := range e.scn.Flows {
+			for _, f := range e.plan.flows {
 				if f.Src == src.id && f.Dst == dst.id {
 					args = append(args, "initcwnd", strconv.Itoa(int(f.TCP.InitCwnd)))
 					break
@@ -695,14 +724,15 @@ func (e *run) setupFlows(nw *topo.Network) error {
 	// megabyte each made 120 MB for incast's 120 flows): the largest
 	// write of a greedy application, a segment for the others.
 	var size units.Bytes
-	for _, fc := range e.scn.Flows {
+	for _, fc := range e.plan.flows {
 		size = max(size, fc.TCP.MSS)
 		if fc.App.Kind == config.Greedy {
 			size = max(size, fc.App.WriteSize())
 		}
 	}
 	payload := make([]byte, size)
-	for i, fc := range e.scn.Flows {
+	byIdx := map[int]*eflow{}
+	for i, fc := range e.plan.flows {
 		if fc.CC == config.Ping {
 			continue
 		}
@@ -710,6 +740,7 @@ func (e *run) setupFlows(nw *topo.Network) error {
 		f := &eflow{cfg: fc, idx: i, src: e.nodeByID(fc.Src), dst: e.nodeByID(fc.Dst), port: basePort + i, lfd: -1, sfd: -1, rfd: -1,
 			payload: payload}
 		e.flows = append(e.flows, f)
+		byIdx[i] = f
 		mss := int(fc.TCP.MSS)
 		err := f.dst.ns.do(func() error {
 			fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
@@ -763,6 +794,11 @@ func (e *run) setupFlows(nw *topo.Network) error {
 		if err != nil {
 			return fmt.Errorf("flows[%s].cc: %w", fc.ID, err)
 		}
+	}
+	// A split flow's proxy reads leg 0 and writes leg 1 (pumpLeg).
+	for i, j := range e.plan.leg1 {
+		leg0, leg1 := byIdx[i], byIdx[j]
+		leg0.relayTo, leg0.relayBuf, leg1.ready = leg1, e.plan.buffer[i], make(chan struct{})
 	}
 	return nil
 }
@@ -832,18 +868,12 @@ func appThread() {
 // does (app): bulk or size bytes, at a rate, or on and off.
 func (f *eflow) send(r *relay, stop <-chan struct{}) {
 	appThread()
-	if !sleepUntil(r, sim.Time(f.cfg.Start), stop) {
-		return
-	}
-	if err := syscall.Connect(f.sfd, &syscall.SockaddrInet4{Port: f.port, Addr: f.dst.addr}); err != nil {
-		if !r.stop.Load() {
-			f.fail(fmt.Errorf("connect: %w", err))
-		}
+	if !f.connect(r, stop) {
 		return
 	}
 	est := r.now()
 	f.mu.Lock()
-	f.connected, f.firstSend = true, est
+	f.firstSend = est
 	f.mu.Unlock()
 	w := &writer{fd: f.sfd, sized: f.cfg.Size > 0, left: int64(f.cfg.Size), buf: f.payload}
 	// A sized transfer's application closes its end once it has written
@@ -898,6 +928,24 @@ func (f *eflow) send(r *relay, stop <-chan struct{}) {
 		for n := int(app.WriteSize()); w.write(n); {
 		}
 	}
+}
+
+// connect waits for the flow's start and connects its sender; false if the
+// run ended first or the connection failed (then f.err says why).
+func (f *eflow) connect(r *relay, stop <-chan struct{}) bool {
+	if !sleepUntil(r, sim.Time(f.cfg.Start), stop) {
+		return false
+	}
+	if err := syscall.Connect(f.sfd, &syscall.SockaddrInet4{Port: f.port, Addr: f.dst.addr}); err != nil {
+		if !r.stop.Load() {
+			f.fail(fmt.Errorf("connect: %w", err))
+		}
+		return false
+	}
+	f.mu.Lock()
+	f.connected = true
+	f.mu.Unlock()
+	return true
 }
 
 // onOffUnsent is how many bytes an on/off application lets wait unsent in
@@ -974,13 +1022,10 @@ const timerSlack = 3 * sim.Millisecond
 // recording when the milestones are crossed.
 func (f *eflow) receive(r *relay) {
 	appThread()
-	fd, _, err := syscall.Accept4(f.lfd, syscall.SOCK_CLOEXEC)
-	if err != nil {
-		return // the run ended before the flow connected
+	fd, ok := f.accept()
+	if !ok {
+		return
 	}
-	f.mu.Lock()
-	f.rfd = fd
-	f.mu.Unlock()
 	buf := make([]byte, 1<<20)
 	var got int64
 	for {
@@ -991,24 +1036,43 @@ func (f *eflow) receive(r *relay) {
 		if err != nil || n <= 0 {
 			return
 		}
-		before := got
+		f.delivered(r, got, got+int64(n))
 		got += int64(n)
-		now := r.now()
-		f.mu.Lock()
-		if before == 0 {
-			f.firstByte = now
-		}
-		for i, m := range milestoneBytes {
-			if before < m && got >= m {
-				f.crossed[i] = now
-			}
-		}
-		if f.cfg.Size > 0 && got >= int64(f.cfg.Size) && f.done == 0 {
-			f.done = now
-		}
-		f.received = got
-		f.mu.Unlock()
 	}
+}
+
+// accept takes the flow's connection at its receiving end; false if the
+// run ended before the flow connected.
+func (f *eflow) accept() (int, bool) {
+	fd, _, err := syscall.Accept4(f.lfd, syscall.SOCK_CLOEXEC)
+	if err != nil {
+		return -1, false
+	}
+	f.mu.Lock()
+	f.rfd = fd
+	f.mu.Unlock()
+	return fd, true
+}
+
+// delivered records that the flow's receiving application has read up to
+// got bytes, before of them earlier: the first byte's time, the milestones
+// crossed, a sized flow's completion.
+func (f *eflow) delivered(r *relay, before, got int64) {
+	now := r.now()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if before == 0 {
+		f.firstByte = now
+	}
+	for i, m := range milestoneBytes {
+		if before < m && got >= m {
+			f.crossed[i] = now
+		}
+	}
+	if f.cfg.Size > 0 && got >= int64(f.cfg.Size) && f.done == 0 {
+		f.done = now
+	}
+	f.received = got
 }
 
 func (f *eflow) fail(err error) {
@@ -1092,7 +1156,14 @@ func (e *run) summary(r *relay, nw *topo.Network, probes map[int]*ping.Probe, ha
 			SimTimePs: int64(end), Events: r.s.Events(), Flows: []engine.FlowSummary{}, Queues: []engine.QueueSummary{}}}
 	s.Lateness = Lateness{Packets: r.late.Count(), P50Ps: quantile(&r.late, 0.5), P99Ps: quantile(&r.late, 0.99), MaxPs: r.lateMax}
 	tcp := e.flows
-	for i, fc := range e.scn.Flows {
+	// The legs of a group's split flow report their FCT, as the
+	// simulator's do.
+	grouped := map[int]bool{}
+	for i, j := range e.plan.leg1 {
+		grouped[i] = e.scn.Flows[i].Group != ""
+		grouped[j] = grouped[i]
+	}
+	for i, fc := range e.plan.flows {
 		rm := ReceiverMilestones{ID: fc.ID}
 		if p := probes[i]; p != nil {
 			s.Receivers = append(s.Receivers, rm)
@@ -1128,13 +1199,13 @@ func (e *run) summary(r *relay, nw *topo.Network, probes map[int]*ping.Probe, ha
 				fs.CCFinal = map[string]float64{"bw": float64(f.bbr.BwBps), "min_rtt": float64(f.bbr.MinRTTUs)}
 			}
 		}
-		if fc.Group != "" && f.done != 0 {
+		if (fc.Group != "" || grouped[i]) && f.done != 0 {
 			fs.FCTPs = ptr(int64(f.done.Sub(sim.Time(fc.Start)))) // as a simulated group flow's
 		}
 		s.Receivers = append(s.Receivers, rm)
 		s.Flows = append(s.Flows, fs)
 	}
-	s.Groups = engine.GroupSummaries(e.scn, nw, s.Flows)
+	s.Groups = engine.GroupSummaries(e.scn, nw, engine.EndToEnd(s.Flows, e.plan.leg1))
 	for i, d := range nw.Dirs {
 		if d.Stats.Enqueued == 0 && d.Stats.Drops == 0 {
 			continue
