@@ -81,7 +81,7 @@ func moveBottleneck(r *rand.Rand, scn *config.Scenario, dur sim.Duration, passab
 				Scale: sim.Duration(1+r.IntN(50)) * ms, Shape: 1.1 + r.Float64()*2, Cap: sim.Duration(10+r.IntN(1000)) * ms}
 		}
 		if r.IntN(2) == 0 {
-			c.Grant = &config.CapacityGrant{Start: 0.05 + float64(r.IntN(90))/100, Ramp: sim.Duration(1+r.IntN(100)) * ms}
+			c.Grant = &config.CapacityGrant{Start: float64(r.IntN(95)) / 100, Ramp: sim.Duration(1+r.IntN(100)) * ms}
 		}
 		bn.Capacity, bn.Trace = c, nil
 		bn.Rate = states[0].Rate

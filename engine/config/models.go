@@ -402,10 +402,7 @@ func (c *collector) capacity(path string, v any) *Capacity {
 		if g, ok := c.object(gp, gv, capacityShape.fields["grant"]); ok {
 			out.Grant = &CapacityGrant{}
 			if v, p, ok := g.get("start"); ok {
-				x, ok := c.prob(p, v)
-				if ok && x == 0 {
-					c.add(p, "must be above 0")
-				}
+				x, _ := c.prob(p, v)
 				out.Grant.Start = x
 			} else {
 				c.add(p, "missing; the fraction of the rate granted after idle")

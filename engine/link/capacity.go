@@ -58,19 +58,22 @@ func (m *capacityModel) dipLength() sim.Duration {
 // left. Its bits go at the rate of each instant, as a fluid server's: when
 // the state changes or a dip starts or ends under the packet, the bits
 // still to go take the new rate, so a packet that starts in a dip leaves
-// at the pace of the full rate once the dip is over. The grant ramp's
-// factor is read at the start, for the whole packet (it changes smoothly,
-// by a packet time's worth). The process itself advances to now only: a
-// packet that a change comes under walks a copy of it, so that the link
-// log (linkLog) sees each change as time reaches it.
+// at the pace of the full rate once the dip is over; and while the grant
+// ramp rises (the direction busy since busySince), the rate rises with it
+// under the packet. The process itself advances to now only: a packet that
+// a change comes under walks a copy of it, so that the link log (linkLog)
+// sees each change as time reaches it.
 func (m *capacityModel) finish(now, busySince sim.Time, n units.Bytes) sim.Time {
 	m.advance(now)
-	f, ramp := m.grant(now, busySince)
+	ramp := busySince // the ramp rises until ramp; none if it is past
+	if g := m.c.Grant; g != nil {
+		ramp = busySince.Add(g.Ramp)
+	}
 	// The bits to go, in bit-picoseconds per second (bits × 10^12), so a
 	// rate in bps serves r of them per ps: exact, and well within 64 bits
 	// for any packet (1.15 MB would reach them).
 	left := uint64(n) * 8 * uint64(sim.Second)
-	if t, done := m.serve(now, &left, f, ramp); done {
+	if t, done := m.serve(now, &left, busySince, ramp); done {
 		return t // the common case: nothing changes under the packet
 	}
 	c := m.copy()
@@ -78,24 +81,56 @@ func (m *capacityModel) finish(now, busySince sim.Time, n units.Bytes) sim.Time 
 	for {
 		t = c.nextChange(t)
 		c.advance(t)
-		if end, done := c.serve(t, &left, f, ramp); done {
+		if end, done := c.serve(t, &left, busySince, ramp); done {
 			return end
 		}
 	}
 }
 
-// serve takes what the rate at t, held until the next change, serves of
-// the bits left: the end of the packet if it ends by that change (done),
-// else the bits still to go then. The process must stand at t.
-func (m *capacityModel) serve(t sim.Time, left *uint64, f float64, ramp bool) (sim.Time, bool) {
-	r := uint64(m.rateAt(t, f, ramp))
-	need := (*left + r - 1) / r // ps at r: units.TxTime, while nothing changes
+// serve takes what the rate from t, held until the next change of the
+// process, serves of the bits left: the end of the packet if it ends by
+// that change (done), else the bits still to go then. Before ramp the grant
+// ramp scales the rate (ramped). The process must stand at t.
+func (m *capacityModel) serve(t sim.Time, left *uint64, busySince, ramp sim.Time) (sim.Time, bool) {
+	r := uint64(m.rateAt(t))
 	span := m.nextChange(t).Sub(t)
+	if t < ramp {
+		rising := min(span, ramp.Sub(t))
+		if end, done := m.ramped(t, left, r, busySince, rising); done {
+			return end, true
+		}
+		if rising == span {
+			return 0, false
+		}
+		t, span = ramp, span-rising // the rest of the span at the full rate
+	}
+	need := (*left + r - 1) / r // ps at r: units.TxTime, while nothing changes
 	if need <= uint64(span) {
 		return t.Add(sim.Duration(need)), true
 	}
 	*left -= r * uint64(span) // less than left, as need > span
 	return 0, false
+}
+
+// ramped serves the bits left from t for up to span ps at the rate r times
+// the grant ramp's factor, start + (1 − start)·(u − busySince)/ramp at
+// instant u: a rate rising linearly, which serves r·(g·x + k·x²/2) in x ps
+// from a factor g rising by k per ps. The packet ends where that reaches
+// the bits left, the root of a quadratic, taken in the form that stays
+// exact when g is 0 (a ramp from nothing) or k is (start 1); rounded up to
+// the picosecond, as the constant rate's time is. Each product is rounded
+// on its own (float64), so no CPU fuses it into an FMA.
+func (m *capacityModel) ramped(t sim.Time, left *uint64, r uint64, busySince sim.Time, span sim.Duration) (sim.Time, bool) {
+	gr := m.c.Grant
+	k := (1 - gr.Start) / float64(gr.Ramp)
+	g := gr.Start + float64(k*float64(t.Sub(busySince)))
+	l := float64(*left) / float64(r) // ps the bits take at the full rate
+	x := float64(span)
+	if served := float64(g*x) + float64(k*x*x/2); served < l {
+		*left -= min(*left-1, uint64(served*float64(r)))
+		return 0, false
+	}
+	return t.Add(sim.Duration(math.Ceil(2 * l / (g + math.Sqrt(float64(g*g)+float64(2*k*l)))))), true
 }
 
 // copy is the process as it stands, drawing from copies of its streams: it
@@ -126,15 +161,13 @@ func (m *capacityModel) advance(t sim.Time) {
 	}
 }
 
-// rateAt is the rate at t, the process advanced to t: the state's, in a
-// dip depth × that, and with the grant ramp (ramp) f × that.
-func (m *capacityModel) rateAt(t sim.Time, f float64, ramp bool) units.BitRate {
+// rateAt is the rate at t, the process advanced to t: the state's, and in
+// a dip depth × that. The grant ramp, which follows the traffic, is the
+// direction's (ramped).
+func (m *capacityModel) rateAt(t sim.Time) units.BitRate {
 	r := m.c.States[m.state].Rate
 	if m.c.Dips != nil && t >= m.dipAt {
 		r = scaleRate(r, m.c.Dips.Depth)
-	}
-	if ramp {
-		r = scaleRate(r, f)
 	}
 	return r
 }
@@ -151,17 +184,6 @@ func (m *capacityModel) nextChange(t sim.Time) sim.Time {
 		}
 	}
 	return c
-}
-
-// grant is the grant ramp's factor for a packet starting at now after a
-// backlog since busySince, and whether the ramp is still rising.
-func (m *capacityModel) grant(now, busySince sim.Time) (float64, bool) {
-	g := m.c.Grant
-	if g == nil || now.Sub(busySince) >= g.Ramp {
-		return 0, false
-	}
-	frac := float64(now.Sub(busySince)) / float64(g.Ramp)
-	return g.Start + float64((1-g.Start)*frac), true
 }
 
 // next draws the state after i from row i of the transition matrix.

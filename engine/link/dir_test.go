@@ -381,7 +381,7 @@ func TestCapacityDwellProcess(t *testing.T) {
 	start, prev := sim.Time(0), units.BitRate(0)
 	for i := 0; i < 2_000_000; i++ {
 		now := sim.Time(i) * sim.Time(sim.Millisecond)
-		r := rateAt(m, now, 0)
+		r := rateAt(m, now)
 		if r != prev {
 			if prev == 50*units.Mbps {
 				dwells = append(dwells, now.Sub(start).Seconds())
@@ -402,10 +402,9 @@ func TestCapacityDwellProcess(t *testing.T) {
 
 // rateAt is the capacity process's rate at now, for a packet starting
 // then after a backlog since busySince.
-func rateAt(m *capacityModel, now, busySince sim.Time) units.BitRate {
+func rateAt(m *capacityModel, now sim.Time) units.BitRate {
 	m.advance(now)
-	f, ramp := m.grant(now, busySince)
-	return m.rateAt(now, f, ramp)
+	return m.rateAt(now)
 }
 
 // A packet's bits go at the rate of each instant: when the rate changes
@@ -480,7 +479,7 @@ func TestCapacityServesItsIntegral(t *testing.T) {
 		for t0 := sim.Time(0); t0 < last; {
 			ref.advance(t0)
 			t1 := min(ref.nextChange(t0), last)
-			bits += float64(ref.rateAt(t0, 0, false)) * t1.Sub(t0).Seconds()
+			bits += float64(ref.rateAt(t0)) * t1.Sub(t0).Seconds()
 			t0 = t1
 		}
 		got := float64(len(a.at)) * 12000
@@ -491,23 +490,80 @@ func TestCapacityServesItsIntegral(t *testing.T) {
 	}
 }
 
-// The grant ramp: a packet served right after idle goes at start × rate,
-// one after half the ramp of backlog at (start + 1)/2 × rate.
+// The grant ramp: the rate rises linearly from start × rate, when the
+// direction starts serving after idle, to the full rate after ramp of
+// backlog, and a packet's bits go at the rate of each instant on the way.
+// Hand-computed for a 1500 B packet (12,000 bits).
 func TestCapacityGrantRamp(t *testing.T) {
-	c := &config.Capacity{States: []config.CapacityState{{Rate: 100 * units.Mbps, Dwell: 1000 * sim.Second}},
-		Transitions: [][]float64{{1}}, Grant: &config.CapacityGrant{Start: 0.2, Ramp: 100 * sim.Millisecond}}
-	m := newCapacityModel(c, 0, rng.PCG(5, "c"), nil)
+	us, ms := sim.Time(sim.Microsecond), sim.Time(sim.Millisecond)
 	for _, tc := range []struct {
-		since, now sim.Time
-		want       units.BitRate
-	}{
-		{0, 0, 20 * units.Mbps},
-		{0, sim.Time(50 * sim.Millisecond), 60 * units.Mbps},
-		{0, sim.Time(100 * sim.Millisecond), 100 * units.Mbps},
-		{sim.Time(200 * sim.Millisecond), sim.Time(225 * sim.Millisecond), 40 * units.Mbps},
-	} {
-		if got := rateAt(m, tc.now, tc.since); got != tc.want {
-			t.Errorf("rate at %v, busy since %v = %v, want %v", tc.now, tc.since, got, tc.want)
+		name             string
+		rate             units.BitRate
+		start            float64
+		ramp             sim.Duration
+		busySince, begin sim.Time
+		want             sim.Time
+	}{{
+		// From 0.2 of 100 Mbps rising by 0.8 in 100 ms: 12,000 bits are
+		// served when 0.2·x + 0.8·x²/(2·100 ms) reaches their 120 µs at the
+		// full rate, x = 592.967784139... µs, rounded up to the ps (held at
+		// the start's 20 Mbps: 600 µs).
+		name: "after idle", rate: 100 * units.Mbps, start: 0.2, ramp: 100 * sim.Millisecond,
+		want: 592_967_785,
+	}, {
+		// A ramp from nothing over 10 ms at 10 Mbps: √(2 · 10 ms · 12,000
+		// bits / 10 Mbps) = √(24) ms = 4.898979485566... ms.
+		name: "from nothing", rate: 10 * units.Mbps, start: 0, ramp: 10 * sim.Millisecond,
+		want: 4_898_979_486,
+	}, {
+		// Halfway up a ramp from 0.5 over 1 ms at 12 Mbps (1 ms a packet
+		// at the full rate): by the ramp's end, 0.5 ms later, 0.75·0.5 +
+		// 0.5·0.5²/2 = 0.4375 ms of the full rate's bits; the other 0.5625
+		// ms go at the full rate.
+		name: "past the ramp's end", rate: 12 * units.Mbps, start: 0.5, ramp: sim.Millisecond,
+		begin: 500 * us, want: ms + 562_500*sim.Time(sim.Nanosecond),
+	}, {
+		// Busy since 200 ms, the ramp is over at 300 ms: 120 µs at 100 Mbps.
+		name: "ramp over", rate: 100 * units.Mbps, start: 0.2, ramp: 100 * sim.Millisecond,
+		busySince: 200 * ms, begin: 300 * ms, want: 300*ms + 120*us,
+	}} {
+		c := &config.Capacity{States: []config.CapacityState{{Rate: tc.rate, Dwell: 1000 * sim.Second}},
+			Transitions: [][]float64{{1}}, Grant: &config.CapacityGrant{Start: tc.start, Ramp: tc.ramp}}
+		m := newCapacityModel(c, 0, rng.PCG(5, "c"), nil)
+		if got := m.finish(tc.begin, tc.busySince, 1500); got != tc.want {
+			t.Errorf("%s: the packet leaves at %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// A direction kept busy from idle serves what the ramped rate integrates
+// to: by time t ≥ ramp after the backlog began, r·(t − (1 − start)·ramp/2)
+// bits, the ramp costing (1 − start)·ramp/2 of the full rate's time. Its
+// packets leave within a nanosecond of that line (each packet's end is
+// rounded up to the picosecond): at 50 Mbps over a 20 ms ramp from
+// nothing, 10 ms behind the link without a ramp.
+func TestCapacityGrantRampServesItsIntegral(t *testing.T) {
+	const rate = 50 * units.Mbps
+	for _, start := range []float64{0, 0.3} {
+		ramp := 20 * sim.Millisecond
+		c := config.Capacity{States: []config.CapacityState{{Rate: rate, Dwell: 1000 * sim.Second}},
+			Transitions: [][]float64{{1}}, Grant: &config.CapacityGrant{Start: start, Ramp: ramp}}
+		// 1500 B every 100 µs is 120 Mbps: the queue never empties.
+		s, _, _, a := testDir(Config{Rate: rate, Delay: sim.Millisecond, Capacity: &c}, 20_000, 20_000, 100*sim.Microsecond, 3)
+		s.RunUntil(sim.Time(sim.Second))
+		lag := (1 - start) * ramp.Seconds() / 2
+		worst := 0.0
+		for i, at := range a.at {
+			left := at.Add(-sim.Millisecond).Seconds() // departure
+			if left < ramp.Seconds() {
+				continue
+			}
+			want := float64(i+1) * 12000 / float64(rate) // the full rate's time for the bits so far
+			worst = max(worst, math.Abs(left-lag-want))
+		}
+		t.Logf("start %v: %d packets in 1 s, the worst departure %.3g s off the line (lag %.1f ms)", start, len(a.at), worst, lag*1e3)
+		if worst > 1e-9 || len(a.at) < 4000 {
+			t.Errorf("start %v: %d packets, departures up to %.3g s off r·(t − %.1f ms)", start, len(a.at), worst, lag*1e3)
 		}
 	}
 }
@@ -609,7 +665,7 @@ func TestCapacityDipsFraction(t *testing.T) {
 	const n, k = 4_000_000, 100
 	in, all := make([]float64, k), make([]float64, k)
 	for i := 0; i < n; i++ {
-		r := rateAt(m, sim.Time(i)*sim.Time(sim.Millisecond), 0)
+		r := rateAt(m, sim.Time(i)*sim.Time(sim.Millisecond))
 		b := i * k / n
 		all[b]++
 		switch r {

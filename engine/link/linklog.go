@@ -82,7 +82,7 @@ func (d *Dir) logRow(t sim.Time, first bool) {
 	l := d.log
 	r := d.rate // a trace's mean rate, as config.TraceLink.MeanRate has it, on a trace-driven direction
 	if d.capa != nil {
-		r = d.capa.rateAt(t, 0, false)
+		r = d.capa.rateAt(t)
 	}
 	if d.out != nil {
 		if _, down := d.out.downUntil(t); down {

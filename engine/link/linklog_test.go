@@ -76,7 +76,7 @@ func TestLinkLogFollowsTheRate(t *testing.T) {
 			k++
 		}
 		ref.advance(at)
-		want := logRow{rate: ref.rateAt(at, 0, false), delay: ms}
+		want := logRow{rate: ref.rateAt(at), delay: ms}
 		if phase := at.Sub(sim.Time(out.Start)); phase >= 0 && phase%out.Every < out.Duration {
 			want.rate = 0
 		}
