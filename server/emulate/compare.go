@@ -147,8 +147,15 @@ func Compare(ctx context.Context, raw []byte, sets []string, opt CompareOptions)
 		}
 		// Row by row of the summaries: the scenario's flows, a split flow's
 		// leg 0 in its place, then the legs 1 (engine/proxy.go).
+		// A group's split flow keeps its group on both legs' rows.
+		legGroup := map[string]string{}
+		for i, f := range prep.Scenario.Flows {
+			if simSum.Flows[i].ID != f.ID {
+				legGroup[f.ID+".1"] = f.Group
+			}
+		}
 		for i, sf := range simSum.Flows {
-			group := ""
+			group := legGroup[sf.ID]
 			if i < len(prep.Scenario.Flows) {
 				group = prep.Scenario.Flows[i].Group
 			}

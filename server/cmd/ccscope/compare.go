@@ -208,7 +208,16 @@ func printComparison(w io.Writer, c *emulate.Comparison) {
 	}
 	tw.Flush()
 	for _, g := range big {
-		fmt.Fprintf(w, "group %s: its %d flows' own rows are left out here (--json has them)\n", g, len(members[g]))
+		// A flow split at a proxy has a row for each leg, "<id>.0" and "<id>.1".
+		flows, legs := 0, ""
+		for name := range members[g] {
+			if strings.HasSuffix(name, ".1") {
+				legs = ", each leg's,"
+			} else {
+				flows++
+			}
+		}
+		fmt.Fprintf(w, "group %s: its %d flows' own rows%s are left out here (--json has them)\n", g, flows, legs)
 	}
 	for _, p := range c.Traces {
 		fmt.Fprintln(w, "trace:", p)

@@ -122,6 +122,19 @@ func TestPrintComparisonGroups(t *testing.T) {
 	if strings.Contains(out, "web/0") || strings.Count(out, "group web:") != 1 {
 		t.Errorf("table lists the big group's flows, or names the group more than once:\n%s", out)
 	}
+	// A group split at a proxy has two rows a flow, one for each leg.
+	c.Rows = nil
+	for i := range 9 {
+		for leg := range 2 {
+			c.Rows = append(c.Rows, emulate.CompareRow{Seed: 1, Flow: fmt.Sprintf("web/%d.%d", i, leg), Group: "web",
+				Metric: "goodput", Unit: "Mbps", Sim: v(1), Kernel: v(1)})
+		}
+	}
+	b.Reset()
+	printComparison(&b, c)
+	if want := "group web: its 9 flows' own rows, each leg's, are left out here"; !strings.Contains(b.String(), want) {
+		t.Errorf("table lacks %q:\n%s", want, b.String())
+	}
 }
 
 // With several seeds each side's per-seed range follows its mean; with one
