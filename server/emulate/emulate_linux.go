@@ -80,7 +80,7 @@ type eflow struct {
 	ready    chan struct{}
 }
 
-// node is an emulated endpoint.
+// node is an emulated endpoint or proxy: a namespace (hasNamespace).
 type node struct {
 	id    string
 	index int32
@@ -631,7 +631,7 @@ func nodeSysctls(flows []config.Flow) (map[string][]nsSysctl, []string) {
 	return vals, errs
 }
 
-// setupNodes gives every endpoint a namespace with its sysctls and a TUN
+// setupNodes gives every endpoint and proxy a namespace with its sysctls and a TUN
 // device carrying 10.201.0.(i+1)/24; routes to the others go through it.
 func (e *run) setupNodes() error {
 	vals, _ := nodeSysctls(e.plan.flows) // check refused any conflict
