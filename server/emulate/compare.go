@@ -176,6 +176,9 @@ func Compare(ctx context.Context, raw []byte, sets []string, opt CompareOptions)
 			for m, met := range CompareMetrics {
 				row(met.Name, met.Unit, sv[m], kv[m])
 			}
+			if n := minRTTNote(seed, sf, r.Trace, res.Trace, int32(i)); n != "" {
+				c.Notes = append(c.Notes, n)
+			}
 		}
 		for g := range simSum.Groups {
 			c.Rows = append(c.Rows, groupRows(seed, simSum.Groups[g], res.Summary.Groups[g])...)
@@ -311,6 +314,47 @@ func writeTrace(rec *trace.Recorder, path string) ([]string, error) {
 }
 
 func fptr(v float64) *float64 { return &v }
+
+// handshakeExcess is how far above the simulator's the kernel's BBR may
+// take its first min_rtt before compare says so: on p-rtr-p the kernel's
+// handshake sample ran 110-266 µs above the path's, its data samples 43-60
+// µs above theirs.
+const handshakeExcess = 50 // µs
+
+// minRTTNote says when a BBR flow's kernel side took its first min_rtt
+// (from the handshake) well above the simulator's: BBR keeps min_rtt until
+// a lower sample or 10 s, so data samples below an inflated handshake
+// sample restart that window and move PROBE_RTT later on the kernel side
+// (README, "The real kernel beside the simulator"). "" otherwise.
+func minRTTNote(seed uint64, sf engine.FlowSummary, simRec, kernRec *trace.Recorder, flow int32) string {
+	if sf.CC != "bbr" {
+		return ""
+	}
+	s, ok1 := firstSignal(simRec, flow, "min_rtt")
+	k, ok2 := firstSignal(kernRec, flow, "min_rtt")
+	if !ok1 || !ok2 || k-s <= handshakeExcess {
+		return ""
+	}
+	return fmt.Sprintf("seed %d, flows[%s]: the kernel's BBR took its first min_rtt, %.3f ms, %.0f µs above the simulator's %.3f ms (a handshake's packets cross the relay and the kernels more slowly than data): data samples below it restart BBR's 10 s min_rtt window, so PROBE_RTT can come later on the kernel side",
+		seed, sf.ID, k/1e3, k-s, s/1e3)
+}
+
+// firstSignal is the first value a flow recorded for a signal, in the
+// signal's units; false if none (a value of 0 or above an hour is no
+// measurement yet).
+func firstSignal(rec *trace.Recorder, flow int32, name string) (float64, bool) {
+	idx := slices.Index(rec.Signals, name)
+	if idx < 0 {
+		return 0, false
+	}
+	t := &rec.SignalT
+	for i := range t.T {
+		if t.Flow[i] == flow && t.Signal[i] == int32(idx) && t.Value[i] > 0 && t.Value[i] < 3.6e9 {
+			return t.Value[i], true
+		}
+	}
+	return 0, false
+}
 
 func psMs(p *int64) *float64 {
 	if p == nil {

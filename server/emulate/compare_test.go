@@ -2,6 +2,7 @@ package emulate
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/ccscope/ccscope/engine"
@@ -117,5 +118,41 @@ func TestLeastLate(t *testing.T) {
 			t.Errorf("%s: %d runs (%d reported), kept p99 %v, heard %v; want %d runs, %v kept, heard %v",
 				c.name, runs, tries, got, heard, c.runs, c.kept, c.heard)
 		}
+	}
+}
+
+// TestMinRTTNote: a BBR flow whose kernel side took its first min_rtt more
+// than 50 µs above the simulator's gets a note saying what that does to
+// PROBE_RTT, with both values; one within 50 µs, or a CUBIC flow, gets
+// none. Values of 0 (no sample yet) are passed over, as the simulator's
+// BBR publishes before its handshake ends.
+func TestMinRTTNote(t *testing.T) {
+	rec := func(vals ...float64) *trace.Recorder {
+		r := trace.NewRecorder(0, 0, nil)
+		r.Flows = []string{"f0"}
+		other, mrtt := r.SignalIndex("bw"), r.SignalIndex("min_rtt")
+		s := &r.SignalT
+		for i, v := range vals {
+			for _, sig := range []int32{other, mrtt} {
+				s.T, s.Flow, s.Signal, s.Value = append(s.T, int64(i)), append(s.Flow, 0), append(s.Signal, sig), append(s.Value, v)
+			}
+		}
+		return r
+	}
+	bbr := engine.FlowSummary{ID: "f0", CC: "bbr"}
+	got := minRTTNote(3, bbr, rec(0, 50008, 50000), rec(50326, 50159), 0)
+	for _, want := range []string{"seed 3, flows[f0]", "50.326 ms", "318 µs above the simulator's 50.008 ms", "PROBE_RTT can come later"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("note %q lacks %q", got, want)
+		}
+	}
+	if n := minRTTNote(3, bbr, rec(50008), rec(50050), 0); n != "" {
+		t.Errorf("42 µs apart: note %q, want none", n)
+	}
+	if n := minRTTNote(3, engine.FlowSummary{ID: "f0", CC: "cubic"}, rec(50008), rec(50326), 0); n != "" {
+		t.Errorf("CUBIC: note %q, want none", n)
+	}
+	if n := minRTTNote(3, bbr, rec(50008), trace.NewRecorder(0, 0, nil), 0); n != "" {
+		t.Errorf("no kernel signals: note %q, want none", n)
 	}
 }
