@@ -71,7 +71,7 @@ func New(scn *config.Scenario, sink trace.Sink) (*Run, error) {
 	split := map[*config.Params]bool{} // settings with legs a proxy split (a group's are shared)
 	for i, f := range scn.Flows {
 		r.Trace.Flows = append(r.Trace.Flows, f.ID)
-		px, err := r.proxyOn(f)
+		px, err := SplitAt(nw, f)
 		if err != nil {
 			return nil, err
 		}

@@ -127,10 +127,6 @@ func LegFlows(f config.Flow, px *topo.Node) [2]config.Flow {
 	return legs
 }
 
-// proxyOn is the proxy that splits flow f, if its route crosses one and it
-// is a TCP flow.
-func (r *Run) proxyOn(f config.Flow) (*topo.Node, error) { return SplitAt(r.Net, f) }
-
 // SplitAt is the proxy that splits flow f in network nw, if its route
 // crosses one and it is a TCP flow. A flow is split at one proxy at most: a
 // route that crosses two is an error.
