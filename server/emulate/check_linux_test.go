@@ -110,7 +110,7 @@ func TestOfferedRate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := offeredRate(prep.Scenario, pl); got != c.want {
+		if got := offeredRate(pl); got != c.want {
 			t.Errorf("%s: offered %d bps, want %d", c.name, got, c.want)
 		}
 	}
@@ -161,7 +161,7 @@ func TestProxyPlan(t *testing.T) {
 	if r, w := get("pep", "net.ipv4.tcp_rmem"), get("pep", "net.ipv4.tcp_wmem"); r != "4096 131072 16777216" || w != "4096 16384 8388608" {
 		t.Errorf("pep's tcp_rmem %q (leg 0 receives: want its 16 MiB), tcp_wmem %q (leg 1 sends: want its 8 MiB)", r, w)
 	}
-	if got, want := offeredRate(prep.Scenario, pl), int64(2*50e6); got != want {
+	if got, want := offeredRate(pl), int64(2*50e6); got != want {
 		t.Errorf("offered %d bps, want %d: leg 1 runs at most at leg 0's 50 Mbps", got, want)
 	}
 	prep, err = engine.Prepare(raw, []string{`flows.f0.legs=[{"cc":"cubic","tcp":{"sack":false}},{"cc":"cubic"}]`})

@@ -224,7 +224,7 @@ func Run(ctx context.Context, scn *config.Scenario, hash string, opt Options) (r
 	}
 	if opt.Pcap && len(e.flows) > 0 {
 		const snap = 128
-		pkts := int64(scn.Runtime.Duration.Seconds()*float64(offeredRate(scn, pl))/(8*1500)) * 2
+		pkts := int64(scn.Runtime.Duration.Seconds()*float64(offeredRate(pl))/(8*1500)) * 2
 		r.pcap = calibrate.NewPcapWriter(snap, int(min(max(pkts, 1024), 4<<20)))
 		for _, p := range r.ports {
 			if p.node == e.flows[0].src.index {
@@ -404,7 +404,7 @@ func check(scn *config.Scenario, opt Options) (*plan, error) {
 	if limit == 0 {
 		limit = DefaultMaxRateBps
 	}
-	if total := offeredRate(scn, pl); total > limit {
+	if total := offeredRate(pl); total > limit {
 		errs = append(errs, fmt.Sprintf("links: the flows can offer %.0f Mbps (their paths' slowest directions), beyond the relay's real-time ceiling of %.0f Mbps on this machine (README, \"The real kernel beside the simulator\"); lower the rates or raise --max-rate knowingly",
 			float64(total)/1e6, float64(limit)/1e6))
 	}
@@ -473,12 +473,8 @@ func kernelHZ() int {
 // the wire; any other TCP flow as much as it can). The two legs of a split
 // flow each carry what the slower of them can: the relay moves its bytes
 // twice. Ping probes, which the relay answers itself, add next to nothing.
-func offeredRate(scn *config.Scenario, pl *plan) int64 {
-	s, pool := sim.New(), &packet.Pool{}
-	nw, err := topo.Build(s, pool, scn)
-	if err != nil {
-		return 0
-	}
+func offeredRate(pl *plan) int64 {
+	nw := pl.nw
 	slow := make([]string, len(pl.flows))
 	want := make([]units.BitRate, len(pl.flows))
 	rate := map[string]units.BitRate{}

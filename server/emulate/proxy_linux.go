@@ -25,6 +25,7 @@ import (
 // numbers its flows: the scenario's flows, a split flow's leg 0 in its
 // place, then the legs 1 of the split flows in order.
 type plan struct {
+	nw    *topo.Network // the scenario's network, as planned on (not run)
 	flows []config.Flow
 	// leg1 is each split flow's leg 1 (by leg 0's index), buffer its
 	// proxy's relay buffer in bytes.
@@ -39,7 +40,7 @@ func planFlows(scn *config.Scenario) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &plan{flows: slices.Clone(scn.Flows), leg1: map[int]int{}, buffer: map[int]int64{}}
+	p := &plan{nw: nw, flows: slices.Clone(scn.Flows), leg1: map[int]int{}, buffer: map[int]int64{}}
 	var legs1 []config.Flow
 	for i, f := range scn.Flows {
 		px, err := engine.SplitAt(nw, f)
