@@ -151,7 +151,7 @@ func lazyCase(r *rand.Rand, ccs []string, dur sim.Duration) (*config.Scenario, s
 	case 0:
 		bn.Capacity = &config.Capacity{States: []config.CapacityState{{Rate: rate, Dwell: 200 * sim.Millisecond},
 			{Rate: rate / 3, Dwell: 100 * sim.Millisecond}}, Transitions: [][]float64{{0, 1}, {1, 0}}}
-		bn.Rate = 0
+		bn.Rate = rate // the nominal rate, state 0's, as Parse sets it
 	case 1:
 		bn.Jitter = config.Jitter{Kind: config.Reorder, P: 0.05, Delay: sim.Duration(odd(1e9, 5e9))}
 	case 2:
@@ -163,7 +163,10 @@ func lazyCase(r *rand.Rand, ccs []string, dur sim.Duration) (*config.Scenario, s
 		}
 		slices.Sort(ms)
 		bn.Trace = &config.TraceLink{Loop: r.IntN(3) > 0, Opportunities: ms}
-		bn.Rate = 0
+		bn.Rate = bn.Trace.MeanRate() // the nominal rate, as Parse sets it
+		if m := bn.Qdisc.Limit.MilliBDPs; m > 0 {
+			bn.Qdisc.Limit = passBDP(m, bn.Rate, 2*delay)
+		}
 	}
 	if r.IntN(2) == 0 {
 		o := &config.Outages{DropOnOutage: r.IntN(4) == 0}

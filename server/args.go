@@ -109,6 +109,9 @@ func (a *args) duration(key string) (sim.Duration, *Error) {
 	if d < 0 {
 		return 0, errorf(CodeBadArgs, a.path(key), "%s: %s is negative", a.path(key), s)
 	}
+	if err := sim.CheckMax(d); err != nil {
+		return 0, errorf(CodeBadArgs, a.path(key), "%s: %q %v", a.path(key), s, err)
+	}
 	return d, nil
 }
 

@@ -287,7 +287,7 @@ func (dc *durCache) parse(s []byte) (sim.Duration, bool) {
 		return dc.d, true
 	}
 	d, err := sim.ParseDuration(string(s))
-	if err != nil || d < 0 {
+	if err != nil || d < 0 || d > sim.MaxDuration {
 		return 0, false
 	}
 	dc.s, dc.d = s, d

@@ -203,7 +203,7 @@ func (s *session) runInline(req Request) bool {
 	} else {
 		str, ok := req.Args["time"].(string)
 		var err error
-		if d, err = sim.ParseDuration(str); !ok || err != nil {
+		if d, err = sim.ParseDuration(str); !ok || err != nil || d > sim.MaxDuration {
 			return false
 		}
 	}

@@ -134,7 +134,7 @@ func TestCanonicalRoundTrip(t *testing.T) {
 		"jitter and changes": {`links.access.jitter={"kind":"gaussian","sigma":"0.1us"}`,
 			`changes=[{"at":"1s","link":"access","dir":"ba","delay":"3ms","loss":{"kind":"bernoulli","p":1e-7}},{"at":"2s","link":"access","dir":"ab","loss":{"kind":"none"}}]`},
 		"onoff app and tcp options": {`flows.f0.app={"kind":"onoff","on":"1.5s","off":"250ms"}`,
-			`flows.f0.tcp={"sack":false,"ecn":true,"mss":"1000B","init_cwnd":4294967295,"sndbuf":"unlimited","rcvbuf_init":"1B","rcvbuf_max":"1GiB","gro_interval":"0.5ms"}`,
+			`flows.f0.tcp={"sack":false,"ecn":true,"mss":"1000B","init_cwnd":4294967295,"sndbuf":"unlimited","rcvbuf_init":"2000B","rcvbuf_max":"1GiB","gro_interval":"0.5ms"}`,
 			"flows.f0.size=1234567", "flows.f0.start=3ps"},
 		"greedy app's write size": {`flows.f0.app={"write":"131073B"}`},
 		"rate app, sampled trace, odd sizes": {`flows.f0.app={"kind":"rate","rate":"1234bps"}`, `trace={"detail":"sampled","interval":"1ns"}`,

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/ccscope/ccscope/engine/sim"
 )
@@ -94,10 +95,30 @@ func (c *collector) crossCheck(s *Scenario) {
 		}
 	}
 	adj := make([][]int, len(s.Nodes))
+	badHosts := map[string]bool{} // groups whose own hosts hang off no forwarding node
 	for i, l := range s.Links {
 		path := elemPath("links", l.ID, i)
-		a, aOK := c.nodeRef(nodes, join(path, "a"), l.A)
-		b, bOK := c.nodeRef(nodes, join(path, "b"), l.B)
+		aPath, bPath := join(path, "a"), join(path, "b")
+		if l.Group != "" {
+			// A group's own host link "<flow>/src" or "<flow>/dst": its far
+			// end is the group's attach, reported there once for all flows.
+			end := l.ID[strings.LastIndexByte(l.ID, '/')+1:]
+			aPath = join(join(elemPath("flows", l.Group, i), end), "attach")
+			bPath = aPath
+		}
+		a, aOK := c.nodeRef(nodes, aPath, l.A)
+		b, bOK := c.nodeRef(nodes, bPath, l.B)
+		if l.Group != "" && aOK && bOK && s.Nodes[a].Kind == Endpoint && s.Nodes[b].Kind == Endpoint {
+			attach := l.A
+			if attach == l.ID {
+				attach = l.B
+			}
+			c.add(aPath, "node %q is an endpoint, which forwards nothing; attach the group's hosts to a router or switch", attach)
+			badHosts[l.Group] = true
+		}
+		if l.Group != "" && !(aOK && bOK) {
+			badHosts[l.Group] = true
+		}
 		if aOK && bOK {
 			if a == b {
 				c.add(join(path, "b"), "a link must join two different nodes; both ends are %q", l.A)
@@ -129,7 +150,7 @@ func (c *collector) crossCheck(s *Scenario) {
 		src, srcOK := c.endpointRef(s, nodes, join(path, "src"), f.Src)
 		dst, dstOK := c.endpointRef(s, nodes, join(path, "dst"), f.Dst)
 		switch {
-		case !srcOK || !dstOK:
+		case !srcOK || !dstOK, badHosts[f.Group]:
 		case src == dst:
 			c.add(join(path, "dst"), "a flow needs two different endpoints; src and dst are both %q", f.Src)
 		case !reach.between(src, dst):

@@ -118,12 +118,12 @@
 // (payload bytes, default 0 = unbounded).
 //   - A ping flow sends an echo request of packet_size (default "84B", at
 //     least "28B", its IP and ICMP headers) every interval (default
-//     "200ms") from start to the end of the run; the destination answers at
-//     once and the summary gives the RTT quantiles over every probe. It
-//     takes no size, rate, ecn, app or tcp.
-//   - A pump flow needs rate and takes packet_size (default "1500B", wire
-//     bytes) and ecn ("not-ect" default, "ect0" or "ect1": the codepoint
-//     of every packet); it takes no app or tcp.
+//     "200ms", at least "10us") from start to the end of the run; the
+//     destination answers at once and the summary gives the RTT quantiles
+//     over every probe. It takes no size, rate, ecn, app or tcp.
+//   - A pump flow needs rate and takes packet_size (default "1500B", at most
+//     "65535B", wire bytes) and ecn ("not-ect" default, "ect0" or "ect1": the
+//     codepoint of every packet); it takes no app or tcp.
 //   - A TCP flow takes no rate, packet_size or ecn; instead app: kind "greedy"
 //     (default, always has data; write, from one MSS to "16MiB", is what it
 //     writes per call, default "1MiB": the kernel checks for an app-limited
@@ -138,10 +138,12 @@
 //     the route feature ecn_low of the google/bbr v3 branch, declaring
 //     shallow-threshold CE marking and precise per-segment CE echo; with
 //     ECN negotiated, bbr3 and bbrb then respond to CE and their receiver
-//     echoes CE as DCTCP does); mss (default "1448B", at
-//     least TCP_MIN_MSS = 88 B), init_cwnd (packets, default 10), sndbuf
+//     echoes CE as DCTCP does); mss (default "1448B", from TCP_MIN_MSS = 88 B
+//     to MAX_TCP_WINDOW = 32767 B), init_cwnd (packets, default 10), sndbuf
 //     (default "4MB", or "unlimited"), rcvbuf_init (default "128KiB", the
-//     131072 bytes of tcp_rmem[1]), rcvbuf_max (default "6MiB", tcp_rmem[2]),
+//     131072 bytes of tcp_rmem[1]; at least twice the MSS, so that the
+//     handshake's window holds a segment), rcvbuf_max (default "6MiB",
+//     tcp_rmem[2]),
 //     gro_interval (default 0: only back-to-back segments coalesce), hz
 //     (the kernel's CONFIG_HZ, 100, 250 or 1000, default 1000: the tick
 //     TCP's timers and the CCs' jiffies clocks count).

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -136,6 +137,29 @@ func TestParseErrors(t *testing.T) {
 			f := at(m, "flows", "f0")
 			f["cc"], f["packet_size"] = "ping", "27B"
 		}, nil, want{"flows[f0].packet_size", "27B is below an echo request's 28B of IP and ICMP headers"}},
+		{"pump packet larger than IPv4 allows", func(m map[string]any) { at(m, "flows", "p0")["packet_size"] = "65536B" },
+			nil, want{"flows[p0].packet_size", "65536B is above 65535B, the largest IPv4 packet"}},
+		{"plain rate with an exponent", func(m map[string]any) { at(m, "links", "access")["rate"] = json.Number("1e8") },
+			nil, want{"links[access].rate", "1e8 has an exponent; a plain number is a count of bits per second written out"}},
+		{"plain delay too large", func(m map[string]any) { at(m, "links", "access")["delay"] = json.Number("99999999999999999999") },
+			nil, want{"links[access].delay", "99999999999999999999 is too large for a count of picoseconds"}},
+		{"ping faster than a probe", func(m map[string]any) {
+			f := at(m, "flows", "f0")
+			f["cc"], f["interval"] = "ping", "1ps"
+		}, nil, want{"flows[f0].interval", "1ps is below 10us"}},
+		{"tcp options on a ping", func(m map[string]any) {
+			f := at(m, "flows", "f0")
+			f["cc"], f["tcp"] = "ping", map[string]any{"sack": false}
+		},
+			nil, want{"flows[f0].tcp", "a probe is an echo request and its reply, not a TCP flow"}},
+		{"mss above MAX_TCP_WINDOW", func(m map[string]any) { at(m, "flows", "f0", "tcp")["mss"] = "32768B" },
+			nil, want{"flows[f0].tcp.mss", "32768B is above the largest MSS the kernel takes, 32767B"}},
+		{"rcvbuf_init holding no segment", func(m map[string]any) { at(m, "flows", "f0", "tcp")["rcvbuf_init"] = "2895B" },
+			nil, want{"flows[f0].tcp.rcvbuf_init", "2895B is below twice the MSS (2896B)"}},
+		{"duration past the longest run", func(m map[string]any) { at(m, "runtime")["duration"] = "1000000.000000000001s" },
+			nil, want{"runtime.duration", `"1000000.000000000001s" is longer than 1000000s`}},
+		{"plain duration past the longest run", func(m map[string]any) { at(m, "links", "access")["delay"] = 1000000000000000001 },
+			nil, want{"links[access].delay", "1000000000000000001 is longer than 1000000s"}},
 		{"flow starting after the run", func(m map[string]any) { at(m, "flows", "f0")["start"] = "11s" },
 			nil, want{"flows[f0].start", "after the run ends"}},
 		{"no route", func(m map[string]any) {

@@ -27,6 +27,8 @@ const (
 	// MinMSS is TCP_MIN_MSS from include/net/tcp.h: the kernel clamps any
 	// smaller MSS up to it.
 	MinMSS = 88 * units.B
+	// MaxMSS is MAX_TCP_WINDOW, the largest TCP_MAXSEG the kernel accepts.
+	MaxMSS = 32767 * units.B
 )
 
 // DefaultTCPOptions returns a TCP flow's options when it sets none: every
@@ -157,6 +159,7 @@ func (c *collector) pump(path string, o obj, f *Flow) {
 			if n == 0 {
 				c.add(p, "must be positive")
 			}
+			c.packetFits(p, n)
 			f.PacketSize = n
 		}
 	}
@@ -185,15 +188,26 @@ const (
 	DefaultPingInterval = 200 * sim.Millisecond
 	DefaultPingSize     = 84 * units.B
 	MinPingSize         = 28 * units.B // an echo request without data: its IP and ICMP headers
+	MinPingInterval     = 10 * sim.Microsecond
 )
+
+// MaxPacketSize is the largest IPv4 packet, its total length field's limit.
+const MaxPacketSize = 65535 * units.B
+
+// packetFits refuses a packet_size no IPv4 packet can have.
+func (c *collector) packetFits(p string, n units.Bytes) {
+	if n > MaxPacketSize {
+		c.add(p, "%v is above %v, the largest IPv4 packet", n, MaxPacketSize)
+	}
+}
 
 // ping decodes a latency probe's interval and packet size.
 func (c *collector) ping(o obj, f *Flow) {
 	f.Interval, f.PacketSize = DefaultPingInterval, DefaultPingSize
 	if v, p, ok := o.get("interval"); ok {
 		if d, ok := c.duration(p, v); ok {
-			if d == 0 {
-				c.add(p, "must be positive")
+			if d < MinPingInterval {
+				c.add(p, "%v is below %v: each probe's RTT is kept, and faster probes would be a flood, not a probe", d, MinPingInterval)
 			}
 			f.Interval = d
 		}
@@ -203,12 +217,18 @@ func (c *collector) ping(o obj, f *Flow) {
 			if n < MinPingSize {
 				c.add(p, "%v is below an echo request's %v of IP and ICMP headers", n, MinPingSize)
 			}
+			c.packetFits(p, n)
 			f.PacketSize = n
 		}
 	}
-	for _, key := range []string{"app", "tcp", "rate", "ecn", "size", "legs"} {
+	for _, key := range []string{"app", "size"} {
 		if _, p, ok := o.get(key); ok {
 			c.add(p, "not for ping flows (cc %q): a probe runs from its start to the end of the run", Ping)
+		}
+	}
+	for _, key := range []string{"tcp", "rate", "ecn", "legs"} {
+		if _, p, ok := o.get(key); ok {
+			c.add(p, "not for ping flows (cc %q): a probe is an echo request and its reply, not a TCP flow or a pump", Ping)
 		}
 	}
 }
@@ -305,6 +325,9 @@ func (c *collector) tcp(flow obj) TCPOptions {
 			if n < MinMSS {
 				c.add(p, "%v is below the kernel's minimum MSS of %v (TCP_MIN_MSS)", n, MinMSS)
 			}
+			if n > MaxMSS {
+				c.add(p, "%v is above the largest MSS the kernel takes, %v (TCP_MAXSEG's bound, MAX_TCP_WINDOW)", n, MaxMSS)
+			}
 			t.MSS = n
 		}
 	}
@@ -321,8 +344,11 @@ func (c *collector) tcp(flow obj) TCPOptions {
 	}
 	if v, p, ok := o.get("rcvbuf_init"); ok {
 		if n, ok := c.size(p, v); ok {
-			if n == 0 {
-				c.add(p, "must be positive")
+			// The handshake offers half the buffer (tcp_select_initial_window
+			// at scaling_ratio ½); below one MSS no full segment fits, and
+			// the zero-window probes Linux would crawl on are not modelled.
+			if n < 2*t.MSS {
+				c.add(p, "%v is below twice the MSS (%v): the handshake's window, half the buffer, would hold no full segment", n, 2*t.MSS)
 			}
 			t.RcvBufInit = n
 		}

@@ -352,6 +352,9 @@ func (c *collector) sizeDist(p string, v any) SizeDist {
 	if d.Kind == SizeUniform && d.Max < d.Min {
 		c.add(join(p, "max"), "%v is below min %v", d.Max, d.Min)
 	}
+	if _, fp, ok := o.get("min"); ok && d.Kind == SizeUniform && d.Min == 0 {
+		c.add(fp, "must be at least 1B: a flow whose size is 0 is a bulk flow")
+	}
 	if (d.Kind == SizePareto || d.Kind == SizeLognormal) && d.Max > 0 && d.Max < max(d.Min, d.Median) {
 		c.add(join(p, "max"), "%v is below the distribution's scale", d.Max)
 	}
@@ -477,12 +480,20 @@ func (g *Group) expand(s *Scenario) {
 			f.Start = g.Start.At
 		case StartPoisson:
 			// Exponential inter-arrival times of mean 1/rate seconds.
-			t += sim.Duration(float64(startRNG.ExpFloat64()) / g.Start.PerSecond * float64(sim.Second))
+			gap := float64(startRNG.ExpFloat64()) / g.Start.PerSecond * float64(sim.Second)
+			if gap < float64(sim.MaxDuration) {
+				t = min(t+sim.Duration(gap), afterAnyRun)
+			} else {
+				t = afterAnyRun
+			}
 			f.Start = t
 		case StartUniform:
 			f.Start = g.Start.At + sim.Duration(startRNG.Int64N(int64(g.Start.Span)))
 		case StartPeriodic:
-			f.Start = g.Start.At + sim.Duration(i/g.Start.Batch)*g.Start.Every
+			f.Start = afterAnyRun
+			if n := int64(i / g.Start.Batch); g.Start.Every == 0 || n <= int64(sim.MaxDuration)/int64(g.Start.Every) {
+				f.Start = min(g.Start.At+sim.Duration(n)*g.Start.Every, afterAnyRun)
+			}
 		}
 		if g.Start.Jitter > 0 {
 			f.Start += sim.Duration(jitterRNG.Int64N(int64(g.Start.Jitter)))
@@ -491,6 +502,10 @@ func (g *Group) expand(s *Scenario) {
 		s.Flows = append(s.Flows, f)
 	}
 }
+
+// afterAnyRun stands for a group's start later than the longest run: such a
+// flow starts no more than it would have, and its start overflows no Time.
+const afterAnyRun = sim.MaxDuration + sim.Second
 
 // node returns the node flow i uses at this end, adding its own host and
 // access link when the group asks for them.

@@ -265,6 +265,36 @@ func TestGroupErrorsSaidOnce(t *testing.T) {
 	if !errors.As(err, &fe) || len(fe.List) != 2 { // h2's and h9's routes: one error each, not 50
 		t.Errorf("Parse error = %v, want two, one per unreachable pair", err)
 	}
+	// A host per flow attached to a node that is missing, or that forwards
+	// nothing: one error at the group's attach, not one per flow and route.
+	for attach, reason := range map[string]string{
+		"nope": `no node with id "nope"`,
+		"h2":   `node "h2" is an endpoint, which forwards nothing`,
+	} {
+		raw, err = Apply(groupJSON(50, `"0s"`, `"10KB"`), []string{`flows.web.src={"attach": "` + attach + `", "rate": "1Gbps", "delay": "1ms"}`})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = Parse(raw)
+		if !errors.As(err, &fe) || len(fe.List) != 1 || !matches(fe.List[0], want{"flows[web].src.attach", reason}) {
+			t.Errorf("attach %q: Parse error = %v, want one at flows[web].src.attach", attach, err)
+		}
+	}
+}
+
+// Starts past the longest run stay past it rather than wrap to before the
+// run: a periodic group at 10^6 s spacing passes int64 picoseconds at its
+// tenth round, and a Poisson group at one arrival in 10^6 s soon after.
+func TestGroupStartsPastAnyRun(t *testing.T) {
+	for start, want := range map[string]string{
+		`{"kind": "periodic", "at": "0s", "every": "1000000s"}`: "19 of the group's 20 flows would start after the run ends",
+		`{"kind": "poisson", "rate": "0.000001/s"}`:             "20 of the group's 20 flows would start after the run ends",
+	} {
+		_, err := Parse(groupJSON(20, start, `"10KB"`))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: Parse error = %v, want %q", start, err, want)
+		}
+	}
 }
 
 // Bad groups are reported with the path of the bad field.
@@ -281,6 +311,7 @@ func TestGroupErrors(t *testing.T) {
 		{`flows.web.src=[]`, "flows[web].src"},
 		{`flows.web.start={"kind":"poisson","rate":"10/s","jitter":"1ms"}`, "flows[web].start.jitter"},
 		{`flows.web.start={"kind":"periodic","every":"1ms","jitter":"0s"}`, "flows[web].start.jitter"},
+		{`flows.web.size={"kind":"uniform","min":"0B","max":"1B"}`, "flows[web].size.min"}, // a size of 0 is bulk
 	}
 	for _, c := range cases {
 		t.Run(c.set, func(t *testing.T) {

@@ -436,14 +436,15 @@ func (c *collector) matrix(path string, v any, n int) [][]float64 {
 			c.add(rp, "must be an array of %d probabilities, not %s", n, describe(r))
 			return nil
 		}
-		sum := 0.0
+		sum, valid := 0.0, true
 		out[i] = make([]float64, n)
 		for j, x := range cols {
-			p, _ := c.prob(rp+"["+strconv.Itoa(j)+"]", x)
+			p, ok := c.prob(rp+"["+strconv.Itoa(j)+"]", x)
 			out[i][j] = p
 			sum += p
+			valid = valid && ok
 		}
-		if math.Abs(sum-1) > 1e-9 {
+		if valid && math.Abs(sum-1) > 1e-9 {
 			c.add(rp, "sums to %v; each row must sum to 1", sum)
 		}
 	}

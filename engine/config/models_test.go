@@ -122,6 +122,14 @@ func TestModelErrors(t *testing.T) {
 			}
 		})
 	}
+	// A row with a value that is not a probability says that, and only
+	// that: its sum (here 1) is beside the point.
+	_, err := parseSets(t, []string{`links.bottleneck.ab={"capacity":{"states":[{"rate":"1Mbps","dwell":"1s"},{"rate":"2Mbps","dwell":"1s"}],"transitions":[[-1,2],[1,0]]}}`})
+	var fe *Errors
+	if !errors.As(err, &fe) || len(fe.List) != 2 || !matches(fe.List[0], want{"links[bottleneck].ab.capacity.transitions[0][0]", "probability"}) ||
+		!matches(fe.List[1], want{"links[bottleneck].ab.capacity.transitions[0][1]", "probability"}) {
+		t.Errorf("negative transition: Parse errors = %v, want one per bad entry", err)
+	}
 }
 
 // A refused probability is reported once, as refused: not again as a zero
@@ -194,6 +202,18 @@ func TestTraceFileEmbeddedByHash(t *testing.T) {
 	_, err = parseSets(t, []string{`links.bottleneck.ab={"trace":{"file":"bad.trace"}}`}, WithDir(dir))
 	if err == nil || !strings.Contains(err.Error(), "links[bottleneck].ab.trace.file: not a Mahimahi trace: line 3: timestamps must not decrease") {
 		t.Errorf("decreasing trace: error = %v", err)
+	}
+	for text, want := range map[string]string{
+		"1\n1000000001\n":           "line 2: 1000000001 ms is later than 1000000s",
+		"1\n9223372036854\n":        "line 2: 9223372036854 ms is later than 1000000s", // its picoseconds overflow int64
+		"1\n99999999999999999999\n": "line 2: 99999999999999999999 ms is later than 1000000s",
+		"1\n2.5\n":                  `line 2: "2.5" is not a whole number of milliseconds`,
+	} {
+		write("far.trace", text)
+		_, err = parseSets(t, []string{`links.bottleneck.ab={"trace":{"file":"far.trace"}}`}, WithDir(dir))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("trace %q: error = %v, want %q", text, err, want)
+		}
 	}
 }
 

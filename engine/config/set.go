@@ -153,7 +153,11 @@ func setPath(c *collector, root any, path string, v any) (replaced any) {
 			}
 			m, ok := cur.(map[string]any)
 			if !ok {
-				c.add(path, "%q is %s, not an object", strings.Join(segs[:i], "."), describe(cur))
+				if i == 0 {
+					c.add(path, "the scenario is %s, not an object", describe(cur))
+				} else {
+					c.add(path, "%q is %s, not an object", strings.Join(segs[:i], "."), describe(cur))
+				}
 				return nil
 			}
 			if last {
@@ -183,11 +187,11 @@ func setPath(c *collector, root any, path string, v any) (replaced any) {
 			}
 			idx := element(arr, seg, sh.byID)
 			if idx < 0 {
-				what := "no element with id %q in %q"
-				if !sh.byID {
-					what = "no element %q in %q; changes are addressed by index"
+				if sh.byID {
+					c.add(path, "no element with id %q in %q", seg, strings.Join(segs[:i], "."))
+				} else {
+					c.add(path, "no element %q in %q (%d of them, addressed by index from 0)", seg, strings.Join(segs[:i], "."), len(arr))
 				}
-				c.add(path, what, seg, strings.Join(segs[:i], "."))
 				return nil
 			}
 			if last {

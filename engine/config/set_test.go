@@ -1,6 +1,7 @@
 package config
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -76,10 +77,13 @@ func TestApplyErrors(t *testing.T) {
 		{"unknown key deep down", "links.bottleneck.ab.bogus=1", want{"links.bottleneck.ab.bogus", `no "links.bottleneck.ab.bogus" here; expected one of capacity, delay, jitter, loss, outages, qdisc, rate, trace`}},
 		{"no such flow", "flows.f9.start=1s", want{"flows.f9.start", `no element with id "f9" in "flows"`}},
 		{"no such change", "changes.3.at=1s", want{"changes.3.at", `no element "3" in "changes"`}},
-		{"change by id", "changes.c0.at=1s", want{"changes.c0.at", "changes are addressed by index"}},
+		{"change by id", "changes.c0.at=1s", want{"changes.c0.at", `no element "c0" in "changes" (1 of them, addressed by index from 0)`}},
 		{"into a value", "links.bottleneck.rate.x=1", want{"links.bottleneck.rate.x", `"links.bottleneck.rate" is a value and has no field "x"`}},
 		{"a direction key that exists only on flows", "links.bottleneck.ab.cc=reno", want{"links.bottleneck.ab.cc", "has no"}},
 		{"no '='", "runtime.seed", want{"runtime.seed", "path=value"}},
+	}
+	if _, err := Apply([]byte(`[]`), []string{"runtime.duration=1s"}); err == nil || !strings.Contains(err.Error(), "runtime.duration: the scenario is an array, not an object") {
+		t.Errorf("Apply to an array: error = %v", err)
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ccscope/ccscope/engine/sim"
 	"github.com/ccscope/ccscope/engine/units"
 )
 
@@ -72,8 +73,11 @@ func ParseTrace(text []byte) ([]uint64, error) {
 			continue
 		}
 		ms, err := strconv.ParseUint(line, 10, 64)
-		if err != nil || ms > 1<<40 {
+		if err != nil && !errors.Is(err, strconv.ErrRange) {
 			return nil, errors.New("line " + strconv.Itoa(i+1) + ": " + strconv.Quote(line) + " is not a whole number of milliseconds")
+		}
+		if err != nil || ms > uint64(sim.MaxDuration/sim.Millisecond) {
+			return nil, errors.New("line " + strconv.Itoa(i+1) + ": " + line + " ms is later than " + sim.MaxDuration.String() + ", the longest duration ccscope takes")
 		}
 		if n := len(out); n > 0 && ms < out[n-1] {
 			return nil, errors.New("line " + strconv.Itoa(i+1) + ": timestamps must not decrease (" + strconv.FormatUint(ms, 10) + " after " + strconv.FormatUint(out[n-1], 10) + ")")

@@ -2,6 +2,7 @@ package config
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -135,6 +136,10 @@ func (c *collector) baseUnits(path string, n json.Number, unit, example string) 
 		return i, true
 	case err == nil:
 		c.add(path, "%s is negative", n)
+	case errors.Is(err, strconv.ErrRange):
+		c.add(path, "%s is too large for a count of %s", n, unit)
+	case strings.ContainsAny(n.String(), "eE"):
+		c.add(path, "%s has an exponent; a plain number is a count of %s written out, or give a unit, e.g. %q", n, unit, example)
 	default:
 		c.add(path, "%s is not a whole number of %s; give a unit, e.g. %q", n, unit, example)
 	}
@@ -146,9 +151,18 @@ func (c *collector) duration(path string, v any) (sim.Duration, bool) {
 	switch t := v.(type) {
 	case json.Number:
 		i, ok := c.baseUnits(path, t, "picoseconds", "40ms")
+		if err := sim.CheckMax(sim.Duration(i)); ok && err != nil {
+			c.add(path, "%s %v", t, err)
+			return 0, false
+		}
 		return sim.Duration(i), ok
 	case string:
 		d, err := sim.ParseDuration(t)
+		if err == nil {
+			if err = sim.CheckMax(d); err != nil {
+				err = fmt.Errorf("%q %w", t, err)
+			}
+		}
 		if err != nil {
 			c.add(path, "%v", err)
 			return 0, false

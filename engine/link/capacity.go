@@ -39,9 +39,11 @@ func newCapacityModel(c *config.Capacity, now sim.Time, states, dips *rand.PCG) 
 	return m
 }
 
-// expo draws an exponential time of the given mean, at least 1 ps.
+// expo draws an exponential time of the given mean, at least 1 ps and at
+// most sim.MaxDuration, the longest run: a longer dwell outlasts any run
+// just the same, and would overflow a Time.
 func (m *capacityModel) expo(r *rand.Rand, mean sim.Duration) sim.Duration {
-	return max(1, sim.Duration(math.Round(r.ExpFloat64()*float64(mean))))
+	return max(1, sim.Duration(math.Min(math.Round(r.ExpFloat64()*float64(mean)), float64(sim.MaxDuration))))
 }
 
 func (m *capacityModel) dipLength() sim.Duration {
@@ -51,7 +53,7 @@ func (m *capacityModel) dipLength() sim.Duration {
 	if d.Cap > 0 && x > float64(d.Cap) {
 		return d.Cap
 	}
-	return max(1, sim.Duration(math.Min(x, float64(1e6*sim.Second))))
+	return max(1, sim.Duration(math.Min(x, float64(sim.MaxDuration))))
 }
 
 // finish is when a packet of n bytes that starts serialising at now has

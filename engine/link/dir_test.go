@@ -400,6 +400,25 @@ func TestCapacityDwellProcess(t *testing.T) {
 	within(t, "mean dwell at 50 Mbps (s)", md, 3, sd/math.Sqrt(float64(len(dwells))))
 }
 
+// A dwell drawn past the longest run is held there, not wrapped to a
+// negative Time: at a mean of 10^6 s, one draw in e^9 would overflow int64
+// picoseconds before the clamp.
+func TestCapacityLongDwellsStayAhead(t *testing.T) {
+	c := &config.Capacity{
+		States:      []config.CapacityState{{Rate: 50 * units.Mbps, Dwell: sim.MaxDuration}, {Rate: 10 * units.Mbps, Dwell: sim.MaxDuration}},
+		Transitions: [][]float64{{0, 1}, {1, 0}},
+	}
+	m := newCapacityModel(c, 0, rng.PCG(3, "link/t/ab/capacity"), nil)
+	for i := range 100_000 {
+		if d := m.expo(m.rng, sim.MaxDuration); d < 1 || d > sim.MaxDuration {
+			t.Fatalf("draw %d: dwell %v outside [1ps, %v]", i, d, sim.MaxDuration)
+		}
+	}
+	if r := rateAt(m, sim.Time(sim.Second)); r != 50*units.Mbps {
+		t.Errorf("rate at 1 s = %v, want the first state's 50 Mbps", r)
+	}
+}
+
 // rateAt is the capacity process's rate at now, for a packet starting
 // then after a backlog since busySince.
 func rateAt(m *capacityModel, now sim.Time) units.BitRate {

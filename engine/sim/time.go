@@ -26,6 +26,11 @@ const (
 	Second               = 1000 * Millisecond
 )
 
+// MaxDuration is the longest duration a scenario or a request may give. A
+// run that long, plus a few delays as long, stays far inside int64
+// picoseconds, so "now + delay" never wraps.
+const MaxDuration = 1_000_000 * Second
+
 // Never is a Time later than any event a run can schedule.
 const Never Time = math.MaxInt64
 
@@ -113,6 +118,14 @@ func ParseDuration(s string) (Duration, error) {
 		return 0, fmt.Errorf("%q: %w", s, err)
 	}
 	return Duration(v), nil
+}
+
+// CheckMax refuses a duration longer than MaxDuration.
+func CheckMax(d Duration) error {
+	if d > MaxDuration {
+		return fmt.Errorf("is longer than %s, the longest duration ccscope takes", MaxDuration)
+	}
+	return nil
 }
 
 // FormError explains a quantity written with a sign or an exponent, which

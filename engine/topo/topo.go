@@ -218,6 +218,9 @@ func (nw *Network) newQdisc(d *link.Dir, c config.Qdisc, scn *config.Scenario) (
 	limBytes, limPkts := c.Limit.Bytes, int(c.Limit.Packets)
 	if c.Limit.MilliBDPs > 0 {
 		limBytes = nw.bdp(d) * units.Bytes(c.Limit.MilliBDPs) / 1000
+		if limBytes == 0 {
+			return nil, fmt.Errorf("limit: %s is 0 B here (the BDP is %d B), and a limit of 0 would mean none", c.Limit, nw.bdp(d))
+		}
 	}
 	if err := nw.CheckByteLimit(d, limBytes); c.Kind == config.FIFO && err != nil {
 		what := fmt.Sprintf("%d B", limBytes)
@@ -233,6 +236,9 @@ func (nw *Network) newQdisc(d *link.Dir, c config.Qdisc, scn *config.Scenario) (
 		k := c.ECNThreshold
 		if k.MilliBDPs > 0 {
 			k.Bytes = nw.bdp(d) * units.Bytes(k.MilliBDPs) / 1000
+			if k.Bytes == 0 {
+				return nil, fmt.Errorf("ecn_threshold: %s is 0 B here (the BDP is %d B), and a threshold of 0 would mark nothing", k, nw.bdp(d))
+			}
 		}
 		f.SetECNThreshold(k.Bytes, int(k.Packets))
 		return f, nil

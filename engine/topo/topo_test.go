@@ -100,6 +100,35 @@ func TestBDPLimit(t *testing.T) {
 	}
 }
 
+// A BDP limit or ECN threshold that resolves to 0 B is refused rather than
+// taken as none: 1 kbps × 2·(1 ms + 4 ms) is a BDP of 1 B, and 0.001BDP of
+// it rounds down to 0 B.
+func TestBDPResolvingToZeroRefused(t *testing.T) {
+	build := func(q config.Qdisc) error {
+		bn := dir(units.Kbps, 4*sim.Millisecond)
+		bn.Qdisc = q
+		scn := &config.Scenario{
+			Nodes: []config.Node{{ID: "h1"}, {ID: "r1", Kind: config.Router}, {ID: "h2"}},
+			Links: []config.Link{lnk("access", "h1", "r1", sim.Millisecond), {ID: "bottleneck", A: "r1", B: "h2", AB: bn, BA: bn}},
+			Flows: []config.Flow{{ID: "f0", Src: "h1", Dst: "h2", Params: &config.Params{CC: "cubic", TCP: config.TCPOptions{MSS: 1448}}}},
+		}
+		_, err := Build(sim.New(), &packet.Pool{}, scn)
+		return err
+	}
+	tiny := config.QueueLimit{MilliBDPs: 1}
+	for _, c := range []struct {
+		q    config.Qdisc
+		want string
+	}{
+		{config.Qdisc{Kind: config.FIFO, Limit: tiny}, "limit: 0.001BDP is 0 B here (the BDP is 1 B), and a limit of 0 would mean none"},
+		{config.Qdisc{Kind: config.FIFO, Limit: config.QueueLimit{Packets: 100}, ECNThreshold: tiny}, "ecn_threshold: 0.001BDP is 0 B here (the BDP is 1 B), and a threshold of 0 would mark nothing"},
+	} {
+		if err := build(c.q); err == nil || !strings.HasSuffix(err.Error(), c.want) {
+			t.Errorf("err = %v, want …%q", err, c.want)
+		}
+	}
+}
+
 // A byte limit below one full-size packet of a flow crossing the direction
 // is refused: a FIFO drops a packet larger than its limit even when empty
 // (bfifo's test is backlog + len <= limit), so the flow could never deliver.
