@@ -47,9 +47,9 @@ type Interval struct {
 	LossP float64
 }
 
-// Params describe the synthetic path. Zero fields take Default's values
-// (Offset only along with Period: an explicit period keeps offset 0),
-// except Outage, LossP and Announce, whose zero means "none".
+// Params describe the synthetic path. Start from Default: a zero Period,
+// RTT or rate is refused, not taken as "use the default". Zero Offset,
+// Outage and LossP and a nil Announce mean none.
 type Params struct {
 	Seed     uint64
 	Duration sim.Duration // changes are emitted before this time; required
@@ -86,27 +86,8 @@ func Default() Params {
 	}
 }
 
-// withDefaults fills zero fields from Default.
-func (p Params) withDefaults() Params {
-	d := Default()
-	if p.Period == 0 { // no schedule given: Starlink's
-		p.Period = d.Period
-		if p.Offset == 0 {
-			p.Offset = d.Offset
-		}
-	}
-	if p.RTTMin == 0 && p.RTTMax == 0 {
-		p.RTTMin, p.RTTMax = d.RTTMin, d.RTTMax
-	}
-	if p.RateMin == 0 && p.RateMax == 0 {
-		p.RateMin, p.RateMax = d.RateMin, d.RateMax
-	}
-	return p
-}
-
-// Validate checks p after defaults, naming the parameter at fault.
+// Validate checks p, naming the parameter at fault.
 func (p Params) Validate() error {
-	p = p.withDefaults()
 	var errs []error
 	bad := func(field, format string, a ...any) {
 		errs = append(errs, fmt.Errorf("leopath: %s: %s", field, fmt.Sprintf(format, a...)))
@@ -117,18 +98,21 @@ func (p Params) Validate() error {
 	if p.Period <= 0 {
 		bad("period", "%v is not positive", p.Period)
 	}
-	if p.Offset < 0 || p.Offset >= p.Period {
-		bad("offset", "%v is outside [0, period %v)", p.Offset, p.Period)
+	// Offset and Outage are parts of a period: a bad period is its own
+	// error, not theirs.
+	inPeriod := func(field string, d sim.Duration) {
+		if d < 0 || p.Period > 0 && d >= p.Period {
+			bad(field, "%v is outside [0, period %v)", d, p.Period)
+		}
 	}
+	inPeriod("offset", p.Offset)
 	if p.RTTMin <= 0 || p.RTTMax < p.RTTMin {
 		bad("rtt", "range %v–%v must be positive and ordered", p.RTTMin, p.RTTMax)
 	}
 	if p.RateMin <= 0 || p.RateMax < p.RateMin {
 		bad("rate", "range %v–%v must be positive and ordered", p.RateMin, p.RateMax)
 	}
-	if p.Outage < 0 || p.Outage >= p.Period {
-		bad("outage", "%v is outside [0, period %v)", p.Outage, p.Period)
-	}
+	inPeriod("outage", p.Outage)
 	if !(p.LossP >= 0 && p.LossP < 1) {
 		bad("loss", "%v is not a probability in [0, 1)", p.LossP)
 	}
@@ -145,7 +129,6 @@ func (p Params) Intervals() ([]Interval, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	p = p.withDefaults()
 	r := rng.Stream(p.Seed, "leopath")
 	const rttStep, rateStep = 100 * sim.Microsecond, units.BitRate(1_000_000)
 	draw := func(at sim.Duration) Interval {

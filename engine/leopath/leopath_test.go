@@ -38,8 +38,9 @@ func TestGenerateDeterministicBySeed(t *testing.T) {
 // with loss 0.1 % on ab and none on ba.
 func TestGenerateMatchesParameters(t *testing.T) {
 	lead := sim.Second
-	p := Params{Seed: 1, Duration: 300 * sim.Second, Outage: 50 * sim.Millisecond, LossP: 0.001, Announce: &lead,
-		RTTMin: 20 * sim.Millisecond, RTTMax: 80 * sim.Millisecond, RateMin: 10_000_000, RateMax: 100_000_000}
+	p := Default()
+	p.Seed, p.Duration, p.Outage, p.LossP, p.Announce = 1, 300*sim.Second, 50*sim.Millisecond, 0.001, &lead
+	p.RTTMin, p.RTTMax, p.RateMin, p.RateMax = 20*sim.Millisecond, 80*sim.Millisecond, 10_000_000, 100_000_000
 	ch, err := Generate(p)
 	if err != nil {
 		t.Fatal(err)
@@ -85,8 +86,9 @@ func TestGenerateMatchesParameters(t *testing.T) {
 // are the ranges' midpoints within 4 standard errors (σ of a uniform on
 // [a, b] is (b − a)/√12).
 func TestIntervalsUniform(t *testing.T) {
-	p := Params{Seed: 3, Duration: 20000 * 15 * sim.Second, RTTMin: 20 * sim.Millisecond, RTTMax: 80 * sim.Millisecond,
-		RateMin: 10_000_000, RateMax: 110_000_000}
+	p := Default()
+	p.Seed, p.Duration = 3, 20000*15*sim.Second
+	p.RTTMin, p.RTTMax, p.RateMin, p.RateMax = 20*sim.Millisecond, 80*sim.Millisecond, 10_000_000, 110_000_000
 	iv, err := p.Intervals()
 	if err != nil {
 		t.Fatal(err)
@@ -108,22 +110,31 @@ func TestIntervalsUniform(t *testing.T) {
 	}
 }
 
+// Validate names the parameter at fault, and only it; a zero period, RTT
+// range or rate range is refused like any other bad value, not replaced by
+// Default's.
 func TestValidateNamesParameter(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		p    Params
+		set  func(*Params)
 		want string
 	}{
-		{"no duration", Params{}, "duration"},
-		{"offset past period", Params{Duration: sim.Second, Period: 10 * sim.Second, Offset: 10 * sim.Second}, "offset"},
-		{"rtt reversed", Params{Duration: sim.Second, RTTMin: 50 * sim.Millisecond, RTTMax: 20 * sim.Millisecond}, "rtt"},
-		{"outage too long", Params{Duration: sim.Second, Outage: 20 * sim.Second}, "outage"},
-		{"loss 1", Params{Duration: sim.Second, LossP: 1}, "loss"},
+		{"no duration", func(p *Params) { p.Duration = 0 }, "duration: 0s is not positive"},
+		{"offset past period", func(p *Params) { p.Period, p.Offset = 10*sim.Second, 10*sim.Second }, "offset"},
+		{"rtt reversed", func(p *Params) { p.RTTMin, p.RTTMax = 50*sim.Millisecond, 20*sim.Millisecond }, "rtt"},
+		{"outage too long", func(p *Params) { p.Outage = 20 * sim.Second }, "outage"},
+		{"loss 1", func(p *Params) { p.LossP = 1 }, "loss"},
+		{"zero period", func(p *Params) { p.Period = 0 }, "period: 0s is not positive"},
+		{"zero rtt", func(p *Params) { p.RTTMin, p.RTTMax = 0, 0 }, "rtt: range 0s–0s must be positive"},
+		{"zero rate", func(p *Params) { p.RateMin, p.RateMax = 0, 0 }, "rate: range 0bps–0bps must be positive"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := tc.p.Validate()
-			if err == nil || !strings.Contains(err.Error(), "leopath: "+tc.want+":") {
-				t.Errorf("Validate() = %v, want an error naming %q", err, tc.want)
+			p := Default()
+			p.Duration = sim.Second
+			tc.set(&p)
+			err := p.Validate()
+			if err == nil || !strings.Contains(err.Error(), "leopath: "+tc.want) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("Validate() = %v, want one error, containing %q", err, "leopath: "+tc.want)
 			}
 		})
 	}

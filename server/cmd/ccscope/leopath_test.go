@@ -3,30 +3,39 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/ccscope/ccscope/engine/config"
 	"github.com/ccscope/ccscope/engine/sim"
 )
 
-// runLeoPath runs the leo-path command and returns its exit status and
-// standard output.
-func runLeoPath(t *testing.T, args ...string) (int, []byte) {
+// runLeoPath runs the leo-path command and returns its exit status,
+// standard output and standard error.
+func runLeoPath(t *testing.T, args ...string) (code int, stdout, stderr []byte) {
 	t.Helper()
-	f, err := os.Create(filepath.Join(t.TempDir(), "out.json"))
+	dir := t.TempDir()
+	outF, err := os.Create(filepath.Join(dir, "out.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	saved := os.Stdout
-	os.Stdout = f
-	code := leoPathMain(args)
-	os.Stdout = saved
-	f.Close()
-	out, err := os.ReadFile(f.Name())
+	errF, err := os.Create(filepath.Join(dir, "err.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return code, out
+	savedOut, savedErr := os.Stdout, os.Stderr
+	os.Stdout, os.Stderr = outF, errF
+	code = leoPathMain(args)
+	os.Stdout, os.Stderr = savedOut, savedErr
+	outF.Close()
+	errF.Close()
+	if stdout, err = os.ReadFile(outF.Name()); err == nil {
+		stderr, err = os.ReadFile(errF.Name())
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return code, stdout, stderr
 }
 
 // leo-path on p-rtr-p for 60 s with a 100 ms outage and a 500 ms lead
@@ -34,7 +43,7 @@ func runLeoPath(t *testing.T, args ...string) (int, []byte) {
 // plus 2 at each of the reassignments at 12, 27, 42 and 57 s, both with
 // the outage and the first announced.
 func TestLeoPathScenario(t *testing.T) {
-	code, out := runLeoPath(t, "--scenario", "p-rtr-p", "--duration", "60s", "--outage", "100ms", "--announce", "500ms", "--seed", "4")
+	code, out, _ := runLeoPath(t, "--scenario", "p-rtr-p", "--duration", "60s", "--outage", "100ms", "--announce", "500ms", "--seed", "4")
 	if code != 0 {
 		t.Fatalf("leo-path exited %d", code)
 	}
@@ -62,21 +71,29 @@ func TestLeoPathScenario(t *testing.T) {
 	}
 }
 
+// Each bad input exits 2 (usage) or 1 (the files) with a message naming
+// the flag and the reason; a flag given as zero is refused, not read as
+// "not given".
 func TestLeoPathErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		args []string
 		want int
+		msg  string
 	}{
-		{"no duration", []string{}, 2},
-		{"bad rtt range", []string{"--duration", "10s", "--rtt", "20ms"}, 2},
-		{"outage past the period", []string{"--duration", "10s", "--outage", "20s"}, 2},
-		{"missing trace", []string{"--duration", "10s", "--trace", "/nonexistent.csv"}, 1},
-		{"unknown link", []string{"--scenario", "p-rtr-p", "--link", "nope"}, 1},
+		{"no duration", []string{}, 2, "--duration: missing"},
+		{"bad rtt range", []string{"--duration", "10s", "--rtt", "20ms"}, 2, `--rtt: "20ms" is not a range MIN-MAX`},
+		{"outage past the period", []string{"--duration", "10s", "--outage", "20s"}, 2, "outage: 20s is outside [0, period 15s)"},
+		{"missing trace", []string{"--duration", "10s", "--trace", "/nonexistent.csv"}, 1, "reading trace"},
+		{"unknown link", []string{"--scenario", "p-rtr-p", "--link", "nope"}, 1, "nope"},
+		{"zero rtt", []string{"--duration", "10s", "--rtt", "0ms-0ms"}, 2, "rtt: range 0s–0s must be positive and ordered"},
+		{"zero rate", []string{"--duration", "10s", "--rate", "0bps-0bps"}, 2, "rate: range 0bps–0bps must be positive and ordered"},
+		{"zero period", []string{"--duration", "10s", "--period", "0s"}, 2, "period: 0s is not positive"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if code, _ := runLeoPath(t, tc.args...); code != tc.want {
-				t.Errorf("leo-path %v exited %d, want %d", tc.args, code, tc.want)
+			code, _, stderr := runLeoPath(t, tc.args...)
+			if code != tc.want || !strings.Contains(string(stderr), tc.msg) {
+				t.Errorf("leo-path %v exited %d, said %q; want %d and %q", tc.args, code, stderr, tc.want, tc.msg)
 			}
 		})
 	}

@@ -100,7 +100,7 @@ func TestScenarioFilesRelativeToScenario(t *testing.T) {
 		t.Fatalf("emulate's scenario: %v", err)
 	}
 	// leo-path checks the scenario it extends, files and all.
-	if code, out := runLeoPath(t, "--scenario", path, "--link", "down", "--duration", "300ms"); code != 0 {
+	if code, out, _ := runLeoPath(t, "--scenario", path, "--link", "down", "--duration", "300ms"); code != 0 {
 		t.Fatalf("leo-path on a scenario with files exited %d: %s", code, out)
 	}
 	// --files-dir names the directory instead: for a scenario file kept
@@ -112,7 +112,7 @@ func TestScenarioFilesRelativeToScenario(t *testing.T) {
 	cli(t, "run", elsewhere, "--files-dir", dir)
 	cli(t, "sweep", elsewhere, "--files-dir", dir, "-o", filepath.Join(dir, "c.parquet"), "--progress", "none")
 	cli(t, "run", "cellular", "--duration", "100ms", "--files-dir", dir, "--set", "links.bottleneck.ab.trace.file=link.trace")
-	if code, out := runLeoPath(t, "--scenario", elsewhere, "--files-dir", dir, "--link", "down", "--duration", "300ms"); code != 0 {
+	if code, out, _ := runLeoPath(t, "--scenario", elsewhere, "--files-dir", dir, "--link", "down", "--duration", "300ms"); code != 0 {
 		t.Fatalf("leo-path --files-dir exited %d: %s", code, out)
 	}
 	c = newScenarioCmd("compare", "", "", false)
