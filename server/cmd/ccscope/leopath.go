@@ -20,9 +20,10 @@ const leoPathUsage = `Usage: ccscope leo-path [--scenario NAME|FILE.json] [--lin
 
 Emits the scheduled changes of a LEO satellite path for one link: a
 reassignment every --period (Starlink: 15 s, at --offset 12 s into each
-period) with a new RTT and bandwidth drawn from --rtt and --rate, a
-hard-handover --outage at each reassignment, non-congestive --loss, and an
---announce lead for SaTCP. Seeded: the same --seed gives the same path.
+period; on another period the offset defaults to 0) with a new RTT and
+bandwidth drawn from --rtt and --rate, a hard-handover --outage at each
+reassignment, non-congestive --loss, and an --announce lead for SaTCP.
+Seeded: the same --seed gives the same path.
 --trace FILE.csv (or "example", the shipped synthetic trace) replays a
 per-interval CSV (time_s,rtt_ms,bandwidth_mbps[,loss]) instead.
 
@@ -46,7 +47,7 @@ func leoPathMain(args []string) int {
 	seed := fs.Uint64("seed", 1, "seed of the path's random stream")
 	duration := fs.String("duration", "", "how long the path runs, e.g. 300s (default: the scenario's runtime.duration)")
 	period := fs.String("period", d.Period.String(), "reassignment interval")
-	offset := fs.String("offset", d.Offset.String(), "first reassignment within a period")
+	offset := fs.String("offset", "", "first reassignment within a period (default: "+d.Offset.String()+" on a "+d.Period.String()+" period, else 0s)")
 	rtt := fs.String("rtt", d.RTTMin.String()+"-"+d.RTTMax.String(), "RTT range `MIN-MAX` the link contributes")
 	rate := fs.String("rate", d.RateMin.String()+"-"+d.RateMax.String(), "bandwidth range `MIN-MAX` of the data direction (ab)")
 	outage := fs.String("outage", "0s", "hard-handover outage at each reassignment")
@@ -103,7 +104,11 @@ func leoPathMain(args []string) int {
 	}
 	parse("duration", *duration, &p.Duration)
 	parse("period", *period, &p.Period)
-	parse("offset", *offset, &p.Offset)
+	if *offset != "" {
+		parse("offset", *offset, &p.Offset)
+	} else if p.Period == d.Period {
+		p.Offset = d.Offset // Starlink's schedule; on another period 12 s means nothing
+	}
 	parse("outage", *outage, &p.Outage)
 	if *announce != "" {
 		var lead sim.Duration

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -68,6 +70,42 @@ func TestLeoPathScenario(t *testing.T) {
 	}
 	if announced != 4 || outages != 8 {
 		t.Errorf("%d announced changes and %d 100 ms outages, want 4 (one per reassignment) and 8 (both directions)", announced, outages)
+	}
+}
+
+// --offset defaults to Starlink's 12 s only on Starlink's 15 s period: a
+// 5 s period over 12.5 s reassigns at 5 and 10 s (the offset 0 at 0 s is the
+// start), rather than refusing the default 12 s as outside the period.
+func TestLeoPathOffsetFollowsPeriod(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"default", nil, []string{"0s", "12s"}},
+		{"starlink period given", []string{"--period", "15s"}, []string{"0s", "12s"}},
+		{"another period", []string{"--period", "5s"}, []string{"0s", "5s", "10s"}},
+		{"offset given", []string{"--period", "5s", "--offset", "2s"}, []string{"0s", "2s", "7s", "12s"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, stderr := runLeoPath(t, append([]string{"--duration", "12.5s"}, tc.args...)...)
+			if code != 0 {
+				t.Fatalf("leo-path %v exited %d: %s", tc.args, code, stderr)
+			}
+			var changes []struct{ At, Dir string }
+			if err := json.Unmarshal(out, &changes); err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, c := range changes {
+				if c.Dir == "ab" {
+					got = append(got, c.At)
+				}
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("leo-path %v: intervals at %v, want %v", tc.args, got, tc.want)
+			}
+		})
 	}
 }
 
