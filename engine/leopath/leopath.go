@@ -4,7 +4,7 @@
 // reassignment, optional non-congestive loss, and an optional announcement
 // of each reassignment ahead of time (for SaTCP). It draws from its own
 // named random stream, so a seed gives the same schedule on any machine;
-// it can also replay a measured per-interval trace (ParseTrace).
+// it can also replay a measured per-interval trace (ParseTrace, Replay).
 //
 // The generator owns the link's propagation delay (both directions, half
 // the RTT each), the rate of its data direction (ab) and the loss of both

@@ -160,6 +160,40 @@ func TestExampleTraceReplays(t *testing.T) {
 	}
 }
 
+// Replay checks what a replay uses: an outage that reaches the next
+// interval's start (here the 1 s interval at 2 s, not the 2 s one at 0 s,
+// which starts with no handover) is refused, naming the interval.
+func TestReplayErrors(t *testing.T) {
+	iv, err := ParseTrace([]byte("time_s,rtt_ms,bandwidth_mbps\n0,10,10\n2,10,10\n3,10,10\n5,10,10\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	neg := -sim.Second
+	for _, tc := range []struct {
+		name             string
+		duration, outage sim.Duration
+		announce         *sim.Duration
+		want             string
+	}{
+		{"no duration", 0, 0, nil, "duration: 0s is not positive"},
+		{"outage into the next interval", 10 * sim.Second, sim.Second, nil, "outage: 1s is not shorter than the trace's interval at 2s (1s long)"},
+		{"negative outage", 10 * sim.Second, -sim.Millisecond, nil, "outage: -1ms is negative"},
+		{"negative announce", 10 * sim.Second, 0, &neg, "announce: -1s is negative"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Replay(iv, tc.duration, tc.outage, tc.announce)
+			if err == nil || !strings.Contains(err.Error(), "leopath: "+tc.want) {
+				t.Errorf("Replay = %v, want an error containing %q", err, "leopath: "+tc.want)
+			}
+		})
+	}
+	// Up to 3 s the interval at 2 s is the last: its outage has no next
+	// start to reach.
+	if ch, err := Replay(iv, 3*sim.Second, 1500*sim.Millisecond, nil); err != nil || len(ch) != 4 {
+		t.Errorf("Replay(to 3s, outage 1.5s) = %d changes, %v; want 4, nil", len(ch), err)
+	}
+}
+
 func TestParseTraceErrors(t *testing.T) {
 	for _, tc := range []struct{ name, csv, want string }{
 		{"header", "t,rtt,bw\n0,1,1\n", "line 1: header"},

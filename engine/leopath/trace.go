@@ -87,6 +87,34 @@ func ParseTrace(data []byte) ([]Interval, error) {
 	return out, nil
 }
 
+// Replay returns the changes of a measured path (ParseTrace's intervals)
+// up to duration, as Changes makes them: outage and announce apply at each
+// interval after the first. An outage must end before the next interval
+// starts, as a synthetic path's must within its period.
+func Replay(iv []Interval, duration, outage sim.Duration, announce *sim.Duration) ([]Change, error) {
+	var errs []error
+	if duration <= 0 {
+		errs = append(errs, fmt.Errorf("leopath: duration: %v is not positive; how long the path runs", duration))
+	}
+	iv = Until(iv, duration)
+	if outage < 0 {
+		errs = append(errs, fmt.Errorf("leopath: outage: %v is negative", outage))
+	}
+	for i := 1; i+1 < len(iv); i++ {
+		if n := iv[i+1].At - iv[i].At; outage >= n {
+			errs = append(errs, fmt.Errorf("leopath: outage: %v is not shorter than the trace's interval at %v (%v long)", outage, iv[i].At, n))
+			break
+		}
+	}
+	if announce != nil && *announce < 0 {
+		errs = append(errs, fmt.Errorf("leopath: announce: %v is negative", *announce))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return Changes(iv, outage, announce), nil
+}
+
 // Until keeps the intervals that start before d.
 func Until(iv []Interval, d sim.Duration) []Interval {
 	for i, v := range iv {

@@ -25,7 +25,8 @@ bandwidth drawn from --rtt and --rate, a hard-handover --outage at each
 reassignment, non-congestive --loss, and an --announce lead for SaTCP.
 Seeded: the same --seed gives the same path.
 --trace FILE.csv (or "example", the shipped synthetic trace) replays a
-per-interval CSV (time_s,rtt_ms,bandwidth_mbps[,loss]) instead.
+per-interval CSV (time_s,rtt_ms,bandwidth_mbps[,loss]) instead, with
+--outage and --announce; the flags that draw a path are refused with it.
 
 With --scenario, prints that scenario with the changes appended, ready for
 'ccscope run FILE.json'; without, prints the changes array.
@@ -65,6 +66,11 @@ func leoPathMain(args []string) int {
 		fmt.Fprintln(os.Stderr, "ccscope: leo-path:", err)
 		return 2
 	}
+	if *trace != "" {
+		if err := checkReplayFlags(fs); err != nil {
+			return usageErr(err)
+		}
+	}
 
 	var doc map[string]any
 	if *scenario != "" {
@@ -103,28 +109,30 @@ func leoPathMain(args []string) int {
 		return usageErr(errors.New("--duration: missing; how long the path runs (or give --scenario with a runtime.duration)"))
 	}
 	parse("duration", *duration, &p.Duration)
-	parse("period", *period, &p.Period)
-	if *offset != "" {
-		parse("offset", *offset, &p.Offset)
-	} else if p.Period == d.Period {
-		p.Offset = d.Offset // Starlink's schedule; on another period 12 s means nothing
-	}
 	parse("outage", *outage, &p.Outage)
 	if *announce != "" {
 		var lead sim.Duration
 		parse("announce", *announce, &lead)
 		p.Announce = &lead
 	}
-	if err == nil {
-		lo, hi, ok := strings.Cut(*rtt, "-")
-		if !ok {
-			err = fmt.Errorf("--rtt: %q is not a range MIN-MAX", *rtt)
+	if *trace == "" {
+		parse("period", *period, &p.Period)
+		if *offset != "" {
+			parse("offset", *offset, &p.Offset)
+		} else if p.Period == d.Period {
+			p.Offset = d.Offset // Starlink's schedule; on another period 12 s means nothing
 		}
-		parse("rtt", lo, &p.RTTMin)
-		parse("rtt", hi, &p.RTTMax)
-	}
-	if err == nil {
-		p.RateMin, p.RateMax, err = rateRange(*rate)
+		if err == nil {
+			lo, hi, ok := strings.Cut(*rtt, "-")
+			if !ok {
+				err = fmt.Errorf("--rtt: %q is not a range MIN-MAX", *rtt)
+			}
+			parse("rtt", lo, &p.RTTMin)
+			parse("rtt", hi, &p.RTTMax)
+		}
+		if err == nil {
+			p.RateMin, p.RateMax, err = rateRange(*rate)
+		}
 	}
 	if err != nil {
 		return usageErr(err)
@@ -142,10 +150,9 @@ func leoPathMain(args []string) int {
 		if err != nil {
 			return fail(err)
 		}
-		if err := p.Validate(); err != nil {
+		if changes, err = leopath.Replay(iv, p.Duration, p.Outage, p.Announce); err != nil {
 			return usageErr(err)
 		}
-		changes = leopath.Changes(leopath.Until(iv, p.Duration), p.Outage, p.Announce)
 	} else if changes, err = leopath.Generate(p); err != nil {
 		return usageErr(err)
 	}
@@ -173,6 +180,29 @@ func leoPathMain(args []string) int {
 		return fail(err)
 	}
 	return 0
+}
+
+// replayUnused are the flags that draw a synthetic path, and why a
+// replayed trace has no use for them.
+var replayUnused = map[string]string{
+	"period": "the trace's time_s column places the reassignments",
+	"offset": "the trace's time_s column places the reassignments",
+	"rtt":    "the trace's rtt_ms column gives each interval's RTT",
+	"rate":   "the trace's bandwidth_mbps column gives each interval's rate",
+	"loss":   "the trace's loss column gives each interval's loss (none without it)",
+	"seed":   "a replay draws nothing",
+}
+
+// checkReplayFlags refuses each flag given beside --trace that a replay does
+// not use, rather than ignoring it.
+func checkReplayFlags(fs *flag.FlagSet) error {
+	var errs []error
+	fs.Visit(func(f *flag.Flag) {
+		if why, ok := replayUnused[f.Name]; ok {
+			errs = append(errs, fmt.Errorf("--%s: not used with --trace: %s", f.Name, why))
+		}
+	})
+	return errors.Join(errs...)
 }
 
 // rateRange parses "MIN-MAX" rates.

@@ -109,6 +109,32 @@ func TestLeoPathOffsetFollowsPeriod(t *testing.T) {
 	}
 }
 
+// A replayed trace takes --outage and --announce: the example to 60 s
+// reassigns at 12, 27, 42 and 57 s, each with the outage on both
+// directions and the lead on ab.
+func TestLeoPathTrace(t *testing.T) {
+	code, out, stderr := runLeoPath(t, "--duration", "60s", "--trace", "example", "--outage", "100ms", "--announce", "1s")
+	if code != 0 {
+		t.Fatalf("leo-path exited %d: %s", code, stderr)
+	}
+	var changes []struct{ At, Dir, Outage, Announce string }
+	if err := json.Unmarshal(out, &changes); err != nil {
+		t.Fatal(err)
+	}
+	var at []string
+	for _, c := range changes[2:] {
+		if c.Outage != "100ms" || (c.Announce == "1s") != (c.Dir == "ab") {
+			t.Errorf("change %+v, want outage 100ms, and the 1s lead on ab only", c)
+		}
+		if c.Dir == "ab" {
+			at = append(at, c.At)
+		}
+	}
+	if want := []string{"12s", "27s", "42s", "57s"}; len(changes) != 10 || !slices.Equal(at, want) {
+		t.Errorf("%d changes, reassignments at %v; want 10, at %v", len(changes), at, want)
+	}
+}
+
 // Each bad input exits 2 (usage) or 1 (the files) with a message naming
 // the flag and the reason; a flag given as zero is refused, not read as
 // "not given".
@@ -127,6 +153,12 @@ func TestLeoPathErrors(t *testing.T) {
 		{"zero rtt", []string{"--duration", "10s", "--rtt", "0ms-0ms"}, 2, "rtt: range 0s–0s must be positive and ordered"},
 		{"zero rate", []string{"--duration", "10s", "--rate", "0bps-0bps"}, 2, "rate: range 0bps–0bps must be positive and ordered"},
 		{"zero period", []string{"--duration", "10s", "--period", "0s"}, 2, "period: 0s is not positive"},
+		{"rtt beside a trace", []string{"--duration", "10s", "--trace", "example", "--rtt", "1ms-2ms"}, 2, "--rtt: not used with --trace: the trace's rtt_ms column"},
+		{"rate beside a trace", []string{"--duration", "10s", "--trace", "example", "--rate", "1Mbps-2Mbps"}, 2, "--rate: not used with --trace"},
+		{"seed beside a trace", []string{"--duration", "10s", "--trace", "example", "--seed", "9"}, 2, "--seed: not used with --trace: a replay draws nothing"},
+		{"loss beside a trace", []string{"--duration", "10s", "--trace", "example", "--loss", "0.1"}, 2, "--loss: not used with --trace"},
+		{"period beside a trace", []string{"--duration", "10s", "--trace", "example", "--period", "5s", "--offset", "0s"}, 2, "--offset: not used with --trace: the trace's time_s column places the reassignments\n--period: not used"},
+		{"trace outage past an interval", []string{"--duration", "60s", "--trace", "example", "--outage", "15s"}, 2, "outage: 15s is not shorter than the trace's interval at 12s (15s long)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, stderr := runLeoPath(t, tc.args...)
