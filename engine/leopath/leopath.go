@@ -119,7 +119,35 @@ func (p Params) Validate() error {
 	if p.Announce != nil && *p.Announce < 0 {
 		bad("announce", "%v is negative", *p.Announce)
 	}
+	if len(errs) == 0 {
+		if n := p.intervalCount(); n > MaxIntervals {
+			bad("period", "%v over a duration of %v makes %d intervals, more than the %d a path may have; lengthen the period or shorten the duration",
+				p.Period, p.Duration, n, MaxIntervals)
+		}
+	}
 	return errors.Join(errs...)
+}
+
+// MaxIntervals bounds the intervals of a path, drawn or replayed (two
+// changes each): 41 h of Starlink's 15 s schedule, 2.7 h of one reassignment
+// a second. A path is a list of scheduled changes held whole in memory and
+// written into a scenario, so a microsecond period over seconds would make
+// hundreds of MB of JSON and several GB to build it; Validate refuses it
+// before anything is drawn.
+const MaxIntervals = 10_000
+
+// intervalCount is how many intervals Intervals draws from a valid p: the
+// first at 0 and one at each Offset + k·Period before Duration, counting
+// one at 0 once.
+func (p Params) intervalCount() int64 {
+	if p.Offset >= p.Duration {
+		return 1
+	}
+	n := 1 + int64((p.Duration-1-p.Offset)/p.Period) + 1
+	if p.Offset == 0 {
+		n-- // the reassignment at 0 is the first interval
+	}
+	return n
 }
 
 // Intervals draws the synthetic path's intervals: one at 0 and one at each
@@ -136,12 +164,16 @@ func (p Params) Intervals() ([]Interval, error) {
 		rate := p.RateMin + units.BitRate(r.Int64N(int64((p.RateMax-p.RateMin)/rateStep)+1))*rateStep
 		return Interval{At: at, RTT: min(rtt, p.RTTMax), Rate: min(rate, p.RateMax), LossP: p.LossP}
 	}
-	out := []Interval{draw(0)}
-	for at := p.Offset; at < p.Duration; at += p.Period {
-		if at == 0 {
-			continue // the first interval already starts at 0
-		}
+	n := int(p.intervalCount())
+	out := make([]Interval, 0, n)
+	out = append(out, draw(0))
+	at := p.Offset
+	if at == 0 {
+		at = p.Period // the first interval already starts at 0
+	}
+	for len(out) < n {
 		out = append(out, draw(at))
+		at += p.Period
 	}
 	return out, nil
 }

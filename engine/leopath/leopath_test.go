@@ -1,6 +1,7 @@
 package leopath
 
 import (
+	"fmt"
 	"math"
 	"reflect"
 	"strings"
@@ -82,12 +83,12 @@ func TestGenerateMatchesParameters(t *testing.T) {
 	}
 }
 
-// Each interval draws uniformly: over 20000 intervals the mean RTT and rate
-// are the ranges' midpoints within 4 standard errors (σ of a uniform on
-// [a, b] is (b − a)/√12).
+// Each interval draws uniformly: over MaxIntervals (10,000) intervals the
+// mean RTT and rate are the ranges' midpoints within 4 standard errors (σ
+// of a uniform on [a, b] is (b − a)/√12).
 func TestIntervalsUniform(t *testing.T) {
 	p := Default()
-	p.Seed, p.Duration = 3, 20000*15*sim.Second
+	p.Seed, p.Duration = 3, (MaxIntervals-1)*15*sim.Second
 	p.RTTMin, p.RTTMax, p.RateMin, p.RateMax = 20*sim.Millisecond, 80*sim.Millisecond, 10_000_000, 110_000_000
 	iv, err := p.Intervals()
 	if err != nil {
@@ -107,6 +108,44 @@ func TestIntervalsUniform(t *testing.T) {
 	}
 	if math.Abs(rate-60e6) > 4*seRate {
 		t.Errorf("mean rate %.4g, want 60e6 ± %.3g", rate, 4*seRate)
+	}
+}
+
+// A path may have MaxIntervals intervals and no more, counted before
+// anything is drawn: the count is the one Intervals draws, the first at 0
+// and one at each Offset + k·Period before Duration (one at 0 counts once).
+func TestIntervalBound(t *testing.T) {
+	for _, tc := range []struct {
+		name                     string
+		period, offset, duration sim.Duration
+		want                     int64
+	}{
+		{"starlink 60s", 15 * sim.Second, 12 * sim.Second, 60 * sim.Second, 5},
+		{"starlink 57s", 15 * sim.Second, 12 * sim.Second, 57 * sim.Second, 4},
+		{"offset past the end", 15 * sim.Second, 12 * sim.Second, 12 * sim.Second, 1},
+		{"offset 0", sim.Second, 0, 10 * sim.Second, 10},
+		{"offset 0, 1 ps more", sim.Second, 0, 10*sim.Second + 1, 11},
+		{"at the bound", sim.Second, 0, MaxIntervals * sim.Second, MaxIntervals},
+		{"1 ps past the bound", sim.Second, 0, MaxIntervals*sim.Second + 1, MaxIntervals + 1},
+		{"10 us over 1 s", 10 * sim.Microsecond, 0, sim.Second, 100_000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := Default()
+			p.Period, p.Offset, p.Duration = tc.period, tc.offset, tc.duration
+			if n := p.intervalCount(); n != tc.want {
+				t.Errorf("intervalCount() = %d, want %d", n, tc.want)
+			}
+			iv, err := p.Intervals()
+			switch {
+			case tc.want > MaxIntervals:
+				want := fmt.Sprintf("leopath: period: %v over a duration of %v makes %d intervals, more than the %d", tc.period, tc.duration, tc.want, MaxIntervals)
+				if err == nil || !strings.Contains(err.Error(), want) {
+					t.Errorf("Intervals() = %d, %v; want an error containing %q", len(iv), err, want)
+				}
+			case err != nil || int64(len(iv)) != tc.want:
+				t.Errorf("Intervals() = %d, %v; want %d", len(iv), err, tc.want)
+			}
+		})
 	}
 }
 
@@ -191,6 +230,21 @@ func TestReplayErrors(t *testing.T) {
 	// start to reach.
 	if ch, err := Replay(iv, 3*sim.Second, 1500*sim.Millisecond, nil); err != nil || len(ch) != 4 {
 		t.Errorf("Replay(to 3s, outage 1.5s) = %d changes, %v; want 4, nil", len(ch), err)
+	}
+}
+
+// A replay, too, may have MaxIntervals intervals up to its duration.
+func TestReplayBound(t *testing.T) {
+	iv := make([]Interval, MaxIntervals+1)
+	for i := range iv {
+		iv[i] = Interval{At: sim.Duration(i) * sim.Second, RTT: 10 * sim.Millisecond, Rate: 10 * units.Mbps}
+	}
+	if ch, err := Replay(iv, MaxIntervals*sim.Second, 0, nil); err != nil || len(ch) != 2*MaxIntervals {
+		t.Errorf("Replay(to %d s) = %d changes, %v; want %d, nil", MaxIntervals, len(ch), err, 2*MaxIntervals)
+	}
+	want := fmt.Sprintf("leopath: duration: the trace has %d rows before %v, more than the %d", MaxIntervals+1, MaxIntervals*sim.Second+1, MaxIntervals)
+	if _, err := Replay(iv, MaxIntervals*sim.Second+1, 0, nil); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Replay(past the bound) = %v, want an error containing %q", err, want)
 	}
 }
 

@@ -97,6 +97,9 @@ func Replay(iv []Interval, duration, outage sim.Duration, announce *sim.Duration
 		errs = append(errs, fmt.Errorf("leopath: duration: %v is not positive; how long the path runs", duration))
 	}
 	iv = Until(iv, duration)
+	if len(iv) > MaxIntervals {
+		errs = append(errs, fmt.Errorf("leopath: duration: the trace has %d rows before %v, more than the %d a path may have; shorten the duration or the trace", len(iv), duration, MaxIntervals))
+	}
 	if outage < 0 {
 		errs = append(errs, fmt.Errorf("leopath: outage: %v is negative", outage))
 	}

@@ -153,6 +153,7 @@ func TestLeoPathErrors(t *testing.T) {
 		{"zero rtt", []string{"--duration", "10s", "--rtt", "0ms-0ms"}, 2, "rtt: range 0s–0s must be positive and ordered"},
 		{"zero rate", []string{"--duration", "10s", "--rate", "0bps-0bps"}, 2, "rate: range 0bps–0bps must be positive and ordered"},
 		{"zero period", []string{"--duration", "10s", "--period", "0s"}, 2, "period: 0s is not positive"},
+		{"too many intervals", []string{"--duration", "1s", "--period", "10us"}, 2, "period: 10us over a duration of 1s makes 100000 intervals, more than the 10000 a path may have; lengthen the period or shorten the duration"},
 		{"rtt beside a trace", []string{"--duration", "10s", "--trace", "example", "--rtt", "1ms-2ms"}, 2, "--rtt: not used with --trace: the trace's rtt_ms column"},
 		{"rate beside a trace", []string{"--duration", "10s", "--trace", "example", "--rate", "1Mbps-2Mbps"}, 2, "--rate: not used with --trace"},
 		{"seed beside a trace", []string{"--duration", "10s", "--trace", "example", "--seed", "9"}, 2, "--seed: not used with --trace: a replay draws nothing"},
