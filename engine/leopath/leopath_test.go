@@ -256,6 +256,17 @@ func TestParseTraceErrors(t *testing.T) {
 		{"order", "time_s,rtt_ms,bandwidth_mbps\n0,10,10\n5,10,10\n5,10,10\n", "line 4, time_s"},
 		{"loss", "time_s,rtt_ms,bandwidth_mbps,loss\n0,10,10,1.5\n", "line 2, loss"},
 		{"empty", "time_s,rtt_ms,bandwidth_mbps\n", "no rows"},
+		// A cell that is not a plain decimal says why, in ccscope's words
+		// for durations and rates, not just that it is not a bandwidth.
+		{"bandwidth exponent", "time_s,rtt_ms,bandwidth_mbps\n0,10,1e12\n", `line 2, bandwidth_mbps: "1e12" has an exponent; write the number out in decimal`},
+		{"bandwidth too large", "time_s,rtt_ms,bandwidth_mbps\n0,10,10000000000000\n", `line 2, bandwidth_mbps: "10000000000000" is too large`},
+		{"bandwidth zero", "time_s,rtt_ms,bandwidth_mbps\n0,10,0\n", `line 2, bandwidth_mbps: "0" is not positive`},
+		{"bandwidth negative", "time_s,rtt_ms,bandwidth_mbps\n0,10,-5\n", `line 2, bandwidth_mbps: "-5" is not positive`},
+		{"bandwidth below 1 bps", "time_s,rtt_ms,bandwidth_mbps\n0,10,1.0000001\n", `line 2, bandwidth_mbps: "1.0000001" is finer than the unit allows`},
+		{"rtt exponent", "time_s,rtt_ms,bandwidth_mbps\n0,1e2,10\n", `line 2, rtt_ms: "1e2" has an exponent`},
+		{"rtt zero", "time_s,rtt_ms,bandwidth_mbps\n0,0,10\n", `line 2, rtt_ms: "0" is not positive`},
+		{"time with a unit", "time_s,rtt_ms,bandwidth_mbps\n0s,10,10\n", `line 2, time_s: "0s" is not a number`},
+		{"time negative", "time_s,rtt_ms,bandwidth_mbps\n-1,10,10\n", `line 2, time_s: "-1" is negative`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ParseTrace([]byte(tc.csv))

@@ -57,15 +57,17 @@ func ParseTrace(data []byte) ([]Interval, error) {
 			return fmt.Errorf("leopath: trace line %d, %s: %s", line, TraceColumns[col], fmt.Sprintf(format, a...))
 		}
 		var iv Interval
-		if iv.At, err = sim.ParseDuration(rec[0] + "s"); err != nil {
-			return nil, bad(0, "%q is not a time in seconds", rec[0])
+		var at, rtt, rate int64
+		if at, err = cell(rec[0], int64(sim.Second)); err != nil {
+			return nil, bad(0, "%v", err)
 		}
-		if iv.RTT, err = sim.ParseDuration(rec[1] + "ms"); err != nil || iv.RTT <= 0 {
-			return nil, bad(1, "%q is not a positive RTT in milliseconds", rec[1])
+		if rtt, err = positiveCell(rec[1], int64(sim.Millisecond)); err != nil {
+			return nil, bad(1, "%v", err)
 		}
-		if iv.Rate, err = units.ParseRate(rec[2] + "Mbps"); err != nil || iv.Rate <= 0 {
-			return nil, bad(2, "%q is not a positive bandwidth in Mbit/s", rec[2])
+		if rate, err = positiveCell(rec[2], int64(units.Mbps)); err != nil {
+			return nil, bad(2, "%v", err)
 		}
+		iv.At, iv.RTT, iv.Rate = sim.Duration(at), sim.Duration(rtt), units.BitRate(rate)
 		if n == 4 {
 			p, err := strconv.ParseFloat(rec[3], 64)
 			if err != nil || !(p >= 0 && p < 1) {
@@ -116,6 +118,29 @@ func Replay(iv []Interval, duration, outage sim.Duration, announce *sim.Duration
 		return nil, err
 	}
 	return Changes(iv, outage, announce), nil
+}
+
+// cell parses a trace cell, a plain decimal number of its column's unit
+// (scale: picoseconds or bits per second in one), exactly. Its errors give
+// the reason as ccscope's duration and rate parsers do: a sign, an
+// exponent, too large, finer than a picosecond or a bit per second.
+func cell(s string, scale int64) (int64, error) {
+	if err := sim.FormError(s); err != nil {
+		return 0, err
+	}
+	return sim.ScaleDecimal(strings.TrimSpace(s), uint64(scale))
+}
+
+// positiveCell is cell for a column that must be above zero.
+func positiveCell(s string, scale int64) (int64, error) {
+	if strings.HasPrefix(strings.TrimSpace(s), "-") {
+		return 0, fmt.Errorf("%q is not positive", s)
+	}
+	v, err := cell(s, scale)
+	if err == nil && v == 0 {
+		err = fmt.Errorf("%q is not positive", s)
+	}
+	return v, err
 }
 
 // Until keeps the intervals that start before d.
