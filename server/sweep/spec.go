@@ -90,46 +90,56 @@ func (ps *Params) UnmarshalJSON(b []byte) error {
 // of ranges and values ("1-5", "1,3,7-9").
 type Seeds []uint64
 
+// MaxSeeds is the most seeds a sweep takes. Each is a run per point, so a
+// hundred thousand are already days of runs; a range beyond it (a typo such
+// as 1-100000000) is refused before it is expanded.
+const MaxSeeds = 100_000
+
 // UnmarshalJSON accepts an array of integers or a range string.
 func (s *Seeds) UnmarshalJSON(b []byte) error {
 	var list []uint64
 	if err := json.Unmarshal(b, &list); err == nil {
+		if len(list) > MaxSeeds {
+			return fmt.Errorf("seeds: %d seeds, more than %d", len(list), MaxSeeds)
+		}
 		*s = list
 		return nil
 	}
 	var str string
 	if err := json.Unmarshal(b, &str); err != nil {
-		return fmt.Errorf("expected an array of integers or a range such as \"1-5\"")
+		return fmt.Errorf("seeds: expected an array of integers or a range such as \"1-5\"")
 	}
-	v, err := ParseSeeds(str)
+	v, err := ParseSeeds(str, MaxSeeds)
 	if err != nil {
-		return err
+		return fmt.Errorf("seeds: %w", err)
 	}
 	*s = v
 	return nil
 }
 
-// ParseSeeds parses "1-5" or "1,3,7-9" into seeds.
-func ParseSeeds(str string) (Seeds, error) {
+// ParseSeeds parses "1-5" or "1,3,7-9" into seeds, refusing more than most.
+func ParseSeeds(str string, most int) (Seeds, error) {
 	var out Seeds
 	for _, part := range strings.Split(str, ",") {
 		part = strings.TrimSpace(part)
 		lo, hi, isRange := strings.Cut(part, "-")
-		a, err := strconv.ParseUint(lo, 10, 64)
+		a, err := strconv.ParseUint(strings.TrimSpace(lo), 10, 64)
 		if err != nil {
 			return nil, fmt.Errorf("%q is not a seed or a range of seeds such as 1-5", part)
 		}
 		b := a
 		if isRange {
-			if b, err = strconv.ParseUint(hi, 10, 64); err != nil || b < a {
+			if b, err = strconv.ParseUint(strings.TrimSpace(hi), 10, 64); err != nil || b < a {
 				return nil, fmt.Errorf("%q is not a range of seeds such as 1-5", part)
 			}
 		}
-		if b-a >= 1_000_000 {
-			return nil, fmt.Errorf("%q: more than a million seeds", part)
+		if b-a >= uint64(most-len(out)) {
+			return nil, fmt.Errorf("%q: more than %d seeds", str, most)
 		}
-		for x := a; x <= b; x++ {
-			out = append(out, x)
+		// Counting from 0 to b-a, not from a to b: x <= b holds for every x
+		// when b is the largest seed, and x++ wraps.
+		for i := uint64(0); i <= b-a; i++ {
+			out = append(out, a+i)
 		}
 	}
 	return out, nil

@@ -67,6 +67,46 @@ func TestSpecErrorsNameTheField(t *testing.T) {
 	}
 }
 
+// ParseSeeds ends at the largest seed (counting up to it wrapped and never
+// ended) and refuses more than MaxSeeds seeds, in one range or in all,
+// before it expands them.
+func TestParseSeeds(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []uint64
+		err  string
+	}{
+		{"1-3,7", []uint64{1, 2, 3, 7}, ""},
+		{" 1 - 2 ", []uint64{1, 2}, ""},
+		{"18446744073709551615", []uint64{math.MaxUint64}, ""},
+		{"18446744073709551613-18446744073709551615", []uint64{math.MaxUint64 - 2, math.MaxUint64 - 1, math.MaxUint64}, ""},
+		{"1-100000", nil, ""},
+		{"1-100001", nil, "more than 100000 seeds"},
+		{"1-100000000", nil, "more than 100000 seeds"},
+		{"0-18446744073709551615", nil, "more than 100000 seeds"},
+		{"1-60000,100001-160000", nil, "more than 100000 seeds"},
+		{"5-1", nil, `"5-1" is not a range of seeds`},
+		{"x", nil, `"x" is not a seed`},
+	} {
+		t.Run(tc.in, func(t *testing.T) {
+			got, err := ParseSeeds(tc.in, MaxSeeds)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Errorf("ParseSeeds(%q) error %v, want one containing %q", tc.in, err, tc.err)
+				}
+				return
+			}
+			if err != nil || tc.want != nil && !slices.Equal(got, tc.want) {
+				t.Errorf("ParseSeeds(%q) = %v, %v, want %v", tc.in, got, err, tc.want)
+			}
+		})
+	}
+	if _, err := ParseSpec([]byte(`{"scenario": "pump", "seeds": [` + strings.Repeat("1,", MaxSeeds) + `1]}`)); err == nil ||
+		!strings.Contains(err.Error(), "100001 seeds, more than 100000") {
+		t.Errorf("ParseSpec of %d seeds: error %v, want one naming the limit", MaxSeeds+1, err)
+	}
+}
+
 // pumpGoodput is the pump's goodput through a bottleneck of rate R for a
 // run of T seconds: min(120 Mbps, R) from the first packet's arrival, which
 // takes the 20 ms of propagation and its serialisation at 1 Gbps and at R,

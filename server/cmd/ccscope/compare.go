@@ -7,12 +7,12 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strconv"
 	"strings"
 	"syscall"
 	"text/tabwriter"
 
 	"github.com/ccscope/ccscope/server/emulate"
+	"github.com/ccscope/ccscope/server/sweep"
 )
 
 // compareMain runs a scenario in the simulator and on the kernel and prints
@@ -61,32 +61,18 @@ func compareMain(args []string) int {
 	return 0
 }
 
-// parseSeeds reads "1-3", "1,4,7" or a mix; "" is none.
+// parseSeeds reads "1-3", "1,4,7" or a mix (as sweep does); "" is none. A
+// comparison runs each seed on the kernel in real time: it takes at most
+// 1000.
 func parseSeeds(s string) ([]uint64, error) {
 	if s == "" {
 		return nil, nil
 	}
-	var out []uint64
-	for _, part := range strings.Split(s, ",") {
-		lo, hi, isRange := strings.Cut(part, "-")
-		a, err := strconv.ParseUint(strings.TrimSpace(lo), 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("--seeds %q: %q is not a seed", s, lo)
-		}
-		b := a
-		if isRange {
-			if b, err = strconv.ParseUint(strings.TrimSpace(hi), 10, 64); err != nil || b < a {
-				return nil, fmt.Errorf("--seeds %q: %q is not a range lo-hi", s, part)
-			}
-			if b-a >= 1000 {
-				return nil, fmt.Errorf("--seeds %q: more than 1000 seeds", s)
-			}
-		}
-		for x := a; x <= b; x++ {
-			out = append(out, x)
-		}
+	seeds, err := sweep.ParseSeeds(s, 1000)
+	if err != nil {
+		return nil, fmt.Errorf("--seeds: %w", err)
 	}
-	return out, nil
+	return seeds, nil
 }
 
 // tableGroupFlows is the size above which a group's flows are left out of

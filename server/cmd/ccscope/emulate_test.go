@@ -5,6 +5,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"strconv"
@@ -89,6 +90,11 @@ func TestParseSeeds(t *testing.T) {
 	}{
 		{"", nil, false}, {"1-3", []uint64{1, 2, 3}, false}, {"1,4,7", []uint64{1, 4, 7}, false},
 		{"2,5-6", []uint64{2, 5, 6}, false}, {"3-1", nil, true}, {"x", nil, true}, {"1-", nil, true}, {"0-5000", nil, true},
+		{"1 - 2", []uint64{1, 2}, false}, {"500-999,1000-1500", nil, true},
+		// The largest seed ends its range (counting up to it wrapped and never ended).
+		{"18446744073709551615", []uint64{math.MaxUint64}, false},
+		{"18446744073709551614-18446744073709551615", []uint64{math.MaxUint64 - 1, math.MaxUint64}, false},
+		{"0-18446744073709551615", nil, true},
 	} {
 		got, err := parseSeeds(c.in)
 		if (err != nil) != c.err || fmt.Sprint(got) != fmt.Sprint(c.want) {

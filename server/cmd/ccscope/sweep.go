@@ -82,7 +82,7 @@ func sweepMain(args []string) int {
 		spec.Set = append(spec.Set, sweep.Param{Path: path, Values: []json.RawMessage{jsonOrString(v)}})
 	}
 	if *seeds != "" {
-		if spec.Seeds, err = sweep.ParseSeeds(*seeds); err != nil {
+		if spec.Seeds, err = sweep.ParseSeeds(*seeds, sweep.MaxSeeds); err != nil {
 			return fail(fmt.Errorf("--seeds: %w", err))
 		}
 	}
