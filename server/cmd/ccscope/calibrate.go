@@ -23,15 +23,12 @@ func calibrateMain(args []string) int {
 		fmt.Fprintln(fs.Output(), "Usage: ccscope calibrate CAPTURE [options]   (CAPTURE: TCP_INFO CSV, `ss -tin` log, or sender-side pcap)")
 		fs.PrintDefaults()
 	}
-	pos, rest := splitArgs(args)
-	if err := fs.Parse(rest); err != nil {
-		return 2
+	pos, code, ok := parseArgs(fs, args, "CAPTURE")
+	if !ok {
+		return code
 	}
-	if pos == "" || fs.NArg() > 0 {
-		fs.Usage()
-		return 2
-	}
-	ss, format, err := calibrate.ReadCapture(pos, *flow)
+	arg := pos[0]
+	ss, format, err := calibrate.ReadCapture(arg, *flow)
 	if err != nil {
 		return fail(err)
 	}

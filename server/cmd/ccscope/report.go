@@ -60,25 +60,22 @@ func reportMain(args []string) int {
 		fmt.Fprintln(fs.Output(), "TRACE_PREFIX is what --trace was given (out.parquet, out.arrow) or the name before .flows.parquet.")
 		fs.PrintDefaults()
 	}
-	pos, rest := splitArgs(args)
-	if err := fs.Parse(rest); err != nil {
-		return 2
+	pos, code, ok := parseArgs(fs, args, "TRACE_PREFIX")
+	if !ok {
+		return code
 	}
-	if pos == "" || fs.NArg() > 0 {
-		fs.Usage()
-		return 2
-	}
+	arg := pos[0]
 	if *buckets < 0 || *buckets > 100_000 {
 		return fail(fmt.Errorf("--buckets %d: want 1 to 100000", *buckets))
 	}
 	start := time.Now()
-	b, err := report.ReadTrace(pos, report.Options{Buckets: *buckets})
+	b, err := report.ReadTrace(arg, report.Options{Buckets: *buckets})
 	if err != nil {
 		return fail(err)
 	}
 	path := *out
 	if path == "" {
-		base, _ := report.ResolveTrace(pos)
+		base, _ := report.ResolveTrace(arg)
 		path = strings.TrimSuffix(base, ".parquet")
 		path = strings.TrimSuffix(path, ".arrow") + ".html"
 	}

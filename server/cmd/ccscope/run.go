@@ -25,20 +25,6 @@ type setFlags []string
 func (s *setFlags) String() string     { return strings.Join(*s, " ") }
 func (s *setFlags) Set(v string) error { *s = append(*s, v); return nil }
 
-// splitArgs moves the first positional argument out of args so flags may
-// come before or after it.
-func splitArgs(args []string) (pos string, flags []string) {
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if pos == "" && !strings.HasPrefix(a, "-") {
-			pos = a
-			continue
-		}
-		flags = append(flags, a)
-	}
-	return pos, flags
-}
-
 func runMain(args []string) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	seed := fs.String("seed", "", "master random seed `N` (overrides runtime.seed)")
@@ -55,15 +41,12 @@ func runMain(args []string) int {
 		fmt.Fprintln(fs.Output(), "Usage: ccscope run SCENARIO|FILE.json [options]")
 		fs.PrintDefaults()
 	}
-	pos, rest := splitArgs(args)
-	if err := fs.Parse(rest); err != nil {
-		return 2
+	pos, code, ok := parseArgs(fs, args, "SCENARIO")
+	if !ok {
+		return code
 	}
-	if pos == "" || fs.NArg() > 0 {
-		fs.Usage()
-		return 2
-	}
-	raw, err := loadScenario(pos)
+	arg := pos[0]
+	raw, err := loadScenario(arg)
 	if err != nil {
 		return fail(err)
 	}
@@ -73,7 +56,7 @@ func runMain(args []string) int {
 	if *dur != "" {
 		sets = append(sets, "runtime.duration="+*dur)
 	}
-	prep, err := engine.Prepare(raw, sets, scenarioOptions(pos, *filesDir)...)
+	prep, err := engine.Prepare(raw, sets, scenarioOptions(arg, *filesDir)...)
 	if err != nil {
 		return fail(err)
 	}

@@ -37,18 +37,15 @@ func newScenarioCmd(name, usage, durHelp string, withSeed bool) *scenarioCmd {
 }
 
 // parse reads args and loads the scenario, with its parse options
-// (scenarioOptions). When ok is false the command exits with code (usage
-// errors print the usage).
+// (scenarioOptions). When ok is false the command exits with code (argument
+// errors are said on stderr).
 func (c *scenarioCmd) parse(args []string) (raw []byte, sets []string, opts []config.Option, code int, ok bool) {
-	pos, rest := splitArgs(args)
-	if err := c.fs.Parse(rest); err != nil {
-		return nil, nil, nil, 2, false
+	pos, code, ok := parseArgs(c.fs, args, "SCENARIO")
+	if !ok {
+		return nil, nil, nil, code, false
 	}
-	if pos == "" || c.fs.NArg() > 0 {
-		c.fs.Usage()
-		return nil, nil, nil, 2, false
-	}
-	raw, err := loadScenario(pos)
+	arg := pos[0]
+	raw, err := loadScenario(arg)
 	if err != nil {
 		return nil, nil, nil, fail(err), false
 	}
@@ -59,7 +56,7 @@ func (c *scenarioCmd) parse(args []string) (raw []byte, sets []string, opts []co
 	if *c.dur != "" {
 		sets = append(sets, "runtime.duration="+*c.dur)
 	}
-	return raw, sets, scenarioOptions(pos, *c.files), 0, true
+	return raw, sets, scenarioOptions(arg, *c.files), 0, true
 }
 
 // filesDirFlag adds --files-dir to fs.

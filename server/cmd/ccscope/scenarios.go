@@ -15,8 +15,8 @@ func scenariosMain(args []string) int {
 	fs := flag.NewFlagSet("scenarios", flag.ContinueOnError)
 	show := fs.String("show", "", "print the JSON of built-in scenario `NAME`, to copy and edit")
 	ccs := fs.Bool("ccs", false, "list the congestion-control algorithms (values of a flow's cc), one a line")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if _, code, ok := parseArgs(fs, args); !ok {
+		return code
 	}
 	if *ccs {
 		for _, n := range cc.Names() {
@@ -43,6 +43,11 @@ func scenariosMain(args []string) int {
 }
 
 func versionMain(args []string) int {
+	fs := flag.NewFlagSet("version", flag.ContinueOnError)
+	fs.Usage = func() { fmt.Fprintln(fs.Output(), "Usage: ccscope version") }
+	if _, code, ok := parseArgs(fs, args); !ok {
+		return code
+	}
 	fmt.Printf("ccscope %s\n", engine.Version)
 	return 0
 }

@@ -38,22 +38,19 @@ func sweepMain(args []string) int {
 		fmt.Fprintln(fs.Output(), "one row per run and flow. Points already in the catalog (same config hash) are skipped.")
 		fs.PrintDefaults()
 	}
-	pos, rest := splitArgs(args)
-	if err := fs.Parse(rest); err != nil {
-		return 2
+	pos, code, ok := parseArgs(fs, args, "SPEC.json|SCENARIO")
+	if !ok {
+		return code
 	}
-	if pos == "" || fs.NArg() > 0 {
-		fs.Usage()
-		return 2
-	}
-	spec, err := sweepSpec(pos)
+	arg := pos[0]
+	spec, err := sweepSpec(arg)
 	if err != nil {
 		return fail(err)
 	}
 	// A scenario file's trace and CDF files are relative to it; an inline
 	// scenario's, to its spec file (unless --files-dir says where).
 	var name string
-	scnOpts := scenarioOptions(pos, *filesDir)
+	scnOpts := scenarioOptions(arg, *filesDir)
 	if json.Unmarshal(spec.Scenario, &name) == nil {
 		scnOpts = scenarioOptions(name, *filesDir)
 	}
