@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -20,43 +19,20 @@ import (
 	"github.com/ccscope/ccscope/server/report"
 )
 
-type setFlags []string
-
-func (s *setFlags) String() string     { return strings.Join(*s, " ") }
-func (s *setFlags) Set(v string) error { *s = append(*s, v); return nil }
-
 func runMain(args []string) int {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	seed := fs.String("seed", "", "master random seed `N` (overrides runtime.seed)")
-	dur := fs.String("duration", "", "simulated duration `D`, e.g. 20s (overrides runtime.duration)")
-	var sets setFlags
-	fs.Var(&sets, "set", "override a scenario field: `path=value` (repeatable), e.g. links.bottleneck.ab.rate=50Mbps")
+	c := newScenarioCmd("run", "Usage: ccscope run SCENARIO|FILE.json [options]",
+		"simulated duration `D`, e.g. 20s (overrides runtime.duration)", true)
+	fs := c.fs
 	tracePath := fs.String("trace", "", "write the trace to `FILE` (.arrow: Arrow IPC, .parquet: Parquet)")
 	traceSelect := fs.String("trace-select", "", "with --trace, write only these tables or columns: `LIST` of table or table.column, comma-separated (e.g. flows.cwnd_pkts,flows.srtt_ps,queue)")
 	pcapSpec := fs.String("pcap", "", "write the packets crossing a link direction to a pcap: `FILE[:link[:dir]]` (default: the first flow's bottleneck direction)")
 	reportPath := fs.String("report", "", "write a self-contained HTML report of the run to `FILE.html`")
 	asJSON := fs.Bool("json", false, "print the summary as one JSON object")
-	filesDir := filesDirFlag(fs)
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: ccscope run SCENARIO|FILE.json [options]")
-		fs.PrintDefaults()
-	}
-	pos, code, ok := parseArgs(fs, args, "SCENARIO")
+	raw, sets, opts, code, ok := c.parse(args)
 	if !ok {
 		return code
 	}
-	arg := pos[0]
-	raw, err := loadScenario(arg)
-	if err != nil {
-		return fail(err)
-	}
-	if *seed != "" {
-		sets = append(sets, "runtime.seed="+*seed)
-	}
-	if *dur != "" {
-		sets = append(sets, "runtime.duration="+*dur)
-	}
-	prep, err := engine.Prepare(raw, sets, scenarioOptions(arg, *filesDir)...)
+	prep, err := engine.Prepare(raw, sets, opts...)
 	if err != nil {
 		return fail(err)
 	}

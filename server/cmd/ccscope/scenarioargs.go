@@ -4,9 +4,16 @@ import (
 	"flag"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/ccscope/ccscope/engine/config"
 )
+
+// setFlags collects a repeatable flag's values in order.
+type setFlags []string
+
+func (s *setFlags) String() string     { return strings.Join(*s, " ") }
+func (s *setFlags) Set(v string) error { *s = append(*s, v); return nil }
 
 // scenarioCmd holds what run, emulate and compare share: one positional
 // scenario (a built-in's name or a JSON file), --seed, --duration and
