@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -92,5 +93,33 @@ func TestCommandArguments(t *testing.T) {
 				t.Errorf("ccscope %s: exit %d, stderr %q; want %d and %q", strings.Join(tc.args, " "), code, stderr, tc.code, tc.stderr)
 			}
 		})
+	}
+}
+
+// --seed is decimal whatever its leading zeros: 007 is 7 and 010 is 10
+// (flag.Uint64 read 010 as 8, and JSON refused 007).
+func TestSeedFlag(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want uint64
+		err  bool
+	}{
+		{"7", 7, false}, {"007", 7, false}, {"010", 10, false}, {"0", 0, false},
+		{"18446744073709551615", math.MaxUint64, false},
+		{"18446744073709551616", 0, true}, {"0x10", 0, true}, {"-1", 0, true}, {"1e3", 0, true}, {"", 0, true},
+	} {
+		var s seedFlag
+		err := s.Set(tc.in)
+		if (err != nil) != tc.err || s.seed != tc.want {
+			t.Errorf("seedFlag.Set(%q) = %d, %v; want %d (error %v)", tc.in, s.seed, err, tc.want, tc.err)
+		}
+	}
+	if code, stdout, stderr := ccscope(t, "run", "pump", "--duration", "10ms", "--seed", "007"); code != 0 || !strings.Contains(stdout, "seed 7 ") {
+		t.Errorf("run --seed 007: exit %d, %s%s; want seed 7", code, stdout, stderr)
+	}
+	code, zeros, _ := runLeoPath(t, "--duration", "60s", "--seed", "010")
+	_, ten, _ := runLeoPath(t, "--duration", "60s", "--seed", "10")
+	if _, eight, _ := runLeoPath(t, "--duration", "60s", "--seed", "8"); code != 0 || !bytes.Equal(zeros, ten) || bytes.Equal(zeros, eight) {
+		t.Errorf("leo-path --seed 010: exit %d, or a path other than --seed 10's", code)
 	}
 }

@@ -45,7 +45,8 @@ func leoPathMain(args []string) int {
 	scenario := fs.String("scenario", "", "built-in scenario `NAME` or FILE.json to add the changes to")
 	filesDir := filesDirFlag(fs)
 	link := fs.String("link", "bottleneck", "`ID` of the link that models the satellite hop")
-	seed := fs.Uint64("seed", 1, "seed of the path's random stream")
+	seed := &seedFlag{seed: 1, set: true}
+	fs.Var(seed, "seed", "seed `N` of the path's random stream")
 	duration := fs.String("duration", "", "how long the path runs, e.g. 300s (default: the scenario's runtime.duration)")
 	period := fs.String("period", d.Period.String(), "reassignment interval")
 	offset := fs.String("offset", "", "first reassignment within a period (default: "+d.Offset.String()+" on a "+d.Period.String()+" period, else 0s)")
@@ -96,7 +97,7 @@ func leoPathMain(args []string) int {
 			rt["duration"] = *duration // the run covers the whole path
 		}
 	}
-	p := leopath.Params{Seed: *seed, LossP: *loss}
+	p := leopath.Params{Seed: seed.seed, LossP: *loss}
 	var err error
 	parse := func(name, s string, dst *sim.Duration) {
 		if err == nil {

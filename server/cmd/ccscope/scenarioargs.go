@@ -3,7 +3,9 @@ package main
 import (
 	"flag"
 	"fmt"
+	"math"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/ccscope/ccscope/engine/config"
@@ -15,12 +17,36 @@ type setFlags []string
 func (s *setFlags) String() string     { return strings.Join(*s, " ") }
 func (s *setFlags) Set(v string) error { *s = append(*s, v); return nil }
 
+// seedFlag is a --seed: a decimal integer, leading zeros and all. 007 is 7,
+// not an octal number (flag.Uint64 reads 010 as 8) nor a string (JSON, as
+// --set runtime.seed=007 reads it, has no leading zeros).
+type seedFlag struct {
+	seed uint64
+	set  bool
+}
+
+func (s *seedFlag) String() string {
+	if s == nil || !s.set {
+		return ""
+	}
+	return strconv.FormatUint(s.seed, 10)
+}
+
+func (s *seedFlag) Set(v string) error {
+	n, err := strconv.ParseUint(v, 10, 64)
+	if err != nil {
+		return fmt.Errorf("want a decimal integer from 0 to %d", uint64(math.MaxUint64))
+	}
+	s.seed, s.set = n, true
+	return nil
+}
+
 // scenarioCmd holds what run, emulate and compare share: one positional
 // scenario (a built-in's name or a JSON file), --seed, --duration and
 // repeatable --set overrides.
 type scenarioCmd struct {
 	fs    *flag.FlagSet
-	seed  *string
+	seed  *seedFlag
 	dur   *string
 	files *string
 	sets  setFlags
@@ -31,7 +57,8 @@ type scenarioCmd struct {
 func newScenarioCmd(name, usage, durHelp string, withSeed bool) *scenarioCmd {
 	c := &scenarioCmd{fs: flag.NewFlagSet(name, flag.ContinueOnError)}
 	if withSeed {
-		c.seed = c.fs.String("seed", "", "master random seed `N` (overrides runtime.seed)")
+		c.seed = &seedFlag{}
+		c.fs.Var(c.seed, "seed", "master random seed `N` (overrides runtime.seed)")
 	}
 	c.dur = c.fs.String("duration", "", durHelp)
 	c.files = filesDirFlag(c.fs)
@@ -57,8 +84,8 @@ func (c *scenarioCmd) parse(args []string) (raw []byte, sets []string, opts []co
 		return nil, nil, nil, fail(err), false
 	}
 	sets = c.sets
-	if c.seed != nil && *c.seed != "" {
-		sets = append(sets, "runtime.seed="+*c.seed)
+	if c.seed != nil && c.seed.set {
+		sets = append(sets, "runtime.seed="+c.seed.String())
 	}
 	if *c.dur != "" {
 		sets = append(sets, "runtime.duration="+*c.dur)
