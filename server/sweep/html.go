@@ -59,14 +59,15 @@ func unitLabel(name string) string {
 	return name
 }
 
-// metricOK reports whether name is a numeric fixed column.
-func metricOK(name string) bool {
+// CheckMetric says why name cannot be the catalog page's metric: it is not
+// a numeric fixed column.
+func CheckMetric(name string) error {
 	for _, c := range fixedColumns {
-		if c.name == name {
-			return c.kind != kString
+		if c.name == name && c.kind != kString {
+			return nil
 		}
 	}
-	return false
+	return fmt.Errorf("sweep: --metric %q: not a numeric catalog column (one of %s)", name, strings.Join(MetricNames(), ", "))
 }
 
 // MetricNames lists the columns the catalog page can chart.
@@ -90,8 +91,8 @@ type chart struct {
 // CC, each x showing the seeds' spread (a min–max bar, every seed a dot
 // linking to its run's page) and the median joined by a line.
 func WriteCatalogHTML(path string, spec *Spec, rows []Row, metric string) error {
-	if !metricOK(metric) {
-		return fmt.Errorf("sweep: --metric %q: not a numeric catalog column (one of %s)", metric, strings.Join(MetricNames(), ", "))
+	if err := CheckMetric(metric); err != nil {
+		return err
 	}
 	var axes []string
 	for _, a := range spec.Axes {

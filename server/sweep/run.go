@@ -24,7 +24,7 @@ import (
 type Options struct {
 	// Catalog is the Parquet file to write (and to resume from).
 	Catalog string
-	// Jobs is the number of runs at once (default GOMAXPROCS).
+	// Jobs is the number of runs at once (0: GOMAXPROCS).
 	Jobs int
 	// TraceDir, if set, keeps each run's trace as TraceDir/<run>.parquet
 	// (five sibling files, see trace.FileSink), recording every change
@@ -145,6 +145,10 @@ func Run(ctx context.Context, spec *Spec, opt Options) (Result, error) {
 	}
 	if opt.Metric == "" {
 		opt.Metric = "goodput_bps"
+	}
+	// Checked before any run, not once they are all done.
+	if err := CheckMetric(opt.Metric); err != nil {
+		return Result{}, err
 	}
 	base, err := scenarioBytes(spec.Scenario, opt.Load)
 	if err != nil {

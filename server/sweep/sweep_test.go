@@ -221,6 +221,20 @@ func TestAFailingPointNamesItselfAndKeepsTheOthers(t *testing.T) {
 	}
 }
 
+// A metric the catalog page cannot chart is refused before any run, with
+// or without a report directory.
+func TestRunRefusesABadMetricFirst(t *testing.T) {
+	cat := filepath.Join(t.TempDir(), "cat.parquet")
+	s := mustSpec(t, `{"scenario": "pump", "set": {"runtime.duration": "100ms"}}`)
+	res, err := Run(context.Background(), s, Options{Catalog: cat, Metric: "nope"})
+	if err == nil || !strings.Contains(err.Error(), `--metric "nope"`) || res.Ran != 0 {
+		t.Errorf("Run with metric nope = %+v, %v; want no run and an error naming the metric", res, err)
+	}
+	if _, err := os.Stat(cat); err == nil {
+		t.Errorf("Run with metric nope wrote the catalog")
+	}
+}
+
 // A grid value that replaces an object and drops fields the scenario had
 // is noted once, however many points carry it: a qdisc axis of kinds
 // without their limit drops the FIFO's 1BDP limit (p-rtr-p's bottleneck).

@@ -27,6 +27,13 @@ func parseArgs(fs *flag.FlagSet, args []string, names ...string) (pos []string, 
 	return pos, 0, true
 }
 
+// isSet says whether the command line gave fs's flag name.
+func isSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
 // splitArgs separates the positional arguments from the flags of fs. A
 // flag that takes a value (any but a bool flag, as the flag package tells
 // them apart) takes the next argument unless written -flag=value, so that

@@ -123,3 +123,36 @@ func TestSeedFlag(t *testing.T) {
 		t.Errorf("leo-path --seed 010: exit %d, or a path other than --seed 10's", code)
 	}
 }
+
+// A flag out of its range, or with nothing to act on, is refused by name
+// before anything runs.
+func TestFlagsRefusedBeforeAnyRun(t *testing.T) {
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "t.parquet")
+	if code, _, stderr := ccscope(t, "run", "pump", "--duration", "10ms", "--trace", trace); code != 0 {
+		t.Fatalf("run --trace: exit %d, %s", code, stderr)
+	}
+	catalog := filepath.Join(dir, "c.parquet")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"sweep", "pump", "--jobs", "-3"}, "--jobs -3: want 1 or more"},
+		{[]string{"sweep", "pump", "--metric", "nope"}, `--metric "nope": not a numeric catalog column`},
+		{[]string{"sweep", "pump", "--metric", "nope", "--report-dir", dir}, `--metric "nope": not a numeric catalog column`},
+		{[]string{"sweep", "pump", "--metric", "rtt_p50_ps"}, "--metric: needs --report-dir DIR"},
+		{[]string{"sweep", "pump", "--run-reports"}, "--run-reports: needs --report-dir DIR"},
+		{[]string{"report", trace, "--buckets", "0"}, "--buckets 0: want 1 to 100000"},
+		{[]string{"report", trace, "--buckets", "100001"}, "--buckets 100001: want 1 to 100000"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			code, _, stderr := ccscope(t, append(tc.args, "-o", catalog)...)
+			if code == 0 || !strings.Contains(stderr, tc.want) {
+				t.Errorf("ccscope %s: exit %d, stderr %q; want a failure saying %q", strings.Join(tc.args, " "), code, stderr, tc.want)
+			}
+			if _, err := os.Stat(catalog); err == nil {
+				t.Errorf("ccscope %s wrote %s", strings.Join(tc.args, " "), catalog)
+			}
+		})
+	}
+}

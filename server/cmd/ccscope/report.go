@@ -54,7 +54,7 @@ func writeFile(path string, b *report.Builder) error {
 func reportMain(args []string) int {
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
 	out := fs.String("o", "", "write the HTML report to `FILE.html` (default: TRACE_PREFIX.html)")
-	buckets := fs.Int("buckets", 0, "time buckets every chart shares (default 4000; fewer with many flows)")
+	buckets := fs.Int("buckets", 0, "time buckets every chart shares, 1 to 100000 (default 4000; fewer with many flows)")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "Usage: ccscope report TRACE_PREFIX [-o out.html]")
 		fmt.Fprintln(fs.Output(), "TRACE_PREFIX is what --trace was given (out.parquet, out.arrow) or the name before .flows.parquet.")
@@ -65,7 +65,7 @@ func reportMain(args []string) int {
 		return code
 	}
 	arg := pos[0]
-	if *buckets < 0 || *buckets > 100_000 {
+	if isSet(fs, "buckets") && (*buckets < 1 || *buckets > 100_000) {
 		return fail(fmt.Errorf("--buckets %d: want 1 to 100000", *buckets))
 	}
 	start := time.Now()

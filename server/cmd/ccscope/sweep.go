@@ -25,7 +25,7 @@ func sweepMain(args []string) int {
 	seeds := fs.String("seeds", "", "master seeds, e.g. `1-5` or 1,3,7 (default: the scenario's)")
 	dur := fs.String("duration", "", "simulated duration `D` of every run (overrides runtime.duration)")
 	out := fs.String("o", "sweep.parquet", "the catalog `FILE` (Parquet); an existing one is resumed")
-	jobs := fs.Int("jobs", 0, "runs at once (default: the number of CPUs)")
+	jobs := fs.Int("jobs", 0, "runs at once (0: the number of CPUs)")
 	traceDir := fs.String("trace-dir", "", "keep every run's trace under `DIR` (<run>.*.parquet)")
 	reportDir := fs.String("report-dir", "", "write the catalog page DIR/index.html and a page per run under `DIR`/runs/")
 	runReports := fs.Bool("run-reports", false, "with --report-dir: trace every run and write its full HTML report (as run --report) as its page")
@@ -43,6 +43,9 @@ func sweepMain(args []string) int {
 		return code
 	}
 	arg := pos[0]
+	if err := checkSweepFlags(fs, *jobs, *metric, *reportDir); err != nil {
+		return fail(err)
+	}
 	spec, err := sweepSpec(arg)
 	if err != nil {
 		return fail(err)
@@ -138,6 +141,25 @@ func sweepMain(args []string) int {
 		fmt.Fprintf(os.Stderr, "ccscope: catalog page %s/index.html\n", strings.TrimRight(*reportDir, "/"))
 	}
 	return 0
+}
+
+// checkSweepFlags refuses the sweep's flags that are out of range or that
+// would have nothing to act on, before the sweep reads its spec.
+func checkSweepFlags(fs *flag.FlagSet, jobs int, metric, reportDir string) error {
+	if jobs < 0 {
+		return fmt.Errorf("--jobs %d: want 1 or more (or 0: the number of CPUs)", jobs)
+	}
+	if err := sweep.CheckMetric(metric); err != nil {
+		return err
+	}
+	if reportDir == "" {
+		for _, name := range []string{"metric", "run-reports"} {
+			if isSet(fs, name) {
+				return fmt.Errorf("--%s: needs --report-dir DIR, whose pages it is for", name)
+			}
+		}
+	}
+	return nil
 }
 
 // sweepSpec reads a sweep spec file (a JSON object with a "scenario" key),
