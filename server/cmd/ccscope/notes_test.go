@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -53,5 +55,38 @@ func TestCompareRefusesNegativeRetries(t *testing.T) {
 	err := cmd.Run()
 	if err == nil || !strings.Contains(stderr.String(), "--retries -1: want 0 or more") {
 		t.Errorf("compare --retries -1: %v, stderr %q; want a failure naming --retries", err, stderr.String())
+	}
+}
+
+// --seed and --duration win over a --set of the same field, written alone
+// or in its object, and say so; run prints the note, and sweep also notes
+// the spec's own set and seeds that its flags override.
+func TestFlagOverrideNotes(t *testing.T) {
+	for _, tc := range []struct {
+		earlier []string
+		want    []string
+	}{
+		{[]string{"runtime.duration=2s"}, []string{"--duration 1s overrides --set runtime.duration=2s"}},
+		{[]string{`runtime={"duration":"2s"}`}, []string{`--duration 1s overrides --set runtime={"duration":"2s"}`}},
+		{[]string{`runtime={"seed":2}`, "runtime.durations=2s", "flows.f0.cc=bbr"}, nil},
+	} {
+		if got := overrideNotes("--duration", "runtime.duration", "1s", "--set", tc.earlier); !slices.Equal(got, tc.want) {
+			t.Errorf("overrideNotes(--duration 1s, %q) = %q, want %q", tc.earlier, got, tc.want)
+		}
+	}
+	code, stdout, stderr := ccscope(t, "run", "pump", "--duration", "10ms", "--set", "runtime.duration=20ms", "--seed", "3", "--set", "runtime.seed=5")
+	if code != 0 || !strings.Contains(stdout, "seed 3  sim 10ms") ||
+		stderr != "ccscope: note: --seed 3 overrides --set runtime.seed=5\nccscope: note: --duration 10ms overrides --set runtime.duration=20ms\n" {
+		t.Errorf("run --duration 10ms --set runtime.duration=20ms --seed 3 --set runtime.seed=5: exit %d, %s%s", code, stdout, stderr)
+	}
+	spec := filepath.Join(t.TempDir(), "spec.json")
+	if err := os.WriteFile(spec, []byte(`{"scenario": "pump", "set": {"runtime.duration": "20ms"}, "seeds": [1, 2]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, stderr = ccscope(t, "sweep", spec, "--duration", "10ms", "--seeds", "3", "-o", filepath.Join(t.TempDir(), "c.parquet"))
+	for _, want := range []string{`--duration 10ms overrides the spec's set runtime.duration="20ms"`, "--seeds 3 overrides the spec's seeds"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("sweep with --duration and --seeds over the spec's: stderr %q lacks %q", stderr, want)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
 	"math"
@@ -83,14 +84,46 @@ func (c *scenarioCmd) parse(args []string) (raw []byte, sets []string, opts []co
 	if err != nil {
 		return nil, nil, nil, fail(err), false
 	}
+	// --seed and --duration come after the --set overrides, so they win.
 	sets = c.sets
 	if c.seed != nil && c.seed.set {
+		printNotes(overrideNotes("--seed", "runtime.seed", c.seed.String(), "--set", sets))
 		sets = append(sets, "runtime.seed="+c.seed.String())
 	}
 	if *c.dur != "" {
+		printNotes(overrideNotes("--duration", "runtime.duration", *c.dur, "--set", c.sets))
 		sets = append(sets, "runtime.duration="+*c.dur)
 	}
 	return raw, sets, scenarioOptions(arg, *c.files), 0, true
+}
+
+// overrideNotes are the notes for a flag that stands for the override
+// path=value and comes after earlier (path=value overrides, given as
+// what): it wins over each that sets the same path.
+func overrideNotes(flag, path, value, what string, earlier []string) []string {
+	var notes []string
+	for _, s := range earlier {
+		if setsPath(s, path) {
+			notes = append(notes, fmt.Sprintf("%s %s overrides %s %s", flag, value, what, s))
+		}
+	}
+	return notes
+}
+
+// setsPath says whether the override s ("path=value") sets path: names it,
+// or names the object holding it with a value for its field.
+func setsPath(s, path string) bool {
+	p, v, _ := strings.Cut(s, "=")
+	field, inside := strings.CutPrefix(path, p+".")
+	if !inside {
+		return p == path
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal([]byte(v), &obj) != nil {
+		return false
+	}
+	_, ok := obj[field]
+	return ok
 }
 
 // filesDirFlag adds --files-dir to fs.

@@ -72,6 +72,8 @@ func sweepMain(args []string) int {
 		spec.Axes = append(spec.Axes, p)
 	}
 	if *dur != "" {
+		printNotes(overrideNotes("--duration", "runtime.duration", *dur, "the spec's set", specSets(spec)))
+		printNotes(overrideNotes("--duration", "runtime.duration", *dur, "--set", sets))
 		sets = append(sets, "runtime.duration="+*dur)
 	}
 	for _, s := range sets {
@@ -80,6 +82,9 @@ func sweepMain(args []string) int {
 			return fail(fmt.Errorf("--set %q: expected path=value", s))
 		}
 		spec.Set = append(spec.Set, sweep.Param{Path: path, Values: []json.RawMessage{jsonOrString(v)}})
+	}
+	if *seeds != "" && len(spec.Seeds) > 0 {
+		printNotes([]string{fmt.Sprintf("--seeds %s overrides the spec's seeds", *seeds)})
 	}
 	if *seeds != "" {
 		if spec.Seeds, err = sweep.ParseSeeds(*seeds, sweep.MaxSeeds); err != nil {
@@ -160,6 +165,15 @@ func checkSweepFlags(fs *flag.FlagSet, jobs int, metric, reportDir string) error
 		}
 	}
 	return nil
+}
+
+// specSets are a spec's fixed overrides as path=value.
+func specSets(spec *sweep.Spec) []string {
+	var out []string
+	for _, p := range spec.Set {
+		out = append(out, p.Path+"="+string(p.Values[0]))
+	}
+	return out
 }
 
 // sweepSpec reads a sweep spec file (a JSON object with a "scenario" key),
