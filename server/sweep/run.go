@@ -68,8 +68,8 @@ type Progress struct {
 // Result summarises a finished sweep.
 type Result struct {
 	// Ran counts the points run; Skipped those already in the catalog;
-	// Reused those whose scenario was in the catalog under another axis
-	// (their rows are copied, not rerun).
+	// Reused those whose scenario is another point's, in this sweep or in
+	// the catalog under another axis (their rows are copied, not rerun).
 	Ran, Skipped, Reused int
 	Rows                 int
 	Elapsed              time.Duration

@@ -102,6 +102,9 @@ func (s *Seeds) UnmarshalJSON(b []byte) error {
 		if len(list) > MaxSeeds {
 			return fmt.Errorf("seeds: %d seeds, more than %d", len(list), MaxSeeds)
 		}
+		if x, ok := Seeds(list).repeat(); ok {
+			return fmt.Errorf("seeds: %d repeats", x)
+		}
 		*s = list
 		return nil
 	}
@@ -142,7 +145,23 @@ func ParseSeeds(str string, most int) (Seeds, error) {
 			out = append(out, a+i)
 		}
 	}
+	if x, ok := out.repeat(); ok {
+		return nil, fmt.Errorf("%q: seed %d repeats", str, x)
+	}
 	return out, nil
+}
+
+// repeat returns a seed that s holds twice: its points would be one run
+// each, catalogued once, so a repeat is a slip to point out.
+func (s Seeds) repeat() (uint64, bool) {
+	seen := make(map[uint64]bool, len(s))
+	for _, x := range s {
+		if seen[x] {
+			return x, true
+		}
+		seen[x] = true
+	}
+	return 0, false
 }
 
 // ParseSpec decodes and checks a sweep spec; errors name the field.

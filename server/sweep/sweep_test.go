@@ -56,7 +56,8 @@ func TestSpecErrorsNameTheField(t *testing.T) {
 		{"empty axis", `{"scenario": "pump", "axes": {"links.bottleneck.rate": []}}`, "axes.links.bottleneck.rate: no values"},
 		{"seed swept", `{"scenario": "pump", "grid": {"runtime.seed": [1, 2]}}`, `give seeds in "seeds"`},
 		{"twice", `{"scenario": "pump", "grid": {"x": [1]}, "axes": {"x": [2]}}`, "axes.x: already in grid"},
-		{"bad seeds", `{"scenario": "pump", "seeds": "5-1"}`, `"5-1" is not a range`},
+		{"bad seeds", `{"scenario": "pump", "seeds": "5-1"}`, `seeds: "5-1" is not a range`},
+		{"repeated seeds", `{"scenario": "pump", "seeds": [2, 1, 2]}`, "seeds: 2 repeats"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ParseSpec([]byte(tc.js))
@@ -87,6 +88,8 @@ func TestParseSeeds(t *testing.T) {
 		{"1-60000,100001-160000", nil, "more than 100000 seeds"},
 		{"5-1", nil, `"5-1" is not a range of seeds`},
 		{"x", nil, `"x" is not a seed`},
+		{"1,1,1", nil, `"1,1,1": seed 1 repeats`},
+		{"1-5,3", nil, `"1-5,3": seed 3 repeats`},
 	} {
 		t.Run(tc.in, func(t *testing.T) {
 			got, err := ParseSeeds(tc.in, MaxSeeds)

@@ -140,7 +140,7 @@ func sweepMain(args []string) int {
 	if res.Ran > 0 {
 		perRun = res.RunWall.Seconds() / float64(res.Ran) * 1e3
 	}
-	fmt.Fprintf(os.Stderr, "ccscope: %d runs (%d already in the catalog, %d shared with another axis) in %.1f s; %.1f ms of run time per run; %d rows in %s\n",
+	fmt.Fprintf(os.Stderr, "ccscope: %d runs (%d already in the catalog, %d shared with another point) in %.1f s; %.1f ms of run time per run; %d rows in %s\n",
 		res.Ran, res.Skipped, res.Reused, res.Elapsed.Seconds(), perRun, res.Rows, *out)
 	if *reportDir != "" {
 		fmt.Fprintf(os.Stderr, "ccscope: catalog page %s/index.html\n", strings.TrimRight(*reportDir, "/"))
