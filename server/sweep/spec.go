@@ -350,17 +350,50 @@ func (s *Spec) Columns() []string {
 }
 
 // ParseGrid parses a command-line "path=v1,v2,..." into a Param; each value
-// is JSON if it parses, else a string (as --set does).
+// is JSON if it parses, else a string (as --set does). Only the commas
+// outside objects, arrays and JSON strings separate values, so that
+// loss={"kind":"bernoulli","p":0.01},{"kind":"bernoulli","p":0.02} is two.
 func ParseGrid(arg string) (Param, error) {
 	path, vals, ok := strings.Cut(arg, "=")
 	if !ok || path == "" || vals == "" {
 		return Param{}, fmt.Errorf("%q: expected path=v1,v2,...", arg)
 	}
 	p := Param{Path: path}
-	for _, v := range strings.Split(vals, ",") {
+	for i, v := range splitTop(vals) {
+		if v == "" {
+			return Param{}, fmt.Errorf("%q: value %d is empty", arg, i+1)
+		}
 		p.Values = append(p.Values, jsonValue(v))
 	}
 	return p, nil
+}
+
+// splitTop splits s at the commas that stand outside {}, [] and JSON
+// strings.
+func splitTop(s string) []string {
+	var out []string
+	depth, start := 0, 0
+	inString, escaped := false, false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case escaped:
+			escaped = false
+		case inString && c == '\\':
+			escaped = true
+		case c == '"':
+			inString = !inString
+		case inString:
+		case c == '{' || c == '[':
+			depth++
+		case (c == '}' || c == ']') && depth > 0:
+			depth--
+		case c == ',' && depth == 0:
+			out = append(out, s[start:i])
+			start = i + 1
+		}
+	}
+	return append(out, s[start:])
 }
 
 func jsonValue(v string) json.RawMessage {

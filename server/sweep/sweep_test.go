@@ -110,6 +110,37 @@ func TestParseSeeds(t *testing.T) {
 	}
 }
 
+// ParseGrid separates values only at the commas outside objects, arrays
+// and JSON strings, and refuses an empty value.
+func TestParseGrid(t *testing.T) {
+	for _, tc := range []struct {
+		arg  string
+		want []string
+		err  string
+	}{
+		{"flows.f0.cc=cubic,bbr", []string{`"cubic"`, `"bbr"`}, ""},
+		{`l.loss={"kind":"bernoulli","p":0.01},{"kind":"bernoulli","p":0.02}`,
+			[]string{`{"kind":"bernoulli","p":0.01}`, `{"kind":"bernoulli","p":0.02}`}, ""},
+		{`g.gap=["1ms","2ms"],["3ms","4ms"]`, []string{`["1ms","2ms"]`, `["3ms","4ms"]`}, ""},
+		{`x=[{"a":[1,2]},3],"a,b","q\",r",7`, []string{`[{"a":[1,2]},3]`, `"a,b"`, `"q\",r"`, `7`}, ""},
+		{"x=a],b", []string{`"a]"`, `"b"`}, ""},
+		{"x=cubic,,bbr", nil, `"x=cubic,,bbr": value 2 is empty`},
+		{"x=cubic,", nil, `"x=cubic,": value 2 is empty`},
+		{"x=", nil, "expected path=v1,v2,..."},
+	} {
+		t.Run(tc.arg, func(t *testing.T) {
+			p, err := ParseGrid(tc.arg)
+			var got []string
+			for _, v := range p.Values {
+				got = append(got, string(v))
+			}
+			if tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)) || tc.err == "" && (err != nil || !slices.Equal(got, tc.want)) {
+				t.Errorf("ParseGrid(%q) = %q, %v; want %q (error %q)", tc.arg, got, err, tc.want, tc.err)
+			}
+		})
+	}
+}
+
 // pumpGoodput is the pump's goodput through a bottleneck of rate R for a
 // run of T seconds: min(120 Mbps, R) from the first packet's arrival, which
 // takes the 20 ms of propagation and its serialisation at 1 Gbps and at R,
