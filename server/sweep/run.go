@@ -98,10 +98,57 @@ func (e *PointError) Describe() string {
 	if e.Point.HasSeed {
 		parts = append(parts, fmt.Sprintf("seed=%d", e.Point.Seed))
 	}
+	if len(parts) == 0 {
+		return "(no swept parameters)"
+	}
 	return strings.Join(parts, " ")
 }
 
 func (e *PointError) Unwrap() error { return e.Err }
+
+// PointErrors are a sweep's invalid points, all of them, found before any
+// run.
+type PointErrors []*PointError
+
+func (e PointErrors) Error() string {
+	msgs := make([]string, len(e))
+	for i, pe := range e {
+		msgs[i] = pe.Error()
+	}
+	return strings.Join(msgs, "\n")
+}
+
+func (e PointErrors) Unwrap() []error {
+	out := make([]error, len(e))
+	for i, pe := range e {
+		out[i] = pe
+	}
+	return out
+}
+
+// validate prepares every point without running it and returns all the
+// invalid ones. Points that differ only in their seed are prepared once,
+// and named without it: any seed is valid.
+func validate(spec *Spec, points []Point, base []byte, opt Options) error {
+	var bad PointErrors
+	done := map[string]bool{}
+	for _, p := range points {
+		p.Seed, p.HasSeed = 0, false
+		sets := p.Sets(spec)
+		key := strings.Join(sets, "\x00")
+		if done[key] {
+			continue
+		}
+		done[key] = true
+		if _, err := engine.Prepare(base, sets, opt.Config...); err != nil {
+			bad = append(bad, &PointError{Point: p, Err: err})
+		}
+	}
+	if len(bad) > 0 {
+		return bad
+	}
+	return nil
+}
 
 // catalogued indexes the catalog's rows by config hash, and which (hash,
 // axis) pairs it holds. Read-only while the workers run.
@@ -154,6 +201,12 @@ func Run(ctx context.Context, spec *Spec, opt Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	points := spec.Points()
+	// Before any run, so that a sweep with a bad point writes nothing and
+	// names every bad point, not the first one a worker reached.
+	if err := validate(spec, points, base, opt); err != nil {
+		return Result{}, err
+	}
 	old, err := ReadCatalog(opt.Catalog)
 	if err != nil {
 		return Result{}, err
@@ -166,7 +219,6 @@ func Run(ctx context.Context, spec *Spec, opt Options) (Result, error) {
 		have.rows[r.ConfigHash] = append(have.rows[r.ConfigHash], r)
 		have.keys[r.ConfigHash+"\x00"+r.Axis] = true
 	}
-	points := spec.Points()
 	rows := old
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

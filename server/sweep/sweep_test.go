@@ -1,7 +1,10 @@
 package sweep
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -241,17 +244,53 @@ func TestRunCatalogResumeAndPages(t *testing.T) {
 	}
 }
 
-func TestAFailingPointNamesItselfAndKeepsTheOthers(t *testing.T) {
+// Every invalid point is named, once whatever its seeds, before any point
+// runs: the catalog is neither written nor, when there is one, changed.
+func TestInvalidPointsFailBeforeAnyRun(t *testing.T) {
 	cat := filepath.Join(t.TempDir(), "cat.parquet")
-	s := mustSpec(t, `{"scenario": "pump", "set": {"runtime.duration": "200ms"},
-		"axes": {"links.bottleneck.rate": ["10Mbps", "lots"]}}`)
-	_, err := Run(context.Background(), s, Options{Catalog: cat, Jobs: 1})
-	if err == nil || !strings.Contains(err.Error(), "links.bottleneck.rate=lots") {
-		t.Fatalf("Run error %v, want one naming links.bottleneck.rate=lots", err)
+	bad := mustSpec(t, `{"scenario": "pump", "set": {"runtime.duration": "200ms"},
+		"axes": {"links.bottleneck.rate": ["lots", "10Mbps", "many"]}, "seeds": [1, 2]}`)
+	res, err := Run(context.Background(), bad, Options{Catalog: cat, Jobs: 1})
+	var pes PointErrors
+	if !errors.As(err, &pes) || res.Ran != 0 {
+		t.Fatalf("Run = %+v, %v; want PointErrors and no run", res, err)
 	}
-	rows, rerr := ReadCatalog(cat)
-	if rerr != nil || len(rows) != 1 {
-		t.Errorf("catalog after a failed point: %d rows, %v; want the 1 good run", len(rows), rerr)
+	var named []string
+	for _, pe := range pes {
+		named = append(named, pe.Describe())
+	}
+	if want := []string{"links.bottleneck.rate=lots", "links.bottleneck.rate=many"}; !slices.Equal(named, want) {
+		t.Errorf("bad points %q, want %q", named, want)
+	}
+	if _, err := os.Stat(cat); err == nil {
+		t.Errorf("a sweep with invalid points wrote its catalog")
+	}
+	good := mustSpec(t, `{"scenario": "pump", "set": {"runtime.duration": "200ms"}}`)
+	if _, err := Run(context.Background(), good, Options{Catalog: cat, Jobs: 1}); err != nil {
+		t.Fatalf("Run error %v", err)
+	}
+	before, _ := os.ReadFile(cat)
+	if _, err := Run(context.Background(), bad, Options{Catalog: cat, Jobs: 1}); err == nil {
+		t.Fatalf("Run of invalid points over a catalog: no error")
+	}
+	if after, _ := os.ReadFile(cat); !bytes.Equal(before, after) {
+		t.Errorf("a sweep with invalid points changed the catalog")
+	}
+}
+
+// A point with no swept parameters is named as such.
+func TestPointErrorDescribe(t *testing.T) {
+	for _, tc := range []struct {
+		p    Point
+		want string
+	}{
+		{Point{}, "(no swept parameters)"},
+		{Point{Seed: 3, HasSeed: true}, "seed=3"},
+		{Point{Params: []Param{{Path: "a", Values: []json.RawMessage{[]byte(`"x"`)}}}}, "a=x"},
+	} {
+		if got := (&PointError{Point: tc.p}).Describe(); got != tc.want {
+			t.Errorf("Describe(%+v) = %q, want %q", tc.p, got, tc.want)
+		}
 	}
 }
 

@@ -156,18 +156,3 @@ func TestFlagsRefusedBeforeAnyRun(t *testing.T) {
 		})
 	}
 }
-
-// Seeds given twice are refused, naming the seed; points that are one
-// run without any axis (a value given twice) are counted as shared with
-// another point, not with another axis.
-func TestSweepRepeats(t *testing.T) {
-	catalog := filepath.Join(t.TempDir(), "c.parquet")
-	code, _, stderr := ccscope(t, "sweep", "pump", "--duration", "10ms", "--seeds", "1,1,1", "-o", catalog)
-	if code == 0 || !strings.Contains(stderr, `--seeds: "1,1,1": seed 1 repeats`) {
-		t.Errorf("sweep --seeds 1,1,1: exit %d, stderr %q; want a failure saying seed 1 repeats", code, stderr)
-	}
-	code, _, stderr = ccscope(t, "sweep", "pump", "--duration", "10ms", "--grid", "links.bottleneck.delay=19ms,0.019s", "-o", catalog)
-	if code != 0 || !strings.Contains(stderr, "1 runs (0 already in the catalog, 1 shared with another point)") {
-		t.Errorf("sweep of two equal delays: exit %d, stderr %q; want 1 run and 1 shared with another point", code, stderr)
-	}
-}

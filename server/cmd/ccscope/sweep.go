@@ -129,12 +129,7 @@ func sweepMain(args []string) int {
 	}
 	printNotes(res.Notes)
 	if err != nil {
-		var pe *sweep.PointError
-		if errors.As(err, &pe) {
-			fmt.Fprintf(os.Stderr, "ccscope: sweep point %s:\n", pe.Describe())
-			return fail(pe.Err)
-		}
-		return fail(err)
+		return failSweep(err)
 	}
 	perRun := 0.0
 	if res.Ran > 0 {
@@ -146,6 +141,23 @@ func sweepMain(args []string) int {
 		fmt.Fprintf(os.Stderr, "ccscope: catalog page %s/index.html\n", strings.TrimRight(*reportDir, "/"))
 	}
 	return 0
+}
+
+// failSweep prints a failed sweep's error, each bad point with its own.
+func failSweep(err error) int {
+	var bad sweep.PointErrors
+	if !errors.As(err, &bad) {
+		var pe *sweep.PointError
+		if !errors.As(err, &pe) {
+			return fail(err)
+		}
+		bad = sweep.PointErrors{pe}
+	}
+	for _, pe := range bad {
+		fmt.Fprintf(os.Stderr, "ccscope: sweep point %s:\n", pe.Describe())
+		fail(pe.Err)
+	}
+	return 1
 }
 
 // checkSweepFlags refuses the sweep's flags that are out of range or that
