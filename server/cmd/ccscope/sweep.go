@@ -188,8 +188,8 @@ func specSets(spec *sweep.Spec) []string {
 	return out
 }
 
-// sweepSpec reads a sweep spec file (a JSON object with a "scenario" key),
-// or makes an empty spec over a scenario name or scenario file.
+// sweepSpec reads a sweep spec file, or makes an empty spec over a
+// scenario name or scenario file.
 func sweepSpec(arg string) (*sweep.Spec, error) {
 	if strings.HasSuffix(arg, ".json") {
 		raw, err := os.ReadFile(arg)
@@ -197,18 +197,29 @@ func sweepSpec(arg string) (*sweep.Spec, error) {
 			return nil, fmt.Errorf("reading %s: %w", arg, err)
 		}
 		var probe map[string]json.RawMessage
-		if json.Unmarshal(raw, &probe) == nil {
-			if _, ok := probe["scenario"]; ok {
-				s, err := sweep.ParseSpec(raw)
-				if err != nil {
-					return nil, fmt.Errorf("%s: %w", arg, err)
-				}
-				return s, nil
+		if json.Unmarshal(raw, &probe) == nil && isSpec(probe) {
+			s, err := sweep.ParseSpec(raw)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", arg, err)
 			}
+			return s, nil
 		}
 	}
 	name, _ := json.Marshal(arg)
 	return &sweep.Spec{Scenario: name}, nil
+}
+
+// isSpec says whether a JSON object's keys are a sweep spec's rather than
+// a scenario's: it has one of a spec's keys, which no scenario has, or none
+// at all ({} is a spec that lacks its scenario more than a scenario that
+// lacks everything).
+func isSpec(obj map[string]json.RawMessage) bool {
+	for _, k := range []string{"scenario", "set", "grid", "axes", "points", "seeds"} {
+		if _, ok := obj[k]; ok {
+			return true
+		}
+	}
+	return len(obj) == 0
 }
 
 func jsonOrString(v string) json.RawMessage {

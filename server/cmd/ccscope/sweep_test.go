@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -37,5 +38,21 @@ func TestSweepInvalidPoints(t *testing.T) {
 	code, _, stderr = ccscope(t, "sweep", "pump", "--set", "runtime.duration=0s", "-o", catalog)
 	if code != 1 || !strings.Contains(stderr, "ccscope: sweep point (no swept parameters):\n") {
 		t.Errorf("sweep of an invalid scenario: exit %d, stderr %q; want it named as the point with no swept parameters", code, stderr)
+	}
+}
+
+// A spec file without its scenario says so, whether empty or with other
+// spec keys, where it was read as a scenario with every field missing.
+func TestSweepSpecWithoutScenario(t *testing.T) {
+	dir := t.TempDir()
+	for i, js := range []string{`{}`, `{"grid": {"flows.f0.cc": ["bbr"]}}`} {
+		spec := filepath.Join(dir, fmt.Sprintf("spec%d.json", i))
+		if err := os.WriteFile(spec, []byte(js), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, _, stderr := ccscope(t, "sweep", spec, "-o", filepath.Join(dir, "c.parquet"))
+		if code != 1 || !strings.Contains(stderr, "sweep spec: scenario: missing") || strings.Contains(stderr, "nodes") {
+			t.Errorf("sweep %s: exit %d, stderr %q; want the missing scenario named", js, code, stderr)
+		}
 	}
 }
