@@ -205,7 +205,8 @@ func (s *Spec) Validate() error {
 				return fmt.Errorf("sweep spec: %s.%s: no values", sec.name, p.Path)
 			}
 			if sec.name == "set" && len(p.Values) != 1 {
-				return fmt.Errorf("sweep spec: set.%s: one value, not a list (sweep it in grid or axes)", p.Path)
+				return fmt.Errorf("sweep spec: set.%s: one value, not a list of %d (to sweep the values, give them in grid or axes; %s)",
+					p.Path, len(p.Values), listInList(p.Values))
 			}
 		}
 	}
@@ -215,7 +216,7 @@ func (s *Spec) Validate() error {
 	for i, pt := range s.Explicit {
 		for _, p := range pt {
 			if len(p.Values) != 1 {
-				return fmt.Errorf("sweep spec: points[%d].%s: one value, not a list", i, p.Path)
+				return fmt.Errorf("sweep spec: points[%d].%s: one value, not a list of %d (%s)", i, p.Path, len(p.Values), listInList(p.Values))
 			}
 			if p.Path == "seed" {
 				var seed uint64
@@ -229,6 +230,19 @@ func (s *Spec) Validate() error {
 		}
 	}
 	return nil
+}
+
+// listInList says how to write vals, given where one value belongs, as one
+// list value: a list in a spec is a list of values, so a list-valued field
+// (ack_grant.gap) takes a list in a list. Taking a list of two or more as
+// the value itself would set a list of one, ["1ms"], apart: it means "1ms",
+// as it always has.
+func listInList(vals []json.RawMessage) string {
+	parts := make([]string, len(vals))
+	for i, v := range vals {
+		parts[i] = string(v)
+	}
+	return "a list-valued field is written as a list in a list, [[" + strings.Join(parts, ", ") + "]]"
 }
 
 // Point is one run of a sweep.

@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ccscope/ccscope/engine"
 )
 
 func mustSpec(t *testing.T, js string) *Spec {
@@ -59,6 +61,10 @@ func TestSpecErrorsNameTheField(t *testing.T) {
 		{"empty axis", `{"scenario": "pump", "axes": {"links.bottleneck.rate": []}}`, "axes.links.bottleneck.rate: no values"},
 		{"seed swept", `{"scenario": "pump", "grid": {"runtime.seed": [1, 2]}}`, `give seeds in "seeds"`},
 		{"twice", `{"scenario": "pump", "grid": {"x": [1]}, "axes": {"x": [2]}}`, "axes.x: already in grid"},
+		{"list in set", `{"scenario": "cellular", "set": {"flows.f0.ack_grant.gap": ["1ms", "2ms", "30ms"]}}`,
+			`set.flows.f0.ack_grant.gap: one value, not a list of 3 (to sweep the values, give them in grid or axes; a list-valued field is written as a list in a list, [["1ms", "2ms", "30ms"]])`},
+		{"list in a point", `{"scenario": "cellular", "points": [{"flows.f0.ack_grant.gap": ["1ms", "2ms"]}]}`,
+			`points[0].flows.f0.ack_grant.gap: one value, not a list of 2 (a list-valued field is written as a list in a list, [["1ms", "2ms"]])`},
 		{"bad seeds", `{"scenario": "pump", "seeds": "5-1"}`, `seeds: "5-1" is not a range`},
 		{"repeated seeds", `{"scenario": "pump", "seeds": [2, 1, 2]}`, "seeds: 2 repeats"},
 	} {
@@ -68,6 +74,25 @@ func TestSpecErrorsNameTheField(t *testing.T) {
 				t.Errorf("ParseSpec(%s) error %v, want one containing %q", tc.js, err, tc.want)
 			}
 		})
+	}
+}
+
+// A list-valued field takes a list in a list in "set" and in a point, as
+// the refusal of a bare list says, and is set to the inner list.
+func TestListValuedFieldInSpec(t *testing.T) {
+	s := mustSpec(t, `{"scenario": "cellular", "set": {"runtime.duration": "100ms", "flows.f0.ack_grant.gap": [["1ms", "2ms", "30ms"]]},
+		"points": [{"flows.f0.ack_hold.quantiles": [["0ms", "1ms"]]}]}`)
+	sets := s.Points()[0].Sets(s)
+	want := []string{`runtime.duration="100ms"`, `flows.f0.ack_grant.gap=["1ms", "2ms", "30ms"]`, `flows.f0.ack_hold.quantiles=["0ms", "1ms"]`}
+	if !slices.Equal(sets, want) {
+		t.Fatalf("Sets() = %q, want %q", sets, want)
+	}
+	raw, err := scenarioBytes(s.Scenario, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := engine.Prepare(raw, sets); err != nil {
+		t.Errorf("Prepare(cellular, %q) error %v", sets, err)
 	}
 }
 
