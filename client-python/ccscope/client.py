@@ -129,7 +129,9 @@ class Client:
         self._pushes: dict[str, collections.deque[DataPush]] = collections.defaultdict(collections.deque)
         self._closed = False
         self._pack = codec.packer()  # used under the lock
+        self._max_message_bytes: int | None = None  # hello's limit; none until it answers
         self.server_info: dict[str, Any] = self.call("hello", _hello_args())
+        self._max_message_bytes = _message_limit(self.server_info)
 
     # -- context management -------------------------------------------------
 
@@ -361,10 +363,28 @@ class Client:
     ) -> dict[str, Any]:
         """Send the request encode makes with the next id, and wait for its
         response (the lock held)."""
+        data = encode(self._next_id)
+        self._check_size(op, data)
         rid = self._next_id
         self._next_id += 1
-        self._send(encode(rid))
+        self._send(data)
         return self._await(rid, op, timeout, on_progress)
+
+    def _check_size(self, op: str, data: bytes) -> None:
+        """Refuse a request over the server's message limit before it is sent.
+
+        The server answers an oversized message with ``too_large`` only up to
+        4× its limit; beyond that it closes the connection (close code 1009),
+        ending every session on it. Refusing here keeps the connection for
+        any size, with the server's words.
+        """
+        limit = self._max_message_bytes
+        if limit is not None and len(data) > limit:
+            raise TooLarge(
+                "too_large",
+                f"message of {len(data)} bytes exceeds the limit of {limit} (hello's max_message_bytes); "
+                f"the {op!r} request was not sent",
+            )
 
     def call_encoded(self, op: str, template: codec.Template, *parts: bytes, timeout: float | None = None) -> dict[str, Any]:
         """Send a request encoded from a template and wait for its response.
@@ -497,9 +517,12 @@ class Client:
     def _call_many(self, requests: Sequence[tuple[str, Mapping[str, Any]]]) -> list[Response]:
         """call_many's requests and responses (the lock held)."""
         first = self._next_id
+        encoded = [codec.encode_request(first + i, op, dict(args)) for i, (op, args) in enumerate(requests)]
+        for (op, _), data in zip(requests, encoded):
+            self._check_size(op, data)  # all before any is sent: none is then half answered
         self._next_id += len(requests)
-        for i, (op, args) in enumerate(requests):
-            self._send(codec.encode_request(first + i, op, dict(args)))
+        for data in encoded:
+            self._send(data)
         out: list[Any] = [None] * len(requests)
         pending = len(requests)
         try:
@@ -598,6 +621,7 @@ class Client:
         self._abandoned.clear()
         self._pushes.clear()
         self.server_info = self._exchange("hello", lambda rid: codec.encode_request(rid, "hello", _hello_args()), self._timeout)
+        self._max_message_bytes = _message_limit(self.server_info)
 
     def _lost(self, e: ConnectionLost, context: str) -> CcscopeError:
         if e.close_code == CLOSE_IDLE and self._url is not None and (self._server is None or self._server.alive()):
@@ -677,6 +701,12 @@ def _scenario_files(names: Sequence[str], base: Path) -> dict[str, bytes]:
 
 def _hello_args() -> dict[str, Any]:
     return {"version": codec.PROTOCOL_VERSION, "client": f"ccscope-python/{__version__}"}
+
+
+def _message_limit(info: Mapping[str, Any]) -> int | None:
+    """hello's ``max_message_bytes``, or None from a server that reports none."""
+    limit = (info.get("limits") or {}).get("max_message_bytes")
+    return limit if type(limit) is int and limit > 0 else None
 
 
 def _checkpoint_map(c: Checkpoint | Mapping[str, Any]) -> dict[str, Any]:
