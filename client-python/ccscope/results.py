@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import html
 import os
 from collections.abc import Iterator, Mapping
@@ -109,16 +110,36 @@ class Summary(Mapping):
         raise KeyError(flow_id)
 
     def table(self, part: str = "flows") -> pa.Table:
-        """The ``flows`` or ``queues`` part as an Arrow table.
+        """One of the summary's lists (``flows``, ``queues``, ``groups``) as an Arrow table.
 
         Args:
-            part: ``"flows"`` or ``"queues"``.
+            part: ``"flows"``, ``"queues"``, or ``"groups"`` (a scenario
+                with flow groups; an empty table otherwise).
 
         Returns:
-            One row per flow (or queue); missing values are null.
+            One row per flow (queue, group), a column per field any row has,
+            in the order they first appear; a row without a field has null
+            there (a ping flow has no ``retransmits``, only it has
+            ``probes_sent``). A map (``cc_final``) is a struct column with
+            its fields sorted.
+
+        Raises:
+            ValueError: ``part`` is not one of the summary's lists (the
+                message names them).
         """
-        rows = [{k: v for k, v in r.items() if not isinstance(v, dict)} for r in self._data.get(part, [])]
-        return pa.Table.from_pylist(rows)
+        parts = [k for k in _PARTS if k in self._data or k == "groups"]
+        parts += [k for k, v in self._data.items() if k not in parts and _is_rows(v)]
+        if part not in parts:
+            near = difflib.get_close_matches(str(part), parts, n=1)
+            hint = f" (did you mean {near[0]!r}?)" if near else ""
+            raise ValueError(
+                f"ccscope: Summary.table: no part {part!r}{hint}; the parts are {', '.join(map(repr, parts))}"
+            )
+        rows = list(self._data.get(part) or [])
+        cols: dict[str, None] = {}
+        for r in rows:
+            cols.update(dict.fromkeys(r))
+        return pa.Table.from_pylist([{c: _sorted_maps(r.get(c)) for c in cols} for r in rows])
 
     def _repr_html_(self) -> str:
         d = self._data
@@ -130,6 +151,24 @@ class Summary(Mapping):
             + "</p>"
         )
         return head + _html_table(d.get("flows", [])) + _html_table(d.get("queues", []))
+
+
+#: The summary's lists of rows, in the order :meth:`Summary.table` names them.
+_PARTS = ("flows", "queues", "groups")
+
+
+def _is_rows(v: Any) -> bool:
+    return isinstance(v, list) and bool(v) and all(isinstance(r, Mapping) for r in v)
+
+
+def _sorted_maps(v: Any) -> Any:
+    """v with every map's keys sorted: a struct column's fields do not follow
+    the order the server happened to write a map in."""
+    if isinstance(v, Mapping):
+        return {k: _sorted_maps(v[k]) for k in sorted(v)}
+    if isinstance(v, list):
+        return [_sorted_maps(x) for x in v]
+    return v
 
 
 def _cell(key: str, v: Any) -> str:
