@@ -12,7 +12,7 @@ bytes alone (``proto/vectors``) and the transport can be swapped for a fake.
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,6 +39,7 @@ __all__ = [
     "frame_from_map",
     "read_arrow",
     "canonical",
+    "plain",
 ]
 
 #: The protocol version this client speaks ("MAJOR.MINOR").
@@ -128,16 +129,18 @@ def canonical(value: Any) -> Any:
     """Return ``value`` with every map's keys sorted, for canonical encoding.
 
     Args:
-        value: A msgpack-able value (maps, lists, scalars, bytes).
+        value: A msgpack-able value (maps, lists, scalars, bytes), or numpy
+            values (:func:`plain`).
 
     Returns:
-        The same value with dicts rebuilt in sorted key order (msgpack-python
-        writes dicts in insertion order).
+        The same value with maps rebuilt as dicts in sorted key order
+        (msgpack-python writes dicts in insertion order) and numpy values
+        as plain ones.
     """
     t = type(value)
     if t in _SCALARS:
         return value
-    if isinstance(value, dict):
+    if isinstance(value, Mapping):
         # str keys sort by code point as their UTF-8 bytes do; others (ints,
         # bytes, mixed) go through their byte form.
         try:
@@ -147,7 +150,30 @@ def canonical(value: Any) -> Any:
         return {k: v if type(v) in _SCALARS else canonical(v) for k, v in ((k, value[k]) for k in keys)}
     if isinstance(value, (list, tuple)):
         return [v if type(v) in _SCALARS else canonical(v) for v in value]
-    return value
+    p = plain(value)
+    return value if p is value else canonical(p)
+
+
+def plain(value: Any) -> Any:
+    """A numpy value as the Python value it holds; any other value as it is.
+
+    A numpy scalar (``np.int64(3)``, ``np.float32``, ``np.bool_``) or 0-d
+    array becomes its ``item()``, an array its ``tolist()``: what a sweep's
+    grid or a seed taken from an array holds, which msgpack and json do not
+    encode. numpy is not imported.
+
+    Args:
+        value: Any value.
+
+    Returns:
+        The plain value, or ``value`` itself.
+    """
+    if type(value).__module__ != "numpy":
+        return value
+    if getattr(value, "ndim", 0) and hasattr(value, "tolist"):
+        return value.tolist()
+    item = getattr(value, "item", None)
+    return item() if callable(item) else value
 
 
 _SCALARS = frozenset((str, int, float, bool, bytes, type(None)))
@@ -185,6 +211,8 @@ def encode_request(request_id: int, op: str, args: dict[str, Any] | None = None)
 
     Raises:
         ValueError: ``request_id`` is negative or ``args`` uses a reserved key.
+        TypeError: An argument holds a value msgpack cannot encode (the
+            message names the argument).
     """
     if request_id < 0:
         raise ValueError(f"ccscope.codec: request id must be non-negative, got {request_id}")
@@ -202,7 +230,15 @@ def encode_request(request_id: int, op: str, args: dict[str, Any] | None = None)
         # Scalars under string keys (a step's arguments): sorting the keys
         # is all canonical() would do.
         return _packb(dict(sorted(msg.items())), use_bin_type=True, use_single_float=False)
-    return encode(msg)
+    try:
+        return encode(msg)
+    except (TypeError, ValueError, OverflowError) as e:
+        for k, v in msg.items():
+            try:
+                encode(v)
+            except (TypeError, ValueError, OverflowError):
+                raise type(e)(f"ccscope.codec: {op} argument {k!r}: {e}") from e
+        raise
 
 
 #: The string a :class:`Template` hole stands in for while it is encoded:
