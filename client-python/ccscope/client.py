@@ -8,7 +8,7 @@ import os
 import threading
 import time
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,7 @@ from ._version import __version__
 from .codec import DataPush, ProgressPush, Response
 from .errors import CcscopeError, ConnectionLost, InvalidConfig, ProtocolError, ProtocolVersionError, TooLarge
 from .results import Checkpoint
-from .session import Session, make_action
+from .session import Session
 from .transport import CLOSE_IDLE, SocketTransport, Transport, WebSocketTransport
 
 __all__ = ["connect", "Client", "DEFAULT_TIMEOUT"]
@@ -287,24 +287,29 @@ class Client:
         """
         return Session(self, self.call("restore", {"checkpoint": _checkpoint_map(checkpoint)}))
 
-    def fork(self, checkpoint: Checkpoint | Mapping[str, Any], actions: Sequence[Mapping[str, Any]] = ()) -> Session:
+    def fork(self, checkpoint: Checkpoint | Mapping[str, Any], actions: Sequence[Mapping[str, Any]]) -> Session:
         """Restore a checkpoint and apply new actions at its position.
 
         Args:
             checkpoint: Where to branch.
-            actions: Action maps with the keywords of :meth:`Session.act`
-                (``{"link": "bottleneck", "queue_limit": 100}``; ``dir``
-                defaults to ``"ab"``).
+            actions: One or more action maps with the keywords of
+                :meth:`Session.act` (``{"link": "bottleneck", "queue_limit":
+                100}``; ``dir`` defaults to ``"ab"`` for a link; a None value
+                is left out, as an unset keyword). They are sent as given,
+                and the server checks them. A fork without actions is a
+                :meth:`restore`.
 
         Returns:
             The new session.
 
         Raises:
             ReplayMismatch: As for :meth:`restore`.
-            BadArguments: An action is invalid (``path`` names it).
-            ValueError: An action has no target or no value.
+            BadArguments: An action is invalid (``path`` names it:
+                ``actions[0].dir``).
+            ValueError: No actions.
+            TypeError: ``actions`` is not a list of maps.
         """
-        args = {"checkpoint": _checkpoint_map(checkpoint), "actions": [make_action(**dict(a)) for a in actions]}
+        args = {"checkpoint": _checkpoint_map(checkpoint), "actions": _fork_actions(actions)}
         return Session(self, self.call("fork", args))
 
     def stats(self) -> dict[str, Any]:
@@ -701,6 +706,29 @@ def _scenario_files(names: Sequence[str], base: Path) -> dict[str, bytes]:
 
 def _hello_args() -> dict[str, Any]:
     return {"version": codec.PROTOCOL_VERSION, "client": f"ccscope-python/{__version__}"}
+
+
+def _fork_actions(actions: Any) -> list[dict[str, Any]]:
+    """fork's actions as the server takes them (proto/README.md, "fork": a
+    non-empty list of action maps), each as given but for act's defaults."""
+    if isinstance(actions, (Mapping, str, bytes)) or not isinstance(actions, Iterable):
+        raise TypeError(
+            f"ccscope: fork(actions=...) is a list of action maps, not a {type(actions).__name__}; "
+            "put one action in a list"
+        )
+    out = []
+    for i, a in enumerate(actions):
+        if not isinstance(a, Mapping):
+            raise TypeError(f"ccscope: fork actions[{i}] is a {type(a).__name__}, not an action map")
+        a = {k: v for k, v in a.items() if v is not None}
+        if "link" in a:
+            a.setdefault("dir", "ab")
+        out.append(a)
+    if not out:
+        raise ValueError(
+            "ccscope: fork needs actions, a non-empty list of action maps (restore(checkpoint) branches without any)"
+        )
+    return out
 
 
 def _message_limit(info: Mapping[str, Any]) -> int | None:
