@@ -210,7 +210,8 @@ class Client:
                 object: when that drops fields the scenario had, a
                 ``UserWarning`` names them (``{"flows.f0.tcp": {"hz": 250}}``
                 on ``wifi`` drops its ``gro_interval``; ``{"flows.f0.tcp.hz":
-                250}`` changes the one field).
+                250}`` changes the one field). One string is one override
+                (``set="runtime.duration=5s"``).
             files: Trace and CDF file contents by the name the scenario
                 gives them (``{"my.trace": text_or_bytes}``), for files
                 made in memory or read elsewhere; these names are not
@@ -232,6 +233,7 @@ class Client:
             NotFound: No built-in scenario of that name.
             LimitExceeded: The server has too many sessions.
             OSError: A scenario file, or a file it names, cannot be read.
+            TypeError: ``set`` is not a map of paths nor a list of strings.
         """
         args: dict[str, Any] = {"seed": seed}
         base = Path.cwd()
@@ -247,7 +249,7 @@ class Client:
                 f"ccscope: open() takes a scenario name, a dict or a path, not {type(scenario_or_config).__name__}"
             )
         if set is not None:
-            args["set"] = dict(set) if isinstance(set, Mapping) else [str(s) for s in set]
+            args["set"] = _overrides(set)
         if files is not None and not isinstance(files, Mapping):
             raise TypeError(f"ccscope: open(files=...) takes {{name: text or bytes}}, not {type(files).__name__}")
         given = dict(files or {})
@@ -706,6 +708,27 @@ def _scenario_files(names: Sequence[str], base: Path) -> dict[str, bytes]:
 
 def _hello_args() -> dict[str, Any]:
     return {"version": codec.PROTOCOL_VERSION, "client": f"ccscope-python/{__version__}"}
+
+
+def _overrides(set: Any) -> dict[str, Any] | list[str]:
+    """open's ``set`` as the server takes it: a map of paths, or a list of
+    ``"path=value"`` strings, of which one string is one."""
+    if isinstance(set, str):
+        return [set]
+    if isinstance(set, Mapping):
+        bad = next((k for k in set if not isinstance(k, str)), None)
+        if bad is not None:
+            raise TypeError(f"ccscope: open(set=...) has the key {bad!r}; a key is a path such as 'runtime.duration'")
+        return dict(set)
+    if isinstance(set, (bytes, bytearray)) or not isinstance(set, Iterable):
+        raise TypeError(
+            f"ccscope: open(set=...) is {{path: value}} or a list of 'path=value' strings, not {type(set).__name__}"
+        )
+    out = list(set)
+    for i, o in enumerate(out):
+        if not isinstance(o, str):
+            raise TypeError(f"ccscope: open(set=...)[{i}] is {o!r}, not a 'path=value' string")
+    return out
 
 
 def _fork_actions(actions: Any) -> list[dict[str, Any]]:

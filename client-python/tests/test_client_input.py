@@ -52,3 +52,25 @@ def test_fork_of_a_flow_with_a_dir_is_refused_by_the_server(client):
     assert e.value.path == "actions[0].dir"
     with client.fork(cp, [{"link": "bottleneck", "queue_limit": 50}]) as f:
         assert f.sim_time_ps == cp.sim_time_ps
+
+
+def test_open_takes_one_override_as_a_string(fake):
+    c, t = fake
+    c.open("toy", set="runtime.duration=5s")
+    assert t.sent[-1]["set"] == ["runtime.duration=5s"]
+    c.open("toy", set=("trace.detail=change", "runtime.duration=5s"))
+    assert t.sent[-1]["set"] == ["trace.detail=change", "runtime.duration=5s"]
+    n = len(t.sent)
+    with pytest.raises(TypeError, match=r"open\(set=...\)\[1\] is \('runtime.duration', '5s'\), not a 'path=value'"):
+        c.open("toy", set=["trace.detail=change", ("runtime.duration", "5s")])
+    with pytest.raises(TypeError, match=r"open\(set=...\) has the key 3"):
+        c.open("toy", set={3: "x"})
+    with pytest.raises(TypeError, match=r"open\(set=...\) is \{path: value\} or a list .*not int"):
+        c.open("toy", set=5)  # type: ignore[arg-type]
+    assert len(t.sent) == n, "a refused open was sent"
+
+
+@pytest.mark.server
+def test_open_with_one_override_string(client):
+    with client.open("pump", set="runtime.duration=1s") as s:
+        assert s.horizon_ps == PS
