@@ -140,7 +140,8 @@ def sweep(
             string such as ``"1-5"``).
         catalog: Spec only: the Parquet catalog to write; an existing one
             is resumed (points with the same config hash are not rerun).
-            Default: a new file in a temporary directory.
+            Default: none kept (the catalog is read into memory and its
+            temporary directory removed; its ``path`` is None).
         report_dir: Spec only: also write the catalog page
             ``report_dir/index.html`` and a page per run.
         processes: Runs (spec) or worker processes (function) at once;
@@ -220,13 +221,11 @@ def _sweep_catalog(
     processes: int | None,
     progress: bool,
 ) -> Any:
-    """Run a spec sweep with ``ccscope sweep`` and read its catalog."""
-    import subprocess
+    """Run a spec sweep with ``ccscope sweep`` and read its catalog; the
+    temporary directory of its spec (and catalog, without ``catalog``) is
+    removed however it ends."""
+    import shutil
     import tempfile
-
-    from ._server import find_binary
-    from .catalog import read_catalog
-    from .errors import CcscopeError, InvalidConfig
 
     unknown = set(spec) - {"scenario", "seed", "set", "until"}
     if unknown:
@@ -250,6 +249,29 @@ def _sweep_catalog(
     elif spec.get("seed") is not None and not any("seed" in p for p in go.get("points", [])):
         go["seeds"] = [int(spec["seed"])]
     work = Path(tempfile.mkdtemp(prefix="ccscope-sweep-"))
+    try:
+        return _run_go_sweep(go, spec, work, catalog, report_dir, processes, progress)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _run_go_sweep(
+    go: dict[str, Any],
+    spec: Mapping[str, Any],
+    work: Path,
+    catalog: Any,
+    report_dir: Any,
+    processes: int | None,
+    progress: bool,
+) -> Any:
+    """Run ``ccscope sweep`` on the spec ``go`` (written into ``work``) and
+    read its catalog."""
+    import subprocess
+
+    from ._server import find_binary
+    from .catalog import read_catalog
+    from .errors import CcscopeError, InvalidConfig
+
     spec_path = work / "spec.json"
     spec_path.write_text(json.dumps(go))
     out = Path(catalog) if catalog is not None else work / "catalog.parquet"
@@ -284,11 +306,14 @@ def _sweep_catalog(
         if bar is not None:
             bar.close()
     if rc != 0:
-        msg = "\n".join(other)
+        msg = "\n".join(other).replace(f"{spec_path}: ", "")  # the spec file is this call's, and goes with it
         if "invalid scenario" in msg or "sweep spec" in msg:
             raise InvalidConfig("invalid_config", msg)
         raise CcscopeError(f"ccscope sweep failed (exit {rc}):\n{msg}")
-    return read_catalog(out)
+    cat = read_catalog(out)
+    if catalog is None:
+        cat.path = None  # read into memory; its file goes with the temporary directory
+    return cat
 
 
 def _sweep_dask(
