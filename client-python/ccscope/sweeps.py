@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from .client import Client, _file_names, _is_scenario_file, _scenario_files, connect
+from .codec import plain
+from .errors import InvalidConfig
 from .results import Summary
 
 __all__ = ["sweep", "grid", "run_spec"]
@@ -29,18 +31,30 @@ __all__ = ["sweep", "grid", "run_spec"]
 _clients: dict[tuple[str | None, str | None], Client] = {}
 
 
-def grid(**axes: Iterable[Any]) -> list[dict[str, Any]]:
+def grid(**axes: Iterable[Any] | Any) -> list[dict[str, Any]]:
     """The cartesian product of parameter axes, as a list of points.
 
     Args:
         **axes: Parameter name → values. Use a dict instead of keywords for
             names with dots (``grid(**{"links.bottleneck.rate": [...]})``).
+            A string, a map or another single value is one value, as in a
+            sweep spec's grid (``cc="cubic"`` is one point, not five); a
+            numpy array is its elements.
 
     Returns:
         One dict per combination, the last axis varying fastest.
     """
     names = list(axes)
-    return [dict(zip(names, combo)) for combo in itertools.product(*(list(axes[n]) for n in names))]
+    return [dict(zip(names, combo)) for combo in itertools.product(*(_axis_values(axes[n]) for n in names))]
+
+
+def _axis_values(v: Any) -> list[Any]:
+    """An axis's values: a list, tuple, range or array is its elements;
+    anything else (a string, a map, a number) is one value."""
+    v = plain(v)
+    if isinstance(v, (str, bytes, Mapping)) or not isinstance(v, Iterable):
+        return [v]
+    return list(v)
 
 
 def run_spec(
@@ -52,31 +66,131 @@ def run_spec(
 ) -> Summary:
     """Run one point of a declarative sweep and return its summary.
 
+    The run is the one ``ccscope sweep`` makes of the point: the same
+    overrides in the same order (the spec's ``set``, ``until`` as
+    ``runtime.duration``, the point's parameters, its seed), so the same
+    canonical config, hash and digest.
+
     Args:
         client: A connected client.
         spec: ``{"scenario": name-or-config, "seed": int?, "set": {...}?,
-            "until": duration?}``.
+            "until": duration?}``; a one-element list in ``set`` is its
+            element, as in a spec file.
         point: Parameter values: ``"seed"`` sets the seed, any other key is
-            an override path merged over ``spec["set"]``.
+            an override path applied after ``spec["set"]``.
         files: Trace and CDF files, as :meth:`Client.open` takes them: those
             the point names are sent, others are read from disk.
 
     Returns:
         The run's :class:`~ccscope.Summary`.
+
+    Raises:
+        InvalidConfig: The spec or the point is invalid (the message names
+            the point).
+        ValueError: The spec has a key it does not take, or a seed is not
+            a non-negative integer.
     """
-    overrides = dict(spec.get("set") or {})
-    seed = spec.get("seed")
-    for k, v in point.items():
-        if k == "seed":
-            seed = v
-        else:
-            overrides[k] = v
+    sets = _point_sets(spec, point)
     if files:  # only those this point names, so that the server notes none unnamed
         config = spec["scenario"] if isinstance(spec["scenario"], Mapping) else None
-        files = {n: files[n] for n in _file_names(config, overrides) if n in files}
-    with client.open(spec["scenario"], seed=seed, set=overrides, files=files) as s:
-        s.run(until=spec.get("until"), progress=False)
+        files = {n: files[n] for n in _file_names(config, sets) if n in files}
+    try:
+        session = client.open(spec["scenario"], set=sets, files=files)
+    except InvalidConfig as e:
+        where = " ".join(f"{k}={v}" for k, v in point.items()) or "(the spec alone)"
+        raise InvalidConfig(e.code, f"sweep point {where}: {e.message}", e.path, e.details) from None
+    with session as s:
+        s.run(progress=False)
         return s.summary()
+
+
+def _check_spec(spec: Any) -> None:
+    """A spec's keys, as ``sweep`` and ``run_spec`` take them."""
+    if not isinstance(spec, Mapping):
+        raise TypeError(f"ccscope.sweep: a spec is a dict {{scenario, seed?, set?, until?}}, not {type(spec).__name__}")
+    unknown = set(spec) - set(_SPEC_KEYS)
+    if unknown:
+        raise ValueError(f"ccscope.sweep: unknown spec keys {sorted(unknown)}; a spec has scenario, seed, set, until")
+    if spec.get("scenario") is None:
+        raise ValueError("ccscope.sweep: the spec has no scenario (a built-in name, a file path or a dict)")
+    if not isinstance(spec.get("set") or {}, Mapping):
+        raise TypeError(f"ccscope.sweep: the spec's set is {{path: value}}, not {type(spec['set']).__name__}")
+
+
+_SPEC_KEYS = ("scenario", "seed", "set", "until")
+
+
+def _spec_set(spec: Mapping[str, Any]) -> dict[str, Any]:
+    """The spec's fixed overrides as ``ccscope sweep`` passes them on: its
+    ``set``, then ``until`` as ``runtime.duration``."""
+    fixed = dict(spec.get("set") or {})
+    if spec.get("until") is not None:
+        fixed["runtime.duration"] = spec["until"]
+    return fixed
+
+
+def _point_sets(spec: Mapping[str, Any], point: Mapping[str, Any]) -> list[str]:
+    """A point's overrides as ``ccscope sweep`` makes them (server/sweep,
+    Point.Sets): the spec's set (each value one, a one-element list its
+    element), the point's parameters, then ``runtime.seed``, each as
+    ``path=JSON``, applied in this order."""
+    _check_spec(spec)
+    sets = []
+    for path, v in _spec_set(spec).items():
+        if path in ("seed", "runtime.seed"):
+            raise _spec_error(f'set.{path}: give seeds in "seeds"', f"set.{path}")
+        v = _one_value(f"set.{path}", v, "to sweep the values, give them in params; ")
+        sets.append(f"{path}={_json(v)}")
+    sets += [f"{path}={_json(v)}" for path, v in point.items() if path != "seed"]
+    seed = point.get("seed", spec.get("seed"))
+    if seed is not None:
+        sets.append(f"runtime.seed={_seed(seed, 'seed')}")
+    return sets
+
+
+def _one_value(where: str, v: Any, hint: str = "") -> Any:
+    """The value of a spec's set entry or explicit point, as ``ccscope
+    sweep`` reads it: a list there is a list of values, of which there must
+    be one (a list-valued field is a list in a list)."""
+    v = plain(v)
+    if not isinstance(v, (list, tuple)):
+        return v
+    if len(v) != 1:
+        if not v:
+            raise _spec_error(f"{where}: no values", where)
+        inner = ", ".join(_json(x) for x in v)
+        raise _spec_error(
+            f"{where}: one value, not a list of {len(v)} ({hint}a list-valued field is written as a list in a list, "
+            f"[[{inner}]])",
+            where,
+        )
+    return v[0]
+
+
+def _seed(v: Any, where: str) -> int:
+    """A seed as given, if it is one: a non-negative integer (numpy's too),
+    never a float rounded or a bool."""
+    p = plain(v)
+    if type(p) is not int or p < 0:
+        raise _spec_error(f"{where}: {v!r} is not a seed (a non-negative integer)", where)
+    return p
+
+
+def _json(v: Any) -> str:
+    return json.dumps(v, default=_json_default)
+
+
+def _json_default(v: Any) -> Any:
+    p = plain(v)
+    if p is v:
+        raise TypeError(f"ccscope.sweep: {v!r} ({type(v).__name__}) is not a value a scenario takes")
+    return p
+
+
+def _spec_error(message: str, path: str) -> InvalidConfig:
+    """The error ``ccscope sweep`` gives for a bad spec, raised here where
+    the spec does not go to it (Dask)."""
+    return InvalidConfig("invalid_config", f"ccscope: sweep spec: {message}", path)
 
 
 def _worker_client(url: str | None, token: str | None) -> Client:
@@ -164,15 +278,22 @@ def sweep(
         CcscopeError: The first point that failed, re-raised (the others
             are cancelled where possible).
     """
-    if not callable(fn_or_spec) and client is None:
-        return _sweep_catalog(fn_or_spec, params, axes, seeds, catalog, report_dir, processes, progress)
+    if not callable(fn_or_spec):
+        _check_spec(fn_or_spec)
+        if client is None:
+            return _sweep_catalog(fn_or_spec, params, axes, seeds, catalog, report_dir, processes, progress)
     if axes is not None or seeds is not None or catalog is not None or report_dir is not None:
         raise ValueError("ccscope.sweep: axes, seeds, catalog and report_dir are for a spec swept locally")
     if params is None:
         raise ValueError("ccscope.sweep: no points (params)")
-    points = grid(**params) if isinstance(params, Mapping) else [dict(p) for p in params]
-    if not points:
-        return []
+    if callable(fn_or_spec):
+        points = grid(**params) if isinstance(params, Mapping) else [dict(p) for p in params]
+        if not points:
+            return []
+    else:
+        points = _spec_points(params)
+        for p in [{}, *points]:
+            _point_sets(fn_or_spec, p)  # every point checked before the first runs, as ccscope sweep does
     if client is not None:
         res = _sweep_dask(client, fn_or_spec, points, url, token, progress)
         if callable(fn_or_spec):
@@ -227,27 +348,28 @@ def _sweep_catalog(
     import shutil
     import tempfile
 
-    unknown = set(spec) - {"scenario", "seed", "set", "until"}
-    if unknown:
-        raise ValueError(f"ccscope.sweep: unknown spec keys {sorted(unknown)}; a spec has scenario, seed, set, until")
-    go: dict[str, Any] = {"scenario": spec["scenario"]}
-    fixed = dict(spec.get("set") or {})
-    if spec.get("until") is not None:
-        fixed["runtime.duration"] = spec["until"]
+    scenario = spec["scenario"]
+    go: dict[str, Any] = {"scenario": os.fspath(scenario) if isinstance(scenario, os.PathLike) else scenario}
+    fixed = _spec_set(spec)
     if fixed:
         go["set"] = fixed
     if isinstance(params, Mapping):
-        go["grid"] = {k: list(v) for k, v in params.items()}
+        go["grid"] = {k: _axis_values(v) for k, v in params.items()}
     elif params is not None:
         go["points"] = [dict(p) for p in params]
         if not go["points"]:
             raise ValueError("ccscope.sweep: no points")
     if axes is not None:
-        go["axes"] = {k: list(v) for k, v in axes.items()}
+        go["axes"] = {k: _axis_values(v) for k, v in axes.items()}
     if seeds is not None:
-        go["seeds"] = seeds if isinstance(seeds, str) else [int(x) for x in seeds]
-    elif spec.get("seed") is not None and not any("seed" in p for p in go.get("points", [])):
-        go["seeds"] = [int(spec["seed"])]
+        if spec.get("seed") is not None:
+            raise ValueError("ccscope.sweep: a seed in the spec and seeds=; give one of them")
+        go["seeds"] = seeds if isinstance(seeds, str) else _axis_values(seeds)
+    elif spec.get("seed") is not None:
+        if "points" in go:  # a point without a seed of its own runs the spec's, as run_spec does
+            go["points"] = [p if "seed" in p else {**p, "seed": spec["seed"]} for p in go["points"]]
+        else:
+            go["seeds"] = [spec["seed"]]
     work = Path(tempfile.mkdtemp(prefix="ccscope-sweep-"))
     try:
         return _run_go_sweep(go, spec, work, catalog, report_dir, processes, progress)
@@ -270,10 +392,10 @@ def _run_go_sweep(
 
     from ._server import find_binary
     from .catalog import read_catalog
-    from .errors import CcscopeError, InvalidConfig
+    from .errors import CcscopeError
 
     spec_path = work / "spec.json"
-    spec_path.write_text(json.dumps(go))
+    spec_path.write_text(json.dumps(go, default=_json_default))
     out = Path(catalog) if catalog is not None else work / "catalog.parquet"
     cmd = [str(find_binary()), "sweep", str(spec_path), "-o", str(out), "--progress", "json" if progress else "none"]
     if processes:
@@ -354,10 +476,38 @@ def _spec_here(spec: Mapping[str, Any], points: list[dict[str, Any]]) -> tuple[d
     config = spec["scenario"] if isinstance(spec["scenario"], Mapping) else None
     names: list[str] = []
     for p in [{}, *points]:
-        for n in _file_names(config, {**dict(spec.get("set") or {}), **{k: v for k, v in p.items() if k != "seed"}}):
+        for n in _file_names(config, _point_sets(spec, p)):
             if n not in names:
                 names.append(n)
     return spec, _scenario_files(names, base)
+
+
+def _spec_points(params: Any) -> list[dict[str, Any]]:
+    """A spec's points on Dask, read as ``ccscope sweep`` reads its grid (a
+    dict of axes, a single value one value) or its explicit points (each
+    value one; ``seed`` a seed), with its refusals."""
+    if isinstance(params, Mapping):
+        for k, v in params.items():
+            if k in ("seed", "runtime.seed"):
+                raise _spec_error(
+                    f'grid.{k}: give seeds in "seeds" (with client=, as each point\'s "seed" in a list of points)',
+                    f"grid.{k}",
+                )
+            if not _axis_values(v):
+                raise _spec_error(f"grid.{k}: no values", f"grid.{k}")
+        points = grid(**params)
+    else:
+        points = []
+        for i, p in enumerate(params):
+            if not isinstance(p, Mapping):
+                raise TypeError(f"ccscope.sweep: points[{i}] is a {type(p).__name__}, not a dict of path: value")
+            points.append(
+                {k: _seed(v, f"points[{i}].seed") if k == "seed" else _one_value(f"points[{i}].{k}", v)
+                 for k, v in p.items()}  # fmt: skip
+            )
+    if not points:
+        raise ValueError("ccscope.sweep: no points")
+    return points
 
 
 def _bar(total: int, progress: bool) -> Any:

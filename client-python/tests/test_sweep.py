@@ -19,12 +19,15 @@ MBPS = 10**6
 
 
 def test_grid_is_the_cartesian_product():
-    assert ccscope.grid(a=[1, 2], b="xy") == [
+    assert ccscope.grid(a=[1, 2], b=("x", "y")) == [
         {"a": 1, "b": "x"},
         {"a": 1, "b": "y"},
         {"a": 2, "b": "x"},
         {"a": 2, "b": "y"},
     ]
+    # A single value is one value, as in a spec file's grid: a string is
+    # not split into characters, nor a map into its keys.
+    assert ccscope.grid(cc="cubic", tcp={"hz": 250}, n=3) == [{"cc": "cubic", "tcp": {"hz": 250}, "n": 3}]
 
 
 def test_spec_sweep_returns_the_catalog(binary_env, tmp_path):
