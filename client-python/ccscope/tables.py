@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
@@ -19,18 +19,25 @@ import pyarrow.compute as pc
 
 __all__ = [
     "TABLES",
+    "FILTERS",
     "CA_STATES",
     "TRACE_BYTES",
     "with_seconds",
     "parse_duration",
     "format_duration",
     "flow_names",
+    "check_filters",
+    "missing_signals",
     "app_latency",
     "trace_capacity",
 ]
 
 #: The trace tables a session records (see ``engine/trace``).
 TABLES = ("flows", "signals", "events", "queue", "delivery", "link")
+
+#: Per filter of ``signals`` and ``subscribe``, the tables it selects rows
+#: of: those with its column (``flow``, ``signal``; engine/trace's schemas).
+FILTERS = {"flows": ("flows", "signals", "events", "delivery"), "signals": ("signals",)}
 
 #: Linux ``tcp_ca_state`` names, in the kernel's order, as the ``ca_state``
 #: column holds them (``TCP_CA_Open`` ... ``TCP_CA_Loss``, lower case).
@@ -131,6 +138,50 @@ def flow_names(table: pa.Table, flows: list[str] | None = None) -> pa.Table:
         return table
     i = table.column_names.index("flow")
     return table.set_column(i, "flow", col)
+
+
+def check_filters(tables: str | Sequence[str], **filters: Sequence[str] | None) -> None:
+    """Refuse a filter that selects nothing of the tables it is given for.
+
+    The server applies ``flows`` and ``signals`` to the tables with their
+    column and ignores them elsewhere, so ``signals("queue", flows=["f0"])``
+    would quietly be every queue row.
+
+    Args:
+        tables: The table (``signals``) or tables (``subscribe``) asked for.
+        **filters: ``flows=`` and ``signals=`` as given (None: not given).
+
+    Raises:
+        ValueError: Every table named is a trace table, none has the
+            filter's column; the message names both, and the tables the
+            filter applies to.
+    """
+    names = [tables] if isinstance(tables, str) else list(tables)
+    if not names or any(t not in TABLES for t in names):
+        return  # the server names an unknown table
+    for f, given in filters.items():
+        if given is not None and f in FILTERS and not any(t in FILTERS[f] for t in names):
+            which = f"the {names[0]} table has" if len(names) == 1 else f"the tables {', '.join(names)} have"
+            raise ValueError(
+                f"ccscope: {which} no {f[:-1]} column to filter by {f}=; {f}= applies to {', '.join(FILTERS[f])}"
+            )
+
+
+def missing_signals(table: pa.Table, signals: Sequence[str]) -> list[str]:
+    """The signal names asked for that have no row in a ``signals`` table.
+
+    The server does not check signal names (a CC registers its signals when
+    its flow starts): a misspelt one selects nothing.
+
+    Args:
+        table: A ``signals`` table (``signal`` column).
+        signals: The names asked for.
+
+    Returns:
+        Those without a row, in the order asked.
+    """
+    seen = set(table["signal"].unique().to_pylist()) if "signal" in table.column_names else set()
+    return [s for s in signals if s not in seen]
 
 
 def app_latency(
