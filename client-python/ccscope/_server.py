@@ -20,6 +20,11 @@ from .errors import BinaryNotFound, ServerDied
 
 __all__ = ["LocalServer", "find_binary"]
 
+#: The private server's directory (``tempfile.mkdtemp``'s prefix) and the
+#: file in it naming the server's pid.
+_DIR_PREFIX = "ccscope-"
+_PID_FILE = "server.pid"
+
 _URL_LINE = re.compile(r"^ccscope serving at (ws(?:\+unix)?://\S+)\s*$")
 _STDERR_TAIL_LINES = 40
 
@@ -67,7 +72,8 @@ class LocalServer:
     The server's stdout is read until its URL line; stderr is drained all the
     time (so the child never blocks on a full pipe) and its tail kept for
     error messages. The process is stopped by :meth:`stop`, and at
-    interpreter exit if nobody stopped it.
+    interpreter exit if nobody stopped it; a start removes the directories
+    of servers that outlived a killed client and are gone since.
 
     Args:
         binary: The server binary (default: :func:`find_binary`).
@@ -108,7 +114,8 @@ class LocalServer:
     def _start(self, unix: bool, extra_args: tuple[str, ...], timeout: float) -> None:
         self._sockdir: str | None = None
         if unix:
-            self._sockdir = tempfile.mkdtemp(prefix="ccscope-")  # 0700: only this user reaches the socket
+            _remove_stale_dirs(tempfile.gettempdir())
+            self._sockdir = tempfile.mkdtemp(prefix=_DIR_PREFIX)  # 0700: only this user reaches the socket
             listen = ["--unix", os.path.join(self._sockdir, "ccscope.sock")]
         else:
             listen = ["--addr", "127.0.0.1:0"]
@@ -127,6 +134,11 @@ class LocalServer:
             if self._sockdir is not None:
                 shutil.rmtree(self._sockdir, ignore_errors=True)
             raise ServerDied(f"ccscope: cannot start {' '.join(cmd)}: {e}") from e
+        if self._sockdir is not None:
+            # For the next start to remove the directory should this client
+            # die without stopping the server (kill -9): the server goes
+            # then too (its stderr pipe breaks), but leaves its socket.
+            Path(self._sockdir, _PID_FILE).write_text(str(self.proc.pid))
         # atexit holds only a weak reference: an unreachable server is
         # stopped by its finalizer, a forgotten one at exit.
         self._finalizer = weakref.finalize(self, _terminate, self.proc, self._sockdir)
@@ -196,6 +208,46 @@ class LocalServer:
         """Stop the process: SIGTERM, then SIGKILL after 5 s (idempotent)."""
         self._finalizer()
         atexit.unregister(self._finalizer)
+
+
+def _remove_stale_dirs(parent: str) -> None:
+    """Remove this user's private-server directories whose server is gone.
+
+    A client that dies without stopping its server (``kill -9``, a crashed
+    kernel) runs no finalizer, and its directory ``ccscope-XXXX/`` with the
+    server's socket stays behind. Each names its server in ``server.pid``;
+    a directory whose server no longer runs is removed here, when the next
+    private server starts. A directory without that file (another client's
+    just being made, or one of ``ccscope sweep``'s) is left alone, as is
+    one whose pid is running, whatever runs under it.
+    """
+    try:
+        entries = list(os.scandir(parent))
+    except OSError:
+        return
+    uid = os.getuid()
+    for e in entries:
+        if not e.name.startswith(_DIR_PREFIX):
+            continue
+        try:
+            if not e.is_dir(follow_symlinks=False) or e.stat(follow_symlinks=False).st_uid != uid:
+                continue
+            pid = int(Path(e.path, _PID_FILE).read_text())
+        except (OSError, ValueError):
+            continue
+        if pid > 0 and not _running(pid):
+            shutil.rmtree(e.path, ignore_errors=True)
+
+
+def _running(pid: int) -> bool:
+    """Whether a process of this id exists (a zombie counts: its parent lives and reaps it)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's
+    return True
 
 
 def _pump_stdout(pipe, lines: queue.Queue) -> None:
