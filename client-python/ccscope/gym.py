@@ -40,8 +40,7 @@ except ImportError as e:  # pragma: no cover - depends on the install
 from . import codec
 from .client import Client, connect
 from .errors import ProtocolError
-from .session import Session
-from .tables import parse_duration
+from .session import Session, positive_duration
 
 __all__ = ["CCEnv", "CCVectorEnv", "OBSERVATION"]
 
@@ -228,7 +227,7 @@ class CCEnv(gymnasium.Env):
     ) -> None:
         if control not in ("cwnd", "pacing_rate"):
             raise ValueError(f"ccscope.gym: control is 'cwnd' or 'pacing_rate', not {control!r}")
-        parse_duration(interval)
+        positive_duration(interval, name="ccscope.gym: interval")
         self.scenario, self.flow, self.control, self.interval = scenario, flow, control, interval
         self._set = dict(set or {})
         self._reward = reward or default_reward
@@ -345,7 +344,7 @@ class CCVectorEnv(gymnasium.vector.VectorEnv):
             raise ValueError(f"ccscope.gym: num_envs must be at least 1, got {num_envs}")
         if control not in ("cwnd", "pacing_rate"):
             raise ValueError(f"ccscope.gym: control is 'cwnd' or 'pacing_rate', not {control!r}")
-        parse_duration(interval)
+        positive_duration(interval, name="ccscope.gym: interval")
         self.num_envs = num_envs
         self.scenario, self.flow, self.control, self.interval = scenario, flow, control, interval
         self._set = dict(set or {})

@@ -453,6 +453,10 @@ class Session:
             flows: Only these flows.
             signals: Only these signals.
 
+        Raises:
+            ValueError: No such table, or ``step`` is not a positive duration
+                (a step of zero would never reach ``until``).
+
         Yields:
             ``pyarrow.RecordBatch`` es of ``table``, batch after batch in time
             order. Within the queue table, rows are in time order per link
@@ -461,8 +465,8 @@ class Session:
         """
         if table not in TABLES:
             raise ValueError(f"ccscope: no table {table!r}; tables are {', '.join(TABLES)}")
-        step_ps = parse_duration(step)
-        end = self.horizon_ps if until is None else min(parse_duration(until), self.horizon_ps)
+        step_ps = positive_duration(step, name="ccscope: stream(step=...)")
+        end = self.horizon_ps if until is None else min(_duration(until, "ccscope: stream(until=...)"), self.horizon_ps)
         self.subscribe([table], flows=flows, signals=signals)
         try:
             while self.sim_time_ps < end:
@@ -515,6 +519,38 @@ def make_action(
         )
     target: dict[str, Any] = {"flow": flow} if flow is not None else {"link": link, "dir": dir or "ab"}
     return {**target, **values}
+
+
+def _duration(value: Any, name: str) -> int:
+    """``value`` parsed as a duration, in picoseconds; a ValueError naming ``name`` if it is not one."""
+    if not isinstance(value, str):
+        raise ValueError(f"{name} is {value!r}, not a duration like '100ms' (a string; units ps ns us ms s)")
+    try:
+        return parse_duration(value)
+    except ValueError as e:
+        raise ValueError(f"{name}: {str(e).removeprefix('ccscope: ')}") from e
+
+
+def positive_duration(value: Any, *, name: str) -> int:
+    """A step length: a duration above zero, in picoseconds.
+
+    Args:
+        value: The duration text (``"10ms"``).
+        name: The argument as the error names it (``"ccscope: stream(step=...)"``).
+
+    Returns:
+        The duration in picoseconds.
+
+    Raises:
+        ValueError: Not a duration, or zero (a loop stepping by it would
+            never advance the clock).
+    """
+    if isinstance(value, str) and value.strip().startswith("-"):
+        raise ValueError(f"{name} is {value!r}: it must be above zero")
+    ps = _duration(value, name)
+    if ps <= 0:
+        raise ValueError(f"{name} is {value!r}: it must be above zero (a step of zero never advances the clock)")
+    return ps
 
 
 def _list(v: Sequence[str] | None) -> list[str] | None:
