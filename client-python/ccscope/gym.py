@@ -112,6 +112,34 @@ def _fold(obs: bytes, counts: list[int], first: bool) -> tuple[tuple, float]:
     return (o[1], o[3], srtt, min_rtt, rate, o[6] / 1e6, dl, dr, o[_CA]), rate - 0.1 * queueing_ms - 1.0 * dl
 
 
+def _action_value(action: Any, space: spaces.Box) -> float:
+    """The number an action holds: a real number, or an array or list of
+    shape (1,) (the action space's) holding one; NaN is refused.
+
+    Raises:
+        ValueError: Another shape or type, or NaN; the message names the
+            action space.
+    """
+    a = action
+    if isinstance(a, np.ndarray):
+        if a.shape not in ((1,), ()) or a.dtype.kind not in "iuf":
+            raise ValueError(
+                f"ccscope.gym: action must be one number, as an array of shape (1,) ({space}) or a scalar; "
+                f"got an array of shape {a.shape} and dtype {a.dtype}"
+            )
+        a = a.item()
+    elif isinstance(a, (list, tuple)) and len(a) == 1:
+        a = a[0]
+    if isinstance(a, bool) or not isinstance(a, (int, float, np.integer, np.floating)):
+        raise ValueError(
+            f"ccscope.gym: action must be one number, as an array of shape (1,) ({space}) or a scalar; got {action!r}"
+        )
+    a = float(a)
+    if a != a:
+        raise ValueError(f"ccscope.gym: action is NaN; it must be a number within {space}")
+    return a
+
+
 class _Stepper:
     """One episode's encoded requests and observation buffers, reused every step.
 
@@ -153,10 +181,11 @@ class _Stepper:
         self.counts[:] = [0, 0]
         self.done = False
 
-    def action(self, action: Any) -> int:
-        """The action, clipped to the bounds, as the integer value of the request's field."""
+    def action(self, action: Any, space: spaces.Box) -> int:
+        """The action, checked against ``space`` and clipped to the bounds, as
+        the integer value of the request's field."""
         lo, hi = self.bounds
-        a = float(action[0]) if hasattr(action, "__len__") else float(action)
+        a = _action_value(action, space)
         a = lo if a < lo else hi if a > hi else a
         return round(a) if self.cwnd else int(a * 1e6)
 
@@ -270,17 +299,21 @@ class CCEnv(gymnasium.Env):
         """Apply the action, advance ``interval``, observe — one round trip.
 
         Args:
-            action: The cwnd (packets) or pacing rate (Mbps), a scalar or a
-                one-element array; clipped to the action space.
+            action: The cwnd (packets) or pacing rate (Mbps), a number or an
+                array of shape (1,); clipped to the action space's bounds.
 
         Returns:
             ``(observation, reward, terminated, truncated, info)``;
             ``terminated`` when the scenario's horizon is reached.
+
+        Raises:
+            ValueError: The action is not one number (shape, type, NaN).
+            RuntimeError: No episode (call :meth:`reset`).
         """
         if self.session is None:
             raise RuntimeError("ccscope.gym: call reset() before step()")
         st = self._st
-        st.vals[1] = st.action(action)
+        st.vals[1] = st.action(action, self.action_space)
         st.observe(self._client.call_ints("step", st.step_t, st.vals))
         reward = st.reward if self._reward is default_reward else self._reward(st.prev, st.obs)
         return self._out(), reward, st.done, False, self._update_info()
@@ -413,17 +446,37 @@ class CCVectorEnv(gymnasium.vector.VectorEnv):
         """Step every session in parallel (one round trip for all).
 
         Args:
-            actions: ``(num_envs, 1)`` (or ``(num_envs,)``) actions.
+            actions: ``(num_envs, 1)`` (or ``(num_envs,)``) numbers.
 
         Returns:
             ``(observations, rewards, terminations, truncations, infos)``.
+
+        Raises:
+            ValueError: ``actions`` of another shape, not numbers, or NaN.
         """
-        acts = np.asarray(actions, dtype=np.float64).reshape(self.num_envs, -1)
+        acts = actions if isinstance(actions, np.ndarray) else np.asarray(actions)
+        n = self.num_envs
+        if acts.shape not in ((n, 1), (n,)) or acts.dtype.kind not in "iuf":
+            raise ValueError(
+                f"ccscope.gym: actions must be numbers of shape ({n}, 1) or ({n},) "
+                f"({self.action_space}); got shape {acts.shape} and dtype {acts.dtype}"
+            )
+        # The actions clipped and rounded as CCEnv does (round() rounds half
+        # to even, int() truncates), on plain floats: for a few values
+        # cheaper than numpy calls.
+        vals = acts.reshape(n).tolist()
+        lo, hi = self._bounds
+        cwnd = self.control == "cwnd"
+        for i, a in enumerate(vals):
+            if a != a:
+                raise ValueError(f"ccscope.gym: actions[{i}] is NaN; actions must be numbers, got {acts!r}")
+            a = lo if a < lo else hi if a > hi else a
+            vals[i] = round(a) if cwnd else int(a * 1e6)
         resetting = self._any_reset
         if resetting:
             for i in np.flatnonzero(self._needs_reset):
                 self._open(int(i))
-        self._step_all(acts)
+        self._step_all(vals)
         ended = True in self._done
         if ended or resetting:
             self._needs_reset[:] = self._terminated
@@ -432,30 +485,20 @@ class CCVectorEnv(gymnasium.vector.VectorEnv):
             return self._obs.copy(), self._rewards.copy(), self._terminated.copy(), self._truncated.copy(), {}
         return self._obs, self._rewards, self._terminated, self._truncated, {}
 
-    def _step_all(self, acts: np.ndarray | None) -> None:
-        """One steps request for every session: with its action, or (a new
-        episode, or ``acts`` None) its first step; the results folded into
-        the batch arrays."""
+    def _step_all(self, vals: list[int] | None) -> None:
+        """One steps request for every session: with its action's value
+        (``vals``, as the request's integer field), or (a new episode, or
+        ``vals`` None) its first step; the results folded into the batch
+        arrays."""
         n, fresh = self.num_envs, self._needs_reset
-        any_fresh = acts is None or self._any_reset
+        any_fresh = vals is None or self._any_reset
         fresh_l = fresh.tolist() if any_fresh else []
-        if acts is None:
+        if vals is None:
             parts = self._parts
             for i, st in enumerate(self._st):
                 parts[i + 1] = st.first_entry
             data = self._steps_t, b"".join(parts)
         else:
-            # The actions clipped and rounded as CCEnv does (round() rounds
-            # half to even, int() truncates), on plain floats: for a few
-            # values cheaper than numpy calls.
-            lo, hi = self._bounds
-            vals = acts[:, 0].tolist()
-            cwnd = self.control == "cwnd"
-            for i, a in enumerate(vals):
-                if a != a:
-                    raise ValueError(f"ccscope.gym: actions must be numbers, got {acts[:, 0]!r}")
-                a = lo if a < lo else hi if a > hi else a
-                vals[i] = round(a) if cwnd else int(a * 1e6)
             if any_fresh:
                 parts, pack = self._parts, self._pack
                 for i, st in enumerate(self._st):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 pytest.importorskip("gymnasium")
@@ -20,3 +21,51 @@ def test_an_interval_of_zero_or_less_is_refused(client, make, interval):
     # A zero interval never advanced the clock: the episode never ended.
     with pytest.raises(ValueError, match=r"interval is '.*': it must be above zero"):
         make(scenario="p-rtr-p", interval=interval, client=client)
+
+
+# -- actions ------------------------------------------------------------------
+
+
+@pytest.fixture
+def env(client):
+    e = CCEnv("p-rtr-p", control="cwnd", client=client)
+    e.reset(seed=1)
+    yield e
+    e.close()
+
+
+@pytest.mark.parametrize(
+    "action",
+    [np.array([1.0, 2.0]), np.ones((1, 1)), [1.0, 2.0], "abc", np.array(["5"]), True, None, [[5.0]]],
+    ids=["two", "1x1", "list2", "str", "str-array", "bool", "none", "nested"],
+)
+def test_an_action_not_of_the_action_space_is_refused(env, action):
+    # Before, an array of two used its first element and "abc" its 'a'.
+    with pytest.raises(ValueError, match=r"action must be one number, as an array of shape \(1,\)"):
+        env.step(action)
+
+
+def test_a_nan_action_says_so(env):
+    with pytest.raises(ValueError, match="action is NaN"):
+        env.step([float("nan")])
+
+
+@pytest.mark.parametrize("action", [np.array([50.0], np.float32), np.float32(50.0), 50, 50.0, [50], (50.0,)])
+def test_numbers_and_shape_1_arrays_are_actions(env, action):
+    obs, *_ = env.step(action)
+    assert obs[0] == 50  # cwnd_pkts
+
+
+def test_vector_actions_must_have_the_batch_shape(client):
+    venv = CCVectorEnv(2, "p-rtr-p", client=client)
+    try:
+        venv.reset(seed=0)
+        for bad in (np.ones((2, 2)), np.ones(4), np.ones((3, 1)), ["1", "2"]):
+            with pytest.raises(ValueError, match=r"actions must be numbers of shape \(2, 1\) or \(2,\)"):
+                venv.step(bad)
+        with pytest.raises(ValueError, match=r"actions\[1\] is NaN"):
+            venv.step([10.0, float("nan")])
+        obs, *_ = venv.step([30, 40])
+        assert obs[:, 0].tolist() == [30.0, 40.0]
+    finally:
+        venv.close()
