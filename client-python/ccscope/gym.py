@@ -26,7 +26,7 @@ Example::
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -110,6 +110,11 @@ def _fold(obs: bytes, counts: list[int], first: bool) -> tuple[tuple, float]:
     # default_reward on the same values, in the same float64 operations.
     queueing_ms = max(0.0, srtt - min_rtt) if min_rtt > 0 else 0.0
     return (o[1], o[3], srtt, min_rtt, rate, o[6] / 1e6, dl, dr, o[_CA]), rate - 0.1 * queueing_ms - 1.0 * dl
+
+
+def _is_seed(x: Any) -> bool:
+    """Whether ``x`` is a seed: a non-negative integer (Python's or numpy's), not a bool."""
+    return isinstance(x, (int, np.integer)) and not isinstance(x, bool) and x >= 0
 
 
 def _action_value(action: Any, space: spaces.Box) -> float:
@@ -342,10 +347,11 @@ class CCVectorEnv(gymnasium.vector.VectorEnv):
     All sessions share one connection: a vector step is one ``steps``
     request (proto/README.md) carrying every session's step, action included
     and observation asked for, and one response carrying every result; the
-    server steps the sessions concurrently, one goroutine each. Sub-environment ``i`` uses seed ``seed + i``. An episode that
-    ends is reset on the next step (gymnasium's ``NEXT_STEP`` autoreset:
-    that step's action is ignored and it returns the first observation with
-    reward 0).
+    server steps the sessions concurrently, one goroutine each.
+    Sub-environment ``i`` uses seed ``seed + i``, or the ``i``-th of a list
+    of seeds (:meth:`reset`). An episode that ends is reset on the next step
+    (gymnasium's ``NEXT_STEP`` autoreset: that step's action is ignored and
+    it returns the first observation with reward 0).
 
     Args:
         num_envs: The number of sessions.
@@ -426,14 +432,27 @@ class CCVectorEnv(gymnasium.vector.VectorEnv):
         self._st[i].reset(s.id)
         self._acts_t = None
 
-    def reset(self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
-        """Start an episode in every session (sub-env ``i`` seeded ``seed + i``).
+    def reset(
+        self, *, seed: int | Sequence[int | None] | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict]:
+        """Start an episode in every session.
+
+        Args:
+            seed: As gymnasium's vector environments take it: None (each
+                sub-environment goes on to the seed after its last episode's,
+                ``num_envs`` on), an integer (sub-env ``i`` seeded ``seed +
+                i``), or a list or tuple of exactly ``num_envs`` seeds, one per
+                sub-environment, where None keeps that one's next seed.
+            options: Unused.
 
         Returns:
             ``(observations, infos)``.
+
+        Raises:
+            ValueError: ``seed`` is none of these (a list of another length,
+                a negative seed, a seed that is not an integer).
         """
-        if seed is not None:
-            self._seeds = list(seed) if isinstance(seed, list) else [seed + i for i in range(self.num_envs)]
+        self._seeds = self._seed_list(seed)
         for i in range(self.num_envs):
             self._open(i)
         self._needs_reset[:] = True
@@ -441,6 +460,28 @@ class CCVectorEnv(gymnasium.vector.VectorEnv):
         self._needs_reset[:] = False
         self._any_reset = False
         return (self._obs.copy() if self._copy else self._obs), {}
+
+    def _seed_list(self, seed: Any) -> list[int]:
+        """Every sub-environment's next seed, from ``reset``'s ``seed``."""
+        n = self.num_envs
+        if seed is None:
+            return self._seeds
+        if _is_seed(seed):
+            return [int(seed) + i for i in range(n)]
+        if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+            raise ValueError(f"ccscope.gym: seed is {seed!r}; a seed is a non-negative integer")
+        if not isinstance(seed, (list, tuple)):
+            raise ValueError(
+                f"ccscope.gym: seed is None, an integer or a list of {n} seeds (one per sub-environment), not {seed!r}"
+            )
+        if len(seed) != n:
+            raise ValueError(
+                f"ccscope.gym: seed has {len(seed)} entries; a list of seeds needs exactly {n}, one per sub-environment"
+            )
+        for i, x in enumerate(seed):
+            if x is not None and not _is_seed(x):
+                raise ValueError(f"ccscope.gym: seed[{i}] is {x!r}; a seed is a non-negative integer or None")
+        return [self._seeds[i] if x is None else int(x) for i, x in enumerate(seed)]
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict]:
         """Step every session in parallel (one round trip for all).

@@ -69,3 +69,33 @@ def test_vector_actions_must_have_the_batch_shape(client):
         assert obs[:, 0].tolist() == [30.0, 40.0]
     finally:
         venv.close()
+
+
+# -- seeds --------------------------------------------------------------------
+
+
+def test_vector_reset_takes_seeds_as_gymnasium_does(client):
+    venv = CCVectorEnv(3, "p-rtr-p", client=client)
+    try:
+        seeds = lambda: [s.seed for s in venv._sessions]  # noqa: E731
+        venv.reset(seed=(4, 5, 6))
+        assert seeds() == [4, 5, 6]
+        venv.reset(seed=10)
+        assert seeds() == [10, 11, 12]
+        # None keeps that sub-environment's next seed (its last + num_envs).
+        venv.reset(seed=[20, None, 22])
+        assert seeds() == [20, 14, 22]
+        for bad, why in (
+            ([1, 2, 3, 4], "seed has 4 entries; a list of seeds needs exactly 3"),
+            ([1, 2], "seed has 2 entries; a list of seeds needs exactly 3"),
+            ((1, 2), "seed has 2 entries; a list of seeds needs exactly 3"),
+            ([1, -2, 3], r"seed\[1\] is -2; a seed is a non-negative integer or None"),
+            ([1, 2.5, 3], r"seed\[1\] is 2.5"),
+            ("123", "seed is None, an integer or a list of 3 seeds"),
+            (-1, "seed is -1; a seed is a non-negative integer"),
+        ):
+            with pytest.raises(ValueError, match=why):
+                venv.reset(seed=bad)
+        assert seeds() == [20, 14, 22], "a refused seed changed the sessions"
+    finally:
+        venv.close()
