@@ -40,7 +40,7 @@ except ImportError as e:  # pragma: no cover - depends on the install
 from . import codec
 from .client import Client, connect
 from .errors import ProtocolError
-from .session import Session, positive_duration
+from .session import Session, positive_duration, size_bytes
 
 __all__ = ["CCEnv", "CCVectorEnv", "OBSERVATION"]
 
@@ -80,7 +80,10 @@ def default_reward(prev: np.ndarray, obs: np.ndarray, *, delay_weight: float = 0
 # 0 t_ps, 1 cwnd_pkts, 2 ssthresh_pkts, 3 inflight_pkts, 4 srtt_ps,
 # 5 min_rtt_ps, 6 pacing_rate_bps, 7 delivery_rate_bps, 8 delivered_pkts,
 # 9 lost_pkts, 10 retrans_pkts, 11 ca_state, 12 bytes_delivered.
-_LOST, _RETRANS, _CA = 9, 10, 11
+_CWND, _LOST, _RETRANS, _CA, _BYTES = 1, 9, 10, 11, 12
+
+#: A flow size no flow reaches (a flow without one runs until the horizon).
+_NO_SIZE = 1 << 63
 
 _H = codec.Template.hole
 # The observation comes as 13 little-endian int64s (the step's obs_format
@@ -88,28 +91,52 @@ _H = codec.Template.hole
 _unpack_obs = struct.Struct("<13q").unpack
 
 
-def _fold(obs: bytes, counts: list[int], first: bool) -> tuple[tuple, float]:
+def _fold(obs: bytes, counts: list[int], first: bool, size: int) -> tuple[tuple, float, bool]:
     """One step's OBSERVATION values and default reward, from the server's
     observation; ``counts`` (lost and retransmitted packets at the last
     step) is updated. Both environments fold every observation here, on
     plain floats (for one or a few environments cheaper than numpy calls).
 
+    The flow has finished when its receiver got all ``size`` bytes, or when
+    it is a group's flow the engine released: it observes as zeros then but
+    for the bytes it delivered (proto/README.md, "step"), and its counters,
+    gone with it, are taken as unchanged.
+
     Args:
         obs: The step result's ``obs`` (``int64le``).
         counts: ``[lost_pkts, retrans_pkts]`` at the last step.
         first: The episode's first step: the deltas are 0.
+        size: The flow's size in bytes (``_NO_SIZE`` for none).
 
     Returns:
-        ``(observation values, default_reward)``.
+        ``(observation values, default_reward, the flow has finished)``.
     """
     o = _unpack_obs(obs)
-    lost, retrans = o[_LOST], o[_RETRANS]
+    got = o[_BYTES]
+    released = o[_CWND] == 0 and got > 0
+    lost, retrans = (counts[0], counts[1]) if released else (o[_LOST], o[_RETRANS])
     dl, dr = (0, 0) if first else (lost - counts[0], retrans - counts[1])
     counts[0], counts[1] = lost, retrans
     srtt, min_rtt, rate = o[4] / 1e9, o[5] / 1e9, o[7] / 1e6
     # default_reward on the same values, in the same float64 operations.
     queueing_ms = max(0.0, srtt - min_rtt) if min_rtt > 0 else 0.0
-    return (o[1], o[3], srtt, min_rtt, rate, o[6] / 1e6, dl, dr, o[_CA]), rate - 0.1 * queueing_ms - 1.0 * dl
+    row = (o[_CWND], o[3], srtt, min_rtt, rate, o[6] / 1e6, dl, dr, o[_CA])
+    return row, rate - 0.1 * queueing_ms - 1.0 * dl, released or got >= size
+
+
+def _flow_size(config: Mapping[str, Any], name: str) -> int:
+    """The size in bytes of flow ``name`` (a scenario flow ``f0``, a group's
+    ``web/3``, a split flow's leg ``f0.0``) as the canonical scenario gives
+    it; ``_NO_SIZE`` when it has none (``"0B"``, absent) or draws its sizes
+    from a distribution (a group's flows are then seen ending by the engine
+    releasing them)."""
+    base = name.partition(".")[0]
+    group, slash, _ = base.partition("/")
+    for f in config.get("flows", []):
+        if f.get("id") == base or (slash and f.get("group") == group):
+            n = size_bytes(f.get("size"))
+            return n if n else _NO_SIZE
+    return _NO_SIZE
 
 
 def _is_seed(x: Any) -> bool:
@@ -164,6 +191,8 @@ class _Stepper:
         self.counts = [0, 0]
         self.reward = 0.0
         self.done = False
+        self.finished = False  # the flow has finished (the episode ended before the horizon)
+        self.size = _NO_SIZE
         self.sim_time_ps = 0
         self.events = 0
         self.step_t = self.first_t = codec.IntTemplate(None, 0)
@@ -172,9 +201,10 @@ class _Stepper:
         self.vals = [0, 0]  # the step request's id and action
         self.args: dict[str, Any] = {}  # a step's arguments but the action
 
-    def reset(self, session: str) -> None:
+    def reset(self, session: Session) -> None:
         """Start an episode on ``session``: its requests encoded, the buffers cleared."""
-        args = {"session": session, "time": self.interval, "observe": self.flow, "obs_format": "int64le"}
+        self.size = _flow_size(session.config, self.flow)
+        args = {"session": session.id, "time": self.interval, "observe": self.flow, "obs_format": "int64le"}
         self.args = args
         act = {"flow": self.flow, self.control: _H(1)}
         self.first_t = codec.IntTemplate({"id": _H(0), "op": "step", **args}, 1)
@@ -184,7 +214,7 @@ class _Stepper:
         self.first_entry = codec.encode(args)
         self.obs[:] = 0.0
         self.counts[:] = [0, 0]
-        self.done = False
+        self.done = self.finished = False
 
     def action(self, action: Any, space: spaces.Box) -> int:
         """The action, checked against ``space`` and clipped to the bounds, as
@@ -202,10 +232,10 @@ class _Stepper:
             first: The episode's first step: the loss and retransmission
                 deltas are 0.
         """
-        row, self.reward = _fold(result["obs"], self.counts, first)
+        row, self.reward, self.finished = _fold(result["obs"], self.counts, first, self.size)
         self.prev[:] = self.obs
         self.obs[:] = row
-        self.done = result["done"]
+        self.done = result["done"] or self.finished
         self.sim_time_ps = result["sim_time_ps"]
         self.events = result["events"]
 
@@ -296,7 +326,7 @@ class CCEnv(gymnasium.Env):
         self._info["seed"] = self._seed
         self._seed += 1
         st = self._st
-        st.reset(self.session.id)
+        st.reset(self.session)
         st.observe(self._client.call_ints("step", st.first_t, st.vals), first=True)
         return self._out(), self._update_info()
 
@@ -309,15 +339,21 @@ class CCEnv(gymnasium.Env):
 
         Returns:
             ``(observation, reward, terminated, truncated, info)``;
-            ``terminated`` when the scenario's horizon is reached.
+            ``terminated`` when the scenario's horizon is reached or the
+            flow has finished (its receiver got the flow's ``size``, or, for
+            a group's flow, the engine released it: the observation is then
+            zeros); ``info["flow_finished"]`` says which.
 
         Raises:
             ValueError: The action is not one number (shape, type, NaN).
-            RuntimeError: No episode (call :meth:`reset`).
+            RuntimeError: No episode (call :meth:`reset`), or the flow has
+                finished and no action can reach it.
         """
         if self.session is None:
             raise RuntimeError("ccscope.gym: call reset() before step()")
         st = self._st
+        if st.finished:
+            raise RuntimeError(f"ccscope.gym: flow {self.flow!r} has finished, which ended the episode; call reset()")
         st.vals[1] = st.action(action, self.action_space)
         st.observe(self._client.call_ints("step", st.step_t, st.vals))
         reward = st.reward if self._reward is default_reward else self._reward(st.prev, st.obs)
@@ -330,6 +366,7 @@ class CCEnv(gymnasium.Env):
         info = dict(self._info) if self._copy else self._info
         info["sim_time_ps"] = self._st.sim_time_ps
         info["events"] = self._st.events
+        info["flow_finished"] = self._st.finished
         return info
 
     def close(self) -> None:
@@ -349,9 +386,10 @@ class CCVectorEnv(gymnasium.vector.VectorEnv):
     and observation asked for, and one response carrying every result; the
     server steps the sessions concurrently, one goroutine each.
     Sub-environment ``i`` uses seed ``seed + i``, or the ``i``-th of a list
-    of seeds (:meth:`reset`). An episode that ends is reset on the next step
-    (gymnasium's ``NEXT_STEP`` autoreset: that step's action is ignored and
-    it returns the first observation with reward 0).
+    of seeds (:meth:`reset`). An episode that ends (the horizon, or its flow
+    finished) is reset on the next step (gymnasium's ``NEXT_STEP``
+    autoreset: that step's action is ignored and it returns the first
+    observation with reward 0).
 
     Args:
         num_envs: The number of sessions.
@@ -429,7 +467,7 @@ class CCVectorEnv(gymnasium.vector.VectorEnv):
         s = self._client.open(self.scenario, seed=self._seeds[i], set=self._set)
         self._sessions[i] = s
         self._seeds[i] += self.num_envs
-        self._st[i].reset(s.id)
+        self._st[i].reset(s)
         self._acts_t = None
 
     def reset(
@@ -490,7 +528,9 @@ class CCVectorEnv(gymnasium.vector.VectorEnv):
             actions: ``(num_envs, 1)`` (or ``(num_envs,)``) numbers.
 
         Returns:
-            ``(observations, rewards, terminations, truncations, infos)``.
+            ``(observations, rewards, terminations, truncations, infos)``;
+            a sub-environment terminates, as :class:`CCEnv` does, at the
+            horizon or when its flow has finished.
 
         Raises:
             ValueError: ``actions`` of another shape, not numbers, or NaN.
@@ -566,8 +606,8 @@ class CCVectorEnv(gymnasium.vector.VectorEnv):
             if r.get("ok") is not True:
                 raise codec.frame_from_map({"id": None, **r}).exception()  # type: ignore[union-attr]
             res = r["result"]
-            done[i] = res["done"]
-            rows[i], rw[i] = _fold(res["obs"], counts[i], any_fresh and fresh_l[i])
+            rows[i], rw[i], finished = _fold(res["obs"], counts[i], any_fresh and fresh_l[i], self._st[i].size)
+            done[i] = res["done"] or finished
         obs, prev = self._obs, self._prev_obs
         np.copyto(prev, obs)
         obs[:] = rows

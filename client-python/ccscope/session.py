@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -551,6 +553,21 @@ def positive_duration(value: Any, *, name: str) -> int:
     if ps <= 0:
         raise ValueError(f"{name} is {value!r}: it must be above zero (a step of zero never advances the clock)")
     return ps
+
+
+_SIZE_UNITS = {"B": 1, "KB": 10**3, "kB": 10**3, "MB": 10**6, "GB": 10**9, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30}
+_SIZE = re.compile(r"^\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*([A-Za-z]+)\s*$")
+
+
+def size_bytes(text: Any) -> int | None:
+    """A size as the engine parses it (``"300KB"``, ``"4MiB"``, ``"1500B"``;
+    ``engine/units.ParseSize``), in whole bytes; None if ``text`` is not one.
+    """
+    m = _SIZE.match(text) if isinstance(text, str) else None
+    if m is None or m.group(2) not in _SIZE_UNITS:
+        return None
+    n = Decimal(m.group(1)) * _SIZE_UNITS[m.group(2)]
+    return int(n) if n == n.to_integral_value() else None
 
 
 def _list(v: Sequence[str] | None) -> list[str] | None:
