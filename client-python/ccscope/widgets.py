@@ -11,7 +11,10 @@ sliders act on the fork.
 
 The qdisc kind is a scenario choice rather than an action (the engine does
 not swap a queue discipline mid-run): changing it restarts the session from
-time 0 with that qdisc, same seed.
+time 0 with that qdisc, same seed. Picking the scenario's own kind again
+restores its qdisc as written (a ``"1BDP"`` limit stays one) unless the limit
+slider was moved; another kind, or a moved slider, gets the slider's limit in
+packets.
 
 Every control is an attribute of :class:`LiveView` and every callback a
 method, so the view can be driven without a browser (``view.step_button.click()``,
@@ -28,7 +31,9 @@ Example::
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
+from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any
 
 try:
@@ -39,6 +44,7 @@ except ImportError as e:  # pragma: no cover - depends on the install
 import numpy as np
 import pyarrow.compute as pc
 
+from .session import size_bytes
 from .tables import format_duration, parse_duration
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -51,6 +57,10 @@ __all__ = ["live", "LiveView", "QDISC_KINDS"]
 QDISC_KINDS = ("fifo", "codel", "fq_codel")
 
 _PS_PER_MS = 10**9
+
+#: A full-size data packet on the wire: the default MSS (1448 B) and 52 B of
+#: headers. A byte limit shows on the slider as this many packets.
+_WIRE_BYTES = 1500
 
 
 def live(session: Session, **kwargs: Any) -> LiveView:
@@ -93,6 +103,12 @@ class LiveView:
         tick: str = "100ms",
         window: str | None = "10s",
     ) -> None:
+        if link not in session.links:
+            raise ValueError(
+                f"ccscope.widgets: link is {link!r}, not a link of the scenario ({', '.join(session.links)})"
+            )
+        if dir not in ("ab", "ba"):
+            raise ValueError(f"ccscope.widgets: dir is {dir!r}; a link direction is 'ab' or 'ba'")
         self.session = session
         self.link, self.dir = link, dir
         self.flows = list(flows or session.flows)
@@ -100,10 +116,15 @@ class LiveView:
         self.checkpoints: list[Checkpoint] = []
         self.log: list[str] = []
         d = self._direction()
+        # The scenario's own qdisc, restored whole when its kind is picked
+        # again (see _on_qdisc); _limit_moved says the limit is the slider's.
+        self._qdisc0 = dict(d.get("qdisc") or {})
+        self._limit_moved = False
+        self._syncing = False
         rate_mbps = _rate_mbps(d.get("rate", "100Mbps"))
         delay_ms = parse_duration(str(d.get("delay", "10ms"))) / _PS_PER_MS
-        limit = _limit_pkts(d.get("qdisc", {}))
-        loss = float((d.get("loss") or {}).get("p", 0.0) or 0.0)
+        limit = self._limit_pkts(self._qdisc0)
+        loss = _loss_p(d.get("loss"))
 
         self.play = W.Play(value=0, min=0, max=10**9, step=1, interval=200, description="play")
         self.step_button = W.Button(description="step", icon="step-forward")
@@ -114,8 +135,8 @@ class LiveView:
         self.rate = W.FloatLogSlider(value=rate_mbps, base=10, min=-1, max=4, description="rate (Mbps)")
         self.delay = W.FloatSlider(value=delay_ms, min=0, max=500, step=0.5, description="delay (ms)")
         self.loss = W.FloatSlider(value=100 * loss, min=0, max=20, step=0.1, description="loss (%)")
-        self.queue_limit = W.IntSlider(value=limit or 1000, min=1, max=20000, description="limit (pkts)")
-        kind = str(d.get("qdisc", {}).get("kind", "fifo"))
+        self.queue_limit = W.IntSlider(value=limit, min=1, max=max(20000, limit), description="limit (pkts)")
+        kind = str(self._qdisc0.get("kind", "fifo"))
         self.qdisc = W.Dropdown(options=sorted({*QDISC_KINDS, kind}), value=kind, description="qdisc")
         self.cwnd_flow = W.Dropdown(options=self.flows, value=self.flows[0] if self.flows else None, description="flow")
         self.cwnd = W.BoundedIntText(value=10, min=1, max=10**6, description="cwnd (pkts)")
@@ -195,16 +216,21 @@ class LiveView:
         self._say(line)
 
     def _on_rate(self, change: dict[str, Any]) -> None:
-        self._act(rate=f"{round(change['new'] * 1000)}Kbps")
+        if not self._syncing:
+            self._act(rate=f"{round(change['new'] * 1000)}Kbps")
 
     def _on_delay(self, change: dict[str, Any]) -> None:
-        self._act(delay=f"{round(change['new'] * 1000)}us")
+        if not self._syncing:
+            self._act(delay=f"{round(change['new'] * 1000)}us")
 
     def _on_loss(self, change: dict[str, Any]) -> None:
-        self._act(loss=change["new"] / 100)
+        if not self._syncing:
+            self._act(loss=change["new"] / 100)
 
     def _on_limit(self, change: dict[str, Any]) -> None:
-        self._act(queue_limit=int(change["new"]))
+        if not self._syncing:
+            self._act(queue_limit=int(change["new"]))
+            self._limit_moved = True
 
     def set_cwnd(self) -> None:
         """Set the picked flow's cwnd to the field's value (logged)."""
@@ -213,18 +239,98 @@ class LiveView:
 
     def _on_qdisc(self, change: dict[str, Any]) -> None:
         kind = change["new"]
-        qd: dict[str, Any] = {"kind": kind}
-        if kind == "fifo":
+        # The scenario's qdisc when its kind comes back (its limit as it
+        # wrote it: "1BDP" stays a byte limit), else that kind's defaults;
+        # and the slider's limit in packets once it was moved or when the
+        # kind changes, so that the run has the limit the slider shows.
+        qd: dict[str, Any] = dict(self._qdisc0) if kind == self._qdisc0.get("kind") else {"kind": kind}
+        if self._limit_moved or kind != self._qdisc0.get("kind"):
             qd["limit"] = f"{int(self.queue_limit.value)}p"
         old = self.session
-        self.session = old._client.open(
-            old.config, seed=old.seed, set={f"links.{self.link}.{self.dir}.qdisc": qd}
-        )
+        # The scenario with this qdisc in place of the direction's whole
+        # (a `set` of the object would warn that it drops the old kind's fields).
+        config = copy.deepcopy(old.config)
+        for ln in config.get("links", []):
+            if ln.get("id") == self.link:
+                ln.setdefault(self.dir, {})["qdisc"] = qd
+        self.session = old._client.open(config, seed=old.seed)
         old.close()
         self.checkpoints.clear()
-        self.log.append(f"restarted from 0 with qdisc {kind}")
-        self._say(f"qdisc {kind}: restarted the run from t=0 (seed {self.session.seed})")
+        # The new run starts from the scenario: the other sliders show its
+        # values, not the old run's actions.
+        self._show_direction(self._direction())
+        self.log.append(f"restarted from 0 with qdisc {qd}")
+        self._say(
+            f"restarted from t=0 (seed {self.session.seed}) with qdisc {qd}; the old run's actions are not replayed"
+        )
         self.draw()
+
+    def _show_direction(self, d: dict[str, Any], actions: Sequence[dict[str, Any]] = ()) -> None:
+        """Set the path sliders to the session's direction ``d`` after
+        ``actions`` (a checkpoint's log), without acting."""
+        rate, delay, loss, limit = d.get("rate"), d.get("delay"), d.get("loss"), self._limit_pkts(d.get("qdisc") or {})
+        for a in actions:
+            if (a.get("link"), a.get("dir", "ab")) != (self.link, self.dir):
+                continue
+            rate = a.get("rate", rate)
+            delay = a.get("delay", delay)
+            loss = a.get("loss", loss)
+            if "queue_limit" in a:
+                limit = self._limit_pkts({"limit": a["queue_limit"]})
+        self._syncing = True
+        try:
+            if rate is not None:
+                self.rate.value = _rate_mbps(rate)
+            if delay is not None:
+                self.delay.value = parse_duration(str(delay)) / _PS_PER_MS
+            self.loss.value = 100 * _loss_p(loss)
+            self.queue_limit.max = max(self.queue_limit.max, limit)
+            self.queue_limit.value = limit
+        finally:
+            self._syncing = False
+
+    def _limit_pkts(self, qdisc: dict[str, Any]) -> int:
+        """A queue limit in packets, as the slider shows it: a packet limit
+        as it is; a byte limit, and a BDP multiple resolved as the engine
+        resolves it (the direction's rate times the base RTT of the first
+        flow whose bottleneck it is: ``Session.paths``), in full-size packets.
+
+        Raises:
+            ValueError: A limit the view cannot read.
+        """
+        lim = qdisc.get("limit", "1000p")
+        text = str(lim).strip()
+        if isinstance(lim, int) and not isinstance(lim, bool) or text.isdigit():
+            return max(1, int(text))
+        if text.endswith("p") and text[:-1].isdigit():
+            return max(1, int(text[:-1]))
+        if text.endswith("BDP"):
+            try:
+                milli = Decimal(text[:-3]) * 1000
+            except InvalidOperation:
+                milli = None
+            nbytes = None if milli is None else self._bdp_bytes() * int(milli) // 1000
+        else:
+            nbytes = size_bytes(text)
+        if nbytes is None:
+            raise ValueError(
+                f"ccscope.widgets: links.{self.link}.{self.dir}.qdisc.limit is {lim!r}, not a limit the view reads"
+            )
+        return max(1, nbytes // _WIRE_BYTES)
+
+    def _bdp_bytes(self) -> int:
+        """The bandwidth-delay product the engine sizes this direction's BDP
+        limits by (engine/topo ``bdp``): its rate times a flow's base RTT,
+        here the first flow whose bottleneck it is, else its rate times its
+        own link's round trip. (The engine takes the first flow whose path
+        crosses it; the paths the server reports name only bottlenecks.)"""
+        name = f"{self.link}/{self.dir}"
+        for p in self.session.paths.values():
+            if p.get("bottleneck") == name and p.get("bdp_bytes"):
+                return int(p["bdp_bytes"])
+        d = self._direction()
+        rate_bps = round(_rate_mbps(d.get("rate", "0bps")) * 1e6)
+        return rate_bps * 2 * parse_duration(str(d.get("delay", "0s"))) // (8 * 10**12)
 
     def checkpoint(self) -> Checkpoint:
         """Checkpoint the session where it is (kept in :attr:`checkpoints`)."""
@@ -246,7 +352,15 @@ class LiveView:
             raise RuntimeError("ccscope.widgets: take a checkpoint before forking")
         # A fork without new actions is a restore: replayed from the seed
         # with the checkpoint's action log, digest verified.
-        self.session = self.session._client.restore(self.checkpoints[-1])
+        cp = self.checkpoints[-1]
+        self.session = self.session._client.restore(cp)
+        # The sliders show the fork's path: the scenario's after the
+        # checkpoint's actions, not later moves on the parent.
+        actions = [a["action"] for a in cp.data.get("actions", [])]
+        self._show_direction(self._direction(), actions)
+        self._limit_moved = self._limit_moved or any(
+            "queue_limit" in a and (a.get("link"), a.get("dir", "ab")) == (self.link, self.dir) for a in actions
+        )
         self._say(f"forked at t={format_duration(self.session.sim_time_ps)}: session {self.session.id}")
         self.draw()
         return self.session
@@ -338,11 +452,8 @@ def _rate_mbps(v: Any) -> float:
     return float(s) / 1e6
 
 
-def _limit_pkts(qdisc: dict[str, Any]) -> int | None:
-    lim = str(qdisc.get("limit", ""))
-    if lim.endswith("p") and lim[:-1].isdigit():
-        return int(lim[:-1])
-    if lim.endswith("B") and lim[:-1].isdigit():
-        return max(1, int(lim[:-1]) // 1500)
-    return None
-
+def _loss_p(loss: Any) -> float:
+    """A direction's Bernoulli loss probability (a number, or a model's ``p``; 0 for none)."""
+    if isinstance(loss, dict):
+        return float(loss.get("p", 0.0) or 0.0)
+    return float(loss or 0.0)
