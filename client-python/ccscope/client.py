@@ -18,7 +18,7 @@ from ._version import __version__
 from .codec import DataPush, ProgressPush, Response
 from .errors import CcscopeError, ConnectionLost, InvalidConfig, ProtocolError, ProtocolVersionError, TooLarge
 from .results import Checkpoint
-from .session import Session
+from .session import Session, fork_actions
 from .transport import CLOSE_IDLE, SocketTransport, Transport, WebSocketTransport
 
 __all__ = ["connect", "Client", "DEFAULT_TIMEOUT"]
@@ -311,7 +311,7 @@ class Client:
             ValueError: No actions.
             TypeError: ``actions`` is not a list of maps.
         """
-        args = {"checkpoint": _checkpoint_map(checkpoint), "actions": _fork_actions(actions)}
+        args = {"checkpoint": _checkpoint_map(checkpoint), "actions": fork_actions(actions)}
         return Session(self, self.call("fork", args))
 
     def stats(self) -> dict[str, Any]:
@@ -756,29 +756,6 @@ def _overrides(set: Any) -> dict[str, Any] | list[str]:
     for i, o in enumerate(out):
         if not isinstance(o, str):
             raise TypeError(f"ccscope: open(set=...)[{i}] is {o!r}, not a 'path=value' string")
-    return out
-
-
-def _fork_actions(actions: Any) -> list[dict[str, Any]]:
-    """fork's actions as the server takes them (proto/README.md, "fork": a
-    non-empty list of action maps), each as given but for act's defaults."""
-    if isinstance(actions, (Mapping, str, bytes)) or not isinstance(actions, Iterable):
-        raise TypeError(
-            f"ccscope: fork(actions=...) is a list of action maps, not a {type(actions).__name__}; "
-            "put one action in a list"
-        )
-    out = []
-    for i, a in enumerate(actions):
-        if not isinstance(a, Mapping):
-            raise TypeError(f"ccscope: fork actions[{i}] is a {type(a).__name__}, not an action map")
-        a = {k: v for k, v in a.items() if v is not None}
-        if "link" in a:
-            a.setdefault("dir", "ab")
-        out.append(a)
-    if not out:
-        raise ValueError(
-            "ccscope: fork needs actions, a non-empty list of action maps (restore(checkpoint) branches without any)"
-        )
     return out
 
 

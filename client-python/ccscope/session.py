@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import json
+import numbers
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from decimal import Decimal
@@ -167,9 +168,9 @@ class Session:
             parse_duration(time)  # fail here, with the client's message, on a typo
             args["time"] = time
         else:
-            if int(events) <= 0:  # type: ignore[arg-type]
-                raise ValueError(f"ccscope: step(events=...) must be positive, got {events}")
-            args["events"] = int(events)  # type: ignore[arg-type]
+            if not isinstance(events, numbers.Integral) or isinstance(events, bool) or events <= 0:
+                raise ValueError(f"ccscope: step(events=...) is a positive whole number of events, not {events!r}")
+            args["events"] = int(events)
         return self._advance("step", args, timeout)
 
     def run(self, *, until: str | None = None, progress: bool = True, timeout: float | None = None) -> Position:
@@ -287,20 +288,24 @@ class Session:
         self.digest = cp.digest
         return cp
 
-    def fork(self, actions: Iterable[Mapping[str, Any]] = ()) -> Session:
+    def fork(self, actions: Iterable[Mapping[str, Any]]) -> Session:
         """Branch a new session from where this one is, then apply actions.
 
         Args:
-            actions: Action maps with the keywords of :meth:`act`
-                (``[{"link": "bottleneck", "dir": "ab", "queue_limit": 50}]``).
+            actions: One or more action maps with the keywords of :meth:`act`
+                (``[{"link": "bottleneck", "dir": "ab", "queue_limit": 50}]``),
+                sent as given. To branch without actions, restore a
+                :meth:`checkpoint`.
 
         Returns:
             The new session; this one is unchanged.
 
         Raises:
-            BadArguments: An action is invalid.
+            BadArguments: An action is invalid (``path`` names it).
+            ValueError: No actions.
+            TypeError: ``actions`` is not a list of maps.
         """
-        acts = [make_action(**dict(a)) for a in actions]
+        acts = fork_actions(actions)
         return type(self)(self._client, self._client.call("fork", {"session": self.id, "actions": acts}))
 
     def summary(self) -> Summary:
@@ -519,8 +524,34 @@ def make_action(
         raise ValueError(
             "ccscope: an action needs a value: rate, delay, loss, jitter, capacity, outage, queue_limit, cwnd or pacing_rate"
         )
+    # A flow's dir is sent as given, for the server to refuse by name.
     target: dict[str, Any] = {"flow": flow} if flow is not None else {"link": link, "dir": dir or "ab"}
+    if flow is not None and dir is not None:
+        target["dir"] = dir
     return {**target, **values}
+
+
+def fork_actions(actions: Any) -> list[dict[str, Any]]:
+    """fork's actions as the server takes them (proto/README.md, "fork": a
+    non-empty list of action maps), each as given but for act's defaults."""
+    if isinstance(actions, (Mapping, str, bytes)) or not isinstance(actions, Iterable):
+        raise TypeError(
+            f"ccscope: fork(actions=...) is a list of action maps, not a {type(actions).__name__}; "
+            "put one action in a list"
+        )
+    out = []
+    for i, a in enumerate(actions):
+        if not isinstance(a, Mapping):
+            raise TypeError(f"ccscope: fork actions[{i}] is a {type(a).__name__}, not an action map")
+        a = {k: v for k, v in a.items() if v is not None}
+        if "link" in a:
+            a.setdefault("dir", "ab")
+        out.append(a)
+    if not out:
+        raise ValueError(
+            "ccscope: fork needs actions, a non-empty list of action maps (restore(checkpoint) branches without any)"
+        )
+    return out
 
 
 def _duration(value: Any, name: str) -> int:

@@ -33,3 +33,32 @@ def test_stream_names_a_bad_until(client):
         pytest.raises(ValueError, match=r"stream\(until=...\): '1 minute' is not a duration"),
     ):
         next(s.stream("flows", step="1ms", until="1 minute"))
+
+
+@pytest.mark.parametrize("events", [1.5, True, "3", 0, -2])
+def test_step_refuses_events_that_are_not_a_positive_count(client, events):
+    # Before, events=1.5 ran one event: int() took what the server refuses.
+    with client.open("p-rtr-p", seed=1) as s, pytest.raises(ValueError, match=r"step\(events=...\) is a positive whole number"):
+        s.step(events=events)
+
+
+def test_act_sends_a_flows_dir_for_the_server_to_refuse(client):
+    # Before, make_action dropped dir beside flow and the action applied.
+    from ccscope.errors import BadArguments
+
+    with client.open("p-rtr-p", seed=1) as s:
+        with pytest.raises(BadArguments) as e:
+            s.act(flow="f0", dir="ba", cwnd=10)
+        assert e.value.path == "action.dir"
+        assert s.checkpoint().actions == []
+
+
+def test_session_fork_needs_actions(client):
+    with client.open("p-rtr-p", seed=1) as s:
+        s.step("10ms")
+        with pytest.raises(TypeError):
+            s.fork()  # type: ignore[call-arg]
+        with pytest.raises(ValueError, match="fork needs actions"):
+            s.fork([])
+        with s.fork([{"link": "bottleneck", "queue_limit": 50}]) as f:
+            assert f.id != s.id
