@@ -379,7 +379,7 @@ class Client:
         missing = tables.missing_signals(codec.read_arrow(result["arrow"]), list(request["signals"]))
         if not missing:
             return
-        everything = self.call("signals", {**request, "signals": None})
+        everything = self.call("signals", {k: v for k, v in request.items() if k != "signals"})
         known = sorted(set(codec.read_arrow(everything["arrow"])["signal"].to_pylist()))
         of = f" of flows {', '.join(request['flows'])}" if request.get("flows") else ""
         warnings.warn(
