@@ -205,6 +205,8 @@ func (c *conn) route(frame []byte) {
 		c.startBuild(req)
 	case scopeSessions:
 		req.def.batch(c, req)
+	case scopeReader:
+		c.serveCtl(req)
 	default:
 		select {
 		case c.ctl <- req:

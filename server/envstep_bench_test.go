@@ -33,7 +33,7 @@ func envState(b *testing.B) *state {
 	if e != nil {
 		b.Fatalf("newState: %v", e)
 	}
-	if e := st.runTo(context.Background(), sim.Time(sim.Second), nil); e != nil {
+	if _, e := st.runTo(context.Background(), sim.Time(sim.Second), nil, nil); e != nil {
 		b.Fatalf("runTo: %v", e)
 	}
 	return st
@@ -52,7 +52,7 @@ func BenchmarkEnvStepEngine(b *testing.B) {
 		if _, e := st.act(act, "action."); e != nil {
 			b.Fatalf("act: %v", e)
 		}
-		if e := st.runTo(context.Background(), st.run.Now().Add(envStepInterval), nil); e != nil {
+		if _, e := st.runTo(context.Background(), st.run.Now().Add(envStepInterval), nil, nil); e != nil {
 			b.Fatalf("runTo: %v", e)
 		}
 		if _, ok := st.run.Observe("f0"); !ok {

@@ -589,16 +589,15 @@ func appendResponseHead(b []byte, id any) ([]byte, bool) {
 // append appends r as the map EncodeMsgpack writes, with extra more
 // entries to follow.
 func (r stepResult) append(b []byte, extra int) []byte {
-	n := 3 + extra
-	if r.Digest != "" {
-		n++
-	}
-	b = appendMapLen(b, n)
+	b = appendMapLen(b, r.fields()+extra)
 	b = appendInt(appendStr(b, "sim_time_ps"), r.SimTimePs)
 	b = appendUint(appendStr(b, "events"), r.Events)
 	b = appendBool(appendStr(b, "done"), r.Done)
 	if r.Digest != "" {
 		b = appendStr(appendStr(b, "digest"), r.Digest)
+	}
+	if r.Cancelled {
+		b = appendBool(appendStr(b, "cancelled"), true)
 	}
 	return b
 }

@@ -130,13 +130,14 @@ func (s *session) step(p stepArgs, prefix string) (any, *Error) {
 		}
 		idx = &i
 	}
+	var cancelled bool
 	var e *Error
 	if p.byTime {
 		start := time.Now()
-		e = s.st.runTo(s.ctx, s.st.run.Now().Add(p.time), func() *Error { return s.pushDue(false) })
+		cancelled, e = s.st.runTo(s.ctx, s.st.run.Now().Add(p.time), s.cancelled, func() *Error { return s.pushDue(false) })
 		s.lastStepSim, s.lastStepWall = p.time, time.Since(start)
 	} else {
-		e = s.st.stepEvents(s.ctx, p.events)
+		cancelled, e = s.st.stepEvents(s.ctx, p.events, s.cancelled)
 	}
 	if pe := s.pushDue(true); e == nil {
 		e = pe
@@ -145,6 +146,7 @@ func (s *session) step(p stepArgs, prefix string) (any, *Error) {
 		return nil, e
 	}
 	r := s.st.result()
+	r.Cancelled = cancelled
 	if p.observe == "" && idx == nil {
 		return r, nil
 	}
@@ -177,11 +179,7 @@ func (r stepResult) EncodeMsgpack(enc *msgpack.Encoder) error {
 
 // encode writes r's fields as a map with extra more entries to follow.
 func (r stepResult) encode(enc *msgpack.Encoder, extra int) error {
-	n := 3 + extra
-	if r.Digest != "" {
-		n++
-	}
-	errs := [...]error{enc.EncodeMapLen(n),
+	errs := [...]error{enc.EncodeMapLen(r.fields() + extra),
 		enc.EncodeString("sim_time_ps"), enc.EncodeInt(r.SimTimePs),
 		enc.EncodeString("events"), enc.EncodeUint(r.Events),
 		enc.EncodeString("done"), enc.EncodeBool(r.Done)}
@@ -194,9 +192,29 @@ func (r stepResult) encode(enc *msgpack.Encoder, extra int) error {
 		if err := enc.EncodeString("digest"); err != nil {
 			return err
 		}
-		return enc.EncodeString(r.Digest)
+		if err := enc.EncodeString(r.Digest); err != nil {
+			return err
+		}
+	}
+	if r.Cancelled {
+		if err := enc.EncodeString("cancelled"); err != nil {
+			return err
+		}
+		return enc.EncodeBool(true)
 	}
 	return nil
+}
+
+// fields is the number of entries r's map has.
+func (r stepResult) fields() int {
+	n := 3
+	if r.Digest != "" {
+		n++
+	}
+	if r.Cancelled {
+		n++
+	}
+	return n
 }
 
 // EncodeMsgpack writes r as step's result map, with action_index and obs

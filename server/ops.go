@@ -199,6 +199,26 @@ func (c *conn) opOpen(a *args, _ any) (any, *Error) {
 	return res, nil
 }
 
+// opCancel stops the stepping of the requests session got before it
+// (session.cancelArrived). It runs on the connection's reader, so that it
+// reaches a session whose goroutine is busy with a long run.
+func (c *conn) opCancel(a *args, _ any) (any, *Error) {
+	id, e := a.str("session")
+	if e != nil {
+		return nil, e
+	}
+	if e := a.done(); e != nil {
+		return nil, e
+	}
+	sess := c.session(id)
+	if sess == nil {
+		return nil, errorf(CodeNotFound, "session", "no session %q on this connection", id)
+	}
+	sess.cancelArrived()
+	sess.log.Info().Msg("stepping cancelled")
+	return map[string]any{"session": id}, nil
+}
+
 // opRestore restores a checkpoint (or, for fork, a live session's) into a
 // new session; fork then applies its actions at the restored position.
 func (c *conn) opRestore(a *args, fork bool) (any, *Error) {

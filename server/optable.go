@@ -22,9 +22,15 @@ const (
 	// scopeSessions ops are read on the connection's reader and handed, in
 	// parts, to several sessions' goroutines (steps).
 	scopeSessions
+	// scopeReader ops are answered by the connection's reader at once,
+	// ahead of every queue (cancel: it must reach a session busy with a
+	// long run).
+	scopeReader
 )
 
-func (s scope) String() string { return [...]string{"connection", "build", "session", "sessions"}[s] }
+func (s scope) String() string {
+	return [...]string{"connection", "build", "session", "sessions", "reader"}[s]
+}
 
 // argSpec is one argument of an op: its key, whether it must be given, and
 // the kind of value it takes as the protocol spec words it.
@@ -82,6 +88,7 @@ var ops = []opDef{
 		conn: func(c *conn, a *args, _ any) (any, *Error) { return c.opRestore(a, false) }},
 	{name: "fork", scope: scopeBuild, args: []argSpec{{"checkpoint", true, "map"}, {"session", true, "string"},
 		{"actions", false, "list"}}, conn: func(c *conn, a *args, _ any) (any, *Error) { return c.opRestore(a, true) }},
+	{name: "cancel", scope: scopeReader, args: []argSpec{sessionArg}, conn: (*conn).opCancel},
 	{name: "close", scope: scopeSession, args: []argSpec{sessionArg}, sess: (*session).opClose, ends: true},
 	{name: "stats", scope: scopeConn, conn: (*conn).opStats},
 }

@@ -23,7 +23,7 @@ import (
 )
 
 // ProtocolVersion is the wire protocol version this server speaks.
-const ProtocolVersion = "1.0"
+const ProtocolVersion = "1.1"
 
 // Options configure a Server. Zero values take the defaults noted.
 type Options struct {

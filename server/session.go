@@ -25,6 +25,7 @@ type sessionReq struct {
 	req  Request
 	step *batchStep
 	call func(*session)
+	seq  uint64 // the session's count of arrived requests, this one included
 }
 
 // session is one simulation, served by its own goroutine: requests to it are
@@ -53,6 +54,15 @@ type session struct {
 	lastStepSim  sim.Duration
 	lastStepWall time.Duration
 	lastInline   atomic.Int64
+
+	// Cancelling (the cancel op): arrived counts the requests handed to
+	// the session (queued or run inline), each taking the count as its
+	// seq; a cancel sets cancelTo to the count then, and the request
+	// being served (serving, its seq) stops stepping if it arrived
+	// before (session.cancelled).
+	arrived  atomic.Uint64
+	cancelTo atomic.Uint64
+	serving  uint64 // under busy
 
 	seq      uint64        // pushes sent
 	everyMS  time.Duration // push interval while stepping
@@ -91,6 +101,7 @@ func (s *session) enqueue(r sessionReq) *Error {
 		return errorf(CodeNotFound, "session", "session %q is closed", s.id)
 	}
 	s.pending.Add(1)
+	r.seq = s.arrived.Add(1)
 	select {
 	case s.reqs <- r:
 		return nil
@@ -235,6 +246,7 @@ func (s *session) claimInline(d sim.Duration) bool {
 // serveInline serves r on the calling goroutine, the session claimed by
 // claimInline, and gives the claim back.
 func (s *session) serveInline(r sessionReq) {
+	r.seq = s.arrived.Add(1)
 	s.lastInline.Store(time.Now().UnixNano())
 	more := s.serve(r)
 	s.busy.Unlock()
@@ -251,6 +263,7 @@ func (s *session) serve(r sessionReq) (more bool) {
 	if r.call == nil && r.step == nil {
 		id = r.req.ID
 	}
+	s.serving = r.seq
 	defer func() {
 		if p := recover(); p != nil {
 			s.log.Error().Str("panic", fmt.Sprint(p)).Str("stack", string(debug.Stack())).Msg("session panicked; closing it")
@@ -308,6 +321,17 @@ func (s *session) serve(r sessionReq) (more bool) {
 	s.conn.replyLog(s.log, id, res, e)
 	return !ends
 }
+
+// cancel stops the stepping of every request the session got so far: the
+// step or run being served stops at its next slice boundary, and those
+// queued behind it advance nothing (the cancel op; the connection's reader
+// calls it, ahead of the session's queue). Requests that arrive later run
+// as usual.
+func (s *session) cancelArrived() { s.cancelTo.Store(s.arrived.Load()) }
+
+// cancelled reports whether a cancel op came after the request being
+// served arrived: its stepping loop then stops at the next slice boundary.
+func (s *session) cancelled() bool { return s.serving <= s.cancelTo.Load() }
 
 // unregister marks the session closed and takes it out of its connection's
 // and the server's tables, so that it no longer counts against their
@@ -385,7 +409,7 @@ func (s *session) opRun(a *args, id any) (any, *Error) {
 		}
 		return s.pushDue(false)
 	}
-	e := s.st.runTo(s.ctx, target, progress)
+	cancelled, e := s.st.runTo(s.ctx, target, s.cancelled, progress)
 	if pe := s.pushDue(true); e == nil {
 		e = pe
 	}
@@ -393,7 +417,7 @@ func (s *session) opRun(a *args, id any) (any, *Error) {
 		return nil, e
 	}
 	res := s.st.result()
-	res.Digest = s.st.digest()
+	res.Digest, res.Cancelled = s.st.digest(), cancelled
 	return res, nil
 }
 

@@ -206,6 +206,9 @@ type stepResult struct {
 	Events    uint64 `msgpack:"events"`
 	Done      bool   `msgpack:"done"`
 	Digest    string `msgpack:"digest,omitempty"`
+	// Cancelled: a cancel op stopped the step or run here, short of its
+	// target.
+	Cancelled bool `msgpack:"cancelled,omitempty"`
 }
 
 func (s *state) result() stepResult {
@@ -222,27 +225,35 @@ const (
 
 // runTo advances to sim time target (capped at the horizon), calling tick
 // after each chunk. It stops early, at a chunk boundary, on ctx's end, on
-// tick's error or at the events limit.
-func (s *state) runTo(ctx context.Context, target sim.Time, tick func() *Error) *Error {
+// tick's error, at the events limit, or when stop (if not nil) says so
+// (a cancel op): it then reports cancelled, having advanced as a step by
+// time to the clock it stopped at would have.
+func (s *state) runTo(ctx context.Context, target sim.Time, stop func() bool, tick func() *Error) (cancelled bool, e *Error) {
 	start := time.Now()
 	defer func() { s.wall += time.Since(start) }()
-	if err := s.runChunked(ctx, min(target, s.run.Horizon()), s.limits.MaxEvents, tick); err != nil {
-		return err
+	if cancelled, e = s.runChunked(ctx, min(target, s.run.Horizon()), s.limits.MaxEvents, stop, tick); cancelled || e != nil {
+		return cancelled, e
 	}
-	return s.overLimit()
+	return false, s.overLimit()
 }
 
 // runChunked runs RunUntil(target) as a series of RunUntil calls to
 // increasing times. Since RunUntil(a) then RunUntil(b) dispatches exactly
 // what RunUntil(b) does, chunking never changes the run; it lets the loop
-// look at ctx, tick and the event count between chunks. Chunks start at a
-// microsecond of sim time and double while they are cheap, so a target far
-// away costs few chunks and a dense instant cannot run far past maxEvents
-// (0: no limit) before the loop stops.
-func (s *state) runChunked(ctx context.Context, target sim.Time, maxEvents uint64, tick func() *Error) *Error {
+// look at ctx, stop, tick and the event count between chunks, and a run
+// stopped after a chunk stands exactly where a step by time to that
+// chunk's end would have left it. Chunks start at a microsecond of sim
+// time and double while they are cheap, so a target far away costs few
+// chunks and a dense instant cannot run far past maxEvents (0: no limit)
+// before the loop stops. stop is looked at before the first chunk too: a
+// request cancelled while it waited advances nothing.
+func (s *state) runChunked(ctx context.Context, target sim.Time, maxEvents uint64, stop func() bool, tick func() *Error) (cancelled bool, e *Error) {
 	chunk := sim.Duration(sim.Microsecond)
 	sm := s.run.Sim
 	for sm.Now() < target {
+		if stop != nil && stop() {
+			return true, nil
+		}
 		t0, ev0 := time.Now(), sm.Events()
 		next := target
 		if target.Sub(sm.Now()) > chunk {
@@ -251,7 +262,7 @@ func (s *state) runChunked(ctx context.Context, target sim.Time, maxEvents uint6
 		sm.RunUntil(next)
 		s.drained = true
 		if maxEvents > 0 && sm.Events() >= maxEvents {
-			return nil
+			return false, nil
 		}
 		dense := maxEvents > 0 && sm.Events()-ev0 > (maxEvents-ev0)/8
 		switch d := time.Since(t0); {
@@ -261,22 +272,25 @@ func (s *state) runChunked(ctx context.Context, target sim.Time, maxEvents uint6
 			chunk *= 2
 		}
 		if ctx.Err() != nil {
-			return errorf(CodeInternal, "", "session closed while stepping")
+			return false, errorf(CodeInternal, "", "session closed while stepping")
 		}
 		if tick != nil {
 			if err := tick(); err != nil {
-				return err
+				return false, err
 			}
 		}
 	}
-	return nil
+	return false, nil
 }
 
 // stepEvents dispatches up to n events (fewer at the horizon or the events
-// limit), in batches so that a closed session stops soon. Batching does not
-// change the run: StepEvents only ends with RunUntil(horizon) when no event
-// is left before the horizon, when a further batch would do nothing else.
-func (s *state) stepEvents(ctx context.Context, n uint64) *Error {
+// limit), in batches so that a closed session stops soon and a cancel op
+// (stop, if not nil) takes effect between batches: it then reports
+// cancelled, having advanced as a step of the events it dispatched would
+// have. Batching does not change the run: StepEvents only ends with
+// RunUntil(horizon) when no event is left before the horizon, when a
+// further batch would do nothing else.
+func (s *state) stepEvents(ctx context.Context, n uint64, stop func() bool) (cancelled bool, e *Error) {
 	capped := false
 	if m := s.limits.MaxEvents; m > 0 {
 		if left := m - min(m, s.run.Sim.Events()); n > left {
@@ -286,6 +300,9 @@ func (s *state) stepEvents(ctx context.Context, n uint64) *Error {
 	start := time.Now()
 	defer func() { s.wall += time.Since(start) }()
 	for n > 0 {
+		if stop != nil && stop() {
+			return true, nil
+		}
 		batch := min(n, stepBatch)
 		before := s.run.Sim.Events()
 		done := s.run.StepEvents(batch)
@@ -302,13 +319,13 @@ func (s *state) stepEvents(ctx context.Context, n uint64) *Error {
 		}
 		n -= batch
 		if ctx.Err() != nil {
-			return errorf(CodeInternal, "", "session closed while stepping")
+			return false, errorf(CodeInternal, "", "session closed while stepping")
 		}
 	}
 	if capped {
-		return s.overLimit()
+		return false, s.overLimit()
 	}
-	return nil
+	return false, nil
 }
 
 // stepBatch is how many events stepEvents dispatches between looks at its

@@ -45,7 +45,7 @@ func TestStepByTimeMatchesStraightRun(t *testing.T) {
 	want := straight(t, "pump", "runtime.duration=20s")
 	s := testState(t, "pump", "runtime.duration=20s")
 	for range 2000 {
-		if err := s.runTo(context.Background(), s.run.Now().Add(10*sim.Millisecond), nil); err != nil {
+		if _, err := s.runTo(context.Background(), s.run.Now().Add(10*sim.Millisecond), nil, nil); err != nil {
 			t.Fatalf("runTo: %v", err)
 		}
 	}
