@@ -421,6 +421,56 @@ class Client:
                 f"the {op!r} request was not sent",
             )
 
+    def call_cancellable(
+        self,
+        op: str,
+        args: Mapping[str, Any],
+        *,
+        timeout: float | None = None,
+        on_progress: Callable[[ProgressPush], None] | None = None,
+    ) -> tuple[dict[str, Any], bool]:
+        """:meth:`call` for a session's ``step`` or ``run``, which Ctrl-C stops on the server.
+
+        A KeyboardInterrupt while waiting sends ``cancel`` for
+        ``args["session"]`` (a server of protocol 1.1 or later) and waits,
+        up to the client's timeout, for the request's response: the server
+        stops the request where it is and answers with that position.
+
+        Args:
+            op: ``"step"`` or ``"run"``.
+            args: Its arguments, with ``session``.
+            timeout: As for :meth:`call`; default unlimited.
+            on_progress: As for :meth:`call`.
+
+        Returns:
+            The result, and whether a KeyboardInterrupt came meanwhile: the
+            caller takes in the result, then raises KeyboardInterrupt.
+
+        Raises:
+            KeyboardInterrupt: Interrupted where nothing could be cancelled
+                (an older server), or interrupted again while waiting.
+            As for :meth:`call`.
+        """
+        request = dict(args)
+
+        def attempt() -> tuple[dict[str, Any], bool]:
+            rid = self._next_id
+            self._next_id += 1
+            self._send(codec.encode_request(rid, op, request))
+            try:
+                return self._await(rid, op, timeout, on_progress), False
+            except KeyboardInterrupt:
+                if rid not in self._abandoned or not _serves_cancel(self.server_info):
+                    raise  # answered meanwhile, or a server without cancel
+            cid = self._next_id
+            self._next_id += 1
+            self._abandoned.add(cid)  # the cancel's own answer is not waited for
+            self._send(codec.encode_request(cid, "cancel", {"session": request["session"]}))
+            self._abandoned.discard(rid)
+            return self._await(rid, op, self._timeout, None), True
+
+        return self._serve(attempt)
+
     def call_encoded(self, op: str, template: codec.Template, *parts: bytes, timeout: float | None = None) -> dict[str, Any]:
         """Send a request encoded from a template and wait for its response.
 
@@ -732,6 +782,15 @@ def _scenario_files(names: Sequence[str], base: Path) -> dict[str, bytes]:
         if p.is_file():
             out[name] = p.read_bytes()
     return out
+
+
+def _serves_cancel(hello: Mapping[str, Any]) -> bool:
+    """Whether a server's hello says it has the cancel op (protocol 1.1)."""
+    try:
+        major, minor = (int(p) for p in str(hello.get("version", "")).split(".")[:2])
+    except ValueError:
+        return False
+    return (major, minor) >= (1, 1)
 
 
 def _hello_args() -> dict[str, Any]:

@@ -160,6 +160,8 @@ class Session:
             ValueError: Neither or both of ``time`` and ``events``, or a bad
                 duration.
             LimitExceeded: The session hit the server's event or time limit.
+            KeyboardInterrupt: Ctrl-C; as for :meth:`run`, the step stops
+                on the server and the session is usable where it stopped.
         """
         if (time is None) == (events is None):
             raise ValueError("ccscope: step() takes a duration or events=N, exactly one")
@@ -190,6 +192,10 @@ class Session:
 
         Raises:
             LimitExceeded: The session hit the server's event or time limit.
+            KeyboardInterrupt: Ctrl-C: the run stops on the server (the
+                ``cancel`` op), the session takes in where it stopped
+                (``sim_time_ps``, ``events``, ``digest``) and is usable
+                there, as is the client; then the interrupt is raised.
         """
         target = self.horizon_ps if until is None else min(parse_duration(until), self.horizon_ps)
         args = {"session": self.id, "until": until}
@@ -215,11 +221,17 @@ class Session:
         return pos
 
     def _advance(self, op: str, args: dict[str, Any], timeout: float | None, on_progress: Any = None) -> Position:
-        pos = Position.from_result(self._client.call(op, args, timeout=timeout, on_progress=on_progress))
+        # Ctrl-C stops the step or run on the server (the cancel op), which
+        # answers with where it stopped: the session takes that in, then
+        # the KeyboardInterrupt goes on.
+        result, interrupted = self._client.call_cancellable(op, args, timeout=timeout, on_progress=on_progress)
+        pos = Position.from_result(result)
         self.sim_time_ps, self.events = pos.sim_time_ps, pos.events
         if pos.digest:
             self.digest = pos.digest
         self._collect()
+        if interrupted:
+            raise KeyboardInterrupt
         return pos
 
     # -- acting -------------------------------------------------------------
