@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -67,11 +68,19 @@ func wireAction(a engine.Action) WireAction {
 	return w
 }
 
+// The keys of an action map: its target, then the values for a link
+// direction and for a flow.
+var (
+	linkOnly   = []string{"rate", "delay", "loss", "jitter", "capacity", "outage", "queue_limit"}
+	flowOnly   = []string{"cwnd", "pacing_rate"}
+	actionKeys = slices.Concat([]string{"link", "dir", "flow"}, linkOnly, flowOnly)
+)
+
 // parseAction reads an action map (proto/README.md, "act"); prefix is its
 // path ("action.", "actions[2].").
 func parseAction(m map[string]any, prefix string) (engine.Action, *Error) {
 	var a engine.Action
-	ar := newArgs(m, prefix)
+	ar := newArgs(m, prefix, actionKeys)
 	var err *Error
 	if a.Link, _, err = ar.optStr("link"); err != nil {
 		return a, err
@@ -92,8 +101,6 @@ func parseAction(m map[string]any, prefix string) (engine.Action, *Error) {
 	case a.Flow != "" && ar.has("dir"):
 		return a, errorf(CodeBadArgs, prefix+"dir", "%sdir applies to a link, not a flow", prefix)
 	}
-	linkOnly := []string{"rate", "delay", "loss", "jitter", "capacity", "outage", "queue_limit"}
-	flowOnly := []string{"cwnd", "pacing_rate"}
 	wrong, target := flowOnly, "link"
 	if a.Flow != "" {
 		wrong, target = linkOnly, "flow"

@@ -12,15 +12,24 @@ import (
 )
 
 // args reads a request's (or a nested map's) arguments, remembering which
-// keys were used so that done can refuse the rest. prefix is the path of the
-// map itself ("action."), prepended to the paths in errors.
+// keys were asked for so that done can refuse the rest. prefix is the path
+// of the map itself ("action."), prepended to the paths in errors; known
+// lists every key the map takes, for done's message.
+//
+// An argument whose value is nil is an argument not given, everywhere: an
+// optional one is left at its default, a required one is missing. (The
+// Python client leaves out arguments that are None; a client that sends
+// them as nil means the same.)
 type args struct {
 	m      map[string]any
 	prefix string
+	known  []string
 	used   []string
 }
 
-func newArgs(m map[string]any, prefix string) *args { return &args{m: m, prefix: prefix} }
+func newArgs(m map[string]any, prefix string, known []string) *args {
+	return &args{m: m, prefix: prefix, known: known}
+}
 
 func (a *args) path(key string) string { return a.prefix + key }
 
@@ -31,8 +40,10 @@ func (a *args) get(key string) (any, bool) {
 	return v, ok && v != nil
 }
 
-// has reports whether key is present and not nil.
+// has reports whether key is present and not nil. Asking counts as using
+// key: a key sent as nil is not given, not unknown.
 func (a *args) has(key string) bool {
+	a.used = append(a.used, key)
 	v, ok := a.m[key]
 	return ok && v != nil
 }
@@ -61,7 +72,6 @@ func (a *args) str(key string) (string, *Error) {
 // optStr reads an optional string.
 func (a *args) optStr(key string) (string, bool, *Error) {
 	if !a.has(key) {
-		a.used = append(a.used, key)
 		return "", false, nil
 	}
 	s, err := a.str(key)
@@ -195,7 +205,7 @@ func (a *args) files(key string) (map[string][]byte, *Error) {
 	return out, nil
 }
 
-// done refuses keys no accessor asked for.
+// done refuses keys no accessor asked for, naming every key the map takes.
 func (a *args) done() *Error {
 	var extra []string
 	for k := range a.m {
@@ -207,5 +217,5 @@ func (a *args) done() *Error {
 		return nil
 	}
 	slices.Sort(extra)
-	return errorf(CodeBadArgs, a.path(extra[0]), "unknown argument %s (known: %s)", a.path(extra[0]), strings.Join(a.used, ", "))
+	return errorf(CodeBadArgs, a.path(extra[0]), "unknown argument %s (known: %s)", a.path(extra[0]), strings.Join(a.known, ", "))
 }

@@ -40,9 +40,17 @@ type parsedCheckpoint struct {
 	actions []engine.Action
 }
 
+// The keys of a checkpoint map, of an entry of its action log, and of a
+// position (proto/README.md, "Checkpoints").
+var (
+	checkpointKeys   = []string{"format", "engine_version", "config", "config_hash", "seed", "digest", "at", "actions"}
+	loggedActionKeys = []string{"at", "action"}
+	positionKeys     = []string{"events", "sim_time_ps", "drained"}
+)
+
 // parseCheckpoint reads a checkpoint map; prefix is its argument path.
 func parseCheckpoint(m map[string]any, prefix string) (*parsedCheckpoint, *Error) {
-	a := newArgs(m, prefix)
+	a := newArgs(m, prefix, checkpointKeys)
 	var cp parsedCheckpoint
 	var err *Error
 	if cp.Format, err = a.str("format"); err != nil {
@@ -84,7 +92,7 @@ func parseCheckpoint(m map[string]any, prefix string) (*parsedCheckpoint, *Error
 		if !ok {
 			return nil, errorf(CodeBadArgs, p[:len(p)-1], "%s is a %s, want a map", p[:len(p)-1], typeName(e))
 		}
-		ea := newArgs(em, p)
+		ea := newArgs(em, p, loggedActionKeys)
 		am, err := ea.mapArg("action")
 		if err != nil {
 			return nil, err
@@ -114,7 +122,7 @@ func parseCheckpoint(m map[string]any, prefix string) (*parsedCheckpoint, *Error
 }
 
 func parsePosition(m map[string]any, prefix string) (Position, *Error) {
-	a := newArgs(m, prefix)
+	a := newArgs(m, prefix, positionKeys)
 	var p Position
 	var err *Error
 	if p.Events, err = a.uint("events"); err != nil {

@@ -54,7 +54,7 @@ func generalViews(frame []byte) (op string, views []hotView, ok bool) {
 		return "", nil, false
 	}
 	entry := func(m map[string]any, prefix string) (hotView, bool) {
-		a := newArgs(m, prefix)
+		a := newArgs(m, prefix, stepOp.argKeys())
 		id, e := a.str("session")
 		if e != nil {
 			return hotView{}, false
@@ -350,7 +350,7 @@ func BenchmarkReadSteps(b *testing.B) {
 				b.Fatal(e)
 			}
 			for i, v := range req.Args["steps"].([]any) {
-				a := newArgs(v.(map[string]any), "steps[0].")
+				a := newArgs(v.(map[string]any), "steps[0].", stepOp.argKeys())
 				if _, e := a.str("session"); e != nil {
 					b.Fatal(e)
 				}

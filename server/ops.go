@@ -32,7 +32,7 @@ func (c *conn) serveCtl(req Request) {
 			c.reply(req.ID, nil, errorf(CodeInternal, "", "%s failed: %v", req.Op, p))
 		}
 	}()
-	res, e := req.def.conn(c, newArgs(req.Args, ""), req.ID)
+	res, e := req.def.conn(c, newArgs(req.Args, "", req.def.argKeys()), req.ID)
 	c.reply(req.ID, res, e)
 	if e != nil && e.Code == CodeVersion {
 		c.closeAfterWrites(closeVersion, "unsupported protocol version")

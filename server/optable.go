@@ -71,8 +71,7 @@ var ops = []opDef{
 	{name: "scenarios", scope: scopeConn, conn: (*conn).opScenarios},
 	{name: "open", scope: scopeBuild, args: []argSpec{{"scenario", true, "string"}, {"config", true, "map"},
 		{"seed", true, "integer"}, {"set", true, "map or list"}, {"files", true, "map"}}, conn: (*conn).opOpen},
-	{name: "step", scope: scopeSession, args: []argSpec{sessionArg, {"time", true, "duration"}, {"events", true, "integer"},
-		{"action", true, "map"}, {"observe", true, "string"}, {"obs_format", true, "string"}}, sess: (*session).opStep, inline: true},
+	{name: "step", scope: scopeSession, args: stepArgSpecs, sess: (*session).opStep, inline: true},
 	{name: "steps", scope: scopeSessions, args: []argSpec{{"steps", false, "list of step arguments"}}, batch: (*conn).opSteps},
 	{name: "run", scope: scopeSession, args: []argSpec{sessionArg, {"until", true, "duration"}}, sess: (*session).opRun},
 	{name: "act", scope: scopeSession, args: []argSpec{sessionArg, {"action", false, "map"}}, sess: (*session).opAct},
@@ -95,6 +94,10 @@ var ops = []opDef{
 
 // sessionArg is the argument every session op takes first.
 var sessionArg = argSpec{"session", false, "string"}
+
+// stepArgSpecs are step's arguments, and those of an entry of steps.
+var stepArgSpecs = []argSpec{sessionArg, {"time", true, "duration"}, {"events", true, "integer"},
+	{"action", true, "map"}, {"observe", true, "string"}, {"obs_format", true, "string"}}
 
 // opIndex finds an op by name.
 var opIndex = func() map[string]*opDef {
@@ -124,16 +127,24 @@ func (o *opDef) takes(key string) bool {
 	return slices.ContainsFunc(o.args, func(a argSpec) bool { return a.name == key })
 }
 
+// argKeys lists the op's argument keys.
+func (o *opDef) argKeys() []string { return specKeys(o.args) }
+
+// specKeys lists the keys of argument specs.
+func specKeys(specs []argSpec) []string {
+	names := make([]string, len(specs))
+	for i, a := range specs {
+		names[i] = a.name
+	}
+	return names
+}
+
 // argNames lists the op's argument keys, for error messages.
 func (o *opDef) argNames() string {
 	if len(o.args) == 0 {
 		return "none"
 	}
-	names := make([]string, len(o.args))
-	for i, a := range o.args {
-		names[i] = a.name
-	}
-	return strings.Join(names, ", ")
+	return strings.Join(o.argKeys(), ", ")
 }
 
 // specTable renders the op table as the summary table in proto/README.md.

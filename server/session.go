@@ -303,7 +303,7 @@ func (s *session) serve(r sessionReq) (more bool) {
 		s.conn.replyLog(s.log, id, res, e)
 		return true
 	}
-	a := newArgs(r.req.Args, "")
+	a := newArgs(r.req.Args, "", r.req.def.argKeys())
 	a.used = append(a.used, "session")
 	res, e := r.req.def.sess(s, a, id)
 	if res == answered {

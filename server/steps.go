@@ -88,7 +88,7 @@ type parsedStep struct {
 // parseSteps reads steps: a non-empty list of maps, each a step's
 // arguments with its session, no session twice.
 func (c *conn) parseSteps(req Request) ([]parsedStep, *Error) {
-	a := newArgs(req.Args, "")
+	a := newArgs(req.Args, "", req.def.argKeys())
 	v, ok := a.get("steps")
 	if !ok {
 		return nil, a.missing("steps")
@@ -114,7 +114,7 @@ func (c *conn) parseSteps(req Request) ([]parsedStep, *Error) {
 		if !ok {
 			return nil, errorf(CodeBadArgs, prefix[:len(prefix)-1], "%s is a %s, want a map", prefix[:len(prefix)-1], typeName(v))
 		}
-		ea := newArgs(m, prefix)
+		ea := newArgs(m, prefix, specKeys(stepArgSpecs))
 		id, e := ea.str("session")
 		if e != nil {
 			return nil, e

@@ -1,0 +1,70 @@
+package server
+
+import (
+	"strings"
+	"testing"
+)
+
+// An optional argument sent as nil is an argument not given, wherever it
+// stands (a request, an action, a steps entry): a Python client's None.
+func TestNilOptionalArgumentIsNotGiven(t *testing.T) {
+	t.Parallel()
+	_, url := newTestServer(t, Options{})
+	c := dial(t, url)
+	sid := c.call("open", map[string]any{"scenario": "p-rtr-p", "seed": nil, "set": []any{"runtime.duration=2s"},
+		"files": nil, "config": nil})["session"].(string)
+	for _, tc := range []struct {
+		op   string
+		args map[string]any
+	}{
+		{"hello", map[string]any{"version": "1.0", "client": nil}},
+		{"step", map[string]any{"session": sid, "time": "10ms", "events": nil, "action": nil, "observe": nil, "obs_format": nil}},
+		{"step", map[string]any{"session": sid, "time": nil, "events": 10}},
+		{"step", map[string]any{"session": sid, "time": "1ms", "action": map[string]any{"flow": "f0", "cwnd": 20, "rate": nil, "dir": nil, "link": nil}}},
+		{"steps", map[string]any{"steps": []any{map[string]any{"session": sid, "time": "1ms", "events": nil, "observe": nil}}}},
+		{"act", map[string]any{"session": sid, "action": map[string]any{"link": "bottleneck", "dir": "ab", "rate": "50Mbps", "loss": nil, "cwnd": nil}}},
+		{"run", map[string]any{"session": sid, "until": nil}},
+		{"subscribe", map[string]any{"session": sid, "tables": []any{"flows"}, "flows": nil, "signals": nil, "every_ms": nil}},
+		{"unsubscribe", map[string]any{"session": sid, "tables": nil}},
+		{"signals", map[string]any{"session": sid, "table": "flows", "flows": nil, "signals": nil}},
+	} {
+		if r := c.await(c.send(tc.op, tc.args)); r["ok"] != true {
+			t.Errorf("%s(%v) = %v, want ok (nil is not given)", tc.op, tc.args, r["error"])
+		}
+	}
+	// A required argument sent as nil is missing.
+	e := c.fail("act", map[string]any{"session": sid, "action": nil})
+	if e["code"] != string(CodeBadArgs) || e["path"] != "action" || !strings.Contains(e["message"].(string), "missing argument action") {
+		t.Errorf("act with action nil: error %v, want bad_args: missing argument action", e)
+	}
+}
+
+// An unknown key names every key the map takes, not those read so far.
+func TestUnknownArgumentListsEveryKnownKey(t *testing.T) {
+	t.Parallel()
+	_, url := newTestServer(t, Options{})
+	c := dial(t, url)
+	sid := c.open("p-rtr-p", "runtime.duration=2s")
+	cp := c.call("checkpoint", map[string]any{"session": sid})["checkpoint"].(map[string]any)
+	cp["extra"] = 1
+	for _, tc := range []struct {
+		op   string
+		args map[string]any
+		path string
+		keys string
+	}{
+		{"act", map[string]any{"session": sid, "action": map[string]any{"flow": "f0", "cwnd": 5, "bogus": 1}}, "action.bogus",
+			"link, dir, flow, rate, delay, loss, jitter, capacity, outage, queue_limit, cwnd, pacing_rate"},
+		{"steps", map[string]any{"steps": []any{map[string]any{"session": sid, "time": "1ms", "bogus": 1}}}, "steps[0].bogus",
+			"session, time, events, action, observe, obs_format"},
+		{"restore", map[string]any{"checkpoint": cp}, "checkpoint.extra",
+			"format, engine_version, config, config_hash, seed, digest, at, actions"},
+		{"open", map[string]any{"scenario": "p-rtr-p", "sead": 1}, "sead", "scenario, config, seed, set, files"},
+	} {
+		e := c.fail(tc.op, tc.args)
+		want := "(known: " + tc.keys + ")"
+		if e["code"] != string(CodeBadArgs) || e["path"] != tc.path || !strings.HasSuffix(e["message"].(string), want) {
+			t.Errorf("%s with an unknown key: error %v, want bad_args at %s ending %q", tc.op, e, tc.path, want)
+		}
+	}
+}
