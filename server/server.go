@@ -8,6 +8,7 @@ import (
 	"context"
 	"crypto/subtle"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"runtime"
@@ -25,7 +26,8 @@ import (
 // ProtocolVersion is the wire protocol version this server speaks.
 const ProtocolVersion = "1.1"
 
-// Options configure a Server. Zero values take the defaults noted.
+// Options configure a Server. Zero values take the defaults noted; New
+// refuses negative ones.
 type Options struct {
 	// Token must accompany every connection. Empty is refused unless
 	// InsecureNoToken is set.
@@ -75,42 +77,53 @@ type Options struct {
 	Logger *zerolog.Logger
 }
 
-// orDefault sets *p to v when it is zero or negative.
-func orDefault[T ~int | ~int64](p *T, v T) {
-	if *p <= 0 {
+// orDefault sets *p to v when it is zero, and notes a negative *p in bad
+// under name.
+func orDefault[T ~int | ~int64](bad *[]string, name string, p *T, v T) {
+	switch {
+	case *p < 0:
+		*bad = append(*bad, name)
+	case *p == 0:
 		*p = v
 	}
 }
 
-func (o *Options) defaults() {
-	orDefault(&o.MaxSessions, 256)
-	orDefault(&o.MaxSessionsPerConn, 64)
+// defaults fills in the options left zero, and refuses negative ones: a
+// negative limit is a mistake, which a silent default would hide.
+func (o *Options) defaults() error {
+	var bad []string
+	orDefault(&bad, "MaxSessions", &o.MaxSessions, 256)
+	orDefault(&bad, "MaxSessionsPerConn", &o.MaxSessionsPerConn, 64)
 	if o.MaxEvents == 0 {
 		o.MaxEvents = 1e10
 	}
-	orDefault(&o.MaxSimTime, 24*3600*sim.Second)
-	orDefault(&o.MaxMessageBytes, 16<<20)
-	orDefault(&o.IdleTimeout, 30*time.Minute)
-	orDefault(&o.ConnIdleTimeout, o.IdleTimeout)
-	orDefault(&o.WriteTimeout, 60*time.Second)
-	orDefault(&o.PingInterval, 30*time.Second)
-	orDefault(&o.WriteBudget, 8<<20)
-	orDefault(&o.MaxTraceRows, 4<<20)
-	orDefault(&o.MaxNodes, 10_000)
-	orDefault(&o.MaxLinks, 20_000)
-	orDefault(&o.MaxFlows, 10_000)
-	orDefault(&o.MaxChanges, 100_000)
-	orDefault(&o.MaxBuilds, runtime.GOMAXPROCS(0))
-	orDefault(&o.MaxSessionBytes, 1<<30)
-	orDefault(&o.MaxReplayTime, 2*time.Minute)
-	orDefault(&o.MaxDecodedBytes, 4*o.MaxMessageBytes)
-	orDefault(&o.MaxDecodedTotal, 16*o.MaxMessageBytes)
+	orDefault(&bad, "MaxSimTime", &o.MaxSimTime, 24*3600*sim.Second)
+	orDefault(&bad, "MaxMessageBytes", &o.MaxMessageBytes, 16<<20)
+	orDefault(&bad, "IdleTimeout", &o.IdleTimeout, 30*time.Minute)
+	orDefault(&bad, "ConnIdleTimeout", &o.ConnIdleTimeout, o.IdleTimeout)
+	orDefault(&bad, "WriteTimeout", &o.WriteTimeout, 60*time.Second)
+	orDefault(&bad, "PingInterval", &o.PingInterval, 30*time.Second)
+	orDefault(&bad, "WriteBudget", &o.WriteBudget, 8<<20)
+	orDefault(&bad, "MaxTraceRows", &o.MaxTraceRows, 4<<20)
+	orDefault(&bad, "MaxNodes", &o.MaxNodes, 10_000)
+	orDefault(&bad, "MaxLinks", &o.MaxLinks, 20_000)
+	orDefault(&bad, "MaxFlows", &o.MaxFlows, 10_000)
+	orDefault(&bad, "MaxChanges", &o.MaxChanges, 100_000)
+	orDefault(&bad, "MaxBuilds", &o.MaxBuilds, runtime.GOMAXPROCS(0))
+	orDefault(&bad, "MaxSessionBytes", &o.MaxSessionBytes, 1<<30)
+	orDefault(&bad, "MaxReplayTime", &o.MaxReplayTime, 2*time.Minute)
+	orDefault(&bad, "MaxDecodedBytes", &o.MaxDecodedBytes, 4*o.MaxMessageBytes)
+	orDefault(&bad, "MaxDecodedTotal", &o.MaxDecodedTotal, 16*o.MaxMessageBytes)
 	o.MaxDecodedTotal = max(o.MaxDecodedTotal, o.MaxDecodedBytes)
-	orDefault(&o.ProgressEvery, 100*time.Millisecond)
+	orDefault(&bad, "ProgressEvery", &o.ProgressEvery, 100*time.Millisecond)
 	if o.Logger == nil {
 		nop := zerolog.Nop()
 		o.Logger = &nop
 	}
+	if len(bad) > 0 {
+		return fmt.Errorf("server: negative options %s; want positive values (0 takes the default)", strings.Join(bad, ", "))
+	}
+	return nil
 }
 
 // Server serves sessions. It is an http.Handler for the websocket endpoint.
@@ -141,10 +154,12 @@ func (o *Options) limitsMap() map[string]any {
 		"max_replay_ms": o.MaxReplayTime.Milliseconds(), "max_builds": o.MaxBuilds}
 }
 
-// New returns a server. It refuses options without a token unless
-// InsecureNoToken is set.
+// New returns a server. It refuses negative limits, and options without a
+// token unless InsecureNoToken is set.
 func New(opts Options) (*Server, error) {
-	opts.defaults()
+	if err := opts.defaults(); err != nil {
+		return nil, err
+	}
 	if opts.Token == "" && !opts.InsecureNoToken {
 		return nil, errors.New("server: a token is required (or InsecureNoToken)")
 	}

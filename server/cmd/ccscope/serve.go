@@ -14,6 +14,8 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -67,6 +69,10 @@ func serve(args []string, stdout, stderr io.Writer, stop <-chan struct{}) int {
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "ccscope serve: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	if err := checkLimits(fs, "max-decoded-bytes"); err != nil {
+		fmt.Fprintln(stderr, "ccscope serve: "+strings.ReplaceAll(err.Error(), "\n", "\nccscope serve: "))
 		return 2
 	}
 	log, err := newLogger(*logFormat, stderr)
@@ -128,6 +134,43 @@ func serve(args []string, stdout, stderr io.Writer, stop <-chan struct{}) int {
 	}
 	log.Info().Msg("stopped")
 	return 0
+}
+
+// checkLimits refuses every numeric flag (each of serve's is a limit)
+// that is zero or negative, naming the flag: server.Options would take a
+// zero for its default, and a limit of nothing, or less, is a mistake to
+// report rather than to serve with the default. The flags in zeroOK
+// document 0 as their default.
+func checkLimits(fs *flag.FlagSet, zeroOK ...string) error {
+	var errs []error
+	fs.VisitAll(func(f *flag.Flag) {
+		g, ok := f.Value.(flag.Getter)
+		if !ok {
+			return
+		}
+		var n int64
+		want := "a positive number"
+		switch v := g.Get().(type) {
+		case int:
+			n = int64(v)
+		case int64:
+			n = v
+		case uint64:
+			n = int64(min(v, 1))
+		case time.Duration:
+			n, want = int64(v), "a positive duration"
+		default:
+			return
+		}
+		zero := slices.Contains(zeroOK, f.Name)
+		if zero {
+			want += ", or 0 for the default"
+		}
+		if n < 0 || n == 0 && !zero {
+			errs = append(errs, fmt.Errorf("--%s %s: want %s", f.Name, f.Value, want))
+		}
+	})
+	return errors.Join(errs...)
 }
 
 // listen opens the server's listener: TCP at addr, or with unixPath a
