@@ -291,8 +291,10 @@ func (t *tcpFlow) Announce(ev cc.Event) {
 }
 
 // Act applies a flow action: cwnd sets snd_cwnd at once (the CC may change
-// it again on the next ACK); pacing_rate overrides the pacing rate until an
-// action sets it to 0, which returns control to the CC and the sender.
+// it again on the next ACK), and before the connection is up it is held as
+// its initial window (tcp.DataSender.SetCwnd), so that the handshake's end
+// does not undo it; pacing_rate overrides the pacing rate until an action
+// sets it to 0, which returns control to the CC and the sender.
 func (t *tcpFlow) Act(a Action) error {
 	if t.snd == nil {
 		return notRunning(t.cfg)

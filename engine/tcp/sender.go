@@ -313,9 +313,15 @@ func (d *DataSender) PacingRate() units.BitRate { return d.pacingRate() }
 // CAState is the congestion-avoidance state.
 func (d *DataSender) CAState() cc.CAState { return d.st.CA }
 
-// SetCwnd sets snd_cwnd now (an action) and sends what it allows.
+// SetCwnd sets snd_cwnd now (an action) and sends what it allows. Before
+// the connection is up it also becomes the initial window, as the
+// initcwnd route option (tcp_init_cwnd) or TCP_BPF_IW would make it:
+// otherwise the handshake's end (synAck) would reset it to IW10.
 func (d *DataSender) SetCwnd(pkts uint32) {
 	d.st.Now = d.s.Now()
+	if d.state != sndEstablished {
+		d.cfg.Opts.InitCwnd = max(pkts, 1)
+	}
 	d.st.CwndPkts = max(pkts, 1)
 	d.push()
 	d.record()
