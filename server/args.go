@@ -49,7 +49,7 @@ func (a *args) has(key string) bool {
 }
 
 func (a *args) typeErr(key, want string, v any) *Error {
-	return errorf(CodeBadArgs, a.path(key), "%s is a %s, want %s", a.path(key), typeName(v), want)
+	return errorf(CodeBadArgs, a.path(key), "%s is %s, want %s", a.path(key), typeName(v), want)
 }
 
 func (a *args) missing(key string) *Error {
@@ -137,6 +137,10 @@ func (a *args) rate(key string) (units.BitRate, *Error) {
 	}
 	n, err := a.toUint(key, v)
 	if err != nil {
+		switch v.(type) {
+		case int64, float64: // a number, but negative or fractional
+			return 0, errorf(CodeBadArgs, a.path(key), "%s is %v, want a rate: \"50Mbps\" or a non-negative integer of bits per second", a.path(key), v)
+		}
 		return 0, a.typeErr(key, `a rate ("50Mbps") or an integer in bits per second`, v)
 	}
 	if n > math.MaxInt64 {
@@ -159,7 +163,7 @@ func (a *args) strList(key string) ([]string, *Error) {
 	for i, e := range l {
 		s, ok := e.(string)
 		if !ok {
-			return nil, errorf(CodeBadArgs, a.path(key), "%s[%d] is a %s, want a string", a.path(key), i, typeName(e))
+			return nil, errorf(CodeBadArgs, a.path(key), "%s[%d] is %s, want a string", a.path(key), i, typeName(e))
 		}
 		out[i] = s
 	}
@@ -199,7 +203,7 @@ func (a *args) files(key string) (map[string][]byte, *Error) {
 			out[name] = c
 		default:
 			p := a.path(key) + "[" + strconv.Quote(name) + "]"
-			return nil, errorf(CodeBadArgs, p, "%s is a %s, want the file's content as a string or bytes", p, typeName(c))
+			return nil, errorf(CodeBadArgs, p, "%s is %s, want the file's content as a string or bytes", p, typeName(c))
 		}
 	}
 	return out, nil

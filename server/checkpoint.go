@@ -90,7 +90,7 @@ func parseCheckpoint(m map[string]any, prefix string) (*parsedCheckpoint, *Error
 		p := fmt.Sprintf("%sactions[%d].", prefix, i)
 		em, ok := e.(map[string]any)
 		if !ok {
-			return nil, errorf(CodeBadArgs, p[:len(p)-1], "%s is a %s, want a map", p[:len(p)-1], typeName(e))
+			return nil, errorf(CodeBadArgs, p[:len(p)-1], "%s is %s, want a map", p[:len(p)-1], typeName(e))
 		}
 		ea := newArgs(em, p, loggedActionKeys)
 		am, err := ea.mapArg("action")

@@ -89,7 +89,7 @@ func (c *client) next() map[string]any {
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		c.t.Fatalf("server sent a %s, want a map", typeName(v))
+		c.t.Fatalf("server sent %s, want a map", typeName(v))
 	}
 	return m
 }

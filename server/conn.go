@@ -184,7 +184,7 @@ func (c *conn) route(frame []byte) {
 			if req.Args["session"] == nil {
 				c.reply(req.ID, nil, errorf(CodeBadArgs, "session", "missing argument session"))
 			} else {
-				c.reply(req.ID, nil, errorf(CodeBadArgs, "session", "session is a %s, want a string", typeName(req.Args["session"])))
+				c.reply(req.ID, nil, errorf(CodeBadArgs, "session", "session is %s, want a string", typeName(req.Args["session"])))
 			}
 			return
 		}

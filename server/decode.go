@@ -120,14 +120,14 @@ func decodeRequest(frame []byte, budget int64) (Request, *Error) {
 	case nil:
 		return req, errorf(CodeBadRequest, "id", "request has no id")
 	default:
-		return req, errorf(CodeBadRequest, "id", "id is a %s, want a non-negative integer", typeName(id))
+		return req, errorf(CodeBadRequest, "id", "id is %s, want a non-negative integer", typeName(id))
 	}
 	op, ok := opV.(string)
 	if !ok {
 		if opV == nil {
 			return req, errorf(CodeBadRequest, "op", "request has no op")
 		}
-		return req, errorf(CodeBadRequest, "op", "op is a %s, want a string", typeName(opV))
+		return req, errorf(CodeBadRequest, "op", "op is %s, want a string", typeName(opV))
 	}
 	req.Op = op
 	if req.def = lookupOp(op); req.def == nil {
@@ -414,25 +414,26 @@ func (d *decoder) value(depth int, skip bool) (any, error) {
 	return nil, fmt.Errorf("unsupported msgpack code 0x%02x (extension types are not used)", c)
 }
 
-// typeName names a decoded value's type as the protocol spec does.
+// typeName names a decoded value's type as the protocol spec does, with
+// its article ("an integer").
 func typeName(v any) string {
 	switch v.(type) {
 	case nil:
 		return "nil"
 	case bool:
-		return "bool"
+		return "a bool"
 	case int64, uint64:
-		return "integer"
+		return "an integer"
 	case float64:
-		return "float"
+		return "a float"
 	case string:
-		return "string"
+		return "a string"
 	case []byte:
-		return "bin"
+		return "a bin"
 	case []any:
-		return "array"
+		return "an array"
 	case map[string]any:
-		return "map"
+		return "a map"
 	}
-	return fmt.Sprintf("%T", v)
+	return fmt.Sprintf("a %T", v)
 }

@@ -254,7 +254,7 @@ func (c *conn) opRestore(a *args, fork bool) (any, *Error) {
 			p := fmt.Sprintf("actions[%d]", i)
 			m, ok := e.(map[string]any)
 			if !ok {
-				return nil, errorf(CodeBadArgs, p, "%s is a %s, want an action map", p, typeName(e))
+				return nil, errorf(CodeBadArgs, p, "%s is %s, want an action map", p, typeName(e))
 			}
 			act, err := parseAction(m, p+".")
 			if err != nil {

@@ -123,7 +123,7 @@ func TestOpenWithFiles(t *testing.T) {
 		files           any
 		code, path, why string
 	}{
-		{map[string]any{"my.trace": 3}, "bad_args", `files["my.trace"]`, "is a integer, want the file's content as a string or bytes"},
+		{map[string]any{"my.trace": 3}, "bad_args", `files["my.trace"]`, "is an integer, want the file's content as a string or bytes"},
 		{[]any{"my.trace"}, "bad_args", "files", "want a map {name: content}"},
 		{map[string]any{"other.trace": "1\n"}, "invalid_config", "links[bottleneck].ab.trace.file", "no file of that name was sent with the scenario"},
 		{map[string]any{"my.trace": "1\n0\n"}, "invalid_config", "links[bottleneck].ab.trace.file", "timestamps must not decrease"},
@@ -452,6 +452,30 @@ func TestErrorsKeepServing(t *testing.T) {
 }
 
 func hasPrefix(s, p string) bool { return len(s) >= len(p) && s[:len(p)] == p }
+
+// A number that cannot be a rate is refused for its value, not its type.
+func TestActRateMessages(t *testing.T) {
+	t.Parallel()
+	_, url := newTestServer(t, Options{})
+	c := dial(t, url)
+	id := c.open(testScenario, testDuration)
+	for rate, want := range map[any]string{
+		-5:     `action.rate is -5, want a rate: "50Mbps" or a non-negative integer of bits per second`,
+		2.5:    `action.rate is 2.5, want a rate: "50Mbps" or a non-negative integer of bits per second`,
+		true:   `action.rate is a bool, want a rate ("50Mbps") or an integer in bits per second`,
+		"fast": `action.rate: "fast" is not a rate`,
+	} {
+		b, err := msgpack.Marshal(map[string]any{"id": 1, "op": "act", "session": id, "action": map[string]any{"link": "bottleneck", "dir": "ab", "rate": rate}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.raw(b)
+		e, _ := c.next()["error"].(map[string]any)
+		if m, _ := e["message"].(string); !strings.HasPrefix(m, want) {
+			t.Errorf("rate %v: message %q, want %q…", rate, m, want)
+		}
+	}
+}
 
 // A run pushes progress, tagged with the run's request id, with fractions
 // rising to at most 1, before its response.

@@ -126,7 +126,7 @@ func buildScenario(raw []byte, seed *uint64, set any, files map[string][]byte) (
 		for i, e := range s {
 			str, ok := e.(string)
 			if !ok {
-				return nil, nil, errorf(CodeBadArgs, "set", "set[%d] is a %s, want \"path=value\"", i, typeName(e))
+				return nil, nil, errorf(CodeBadArgs, "set", "set[%d] is %s, want \"path=value\"", i, typeName(e))
 			}
 			sets[i] = str
 		}
@@ -134,7 +134,7 @@ func buildScenario(raw []byte, seed *uint64, set any, files map[string][]byte) (
 			return nil, nil, configError(err, "set.")
 		}
 	default:
-		return nil, nil, errorf(CodeBadArgs, "set", "set is a %s, want a map {path: value} or a list of \"path=value\"", typeName(set))
+		return nil, nil, errorf(CodeBadArgs, "set", "set is %s, want a map {path: value} or a list of \"path=value\"", typeName(set))
 	}
 	scn, err := config.Parse(raw, config.WithCCs(cc.Names()), config.WithFiles(files))
 	if err != nil {

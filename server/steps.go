@@ -112,7 +112,7 @@ func (c *conn) parseSteps(req Request) ([]parsedStep, *Error) {
 		prefix := fmt.Sprintf("steps[%d].", i)
 		m, ok := v.(map[string]any)
 		if !ok {
-			return nil, errorf(CodeBadArgs, prefix[:len(prefix)-1], "%s is a %s, want a map", prefix[:len(prefix)-1], typeName(v))
+			return nil, errorf(CodeBadArgs, prefix[:len(prefix)-1], "%s is %s, want a map", prefix[:len(prefix)-1], typeName(v))
 		}
 		ea := newArgs(m, prefix, specKeys(stepArgSpecs))
 		id, e := ea.str("session")
