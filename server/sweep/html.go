@@ -87,8 +87,8 @@ type chart struct {
 }
 
 // WriteCatalogHTML writes the catalog page: one chart per impairment axis
-// (without axes, one chart against the last grid parameter) of metric per
-// CC, each x showing the seeds' spread (a min–max bar, every seed a dot
+// (without axes, one chart against the last grid parameter) of metric, one
+// series per combination of the other swept parameters, each x showing the seeds' spread (a min–max bar, every seed a dot
 // linking to its run's page) and the median joined by a line.
 func WriteCatalogHTML(path string, spec *Spec, rows []Row, metric string) error {
 	if err := CheckMetric(metric); err != nil {
@@ -119,7 +119,7 @@ func WriteCatalogHTML(path string, spec *Spec, rows []Row, metric string) error 
 			}
 			sel = append(sel, r)
 		}
-		charts = append(charts, chart{Axis: ax, SVG: template.HTML(svgChart(ax, sel, metric))})
+		charts = append(charts, chart{Axis: ax, SVG: template.HTML(svgChart(ax, sweptPaths(spec, sel), sel, metric))})
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("sweep: report: %w", err)
@@ -181,9 +181,77 @@ type seriesPoint struct {
 	rows []*Row
 }
 
-// svgChart draws one axis's chart as inline SVG.
-func svgChart(axis string, rows []*Row, metric string) string {
-	const W, H, ml, mr, mt, mb = 720.0, 340.0, 70.0, 130.0, 20.0, 50.0
+// series is one line of a chart: the rows sharing a value of every swept
+// parameter but the x axis.
+type series struct {
+	label string
+	pts   map[int]*seriesPoint
+}
+
+// sweptPaths lists the parameters rows carry, in the spec's order (grid,
+// axes, explicit points), then any others by name.
+func sweptPaths(spec *Spec, rows []*Row) []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(p string) {
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	for _, ps := range append([]Params{spec.Grid, spec.Axes}, spec.Explicit...) {
+		for _, p := range ps {
+			if p.Path != "seed" {
+				add(p.Path)
+			}
+		}
+	}
+	var rest []string
+	for _, r := range rows {
+		for p := range r.Params {
+			if !seen[p] {
+				rest = append(rest, p)
+			}
+		}
+	}
+	sort.Strings(rest)
+	for _, p := range rest {
+		add(p)
+	}
+	return out
+}
+
+// paramText names row r's value of each of paths it carries, skipping
+// except.
+func paramText(r *Row, paths []string, except string) []string {
+	var out []string
+	for _, p := range paths {
+		if v, ok := r.Params[p]; ok && p != except {
+			out = append(out, p+"="+display(v))
+		}
+	}
+	return out
+}
+
+// seriesLabel names a series by its swept parameters (other than the x
+// axis) and, when they do not already say it, its CC.
+func seriesLabel(r *Row, paths []string, axis string) string {
+	parts := paramText(r, paths, axis)
+	named := false
+	for _, p := range parts {
+		named = named || strings.HasSuffix(p, "="+r.CC)
+	}
+	if !named {
+		parts = append(parts, r.CC)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// svgChart draws one axis's chart as inline SVG: one series per value of
+// the swept parameters (paths, in order) other than axis, the legend under
+// the plot.
+func svgChart(axis string, paths []string, rows []*Row, metric string) string {
+	const W, ml, mr, mt, mb = 720.0, 70.0, 20.0, 20.0, 50.0
 	// x values in order: numeric ascending when all numeric, else first seen.
 	var xs []string
 	seen := map[string]bool{}
@@ -209,31 +277,36 @@ func svgChart(axis string, rows []*Row, metric string) string {
 	for i, x := range xs {
 		xi[x] = i
 	}
-	var ccs []string
-	data := map[string]map[int]*seriesPoint{}
+	var ss []*series
+	byLabel := map[string]*series{}
 	ymin, ymax := math.Inf(1), math.Inf(-1)
 	for _, r := range rows {
 		v, ok := metricValue(metric, r)
 		if !ok {
 			continue
 		}
-		if data[r.CC] == nil {
-			data[r.CC] = map[int]*seriesPoint{}
-			ccs = append(ccs, r.CC)
+		label := seriesLabel(r, paths, axis)
+		s := byLabel[label]
+		if s == nil {
+			s = &series{label: label, pts: map[int]*seriesPoint{}}
+			byLabel[label] = s
+			ss = append(ss, s)
 		}
 		i := xi[string(r.Params[axis])]
-		sp := data[r.CC][i]
+		sp := s.pts[i]
 		if sp == nil {
 			sp = &seriesPoint{}
-			data[r.CC][i] = sp
+			s.pts[i] = sp
 		}
 		sp.vals = append(sp.vals, v)
 		sp.rows = append(sp.rows, r)
 		ymin, ymax = math.Min(ymin, v), math.Max(ymax, v)
 	}
+	const legendLine = 16.0
+	H := 290.0 + mt + mb + legendLine*float64(len(ss))
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%g" height="%g" viewBox="0 0 %g %g" font-family="sans-serif" font-size="11">`, W, H, W, H)
-	if len(ccs) == 0 || len(xs) == 0 {
+	if len(ss) == 0 || len(xs) == 0 {
 		fmt.Fprintf(&b, `<text x="%g" y="%g">no values of %s</text></svg>`, ml, H/2, html.EscapeString(metric))
 		return b.String()
 	}
@@ -243,7 +316,7 @@ func svgChart(axis string, rows []*Row, metric string) string {
 	if ymax == ymin {
 		ymax = ymin + 1
 	}
-	pw, ph := W-ml-mr, H-mt-mb
+	pw, ph := W-ml-mr, 290.0-mt
 	xpos := func(i int) float64 {
 		if len(xs) == 1 {
 			return ml + pw/2
@@ -268,14 +341,14 @@ func svgChart(axis string, rows []*Row, metric string) string {
 		}
 		fmt.Fprintf(&b, `<text x="%.1f" y="%g" text-anchor="middle">%s</text>`, xpos(i), mt+ph+14, html.EscapeString(display(json.RawMessage(x))))
 	}
-	fmt.Fprintf(&b, `<text x="%g" y="%g" text-anchor="middle">%s</text>`, ml+pw/2, H-8, html.EscapeString(axis))
+	fmt.Fprintf(&b, `<text x="%g" y="%g" text-anchor="middle">%s</text>`, ml+pw/2, mt+ph+mb-18, html.EscapeString(axis))
 	fmt.Fprintf(&b, `<text transform="translate(14 %g) rotate(-90)" text-anchor="middle">%s</text>`, mt+ph/2, html.EscapeString(unitLabel(metric)))
-	for si, cc := range ccs {
+	for si, s := range ss {
 		col := palette[si%len(palette)]
-		off := (float64(si) - float64(len(ccs)-1)/2) * 3 // small dodge so spreads do not overlap
+		off := (float64(si) - float64(len(ss)-1)/2) * 3 // small dodge so spreads do not overlap
 		var line []string
 		for i := range xs {
-			sp := data[cc][i]
+			sp := s.pts[i]
 			if sp == nil {
 				continue
 			}
@@ -285,7 +358,7 @@ func svgChart(axis string, rows []*Row, metric string) string {
 			line = append(line, fmt.Sprintf("%.1f,%.1f", x, ypos(med)))
 			for j, v := range sp.vals {
 				r := sp.rows[j]
-				tip := fmt.Sprintf("%s  %s=%s  seed %d  flow %s: %s = %s  (run %s)", cc, axis, display(r.Params[axis]), r.Seed, r.Flow,
+				tip := fmt.Sprintf("%s  seed %d  flow %s (%s): %s = %s  (run %s)", strings.Join(paramText(r, paths, ""), "  "), r.Seed, r.Flow, r.CC,
 					unitLabel(metric), strconv.FormatFloat(v, 'g', 5, 64), r.Run)
 				dot := fmt.Sprintf(`<circle cx="%.1f" cy="%.1f" r="2.5" fill="%s"><title>%s</title></circle>`, x, ypos(v), col, html.EscapeString(tip))
 				if r.Report != nil {
@@ -295,8 +368,9 @@ func svgChart(axis string, rows []*Row, metric string) string {
 			}
 		}
 		fmt.Fprintf(&b, `<polyline points="%s" fill="none" stroke="%s" stroke-width="1.5"/>`, strings.Join(line, " "), col)
+		ly := mt + ph + mb + legendLine*float64(si)
 		fmt.Fprintf(&b, `<rect x="%g" y="%g" width="10" height="10" fill="%s"/><text x="%g" y="%g">%s</text>`,
-			ml+pw+12, mt+float64(si)*16, col, ml+pw+26, mt+float64(si)*16+9, html.EscapeString(cc))
+			ml, ly, col, ml+14, ly+9, html.EscapeString(s.label))
 	}
 	b.WriteString(`</svg>`)
 	return b.String()
@@ -320,7 +394,7 @@ var catalogTmpl = template.Must(template.New("catalog").Parse(`<!doctype html>
 </head><body>
 <h1>Sweep catalog</h1>
 <p>{{.Runs}} runs, {{.Rows}} catalog rows (one per run and flow). Each chart plots {{.Metric}} against one impairment axis,
-one colour per CC: the bar spans the seeds, the line joins the medians, and each dot is one run (hover for its values, click for its page).</p>
+one colour per series (a combination of the swept parameters other than the chart's x axis, and the CC): the bar spans the seeds, the line joins the medians, and each dot is one run (hover for its values, click for its page).</p>
 {{range .Charts}}<h2>{{.Axis}}</h2>
 {{.SVG}}
 {{end}}
