@@ -82,8 +82,9 @@ func MetricNames() []string {
 }
 
 type chart struct {
-	Axis string
-	SVG  template.HTML
+	Axis    string
+	SVG     template.HTML
+	Caption string // what a bar spans, how the x axis is scaled
 }
 
 // WriteCatalogHTML writes the catalog page: one chart per impairment axis
@@ -119,7 +120,8 @@ func WriteCatalogHTML(path string, spec *Spec, rows []Row, metric string) error 
 			}
 			sel = append(sel, r)
 		}
-		charts = append(charts, chart{Axis: ax, SVG: template.HTML(svgChart(ax, sweptPaths(spec, sel), sel, metric))})
+		svg, caption := svgChart(ax, sweptPaths(spec, sel), sel, metric)
+		charts = append(charts, chart{Axis: ax, SVG: template.HTML(svg), Caption: caption})
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("sweep: report: %w", err)
@@ -233,10 +235,31 @@ func paramText(r *Row, paths []string, except string) []string {
 	return out
 }
 
+// flowGroup is the group a flow belongs to: "up" for rrul's "up/3" (a
+// group's flows are named group/index), else the flow itself.
+func flowGroup(id string) string {
+	i := strings.LastIndexByte(id, '/')
+	if i <= 0 || i == len(id)-1 {
+		return id
+	}
+	if _, err := strconv.Atoi(id[i+1:]); err != nil {
+		return id
+	}
+	return id[:i]
+}
+
 // seriesLabel names a series by its swept parameters (other than the x
-// axis) and, when they do not already say it, its CC.
-func seriesLabel(r *Row, paths []string, axis string) string {
+// axis), its flow group when the chart has several, and its CC when the
+// parameters do not already say it.
+func seriesLabel(r *Row, paths []string, axis string, byGroup bool) string {
 	parts := paramText(r, paths, axis)
+	if byGroup {
+		g := flowGroup(r.Flow)
+		if g != r.Flow {
+			g += "/*"
+		}
+		parts = append(parts, "flow "+g)
+	}
 	named := false
 	for _, p := range parts {
 		named = named || strings.HasSuffix(p, "="+r.CC)
@@ -247,10 +270,32 @@ func seriesLabel(r *Row, paths []string, axis string) string {
 	return strings.Join(parts, ", ")
 }
 
+// spanCaption says what a bar spans: the seeds, and in a flow group of
+// several flows (flows, group → its flows), those flows too.
+func spanCaption(seeds int, flows map[string]map[string]bool) string {
+	seedText := "its seeds"
+	if seeds == 1 {
+		seedText = "its one seed"
+	}
+	var multi []string
+	for _, g := range sortedKeys(flows) {
+		if n := len(flows[g]); n > 1 {
+			fs := sortedKeys(flows[g])
+			multi = append(multi, fmt.Sprintf("%s: %d flows, %s … %s", g, n, fs[0], fs[n-1]))
+		}
+	}
+	if len(multi) == 0 {
+		return "A bar spans the values of a series at one x over " + seedText + " (one flow each)."
+	}
+	return "A bar spans the values of a series at one x over " + seedText + " and every flow of its group (" +
+		strings.Join(multi, "; ") + "): each dot is one flow of one run."
+}
+
 // svgChart draws one axis's chart as inline SVG: one series per value of
-// the swept parameters (paths, in order) other than axis, the legend under
-// the plot.
-func svgChart(axis string, paths []string, rows []*Row, metric string) string {
+// the swept parameters (paths, in order) other than axis, and per flow
+// group when the runs have several, the legend under the plot. It returns
+// the chart and its caption.
+func svgChart(axis string, paths []string, rows []*Row, metric string) (string, string) {
 	const W, ml, mr, mt, mb = 720.0, 70.0, 20.0, 20.0, 50.0
 	// x values in order: numeric ascending when all numeric, else first seen.
 	var xs []string
@@ -277,6 +322,20 @@ func svgChart(axis string, paths []string, rows []*Row, metric string) string {
 	for i, x := range xs {
 		xi[x] = i
 	}
+	flows := map[string]map[string]bool{} // flow group → its flows
+	seeds := map[uint64]bool{}
+	for _, r := range rows {
+		if _, ok := metricValue(metric, r); !ok {
+			continue
+		}
+		g := flowGroup(r.Flow)
+		if flows[g] == nil {
+			flows[g] = map[string]bool{}
+		}
+		flows[g][r.Flow] = true
+		seeds[r.Seed] = true
+	}
+	caption := spanCaption(len(seeds), flows)
 	var ss []*series
 	byLabel := map[string]*series{}
 	ymin, ymax := math.Inf(1), math.Inf(-1)
@@ -285,7 +344,7 @@ func svgChart(axis string, paths []string, rows []*Row, metric string) string {
 		if !ok {
 			continue
 		}
-		label := seriesLabel(r, paths, axis)
+		label := seriesLabel(r, paths, axis, len(flows) > 1)
 		s := byLabel[label]
 		if s == nil {
 			s = &series{label: label, pts: map[int]*seriesPoint{}}
@@ -308,7 +367,7 @@ func svgChart(axis string, paths []string, rows []*Row, metric string) string {
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%g" height="%g" viewBox="0 0 %g %g" font-family="sans-serif" font-size="11">`, W, H, W, H)
 	if len(ss) == 0 || len(xs) == 0 {
 		fmt.Fprintf(&b, `<text x="%g" y="%g">no values of %s</text></svg>`, ml, H/2, html.EscapeString(metric))
-		return b.String()
+		return b.String(), ""
 	}
 	if ymin > 0 && ymin < 0.5*ymax {
 		ymin = 0
@@ -373,7 +432,7 @@ func svgChart(axis string, paths []string, rows []*Row, metric string) string {
 			ml, ly, col, ml+14, ly+9, html.EscapeString(s.label))
 	}
 	b.WriteString(`</svg>`)
-	return b.String()
+	return b.String(), caption
 }
 
 // spread returns the minimum, maximum and median of vs.
@@ -394,9 +453,10 @@ var catalogTmpl = template.Must(template.New("catalog").Parse(`<!doctype html>
 </head><body>
 <h1>Sweep catalog</h1>
 <p>{{.Runs}} runs, {{.Rows}} catalog rows (one per run and flow). Each chart plots {{.Metric}} against one impairment axis,
-one colour per series (a combination of the swept parameters other than the chart's x axis, and the CC): the bar spans the seeds, the line joins the medians, and each dot is one run (hover for its values, click for its page).</p>
+one colour per series (a combination of the swept parameters other than the chart's x axis, the flow group when a run has several, and the CC): a bar spans what the chart's caption says, the line joins the medians, and each dot is one flow of one run (hover for its values, click for its run's page).</p>
 {{range .Charts}}<h2>{{.Axis}}</h2>
 {{.SVG}}
+{{with .Caption}}<p>{{.}}</p>{{end}}
 {{end}}
 <h2>Spec</h2><pre>{{.Spec}}</pre>
 </body></html>

@@ -39,6 +39,15 @@ var (
 	titleRe  = regexp.MustCompile(`<title>([^<]*)</title>`)
 )
 
+// legend returns the series labels of a catalog page, in order.
+func legend(page string) []string {
+	var labels []string
+	for _, m := range legendRe.FindAllStringSubmatch(page, -1) {
+		labels = append(labels, m[1])
+	}
+	return labels
+}
+
 // With a second grid parameter, a series is one combination of every swept
 // parameter but the x axis: cubic and bbr at two buffer limits are four
 // series, each labelled with both, and a dot's hover names every parameter.
@@ -60,10 +69,7 @@ func TestCatalogSeriesAreParameterCombinations(t *testing.T) {
 		}
 	}
 	page := catalogPage(t, spec, rows, "goodput_bps")
-	var labels []string
-	for _, m := range legendRe.FindAllStringSubmatch(page, -1) {
-		labels = append(labels, m[1])
-	}
+	labels := legend(page)
 	want := []string{
 		"flows.f0.cc=cubic, links.bottleneck.ab.qdisc.limit=0.25BDP",
 		"flows.f0.cc=cubic, links.bottleneck.ab.qdisc.limit=4BDP",
@@ -83,5 +89,53 @@ func TestCatalogSeriesAreParameterCombinations(t *testing.T) {
 				t.Errorf("hover %q does not name %s", m[1], strings.TrimSuffix(p, "="))
 			}
 		}
+	}
+}
+
+// In a run of several flow groups (rrul: up/0-3, down/0-3, one seed), a
+// series is one group's flows, not all eight, and the caption says a bar
+// spans the group's flows as well as the seeds.
+func TestCatalogBarsSpanOneFlowGroup(t *testing.T) {
+	spec := mustSpec(t, `{"scenario": "rrul", "axes": {"links.bottleneck.delay": ["10ms", "20ms"]}, "seeds": [1]}`)
+	var rows []Row
+	for i, d := range []string{"10ms", "20ms"} {
+		for _, g := range []string{"up", "down"} {
+			for k := range 4 {
+				r := chartRow(strings.Repeat("b", i+1), 1, g+"/"+string(rune('0'+k)), "cubic", int64(1e6+k*1e5),
+					map[string]string{"links.bottleneck.delay": `"` + d + `"`})
+				r.Axis = "links.bottleneck.delay"
+				rows = append(rows, r)
+			}
+		}
+	}
+	page := catalogPage(t, spec, rows, "goodput_bps")
+	labels := legend(page)
+	if want := []string{"flow up/*, cubic", "flow down/*, cubic"}; strings.Join(labels, "|") != strings.Join(want, "|") {
+		t.Errorf("legend = %q, want %q", labels, want)
+	}
+	for _, want := range []string{"over its one seed and every flow of its group", "up: 4 flows, up/0 … up/3", "down: 4 flows"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("catalog page does not say %q", want)
+		}
+	}
+	if strings.Contains(page, "the bar spans the seeds") {
+		t.Errorf("catalog page says a bar spans the seeds only")
+	}
+}
+
+// With one flow per run the caption says a bar spans the seeds alone.
+func TestCatalogBarsSpanSeeds(t *testing.T) {
+	spec := mustSpec(t, `{"scenario": "pump", "axes": {"links.bottleneck.delay": ["10ms", "20ms"]}, "seeds": [1, 2]}`)
+	var rows []Row
+	for i, d := range []string{"10ms", "20ms"} {
+		for s := range 2 {
+			r := chartRow(strings.Repeat("c", 2*i+s+1), uint64(s+1), "f0", "cubic", 1e6, map[string]string{"links.bottleneck.delay": `"` + d + `"`})
+			r.Axis = "links.bottleneck.delay"
+			rows = append(rows, r)
+		}
+	}
+	page := catalogPage(t, spec, rows, "goodput_bps")
+	if want := "A bar spans the values of a series at one x over its seeds (one flow each)."; !strings.Contains(page, want) {
+		t.Errorf("catalog page does not say %q", want)
 	}
 }
