@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -297,26 +298,19 @@ func spanCaption(seeds int, flows map[string]map[string]bool) string {
 // the chart and its caption.
 func svgChart(axis string, paths []string, rows []*Row, metric string) (string, string) {
 	const W, ml, mr, mt, mb = 720.0, 70.0, 20.0, 20.0, 50.0
-	// x values in order: numeric ascending when all numeric, else first seen.
+	// x values in order: ascending when all are numbers of one unit, else
+	// first seen.
 	var xs []string
 	seen := map[string]bool{}
-	allNum := true
 	for _, r := range rows {
-		k := string(r.Params[axis])
-		if !seen[k] {
+		if k := string(r.Params[axis]); !seen[k] {
 			seen[k] = true
 			xs = append(xs, k)
-			if _, err := strconv.ParseFloat(k, 64); err != nil {
-				allNum = false
-			}
 		}
 	}
-	if allNum {
-		sort.Slice(xs, func(i, j int) bool {
-			a, _ := strconv.ParseFloat(xs[i], 64)
-			b, _ := strconv.ParseFloat(xs[j], 64)
-			return a < b
-		})
+	sc := newXScale(xs)
+	if sc.kind != xCategorical {
+		sort.SliceStable(xs, func(i, j int) bool { return sc.value[xs[i]] < sc.value[xs[j]] })
 	}
 	xi := map[string]int{}
 	for i, x := range xs {
@@ -335,7 +329,7 @@ func svgChart(axis string, paths []string, rows []*Row, metric string) (string, 
 		flows[g][r.Flow] = true
 		seeds[r.Seed] = true
 	}
-	caption := spanCaption(len(seeds), flows)
+	caption := spanCaption(len(seeds), flows) + " " + sc.caption()
 	var ss []*series
 	byLabel := map[string]*series{}
 	ymin, ymax := math.Inf(1), math.Inf(-1)
@@ -376,28 +370,25 @@ func svgChart(axis string, paths []string, rows []*Row, metric string) (string, 
 		ymax = ymin + 1
 	}
 	pw, ph := W-ml-mr, 290.0-mt
-	xpos := func(i int) float64 {
-		if len(xs) == 1 {
-			return ml + pw/2
-		}
-		return ml + pw*float64(i)/float64(len(xs)-1)
-	}
+	xpos := func(i int) float64 { return ml + pw*sc.pos(xs, i) }
 	ypos := func(v float64) float64 { return mt + ph*(1-(v-ymin)/(ymax-ymin)) }
 	fmt.Fprintf(&b, `<rect x="%g" y="%g" width="%g" height="%g" fill="none" stroke="#999"/>`, ml, mt, pw, ph)
+	if sc.zeroApart {
+		x := ml + pw*logZeroGap/2 // the break between 0 and the log scale
+		fmt.Fprintf(&b, `<text x="%.1f" y="%g" text-anchor="middle">//</text>`, x, mt+ph+4)
+	}
 	for k := 0; k <= 4; k++ {
 		v := ymin + (ymax-ymin)*float64(k)/4
 		y := ypos(v)
 		fmt.Fprintf(&b, `<line x1="%g" x2="%g" y1="%.1f" y2="%.1f" stroke="#eee"/><text x="%g" y="%.1f" text-anchor="end">%s</text>`,
 			ml, ml+pw, y, y, ml-4, y+4, strconv.FormatFloat(v, 'g', 4, 64))
 	}
-	step := 1
-	if len(xs) > 12 {
-		step = (len(xs) + 11) / 12
-	}
+	lastLabel := math.Inf(-1)
 	for i, x := range xs {
-		if i%step != 0 {
+		if xpos(i)-lastLabel < 40 { // would overlap the label before
 			continue
 		}
+		lastLabel = xpos(i)
 		fmt.Fprintf(&b, `<text x="%.1f" y="%g" text-anchor="middle">%s</text>`, xpos(i), mt+ph+14, html.EscapeString(display(json.RawMessage(x))))
 	}
 	fmt.Fprintf(&b, `<text x="%g" y="%g" text-anchor="middle">%s</text>`, ml+pw/2, mt+ph+mb-18, html.EscapeString(axis))
@@ -433,6 +424,111 @@ func svgChart(axis string, paths []string, rows []*Row, metric string) (string, 
 	}
 	b.WriteString(`</svg>`)
 	return b.String(), caption
+}
+
+type xKind int
+
+const (
+	xCategorical xKind = iota // evenly spaced, in the order written
+	xLinear                   // by value
+	xLog                      // by the value's logarithm
+)
+
+// logZeroGap is the share of a log-scaled x axis that sets 0 apart, at
+// the left.
+const logZeroGap = 0.12
+
+// xScale places x values: by value when every value is a number of one
+// unit (0.01, or "19ms" with "5ms"), on a log scale when the positive ones
+// span a decade or more and none is negative (0 then set apart at the
+// left), else evenly as categories.
+type xScale struct {
+	kind      xKind
+	unit      string
+	value     map[string]float64 // by raw JSON value, when not categorical
+	lo, hi    float64            // the smallest and largest value (positive ones, on a log scale)
+	zeroApart bool               // a log scale with 0 among the values
+}
+
+var numberWithUnit = regexp.MustCompile(`^([-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?)([A-Za-z%]*)$`)
+
+func newXScale(xs []string) xScale {
+	sc := xScale{value: map[string]float64{}}
+	units := map[string]bool{}
+	for _, x := range xs {
+		m := numberWithUnit.FindStringSubmatch(display(json.RawMessage(x)))
+		if m == nil {
+			return xScale{}
+		}
+		v, err := strconv.ParseFloat(m[1], 64)
+		if err != nil || math.IsInf(v, 0) {
+			return xScale{}
+		}
+		units[m[2]] = true
+		sc.value[x] = v
+	}
+	if len(units) != 1 || len(xs) < 2 {
+		return xScale{}
+	}
+	for u := range units {
+		sc.unit = u
+	}
+	sc.lo, sc.hi = math.Inf(1), math.Inf(-1)
+	posLo, posHi, neg, zero := math.Inf(1), math.Inf(-1), false, false
+	for _, v := range sc.value {
+		sc.lo, sc.hi = math.Min(sc.lo, v), math.Max(sc.hi, v)
+		switch {
+		case v < 0:
+			neg = true
+		case v == 0:
+			zero = true
+		default:
+			posLo, posHi = math.Min(posLo, v), math.Max(posHi, v)
+		}
+	}
+	if sc.hi == sc.lo { // one value written two ways
+		return xScale{}
+	}
+	sc.kind = xLinear
+	if !neg && posHi >= 10*posLo {
+		sc.kind, sc.lo, sc.hi, sc.zeroApart = xLog, posLo, posHi, zero
+	}
+	return sc
+}
+
+// pos returns xs[i]'s place across the plot, from 0 (left) to 1.
+func (sc xScale) pos(xs []string, i int) float64 {
+	switch {
+	case len(xs) == 1:
+		return 0.5
+	case sc.kind == xCategorical:
+		return float64(i) / float64(len(xs)-1)
+	case sc.kind == xLinear:
+		return (sc.value[xs[i]] - sc.lo) / (sc.hi - sc.lo)
+	}
+	v := sc.value[xs[i]]
+	if v == 0 {
+		return 0
+	}
+	start := 0.0
+	if sc.zeroApart {
+		start = logZeroGap
+	}
+	return start + (1-start)*math.Log(v/sc.lo)/math.Log(sc.hi/sc.lo)
+}
+
+// caption says how the x axis is scaled.
+func (sc xScale) caption() string {
+	switch sc.kind {
+	case xLinear:
+		return "The x axis is linear in the value."
+	case xLog:
+		if sc.zeroApart {
+			return "The x axis is logarithmic in the value, with 0 set apart at the left (past the //)."
+		}
+		return "The x axis is logarithmic in the value."
+	}
+	return "The x axis is categorical: its values are evenly spaced in the order written, whatever their size."
 }
 
 // spread returns the minimum, maximum and median of vs.

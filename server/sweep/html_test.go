@@ -2,9 +2,11 @@ package sweep
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -138,4 +140,65 @@ func TestCatalogBarsSpanSeeds(t *testing.T) {
 	if want := "A bar spans the values of a series at one x over its seeds (one flow each)."; !strings.Contains(page, want) {
 		t.Errorf("catalog page does not say %q", want)
 	}
+}
+
+// An x axis of numbers is spaced by value: linearly, or logarithmically
+// when the positive values span a decade (0 then set apart at the left);
+// other values are evenly spaced, and each chart's caption says which.
+func TestCatalogXAxisSpacing(t *testing.T) {
+	tickRe := regexp.MustCompile(`<text x="([0-9.]+)" y="[0-9.]+" text-anchor="middle">([^<]*)</text>`)
+	for _, tc := range []struct {
+		name    string
+		values  []string // JSON, as written
+		want    []float64
+		caption string
+	}{
+		{"log with 0 apart", []string{"0", "0.001", "0.01"}, []float64{0, 0.12, 1}, "logarithmic in the value, with 0 set apart"},
+		{"log", []string{"0.001", "0.01", "0.1"}, []float64{0, 0.5, 1}, "logarithmic in the value."},
+		{"linear", []string{"10", "20", "40"}, []float64{0, 1.0 / 3, 1}, "linear in the value"},
+		{"one unit", []string{`"40ms"`, `"10ms"`, `"20ms"`}, []float64{0, 1.0 / 3, 1}, "linear in the value"},
+		{"categorical", []string{`"fifo"`, `"codel"`, `"fq_codel"`}, []float64{0, 0.5, 1}, "categorical"},
+		{"mixed units", []string{`"1s"`, `"5ms"`, `"20ms"`}, []float64{0, 0.5, 1}, "categorical"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			const path = "links.bottleneck.x"
+			js, _ := json.Marshal(map[string]any{"scenario": "pump", "axes": map[string]any{path: rawValues(tc.values)}})
+			spec := mustSpec(t, string(js))
+			var rows []Row
+			for i, v := range tc.values {
+				r := chartRow(strings.Repeat("d", i+1), 1, "f0", "cubic", int64(i+1)*1e6, map[string]string{path: v})
+				r.Axis = path
+				rows = append(rows, r)
+			}
+			page := catalogPage(t, spec, rows, "goodput_bps")
+			var xs []float64
+			for _, m := range tickRe.FindAllStringSubmatch(page, -1) {
+				if m[2] == path || m[2] == "//" {
+					continue
+				}
+				x, _ := strconv.ParseFloat(m[1], 64)
+				xs = append(xs, x)
+			}
+			if len(xs) != len(tc.want) {
+				t.Fatalf("%d x labels, want %d", len(xs), len(tc.want))
+			}
+			for i, x := range xs {
+				if got := (x - xs[0]) / (xs[len(xs)-1] - xs[0]); math.Abs(got-tc.want[i]) > 0.01 {
+					t.Errorf("x label %d at %.3f of the axis, want %.3f", i, got, tc.want[i])
+				}
+			}
+			if !strings.Contains(page, tc.caption) {
+				t.Errorf("catalog page does not say %q", tc.caption)
+			}
+		})
+	}
+}
+
+// rawValues keeps JSON values as written.
+func rawValues(vs []string) []json.RawMessage {
+	out := make([]json.RawMessage, len(vs))
+	for i, v := range vs {
+		out[i] = json.RawMessage(v)
+	}
+	return out
 }
