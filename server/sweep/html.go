@@ -363,12 +363,7 @@ func svgChart(axis string, paths []string, rows []*Row, metric string) (string, 
 		fmt.Fprintf(&b, `<text x="%g" y="%g">no values of %s</text></svg>`, ml, H/2, html.EscapeString(metric))
 		return b.String(), ""
 	}
-	if ymin > 0 && ymin < 0.5*ymax {
-		ymin = 0
-	}
-	if ymax == ymin {
-		ymax = ymin + 1
-	}
+	ymin, ymax, ystep := yAxis(metric, ymin, ymax)
 	pw, ph := W-ml-mr, 290.0-mt
 	xpos := func(i int) float64 { return ml + pw*sc.pos(xs, i) }
 	ypos := func(v float64) float64 { return mt + ph*(1-(v-ymin)/(ymax-ymin)) }
@@ -377,11 +372,12 @@ func svgChart(axis string, paths []string, rows []*Row, metric string) (string, 
 		x := ml + pw*logZeroGap/2 // the break between 0 and the log scale
 		fmt.Fprintf(&b, `<text x="%.1f" y="%g" text-anchor="middle">//</text>`, x, mt+ph+4)
 	}
-	for k := 0; k <= 4; k++ {
-		v := ymin + (ymax-ymin)*float64(k)/4
+	decimals := max(0, -int(math.Floor(math.Log10(ystep)+1e-9)))
+	for k := 0; ymin+float64(k)*ystep <= ymax+ystep/2; k++ {
+		v := ymin + float64(k)*ystep
 		y := ypos(v)
 		fmt.Fprintf(&b, `<line x1="%g" x2="%g" y1="%.1f" y2="%.1f" stroke="#eee"/><text x="%g" y="%.1f" text-anchor="end">%s</text>`,
-			ml, ml+pw, y, y, ml-4, y+4, strconv.FormatFloat(v, 'g', 4, 64))
+			ml, ml+pw, y, y, ml-4, y+4, strconv.FormatFloat(v, 'f', decimals, 64))
 	}
 	lastLabel := math.Inf(-1)
 	for i, x := range xs {
@@ -424,6 +420,35 @@ func svgChart(axis string, paths []string, rows []*Row, metric string) (string, 
 	}
 	b.WriteString(`</svg>`)
 	return b.String(), caption
+}
+
+// yAxis returns the y axis's ends and tick step for values from lo to hi of
+// metric: a rate or delay axis starts at 0 (so is any other whose values
+// are under half their maximum away from it), and the ends are multiples of
+// a step of 1, 2 or 5 times a power of ten, two to six steps apart.
+func yAxis(metric string, lo, hi float64) (bottom, top, step float64) {
+	zeroBased := strings.HasSuffix(metric, "_bps") || strings.HasSuffix(metric, "_ps")
+	if lo > 0 && (zeroBased || lo < 0.5*hi) {
+		lo = 0
+	}
+	if hi == lo {
+		hi = lo + math.Max(1, math.Abs(lo))
+	}
+	step = niceStep((hi - lo) / 5)
+	bottom, top = math.Floor(lo/step)*step, math.Ceil(hi/step)*step
+	return bottom, top, step
+}
+
+// niceStep returns the least of 1, 2, 5 or 10 times a power of ten that is
+// at least x (x > 0).
+func niceStep(x float64) float64 {
+	p := math.Pow(10, math.Floor(math.Log10(x)))
+	for _, m := range []float64{1, 2, 5} {
+		if x <= m*p*(1+1e-9) {
+			return m * p
+		}
+	}
+	return 10 * p
 }
 
 type xKind int

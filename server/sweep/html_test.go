@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -201,4 +202,39 @@ func rawValues(vs []string) []json.RawMessage {
 		out[i] = json.RawMessage(v)
 	}
 	return out
+}
+
+// A rate or delay axis starts at 0, and its ticks are round: multiples of
+// 1, 2 or 5 times a power of ten, the top one at or above the largest value.
+func TestCatalogYAxisFromZeroWithRoundTicks(t *testing.T) {
+	yTickRe := regexp.MustCompile(`text-anchor="end">([^<]*)</text>`)
+	for _, tc := range []struct {
+		name, metric string
+		values       []float64 // in the metric's unit (bps, ps)
+		want         []string
+	}{
+		{"delay", "rtt_p50_ps", []float64{59.65e9, 70e9, 80e9}, []string{"0", "20", "40", "60", "80"}},
+		{"rate", "goodput_bps", []float64{21.84e6, 43.68e6, 87.36e6}, []string{"0", "20", "40", "60", "80", "100"}},
+		{"small rate", "goodput_bps", []float64{1.101e6, 1.343e6}, []string{"0.0", "0.5", "1.0", "1.5"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			const path = "links.bottleneck.delay"
+			spec := mustSpec(t, `{"scenario": "pump", "axes": {"links.bottleneck.delay": ["10ms", "20ms", "40ms"]}}`)
+			var rows []Row
+			for i, v := range tc.values {
+				r := chartRow(strings.Repeat("e", i+1), 1, "f0", "cubic", int64(v), map[string]string{path: fmt.Sprintf(`"%dms"`, 10<<i)})
+				p := int64(v)
+				r.RTTP50Ps, r.Axis = &p, path
+				rows = append(rows, r)
+			}
+			page := catalogPage(t, spec, rows, tc.metric)
+			var got []string
+			for _, m := range yTickRe.FindAllStringSubmatch(page, -1) {
+				got = append(got, m[1])
+			}
+			if strings.Join(got, " ") != strings.Join(tc.want, " ") {
+				t.Errorf("y ticks = %q, want %q", got, tc.want)
+			}
+		})
+	}
 }
