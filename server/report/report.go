@@ -62,6 +62,19 @@ func MetaFromSummary(s *engine.Summary) Meta {
 	return m
 }
 
+// MetaFromRun fills a Meta's identity, span and flows from run r before it
+// runs, from the same summary MetaFromSummary reads: its flows are the
+// run's, as the traces name them (a split flow's legs "f0.0" and "f0.1",
+// each with its own CC and path), not the scenario's. hash is the
+// scenario's config hash; the summary itself and the digest are set once
+// the run is over (SetSummary).
+func MetaFromRun(r *engine.Run, hash string) Meta {
+	s := r.Summary(hash)
+	m := MetaFromSummary(&s)
+	m.Summary, m.Digest, m.HorizonPs = nil, "", int64(r.Horizon())
+	return m
+}
+
 // Options tune a report.
 type Options struct {
 	// Buckets is the number of time buckets every chart shares (default

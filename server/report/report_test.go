@@ -41,11 +41,8 @@ func runReportTrace(t *testing.T, scenario string, sets []string, tracePath stri
 	if err != nil {
 		t.Fatal(err)
 	}
-	meta := Meta{Scenario: prep.Scenario.Name, Seed: prep.Scenario.Runtime.Seed, ConfigHash: prep.Hash,
-		HorizonPs: int64(r.Horizon()), Detail: "change", Config: string(prep.Canonical), Source: "test"}
-	for i, f := range prep.Scenario.Flows {
-		meta.Flows = append(meta.Flows, FlowMeta{ID: f.ID, CC: f.CC, Path: r.Path(i)})
-	}
+	meta := MetaFromRun(r, prep.Hash)
+	meta.Detail, meta.Config, meta.Source = "change", string(prep.Canonical), "test"
 	b, err := New(meta, Options{})
 	if err != nil {
 		t.Fatal(err)

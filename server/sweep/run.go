@@ -426,11 +426,8 @@ func runPrepared(spec *Spec, p Point, prep *engine.Prepared, opt Options) outcom
 	var rep *report.Builder
 	if opt.RunReports && opt.ReportDir != "" {
 		scn := prep.Scenario
-		meta := report.Meta{Scenario: scn.Name, Seed: scn.Runtime.Seed, ConfigHash: prep.Hash, HorizonPs: int64(r.Horizon()),
-			Detail: scn.Trace.Detail.String(), Config: string(prep.Canonical), Source: "ccscope sweep: " + strings.Join(p.Sets(spec), " ")}
-		for i, f := range scn.Flows {
-			meta.Flows = append(meta.Flows, report.FlowMeta{ID: f.ID, CC: f.CC, Path: r.Path(i)})
-		}
+		meta := report.MetaFromRun(r, prep.Hash)
+		meta.Detail, meta.Config, meta.Source = scn.Trace.Detail.String(), string(prep.Canonical), "ccscope sweep: "+strings.Join(p.Sets(spec), " ")
 		if rep, err = report.New(meta, report.Options{}); err != nil {
 			return outcome{err: &PointError{Point: p, Err: err}}
 		}

@@ -17,11 +17,8 @@ func openReport(path string, r *engine.Run, prep *engine.Prepared) (*report.Buil
 		return nil, nil
 	}
 	scn := prep.Scenario
-	meta := report.Meta{Scenario: scn.Name, Seed: scn.Runtime.Seed, ConfigHash: prep.Hash, HorizonPs: int64(r.Horizon()),
-		Detail: scn.Trace.Detail.String(), Config: string(prep.Canonical), Source: "ccscope run " + strings.Join(os.Args[2:], " ")}
-	for i, f := range scn.Flows {
-		meta.Flows = append(meta.Flows, report.FlowMeta{ID: f.ID, CC: f.CC, Path: r.Path(i)})
-	}
+	meta := report.MetaFromRun(r, prep.Hash)
+	meta.Detail, meta.Config, meta.Source = scn.Trace.Detail.String(), string(prep.Canonical), "ccscope run "+strings.Join(os.Args[2:], " ")
 	return report.New(meta, report.Options{})
 }
 
