@@ -96,7 +96,7 @@ func ReadTrace(prefix string, opt Options) (*Builder, error) {
 	if meta.HorizonPs <= 0 {
 		// No summary: one pass over the time columns finds the span.
 		for _, t := range trace.Tables {
-			err := eachRecord(trace.TablePath(path, t), []string{"t_ps"}, func(rec arrow.Record) error {
+			_, err := eachRecord(trace.TablePath(path, t), colSpec{need: []string{"t_ps"}}, func(rec arrow.Record, _ map[string]int) error {
 				ts := rec.Column(0).(*array.Int64).Int64Values()
 				if len(ts) > 0 {
 					meta.HorizonPs = max(meta.HorizonPs, ts[len(ts)-1]+1)
@@ -114,14 +114,19 @@ func ReadTrace(prefix string, opt Options) (*Builder, error) {
 	}
 	for _, t := range trace.Tables {
 		tp := trace.TablePath(path, t)
-		err := b.readTable(tp, t)
+		missing, err := b.readTable(tp, t)
 		switch {
 		case errors.Is(err, os.ErrNotExist):
 			b.notes = append(b.notes, fmt.Sprintf("no %s table (%s): its panels are missing (written with --trace-select?)", t, filepath.Base(tp)))
+			b.partial = true
 		case errors.Is(err, errNoColumn):
-			b.notes = append(b.notes, fmt.Sprintf("the %s table lacks columns the report draws (%v), so its panels are missing (written with --trace-select?)", t, err))
+			b.notes = append(b.notes, fmt.Sprintf("the %s table lacks columns its panels need (%v), so they are missing (written with --trace-select?)", t, err))
+			b.partial = true
 		case err != nil:
 			return nil, err
+		case len(missing) > 0:
+			b.notes = append(b.notes, fmt.Sprintf("the %s table lacks the columns %s, so their series are missing (written with --trace-select?)", t, strings.Join(missing, ", ")))
+			b.partial = true
 		}
 	}
 	return b, nil
@@ -130,18 +135,34 @@ func ReadTrace(prefix string, opt Options) (*Builder, error) {
 // errNoColumn: a table file lacks a column the report needs.
 var errNoColumn = errors.New("no column")
 
-var tableCols = map[string][]string{
-	trace.TableFlows: {"t_ps", "flow", "cwnd_pkts", "ssthresh_pkts", "inflight_pkts", "srtt_ps", "min_rtt_ps",
-		"pacing_rate_bps", "delivery_rate_bps", "delivered_pkts", "lost_pkts", "ca_state"},
-	trace.TableSignals:  {"t_ps", "flow", "signal", "value"},
-	trace.TableEvents:   {"t_ps", "flow", "kind"},
-	trace.TableDelivery: {"t_ps", "flow", "bytes_delivered"},
-	trace.TableQueue:    {"t_ps", "link", "dir", "backlog_bytes", "backlog_pkts", "sojourn_ps", "drops", "marks"},
-	trace.TableLink:     {"t_ps", "link", "dir", "rate_bps", "delay_ps"},
+// colSpec names the columns read from a table: those without which it
+// draws nothing, and those that feed one series each, which a
+// --trace-select subset may leave out.
+type colSpec struct{ need, opt []string }
+
+var tableCols = map[string]colSpec{
+	trace.TableFlows: {need: []string{"t_ps", "flow"}, opt: []string{"cwnd_pkts", "ssthresh_pkts", "inflight_pkts", "srtt_ps",
+		"min_rtt_ps", "pacing_rate_bps", "delivery_rate_bps", "delivered_pkts", "lost_pkts", "ca_state"}},
+	trace.TableSignals:  {need: []string{"t_ps", "flow", "signal", "value"}},
+	trace.TableEvents:   {need: []string{"t_ps", "flow", "kind"}},
+	trace.TableDelivery: {need: []string{"t_ps", "flow", "bytes_delivered"}},
+	trace.TableQueue: {need: []string{"t_ps", "link", "dir"},
+		opt: []string{"backlog_bytes", "backlog_pkts", "sojourn_ps", "drops", "marks"}},
+	trace.TableLink: {need: []string{"t_ps", "link", "dir", "rate_bps", "delay_ps"}},
 }
 
-// readTable feeds one table file to b.
-func (b *Builder) readTable(path, table string) error {
+// flowColHas maps the flows table's optional columns to the series they feed.
+var flowColHas = map[string]rowHas{"cwnd_pkts": hasCwnd, "ssthresh_pkts": hasSSThresh, "inflight_pkts": hasInflight,
+	"srtt_ps": hasSRTT, "min_rtt_ps": hasMinRTT, "pacing_rate_bps": hasPacing, "delivery_rate_bps": hasRate,
+	"delivered_pkts": hasDelivered, "lost_pkts": hasLost, "ca_state": hasCA}
+
+// queueColHas maps the queue table's optional columns to the series they feed.
+var queueColHas = map[string]rowHas{"backlog_bytes": hasBytes, "backlog_pkts": hasPkts, "sojourn_ps": hasSojourn,
+	"drops": hasDrops, "marks": hasMarks}
+
+// readTable feeds one table file to b and returns the optional columns it
+// lacks.
+func (b *Builder) readTable(path, table string) ([]string, error) {
 	caIdx := map[string]uint8{}
 	for i, n := range caNames {
 		caIdx[n] = uint8(i)
@@ -150,23 +171,64 @@ func (b *Builder) readTable(path, table string) error {
 	for i, n := range trace.EventKindNames {
 		kindIdx[n] = trace.EventKind(i)
 	}
-	return eachRecord(path, tableCols[table], func(rec arrow.Record) error {
+	return eachRecord(path, tableCols[table], func(rec arrow.Record, at map[string]int) error {
 		c := rec.Columns()
 		ts := c[0].(*array.Int64).Int64Values()
 		b.rows += int64(len(ts))
+		var has rowHas
+		col := func(name string, m map[string]rowHas) arrow.Array {
+			if i, ok := at[name]; ok {
+				has |= m[name]
+				return c[i]
+			}
+			return nil
+		}
 		switch table {
 		case trace.TableFlows:
 			flow := c[1].(*array.String)
-			cwnd, ss, infl := c[2].(*array.Uint32), c[3].(*array.Uint32), c[4].(*array.Uint32)
-			srtt, minRTT := c[5].(*array.Int64), c[6].(*array.Int64)
-			pacing, rate := c[7].(*array.Int64), c[8].(*array.Int64)
-			deliv, lost, ca := c[9].(*array.Uint64), c[10].(*array.Uint64), c[11].(*array.String)
+			cwnd, _ := col("cwnd_pkts", flowColHas).(*array.Uint32)
+			ss, _ := col("ssthresh_pkts", flowColHas).(*array.Uint32)
+			infl, _ := col("inflight_pkts", flowColHas).(*array.Uint32)
+			srtt, _ := col("srtt_ps", flowColHas).(*array.Int64)
+			minRTT, _ := col("min_rtt_ps", flowColHas).(*array.Int64)
+			pacing, _ := col("pacing_rate_bps", flowColHas).(*array.Int64)
+			rate, _ := col("delivery_rate_bps", flowColHas).(*array.Int64)
+			deliv, _ := col("delivered_pkts", flowColHas).(*array.Uint64)
+			lost, _ := col("lost_pkts", flowColHas).(*array.Uint64)
+			ca, _ := col("ca_state", flowColHas).(*array.String)
 			for i, t := range ts {
-				row := trace.FlowRow{T: sim.Time(t), CwndPkts: cwnd.Value(i), SSThreshPkts: ss.Value(i),
-					InflightPkts: infl.Value(i), SRTT: sim.Duration(srtt.Value(i)), MinRTT: sim.Duration(minRTT.Value(i)),
-					PacingRateBps: pacing.Value(i), DeliveryRateBps: rate.Value(i), Delivered: deliv.Value(i),
-					Lost: lost.Value(i), CAState: caIdx[ca.Value(i)]}
-				b.flow(flow.Value(i)).addRow(&row)
+				row := trace.FlowRow{T: sim.Time(t)}
+				if cwnd != nil {
+					row.CwndPkts = cwnd.Value(i)
+				}
+				if ss != nil {
+					row.SSThreshPkts = ss.Value(i)
+				}
+				if infl != nil {
+					row.InflightPkts = infl.Value(i)
+				}
+				if srtt != nil {
+					row.SRTT = sim.Duration(srtt.Value(i))
+				}
+				if minRTT != nil {
+					row.MinRTT = sim.Duration(minRTT.Value(i))
+				}
+				if pacing != nil {
+					row.PacingRateBps = pacing.Value(i)
+				}
+				if rate != nil {
+					row.DeliveryRateBps = rate.Value(i)
+				}
+				if deliv != nil {
+					row.Delivered = deliv.Value(i)
+				}
+				if lost != nil {
+					row.Lost = lost.Value(i)
+				}
+				if ca != nil {
+					row.CAState = caIdx[ca.Value(i)]
+				}
+				b.flow(flow.Value(i)).addRow(&row, has)
 			}
 		case trace.TableSignals:
 			flow, sig, val := c[1].(*array.String), c[2].(*array.String), c[3].(*array.Float64)
@@ -187,10 +249,29 @@ func (b *Builder) readTable(path, table string) error {
 			}
 		case trace.TableQueue:
 			link, dir := c[1].(*array.String), c[2].(*array.String)
-			bytes, pkts, soj := c[3].(*array.Int64), c[4].(*array.Int64), c[5].(*array.Int64)
-			drops, marks := c[6].(*array.Uint64), c[7].(*array.Uint64)
+			bytes, _ := col("backlog_bytes", queueColHas).(*array.Int64)
+			pkts, _ := col("backlog_pkts", queueColHas).(*array.Int64)
+			soj, _ := col("sojourn_ps", queueColHas).(*array.Int64)
+			drops, _ := col("drops", queueColHas).(*array.Uint64)
+			marks, _ := col("marks", queueColHas).(*array.Uint64)
 			for i, t := range ts {
-				b.queue(link.Value(i)+"/"+dir.Value(i)).add(t, bytes.Value(i), pkts.Value(i), soj.Value(i), drops.Value(i), marks.Value(i))
+				var r queueRow
+				if bytes != nil {
+					r.bytes = bytes.Value(i)
+				}
+				if pkts != nil {
+					r.pkts = pkts.Value(i)
+				}
+				if soj != nil {
+					r.sojournPs = soj.Value(i)
+				}
+				if drops != nil {
+					r.drops = drops.Value(i)
+				}
+				if marks != nil {
+					r.marks = marks.Value(i)
+				}
+				b.queue(link.Value(i)+"/"+dir.Value(i)).add(t, r, has)
 			}
 		case trace.TableLink:
 			link, dir := c[1].(*array.String), c[2].(*array.String)
@@ -204,22 +285,37 @@ func (b *Builder) readTable(path, table string) error {
 }
 
 // eachRecord calls fn with every record batch of an Arrow IPC or Parquet
-// table file, holding only the named columns in that order.
-func eachRecord(path string, cols []string, fn func(arrow.Record) error) (err error) {
+// table file, holding cols.need in that order and then those of cols.opt
+// the file has; at gives each column's index in the batch by name. It
+// returns the optional columns the file lacks; a needed one missing is an
+// errNoColumn.
+func eachRecord(path string, cols colSpec, fn func(rec arrow.Record, at map[string]int) error) (missing []string, err error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return fmt.Errorf("report: %w", err)
+		return nil, fmt.Errorf("report: %w", err)
 	}
 	defer f.Close()
 	wrap := func(err error) error { return fmt.Errorf("report: %s: %w", path, err) }
+	var names []string // the columns read, in order
+	at := map[string]int{}
 	pick := func(sc *arrow.Schema) ([]int, error) {
-		idx := make([]int, len(cols))
-		for i, c := range cols {
+		var idx []int
+		for _, c := range cols.need {
 			is := sc.FieldIndices(c)
 			if len(is) != 1 {
 				return nil, fmt.Errorf("%w %q", errNoColumn, c)
 			}
-			idx[i] = is[0]
+			idx, names = append(idx, is[0]), append(names, c)
+		}
+		for _, c := range cols.opt {
+			if is := sc.FieldIndices(c); len(is) == 1 {
+				idx, names = append(idx, is[0]), append(names, c)
+			} else {
+				missing = append(missing, c)
+			}
+		}
+		for i, n := range names {
+			at[n] = i
 		}
 		return idx, nil
 	}
@@ -227,44 +323,44 @@ func eachRecord(path string, cols []string, fn func(arrow.Record) error) (err er
 	if filepath.Ext(path) == ".arrow" {
 		r, err := ipc.NewFileReader(f, ipc.WithAllocator(mem))
 		if err != nil {
-			return wrap(err)
+			return nil, wrap(err)
 		}
 		defer r.Close()
 		idx, err := pick(r.Schema())
 		if err != nil {
-			return wrap(err)
+			return nil, wrap(err)
 		}
 		for i := 0; i < r.NumRecords(); i++ {
 			rec, err := r.Record(i)
 			if err != nil {
-				return wrap(err)
+				return nil, wrap(err)
 			}
-			if err := call(fn, project(rec, idx)); err != nil {
-				return err
+			if err := call(fn, project(rec, idx), at); err != nil {
+				return nil, err
 			}
 		}
-		return nil
+		return missing, nil
 	}
 	pf, err := file.NewParquetReader(f)
 	if err != nil {
-		return wrap(err)
+		return nil, wrap(err)
 	}
 	defer pf.Close()
 	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 1 << 16}, mem)
 	if err != nil {
-		return wrap(err)
+		return nil, wrap(err)
 	}
 	sc, err := fr.Schema()
 	if err != nil {
-		return wrap(err)
+		return nil, wrap(err)
 	}
 	idx, err := pick(sc)
 	if err != nil {
-		return wrap(err)
+		return nil, wrap(err)
 	}
 	rr, err := fr.GetRecordReader(context.Background(), idx, nil)
 	if err != nil {
-		return wrap(err)
+		return nil, wrap(err)
 	}
 	defer rr.Release()
 	for rr.Next() {
@@ -272,24 +368,24 @@ func eachRecord(path string, cols []string, fn func(arrow.Record) error) (err er
 		// in the order asked for.
 		rec := rr.Record()
 		got := rec.Schema()
-		order := make([]int, len(cols))
-		for i, c := range cols {
+		order := make([]int, len(names))
+		for i, c := range names {
 			order[i] = got.FieldIndices(c)[0]
 		}
-		if err := call(fn, project(rec, order)); err != nil {
-			return err
+		if err := call(fn, project(rec, order), at); err != nil {
+			return nil, err
 		}
 	}
 	if err := rr.Err(); err != nil && !errors.Is(err, io.EOF) {
-		return wrap(err)
+		return nil, wrap(err)
 	}
-	return nil
+	return missing, nil
 }
 
 // call runs fn on rec and releases it.
-func call(fn func(arrow.Record) error, rec arrow.Record) error {
+func call(fn func(arrow.Record, map[string]int) error, rec arrow.Record, at map[string]int) error {
 	defer rec.Release()
-	return fn(rec)
+	return fn(rec, at)
 }
 
 // project returns rec's columns idx as a record (sharing the arrays).

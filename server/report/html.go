@@ -98,7 +98,10 @@ func (b *Builder) Write(w io.Writer) error {
 	for i, f := range b.flows {
 		g := b.flowGroup(i, f)
 		if len(g.Charts) == 0 {
-			notes = append(notes, fmt.Sprintf("flow %s has no trace rows (is trace.detail \"summary\"?)", f.id))
+			// Trace files that lack tables or columns say so already.
+			if !b.partial {
+				notes = append(notes, fmt.Sprintf("flow %s has no trace rows (is trace.detail \"summary\"?)", f.id))
+			}
 			continue
 		}
 		d.Groups = append(d.Groups, g)

@@ -96,6 +96,7 @@ type Builder struct {
 	qIdx    map[string]int
 	rows    int64
 	notes   []string // what the page should say is missing
+	partial bool     // the trace files lack tables or columns (notes say which)
 }
 
 // New returns a Builder for a run spanning meta.HorizonPs.
@@ -153,7 +154,7 @@ func (b *Builder) Flush(r *trace.Recorder, table string) error {
 	case trace.TableFlows:
 		for i := range r.FlowsT.Rows {
 			row := &r.FlowsT.Rows[i]
-			b.flow(r.Flows[row.Flow]).addRow(row)
+			b.flow(r.Flows[row.Flow]).addRow(row, hasAll)
 		}
 		b.rows += int64(len(r.FlowsT.Rows))
 	case trace.TableSignals:
@@ -178,7 +179,8 @@ func (b *Builder) Flush(r *trace.Recorder, table string) error {
 		q := &r.Queue
 		name := dirNames(r.Links)
 		for i := range q.T {
-			b.queue(name(q.Link[i], q.DirAB[i])).add(q.T[i], q.BacklogBytes[i], q.BacklogPkts[i], q.SojournPs[i], q.Drops[i], q.Marks[i])
+			r := queueRow{bytes: q.BacklogBytes[i], pkts: q.BacklogPkts[i], sojournPs: q.SojournPs[i], drops: q.Drops[i], marks: q.Marks[i]}
+			b.queue(name(q.Link[i], q.DirAB[i])).add(q.T[i], r, hasAll)
 		}
 		b.rows += int64(len(q.T))
 	case trace.TableLink:
@@ -258,24 +260,67 @@ func (f *flowAcc) touch(b int) {
 // infiniteSSThresh is the sender's "no ssthresh yet" (TCP_INFINITE_SSTHRESH).
 const infiniteSSThresh = 0x7fffffff
 
-func (f *flowAcc) addRow(r *trace.FlowRow) {
+// rowHas says which fields of a trace row a trace holds: all of them live,
+// those whose columns a --trace-select subset kept from files.
+type rowHas uint16
+
+const (
+	hasCwnd rowHas = 1 << iota
+	hasSSThresh
+	hasInflight
+	hasSRTT
+	hasMinRTT
+	hasPacing
+	hasRate
+	hasDelivered
+	hasLost
+	hasCA
+	hasAll rowHas = 1<<16 - 1
+)
+
+// The queue table's fields (a queue row is not a flow row: the bits reuse).
+const (
+	hasBytes rowHas = 1 << iota
+	hasPkts
+	hasSojourn
+	hasDrops
+	hasMarks
+)
+
+// addRow takes a flows-table row, of which only the fields has names are
+// known.
+func (f *flowAcc) addRow(r *trace.FlowRow, has rowHas) {
 	t := int64(r.T)
 	b := f.g.bucket(t)
 	f.touch(b)
-	f.ext(&f.inflight).add(b, t, float64(r.InflightPkts))
-	f.ext(&f.cwnd).add(b, t, float64(r.CwndPkts))
-	if r.SSThreshPkts < infiniteSSThresh {
+	if has&hasInflight != 0 {
+		f.ext(&f.inflight).add(b, t, float64(r.InflightPkts))
+	}
+	if has&hasCwnd != 0 {
+		f.ext(&f.cwnd).add(b, t, float64(r.CwndPkts))
+	}
+	if has&hasSSThresh != 0 && r.SSThreshPkts < infiniteSSThresh {
 		f.ext(&f.ssthresh).add(b, t, float64(r.SSThreshPkts))
 	}
-	if r.SRTT > 0 {
+	if has&hasSRTT != 0 && r.SRTT > 0 {
 		f.ext(&f.srtt).add(b, t, float64(r.SRTT)/1e9)
 	}
-	if r.MinRTT > 0 {
+	if has&hasMinRTT != 0 && r.MinRTT > 0 {
 		f.ext(&f.minRTT).add(b, t, float64(r.MinRTT)/1e9)
 	}
-	f.ext(&f.pacing).add(b, t, float64(r.PacingRateBps)/1e6)
-	f.ext(&f.rate).add(b, t, float64(r.DeliveryRateBps)/1e6)
-	f.ext(&f.ca).add(b, t, float64(r.CAState))
+	if has&hasPacing != 0 {
+		f.ext(&f.pacing).add(b, t, float64(r.PacingRateBps)/1e6)
+	}
+	if has&hasRate != 0 {
+		f.ext(&f.rate).add(b, t, float64(r.DeliveryRateBps)/1e6)
+	}
+	if has&hasCA != 0 {
+		f.ext(&f.ca).add(b, t, float64(r.CAState))
+	}
+	const sentHas = hasDelivered | hasLost | hasInflight
+	if has&sentHas != sentHas {
+		return
+	}
 	// Every packet sent is delivered, marked lost or still in flight, so
 	// their sum counts transmissions (retransmissions included); its growth
 	// per bucket is the send rate, in wire packets.
@@ -337,6 +382,8 @@ type queueAcc struct {
 	totalDrops, totalMarks uint64
 	rate, delay            *extremes
 	linkRows               int
+	seen                   bool   // the queue table has rows of it
+	has                    rowHas // the queue table's fields it has
 }
 
 // addLink takes a link row: the rate and delay from t on.
@@ -350,22 +397,40 @@ func (q *queueAcc) addLink(t, rateBps, delayPs int64) {
 	q.linkRows++
 }
 
-func (q *queueAcc) add(t, bytes, pkts, sojournPs int64, drops, marks uint64) {
-	if q.pkts == nil {
+// queueRow is a queue-table row's values.
+type queueRow struct {
+	bytes, pkts, sojournPs int64
+	drops, marks           uint64
+}
+
+// add takes a queue-table row, of which only the fields has names are
+// known.
+func (q *queueAcc) add(t int64, r queueRow, has rowHas) {
+	if !q.seen {
 		q.pkts, q.kb, q.sojourn = newExtremes(q.g.n), newExtremes(q.g.n), newExtremes(q.g.n)
 		q.drops, q.marks = make([]float64, q.g.n), make([]float64, q.g.n)
+		q.seen = true
 	}
 	b := q.g.bucket(t)
-	q.pkts.add(b, t, float64(pkts))
-	q.kb.add(b, t, float64(bytes)/1e3)
-	if sojournPs > 0 {
-		q.sojourn.add(b, t, float64(sojournPs)/1e9)
+	q.has |= has
+	if has&hasPkts != 0 {
+		q.pkts.add(b, t, float64(r.pkts))
+		q.maxPkts = max(q.maxPkts, r.pkts)
 	}
-	q.drops[b] += float64(drops - q.prevDrops)
-	q.marks[b] += float64(marks - q.prevMarks)
-	q.prevDrops, q.prevMarks = drops, marks
-	q.maxPkts = max(q.maxPkts, pkts)
-	q.totalDrops, q.totalMarks = drops, marks
+	if has&hasBytes != 0 {
+		q.kb.add(b, t, float64(r.bytes)/1e3)
+	}
+	if has&hasSojourn != 0 && r.sojournPs > 0 {
+		q.sojourn.add(b, t, float64(r.sojournPs)/1e9)
+	}
+	if has&hasDrops != 0 {
+		q.drops[b] += float64(r.drops - q.prevDrops)
+		q.prevDrops, q.totalDrops = r.drops, r.drops
+	}
+	if has&hasMarks != 0 {
+		q.marks[b] += float64(r.marks - q.prevMarks)
+		q.prevMarks, q.totalMarks = r.marks, r.marks
+	}
 }
 
 // signalDefs are the signals every registered algorithm defines, by name
@@ -583,7 +648,17 @@ func scale(e *extremes, k float64) {
 
 // queueGroup lays out one direction's queue panels.
 func (b *Builder) queueGroup(q *queueAcc) group {
-	g := group{Title: "queue " + q.name, Subtitle: fmt.Sprintf("max backlog %d packets, %d drops, %d CE marks", q.maxPkts, q.totalDrops, q.totalMarks)}
+	var sub []string // what the trace holds of max backlog, drops and marks
+	for _, x := range []struct {
+		has rowHas
+		s   string
+	}{{hasPkts, fmt.Sprintf("max backlog %d packets", q.maxPkts)}, {hasDrops, fmt.Sprintf("%d drops", q.totalDrops)},
+		{hasMarks, fmt.Sprintf("%d CE marks", q.totalMarks)}} {
+		if q.has&x.has != 0 {
+			sub = append(sub, x.s)
+		}
+	}
+	g := group{Title: "queue " + q.name, Subtitle: strings.Join(sub, ", ")}
 	id := "q-" + strings.ReplaceAll(q.name, "/", "-")
 	bl := &chart{ID: id + "-backlog", Title: "Backlog", Axes: [2]axis{{Label: "packets", Min: ptr0()}, {Label: "KB"}}, fillTo: q.g.n - 1}
 	bl.addLine(q.pkts, "backlog (packets)", "pkts", styleStep, 0)
@@ -637,7 +712,7 @@ func (b *Builder) shownQueues() []*queueAcc {
 	}
 	var out []*queueAcc
 	for _, q := range b.queues {
-		if q.pkts != nil && (bott[q.name] || q.maxPkts >= 2 || q.totalDrops > 0) {
+		if q.seen && (bott[q.name] || q.maxPkts >= 2 || q.totalDrops > 0) {
 			out = append(out, q)
 		}
 	}

@@ -27,7 +27,7 @@ func runReport(t *testing.T, scenario string, sets []string) *Builder {
 
 // runReportTrace is runReport that also writes trace files to tracePath
 // (with their .run.json) when it is not empty.
-func runReportTrace(t *testing.T, scenario string, sets []string, tracePath string) (*Builder, engine.Summary) {
+func runReportTrace(t *testing.T, scenario string, sets []string, tracePath string, opts ...trace.FileOption) (*Builder, engine.Summary) {
 	t.Helper()
 	raw, err := config.Builtin(scenario)
 	if err != nil {
@@ -49,7 +49,7 @@ func runReportTrace(t *testing.T, scenario string, sets []string, tracePath stri
 	}
 	var fs *trace.FileSink
 	if tracePath != "" {
-		if fs, err = trace.NewFileSink(tracePath); err != nil {
+		if fs, err = trace.NewFileSink(tracePath, opts...); err != nil {
 			t.Fatal(err)
 		}
 		r.Trace.SetSink(tee{b, fs}) // the file sink takes the columns: last
@@ -389,5 +389,47 @@ func TestSendRateCountsTransmissions(t *testing.T) {
 	t.Logf("send-rate packets %.0f, sender segments %.0f", pkts, segs)
 	if r := sum.Flows[0].Retransmits; r == nil || *r == 0 {
 		t.Error("the run had no retransmissions; the check wants some")
+	}
+}
+
+// A flows table cut to some columns (the --trace-select example of
+// `ccscope run --help`) still draws the series those columns feed, the
+// same as the live run's, and the page names the missing columns once.
+func TestReportFromSelectedColumns(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cols.parquet")
+	sel, err := trace.ParseSelection([]string{"flows.cwnd_pkts", "flows.srtt_ps", "queue"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	live, _ := runReportTrace(t, "p-rtr-p", []string{"runtime.duration=300ms"}, path, trace.WithSelection(sel))
+	b, err := ReadTrace(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lb, fb bytes.Buffer
+	if err := live.Write(&lb); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Write(&fb); err != nil {
+		t.Fatal(err)
+	}
+	dl, df := pageJSON(t, lb.Bytes()), pageJSON(t, fb.Bytes())
+	for _, c := range []struct{ chart, label string }{{"f0-inflight", "cwnd"}, {"f0-rtt", "srtt"}, {"q-bottleneck-ab-backlog", "backlog (packets)"}} {
+		got, want := findSeries(df, c.chart, c.label), findSeries(dl, c.chart, c.label)
+		if got == nil || want == nil || got.Data != want.Data {
+			t.Errorf("series %s/%s from the selected columns differs from the live run's (or is missing)", c.chart, c.label)
+		}
+	}
+	for _, c := range []struct{ chart, label string }{{"f0-inflight", "ssthresh"}, {"f0-inflight", "inflight"}, {"f0-rtt", "min_rtt"}, {"f0-rates", "delivery rate"}} {
+		if findSeries(df, c.chart, c.label) != nil {
+			t.Errorf("series %s/%s drawn without its column", c.chart, c.label)
+		}
+	}
+	page := fb.String()
+	if n := strings.Count(page, "ssthresh_pkts"); n != 1 {
+		t.Errorf("the page names the missing column ssthresh_pkts %d times, want once", n)
+	}
+	if strings.Contains(page, "has no trace rows") {
+		t.Error("the page says a flow has no trace rows")
 	}
 }
