@@ -57,8 +57,8 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 		return fmt.Sprint(*v)
 	},
 	"psms": func(v int64) string { return fmt.Sprintf("%.3f ms", float64(v)/1e9) },
-	"bps":  func(v int64) string { return fmt.Sprintf("%.4g Mbps", float64(v)/1e6) },
-	"secs": func(v int64) string { return fmt.Sprintf("%.6g s", float64(v)/1e12) },
+	"bps":  rateStr,
+	"secs": secsStr,
 }).Parse(pageHTML))
 
 // pageData is what the browser script reads (as JSON).
