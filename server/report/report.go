@@ -519,6 +519,17 @@ var caNames = func() []string {
 	return n
 }()
 
+// pktCounters are CC signals counted in packets that are counters or
+// ratios, not windows: drawn with the windows they would set the inflight
+// panel's scale (CUBIC's ack_cnt climbs to twice the cwnd before each
+// Reno-friendly increase). They get a panel of their own.
+var pktCounters = map[string]bool{
+	"ack_cnt":         true, // CUBIC: packets acked towards the next increase
+	"ack_ratio":       true, // BIC: packets per ACK
+	"snd_cwnd_cents":  true, // window increments below one packet
+	"ai_ack_increase": true, // Prague: additive increase per packet
+}
+
 // flowGroup lays out one flow's panels.
 func (b *Builder) flowGroup(i int, f *flowAcc) group {
 	g := group{Title: "flow " + f.id}
@@ -599,6 +610,17 @@ func (b *Builder) flowGroup(i int, f *flowAcc) group {
 		def := signalDefs[s.name]
 		label := "cc " + s.name
 		e := s.ext
+		switch {
+		case pktCounters[s.name]:
+			c, ok := other["counters"]
+			if !ok {
+				c = &chart{ID: id("cc-counters"), Title: "CC counters in packets (not windows)", Axes: [2]axis{{Label: "pkts"}}, fillTo: f.last}
+				other["counters"] = c
+				otherOrder = append(otherOrder, "counters")
+			}
+			c.addLine(e, label, "pkts", styleStep, 0)
+			continue
+		}
 		switch def.Unit {
 		case "pkts":
 			infl.addLine(e, label, "pkts", styleStep, 0)

@@ -433,3 +433,25 @@ func TestReportFromSelectedColumns(t *testing.T) {
 		t.Error("the page says a flow has no trace rows")
 	}
 }
+
+// CUBIC's ack_cnt counts ACKs towards the next increase: a counter in
+// packets, not a window, so it stays out of the inflight panel (where it
+// set the scale, 1247 against a cwnd of 702 on p-rtr-p) and is drawn on a
+// panel of its own.
+func TestCountersStayOutOfTheInflightPanel(t *testing.T) {
+	b := runReport(t, "p-rtr-p", []string{"runtime.duration=1s"})
+	var buf bytes.Buffer
+	if err := b.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	d := pageJSON(t, buf.Bytes())
+	if findSeries(d, "f0-inflight", "cc ack_cnt") != nil {
+		t.Error("CUBIC's ack_cnt is drawn in the inflight panel")
+	}
+	if findSeries(d, "f0-inflight", "cc bic_target") == nil {
+		t.Error("CUBIC's bic_target, a window, is not in the inflight panel")
+	}
+	if findSeries(d, "f0-cc-counters", "cc ack_cnt") == nil {
+		t.Error("CUBIC's ack_cnt is not on the counters panel")
+	}
+}
