@@ -471,6 +471,9 @@ type axis struct {
 	Label string   `json:"label"`
 	Names []string `json:"names,omitempty"`
 	Min   *float64 `json:"min,omitempty"`
+	// Max caps the axis: values above it are clipped (the legend still
+	// shows them).
+	Max *float64 `json:"max,omitempty"`
 }
 
 type group struct {
@@ -649,6 +652,7 @@ func (b *Builder) flowGroup(i int, f *flowAcc) group {
 			c.addLine(e, label, unit, styleStep, 0)
 		}
 	}
+	b.clipRates(rates, f)
 	for _, c := range []*chart{rates, infl, ticks, phase, rtt} {
 		if len(c.Series) > 0 {
 			g.Charts = append(g.Charts, c)
@@ -660,6 +664,39 @@ func (b *Builder) flowGroup(i int, f *flowAcc) group {
 		}
 	}
 	return g
+}
+
+// clipRates caps the Rates panel's axis at 1.5× the path's bottleneck rate
+// (the highest the trace shows its direction serving at, if that moved up)
+// when a series goes above it: goodput spikes when a repaired hole releases
+// queued data at once, and a 600 Mbps spike on a 100 Mbps path would
+// squash the rates that matter. The title says so; the data keep the
+// peaks, which the legend shows.
+func (b *Builder) clipRates(c *chart, f *flowAcc) {
+	top := float64(f.path.BottleneckBps) / 1e6
+	if i, ok := b.qIdx[f.path.Bottleneck]; ok && b.queues[i].rate != nil {
+		for _, v := range b.queues[i].rate.maxV {
+			top = math.Max(top, v)
+		}
+	}
+	if top <= 0 {
+		return
+	}
+	lim := 1.5 * top
+	peak := 0.0
+	for _, s := range c.Series {
+		for _, f := range strings.Split(s.Data, ",") {
+			if v, err := strconv.ParseFloat(f, 64); err == nil {
+				peak = math.Max(peak, v)
+			}
+		}
+	}
+	if peak <= lim {
+		return
+	}
+	c.Axes[0].Max = &lim
+	c.Title += fmt.Sprintf(" (axis cut at %s, 1.5× the bottleneck rate: spikes up to %s are clipped; the legend shows their values)",
+		rateStr(int64(lim*1e6)), rateStr(int64(peak*1e6)))
 }
 
 // scale multiplies every stored value of e by k (unit conversion).

@@ -455,3 +455,44 @@ func TestCountersStayOutOfTheInflightPanel(t *testing.T) {
 		t.Error("CUBIC's ack_cnt is not on the counters panel")
 	}
 }
+
+// Goodput spikes when a repaired hole releases queued data at once (624
+// Mbps on p-rtr-p's 100 Mbps path): the Rates panel's axis stops at 1.5×
+// the path's bottleneck rate, so the real rates are not squashed, the
+// title says the spikes are clipped, and the data keeps the peaks for the
+// legend.
+func TestRatesAxisClipsDeliverySpikes(t *testing.T) {
+	b := runReport(t, "p-rtr-p", []string{"runtime.duration=5s"})
+	var buf bytes.Buffer
+	if err := b.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	d := pageJSON(t, buf.Bytes())
+	var rates *chart
+	for _, c := range d.Groups[0].Charts {
+		if c.ID == "f0-rates" {
+			rates = c
+		}
+	}
+	if rates == nil {
+		t.Fatal("no rates panel")
+	}
+	peak := 0.0
+	for _, s := range rates.Series {
+		for _, v := range decodeSlots(t, s.Data) {
+			if !math.IsNaN(v) {
+				peak = math.Max(peak, v)
+			}
+		}
+	}
+	if peak <= 150 {
+		t.Fatalf("the rates peak at %.0f Mbps; the check wants a spike above 1.5 × 100 Mbps", peak)
+	}
+	if m := rates.Axes[0].Max; m == nil || *m != 150 {
+		t.Errorf("rates axis max = %v, want 150 (1.5 × the 100 Mbps bottleneck)", m)
+	}
+	if !strings.Contains(rates.Title, "clipped") {
+		t.Errorf("rates title %q does not say the spikes are clipped", rates.Title)
+	}
+	t.Logf("rates peak %.0f Mbps; title %q", peak, rates.Title)
+}

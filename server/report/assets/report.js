@@ -62,8 +62,12 @@
         sc.range = na.range;
         a.splits = na.splits;
         a.values = na.values;
-      } else if (ax.min != null) {
-        sc.range = (u, lo, hi) => [Math.min(ax.min, lo), hi > lo ? hi + (hi - lo) * 0.05 : lo + 1];
+      } else if (ax.min != null || ax.max != null) {
+        sc.range = (u, lo, hi) => {
+          if (ax.min != null) lo = Math.min(ax.min, lo);
+          if (ax.max != null && hi > ax.max) return [lo, ax.max]; // clipped: the title says so
+          return [lo, hi > lo ? hi + (hi - lo) * 0.05 : lo + 1];
+        };
       }
       scales[key] = sc;
       axes.push(a);
