@@ -298,7 +298,7 @@ func TestReportInChromium(t *testing.T) {
 		return ps
 	}
 	panels := drawn()
-	want := []string{"f0-rates", "f0-inflight", "f0-events", "f0-phase", "f0-rtt", "q-bottleneck-ab-backlog", "q-bottleneck-ab-sojourn"}
+	want := []string{"f0-rates", "f0-inflight", "f0-events", "f0-phase", "f0-cc-phase", "f0-rtt", "q-bottleneck-ab-backlog", "q-bottleneck-ab-sojourn"}
 	ids := map[string]bool{}
 	for _, p := range panels {
 		ids[p.ID] = true

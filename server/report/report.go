@@ -1,7 +1,7 @@
 // Package report writes a run as one self-contained HTML file: per flow,
 // panels on one shared time axis (rates; inflight against the BDP and the
-// CC's ceilings; ACK/SACK/TLP/RTO/retransmit/drop/mark ticks; the CA state
-// and CC phase; srtt, min_rtt and the CC's estimators in their own units),
+// CC's ceilings; ACK/SACK/TLP/RTO/retransmit/drop/mark ticks; the CA state;
+// the CC's phase; srtt, min_rtt and the CC's estimators in their own units),
 // a queue panel per bottleneck, the summary tables and the run's identity
 // (scenario, seed, config hash, digest). The page embeds uPlot and its data
 // and fetches nothing, so it opens from disk, offline.
@@ -597,8 +597,11 @@ func (b *Builder) flowGroup(i int, f *flowAcc) group {
 		ticks.add(&series{Label: trace.EventKindNames[kind], Style: stylePoints, Data: encode(vals), Counts: encode(cnt)})
 	}
 
-	phase := &chart{ID: id("phase"), Title: "CA state and CC phase", Axes: [2]axis{{Label: "CA state", Names: caNames}, {Label: "CC phase"}}, fillTo: f.last}
+	phase := &chart{ID: id("phase"), Title: "CA state", Axes: [2]axis{{Label: "CA state", Names: caNames}}, fillTo: f.last}
 	phase.addLine(f.ca, "CA state", "", styleStep, 0)
+	// The CC's enums have a panel of their own: on the CA state's second
+	// axis a 0/1 flag lined up with the "open" and "loss" rows.
+	ccPhase := &chart{ID: id("cc-phase"), Title: "CC phase (the CC's enums; their meanings in the legend)", Axes: [2]axis{{Label: "value"}}, fillTo: f.last}
 
 	rtt := &chart{ID: id("rtt"), Title: "RTT and the CC's delay estimators", Axes: [2]axis{{Label: "ms", Min: ptr0()}}, fillTo: f.last}
 	rtt.addLine(f.srtt, "srtt", "ms", styleLine, 0)
@@ -606,7 +609,7 @@ func (b *Builder) flowGroup(i int, f *flowAcc) group {
 
 	// The CC's own signals go where their unit says: windows with the
 	// inflight, rates with the rates, delays with the RTT, enums on the
-	// phase timeline, the rest on a panel per unit.
+	// CC phase panel, the rest on a panel per unit.
 	other := map[string]*chart{}
 	var otherOrder []string
 	for _, s := range f.sigs {
@@ -637,7 +640,7 @@ func (b *Builder) flowGroup(i int, f *flowAcc) group {
 			if def.Help != "" {
 				label += " (" + def.Help + ")"
 			}
-			phase.addLine(e, label, "", styleStep, 1)
+			ccPhase.addLine(e, label, "", styleStep, 0)
 		default:
 			unit := def.Unit
 			if unit == "" {
@@ -653,7 +656,7 @@ func (b *Builder) flowGroup(i int, f *flowAcc) group {
 		}
 	}
 	b.clipRates(rates, f)
-	for _, c := range []*chart{rates, infl, ticks, phase, rtt} {
+	for _, c := range []*chart{rates, infl, ticks, phase, ccPhase, rtt} {
 		if len(c.Series) > 0 {
 			g.Charts = append(g.Charts, c)
 		}

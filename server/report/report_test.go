@@ -154,6 +154,16 @@ func pageJSON(t *testing.T, html []byte) pageData {
 	return d
 }
 
+// writePage writes b's page and returns its embedded data.
+func writePage(t *testing.T, b *Builder) pageData {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := b.Write(&buf); err != nil {
+		t.Fatal(err)
+	}
+	return pageJSON(t, buf.Bytes())
+}
+
 func findSeries(d pageData, chartID, prefix string) *series {
 	for _, g := range d.Groups {
 		for _, c := range g.Charts {
@@ -440,11 +450,7 @@ func TestReportFromSelectedColumns(t *testing.T) {
 // panel of its own.
 func TestCountersStayOutOfTheInflightPanel(t *testing.T) {
 	b := runReport(t, "p-rtr-p", []string{"runtime.duration=1s"})
-	var buf bytes.Buffer
-	if err := b.Write(&buf); err != nil {
-		t.Fatal(err)
-	}
-	d := pageJSON(t, buf.Bytes())
+	d := writePage(t, b)
 	if findSeries(d, "f0-inflight", "cc ack_cnt") != nil {
 		t.Error("CUBIC's ack_cnt is drawn in the inflight panel")
 	}
@@ -463,11 +469,7 @@ func TestCountersStayOutOfTheInflightPanel(t *testing.T) {
 // legend.
 func TestRatesAxisClipsDeliverySpikes(t *testing.T) {
 	b := runReport(t, "p-rtr-p", []string{"runtime.duration=5s"})
-	var buf bytes.Buffer
-	if err := b.Write(&buf); err != nil {
-		t.Fatal(err)
-	}
-	d := pageJSON(t, buf.Bytes())
+	d := writePage(t, b)
 	var rates *chart
 	for _, c := range d.Groups[0].Charts {
 		if c.ID == "f0-rates" {
@@ -495,4 +497,20 @@ func TestRatesAxisClipsDeliverySpikes(t *testing.T) {
 		t.Errorf("rates title %q does not say the spikes are clipped", rates.Title)
 	}
 	t.Logf("rates peak %.0f Mbps; title %q", peak, rates.Title)
+}
+
+// The CC's enums get a panel of their own: on the CA state panel's second
+// axis CUBIC's 0/1 hystart_found lined up with the "open" and "loss" rows.
+func TestCCEnumsApartFromTheCAState(t *testing.T) {
+	b := runReport(t, "p-rtr-p", []string{"runtime.duration=3s"})
+	d := writePage(t, b)
+	if findSeries(d, "f0-phase", "CA state") == nil {
+		t.Error("no CA state on the phase panel")
+	}
+	if findSeries(d, "f0-phase", "cc ") != nil {
+		t.Error("a CC enum shares the CA state panel")
+	}
+	if findSeries(d, "f0-cc-phase", "cc hystart_found") == nil {
+		t.Error("CUBIC's hystart_found is not on the CC phase panel")
+	}
 }
