@@ -312,6 +312,21 @@ func TestReportInChromium(t *testing.T) {
 		}
 	}
 
+	// A names axis (event kinds, CA states) shows its names whole: each
+	// fits between the axis' outer edge and its ticks (10 px and a 5 px
+	// gap); "recovery_enter" was cut to "ecovery_enter".
+	var cut []string
+	c.eval(`window.ccscopeCharts.flatMap(u => u.axes.slice(1).filter(a => a.values && a.splits && a.show !== false && a._size).flatMap(a => {
+		u.ctx.save(); u.ctx.font = a.font[0];
+		const names = a.values(u, a.splits(u)).filter(v => v !== "");
+		const out = names.filter(n => u.ctx.measureText(n).width * devicePixelRatio + 15 > a._size * devicePixelRatio).map(n => u.ccscopeId + ": " + n + " (axis " + a._size + " px)");
+		u.ctx.restore();
+		return out;
+	}))`, &cut)
+	for _, s := range cut {
+		t.Errorf("name cut off on its axis: %s", s)
+	}
+
 	// Zoom: drag across the middle of the first panel's plot area.
 	var rect struct{ Left, Top, Width, Height float64 }
 	c.eval(`(() => { const r = window.ccscopeCharts[0].over.getBoundingClientRect(); return {left: r.left, top: r.top, width: r.width, height: r.height}; })()`, &rect)

@@ -38,6 +38,15 @@
   const root = document.getElementById("groups");
   const width = () => Math.max(480, root.clientWidth - 8);
 
+  // textWidth measures a label in the axis font (uPlot's default), so an
+  // axis of names ("recovery_enter") is wide enough to show them whole.
+  const axisFont = '12px system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, "Noto Sans", sans-serif';
+  const measureCtx = document.createElement("canvas").getContext("2d");
+  const textWidth = (s) => {
+    measureCtx.font = axisFont;
+    return measureCtx.measureText(s).width;
+  };
+
   function namesAxis(names) {
     return {
       splits: () => names.map((_, i) => i),
@@ -55,7 +64,10 @@
       if (!used[k] && !(k === 0)) return;
       const ax = ch.axes[k];
       const sc = { auto: true };
-      const a = { scale: key, label: ax.label, size: ax.names ? 90 : 60 };
+      const a = { scale: key, label: ax.label, font: axisFont, size: 60 };
+      // A names axis fits its longest name, past the ticks (10 px) and
+      // their gap (5 px), with a margin.
+      if (ax.names && ax.names.length) a.size = Math.ceil(Math.max(...ax.names.map(textWidth))) + 24;
       if (k === 1) { a.side = 1; a.grid = { show: false }; }
       if (ax.names && ax.names.length) {
         const na = namesAxis(ax.names);
