@@ -41,6 +41,13 @@ _EVENT_COLOURS = {
 _PHASE_WORDS = ("mode", "phase", "state")
 _WINDOW_WORDS = ("cwnd", "target", "w_max", "inflight")  # CC signals counted in packets
 _ESTIMATOR_WORDS = ("rtt", "delay", "bw", "gain")  # rate, RTT and gain estimators
+# The CCs' delay signals and each one's divisor to milliseconds (README's table of signal units:
+# µs, Westwood's rtt_min in jiffies = ms). They are drawn in ms beside srtt, as the HTML report does.
+_DELAY_SIGNALS_MS = {
+    "delay_min": 1e3, "hystart_curr_rtt": 1e3, "min_rtt": 1e3, "rtprop": 1e3, "rtt_hat": 1e3,
+    "base_rtt": 1e3, "rtt_min_round": 1e3, "rtt_min": 1.0,
+}  # fmt: skip
+_NO_SAMPLE_US = 2**32 - 1  # the kernel's "no RTT sample" (~0U), as a kernel trace records it
 _MAX_POINTS = 4000  # per line, after thinning
 _MAX_TICKS = 4000  # per event kind
 
@@ -188,8 +195,9 @@ def flow(
        loss and drop events as ticks underneath.
     3. The CA state timeline (open/disorder/cwr/recovery/loss), and the CC's
        phase (a signal named like ``mode``/``phase``/``state``) if any.
-    4. RTT: srtt and min_rtt (ms), with the CC's other estimator signals on
-       a second axis.
+    4. RTT: srtt and min_rtt (ms) with the CC's delay estimators in ms
+       (CUBIC's ``delay_min`` and ``hystart_curr_rtt``, BBR's ``min_rtt``, …),
+       and the CC's other estimator signals on a second axis.
 
     Args:
         source: A session (its ``flows``, ``signals``, ``events`` and
@@ -198,9 +206,10 @@ def flow(
         signals: The ``signals`` table, when ``source`` is a table.
         events: The ``events`` table, when ``source`` is a table.
         delivery: The ``delivery`` table, when ``source`` is a table.
-        estimators: CC signals to draw in panel 4 on a second axis, each
-            relative to its maximum (default: those named like
-            rtt/delay/bw/gain, at most four).
+        estimators: CC signals to draw in panel 4: the delay estimators
+            in ms on the RTT axis, the others on a second axis, each
+            relative to its maximum (default: every delay estimator, and
+            up to four others named like rtt/delay/bw/gain).
         window_signals: CC signals counted in packets to draw in panel 2
             (default: those named like cwnd/target/w_max/inflight, e.g.
             CUBIC's ``last_max_cwnd`` and ``bic_target``).
@@ -346,10 +355,24 @@ def flow(
         ax_rtt.plot(*_thin(t[ok], y[ok]), label=name.removesuffix("_ps") + " (ms)", color=colour, lw=1)
     ax_rtt.set_ylabel("RTT (ms)")
     ax_rtt.set_xlabel("time (s)")
-    est = _pick(signals, estimators, _ESTIMATOR_WORDS, exclude=phase_sig)
+    if estimators is None:
+        present = set(pc.unique(signals["signal"]).to_pylist()) if signals is not None and signals.num_rows else set()
+        delays = [n for n in _DELAY_SIGNALS_MS if n in present]
+        est = [n for n in _pick(signals, None, _ESTIMATOR_WORDS, exclude=phase_sig) if n not in _DELAY_SIGNALS_MS]
+    else:
+        picked = _pick(signals, estimators, _ESTIMATOR_WORDS, exclude=phase_sig)
+        delays = [n for n in picked if n in _DELAY_SIGNALS_MS]
+        est = [n for n in picked if n not in _DELAY_SIGNALS_MS]
+    for i, name in enumerate(delays):
+        assert signals is not None  # found in it
+        sg = signals.filter(pc.equal(signals["signal"], name))
+        v = _col(sg, "value")
+        ok = (v > 0) & (v < _NO_SAMPLE_US)
+        ax_rtt.plot(*_thin(_secs(sg["t_ps"])[ok], v[ok] / _DELAY_SIGNALS_MS[name]), label=f"{name} (CC, ms)", lw=0.8,
+                    ls="-.", color=f"C{i + 6}", drawstyle="steps-post")  # fmt: skip
     if est:
-        # Estimators have units of their own (bps, µs, gains): each is
-        # drawn relative to its largest value, which the legend gives.
+        # The other estimators have units of their own (bps, gains): each
+        # is drawn relative to its largest value, which the legend gives.
         ax2 = ax_rtt.twinx()
         for i, name in enumerate(est):
             assert signals is not None  # _pick found names in it

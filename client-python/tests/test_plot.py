@@ -79,6 +79,29 @@ def test_flow_view_has_four_panels_on_one_time_axis_with_units():
     matplotlib.pyplot.close(fig)
 
 
+def test_flow_view_draws_delay_estimators_in_ms_beside_srtt():
+    sig = pa.table({
+        "t_ps": pa.array([0, 300 * MS, 0, 300 * MS, 0, 500 * MS], pa.int64()), "flow": ["f0"] * 6,
+        "signal": ["delay_min", "delay_min", "hystart_curr_rtt", "hystart_curr_rtt", "bw", "bw"],
+        "value": pa.array([40136.0, 40136.0, 2.0**32 - 1, 41000.0, 5e6, 8e6]),
+    })  # fmt: skip
+    fig = plot.flow(flows_table(), "f0", signals=sig)
+    rtt = fig.axes[4]
+    lines = {ln.get_label(): ln for ln in rtt.get_lines()}
+    # µs to ms on the RTT axis itself; the kernel's "no sample" is not drawn
+    assert list(lines["delay_min (CC, ms)"].get_ydata()) == [40.136, 40.136], lines["delay_min (CC, ms)"].get_ydata()
+    assert list(lines["hystart_curr_rtt (CC, ms)"].get_ydata()) == [41.0]
+    # the rate estimator alone stays on the relative axis
+    twin = [ax for ax in fig.axes[5:] if ax.get_ylabel() == "CC estimator / its max"]
+    assert len(twin) == 1 and [ln.get_label() for ln in twin[0].get_lines()] == ["bw (÷ 8e+06)"]
+    matplotlib.pyplot.close(fig)
+    # asked for by name: a delay estimator alone needs no second axis
+    fig = plot.flow(flows_table(), "f0", signals=sig, estimators=["delay_min"])
+    assert "delay_min (CC, ms)" in [ln.get_label() for ln in fig.axes[4].get_lines()]
+    assert not [ax for ax in fig.axes if ax.get_ylabel() == "CC estimator / its max"]
+    matplotlib.pyplot.close(fig)
+
+
 def test_flow_view_without_rows_says_so():
     with pytest.raises(ValueError, match="no rows"):
         plot.flow(flows_table(), "f9")
