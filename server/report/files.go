@@ -160,6 +160,15 @@ var flowColHas = map[string]rowHas{"cwnd_pkts": hasCwnd, "ssthresh_pkts": hasSST
 var queueColHas = map[string]rowHas{"backlog_bytes": hasBytes, "backlog_pkts": hasPkts, "sojourn_ps": hasSojourn,
 	"drops": hasDrops, "marks": hasMarks}
 
+// column is the named optional column's value by row, or always zero when
+// the file lacks it (the series it feeds is then left out).
+func column[T any](get func(string) arrow.Array, name string) func(int) T {
+	if a, ok := get(name).(interface{ Value(int) T }); ok {
+		return a.Value
+	}
+	return func(int) T { var zero T; return zero }
+}
+
 // readTable feeds one table file to b and returns the optional columns it
 // lacks.
 func (b *Builder) readTable(path, table string) ([]string, error) {
@@ -186,48 +195,16 @@ func (b *Builder) readTable(path, table string) ([]string, error) {
 		switch table {
 		case trace.TableFlows:
 			flow := c[1].(*array.String)
-			cwnd, _ := col("cwnd_pkts", flowColHas).(*array.Uint32)
-			ss, _ := col("ssthresh_pkts", flowColHas).(*array.Uint32)
-			infl, _ := col("inflight_pkts", flowColHas).(*array.Uint32)
-			srtt, _ := col("srtt_ps", flowColHas).(*array.Int64)
-			minRTT, _ := col("min_rtt_ps", flowColHas).(*array.Int64)
-			pacing, _ := col("pacing_rate_bps", flowColHas).(*array.Int64)
-			rate, _ := col("delivery_rate_bps", flowColHas).(*array.Int64)
-			deliv, _ := col("delivered_pkts", flowColHas).(*array.Uint64)
-			lost, _ := col("lost_pkts", flowColHas).(*array.Uint64)
-			ca, _ := col("ca_state", flowColHas).(*array.String)
+			opt := func(name string) arrow.Array { return col(name, flowColHas) }
+			cwnd, ss, infl := column[uint32](opt, "cwnd_pkts"), column[uint32](opt, "ssthresh_pkts"), column[uint32](opt, "inflight_pkts")
+			srtt, minRTT := column[int64](opt, "srtt_ps"), column[int64](opt, "min_rtt_ps")
+			pacing, rate := column[int64](opt, "pacing_rate_bps"), column[int64](opt, "delivery_rate_bps")
+			deliv, lost := column[uint64](opt, "delivered_pkts"), column[uint64](opt, "lost_pkts")
+			ca := column[string](opt, "ca_state")
 			for i, t := range ts {
-				row := trace.FlowRow{T: sim.Time(t)}
-				if cwnd != nil {
-					row.CwndPkts = cwnd.Value(i)
-				}
-				if ss != nil {
-					row.SSThreshPkts = ss.Value(i)
-				}
-				if infl != nil {
-					row.InflightPkts = infl.Value(i)
-				}
-				if srtt != nil {
-					row.SRTT = sim.Duration(srtt.Value(i))
-				}
-				if minRTT != nil {
-					row.MinRTT = sim.Duration(minRTT.Value(i))
-				}
-				if pacing != nil {
-					row.PacingRateBps = pacing.Value(i)
-				}
-				if rate != nil {
-					row.DeliveryRateBps = rate.Value(i)
-				}
-				if deliv != nil {
-					row.Delivered = deliv.Value(i)
-				}
-				if lost != nil {
-					row.Lost = lost.Value(i)
-				}
-				if ca != nil {
-					row.CAState = caIdx[ca.Value(i)]
-				}
+				row := trace.FlowRow{T: sim.Time(t), CwndPkts: cwnd(i), SSThreshPkts: ss(i), InflightPkts: infl(i),
+					SRTT: sim.Duration(srtt(i)), MinRTT: sim.Duration(minRTT(i)), PacingRateBps: pacing(i),
+					DeliveryRateBps: rate(i), Delivered: deliv(i), Lost: lost(i), CAState: caIdx[ca(i)]}
 				b.flow(flow.Value(i)).addRow(&row, has)
 			}
 		case trace.TableSignals:
@@ -249,28 +226,11 @@ func (b *Builder) readTable(path, table string) ([]string, error) {
 			}
 		case trace.TableQueue:
 			link, dir := c[1].(*array.String), c[2].(*array.String)
-			bytes, _ := col("backlog_bytes", queueColHas).(*array.Int64)
-			pkts, _ := col("backlog_pkts", queueColHas).(*array.Int64)
-			soj, _ := col("sojourn_ps", queueColHas).(*array.Int64)
-			drops, _ := col("drops", queueColHas).(*array.Uint64)
-			marks, _ := col("marks", queueColHas).(*array.Uint64)
+			opt := func(name string) arrow.Array { return col(name, queueColHas) }
+			bytes, pkts, soj := column[int64](opt, "backlog_bytes"), column[int64](opt, "backlog_pkts"), column[int64](opt, "sojourn_ps")
+			drops, marks := column[uint64](opt, "drops"), column[uint64](opt, "marks")
 			for i, t := range ts {
-				var r queueRow
-				if bytes != nil {
-					r.bytes = bytes.Value(i)
-				}
-				if pkts != nil {
-					r.pkts = pkts.Value(i)
-				}
-				if soj != nil {
-					r.sojournPs = soj.Value(i)
-				}
-				if drops != nil {
-					r.drops = drops.Value(i)
-				}
-				if marks != nil {
-					r.marks = marks.Value(i)
-				}
+				r := queueRow{bytes: bytes(i), pkts: pkts(i), sojournPs: soj(i), drops: drops(i), marks: marks(i)}
 				b.queue(link.Value(i)+"/"+dir.Value(i)).add(t, r, has)
 			}
 		case trace.TableLink:
