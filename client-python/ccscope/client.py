@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from . import codec, tables
+from . import codec
 from ._server import LocalServer
 from ._version import __version__
 from .codec import DataPush, ProgressPush, Response
@@ -357,36 +357,8 @@ class Client:
         if timeout is ...:
             timeout = self._timeout
         request = dict(args or {})
-        if op in ("signals", "subscribe"):
-            tables.check_filters(
-                request.get("table" if op == "signals" else "tables") or [],
-                flows=request.get("flows"),
-                signals=request.get("signals"),
-            )
-        result = self._serve(
+        return self._serve(
             lambda: self._exchange(op, lambda rid: codec.encode_request(rid, op, request), timeout, on_progress)  # type: ignore[arg-type]
-        )
-        if op == "signals" and request.get("table") == "signals" and request.get("signals"):
-            self._warn_missing_signals(request, result)
-        return result
-
-    def _warn_missing_signals(self, request: dict[str, Any], result: dict[str, Any]) -> None:
-        """Warn of asked-for signals with no row, naming those recorded so far.
-
-        The server does not check signal names (a CC registers its signals
-        when its flow starts), so a misspelt one silently selects nothing.
-        """
-        missing = tables.missing_signals(codec.read_arrow(result["arrow"]), list(request["signals"]))
-        if not missing:
-            return
-        everything = self.call("signals", {k: v for k, v in request.items() if k != "signals"})
-        known = sorted(set(codec.read_arrow(everything["arrow"])["signal"].to_pylist()))
-        of = f" of flows {', '.join(request['flows'])}" if request.get("flows") else ""
-        warnings.warn(
-            f"ccscope: signals(signals=...): no rows of {', '.join(map(repr, missing))}; the signals recorded "
-            f"so far{of} are {', '.join(known) if known else 'none'} (a CC registers its own when its flow starts)",
-            UserWarning,
-            stacklevel=4,
         )
 
     def _exchange(

@@ -6,6 +6,7 @@ import html
 import json
 import numbers
 import re
+import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
@@ -16,7 +17,7 @@ from . import codec
 from .codec import ProgressPush
 from .errors import CcscopeError
 from .results import PS_PER_S, Checkpoint, Position, Summary, format_ps
-from .tables import TABLES, format_duration, parse_duration
+from .tables import TABLES, check_filters, format_duration, missing_signals, parse_duration
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas
@@ -374,9 +375,12 @@ class Session:
         Raises:
             NotFound: No such table, flow or signal.
         """
+        check_filters(table, flows=flows, signals=signals)
         args = {"session": self.id, "table": table, "flows": _list(flows), "signals": _list(signals)}
         res = self._client.call("signals", args)
         out = codec.read_arrow(res["arrow"])
+        if table == "signals" and signals:
+            self._warn_missing_signals(out, list(signals), flows)
         dropped = int(res.get("dropped_rows") or 0)
         self.dropped_rows[table] = dropped
         if dropped:
@@ -384,6 +388,25 @@ class Session:
             meta[b"ccscope.dropped_rows"] = str(dropped).encode()
             out = out.replace_schema_metadata(meta)
         return out
+
+    def _warn_missing_signals(self, got: pa.Table, signals: list[str], flows: Sequence[str] | None) -> None:
+        """Warn of asked-for signals with no row, naming those recorded so far.
+
+        The server does not check signal names (a CC registers its signals
+        when its flow starts), so a misspelt one silently selects nothing.
+        """
+        missing = missing_signals(got, signals)
+        if not missing:
+            return
+        every = self._client.call("signals", {"session": self.id, "table": "signals", "flows": _list(flows)})
+        known = sorted(set(codec.read_arrow(every["arrow"])["signal"].to_pylist()))
+        of = f" of flows {', '.join(_list(flows) or [])}" if flows else ""
+        warnings.warn(
+            f"ccscope: signals(signals=...): no rows of {', '.join(map(repr, missing))}; the signals recorded "
+            f"so far{of} are {', '.join(known) if known else 'none'} (a CC registers its own when its flow starts)",
+            UserWarning,
+            stacklevel=3,
+        )
 
     def to_arrow(self, table: str = "flows", **filters: Any) -> pa.Table:
         """Same as :meth:`signals`."""
@@ -421,6 +444,7 @@ class Session:
         Returns:
             The tables subscribed now.
         """
+        check_filters(list(tables), flows=flows, signals=signals)
         args = {
             "session": self.id, "tables": list(tables), "flows": _list(flows),
             "signals": _list(signals), "every_ms": every_ms,
