@@ -370,12 +370,17 @@ class Client:
     ) -> dict[str, Any]:
         """Send the request encode makes with the next id, and wait for its
         response (the lock held)."""
+        return self._await(self._send_next(op, encode), op, timeout, on_progress)
+
+    def _send_next(self, op: str, encode: Callable[[int], bytes]) -> int:
+        """Send the request encode makes with the next id, within the
+        server's message limit, and return the id (the lock held)."""
         data = encode(self._next_id)
         self._check_size(op, data)
         rid = self._next_id
         self._next_id += 1
         self._send(data)
-        return self._await(rid, op, timeout, on_progress)
+        return rid
 
     def _check_size(self, op: str, data: bytes) -> None:
         """Refuse a request over the server's message limit before it is sent.
@@ -426,18 +431,14 @@ class Client:
         request = dict(args)
 
         def attempt() -> tuple[dict[str, Any], bool]:
-            rid = self._next_id
-            self._next_id += 1
-            self._send(codec.encode_request(rid, op, request))
+            rid = self._send_next(op, lambda i: codec.encode_request(i, op, request))
             try:
                 return self._await(rid, op, timeout, on_progress), False
             except KeyboardInterrupt:
                 if rid not in self._abandoned or not _serves_cancel(self.server_info):
                     raise  # answered meanwhile, or a server without cancel
-            cid = self._next_id
-            self._next_id += 1
-            self._abandoned.add(cid)  # the cancel's own answer is not waited for
-            self._send(codec.encode_request(cid, "cancel", {"session": request["session"]}))
+            cancel = {"session": request["session"]}
+            self._abandoned.add(self._send_next("cancel", lambda i: codec.encode_request(i, "cancel", cancel)))
             self._abandoned.discard(rid)
             return self._await(rid, op, self._timeout, None), True
 
