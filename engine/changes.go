@@ -6,6 +6,7 @@ import (
 	"github.com/ccscope/ccscope/engine/cc"
 	"github.com/ccscope/ccscope/engine/config"
 	"github.com/ccscope/ccscope/engine/link"
+	"github.com/ccscope/ccscope/engine/qdisc"
 	"github.com/ccscope/ccscope/engine/sim"
 	"github.com/ccscope/ccscope/engine/units"
 )
@@ -35,11 +36,6 @@ type Action struct {
 // FlowActor is a flow that accepts actions (a TCP sender: cwnd, pacing rate).
 type FlowActor interface {
 	Act(a Action) error
-}
-
-// limitSetter is a qdisc whose limit can change mid-run.
-type limitSetter interface {
-	SetLimit(bytes units.Bytes, pkts int) error
 }
 
 // Act applies a at the current instant.
@@ -80,7 +76,7 @@ func (r *Run) Act(a Action) error {
 			return fmt.Errorf("engine: action.loss: %v is not a probability in [0, 1]", *a.LossP)
 		}
 		if a.QueueLimit != nil {
-			ls, ok := d.Qdisc().(limitSetter)
+			ls, ok := d.Qdisc().(qdisc.Limiter)
 			if !ok {
 				return fmt.Errorf("engine: action.queue_limit: the qdisc of %s cannot change its limit", d.Name)
 			}

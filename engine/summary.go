@@ -2,8 +2,10 @@ package engine
 
 import (
 	"github.com/ccscope/ccscope/engine/config"
+	"github.com/ccscope/ccscope/engine/link"
 	"github.com/ccscope/ccscope/engine/ping"
 	"github.com/ccscope/ccscope/engine/pump"
+	"github.com/ccscope/ccscope/engine/qdisc"
 	"github.com/ccscope/ccscope/engine/rcvpath"
 	"github.com/ccscope/ccscope/engine/sim"
 	"github.com/ccscope/ccscope/engine/trace"
@@ -86,8 +88,12 @@ type QueueSummary struct {
 	// (drop_on_outage, or a full queue during an outage); not in Drops.
 	OutageDrops     uint64 `json:"outage_drops,omitempty" msgpack:"outage_drops,omitempty"`
 	MaxBacklogBytes int64  `json:"max_backlog_bytes" msgpack:"max_backlog_bytes"`
-	SojournP50Ps    *int64 `json:"sojourn_p50_ps" msgpack:"sojourn_p50_ps"`
-	SojournP99Ps    *int64 `json:"sojourn_p99_ps" msgpack:"sojourn_p99_ps"`
+	// LimitBytes and LimitPackets are the qdisc's limits as they stand, a
+	// BDP multiple resolved to bytes; omitted where there is none.
+	LimitBytes   int64  `json:"limit_bytes,omitempty" msgpack:"limit_bytes,omitempty"`
+	LimitPackets int64  `json:"limit_packets,omitempty" msgpack:"limit_packets,omitempty"`
+	SojournP50Ps *int64 `json:"sojourn_p50_ps" msgpack:"sojourn_p50_ps"`
+	SojournP99Ps *int64 `json:"sojourn_p99_ps" msgpack:"sojourn_p99_ps"`
 }
 
 // Summary reports the run so far. hash is the scenario's config hash.
@@ -103,20 +109,28 @@ func (r *Run) Summary(hash string) Summary {
 	}
 	s.Groups = GroupSummaries(r.Scenario, r.Net, r.endToEnd(s.Flows))
 	for i, d := range r.Net.Dirs {
-		if d.Stats.Enqueued == 0 && d.Stats.Drops == 0 && d.Stats.OutageDrops == 0 {
-			continue
+		if q, ok := r.queues[i].Row(d); ok {
+			s.Queues = append(s.Queues, q)
 		}
-		q := r.queues[i]
-		dir := "ba"
-		if d.AB {
-			dir = "ab"
-		}
-		s.Queues = append(s.Queues, QueueSummary{Link: d.Link, Dir: dir, Enqueued: d.Stats.Enqueued,
-			Drops: d.Stats.Drops, Marks: d.Stats.Marks, WireLosses: d.Stats.WireLosses, OutageDrops: d.Stats.OutageDrops,
-			MaxBacklogBytes: int64(d.Stats.MaxBacklog),
-			SojournP50Ps:    quantile(&q.Sojourn, 0.5), SojournP99Ps: quantile(&q.Sojourn, 0.99)})
 	}
 	return s
+}
+
+// Row is d's row of the summary's queue table, false while d has seen no
+// packet.
+func (q *QueueRecorder) Row(d *link.Dir) (QueueSummary, bool) {
+	if d.Stats.Enqueued == 0 && d.Stats.Drops == 0 && d.Stats.OutageDrops == 0 {
+		return QueueSummary{}, false
+	}
+	row := QueueSummary{Link: d.Link, Dir: d.DirName(), Enqueued: d.Stats.Enqueued,
+		Drops: d.Stats.Drops, Marks: d.Stats.Marks, WireLosses: d.Stats.WireLosses, OutageDrops: d.Stats.OutageDrops,
+		MaxBacklogBytes: int64(d.Stats.MaxBacklog),
+		SojournP50Ps:    quantile(&q.Sojourn, 0.5), SojournP99Ps: quantile(&q.Sojourn, 0.99)}
+	if l, ok := d.Qdisc().(qdisc.Limiter); ok {
+		b, p := l.Limit()
+		row.LimitBytes, row.LimitPackets = int64(b), int64(p)
+	}
+	return row, true
 }
 
 // DigestString formats a run digest as 16 hex digits.

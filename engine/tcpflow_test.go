@@ -343,3 +343,27 @@ func TestQueueLimitActionBelowOnePacket(t *testing.T) {
 		t.Errorf("100 B on the ACK direction: %v", err)
 	}
 }
+
+// The summary's queue rows give the limits as they stand: p-rtr-p's 1BDP
+// resolved to 100 Mbps × 40 ms = 500,000 B, the access link's default 1000
+// packets, and after a queue_limit action the new limit in its own unit.
+func TestSummaryQueueLimits(t *testing.T) {
+	r := builtinRun(t, "p-rtr-p", "runtime.duration=200ms")
+	r.RunUntil(sim.Time(100 * sim.Millisecond))
+	limits := func() map[string][2]int64 {
+		m := map[string][2]int64{}
+		for _, q := range r.Summary("").Queues {
+			m[q.Link+"/"+q.Dir] = [2]int64{q.LimitBytes, q.LimitPackets}
+		}
+		return m
+	}
+	if got := limits(); got["bottleneck/ab"] != [2]int64{500_000, 0} || got["access/ab"] != [2]int64{0, 1000} {
+		t.Errorf("limits %v, want bottleneck/ab 500,000 B and access/ab 1000 packets", got)
+	}
+	if err := r.Act(Action{Link: "bottleneck", Dir: "ab", QueueLimit: &config.QueueLimit{Packets: 50}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := limits()["bottleneck/ab"]; got != [2]int64{0, 50} {
+		t.Errorf("after queue_limit 50p: %v, want 50 packets and no byte limit", got)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/ccscope/ccscope/engine"
 	"github.com/ccscope/ccscope/engine/cc"
 	"github.com/ccscope/ccscope/engine/config"
+	"github.com/ccscope/ccscope/engine/qdisc"
 	"github.com/ccscope/ccscope/engine/sim"
 )
 
@@ -387,7 +388,22 @@ func (s *state) describe(id string) map[string]any {
 		paths = append(paths, map[string]any{"flow": f, "bottleneck": p.Bottleneck, "bottleneck_bps": p.BottleneckBps,
 			"base_rtt_ps": p.BaseRTTPs, "bdp_bytes": p.BDPBytes})
 	}
+	// Each direction's queue limits as built, a BDP multiple resolved.
+	queues := []map[string]any{}
+	for _, d := range s.run.Net.Dirs {
+		q := map[string]any{"link": d.Link, "dir": d.DirName()}
+		if l, ok := d.Qdisc().(qdisc.Limiter); ok {
+			b, p := l.Limit()
+			if b > 0 {
+				q["limit_bytes"] = int64(b)
+			}
+			if p > 0 {
+				q["limit_packets"] = p
+			}
+		}
+		queues = append(queues, q)
+	}
 	return map[string]any{"session": id, "config_hash": s.hash, "config": string(s.config), "seed": s.seed,
 		"horizon_ps": int64(s.run.Horizon()), "sim_time_ps": int64(s.run.Now()), "events": s.run.Sim.Events(),
-		"digest": s.digest(), "flows": flows, "links": links, "paths": paths}
+		"digest": s.digest(), "flows": flows, "links": links, "paths": paths, "queues": queues}
 }

@@ -43,7 +43,7 @@ __all__ = [
 ]
 
 #: The protocol version this client speaks ("MAJOR.MINOR").
-PROTOCOL_VERSION = "1.1"
+PROTOCOL_VERSION = "1.2"
 
 
 @dataclass(frozen=True)

@@ -49,6 +49,10 @@ class Session:
         paths: Per flow id, its path as the server built it: ``bottleneck``
             (the slowest data direction, ``"<link>/ab"``), ``bottleneck_bps``,
             ``base_rtt_ps`` (round-trip propagation delay) and ``bdp_bytes``.
+        queues: Per link direction (``"<link>/ab"``), its queue limits where
+            the session stands: ``limit_bytes`` and ``limit_packets``, each
+            present when the qdisc has that limit (a BDP multiple resolved to
+            bytes by the engine).
         horizon_ps: The simulated time the run ends at.
         sim_time_ps: The simulated clock now.
         events: Events dispatched so far.
@@ -70,6 +74,11 @@ class Session:
         self.links: list[str] = list(opened.get("links", []))
         self.paths: dict[str, dict[str, Any]] = {
             str(p["flow"]): dict(p) for p in opened.get("paths", []) if isinstance(p, Mapping) and "flow" in p
+        }
+        self.queues: dict[str, dict[str, int]] = {
+            f"{q['link']}/{q['dir']}": {k: int(v) for k, v in q.items() if k.startswith("limit_")}
+            for q in opened.get("queues", [])
+            if isinstance(q, Mapping) and "link" in q and "dir" in q
         }
         self.horizon_ps: int = int(opened["horizon_ps"])
         self.sim_time_ps: int = int(opened.get("sim_time_ps", 0))

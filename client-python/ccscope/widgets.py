@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
-from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any
 
 try:
@@ -44,7 +43,6 @@ except ImportError as e:  # pragma: no cover - depends on the install
 import numpy as np
 import pyarrow.compute as pc
 
-from .session import size_bytes
 from .tables import format_duration, parse_duration
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -123,7 +121,7 @@ class LiveView:
         self._syncing = False
         rate_mbps = _rate_mbps(d.get("rate", "100Mbps"))
         delay_ms = parse_duration(str(d.get("delay", "10ms"))) / _PS_PER_MS
-        limit = self._limit_pkts(self._qdisc0)
+        limit = self._limit_pkts()
         loss = _loss_p(d.get("loss"))
 
         self.play = W.Play(value=0, min=0, max=10**9, step=1, interval=200, description="play")
@@ -268,15 +266,14 @@ class LiveView:
     def _show_direction(self, d: dict[str, Any], actions: Sequence[dict[str, Any]] = ()) -> None:
         """Set the path sliders to the session's direction ``d`` after
         ``actions`` (a checkpoint's log), without acting."""
-        rate, delay, loss, limit = d.get("rate"), d.get("delay"), d.get("loss"), self._limit_pkts(d.get("qdisc") or {})
+        rate, delay, loss = d.get("rate"), d.get("delay"), d.get("loss")
         for a in actions:
             if (a.get("link"), a.get("dir", "ab")) != (self.link, self.dir):
                 continue
             rate = a.get("rate", rate)
             delay = a.get("delay", delay)
             loss = a.get("loss", loss)
-            if "queue_limit" in a:
-                limit = self._limit_pkts({"limit": a["queue_limit"]})
+        limit = self._limit_pkts()
         self._syncing = True
         try:
             if rate is not None:
@@ -289,48 +286,25 @@ class LiveView:
         finally:
             self._syncing = False
 
-    def _limit_pkts(self, qdisc: dict[str, Any]) -> int:
-        """A queue limit in packets, as the slider shows it: a packet limit
-        as it is; a byte limit, and a BDP multiple resolved as the engine
-        resolves it (the direction's rate times the base RTT of the first
-        flow whose bottleneck it is: ``Session.paths``), in full-size packets.
+    def _limit_pkts(self) -> int:
+        """The direction's queue limit in packets, as the slider shows it:
+        the limit the server reports for the session where it stands
+        (:attr:`Session.queues`: a BDP multiple resolved by the engine, a
+        restored or forked session's after its actions), a byte limit in
+        full-size packets.
 
         Raises:
-            ValueError: A limit the view cannot read.
+            ValueError: The server reports no limit for the direction.
         """
-        lim = qdisc.get("limit", "1000p")
-        text = str(lim).strip()
-        if isinstance(lim, int) and not isinstance(lim, bool) or text.isdigit():
-            return max(1, int(text))
-        if text.endswith("p") and text[:-1].isdigit():
-            return max(1, int(text[:-1]))
-        if text.endswith("BDP"):
-            try:
-                milli = Decimal(text[:-3]) * 1000
-            except InvalidOperation:
-                milli = None
-            nbytes = None if milli is None else self._bdp_bytes() * int(milli) // 1000
-        else:
-            nbytes = size_bytes(text)
-        if nbytes is None:
-            raise ValueError(
-                f"ccscope.widgets: links.{self.link}.{self.dir}.qdisc.limit is {lim!r}, not a limit the view reads"
-            )
-        return max(1, nbytes // _WIRE_BYTES)
-
-    def _bdp_bytes(self) -> int:
-        """The bandwidth-delay product the engine sizes this direction's BDP
-        limits by (engine/topo ``bdp``): its rate times a flow's base RTT,
-        here the first flow whose bottleneck it is, else its rate times its
-        own link's round trip. (The engine takes the first flow whose path
-        crosses it; the paths the server reports name only bottlenecks.)"""
-        name = f"{self.link}/{self.dir}"
-        for p in self.session.paths.values():
-            if p.get("bottleneck") == name and p.get("bdp_bytes"):
-                return int(p["bdp_bytes"])
-        d = self._direction()
-        rate_bps = round(_rate_mbps(d.get("rate", "0bps")) * 1e6)
-        return rate_bps * 2 * parse_duration(str(d.get("delay", "0s"))) // (8 * 10**12)
+        q = self.session.queues.get(f"{self.link}/{self.dir}", {})
+        if q.get("limit_packets"):
+            return max(1, int(q["limit_packets"]))
+        if q.get("limit_bytes"):
+            return max(1, int(q["limit_bytes"]) // _WIRE_BYTES)
+        raise ValueError(
+            f"ccscope.widgets: the server reports no queue limit for {self.link}/{self.dir} "
+            "(a server before protocol 1.2 reports none)"
+        )
 
     def checkpoint(self) -> Checkpoint:
         """Checkpoint the session where it is (kept in :attr:`checkpoints`)."""

@@ -53,6 +53,28 @@ def test_the_limit_slider_starts_at_the_links_limit(client, limit, pkts):
         assert _actions(view.session) == [], "showing the limit acted"
 
 
+def test_a_bdp_limit_off_the_bottleneck_is_the_engines(client):
+    # access/ab is no flow's bottleneck. The engine sizes its BDP by the base
+    # RTT of the first flow crossing it, f0's 40 ms: 1 Gbps x 40 ms =
+    # 5,000,000 B, 3,333 packets. Before, the view took the link's own round
+    # trip (2 ms) and showed 166.
+    with client.open("p-rtr-p", seed=1, set={**SET, "links.access.ab.qdisc.limit": "1BDP"}) as s:
+        assert s.queues["access/ab"] == {"limit_bytes": 5_000_000}
+        assert LiveView(s, link="access").queue_limit.value == 3333
+
+
+def test_a_forked_view_shows_the_limit_after_its_actions(client):
+    with _view(client, 2) as view:
+        view.session.step("100ms")
+        view.queue_limit.value = 70
+        view.checkpoint()
+        parent = view.session
+        view.fork()
+        assert view.session.queues["bottleneck/ab"] == {"limit_packets": 70}
+        assert view.queue_limit.value == 70
+        parent.close()
+
+
 def test_switching_qdisc_back_restores_the_scenarios_qdisc(client):
     with _view(client, 4) as view:
         view.rate.value = 20.0

@@ -147,6 +147,14 @@ type Dir struct {
 	rdue  sim.Time // the live kindReorderArrive event's time; Never when none
 }
 
+// DirName is "ab" or "ba", as scenarios and tables name a direction.
+func (d *Dir) DirName() string {
+	if d.AB {
+		return "ab"
+	}
+	return "ba"
+}
+
 // Streams are a direction's random streams, one per model family.
 type Streams struct {
 	Loss *rand.Rand

@@ -75,3 +75,6 @@ func (c *CoDel) SetLimit(bytes units.Bytes, pkts int) error {
 	c.limit = pkts
 	return nil
 }
+
+// Limit is the packet limit (sch->limit).
+func (c *CoDel) Limit() (units.Bytes, int) { return 0, c.limit }

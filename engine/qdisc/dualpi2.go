@@ -344,3 +344,6 @@ func (q *DualPI2) SetLimit(bytes units.Bytes, pkts int) error {
 	q.limit = pkts
 	return nil
 }
+
+// Limit is the packet limit (sch->limit).
+func (q *DualPI2) Limit() (units.Bytes, int) { return 0, q.limit }

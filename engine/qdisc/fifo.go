@@ -86,3 +86,6 @@ func (f *FIFO) SetLimit(bytes units.Bytes, pkts int) error {
 	f.limitBytes, f.limitPkts = bytes, pkts
 	return nil
 }
+
+// Limit is the byte and packet limits; 0 is none.
+func (f *FIFO) Limit() (units.Bytes, int) { return f.limitBytes, f.limitPkts }

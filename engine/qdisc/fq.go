@@ -370,3 +370,6 @@ func (q *FQ) SetLimit(bytes units.Bytes, pkts int) error {
 	q.p.LimitPkts = pkts
 	return nil
 }
+
+// Limit is the packet limit (sch->limit).
+func (q *FQ) Limit() (units.Bytes, int) { return 0, q.p.LimitPkts }

@@ -221,3 +221,6 @@ func (q *FQCoDel) SetLimit(bytes units.Bytes, pkts int) error {
 	q.limit = pkts
 	return nil
 }
+
+// Limit is the packet limit (sch->limit).
+func (q *FQCoDel) Limit() (units.Bytes, int) { return 0, q.limit }

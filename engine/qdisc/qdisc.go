@@ -57,6 +57,14 @@ type Throttler interface {
 	NextAt() (sim.Time, bool)
 }
 
+// Limiter is a discipline whose limits can be read and changed mid-run:
+// bytes and packets, 0 for none (the packet-limited kernel qdiscs have
+// only sch->limit).
+type Limiter interface {
+	Limit() (units.Bytes, int)
+	SetLimit(bytes units.Bytes, pkts int) error
+}
+
 // Passer is a discipline that can take a packet straight through when it is
 // empty and the link idle, without queueing it: Pass(id, now) must equal
 // Enqueue(id, now) followed at once by a Dequeue that returns id. The link

@@ -1203,17 +1203,9 @@ func (e *run) summary(r *relay, nw *topo.Network, probes map[int]*ping.Probe, ha
 	}
 	s.Groups = engine.GroupSummaries(e.scn, nw, engine.EndToEnd(s.Flows, e.plan.leg1))
 	for i, d := range nw.Dirs {
-		if d.Stats.Enqueued == 0 && d.Stats.Drops == 0 {
-			continue
+		if q, ok := r.queues[i].Row(d); ok {
+			s.Queues = append(s.Queues, q)
 		}
-		dir := "ba"
-		if d.AB {
-			dir = "ab"
-		}
-		q := r.queues[i]
-		s.Queues = append(s.Queues, engine.QueueSummary{Link: d.Link, Dir: dir, Enqueued: d.Stats.Enqueued,
-			Drops: d.Stats.Drops, Marks: d.Stats.Marks, WireLosses: d.Stats.WireLosses,
-			MaxBacklogBytes: int64(d.Stats.MaxBacklog), SojournP50Ps: quantile(&q.Sojourn, 0.5), SojournP99Ps: quantile(&q.Sojourn, 0.99)})
 	}
 	return s
 }

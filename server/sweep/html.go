@@ -627,6 +627,22 @@ func fmtScaled(v *int64, div float64) string {
 	return strconv.FormatFloat(float64(*v)/div, 'f', 3, 64)
 }
 
+// queueLimit is a queue's limits in the run page's table: bytes, packets
+// or both, "–" for none.
+func queueLimit(q engine.QueueSummary) string {
+	var parts []string
+	if q.LimitBytes > 0 {
+		parts = append(parts, strconv.FormatInt(q.LimitBytes, 10)+" B")
+	}
+	if q.LimitPackets > 0 {
+		parts = append(parts, strconv.FormatInt(q.LimitPackets, 10)+" packets")
+	}
+	if parts == nil {
+		return "–"
+	}
+	return strings.Join(parts, ", ")
+}
+
 var runTmpl = template.Must(template.New("run").Funcs(template.FuncMap{
 	"Ms":   func(v *int64) string { return fmtScaled(v, float64(sim.Millisecond)) },
 	"Mbps": func(v *int64) string { return fmtScaled(v, 1e6) },
@@ -636,7 +652,8 @@ var runTmpl = template.Must(template.New("run").Funcs(template.FuncMap{
 		}
 		return strconv.FormatInt(*v, 10)
 	},
-	"Disp": func(v json.RawMessage) string { return display(v) },
+	"Disp":  func(v json.RawMessage) string { return display(v) },
+	"Limit": queueLimit,
 }).Parse(`<!doctype html>
 <html><head><meta charset="utf-8"><title>run {{.Sum.ConfigHash}}</title>
 <style>body{font-family:sans-serif;margin:1.5em;max-width:80em} td,th{padding:2px 8px;text-align:right} th{background:#eee} pre{background:#f6f6f6;padding:.5em;overflow:auto}</style>
@@ -652,8 +669,8 @@ var runTmpl = template.Must(template.New("run").Funcs(template.FuncMap{
 {{range .Sum.Flows}}<tr><td>{{.ID}}</td><td>{{.CC}}</td><td>{{Mbps .GoodputBps}}</td><td>{{.BytesDelivered}}</td><td>{{Int .Retransmits}}</td><td>{{Ms .RTTP50Ps}}</td><td>{{Ms .RTTP99Ps}}</td></tr>
 {{end}}</table>
 <h2>Queues</h2>
-<table><tr><th>queue</th><th>enqueued</th><th>drops</th><th>marks</th><th>wire losses</th><th>max backlog (B)</th><th>sojourn p50 (ms)</th><th>sojourn p99 (ms)</th></tr>
-{{range .Sum.Queues}}<tr><td>{{.Link}}/{{.Dir}}</td><td>{{.Enqueued}}</td><td>{{.Drops}}</td><td>{{.Marks}}</td><td>{{.WireLosses}}</td><td>{{.MaxBacklogBytes}}</td><td>{{Ms .SojournP50Ps}}</td><td>{{Ms .SojournP99Ps}}</td></tr>
+<table><tr><th>queue</th><th>enqueued</th><th>drops</th><th>marks</th><th>wire losses</th><th>max backlog (B)</th><th>limit</th><th>sojourn p50 (ms)</th><th>sojourn p99 (ms)</th></tr>
+{{range .Sum.Queues}}<tr><td>{{.Link}}/{{.Dir}}</td><td>{{.Enqueued}}</td><td>{{.Drops}}</td><td>{{.Marks}}</td><td>{{.WireLosses}}</td><td>{{.MaxBacklogBytes}}</td><td>{{Limit .}}</td><td>{{Ms .SojournP50Ps}}</td><td>{{Ms .SojournP99Ps}}</td></tr>
 {{end}}</table>
 <h2>Summary</h2><pre>{{.SumJSON}}</pre>
 </body></html>

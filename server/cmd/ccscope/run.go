@@ -229,7 +229,7 @@ func printSummary(w io.Writer, s engine.Summary) {
 	for _, q := range s.Queues {
 		outages = outages || q.OutageDrops > 0
 	}
-	head = "queue\tenqueued\tdrops\tmarks\twire_losses\tmax_backlog\tsojourn_p50\tsojourn_p99\t"
+	head = "queue\tenqueued\tdrops\tmarks\twire_losses\tmax_backlog\tlimit\tsojourn_p50\tsojourn_p99\t"
 	if outages {
 		head += "outage_drops\t"
 	}
@@ -240,8 +240,8 @@ func printSummary(w io.Writer, s engine.Summary) {
 			hidden[g] = true
 			continue
 		}
-		fmt.Fprintf(tw, "%s/%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t", q.Link, q.Dir, q.Enqueued, q.Drops, q.Marks, q.WireLosses,
-			bytesStr(q.MaxBacklogBytes), durStr(q.SojournP50Ps), durStr(q.SojournP99Ps))
+		fmt.Fprintf(tw, "%s/%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t", q.Link, q.Dir, q.Enqueued, q.Drops, q.Marks, q.WireLosses,
+			bytesStr(q.MaxBacklogBytes), limitStr(q), durStr(q.SojournP50Ps), durStr(q.SojournP99Ps))
 		if outages {
 			fmt.Fprintf(tw, "%d\t", q.OutageDrops)
 		}
@@ -324,6 +324,21 @@ func bytesStr(n int64) string {
 		return fmt.Sprintf("%.1fKB", float64(n)/1e3)
 	}
 	return fmt.Sprintf("%dB", n)
+}
+
+// limitStr is a queue's limits: bytes, packets or both ("-" for none).
+func limitStr(q engine.QueueSummary) string {
+	var parts []string
+	if q.LimitBytes > 0 {
+		parts = append(parts, bytesStr(q.LimitBytes))
+	}
+	if q.LimitPackets > 0 {
+		parts = append(parts, fmt.Sprintf("%dp", q.LimitPackets))
+	}
+	if parts == nil {
+		return "-"
+	}
+	return strings.Join(parts, "/")
 }
 
 func rateStr(v *int64) string {
