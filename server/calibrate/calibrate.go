@@ -38,6 +38,14 @@ type Path struct {
 	// good share of every cycle. A capture of a CC that keeps the queue
 	// short (BBR) says little about the buffer: calibrate from CUBIC's.
 	BufferBytes int64 `json:"buffer_bytes"`
+	// BufferNotReached says the capture retransmitted nothing: the buffer
+	// never overflowed, so BufferBytes is only the queue the flow built, a
+	// lower bound. The scenario then gives the buffer at least the
+	// receiver's largest window (RwndMax), more than one flow can queue,
+	// so that the replay drops nothing either: sized at the lower bound,
+	// a replay of a window-limited CUBIC flow (200 Mbps, 122 ms, 2 BDP)
+	// retransmitted 886 segments where the capture had none.
+	BufferNotReached bool `json:"buffer_not_reached"`
 	// InitCwnd is the initial window in segments (the first sample's cwnd,
 	// or for a pcap the segments sent before the first ACK of data).
 	InitCwnd uint32 `json:"init_cwnd"`
@@ -105,6 +113,7 @@ func Deduce(ss []Sample) (Path, error) {
 		}
 	}
 	p.BufferBytes = max(quantile(srtts, 0.95)-minRTT, 0) * p.RateBps / 8 / 1_000_000
+	p.BufferNotReached = ss[len(ss)-1].TotalRetrans == 0
 	p.InitCwnd = ss[0].Cwnd
 	if p.InitCwnd == 0 {
 		p.InitCwnd = 10
@@ -123,6 +132,17 @@ func Deduce(ss []Sample) (Path, error) {
 	return p, nil
 }
 
+// ReplayBuffer is the buffer the scenario gives the path: the deduced one,
+// at least one full packet, and at least the receiver's largest window
+// when the capture never filled the buffer (BufferNotReached).
+func (p Path) ReplayBuffer() int64 {
+	buf := max(p.BufferBytes, int64(p.MSS+headerBytes))
+	if p.BufferNotReached {
+		buf = max(buf, int64(p.RwndMax))
+	}
+	return buf
+}
+
 // quantile is the nearest-rank q-quantile of xs (sorted in place).
 func quantile(xs []int64, q float64) int64 {
 	slices.Sort(xs)
@@ -132,11 +152,11 @@ func quantile(xs []int64, q float64) int64 {
 
 // Scenario writes a scenario that reproduces the path: two endpoints on
 // one link of the deduced rate, half the floor each way, a FIFO of the
-// deduced buffer at the sender's end, and one bulk flow of cc with the
-// deduced initial window, run for durationUs.
+// deduced buffer at the sender's end (ReplayBuffer), and one bulk flow of
+// cc with the deduced initial window, run for durationUs.
 func Scenario(p Path, cc string, durationUs int64) ([]byte, error) {
 	ms := func(us int64) string { return fmt.Sprintf("%dus", us) }
-	buf := max(p.BufferBytes, int64(p.MSS+headerBytes))
+	buf := p.ReplayBuffer()
 	scn := map[string]any{
 		"name":        "calibrated",
 		"description": fmt.Sprintf("Calibrated from a capture: %.2f Mbps bottleneck, %.3f ms propagation floor, %d B buffer, initial window %d.", float64(p.RateBps)/1e6, float64(p.FloorUs)/1e3, buf, p.InitCwnd),

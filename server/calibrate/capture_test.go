@@ -68,3 +68,26 @@ func TestDeduceSynthetic(t *testing.T) {
 		t.Errorf("init cwnd = %d, want 10", p.InitCwnd)
 	}
 }
+
+// A capture that retransmitted gives the replay the buffer it deduced; one
+// that did not only a lower bound, so the replay's buffer is at least the
+// receiver's largest window.
+func TestReplayBuffer(t *testing.T) {
+	ss := []Sample{
+		{TUs: 0, Cwnd: 10, RTTUs: 20000, MinRTTUs: 20000, MSS: 1448, DeliveryRateBps: 8e6, SndWnd: 65535},
+		{TUs: 1000, Cwnd: 40, RTTUs: 30000, MinRTTUs: 20000, MSS: 1448, DeliveryRateBps: 8e6, SndWnd: 200000},
+	}
+	p, err := Deduce(ss)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 10 ms of queue at 8 Mbps of payload, 1500/1448 on the wire.
+	if want := int64(10_000) * (int64(8e6) * 1500 / 1448) / 8 / 1_000_000; !p.BufferNotReached || p.BufferBytes != want || p.ReplayBuffer() != 200000 {
+		t.Errorf("no retransmissions: buffer %d (want %d), not reached %v, replay %d; want the replay at the 200,000 B window",
+			p.BufferBytes, want, p.BufferNotReached, p.ReplayBuffer())
+	}
+	ss[1].TotalRetrans = 3
+	if p, _ = Deduce(ss); p.BufferNotReached || p.ReplayBuffer() != p.BufferBytes {
+		t.Errorf("3 retransmissions: not reached %v, replay %d; want the deduced %d", p.BufferNotReached, p.ReplayBuffer(), p.BufferBytes)
+	}
+}

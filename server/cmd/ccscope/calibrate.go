@@ -60,6 +60,15 @@ func printCalibration(w io.Writer, r *calibrate.Report, out string) {
 	if p.RwndMax > 0 {
 		fmt.Fprintf(w, "receiver window: %d B at first, up to %d B, reached %.0f ms in\n", p.RwndFirst, p.RwndMax, float64(p.RwndMaxAtUs)/1e3)
 	}
+	if p.BufferNotReached {
+		fmt.Fprintf(w, "no retransmissions in the capture: the buffer never overflowed, so %d B is a lower bound; the scenario gives it %d B", p.BufferBytes, p.ReplayBuffer())
+		if p.RwndMax > 0 {
+			fmt.Fprint(w, " (the receiver's largest window, more than the flow could queue)")
+		} else {
+			fmt.Fprint(w, " (the capture has no receiver window to bound it by)")
+		}
+		fmt.Fprintln(w)
+	}
 	if out != "" {
 		fmt.Fprintln(w, "scenario written to", out)
 	}
