@@ -194,7 +194,7 @@ func TestParseErrors(t *testing.T) {
 		}, nil, want{"links[bottleneck].ab.qdisc.ecn_threshold", `only for qdisc kind "fifo"`}},
 		{"too many fq_codel flows", func(m map[string]any) {
 			at(m, "links", "bottleneck", "ab")["qdisc"] = map[string]any{"kind": "fq_codel", "flows": 65537}
-		}, nil, want{"links[bottleneck].ab.qdisc.flows", "65537 is not an integer in [0, 65536]"}},
+		}, nil, want{"links[bottleneck].ab.qdisc.flows", "65537 is not an integer in [1, 65536]"}},
 		{"byte limit on fq", func(m map[string]any) {
 			at(m, "links", "access")["qdisc"] = map[string]any{"kind": "fq", "limit": "1BDP"}
 		}, nil, want{"links[access].qdisc.limit", `qdisc kind "fq" limits packets (sch->limit)`}},

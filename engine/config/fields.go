@@ -23,6 +23,8 @@ const (
 	kEnds                       // a node id, a list of them, or a per-flow host object
 	kStart                      // a duration or a start distribution object
 	kFlowSize                   // a size or a size distribution object
+	kPerSecond                  // an arrival rate: "200/s" or a positive number per second
+	kCDF                        // an array of [size, probability] points
 )
 
 // shape is one node of the scenario format's known-field table. The decoder
@@ -122,14 +124,14 @@ var (
 	hostShape = object(merge(directionFields, map[string]*shape{"attach": leaf(kString)}))
 
 	startShape = object(map[string]*shape{
-		"kind": leaf(kString), "at": leaf(kDuration), "rate": leaf(kString), "span": leaf(kDuration),
+		"kind": leaf(kString), "at": leaf(kDuration), "rate": leaf(kPerSecond), "span": leaf(kDuration),
 		"every": leaf(kDuration), "batch": leaf(kCount), "jitter": leaf(kDuration),
 	})
 
 	sizeDistShape = object(map[string]*shape{
 		"kind": leaf(kString), "value": leaf(kSize), "min": leaf(kSize), "max": leaf(kSize),
-		"median": leaf(kSize), "sigma": leaf(kString), "alpha": leaf(kString),
-		"file": leaf(kString), "cdf": leaf(kString),
+		"median": leaf(kSize), "sigma": leaf(kNumber), "alpha": leaf(kNumber),
+		"file": leaf(kString), "cdf": leaf(kCDF),
 	})
 
 	// flowShape is a flow, or a flow group (keyed by "group", with "count").

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -129,10 +130,7 @@ func (c *collector) group(path string, o obj, id string, opts options, s *Scenar
 		c.add(p, "a group names its flows \"<group>/<i>\"; give \"group\" or \"id\", not both")
 	}
 	if v, p, ok := o.get("count"); ok {
-		if n, ok := c.count(p, v, MaxGroupCount); ok {
-			if n == 0 {
-				c.add(p, "must be at least 1")
-			}
+		if n, ok := c.countIn(p, v, 1, MaxGroupCount); ok {
 			g.Count = int(n)
 		}
 	} else {
@@ -252,10 +250,7 @@ func (c *collector) startDist(p string, v any) StartDist {
 	}
 	switch {
 	case d.Kind == StartPeriodic && bok:
-		if n, ok := c.count(bp, bv, MaxGroupCount); ok {
-			if n == 0 {
-				c.add(bp, "must be at least 1")
-			}
+		if n, ok := c.countIn(bp, bv, 1, MaxGroupCount); ok {
 			d.Batch = int(n)
 		}
 	case d.Kind == StartPeriodic:
@@ -277,14 +272,27 @@ func (c *collector) startDist(p string, v any) StartDist {
 	return d
 }
 
-// perSecond decodes an arrival rate "200/s" (or a plain number per second).
+// perSecondPattern is an arrival rate as a string: a plain decimal number
+// (an exponent allowed) with the unit "/s", as the schema's pattern has it.
+var perSecondPattern = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?/s$`)
+
+// perSecond decodes an arrival rate "200/s" (or a plain JSON number per
+// second). A string needs the unit, as durations do: "200" alone could as
+// well mean a minute's arrivals.
 func (c *collector) perSecond(p string, v any) (float64, bool) {
 	var s string
 	switch t := v.(type) {
 	case string:
+		if !perSecondPattern.MatchString(t) {
+			c.add(p, "%s is not an arrival rate; expected a number with the unit \"/s\", e.g. \"200/s\"", describe(v))
+			return 0, false
+		}
 		s = strings.TrimSuffix(t, "/s")
+	case json.Number:
+		s = t.String()
 	default:
-		s = fmt.Sprint(t)
+		c.add(p, "must be an arrival rate such as \"200/s\", not %s", describe(v))
+		return 0, false
 	}
 	x, err := strconv.ParseFloat(s, 64)
 	if err != nil || !(x > 0) || math.IsInf(x, 0) {

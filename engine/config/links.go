@@ -217,11 +217,7 @@ func (c *collector) qdiscSpec(path string, v any) qdiscSpec {
 		{"c_protection", 0, 100, &q.cProtection}, {"flow_limit", 1, 1 << 31, &q.flowLimit},
 	} {
 		if v, p, ok := o.get(f.key); ok {
-			n, ok := c.count(p, v, f.max)
-			if ok && n < f.min {
-				c.add(p, "%d is not an integer in [%d, %d]", n, f.min, f.max)
-				ok = false
-			}
+			n, ok := c.countIn(p, v, f.min, f.max)
 			f.dst.put(int64(n), ok, p)
 		}
 	}

@@ -47,7 +47,12 @@ var leafRefs = map[valueKind]string{
 	kNumber: "#/$defs/number", kMatrix: "#/$defs/matrix", kTexts: "#/$defs/traces",
 	kDurations: "#/$defs/quantiles",
 	kEnds:      "#/$defs/flow_ends", kStart: "#/$defs/flow_start", kFlowSize: "#/$defs/flow_size",
+	kPerSecond: "#/$defs/per_second", kCDF: "#/$defs/cdf",
 }
+
+// positiveRefs is the $defs entry a kind of value uses where the parser
+// refuses 0.
+var positiveRefs = map[valueKind]string{kDuration: "#/$defs/positive_duration", kSize: "#/$defs/positive_size"}
 
 // enumsByKey is the Go table behind each enum in the schema, by the last two
 // segments of its path.
@@ -65,6 +70,17 @@ var enumsByKey = map[string][]string{
 	"flows.ecn":         sortedKeys(ecnMarkings),
 	"ack_grant.profile": sortedKeys(AckProfiles),
 	"nodes.routing":     sortedKeys(routingModes),
+	"start.kind":        sortedKeys(startKinds),
+	"size.kind":         sortedKeys(sizeKinds),
+}
+
+// anyOf lists a schema node's alternatives.
+func anyOf(node map[string]any) []map[string]any {
+	var out []map[string]any
+	for _, a := range node["anyOf"].([]any) {
+		out = append(out, a.(map[string]any))
+	}
+	return out
 }
 
 func sortedKeys[T any](m map[string]T) []string {
@@ -133,9 +149,25 @@ func TestSchemaMatchesParser(t *testing.T) {
 				t.Errorf("schema %s: type = %v, want string", path, node["type"])
 			}
 		default:
-			if ref != leafRefs[sh.kind] {
+			if ref != leafRefs[sh.kind] && ref != positiveRefs[sh.kind] {
 				t.Errorf("schema %s: $ref = %q, want %q", path, ref, leafRefs[sh.kind])
 			}
+			if sh.alt == nil {
+				return
+			}
+			// A value that may also be an object: its object alternative
+			// lists the same fields as the parser's alt shape.
+			var objAlt map[string]any
+			for _, a := range anyOf(node) {
+				if a["type"] == "object" {
+					objAlt = a
+				}
+			}
+			if objAlt == nil {
+				t.Errorf("schema %s: want an object alternative in anyOf", path)
+				return
+			}
+			walk(path, sh.alt, objAlt)
 		}
 	}
 	walk("", scenarioShape, root)
@@ -232,20 +264,29 @@ func validate(t *testing.T, root, node map[string]any, v any, path string) []str
 			if s, ok := v.(string); ok && !regexp.MustCompile(kw.(string)).MatchString(s) {
 				fail("%q does not match %s", s, kw)
 			}
-		case "minimum", "maximum":
+		case "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum":
 			n, ok := v.(json.Number)
 			if !ok {
 				break
 			}
 			x, _ := new(big.Rat).SetString(n.String())
 			lim, _ := new(big.Rat).SetString(kw.(json.Number).String())
-			if c := x.Cmp(lim); k == "minimum" && c < 0 || k == "maximum" && c > 0 {
+			c := x.Cmp(lim)
+			if k == "minimum" && c < 0 || k == "maximum" && c > 0 || k == "exclusiveMinimum" && c <= 0 || k == "exclusiveMaximum" && c >= 0 {
 				fail("%s violates %s %s", n, k, kw)
 			}
-		case "minItems":
+		case "minItems", "maxItems":
 			n, _ := kw.(json.Number).Int64()
-			if a, ok := v.([]any); ok && int64(len(a)) < n {
-				fail("fewer than %s items", kw)
+			if a, ok := v.([]any); ok && (k == "minItems" && int64(len(a)) < n || k == "maxItems" && int64(len(a)) > n) {
+				fail("%d items violate %s %s", len(a), k, kw)
+			}
+		case "prefixItems":
+			if a, ok := v.([]any); ok {
+				for i, sub := range kw.([]any) {
+					if i < len(a) {
+						errs = append(errs, validate(t, root, sub.(map[string]any), a[i], fmt.Sprintf("%s[%d]", path, i))...)
+					}
+				}
 			}
 		case "required":
 			if m, ok := v.(map[string]any); ok {
@@ -281,9 +322,25 @@ func validate(t *testing.T, root, node map[string]any, v any, path string) []str
 			}
 		case "items":
 			if a, ok := v.([]any); ok {
+				// items applies past prefixItems, as in draft 2020-12.
+				from := 0
+				if pre, ok := node["prefixItems"].([]any); ok {
+					from = len(pre)
+				}
 				for i, e := range a {
+					if i < from {
+						continue
+					}
 					errs = append(errs, validate(t, root, kw.(map[string]any), e, fmt.Sprintf("%s[%d]", path, i))...)
 				}
+			}
+		case "allOf":
+			for _, sub := range kw.([]any) {
+				errs = append(errs, validate(t, root, sub.(map[string]any), v, path)...)
+			}
+		case "not":
+			if len(validate(t, root, kw.(map[string]any), v, path)) == 0 {
+				fail("%v matches the schema it must not", v)
 			}
 		case "anyOf":
 			ok := false
@@ -328,4 +385,122 @@ func hasType(v any, typ string) bool {
 		return ok && r.IsInt()
 	}
 	return false
+}
+
+// TestSchemaBoundsMatchParser sets values at and beyond each bound the
+// parser enforces on a plain number and checks the schema accepts exactly
+// what Parse accepts: the schema's minimum, maximum and enum of a field are
+// the parser's, not just its type.
+func TestSchemaBoundsMatchParser(t *testing.T) {
+	root := loadSchema(t)
+	group := `flows.g={"group":"g","count":2,"src":"h1","dst":"h2","start":{"kind":"periodic","every":"1ms"},"size":{"kind":"lognormal","median":"10KB","sigma":1}}`
+	ping := `flows.f0={"id":"f0","src":"h1","dst":"h2","cc":"ping"}`
+	cases := []struct {
+		name string
+		sets []string
+		// looser says why the schema cannot refuse what Parse refuses.
+		looser string
+	}{
+		{"seed max", []string{"runtime.seed=18446744073709551615"}, ""},
+		{"seed above max", []string{"runtime.seed=18446744073709551616"}, ""},
+		{"duration max", []string{"runtime.duration=1000000000000000000"}, ""},
+		{"duration above max", []string{"runtime.duration=1000000000000000001"}, ""},
+		{"duration zero", []string{"runtime.duration=0"}, ""},
+		{"mss min", []string{"flows.f0.tcp.mss=88"}, ""},
+		{"mss below min", []string{"flows.f0.tcp.mss=87"}, ""},
+		{"mss max", []string{"flows.f0.tcp.mss=32767", "flows.f0.tcp.rcvbuf_init=65534"}, ""},
+		{"mss above max", []string{"flows.f0.tcp.mss=32768", "flows.f0.tcp.rcvbuf_init=65536"}, ""},
+		{"init_cwnd zero", []string{"flows.f0.tcp.init_cwnd=0"}, ""},
+		{"init_cwnd max", []string{"flows.f0.tcp.init_cwnd=4294967295"}, ""},
+		{"init_cwnd above max", []string{"flows.f0.tcp.init_cwnd=4294967296"}, ""},
+		{"hz 250", []string{"flows.f0.tcp.hz=250"}, ""},
+		{"hz 300", []string{"flows.f0.tcp.hz=300"}, ""},
+		{"sndbuf zero", []string{"flows.f0.tcp.sndbuf=0"}, ""},
+		{"app write max", []string{`flows.f0.app={"write":16777216}`}, ""},
+		{"app write above max", []string{`flows.f0.app={"write":16777217}`}, ""},
+		{"app write zero", []string{`flows.f0.app={"write":0}`}, ""},
+		{"pump packet_size max", []string{"flows.p0.packet_size=65535"}, ""},
+		{"pump packet_size above max", []string{"flows.p0.packet_size=65536"}, ""},
+		{"pump packet_size zero", []string{"flows.p0.packet_size=0"}, ""},
+		{"pump rate zero", []string{"flows.p0.rate=0"}, ""},
+		{"ping packet_size min", []string{ping, "flows.f0.packet_size=28"}, ""},
+		{"ping packet_size below min", []string{ping, "flows.f0.packet_size=27"}, "the minimum depends on cc"},
+		{"ping interval min", []string{ping, "flows.f0.interval=10000000"}, ""},
+		{"ping interval below min", []string{ping, "flows.f0.interval=9999999"}, ""},
+		{"fq_codel flows min", []string{`links.bottleneck.ab.qdisc={"kind":"fq_codel","flows":1}`}, ""},
+		{"fq_codel flows zero", []string{`links.bottleneck.ab.qdisc={"kind":"fq_codel","flows":0}`}, ""},
+		{"fq_codel flows max", []string{`links.bottleneck.ab.qdisc={"kind":"fq_codel","flows":65536}`}, ""},
+		{"fq_codel flows above max", []string{`links.bottleneck.ab.qdisc={"kind":"fq_codel","flows":65537}`}, ""},
+		{"dualpi2 coupling zero", []string{`links.bottleneck.ab.qdisc={"kind":"dualpi2","coupling":0}`}, ""},
+		{"dualpi2 coupling max", []string{`links.bottleneck.ab.qdisc={"kind":"dualpi2","coupling":255}`}, ""},
+		{"dualpi2 coupling above max", []string{`links.bottleneck.ab.qdisc={"kind":"dualpi2","coupling":256}`}, ""},
+		{"dualpi2 c_protection max", []string{`links.bottleneck.ab.qdisc={"kind":"dualpi2","c_protection":100}`}, ""},
+		{"dualpi2 c_protection above max", []string{`links.bottleneck.ab.qdisc={"kind":"dualpi2","c_protection":101}`}, ""},
+		{"fq flow_limit zero", []string{`links.bottleneck.ab.qdisc={"kind":"fq","flow_limit":0}`}, ""},
+		{"fq flow_limit max", []string{`links.bottleneck.ab.qdisc={"kind":"fq","flow_limit":2147483648}`}, ""},
+		{"fq flow_limit above max", []string{`links.bottleneck.ab.qdisc={"kind":"fq","flow_limit":2147483649}`}, ""},
+		{"fq quantum zero", []string{`links.bottleneck.ab.qdisc={"kind":"fq","quantum":0}`}, ""},
+		{"codel target zero", []string{`links.bottleneck.ab.qdisc={"kind":"codel","target":0}`}, ""},
+		{"periodic loss every zero", []string{`links.bottleneck.ab.loss={"kind":"periodic","every":0}`}, ""},
+		{"periodic loss every one", []string{`links.bottleneck.ab.loss={"kind":"periodic","every":1}`}, ""},
+		{"train_length below one", []string{`links.bottleneck.ab.loss={"kind":"bernoulli_train","p":0.1,"train_length":0.5}`}, ""},
+		{"wifi_txop burst_size zero", []string{`links.bottleneck.ab.jitter={"kind":"wifi_txop","interval":"1ms","burst_size":0}`}, ""},
+		{"pareto shape zero", []string{`links.bottleneck.ab.jitter={"kind":"pareto","scale":"1ms","shape":0}`}, ""},
+		{"group count zero", []string{group, "flows.g.count=0"}, ""},
+		{"group count max", []string{group, "flows.g.count=1000000", "runtime.duration=2000s"}, ""},
+		{"group count above max", []string{group, "flows.g.count=1000001", "runtime.duration=2000s"}, ""},
+		{"group batch zero", []string{group, "flows.g.start.batch=0"}, ""},
+		{"group sigma zero", []string{group, "flows.g.size.sigma=0"}, ""},
+		{"poisson rate number", []string{group, `flows.g.start={"kind":"poisson","rate":200}`}, ""},
+		{"poisson rate without unit", []string{group, `flows.g.start={"kind":"poisson","rate":"200"}`}, ""},
+		{"poisson rate zero", []string{group, `flows.g.start={"kind":"poisson","rate":"0/s"}`}, ""},
+		{"ack_hold saturation zero", []string{`flows.f0.ack_hold={"quantiles":["0ms","1ms"],"saturation":0}`}, ""},
+		{"ack_grant per_grant zero", []string{`flows.f0.ack_grant={"profile":"lte","per_grant":0}`}, ""},
+		{"ack_grant per_grant max", []string{`flows.f0.ack_grant={"profile":"lte","per_grant":1048576}`}, ""},
+		{"ack_grant per_grant above max", []string{`flows.f0.ack_grant={"profile":"lte","per_grant":1048577}`}, ""},
+		{"rate with capital B", []string{"links.access.rate=1MBps"}, ""},
+		{"proxy buffer zero", []string{`nodes.r1={"id":"r1","kind":"proxy","buffer":0}`}, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			raw, err := Apply([]byte(baseJSON), tc.sets)
+			if strings.HasPrefix(tc.sets[0], "flows.g=") {
+				raw, err = addFlow(t, tc.sets[0], tc.sets[1:])
+			}
+			if err != nil {
+				t.Fatalf("Apply: %v", err)
+			}
+			_, perr := Parse(raw)
+			errs := validate(t, root, root, decodeForSchema(t, string(raw)), "")
+			if tc.looser != "" {
+				if perr == nil || len(errs) > 0 {
+					t.Errorf("Parse error = %v; schema errors = %v; want Parse alone to refuse (%s)", perr, errs, tc.looser)
+				}
+				return
+			}
+			if (perr == nil) != (len(errs) == 0) {
+				t.Errorf("Parse error = %v; schema errors = %v; want both to accept or both to refuse", perr, errs)
+			}
+		})
+	}
+}
+
+// addFlow appends the flow in set ("flows.g=<object>") to baseJSON's flows,
+// then applies sets.
+func addFlow(t *testing.T, set string, sets []string) ([]byte, error) {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal([]byte(baseJSON), &m); err != nil {
+		t.Fatal(err)
+	}
+	var f any
+	if err := json.Unmarshal([]byte(strings.TrimPrefix(set, "flows.g=")), &f); err != nil {
+		t.Fatal(err)
+	}
+	m["flows"] = append(m["flows"].([]any), f)
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Apply(b, sets)
 }

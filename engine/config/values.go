@@ -112,6 +112,22 @@ func (c *collector) count(path string, v any, max uint64) (uint64, bool) {
 	return u, true
 }
 
+// countIn decodes a plain JSON integer in [lo, hi], naming the range when
+// the value is outside it on either side.
+func (c *collector) countIn(path string, v any, lo, hi uint64) (uint64, bool) {
+	n, ok := v.(json.Number)
+	if !ok {
+		c.add(path, "must be a non-negative integer, not %s", describe(v))
+		return 0, false
+	}
+	u, err := strconv.ParseUint(n.String(), 10, 64)
+	if err != nil || u < lo || u > hi {
+		c.add(path, "%s is not an integer in [%d, %d]", n, lo, hi)
+		return 0, false
+	}
+	return u, true
+}
+
 // prob decodes a probability: a JSON number in [0, 1].
 func (c *collector) prob(path string, v any) (float64, bool) {
 	n, ok := v.(json.Number)
