@@ -197,12 +197,10 @@ func parseAction(m map[string]any, prefix string) (engine.Action, *Error) {
 		a.LossModel == nil && a.JitterModel == nil && a.Capacity == nil && a.Outage == nil {
 		return a, errorf(CodeBadArgs, strings.TrimSuffix(prefix, "."), "the action sets nothing: give %s", strings.Join(append(linkOnly, flowOnly...), ", "))
 	}
-	if a.Rate != nil && *a.Rate <= 0 || a.PacingRate != nil && *a.PacingRate <= 0 {
-		key := "rate"
-		if a.PacingRate != nil && *a.PacingRate <= 0 {
-			key = "pacing_rate"
-		}
-		return a, errorf(CodeBadArgs, prefix+key, "%s%s must be positive", prefix, key)
+	// A pacing_rate of 0 is no rate: it clears an earlier override and
+	// hands pacing back to the CC and the sender (engine.Runner.Act).
+	if a.Rate != nil && *a.Rate <= 0 {
+		return a, errorf(CodeBadArgs, prefix+"rate", "%srate must be positive", prefix)
 	}
 	return a, nil
 }

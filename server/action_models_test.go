@@ -85,10 +85,36 @@ func TestTraceScenarioCheckpointReplays(t *testing.T) {
 	if cfg := cp["config"].(string); !strings.Contains(cfg, `"traces":{"`) || strings.Contains(cfg, `"file":`) {
 		t.Errorf("checkpoint config does not embed the trace by hash (or still names the file)")
 	}
+	runsLikeRestored(t, c, id, cp)
+}
+
+// runsLikeRestored runs session id and a session restored from cp to the
+// end and checks they end with the same digest.
+func runsLikeRestored(t *testing.T, c *client, id string, cp map[string]any) {
+	t.Helper()
 	r := c.call("restore", map[string]any{"checkpoint": cp})
 	a := c.call("run", map[string]any{"session": id})
 	b := c.call("run", map[string]any{"session": r["session"]})
 	if a["digest"] != b["digest"] {
 		t.Errorf("original ends with %v, restored with %v", a["digest"], b["digest"])
+	}
+}
+
+// A pacing_rate of 0 clears an earlier override, handing pacing back to the
+// CC and the sender (proto/README.md, act); the checkpoint that logs both
+// actions replays to the same digest.
+func TestActPacingRateZeroClears(t *testing.T) {
+	t.Parallel()
+	_, url := newTestServer(t, Options{})
+	c := dial(t, url)
+	id := c.open("bufferbloat", "runtime.duration=4s")
+	for _, rate := range []any{"5Mbps", 0, "0bps"} {
+		c.call("step", map[string]any{"session": id, "time": "1s"})
+		c.call("act", map[string]any{"session": id, "action": map[string]any{"flow": "f0", "pacing_rate": rate}})
+	}
+	runsLikeRestored(t, c, id, c.call("checkpoint", map[string]any{"session": id})["checkpoint"].(map[string]any))
+	e := c.fail("act", map[string]any{"session": id, "action": map[string]any{"link": "bottleneck", "dir": "ab", "rate": 0}})
+	if e["path"] != "action.rate" || !strings.Contains(e["message"].(string), "must be positive") {
+		t.Errorf("act(rate 0) error = %v, want path action.rate with \"must be positive\"", e)
 	}
 }

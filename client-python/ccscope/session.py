@@ -282,7 +282,9 @@ class Session:
             queue_limit: New egress queue limit: packets (int or ``"100p"``)
                 or bytes (``"150KB"``).
             cwnd: Set the flow's congestion window (packets).
-            pacing_rate: Set the flow's pacing rate.
+            pacing_rate: Set the flow's pacing rate (``"10Mbps"`` or bits
+                per second); it holds until an action with 0 hands pacing
+                back to the CC and the sender.
 
         Returns:
             ``{"index": i, "at": {"events", "sim_time_ps", "drained"}}``: the
