@@ -96,6 +96,8 @@ func parseAction(m map[string]any, prefix string) (engine.Action, *Error) {
 		return a, errorf(CodeBadArgs, prefix+"flow", "%sflow and %slink both given; an action has one target", prefix, prefix)
 	case a.Link == "" && a.Flow == "":
 		return a, errorf(CodeBadArgs, prefix+"link", "%slink (with %sdir) or %sflow is required", prefix, prefix, prefix)
+	case a.Link != "" && !ar.has("dir"):
+		return a, errorf(CodeBadArgs, prefix+"dir", "%sdir is missing; a link action names its direction, \"ab\" or \"ba\"", prefix)
 	case a.Link != "" && a.Dir != "ab" && a.Dir != "ba":
 		return a, errorf(CodeBadArgs, prefix+"dir", "%sdir is %q, want \"ab\" or \"ba\"", prefix, a.Dir)
 	case a.Flow != "" && ar.has("dir"):

@@ -61,6 +61,7 @@ func TestActPathModelErrors(t *testing.T) {
 		{map[string]any{"link": "bottleneck", "dir": "ab", "jitter": map[string]any{"kind": "wobbly"}}, "action.jitter.kind", `unknown value "wobbly"`},
 		{map[string]any{"link": "bottleneck", "dir": "ab", "loss": map[string]any{"kind": "periodic"}}, "action.loss.every", "missing"},
 		{map[string]any{"link": "bottleneck", "dir": "ab", "outage": "0ms"}, "action.outage", "must be positive"},
+		{map[string]any{"link": "bottleneck", "rate": "10Mbps"}, "action.dir", `missing; a link action names its direction, "ab" or "ba"`},
 		{map[string]any{"link": "bottleneck", "dir": "ab", "capacity": map[string]any{"states": []any{}}}, "action.capacity.states", "at least one state"},
 		// Refused by the engine rather than the parser: a FIFO limit below
 		// one 1,500 B packet of the flow crossing it.
