@@ -131,7 +131,7 @@
 //     "onoff" with on and off (greedy for on, silent for off, repeating).
 //   - tcp: switches sack, rack, tlp, prr, frto, tso, gro, delayed_ack
 //     (all default true); pacing (default "auto": paced when the CC needs
-//     it, as bbr, bbr3, bbrb and prague do, or when the sending node's
+//     it, as bbr, bbr3, bbrb, leocc and prague do, or when the sending node's
 //     egress qdisc is fq, as tcp_needs_internal_pacing and sch_fq decide
 //     on Linux; true always paces, false paces only a CC that needs it);
 //     ecn (default false) and ecn_low (default false:
@@ -157,10 +157,12 @@
 // expands, at its place in the array, to count flows "web/0" … "web/999"
 // sharing cc, app and tcp (or a pump's or ping's settings). src and dst are
 // a node id, a list of ids (flow i takes entry i mod n), or a host per flow:
-// {"attach": "r1", "rate": …, "delay": …, qdisc, loss, jitter} gives flow i
-// its own endpoint "web/i/src" (or "/dst") on a link of the same name to
-// attach. start is a duration, or {"kind": "at"|"poisson"|"uniform"|
-// "periodic", "at": start of the arrivals, "rate": "200/s" (poisson), "span"
+// {"attach": "r1", "rate": …, "delay": …} gives flow i its own endpoint
+// "web/i/src" (or "/dst") on a link of the same name to attach, whose two
+// directions take the object's other values as a link's do (qdisc, loss,
+// jitter, and a capacity process or trace in place of rate, outages). start is a duration, or {"kind": "at"|"poisson"|"uniform"|
+// "periodic", "at": start of the arrivals, "rate": "200/s" (poisson; a string needs its "/s", a JSON number is per
+// second too), "span"
 // (uniform: [at, at+span)), "every" and "batch" (periodic: flow i at
 // at + (i / batch) × every), "jitter" (at, periodic: each start a uniform
 // draw in [0, jitter) later)}. size is a size, or {"kind": "fixed" (value),
