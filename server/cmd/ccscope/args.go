@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"strings"
@@ -13,6 +14,9 @@ import (
 func parseArgs(fs *flag.FlagSet, args []string, names ...string) (pos []string, code int, ok bool) {
 	pos, flags := splitArgs(fs, args)
 	if err := fs.Parse(flags); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, 0, false // asked for: the usage is the answer
+		}
 		return nil, 2, false
 	}
 	switch {

@@ -56,12 +56,8 @@ func leoPathMain(args []string) int {
 	loss := fs.Float64("loss", 0, "non-congestive loss probability of the data direction")
 	announce := fs.String("announce", "", "announce each reassignment this `LEAD` ahead (SaTCP); empty: no announcement")
 	trace := fs.String("trace", "", "replay `FILE.csv` (or \"example\") instead of drawing intervals")
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(os.Stderr, "ccscope: leo-path: unexpected argument %q\n", fs.Arg(0))
-		return 2
+	if _, code, ok := parseArgs(fs, args); !ok {
+		return code
 	}
 	usageErr := func(err error) int {
 		fmt.Fprintln(os.Stderr, "ccscope: leo-path:", err)

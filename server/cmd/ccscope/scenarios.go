@@ -15,8 +15,16 @@ func scenariosMain(args []string) int {
 	fs := flag.NewFlagSet("scenarios", flag.ContinueOnError)
 	show := fs.String("show", "", "print the JSON of built-in scenario `NAME`, to copy and edit")
 	ccs := fs.Bool("ccs", false, "list the congestion-control algorithms (values of a flow's cc), one a line")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), "Usage: ccscope scenarios [--show NAME | --ccs]\n\nWithout options, lists the built-in scenarios with their descriptions.\n")
+		fs.PrintDefaults()
+	}
 	if _, code, ok := parseArgs(fs, args); !ok {
 		return code
+	}
+	if *ccs && *show != "" {
+		fmt.Fprintln(os.Stderr, "ccscope: scenarios: give --show or --ccs, not both")
+		return 2
 	}
 	if *ccs {
 		for _, n := range cc.Names() {

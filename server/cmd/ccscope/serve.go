@@ -61,6 +61,10 @@ func serve(args []string, stdout, stderr io.Writer, stop <-chan struct{}) int {
 	maxReplay := fs.Duration("max-replay-time", 2*time.Minute, "wall-time budget of one restore or fork replay")
 	maxDecoded := fs.Int64("max-decoded-bytes", 0, "maximum estimated heap of one request's decoded arguments (default 4 × --max-message-bytes)")
 	logFormat := fs.String("log-format", "", "log format on stderr: json or console (default: console on a terminal, else json)")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), "Usage: ccscope serve [options]\n\nServes simulation sessions over websocket + msgpack (proto/README.md) and prints the URL to connect to.\n")
+		fs.PrintDefaults()
+	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
