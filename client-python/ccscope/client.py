@@ -298,8 +298,8 @@ class Client:
                 :meth:`Session.act` (``{"link": "bottleneck", "queue_limit":
                 100}``; ``dir`` defaults to ``"ab"`` for a link; a None value
                 is left out, as an unset keyword). They are sent as given,
-                and the server checks them. A fork without actions is a
-                :meth:`restore`.
+                and the server checks them. A fork needs at least one; to
+                branch without actions, :meth:`restore` the checkpoint.
 
         Returns:
             The new session.

@@ -318,8 +318,8 @@ class Session:
         Args:
             actions: One or more action maps with the keywords of :meth:`act`
                 (``[{"link": "bottleneck", "dir": "ab", "queue_limit": 50}]``),
-                sent as given. To branch without actions, restore a
-                :meth:`checkpoint`.
+                sent as given but for act's defaults (``dir`` ``"ab"`` for a
+                link). To branch without actions, restore a :meth:`checkpoint`.
 
         Returns:
             The new session; this one is unchanged.
