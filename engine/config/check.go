@@ -175,14 +175,28 @@ func (c *collector) crossCheck(s *Scenario) {
 			c.add(join(elemPath("flows", g.ID, i), "start"), "%d of the group's %d flows would start after the run ends at %v (the first at %v); run longer, or lower count or the arrival rate", l.n, g.Count, end, l.first)
 		}
 	}
+	// Changes after the end are said once, at the first, and counted, as
+	// a group's late starts are: a shorter --duration makes many of them.
+	firstLate, lateChanges, lastAt := -1, 0, sim.Duration(0)
 	for i, ch := range s.Changes {
 		path := fmt.Sprintf("changes[%d]", i)
 		if ch.Link != "" && !links[ch.Link] {
 			c.add(join(path, "link"), "no link with id %q", ch.Link)
 		}
 		if end > 0 && ch.At > end {
-			c.add(join(path, "at"), "%v is after the run ends at %v: run at least until then, or leave the change out (set changes=[] drops them all)", ch.At, end)
+			if firstLate < 0 {
+				firstLate = i
+			}
+			lateChanges++
+			lastAt = max(lastAt, ch.At)
 		}
+	}
+	switch {
+	case lateChanges == 1:
+		c.add(fmt.Sprintf("changes[%d].at", firstLate), "%v is after the run ends at %v: run at least until then, or leave the change out (set changes=[] drops them all)", s.Changes[firstLate].At, end)
+	case lateChanges > 1:
+		c.add(fmt.Sprintf("changes[%d].at", firstLate), "%v is after the run ends at %v, and so are %d more changes (the latest at %v): run at least until %v, or leave them out (set changes=[] drops them all)",
+			s.Changes[firstLate].At, end, lateChanges-1, lastAt, lastAt)
 	}
 }
 

@@ -301,3 +301,31 @@ func TestParseInvalidJSON(t *testing.T) {
 		})
 	}
 }
+
+// Changes after the end of the run, as a shorter --duration makes of a
+// LEO path's schedule, are one error at the first of them that counts the
+// rest, not one error per change.
+func TestLateChangesSaidOnce(t *testing.T) {
+	raw, err := Apply([]byte(baseJSON), []string{"runtime.duration=4s",
+		`changes=[{"at": "1s", "link": "bottleneck", "dir": "ab", "rate": "50Mbps"},
+		 {"at": "5s", "link": "bottleneck", "dir": "ab", "rate": "40Mbps"},
+		 {"at": "6s", "link": "nowhere", "dir": "ab", "rate": "30Mbps"},
+		 {"at": "7s", "link": "bottleneck", "dir": "ba", "rate": "20Mbps"}]`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Parse(raw)
+	got := fieldErrors(t, err)
+	wants := []want{
+		{"changes[2].link", `no link with id "nowhere"`},
+		{"changes[1].at", "5s is after the run ends at 4s, and so are 2 more changes (the latest at 7s): run at least until 7s"},
+	}
+	if len(got) != len(wants) {
+		t.Fatalf("Parse errors = %v, want %d", got, len(wants))
+	}
+	for i, w := range wants {
+		if !matches(got[i], w) {
+			t.Errorf("error %d = %v, want %v", i, got[i], w)
+		}
+	}
+}
