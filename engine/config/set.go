@@ -188,7 +188,7 @@ func setPath(c *collector, root any, path string, v any) (replaced any) {
 			idx := element(arr, seg, sh.byID)
 			if idx < 0 {
 				if sh.byID {
-					c.add(path, "no element with id %q in %q", seg, strings.Join(segs[:i], "."))
+					c.add(path, "no element with id %q in %q; its ids: %s", seg, strings.Join(segs[:i], "."), elementIDs(arr))
 				} else {
 					c.add(path, "no element %q in %q (%d of them, addressed by index from 0)", seg, strings.Join(segs[:i], "."), len(arr))
 				}
@@ -210,6 +210,30 @@ func setPath(c *collector, root any, path string, v any) (replaced any) {
 		}
 	}
 	return nil // not reached: the last segment returns
+}
+
+// elementIDs lists the ids --set reaches an array's elements by (a group's
+// name), the first ten and a count of the rest, for errors.
+func elementIDs(arr []any) string {
+	const shown = 10
+	var ids []string
+	for _, e := range arr {
+		m, _ := e.(map[string]any)
+		id, ok := m["id"].(string)
+		if !ok {
+			id, ok = m["group"].(string)
+		}
+		if ok {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == 0 {
+		return "none"
+	}
+	if len(ids) > shown {
+		return strings.Join(ids[:shown], ", ") + fmt.Sprintf(" and %d more", len(ids)-shown)
+	}
+	return strings.Join(ids, ", ")
 }
 
 // element finds an array element by id, or by index for arrays without ids.
