@@ -189,6 +189,20 @@ func TestSchemaAcceptsWhatParses(t *testing.T) {
 	for _, b := range Builtins() {
 		raw, _ := Builtin(b.Name)
 		docs["builtin "+b.Name] = string(raw)
+		// The canonical form spells out every default and embeds traces:
+		// what open returns and checkpoints carry is a scenario too.
+		docs["canonical "+b.Name] = string(mustParse(t, raw).Canonical())
+	}
+	host, err := addFlow(t, `flows.g={"group": "g", "count": 2, "dst": "h2",
+		"src": {"attach": "r1", "delay": "1ms", "capacity": {"states": [{"rate": "50Mbps", "dwell": "1s"}]},
+			"outages": {"windows": [{"at": "1s", "duration": "10ms"}]}},
+		"start": {"kind": "poisson", "rate": 100}, "size": {"kind": "empirical", "cdf": [["1KB", 0.5], ["10KB", 1]]}}`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs["group of own hosts"] = string(host)
+	for name, doc := range map[string]string{"base": baseJSON, "receive path": docs["receive path"], "group of own hosts": string(host)} {
+		docs["canonical "+name] = string(mustParse(t, []byte(doc)).Canonical())
 	}
 	for _, name := range sortedKeys(docs) {
 		t.Run(name, func(t *testing.T) {
