@@ -473,6 +473,7 @@ func TestSchemaBoundsMatchParser(t *testing.T) {
 		{"ack_grant per_grant max", []string{`flows.f0.ack_grant={"profile":"lte","per_grant":1048576}`}, ""},
 		{"ack_grant per_grant above max", []string{`flows.f0.ack_grant={"profile":"lte","per_grant":1048577}`}, ""},
 		{"rate with capital B", []string{"links.access.rate=1MBps"}, ""},
+		{"change that changes nothing", []string{`changes=[{"at": "1s", "link": "bottleneck", "dir": "ab", "announce": "1s"}]`}, ""},
 		{"proxy buffer zero", []string{`nodes.r1={"id":"r1","kind":"proxy","buffer":0}`}, ""},
 	}
 	for _, tc := range cases {
