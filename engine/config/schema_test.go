@@ -474,6 +474,11 @@ func TestSchemaBoundsMatchParser(t *testing.T) {
 		{"ack_grant per_grant above max", []string{`flows.f0.ack_grant={"profile":"lte","per_grant":1048577}`}, ""},
 		{"rate with capital B", []string{"links.access.rate=1MBps"}, ""},
 		{"change that changes nothing", []string{`changes=[{"at": "1s", "link": "bottleneck", "dir": "ab", "announce": "1s"}]`}, ""},
+		{"ack_hold without quantiles", []string{`flows.f0.ack_hold={"saturation":0.5}`}, ""},
+		{"ack_grant gap without per_grant", []string{`flows.f0.ack_grant={"gap":["1ms","2ms"]}`}, ""},
+		{"ack_grant gap and per_grant", []string{`flows.f0.ack_grant={"gap":["1ms","2ms"],"per_grant":4}`}, ""},
+		{"capacity dips without shape", []string{`links.bottleneck.ab.capacity={"states":[{"rate":"50Mbps","dwell":"1s"}],"dips":{"every":"1s","depth":0.5,"scale":"10ms"}}`, "links.bottleneck.ab.rate=null", "links.bottleneck.rate=null", "changes=[]"}, ""},
+		{"capacity grant without ramp", []string{`links.bottleneck.ab.capacity={"states":[{"rate":"50Mbps","dwell":"1s"}],"grant":{"start":0.5}}`, "links.bottleneck.ab.rate=null", "links.bottleneck.rate=null", "changes=[]"}, ""},
 		{"proxy buffer zero", []string{`nodes.r1={"id":"r1","kind":"proxy","buffer":0}`}, ""},
 	}
 	for _, tc := range cases {
