@@ -93,7 +93,8 @@ def test_compare_passes_cc_state(tmp_path, can_emulate):
 def test_compare_warns_of_what_the_kernel_run_took_differently(tmp_path, can_emulate):
     note = (
         "flows[f0].tcp.gro_interval: 200us not applied: the TUN path has no GRO, so the kernel's "
-        "receiver ACKs as one without it (about every second segment); gro_interval=0s simulates that"
+        "receiver ACKs as one without it: every second segment, a few more when its application "
+        "reads late (gro_interval=0s: every second)"
     )
     report = dict(REPORT, emulated=[{"notes": [note]}, {"notes": [note]}, {}])
     exe = fake_binary(tmp_path, stdout=json.dumps(report))

@@ -422,15 +422,16 @@ func hasNamespace(k config.NodeKind) bool { return k == config.Endpoint || k == 
 // notes are what the kernel run takes differently from the scenario, by
 // field: a receiver's gro_interval, which the TUN path has no GRO to
 // configure. It is not refused, and the kernel's receiver ACKs as one
-// without GRO does: on the wifi built-in (sender-side pcaps, 2026-12-05)
-// one ACK per 2.7–2.8 data packets, against one per 18 simulated with the
-// built-in's 200 µs and one per 2.0 with gro_interval 0.
+// without GRO does, every second segment, or a few more when its
+// application reads late: on the wifi built-in (sender-side pcaps,
+// 2026-12-05) one ACK per 2.7–2.8 data packets, against one per 18
+// simulated with the built-in's 200 µs and one per 2.0 with gro_interval 0.
 func notes(flows []config.Flow) []string {
 	var out []string
 	hz := kernelHZ()
 	for _, f := range flows {
 		if d := f.TCP.GROInterval; d != 0 {
-			out = append(out, fmt.Sprintf("flows[%s].tcp.gro_interval: %v not applied: the TUN path has no GRO, so the kernel's receiver ACKs as one without it (about every second segment); gro_interval=0s simulates that", f.ID, d))
+			out = append(out, fmt.Sprintf("flows[%s].tcp.gro_interval: %v not applied: the TUN path has no GRO, so the kernel's receiver ACKs as one without it: every second segment, a few more when its application reads late (gro_interval=0s: every second)", f.ID, d))
 		}
 		if f.CC != config.Ping && f.CC != "pump" && hz != 0 && f.TCP.HZ != hz {
 			out = append(out, fmt.Sprintf("flows[%s].tcp.hz: %d, but this kernel runs at CONFIG_HZ=%d: its delayed-ACK, loss-probe and RTO timers tick %v apart; set tcp.hz=%d to simulate it",
