@@ -66,7 +66,7 @@ type Receiver struct {
 
 	state  conn
 	ready  bool     // unread in-order data for cfg.DataReady
-	synTS  uint32   // TSVal of the last SYN, echoed on the SYN-ACK
+	synTS  uint32   // TSVal of the first SYN (req->ts_recent), echoed on every SYN-ACK
 	synAck sim.Time // when the last SYN-ACK left, for the SYN-ACK RTT
 
 	// Sequence space (tcp_sock).
@@ -182,10 +182,15 @@ func (r *Receiver) rcvSyn(p *packet.Packet) {
 		r.sendAck(r.rcvNxt)
 		return
 	}
+	// A retransmitted SYN gets the SYN-ACK again, echoing the first SYN's
+	// timestamp: tcp_check_req answers a pure retransmitted SYN before it
+	// would update req->ts_recent.
+	if r.state != stateSynRcvd {
+		r.synTS = p.TSVal
+		r.tsRecent = p.TSVal
+	}
 	r.state = stateSynRcvd
 	r.rcvNxt, r.rcvWup, r.copiedSeq = p.Seq+1, p.Seq+1, p.Seq+1
-	r.synTS = p.TSVal
-	r.tsRecent = p.TSVal
 	r.ecn.negotiate(p.Flags, r.cfg.Opts.ECN, r.rcvNxt)
 
 	id := r.pool.Alloc()

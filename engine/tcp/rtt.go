@@ -13,6 +13,7 @@ const (
 	rtoMinUs       = 200000           // tcp_rto_min_us(): TCP_RTO_MIN, 200 ms at any HZ
 	minRTTWindow   = 300 * sim.Second // sysctl_tcp_min_rtt_wlen
 	synRetriesMax  = 6                // sysctl_tcp_syn_retries
+	synLinearRTOs  = 4                // sysctl_tcp_syn_linear_timeouts (6.5+)
 	reorderingInit = 3                // sysctl_tcp_reordering
 	reorderingMax  = 300              // sysctl_tcp_max_reordering
 )

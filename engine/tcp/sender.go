@@ -194,6 +194,7 @@ type DataSender struct {
 	appOwed   uint64 // rate app: bytes written but not yet fitting the send buffer
 	appAsleep bool   // greedy or on/off app: it waits to be woken (fillWrite)
 	synSentAt sim.Time
+	synStamp  uint32 // the first SYN's TSval: tp->retrans_stamp in SYN-SENT
 
 	lastRec  sim.Time
 	scratch  [][2]uint64

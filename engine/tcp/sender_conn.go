@@ -207,6 +207,7 @@ func (d *DataSender) rateCheckAppLimited() {
 func (d *DataSender) connect() {
 	d.state = sndSynSent
 	d.synSentAt = d.st.Now
+	d.synStamp = d.tsNow()
 	d.sendSYN()
 	d.rto = timeoutInit
 	d.armXmitTimer(timeRetrans, d.rto, rtoMax)
@@ -244,10 +245,15 @@ func (d *DataSender) sendBareAck(seq uint64) {
 	d.out.Send(id)
 }
 
-// synTimer follows tcp_retransmit_timer in SYN-SENT: resend the SYN with
-// the timeout doubled, up to tcp_syn_retries times.
+// synTimer follows tcp_retransmit_timer in SYN-SENT (Linux 6.7+): resend
+// the SYN, keeping TCP_TIMEOUT_INIT for the first tcp_syn_linear_timeouts
+// timeouts (tp->total_rto, counted before the check, up to 4) and doubling
+// it after, so SYNs leave at 0, 1, 2, 3, 4, 5, 7, 11 s. tcp_write_timeout
+// gives up once tcp_syn_retries + tcp_syn_linear_timeouts have been sent
+// (its time bound, 127 s from the first SYN, comes later with these
+// defaults).
 func (d *DataSender) synTimer() {
-	if d.retransmits >= synRetriesMax {
+	if d.retransmits >= synRetriesMax+synLinearRTOs {
 		d.state = sndFailed
 		return
 	}
@@ -255,7 +261,9 @@ func (d *DataSender) synTimer() {
 	d.Stats.SYNRetrans++
 	d.totalRetrans++
 	d.sendSYN()
-	d.rto = min(d.rto<<1, rtoMax)
+	if d.retransmits > synLinearRTOs {
+		d.rto = min(d.rto<<1, rtoMax)
+	}
 	d.armXmitTimer(timeRetrans, d.rto, rtoMax)
 }
 
@@ -299,8 +307,13 @@ func (d *DataSender) synAck(p *packet.Packet) {
 	d.xmitTimer.t.Stop()
 
 	iw := d.initCwnd()
-	// RFC 6298 5.7 as tcp_init_transfer: a lost SYN handshake starts at 1.
-	if d.totalRetrans > 1 {
+	// RFC 6298 5.7 as tcp_init_transfer: a lost SYN handshake starts at 1
+	// (total_retrans > 1 with undo_marker set, as any SYN timeout sets it),
+	// unless tcp_try_undo_spurious_syn cleared undo_marker: the SYN-ACK
+	// echoes the first SYN's timestamp (retrans_stamp), so that SYN was
+	// delayed, not lost.
+	spuriousSyn := p.TSEcr != 0 && p.TSEcr == d.synStamp
+	if d.totalRetrans > 1 && !spuriousSyn {
 		iw = 1
 	}
 	d.st.CwndPkts = iw

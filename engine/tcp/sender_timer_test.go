@@ -10,24 +10,31 @@ import (
 	"github.com/ccscope/ccscope/engine/units"
 )
 
-// Lost SYNs are retransmitted after TCP_TIMEOUT_INIT (1 s), doubling each
-// time (tcp_retransmit_timer in SYN-SENT), on the kernel's timer wheel
+// Lost SYNs are retransmitted after TCP_TIMEOUT_INIT (1 s), without
+// backoff for the first tcp_syn_linear_timeouts (4) timeouts and doubling
+// after (tcp_retransmit_timer in SYN-SENT, Linux 6.7+: tp->total_rto >
+// sysctl_tcp_syn_linear_timeouts), on the kernel's timer wheel
 // (kernel/time/timer.c): a delay of 504 to 4031 ticks lands on level 2,
 // whose buckets are 64 ticks wide, and a timer fires at the first bucket
 // boundary after its expiry. The SYN leaves at tick 0; the first
-// retransmission is due at 1000 and leaves at 1024 (16·64); the second,
-// due at 1024 + 2000 = 3024, leaves at 3072 (48·64); the third, due at
-// 3072 + 4000 = 7072, at 7104 (111·64). With more than one retransmission
-// the first window is 1 segment (RFC 6298 §5.7, tcp_init_transfer).
+// retransmission is due at 1000 and leaves at 1024 (16·64); the next four
+// are due 1000 ticks after the one before and leave at 2048, 3072, 4096
+// and 5120; the fifth timeout doubles the RTO, so the sixth is due at
+// 5120 + 2000 = 7120 and leaves at 7168 (112·64). A 6.18 kernel behind
+// `emulate` sent them 1.008, 2.032 and 3.056 s after the SYN (HZ 250:
+// 32 ms buckets). With more than one retransmission the first window is 1
+// segment (RFC 6298 §5.7, tcp_init_transfer).
 func TestSYNRetransmissionBackoff(t *testing.T) {
+	ms := sim.Millisecond
 	for _, tc := range []struct {
 		lost int
 		want []sim.Duration
 		iw   uint32
 	}{
 		{0, []sim.Duration{0}, 10},
-		{1, []sim.Duration{0, 1024 * sim.Millisecond}, 10},
-		{3, []sim.Duration{0, 1024 * sim.Millisecond, 3072 * sim.Millisecond, 7104 * sim.Millisecond}, 1},
+		{1, []sim.Duration{0, 1024 * ms}, 10},
+		{3, []sim.Duration{0, 1024 * ms, 2048 * ms, 3072 * ms}, 1},
+		{6, []sim.Duration{0, 1024 * ms, 2048 * ms, 3072 * ms, 4096 * ms, 5120 * ms, 7168 * ms}, 1},
 	} {
 		t.Run("", func(t *testing.T) {
 			h := shHarness{cc: "reno", rate: 100 * units.Mbps, owd: 10 * sim.Millisecond, size: 1448, opts: shLinuxOpts()}
@@ -64,6 +71,52 @@ func TestSYNRetransmissionBackoff(t *testing.T) {
 				t.Errorf("initial cwnd = %d, want %d", iw, tc.iw)
 			}
 		})
+	}
+}
+
+// SYNs held rather than lost (a queueing outage of 3.5 s on the forward
+// path, as a LEO handover's) are retransmitted at 1, 2 and 3 s, and all
+// arrive together; the receiver answers the first, and its later SYN-ACKs
+// echo that SYN's timestamp too (tcp_check_req answers a pure retransmitted
+// SYN from the request sock, whose ts_recent is the first SYN's). The
+// SYN-ACK's echo then equals tp->retrans_stamp, so tcp_try_undo_spurious_syn
+// clears undo_marker and tcp_init_transfer keeps the initial window of 10
+// despite three retransmissions. A 6.18 kernel behind `emulate` (p-rtr-p
+// with that outage on the bottleneck) did the same: SYN-ACKs echoing the
+// first SYN, snd_cwnd 10, srtt from the first SYN's timestamp (3.539 s).
+func TestSpuriousSYNTimeoutKeepsInitialWindow(t *testing.T) {
+	hold := sim.Time(3500 * sim.Millisecond)
+	h := shHarness{cc: "reno", rate: 100 * units.Mbps, owd: 10 * sim.Millisecond, size: 1448, opts: shLinuxOpts()}
+	c := h.build(t)
+	c.fwd.extra = func(p *packet.Packet) sim.Duration {
+		if now := c.s.Now(); p.Flags&packet.SYN != 0 && now < hold {
+			return hold.Sub(now)
+		}
+		return 0
+	}
+	var iw uint32
+	var srtt sim.Duration
+	for c.s.Now() < sim.Time(5*sim.Second) && c.s.Step(1) > 0 {
+		if iw == 0 && c.snd.state == sndEstablished {
+			iw, srtt = c.snd.st.CwndPkts, c.snd.rtt.srtt()
+		}
+	}
+	var syns int
+	for _, x := range c.fwd.log {
+		if x.flags&packet.SYN != 0 {
+			syns++
+		}
+	}
+	if syns != 4 {
+		t.Errorf("SYNs sent = %d, want 4 (at 0, 1, 2 and 3 s)", syns)
+	}
+	if iw != 10 {
+		t.Errorf("initial cwnd = %d, want 10 (the SYN timeouts were spurious)", iw)
+	}
+	// The RTT is taken from the echo of the first SYN's timestamp: 3.5 s
+	// held plus the path, in whole milliseconds.
+	if lo, hi := sim.Duration(hold)+20*sim.Millisecond, sim.Duration(hold)+22*sim.Millisecond; srtt < lo || srtt > hi {
+		t.Errorf("srtt after the handshake = %v, want %v to %v (from the first SYN)", srtt, lo, hi)
 	}
 }
 
