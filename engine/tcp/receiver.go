@@ -68,6 +68,10 @@ type Receiver struct {
 	ready  bool     // unread in-order data for cfg.DataReady
 	synTS  uint32   // TSVal of the first SYN (req->ts_recent), echoed on every SYN-ACK
 	synAck sim.Time // when the last SYN-ACK left, for the SYN-ACK RTT
+	// The last answer to a retransmitted SYN (req->last_oow_ack_time) and
+	// to a SYN on the connection (tp->last_oow_ack_time), for
+	// oowRateLimited.
+	synOOW, estOOW int64
 
 	// Sequence space (tcp_sock).
 	rcvNxt    uint64
@@ -179,12 +183,20 @@ func (r *Receiver) Handle(ev sim.Event) {
 // (tcp_validate_incoming step 4).
 func (r *Receiver) rcvSyn(p *packet.Packet) {
 	if r.state == stateEstablished {
-		r.sendAck(r.rcvNxt)
+		// tcp_send_challenge_ack, limited per socket.
+		if !oowRateLimited(r.ack.hz, r.s.Now(), &r.estOOW) {
+			r.sendAck(r.rcvNxt)
+		}
 		return
 	}
 	// A retransmitted SYN gets the SYN-ACK again, echoing the first SYN's
-	// timestamp: tcp_check_req answers a pure retransmitted SYN before it
-	// would update req->ts_recent.
+	// timestamp, unless one was answered so within the last half second:
+	// tcp_check_req answers a pure retransmitted SYN, rate-limited, before
+	// it would update req->ts_recent. (Four SYNs a 3.5 s outage queued
+	// got one SYN-ACK each; the kernel answers the first two.)
+	if r.state == stateSynRcvd && oowRateLimited(r.ack.hz, r.s.Now(), &r.synOOW) {
+		return
+	}
 	if r.state != stateSynRcvd {
 		r.synTS = p.TSVal
 		r.tsRecent = p.TSVal
@@ -205,6 +217,19 @@ func (r *Receiver) rcvSyn(p *packet.Packet) {
 	a.SentAt = r.s.Now()
 	r.synAck = r.s.Now()
 	r.out.Send(id)
+}
+
+// oowRateLimited follows __tcp_oow_rate_limited: an answer to an
+// out-of-window segment is skipped within sysctl_tcp_invalid_ratelimit
+// (HZ/2 jiffies, 500 ms) of the last one; otherwise last, in jiffies + 1
+// (0: never), becomes now.
+func oowRateLimited(hz hzClock, now sim.Time, last *int64) bool {
+	j := hz.jiffies(now)
+	if *last != 0 && j-(*last-1) < hz.HZ()/2 {
+		return true
+	}
+	*last = j + 1
+	return false
 }
 
 // establish moves SYN_RCVD to ESTABLISHED on the first ACK, as

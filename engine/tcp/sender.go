@@ -195,6 +195,7 @@ type DataSender struct {
 	appAsleep bool   // greedy or on/off app: it waits to be woken (fillWrite)
 	synSentAt sim.Time
 	synStamp  uint32 // the first SYN's TSval: tp->retrans_stamp in SYN-SENT
+	oowAck    int64  // the last challenge ACK (tp->last_oow_ack_time), for oowRateLimited
 
 	lastRec  sim.Time
 	scratch  [][2]uint64
@@ -270,6 +271,10 @@ func (d *DataSender) Receive(id packet.ID) {
 	case sndEstablished:
 		if p.Flags&packet.SYN == 0 {
 			d.ack(p)
+		} else if !oowRateLimited(d.rtt.hz, d.st.Now, &d.oowAck) {
+			// A SYN-ACK again (the receiver answered a retransmitted
+			// SYN): tcp_validate_incoming's challenge ACK.
+			d.sendBareAck(d.sndNxt)
 		}
 	}
 	d.pool.Free(id)

@@ -110,6 +110,29 @@ func TestSpuriousSYNTimeoutKeepsInitialWindow(t *testing.T) {
 	if syns != 4 {
 		t.Errorf("SYNs sent = %d, want 4 (at 0, 1, 2 and 3 s)", syns)
 	}
+	// The four arrive together: the first and the first retransmitted one
+	// are answered, the other two within tcp_invalid_ratelimit (500 ms) of
+	// that answer are not (tcp_check_req, tcp_oow_rate_limited).
+	var synAcks int
+	for _, x := range c.rev.log {
+		if x.flags&(packet.SYN|packet.ACK) == packet.SYN|packet.ACK {
+			synAcks++
+		}
+	}
+	if synAcks != 2 {
+		t.Errorf("SYN-ACKs sent = %d, want 2", synAcks)
+	}
+	// The sender, established by the first, answers the second with a
+	// challenge ACK (tcp_validate_incoming): two bare ACKs in all.
+	var bare int
+	for _, x := range c.fwd.log {
+		if x.flags == packet.ACK && x.len == 0 {
+			bare++
+		}
+	}
+	if bare != 2 {
+		t.Errorf("bare ACKs from the sender = %d, want 2 (the handshake's and a challenge ACK)", bare)
+	}
 	if iw != 10 {
 		t.Errorf("initial cwnd = %d, want 10 (the SYN timeouts were spurious)", iw)
 	}
@@ -235,5 +258,27 @@ func TestSpuriousRTOUndone(t *testing.T) {
 	d := c.snd
 	if d.st.CA != cc.CAOpen || d.st.CwndPkts < cwnd || d.st.SSThreshPkts != ss {
 		t.Errorf("at the undo: state %v, cwnd %d, ssthresh %d; want open, ≥ %d, %d", d.st.CA, d.st.CwndPkts, d.st.SSThreshPkts, cwnd, ss)
+	}
+}
+
+// A SYN on an established connection gets a challenge ACK, at most one per
+// half second (tcp_send_challenge_ack's per-socket __tcp_oow_rate_limited).
+func TestChallengeACKRateLimit(t *testing.T) {
+	h := shHarness{cc: "reno", rate: 100 * units.Mbps, owd: 10 * sim.Millisecond, size: 1448, opts: shLinuxOpts()}
+	c := h.build(t)
+	c.runUntil(sim.Time(100 * sim.Millisecond))
+	syn := func() int {
+		before := len(c.rev.log)
+		id := c.pool.Alloc()
+		p := c.pool.Get(id)
+		*p = packet.Packet{Flow: c.rcv.cfg.Flow, Src: c.rcv.cfg.Peer, Dst: c.rcv.cfg.Node, Size: HeaderBytes, Flags: packet.SYN}
+		c.rcv.Receive(id)
+		return len(c.rev.log) - before
+	}
+	first, second := syn(), syn()
+	c.runUntil(sim.Time(700 * sim.Millisecond))
+	third := syn()
+	if first != 1 || second != 0 || third != 1 {
+		t.Errorf("ACKs answering SYNs at 100, 100 and 700 ms: %d, %d, %d; want 1, 0, 1", first, second, third)
 	}
 }
