@@ -319,3 +319,20 @@ func TestAnnounceGroupFlows(t *testing.T) {
 		t.Fatalf("group summary %+v: want all 3 flows completed", g)
 	}
 }
+
+// A handover announced while a SaTCP flow's SYN is still in flight (the
+// announcement at 10 ms, the SYN-ACK back at 40 ms) reaches no CC: the
+// flow's CC is initialised when the handshake completes, and SaTCP's
+// signals did not exist yet (telling it panicked in Signals.Set). The flow
+// completes.
+func TestAnnounceDuringHandshake(t *testing.T) {
+	raw := []byte(`{"runtime": {"seed": 1, "duration": "2s"},
+ "nodes": [{"id": "h1", "kind": "endpoint"}, {"id": "h2", "kind": "endpoint"}],
+ "links": [{"id": "l", "a": "h1", "b": "h2", "rate": "100Mbps", "delay": "20ms"}],
+ "flows": [{"id": "f0", "src": "h1", "dst": "h2", "cc": "satcp", "size": "50KB"}],
+ "changes": [{"at": "110ms", "link": "l", "dir": "ab", "outage": "50ms", "announce": "100ms"}]}`)
+	_, sum := runJSON(t, raw)
+	if got := sum.Flows[0].BytesDelivered; got != 50_000 {
+		t.Fatalf("delivered %d B, want 50,000", got)
+	}
+}

@@ -337,8 +337,15 @@ func (d *DataSender) SetCwnd(pkts uint32) {
 }
 
 // CAEvent raises ev through the CC's cwnd_event hook now, as tcp_ca_event
-// does, for events the network side announces (cc.EventHandover).
+// does, for events the network side announces (cc.EventHandover). Before
+// the handshake completes the CC has not been initialised (its init runs in
+// synAck, as tcp_init_congestion_control runs in tcp_init_transfer), so
+// there is no CC state to tell yet: the event is dropped, as it is for a
+// group's flow that has not started.
 func (d *DataSender) CAEvent(ev cc.Event) {
+	if d.state != sndEstablished {
+		return
+	}
 	d.st.Now = d.s.Now()
 	d.caEvent(ev)
 	d.record()
