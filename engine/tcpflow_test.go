@@ -119,6 +119,23 @@ func TestSampledTraceKeepsPumpsLastByte(t *testing.T) {
 	}
 }
 
+// A sized pump sends and delivers exactly its size when the size is not a
+// whole number of packets: 4,895 B in 1,500 B packets is three full ones
+// and a last one of 395 B (whole packets delivered 6,000 B of a 4,895 B
+// flow).
+func TestPumpSizeNotWholePackets(t *testing.T) {
+	prep, err := Prepare(mustBuiltin(t, "pump"), []string{"flows.f0.size=4895B", "runtime.duration=1s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, prep.Scenario)
+	p := r.Flows[0].(pumpFlow).p
+	if p.BytesSent != 4895 || p.BytesDelivered != 4895 || p.Sent != 4 || p.Done == 0 {
+		t.Errorf("sent %d B in %d packets, delivered %d B, done at %v; want 4895 B in 4 packets, all delivered",
+			p.BytesSent, p.Sent, p.BytesDelivered, p.Done)
+	}
+}
+
 // Reno under random loss follows the Mathis et al. model
 //
 //	goodput = MSS/RTT · sqrt(3/(2p))

@@ -84,20 +84,27 @@ func (p *Pump) Handle(ev sim.Event) {
 	if p.cfg.Size > 0 && p.BytesSent >= p.cfg.Size {
 		return
 	}
+	// A sized flow's last packet carries what is left of its size, as a
+	// sender's last datagram does: whole packets would send (and deliver)
+	// up to a packet more than the size.
+	size := p.cfg.PacketSize
+	if p.cfg.Size > 0 {
+		size = min(size, p.cfg.Size-p.BytesSent)
+	}
 	id := p.pool.Alloc()
 	pk := p.pool.Get(id)
 	pk.Flow, pk.Src, pk.Dst = p.cfg.Flow, p.cfg.Src, p.cfg.Dst
-	pk.Size = p.cfg.PacketSize
+	pk.Size = size
 	pk.ECN = p.cfg.ECN
 	pk.Seq = p.seq
-	pk.Len = uint32(p.cfg.PacketSize)
+	pk.Len = uint32(size)
 	pk.SentAt = ev.At
 	if p.Sent == 0 {
 		p.FirstSend = ev.At
 	}
-	p.seq += uint64(p.cfg.PacketSize)
+	p.seq += uint64(size)
 	p.Sent++
-	p.BytesSent += p.cfg.PacketSize
+	p.BytesSent += size
 	// The schedule advances from the previous send time, not from now, so
 	// rounding never accumulates beyond one picosecond per packet.
 	p.next = p.next.Add(p.gap)
