@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ccscope/ccscope/engine/link"
+	"github.com/ccscope/ccscope/engine/packet"
 	"github.com/ccscope/ccscope/engine/sim"
 	"github.com/ccscope/ccscope/engine/units"
 )
@@ -206,5 +208,60 @@ func TestProxyLegsAnnouncedOnTheirOwnRoutes(t *testing.T) {
 				t.Errorf("%s's handover signal rose at %v, from the other leg's link", f, at)
 			}
 		}
+	}
+}
+
+// segmentCheck passes packets on to next and counts leg 1's data segments
+// that are not whole MSS-sized segments from sequence 1 (the flow's last
+// excepted).
+type segmentCheck struct {
+	next      link.Receiver
+	pool      *packet.Pool
+	flow      int32
+	mss, end  uint64
+	seen, bad int
+}
+
+func (c *segmentCheck) Receive(id packet.ID) {
+	if p := c.pool.Get(id); p.Flow == c.flow && p.Len > 0 {
+		c.seen++
+		if (p.Seq-1)%c.mss != 0 || uint64(p.Len) > c.mss || uint64(p.Len) < c.mss && p.Seq+uint64(p.Len) != c.end {
+			c.bad++
+		}
+	}
+	c.next.Receive(id)
+}
+
+// A proxy's relay writes what leg 0 delivered, which ends anywhere when leg
+// 0's MSS (997 B) is not leg 1's (1,448 B). Leg 1's greedy writer, held by
+// its 16 KiB send buffer, topped its send head up to the relay's end: a
+// sub-MSS segment in mid-stream, after which the scoreboard's segments
+// (numbered by MSS from sequence 1) no longer matched what was sent, and
+// retransmissions went out with the wrong ranges (one of 4 GB, its length
+// wrapped, stalled a link for the rest of a run). Leg 1 now sends whole
+// segments but for the flow's last, and with 2 % loss on its link it
+// delivers every byte.
+func TestProxyRelayKeepsWholeSegments(t *testing.T) {
+	prep, err := Prepare(mustBuiltin(t, "p-we-p"), []string{"flows.f0.size=2MB", "runtime.duration=10s",
+		`flows.f0.legs=[{"cc": "cubic", "tcp": {"mss": "997B"}}, {"cc": "cubic", "tcp": {"sndbuf": "16KiB"}}]`,
+		`links.last.ab.loss={"kind": "bernoulli", "p": 0.02}`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := New(prep.Scenario, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leg1, _ := r.FlowIndex("f0.1")
+	c := &segmentCheck{pool: r.Pool, flow: int32(leg1), mss: 1448, end: 1 + 2_000_000}
+	if err := r.TapArrivals("last", "ab", func(next link.Receiver) link.Receiver { c.next = next; return c }); err != nil {
+		t.Fatal(err)
+	}
+	r.RunToEnd()
+	if c.bad > 0 || c.seen == 0 {
+		t.Errorf("%d of leg 1's %d data segments were not whole segments from sequence 1", c.bad, c.seen)
+	}
+	if got := r.endToEnd(r.Summary("").Flows)[0].BytesDelivered; got != 2_000_000 {
+		t.Errorf("delivered %d B end to end, want 2,000,000", got)
 	}
 }

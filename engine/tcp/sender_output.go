@@ -127,6 +127,12 @@ func (d *DataSender) topUp(idle bool) bool {
 	}
 	for d.writeSeq-d.sndNxt < goal {
 		end := min(d.sndNxt+goal, d.streamEnd(), callEnd)
+		if end != d.endSeq {
+			// Whole segments but for the flow's last, as fillWrite writes:
+			// the scoreboard numbers segments by MSS from sequence 1. A
+			// relay's stream ends wherever its other leg's data did.
+			end = 1 + (end-1)/d.mss*d.mss
+		}
 		if end <= d.writeSeq {
 			break
 		}
