@@ -103,6 +103,13 @@ func (t *tcpFlow) release() {
 		ccNames: r.shareNames(t.cfg.CC, names), ccVals: vals}
 	r.Sim.Release(&t.owned)
 	t.snd.Recycle()
+	// The receive-path models' timers went with the flow's: what they
+	// hold is dropped, as the flow's packets still in the network are
+	// when they arrive.
+	for _, m := range t.rcvModels {
+		rcvpath.Discard(m, r.Pool.Free)
+	}
+	t.rcvModels = nil
 	drop := discard{r.Pool}
 	r.Net.Node(t.cfg.Src).Attach(t.idx, drop)
 	r.Net.Node(t.cfg.Dst).Attach(t.idx, drop)

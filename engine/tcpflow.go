@@ -32,9 +32,12 @@ type tcpFlow struct {
 	delivered  units.Bytes
 	lastRec    sim.Time
 
-	// The receive-path models (nil when not configured) and their counts.
-	ackHold *rcvpath.AckHold
-	rcvPath *rcvpath.Stats
+	// The receive-path models (nil when not configured) and their counts;
+	// rcvModels are the first models of the data and the ACK path, whose
+	// held packets a release frees (rcvpath.Discard).
+	ackHold   *rcvpath.AckHold
+	rcvPath   *rcvpath.Stats
+	rcvModels []rcvpath.Sink
 
 	// A group's flow is built at its start and released when done
 	// (groupflows.go): owned are the sim registrations of its ends.
@@ -155,6 +158,7 @@ func (t *tcpFlow) ackPath(src int32, dst *topo.Node) tcp.Sender {
 	}
 	out, hold := AckPath(r.Sim, r.Pool, r.Scenario.Runtime.Seed, t.cfg, bottleneck, t.rcvPath, dst)
 	t.ackHold = hold
+	t.rcvModels = append(t.rcvModels, out)
 	return out
 }
 
@@ -192,6 +196,7 @@ func AckPath(s *sim.Sim, pool *packet.Pool, seed uint64, f *config.Flow, bottlen
 // to: the receiver, behind the receive hold if one is configured.
 func (t *tcpFlow) dataPath() link.Receiver {
 	if h := RcvHold(t.run.Sim, t.cfg, tcpDelivery{t}); h != nil {
+		t.rcvModels = append(t.rcvModels, h)
 		return h
 	}
 	return tcpDelivery{t}

@@ -100,3 +100,36 @@ type Stats struct {
 	AcksLost     uint64 `json:"acks_lost" msgpack:"acks_lost"`         // ACKs lost on the grant's uplink
 	Grants       uint64 `json:"grants" msgpack:"grants"`               // grants that released at least one ACK
 }
+
+// Discard hands every packet waiting in s, and in the models behind it on
+// the way to their sink, to free, and empties them: a flow released when
+// done (a group's) stops its models' timers, so what they hold would
+// otherwise never leave nor be freed. s may be any Sink; the walk stops at
+// the first that is not one of this package's models.
+func Discard(s Sink, free func(packet.ID)) {
+	for {
+		switch m := s.(type) {
+		case *Hold:
+			m.q.drain(free)
+			s = m.to
+		case *AckHold:
+			m.q.drain(free)
+			s = m.to
+		case *Grant:
+			for _, id := range m.q {
+				free(id)
+			}
+			m.q = m.q[:0]
+			s = m.to
+		default:
+			return
+		}
+	}
+}
+
+// drain hands every entry's packet to free, oldest first, and empties f.
+func (f *fifo) drain(free func(packet.ID)) {
+	for f.size > 0 {
+		free(f.pop().id)
+	}
+}
