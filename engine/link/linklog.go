@@ -65,9 +65,16 @@ func (d *Dir) logTo(t sim.Time) {
 }
 
 // logChange writes the log up to now before a scheduled change, and the
-// direction's rate and delay after it.
+// direction's rate and delay after it. Without a log the capacity process
+// still advances to now, as writing the log advances it: a change may end
+// the process (a rate, another capacity process), and one that follows
+// continues its streams, so where the old one left them must not depend
+// on whether the run is traced.
 func (d *Dir) logChange(change func()) {
 	if d.log == nil {
+		if d.capa != nil {
+			d.capa.advance(d.s.Now())
+		}
 		change()
 		return
 	}

@@ -21,6 +21,17 @@ func (l *rowLog) LinkChanged(_ *Dir, at sim.Time, rate units.BitRate, delay sim.
 	*l = append(*l, logRow{at, rate, delay})
 }
 
+// flapping is a capacity process between 40 and 7 Mbps with mean dwells
+// of high and low, and dips to a quarter of the rate every every (mean),
+// 3 ms long (Pareto, shape 1.5) and at most dipCap.
+func flapping(high, low, every, dipCap sim.Duration) config.Capacity {
+	return config.Capacity{
+		States:      []config.CapacityState{{Rate: 40 * units.Mbps, Dwell: high}, {Rate: 7 * units.Mbps, Dwell: low}},
+		Transitions: [][]float64{{0, 1}, {1, 0}},
+		Dips:        &config.CapacityDips{Every: every, Depth: 0.25, Scale: 3 * sim.Millisecond, Shape: 1.5, Cap: dipCap},
+	}
+}
+
 // The link log of a direction with a capacity process (two states, dips,
 // some to no rate at all), periodic outages and a scheduled change of
 // delay is the step function of its rate and delay: sampled every 100 µs
@@ -30,11 +41,7 @@ func (l *rowLog) LinkChanged(_ *Dir, at sim.Time, rate units.BitRate, delay sim.
 // end, and the run's arrivals are the same with the log as without it.
 func TestLinkLogFollowsTheRate(t *testing.T) {
 	ms := sim.Millisecond
-	c := config.Capacity{
-		States:      []config.CapacityState{{Rate: 40 * units.Mbps, Dwell: 137 * ms}, {Rate: 7 * units.Mbps, Dwell: 61 * ms}},
-		Transitions: [][]float64{{0, 1}, {1, 0}},
-		Dips:        &config.CapacityDips{Every: 90 * ms, Depth: 0.25, Scale: 3 * ms, Shape: 1.5, Cap: 40 * ms},
-	}
+	c := flapping(137*ms, 61*ms, 90*ms, 40*ms)
 	out := config.Outages{Start: 200 * ms, Every: 700 * ms, Duration: 50 * ms}
 	const end = sim.Time(5 * sim.Second)
 	run := func(log bool, step sim.Duration) (rowLog, []sim.Time) {
@@ -98,5 +105,43 @@ func TestLinkLogFollowsTheRate(t *testing.T) {
 	t.Logf("%d rows, %d changes seen by the 100 µs samples", len(rows), changes)
 	if changes < 100 {
 		t.Errorf("only %d changes sampled: the process barely moved", changes)
+	}
+}
+
+// callAt runs f at the time its event is scheduled for.
+type callAt func()
+
+func (f callAt) Handle(sim.Event) { f() }
+
+// A scheduled change that replaces a capacity process (here by another one
+// at 2.6 s, 100 ms after a packet, which continues its streams) leaves the run
+// as it is whether the link is logged or not. The log advances the process
+// as time reaches each of its changes; without it the process stood at the
+// last packet's start, so the new process drew from streams left
+// elsewhere, and a traced run (detail change or sampled) differed from an
+// untraced one.
+func TestLinkLogLeavesReplacedCapacityAlone(t *testing.T) {
+	ms := sim.Millisecond
+	c := flapping(37*ms, 21*ms, 20*ms, 10*ms)
+	next := c
+	next.States = []config.CapacityState{{Rate: 20 * units.Mbps, Dwell: 50 * ms}, {Rate: 5 * units.Mbps, Dwell: 20 * ms}}
+	run := func(log bool) []sim.Time {
+		// A packet every 200 ms: the process runs on between packets.
+		s, d, _, a := testDir(Config{Rate: 40 * units.Mbps, Delay: ms, Capacity: &c}, 100, 30, 200*ms, 9)
+		s.Schedule(sim.Time(2600*ms), s.Register(callAt(func() { d.SetCapacity(&next) }), "change"), 1, 0)
+		if log {
+			d.LogLink(&rowLog{})
+		}
+		s.RunUntil(sim.Time(6 * sim.Second))
+		return a.at
+	}
+	logged, plain := run(true), run(false)
+	if len(logged) != len(plain) {
+		t.Fatalf("logged: %d arrivals, not logged: %d", len(logged), len(plain))
+	}
+	for i := range plain {
+		if logged[i] != plain[i] {
+			t.Fatalf("arrival %d at %v logged, %v not logged", i, logged[i], plain[i])
+		}
 	}
 }
