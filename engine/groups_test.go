@@ -177,8 +177,12 @@ func TestIncastStartScatter(t *testing.T) {
 	}
 	rto, syn, fast = tails(`{"kind":"periodic","at":"100ms","every":"250ms","batch":12,"jitter":"600us"}`)
 	t.Logf("jitter 600 µs: %d of %d flows waited for an RTO, %d for a SYN timeout, %d under 80 ms", rto, 12*rounds, syn, fast)
-	if rto == 0 || rto+syn > 2*rounds || rto+syn+fast != 12*rounds {
-		t.Errorf("jittered starts: %d RTO and %d SYN-timeout flows, %d under 80 ms; want some RTO flows, at most 2 slow a round, the rest under 80 ms", rto, syn, fast)
+	// A flow whose burst lost much of its window but kept SACKs coming
+	// repairs it in a few more 8 ms rounds (one flow: 88.7 ms, 22
+	// retransmissions, since TSO chunks end with PSH and the receiver's
+	// ACKs follow them).
+	if medium := 12*rounds - rto - syn - fast; rto == 0 || rto+syn > 2*rounds || medium > 2 {
+		t.Errorf("jittered starts: %d RTO and %d SYN-timeout flows, %d under 80 ms, %d between; want some RTO flows, at most 2 slow a round, at most 2 between 80 and 200 ms, the rest under 80 ms", rto, syn, fast, medium)
 	}
 }
 

@@ -168,8 +168,11 @@ type DataSender struct {
 	lost           uint32 // tp->lost
 	rto            sim.Duration
 
-	cwndUse   cc.CwndUse
-	lsndTime  sim.Time
+	cwndUse  cc.CwndUse
+	lsndTime sim.Time
+	// chunkPush marks the segment sendNewSeg sends next as the last of a
+	// multi-segment chunk, which carries PSH (see sendChunk).
+	chunkPush bool
 	cwndStamp sim.Time // snd_cwnd_stamp
 	cwndUsed  uint32   // snd_cwnd_used
 

@@ -348,15 +348,17 @@ func TestPushMarksWriteEnds(t *testing.T) {
 	h = shHarness{cc: "reno", rate: 100 * units.Mbps, owd: owd, opts: shLinuxOpts(), size: n * 1448}
 	c = h.build(t)
 	c.runUntil(sim.Time(sim.Second))
-	var pushed []uint64
+	var lastSeg shSent
 	for _, x := range c.fwd.log {
-		if x.len > 0 && x.flags&packet.PSH != 0 {
-			pushed = append(pushed, x.seq)
+		if x.len > 0 {
+			lastSeg = x
 		}
 	}
-	if len(pushed) != 1 || pushed[0] != seqOfSeg(n-1) {
-		t.Errorf("sized flow of %d segments: PSH on the segments at %v, want on the last only (%d)", n, pushed, seqOfSeg(n-1))
+	if lastSeg.seq != seqOfSeg(n-1) || lastSeg.flags&packet.PSH == 0 {
+		t.Errorf("sized flow of %d segments: its last segment (seq %d) leaves without PSH", n, seqOfSeg(n-1))
 	}
+	// The other PSH marks end multi-segment TSO chunks (TestChunkEndsCarryPSH).
+	checkChunkPushes(t, c.fwd.log, int64(seqOfSeg(n-1))+1448)
 }
 
 // While on, an on/off application keeps up with its socket as one with

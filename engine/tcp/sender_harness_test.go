@@ -32,6 +32,7 @@ type shPipe struct {
 type shSent struct {
 	at      sim.Time
 	seq     uint64
+	ack     uint64
 	len     uint32
 	flags   packet.Flags
 	nsack   uint8
@@ -50,7 +51,7 @@ func (p *shPipe) Send(id packet.ID) {
 	pk := p.pool.Get(id)
 	now := p.s.Now()
 	drop := p.drop != nil && p.drop(pk, now)
-	p.log = append(p.log, shSent{at: now, seq: pk.Seq, len: pk.Len, flags: pk.Flags, nsack: pk.NSack, dropped: drop})
+	p.log = append(p.log, shSent{at: now, seq: pk.Seq, ack: pk.Ack, len: pk.Len, flags: pk.Flags, nsack: pk.NSack, dropped: drop})
 	if drop {
 		p.pool.Free(id)
 		return
