@@ -111,7 +111,7 @@ func (d *DataSender) writeWakeup() {
 	if d.sendHeadFits() {
 		priorWstamp := d.wstamp
 		d.wstamp = max(d.wstamp, d.st.Now)
-		d.afterSend(d.sendNewSeg(min(d.sndNxt+d.mss, d.writeSeq)), priorWstamp)
+		d.afterSend(d.sendNewSeg(min(d.sndNxt+d.mss, d.writeSeq), false), priorWstamp)
 		return
 	}
 	d.Stats.WindowProbes++

@@ -168,11 +168,8 @@ type DataSender struct {
 	lost           uint32 // tp->lost
 	rto            sim.Duration
 
-	cwndUse  cc.CwndUse
-	lsndTime sim.Time
-	// chunkPush marks the segment sendNewSeg sends next as the last of a
-	// multi-segment chunk, which carries PSH (see sendChunk).
-	chunkPush bool
+	cwndUse   cc.CwndUse
+	lsndTime  sim.Time
 	cwndStamp sim.Time // snd_cwnd_stamp
 	cwndUsed  uint32   // snd_cwnd_used
 

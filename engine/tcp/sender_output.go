@@ -417,9 +417,7 @@ func (d *DataSender) sendChunk(quota uint32) uint32 {
 		// The chunk's last segment: quota reached, nothing more
 		// written, or the next would pass the receive window.
 		last := n+1 == quota || end == d.writeSeq || min(end+d.mss, d.writeSeq) > wndEnd
-		d.chunkPush = last && n > 0
-		bytes += d.sendNewSeg(end)
-		d.chunkPush = false
+		bytes += d.sendNewSeg(end, last && n > 0)
 		n++
 	}
 	if n > 0 {
@@ -431,8 +429,9 @@ func (d *DataSender) sendChunk(quota uint32) uint32 {
 
 // sendNewSeg transmits the new segment [snd_nxt, end) (tcp_transmit_skb
 // with tcp_event_data_sent, then tcp_event_new_data_sent) and returns its
-// payload length.
-func (d *DataSender) sendNewSeg(end uint64) units.Bytes {
+// payload length. chunkEnd marks it the last of a multi-segment TSO chunk,
+// which carries PSH (see sendChunk).
+func (d *DataSender) sendNewSeg(end uint64, chunkEnd bool) units.Bytes {
 	if d.sb.inFlight() == 0 {
 		d.caEvent(cc.EventTxStart) // tcp_event_data_sent
 	}
@@ -442,7 +441,7 @@ func (d *DataSender) sendNewSeg(end uint64) units.Bytes {
 	// A segment that ends what the application has written is the tail
 	// skb tcp_push marked at the write's end; a later write would have
 	// cleared the mark by adding to it, had it not left first.
-	s.push = end == d.writeSeq || d.chunkPush
+	s.push = end == d.writeSeq || chunkEnd
 	d.rate.SkbSent(&s.tx, s.sent, packetsOut, d.sb.inFlight(), d.lost)
 	bytes := units.Bytes(end - d.sndNxt)
 	d.emit(d.sndNxt, end, false)
