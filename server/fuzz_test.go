@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -22,10 +23,41 @@ func seedVectors(f *testing.F) {
 	}
 }
 
+// newerConfig is an inline scenario with the newer features: a learning
+// switch, spray and ECMP routing over two paths, a split-TCP proxy, loss,
+// jitter, outage and capacity models, a receive hold and ACK grants, a
+// ping, a pump, a flow group and a scheduled change.
+const newerConfig = `{"runtime":{"duration":"1s"},"nodes":[{"id":"h1","kind":"endpoint"},{"id":"sw","kind":"switch"},{"id":"ra","kind":"router","routing":"spray"},{"id":"m1","kind":"router"},{"id":"m2","kind":"router"},{"id":"rb","kind":"router","routing":"ecmp"},{"id":"px","kind":"proxy"},{"id":"h2","kind":"endpoint"}],"links":[{"id":"a","a":"h1","b":"sw","rate":"100Mbps","delay":"1ms"},{"id":"b","a":"sw","b":"ra","rate":"100Mbps","delay":"1ms"},{"id":"bottleneck","a":"ra","b":"m1","rate":"10Mbps","delay":"5ms","ab":{"loss":{"kind":"bernoulli","p":0.01},"jitter":{"kind":"gaussian","sigma":"1ms","order":"reorder"},"outages":{"start":"100ms","every":"300ms","duration":"20ms"}}},{"id":"c2","a":"ra","b":"m2","rate":"10Mbps","delay":"6ms","ab":{"capacity":{"states":[{"rate":"10Mbps","dwell":"50ms"},{"rate":"2Mbps","dwell":"20ms"}],"transitions":[[0,1],[1,0]]}}},{"id":"d1","a":"m1","b":"rb","rate":"100Mbps","delay":"1ms"},{"id":"d2","a":"m2","b":"rb","rate":"100Mbps","delay":"1ms"},{"id":"e","a":"rb","b":"px","rate":"100Mbps","delay":"1ms"},{"id":"f","a":"px","b":"h2","rate":"20Mbps","delay":"10ms"}],"flows":[{"id":"f0","src":"h1","dst":"h2","cc":"bbr","rcv_hold":"1ms","ack_grant":{"profile":"lte"}},{"id":"pg","src":"h1","dst":"h2","cc":"ping","interval":"20ms"},{"id":"pu","src":"h1","dst":"h2","cc":"pump","rate":"1Mbps"},{"group":"g","count":3,"src":["h1"],"dst":"h2","cc":"cubic","start":{"kind":"poisson","rate":"50/s"},"size":{"kind":"lognormal","median":"20KB","sigma":1}}],"changes":[{"at":"200ms","link":"bottleneck","dir":"ab","rate":"5Mbps","outage":"10ms"}]}`
+
+// seedNewer adds requests that reach the newer features: inline and
+// built-in opens of them, and actions and steps on the open session.
+func seedNewer(f *testing.F) {
+	var cfg map[string]any
+	if err := json.Unmarshal([]byte(newerConfig), &cfg); err != nil {
+		f.Fatal(err)
+	}
+	for _, v := range []map[string]any{
+		{"id": 1, "op": "open", "config": cfg, "seed": 2},
+		{"id": 2, "op": "open", "scenario": "p-we-p", "set": []any{"runtime.duration=1s", "flows.f0.cc=bbr"}},
+		{"id": 3, "op": "open", "scenario": "dumbbell-n", "set": map[string]any{"flows.bulk.count": 4, "runtime.duration": "500ms"}},
+		{"id": 4, "op": "open", "scenario": "rrul", "set": []any{`links.bottleneck.ab.outages={"start":"10ms","every":"100ms","duration":"20ms"}`}},
+		{"id": 5, "op": "act", "session": "s1", "action": map[string]any{"link": "bottleneck", "dir": "ab", "outage": "50ms", "delay": "30ms"}},
+		{"id": 6, "op": "step", "session": "s1", "time": "300ms", "observe": "f0"},
+		{"id": 7, "op": "steps", "steps": []any{map[string]any{"session": "s1", "events": 1000, "action": map[string]any{"flow": "f0", "cwnd": 3}}}},
+	} {
+		b, err := canonicalMsgpack(v)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+}
+
 // The decoder never panics, and what it accepts survives a canonical
 // re-encode and decode unchanged.
 func FuzzDecodeRequest(f *testing.F) {
 	seedVectors(f)
+	seedNewer(f)
 	f.Fuzz(func(t *testing.T, frame []byte) {
 		v, err := decodeValue(frame)
 		// The first pass's skipper accepts the frames the decoder does,
@@ -99,6 +131,7 @@ func sameValue(a, b any) bool {
 // request must succeed.
 func FuzzServeFrame(f *testing.F) {
 	seedVectors(f)
+	seedNewer(f)
 	_, url := newTestServer(f, Options{MaxEvents: 50_000, MaxMessageBytes: 1 << 16, MaxSessionsPerConn: 4})
 	var c *client
 	connect := func(t *testing.T) {
