@@ -48,6 +48,8 @@ func TestParseErrors(t *testing.T) {
 			nil, want{"flows[f0].dst", "two different endpoints"}},
 		{"link to itself", func(m map[string]any) { at(m, "links", "access")["b"] = "h1" },
 			nil, want{"links[access].b", "two different nodes"}},
+		{"probability that underflows to 0", func(m map[string]any) { at(m, "links", "bottleneck", "ab", "loss")["p"] = json.Number("1e-400") },
+			nil, want{"links[bottleneck].ab.loss.p", "1e-400 is below the smallest float64 and would read as 0"}},
 		{"zero rate", func(m map[string]any) { at(m, "links", "access")["rate"] = "0Mbps" },
 			nil, want{"links[access].rate", "rate must be positive"}},
 		{"zero plain rate", func(m map[string]any) { at(m, "links", "bottleneck", "ab")["rate"] = 0 },
