@@ -1,6 +1,7 @@
 package server
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -96,5 +97,42 @@ func TestInlineStepsKeepASessionAlive(t *testing.T) {
 	time.Sleep(3 * idle)
 	if e := c.fail("summary", map[string]any{"session": id}); e["code"] != string(CodeNotFound) {
 		t.Errorf("summary of a session left idle: %v, want not_found", e)
+	}
+}
+
+// A scenario value that JSON cannot say as sent is refused with its path,
+// not rewritten: encoding/json would write a bin as base64 text (found by
+// reading what the inline config and set map pass through json.Marshal),
+// and has no NaN or infinity.
+func TestOpenRefusesValuesJSONCannotSay(t *testing.T) {
+	t.Parallel()
+	_, url := newTestServer(t, Options{})
+	c := dial(t, url)
+	inline := func(edit func(m map[string]any)) map[string]any {
+		m := map[string]any{"runtime": map[string]any{"duration": "1s"},
+			"nodes": []any{map[string]any{"id": "a"}, map[string]any{"id": "b"}},
+			"links": []any{map[string]any{"id": "l", "a": "a", "b": "b", "rate": "10Mbps", "delay": "5ms"}},
+			"flows": []any{map[string]any{"id": "f0", "src": "a", "dst": "b", "cc": "reno"}}}
+		edit(m)
+		return map[string]any{"config": m}
+	}
+	for _, tc := range []struct {
+		name string
+		args map[string]any
+		path string
+	}{
+		{"bin in an inline config", inline(func(m map[string]any) { m["description"] = []byte("hello") }), "config.description"},
+		{"bin deep in an inline config", inline(func(m map[string]any) { m["nodes"].([]any)[1].(map[string]any)["id"] = []byte("b") }), "config.nodes[1].id"},
+		{"NaN in an inline config", inline(func(m map[string]any) { m["links"].([]any)[0].(map[string]any)["rate"] = math.NaN() }), "config.links[0].rate"},
+		{"bin in a set map", map[string]any{"scenario": "p-rtr-p", "set": map[string]any{"flows.f0.cc": []byte("bbr")}}, `set["flows.f0.cc"]`},
+		{"infinity in a set map", map[string]any{"scenario": "p-rtr-p", "set": map[string]any{"runtime.seed": math.Inf(1)}}, `set["runtime.seed"]`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c.t = t
+			e := c.fail("open", tc.args)
+			if e["code"] != string(CodeBadArgs) || e["path"] != tc.path {
+				t.Errorf("open error = %v, want %s at %s", e, CodeBadArgs, tc.path)
+			}
+		})
 	}
 }

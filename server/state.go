@@ -119,6 +119,11 @@ func buildScenario(raw []byte, seed *uint64, set any, files map[string][]byte) (
 	switch s := set.(type) {
 	case nil:
 	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(s)) {
+			if e := jsonValue(s[k], "set["+strconv.Quote(k)+"]"); e != nil {
+				return nil, nil, e
+			}
+		}
 		if raw, notes, err = config.OverrideAllNoted(raw, s); err != nil {
 			return nil, nil, configError(err, "set.")
 		}
@@ -170,11 +175,43 @@ func unnamedFiles(files map[string][]byte, named []string) string {
 
 // inlineConfig is the JSON of an inline config map.
 func inlineConfig(m map[string]any) ([]byte, *Error) {
+	if e := jsonValue(m, "config"); e != nil {
+		return nil, e
+	}
 	b, err := json.Marshal(m)
 	if err != nil {
 		return nil, errorf(CodeBadArgs, "config", "config cannot be read as scenario JSON: %v", err)
 	}
 	return b, nil
+}
+
+// jsonValue refuses what in v, a decoded msgpack value bound for scenario
+// JSON, JSON cannot say as sent: encoding/json writes a bin as base64 text,
+// which the scenario would then read as a string the client never sent
+// (a description "hello" sent as bin became "aGVsbG8="), and JSON has no
+// NaN or infinity. path names v in the request.
+func jsonValue(v any, path string) *Error {
+	switch x := v.(type) {
+	case []byte:
+		return errorf(CodeBadArgs, path, "is a msgpack bin; a scenario holds no binary values: send text as a str")
+	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return errorf(CodeBadArgs, path, "%v is not a number JSON can hold", x)
+		}
+	case []any:
+		for i, e := range x {
+			if err := jsonValue(e, path+"["+strconv.Itoa(i)+"]"); err != nil {
+				return err
+			}
+		}
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			if err := jsonValue(x[k], path+"."+k); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // newState builds a fresh run of canonical scenario JSON.
