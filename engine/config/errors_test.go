@@ -292,6 +292,10 @@ func TestParseInvalidJSON(t *testing.T) {
 		{"trailing data", `{} {}`, "unexpected data after the top-level value"},
 		{"empty", ``, "unexpected end of JSON input"},
 		{"not an object", `[1]`, "must be an object, not an array"},
+		{"not UTF-8", "{\"name\": \"a\xffb\"}", "not UTF-8 at byte 11"},
+		{"half a surrogate pair", `{"name": "a\ud800b"}`, `\ud800 at byte 11 is half a UTF-16 surrogate pair`},
+		{"a low half first", `{"name": "\udc00\ud800"}`, `\udc00 at byte 10 is half a UTF-16 surrogate pair`},
+		{"high half at the end", `{"name": "\ud83d"}`, `\ud83d at byte 10 is half`},
 		{"hostile nesting", `{"name":` + strings.Repeat("[", 100000), "nested deeper than 64 levels"},
 	}
 	for _, tc := range cases {

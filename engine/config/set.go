@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Apply applies --set overrides, each "path=value", to scenario JSON and
@@ -41,6 +42,11 @@ func ApplyNoted(raw []byte, sets []string) ([]byte, []string, error) {
 		path, value, ok := strings.Cut(s, "=")
 		if !ok {
 			c.add(s, "an override is path=value")
+			continue
+		}
+		if !utf8.ValidString(s) {
+			// JSON would carry U+FFFD for the bytes: not what was given.
+			c.add(path, "not UTF-8 at byte %d", notUTF8At([]byte(s)))
 			continue
 		}
 		notes = setNoted(c, root, path, parseSetValue(value), notes)

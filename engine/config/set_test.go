@@ -81,6 +81,7 @@ func TestApplyErrors(t *testing.T) {
 		{"into a value", "links.bottleneck.rate.x=1", want{"links.bottleneck.rate.x", `"links.bottleneck.rate" is a value and has no field "x"`}},
 		{"a direction key that exists only on flows", "links.bottleneck.ab.cc=reno", want{"links.bottleneck.ab.cc", "has no"}},
 		{"no '='", "runtime.seed", want{"runtime.seed", "path=value"}},
+		{"a value that is not UTF-8", "name=a\xffb", want{"name", "not UTF-8 at byte 6"}},
 	}
 	if _, err := Apply([]byte(`[]`), []string{"runtime.duration=1s"}); err == nil || !strings.Contains(err.Error(), "runtime.duration: the scenario is an array, not an object") {
 		t.Errorf("Apply to an array: error = %v", err)

@@ -6,13 +6,21 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // decodeTree parses JSON into a generic tree of map[string]any, []any,
 // json.Number, string, bool and nil. Numbers stay json.Number so that large
 // integers (seeds, picoseconds) are exact. Unlike json.Unmarshal it rejects
-// duplicate keys, which would otherwise silently keep the last value.
+// duplicate keys, which would otherwise silently keep the last value, and
+// text that is not Unicode (bytes that are not UTF-8, a \u escape of half
+// a surrogate pair), which encoding/json would silently read as U+FFFD.
 func decodeTree(data []byte) (any, error) {
+	if !utf8.Valid(data) {
+		return nil, fmt.Errorf("not UTF-8 at byte %d", notUTF8At(data))
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	v, err := decodeValue(dec, 0)
@@ -22,7 +30,60 @@ func decodeTree(data []byte) (any, error) {
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("unexpected data after the top-level value at byte %d", dec.InputOffset())
 	}
+	if at, ok := loneSurrogate(data); ok {
+		return nil, fmt.Errorf("%s at byte %d is half a UTF-16 surrogate pair, not a character", data[at:at+6], at)
+	}
 	return v, nil
+}
+
+// notUTF8At is the offset of the first byte of data that does not begin a
+// UTF-8 encoding.
+func notUTF8At(data []byte) int {
+	for i := 0; i < len(data); {
+		r, n := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && n == 1 {
+			return i
+		}
+		i += n
+	}
+	return len(data)
+}
+
+// loneSurrogate finds the first \u escape in a string of data, valid JSON,
+// that is a UTF-16 surrogate but not the high half followed by a low half
+// (RFC 8259 section 7 lets JSON text carry such an escape; it names no
+// character).
+func loneSurrogate(data []byte) (int, bool) {
+	hex := func(i int) rune {
+		if i+6 > len(data) || data[i] != '\\' || data[i+1] != 'u' {
+			return -1
+		}
+		r, _ := strconv.ParseUint(string(data[i+2:i+6]), 16, 16)
+		return rune(r)
+	}
+	in := false
+	for i := 0; i < len(data); i++ {
+		switch c := data[i]; {
+		case !in:
+			in = c == '"'
+		case c == '"':
+			in = false
+		case c == '\\' && data[i+1] == 'u':
+			r := hex(i)
+			if !utf16.IsSurrogate(r) {
+				i += 5
+				continue
+			}
+			if lo := hex(i + 6); r < 0xdc00 && lo >= 0xdc00 && lo <= 0xdfff {
+				i += 11
+				continue
+			}
+			return i, true
+		case c == '\\':
+			i++ // an escaped character: \" does not end the string
+		}
+	}
+	return 0, false
 }
 
 // maxDepth bounds nesting far above what the format needs (about 6), so
