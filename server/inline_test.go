@@ -101,9 +101,9 @@ func TestInlineStepsKeepASessionAlive(t *testing.T) {
 }
 
 // A scenario value that JSON cannot say as sent is refused with its path,
-// not rewritten: encoding/json would write a bin as base64 text (found by
-// reading what the inline config and set map pass through json.Marshal),
-// and has no NaN or infinity.
+// not rewritten: encoding/json would write a bin as base64 text and a str
+// that is not UTF-8 with U+FFFD (found by reading what the inline config
+// and set map pass through json.Marshal), and has no NaN or infinity.
 func TestOpenRefusesValuesJSONCannotSay(t *testing.T) {
 	t.Parallel()
 	_, url := newTestServer(t, Options{})
@@ -124,6 +124,9 @@ func TestOpenRefusesValuesJSONCannotSay(t *testing.T) {
 		{"bin in an inline config", inline(func(m map[string]any) { m["description"] = []byte("hello") }), "config.description"},
 		{"bin deep in an inline config", inline(func(m map[string]any) { m["nodes"].([]any)[1].(map[string]any)["id"] = []byte("b") }), "config.nodes[1].id"},
 		{"NaN in an inline config", inline(func(m map[string]any) { m["links"].([]any)[0].(map[string]any)["rate"] = math.NaN() }), "config.links[0].rate"},
+		{"a str that is not UTF-8 in an inline config", inline(func(m map[string]any) { m["name"] = "a\xffb" }), "config.name"},
+		{"a key that is not UTF-8 in an inline config", inline(func(m map[string]any) { m["runtime"].(map[string]any)["\xff"] = 1 }), "config.runtime"},
+		{"a str that is not UTF-8 in a set map", map[string]any{"scenario": "p-rtr-p", "set": map[string]any{"name": "a\xffb"}}, `set["name"]`},
 		{"bin in a set map", map[string]any{"scenario": "p-rtr-p", "set": map[string]any{"flows.f0.cc": []byte("bbr")}}, `set["flows.f0.cc"]`},
 		{"infinity in a set map", map[string]any{"scenario": "p-rtr-p", "set": map[string]any{"runtime.seed": math.Inf(1)}}, `set["runtime.seed"]`},
 	} {
@@ -134,5 +137,10 @@ func TestOpenRefusesValuesJSONCannotSay(t *testing.T) {
 				t.Errorf("open error = %v, want %s at %s", e, CodeBadArgs, tc.path)
 			}
 		})
+	}
+	// A set list's "path=value" strings are the config package's to read.
+	e := c.fail("open", map[string]any{"scenario": "p-rtr-p", "set": []any{"name=a\xffb"}})
+	if e["code"] != string(CodeInvalidConfig) || e["path"] != "set.name" {
+		t.Errorf("open error = %v, want %s at set.name", e, CodeInvalidConfig)
 	}
 }

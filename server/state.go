@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ccscope/ccscope/engine"
 	"github.com/ccscope/ccscope/engine/cc"
@@ -188,12 +189,17 @@ func inlineConfig(m map[string]any) ([]byte, *Error) {
 // jsonValue refuses what in v, a decoded msgpack value bound for scenario
 // JSON, JSON cannot say as sent: encoding/json writes a bin as base64 text,
 // which the scenario would then read as a string the client never sent
-// (a description "hello" sent as bin became "aGVsbG8="), and JSON has no
-// NaN or infinity. path names v in the request.
+// (a description "hello" sent as bin became "aGVsbG8="), and a str's bytes
+// that are not UTF-8 as U+FFFD; JSON has no NaN or infinity. path names v
+// in the request.
 func jsonValue(v any, path string) *Error {
 	switch x := v.(type) {
 	case []byte:
 		return errorf(CodeBadArgs, path, "is a msgpack bin; a scenario holds no binary values: send text as a str")
+	case string:
+		if !utf8.ValidString(x) {
+			return errorf(CodeBadArgs, path, "is not UTF-8 text")
+		}
 	case float64:
 		if math.IsNaN(x) || math.IsInf(x, 0) {
 			return errorf(CodeBadArgs, path, "%v is not a number JSON can hold", x)
@@ -206,6 +212,9 @@ func jsonValue(v any, path string) *Error {
 		}
 	case map[string]any:
 		for _, k := range slices.Sorted(maps.Keys(x)) {
+			if !utf8.ValidString(k) {
+				return errorf(CodeBadArgs, path, "has a key that is not UTF-8 text, %q", k)
+			}
 			if err := jsonValue(x[k], path+"."+k); err != nil {
 				return err
 			}
