@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ccscope/ccscope/engine/config"
 )
@@ -51,7 +52,7 @@ func (e *Error) Error() string {
 }
 
 func errorf(code Code, path, format string, args ...any) *Error {
-	return &Error{Code: code, Path: path, Message: fmt.Sprintf(format, args...)}
+	return &Error{Code: code, Path: text(path), Message: text(fmt.Sprintf(format, args...))}
 }
 
 // configError turns a config package error into invalid_config, keeping
@@ -59,23 +60,44 @@ func errorf(code Code, path, format string, args ...any) *Error {
 func configError(err error, prefix string) *Error {
 	var ce *config.Errors
 	if !errors.As(err, &ce) || len(ce.List) == 0 {
-		return &Error{Code: CodeInvalidConfig, Message: err.Error()}
+		return &Error{Code: CodeInvalidConfig, Message: text(err.Error())}
 	}
 	e := &Error{Code: CodeInvalidConfig}
 	var msgs []string
 	for _, fe := range ce.List {
-		p := fe.Path
+		p, reason := text(fe.Path), text(fe.Reason)
 		if p != "" && prefix != "" {
 			p = prefix + p
 		}
-		e.Details = append(e.Details, ErrorDetail{Path: p, Reason: fe.Reason})
+		e.Details = append(e.Details, ErrorDetail{Path: p, Reason: reason})
 		if p == "" {
-			msgs = append(msgs, fe.Reason)
+			msgs = append(msgs, reason)
 		} else {
-			msgs = append(msgs, p+": "+fe.Reason)
+			msgs = append(msgs, p+": "+reason)
 		}
 	}
 	e.Path = e.Details[0].Path
 	e.Message = strings.Join(msgs, "; ")
 	return e
+}
+
+// text is s with each byte that is not UTF-8 written as \xNN. Paths and
+// messages quote what a client sent (a set key, an argument name), and an
+// error whose msgpack str is not UTF-8 is one a client may not read at all:
+// Python's msgpack refuses it.
+func text(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		} else {
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
 }

@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -142,5 +143,36 @@ func TestOpenRefusesValuesJSONCannotSay(t *testing.T) {
 	e := c.fail("open", map[string]any{"scenario": "p-rtr-p", "set": []any{"name=a\xffb"}})
 	if e["code"] != string(CodeInvalidConfig) || e["path"] != "set.name" {
 		t.Errorf("open error = %v, want %s at set.name", e, CodeInvalidConfig)
+	}
+}
+
+// An error that quotes what a client sent is UTF-8 text however the client
+// spelt it: bytes that are not UTF-8 come back as \xNN, so a client that
+// decodes a msgpack str strictly (Python's msgpack) can read the error.
+func TestErrorsQuoteBytesThatAreNotUTF8(t *testing.T) {
+	t.Parallel()
+	_, url := newTestServer(t, Options{})
+	c := dial(t, url)
+	for _, tc := range []struct {
+		name, op string
+		args     map[string]any
+		path     string
+	}{
+		{"an argument", "stats", map[string]any{"b\xffogus": 1}, `b\xffogus`},
+		{"a set list's path", "open", map[string]any{"scenario": "p-rtr-p", "set": []any{"na\xffme=1"}}, `set.na\xffme`},
+		{"a set map's key", "open", map[string]any{"scenario": "p-rtr-p", "set": map[string]any{"na\xffme": 1}}, `set.na\xffme`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c.t = t
+			e := c.fail(tc.op, tc.args)
+			if e["path"] != tc.path {
+				t.Errorf("%s error path = %q, want %q", tc.op, e["path"], tc.path)
+			}
+			for _, k := range []string{"message", "path"} {
+				if s, _ := e[k].(string); !utf8.ValidString(s) {
+					t.Errorf("%s error %s = %q, not UTF-8", tc.op, k, s)
+				}
+			}
+		})
 	}
 }

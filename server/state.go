@@ -237,7 +237,7 @@ func newState(canonical []byte, limits Limits) (*state, *Error) {
 	}
 	r, err := engine.New(scn, nil)
 	if err != nil {
-		return nil, &Error{Code: CodeInvalidConfig, Message: err.Error()}
+		return nil, &Error{Code: CodeInvalidConfig, Message: text(err.Error())}
 	}
 	return &state{run: r, config: canonical, hash: scn.Hash(), seed: scn.Runtime.Seed, limits: limits}, nil
 }
