@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/gorilla/websocket"
 )
@@ -44,6 +45,10 @@ func seedNewer(f *testing.F) {
 		{"id": 5, "op": "act", "session": "s1", "action": map[string]any{"link": "bottleneck", "dir": "ab", "outage": "50ms", "delay": "30ms"}},
 		{"id": 6, "op": "step", "session": "s1", "time": "300ms", "observe": "f0"},
 		{"id": 7, "op": "steps", "steps": []any{map[string]any{"session": "s1", "events": 1000, "action": map[string]any{"flow": "f0", "cwnd": 3}}}},
+		// Bytes that are not UTF-8 in an argument name and a set key: the
+		// error quoting them was once not UTF-8 either.
+		{"id": 8, "op": "stats", "b\xffogus": 1},
+		{"id": 9, "op": "open", "scenario": "p-rtr-p", "set": map[string]any{"na\xffme": 1, "description": "\xfe"}},
 	} {
 		b, err := canonicalMsgpack(v)
 		if err != nil {
@@ -91,6 +96,30 @@ func FuzzDecodeRequest(f *testing.F) {
 	})
 }
 
+// notUTF8 finds a string or map key in v that is not UTF-8.
+func notUTF8(v any) (string, bool) {
+	switch x := v.(type) {
+	case string:
+		return x, !utf8.ValidString(x)
+	case []any:
+		for _, e := range x {
+			if s, ok := notUTF8(e); ok {
+				return s, true
+			}
+		}
+	case map[string]any:
+		for k, e := range x {
+			if !utf8.ValidString(k) {
+				return k, true
+			}
+			if s, ok := notUTF8(e); ok {
+				return s, true
+			}
+		}
+	}
+	return "", false
+}
+
 // sameValue is deep equality that counts NaN equal to NaN.
 func sameValue(a, b any) bool {
 	switch x := a.(type) {
@@ -128,7 +157,7 @@ func sameValue(a, b any) bool {
 
 // Any frame gets an answer and leaves the server serving: the frame goes to
 // a live server whose connection holds an open session, then a stats
-// request must succeed.
+// request must succeed. Every str the server sends is UTF-8.
 func FuzzServeFrame(f *testing.F) {
 	seedVectors(f)
 	seedNewer(f)
@@ -162,6 +191,9 @@ func FuzzServeFrame(f *testing.F) {
 			v, err := decodeValue(b)
 			if err != nil {
 				t.Fatalf("server sent undecodable frame: %v", err)
+			}
+			if s, ok := notUTF8(v); ok {
+				t.Fatalf("server sent a str that is not UTF-8, %q, which a strict client cannot decode", s)
 			}
 			if _, ok := v.(map[string]any)["ok"]; ok {
 				return
