@@ -126,11 +126,18 @@ func (q *QueueRecorder) Row(d *link.Dir) (QueueSummary, bool) {
 		Drops: d.Stats.Drops, Marks: d.Stats.Marks, WireLosses: d.Stats.WireLosses, OutageDrops: d.Stats.OutageDrops,
 		MaxBacklogBytes: int64(d.Stats.MaxBacklog),
 		SojournP50Ps:    quantile(&q.Sojourn, 0.5), SojournP99Ps: quantile(&q.Sojourn, 0.99)}
+	row.LimitBytes, row.LimitPackets = QueueLimit(d)
+	return row, true
+}
+
+// QueueLimit is the limits of d's qdisc as they stand, in bytes and
+// packets, 0 for none (a BDP multiple was resolved to bytes when built).
+func QueueLimit(d *link.Dir) (bytes, pkts int64) {
 	if l, ok := d.Qdisc().(qdisc.Limiter); ok {
 		b, p := l.Limit()
-		row.LimitBytes, row.LimitPackets = int64(b), int64(p)
+		return int64(b), int64(p)
 	}
-	return row, true
+	return 0, 0
 }
 
 // DigestString formats a run digest as 16 hex digits.

@@ -15,7 +15,6 @@ import (
 	"github.com/ccscope/ccscope/engine"
 	"github.com/ccscope/ccscope/engine/cc"
 	"github.com/ccscope/ccscope/engine/config"
-	"github.com/ccscope/ccscope/engine/qdisc"
 	"github.com/ccscope/ccscope/engine/sim"
 )
 
@@ -434,18 +433,17 @@ func (s *state) describe(id string) map[string]any {
 		paths = append(paths, map[string]any{"flow": f, "bottleneck": p.Bottleneck, "bottleneck_bps": p.BottleneckBps,
 			"base_rtt_ps": p.BaseRTTPs, "bdp_bytes": p.BDPBytes})
 	}
-	// Each direction's queue limits as built, a BDP multiple resolved.
+	// Each direction's queue limits where the session stands (after a
+	// restored checkpoint's actions), a BDP multiple resolved.
 	queues := []map[string]any{}
 	for _, d := range s.run.Net.Dirs {
 		q := map[string]any{"link": d.Link, "dir": d.DirName()}
-		if l, ok := d.Qdisc().(qdisc.Limiter); ok {
-			b, p := l.Limit()
-			if b > 0 {
-				q["limit_bytes"] = int64(b)
-			}
-			if p > 0 {
-				q["limit_packets"] = p
-			}
+		b, p := engine.QueueLimit(d)
+		if b > 0 {
+			q["limit_bytes"] = b
+		}
+		if p > 0 {
+			q["limit_packets"] = p
 		}
 		queues = append(queues, q)
 	}
