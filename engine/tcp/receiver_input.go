@@ -156,7 +156,17 @@ func (r *Receiver) dataQueueOfo(sg *segment) {
 		r.growWindow(sg)
 	}
 	// The buffer grows to hold what waits beyond rcv_nxt (6.16+).
-	r.win.rcvbufGrow(r.win.rcvqSpace, r.ofo.iv[len(r.ofo.iv)-1].End-r.rcvNxt)
+	r.win.rcvbufGrow(r.win.rcvqSpace, r.oooSpan())
+}
+
+// oooSpan is the out-of-order span tcp_rcvbuf_grow adds to the window it
+// sizes the buffer for: from rcv_nxt to the end of the highest queued
+// segment (ooo_last_skb), 0 with the out-of-order queue empty.
+func (r *Receiver) oooSpan() uint64 {
+	if len(r.ofo.iv) == 0 {
+		return 0
+	}
+	return r.ofo.iv[len(r.ofo.iv)-1].End - r.rcvNxt
 }
 
 // eventDataRecv follows tcp_event_data_recv: schedule an ACK, measure the
@@ -272,7 +282,7 @@ func (r *Receiver) consume(n uint64) {
 	if r.headEnd > r.copiedSeq {
 		first = r.headEnd
 	}
-	r.win.rcvSpaceAdjust(min(first, r.copiedSeq+n), r.rcvNxt, r.s.Now())
+	r.win.rcvSpaceAdjust(min(first, r.copiedSeq+n), r.rcvNxt, r.oooSpan(), r.s.Now())
 	r.copiedSeq += n
 }
 

@@ -293,7 +293,11 @@ func (w *window) rcvRttMeasureTS(tsEcr uint32, now sim.Time, queued bool) {
 // rcvSpaceAdjust follows tcp_rcv_space_adjust (DRS, 6.16+): once per
 // receiver RTT, if the application read more than in the previous RTT
 // (less what still waits unread, inq), rcvbufGrow sizes the buffer.
-func (w *window) rcvSpaceAdjust(copiedSeq, rcvNxt uint64, now sim.Time) {
+// oooSpan is what waits out of order beyond rcv_nxt (0 with the
+// out-of-order queue empty): tcp_rcvbuf_grow adds it whichever of its two
+// callers it serves, so a measure taken while a hole is still open sizes
+// the buffer for the data beyond it as well.
+func (w *window) rcvSpaceAdjust(copiedSeq, rcvNxt, oooSpan uint64, now sim.Time) {
 	us := usNow(now)
 	elapsed := us - w.rcvqTime
 	if w.rcvRttUs == 0 || elapsed < int64(w.rcvRttUs>>3) {
@@ -301,7 +305,7 @@ func (w *window) rcvSpaceAdjust(copiedSeq, rcvNxt uint64, now sim.Time) {
 	}
 	copied := int64(copiedSeq-w.rcvqSeq) - int64(rcvNxt-copiedSeq)
 	if copied > int64(w.rcvqSpace) {
-		w.rcvbufGrow(uint64(copied), 0)
+		w.rcvbufGrow(uint64(copied), oooSpan)
 	}
 	w.rcvqSeq = copiedSeq
 	w.rcvqTime = us

@@ -175,6 +175,55 @@ func TestRcvSpaceAdjustPerSkb(t *testing.T) {
 	}
 }
 
+// TestRcvSpaceAdjustWithHoleOpen: tcp_rcvbuf_grow adds the out-of-order
+// span beyond rcv_nxt for both of its callers, so a DRS measure taken
+// while a hole is still open sizes the buffer for the data beyond it too.
+// The figures are a Linux 6.18 receiver's, from the tcp:tcp_rcvbuf_grow
+// tracepoint (values before the update) during `emulate` of CUBIC from 0 s
+// and BBR from 2 s on 50 Mbps, 40 ms, 1-BDP FIFO: BBR's receiver had
+// rcvbuf 244316, clamp 152697 and rcvq_space 28960 when its first loss
+// left a hole of two segments; the data beyond it had grown the buffer to
+// 259481, clamp 162175 (2·28960 + a span of 104256 = 162176, ·256/160);
+// the first retransmission filled one of the two segments, and the read
+// measured copied 52128, inq 0, ooo_space 102808, after which the next
+// event showed rcvbuf 598195: rcvwin = 2·52128 + 2·104256·(52128 −
+// 28960)/28960 + 102808 = 104256 + 166808 + 102808 = 373872, rcvbuf =
+// 373872·256/160 = 598195, clamp 373871. Without the span, 433702.
+func TestRcvSpaceAdjustWithHoleOpen(t *testing.T) {
+	h := newHarness(t, defaultOpts(), EchoClassic)
+	h.handshake(0, packet.NotECT)
+	h.at(1 * ms)
+	for k := uint64(0); k < 35; k++ {
+		h.seg(1+k*1448, 1448, packet.NotECT, 0)
+	}
+	// The kernel's state at the loss (tcp_rcvbuf_grow tracepoint) and the
+	// window it had advertised.
+	w := &h.r.win
+	w.rcvRttUs = 8 * 10000
+	w.rcvqSpace = 28960
+	w.rcvBuf, w.windowClamp, w.rcvSsthresh = 244316, 152697, 151257
+	w.rcvWnd, h.r.rcvWup = 151296, h.r.rcvNxt
+	// A hole of two segments at 50681, then 70 segments beyond it.
+	h.at(2 * ms)
+	for k := uint64(0); k < 70; k++ {
+		h.seg(53577+k*1448, 1448, packet.NotECT, 0)
+	}
+	if h.r.RcvBuf() != 259481 || w.windowClamp != 162175 || w.rcvqSpace != 28960 {
+		t.Errorf("data beyond the hole: rcvbuf %d, clamp %d, rcvq_space %d; want 259481, 162175, 28960",
+			h.r.RcvBuf(), w.windowClamp, w.rcvqSpace)
+	}
+	// An RTT after the last measure, the first of the two fills.
+	h.at(20 * ms)
+	h.seg(50681, 1448, packet.NotECT, 0)
+	if h.r.rcvNxt != 52129 || h.r.oooSpan() != 102808 {
+		t.Fatalf("after the fill: rcv_nxt %d, span %d; want 52129, 102808", h.r.rcvNxt, h.r.oooSpan())
+	}
+	if h.r.RcvBuf() != 598195 || w.windowClamp != 373871 || w.rcvqSpace != 52128 {
+		t.Errorf("measured with the hole open: rcvbuf %d, clamp %d, rcvq_space %d; want 598195, 373871, 52128",
+			h.r.RcvBuf(), w.windowClamp, w.rcvqSpace)
+	}
+}
+
 // TestWScaleAsLinux: tcp_select_initial_window announces ilog2 of the
 // largest of tcp_rmem[2] and net.core.rmem_max (212992), less 15, in
 // [0, 14]: Linux's default 6 MiB announces 7, as captures of Linux hosts
