@@ -224,6 +224,43 @@ func TestRcvSpaceAdjustWithHoleOpen(t *testing.T) {
 	}
 }
 
+// TestRcvSpaceAdjustAsKernelTracepoint replays DRS measures a Linux 6.18
+// receiver made, from its tcp:tcp_rcvbuf_grow tracepoint (which prints
+// the state before the update: copied, inq, rcvq_space, ooo_space,
+// rcvbuf), and expects the buffer and clamp that the next event of the same
+// socket showed before its own update (for join/slow-start, where data
+// beyond a hole grew the buffer before the next event, the clamp that its
+// rcv_ssthresh stopped at, 152697). Two `emulate` runs of 2026-12-05:
+// BBR joining CUBIC on 50 Mbps, 40 ms, 1-BDP FIFO, and BBR alone on
+// p-rtr-p at 50 Mbps with 5 % loss. A measure that asks for less than the
+// buffer has leaves it.
+func TestRcvSpaceAdjustAsKernelTracepoint(t *testing.T) {
+	for _, c := range []struct {
+		name                          string
+		copied, inq, space, ooo       uint64
+		rcvbuf, wantRcvbuf, wantClamp uint64
+	}{
+		{"join/slow-start", 28960, 0, 15928, 0, 131072, 244316, 152697},
+		{"join/hole-half-filled", 52128, 0, 28960, 102808, 259481, 598195, 373871},
+		{"loss/slow-start", 79640, 0, 15928, 0, 134374, 2293632, 1433520},
+		{"loss/less-than-the-buffer", 167968, 34752, 79640, 46336, 2293632, 2293632, 1433520},
+		{"loss/hole-open", 334488, 33304, 176656, 105704, 2293632, 2491699, 1557311},
+		{"loss/hole-open-less", 415576, 39096, 301184, 133216, 2491699, 2491699, 1557311},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w := window{scalingRatio: 160, maxBuf: 6 << 20, rcvRttUs: 8 * 40000}
+			w.rcvBuf, w.windowClamp = c.rcvbuf, w.winFromSpace(c.rcvbuf)
+			w.rcvqSpace, w.rcvqSeq, w.rcvqTime = c.space, 1, 0
+			copiedSeq := 1 + c.copied
+			w.rcvSpaceAdjust(copiedSeq, copiedSeq+c.inq, c.ooo, sim.Time(41*sim.Millisecond))
+			if w.rcvBuf != c.wantRcvbuf || w.windowClamp != c.wantClamp || w.rcvqSpace != c.copied-c.inq {
+				t.Errorf("rcvbuf %d, clamp %d, rcvq_space %d; want %d, %d, %d",
+					w.rcvBuf, w.windowClamp, w.rcvqSpace, c.wantRcvbuf, c.wantClamp, c.copied-c.inq)
+			}
+		})
+	}
+}
+
 // TestWScaleAsLinux: tcp_select_initial_window announces ilog2 of the
 // largest of tcp_rmem[2] and net.core.rmem_max (212992), less 15, in
 // [0, 14]: Linux's default 6 MiB announces 7, as captures of Linux hosts
