@@ -29,6 +29,14 @@ func TestHeldOutPathsBesideKernel(t *testing.T) {
 		{"reno-50Mbps-20ms-1%loss", []string{"flows.f0.cc=reno", "links.bottleneck.rate=50Mbps",
 			"links.bottleneck.delay=9ms", `links.bottleneck.ab.loss={"kind":"bernoulli","p":0.01}`},
 			7.51, 0.03, [2]int64{50, 59}},
+		// BBR at 5 % loss lands in one of two outcomes per seed, on both
+		// sides (seed 1 about 40 Mbps, seed 2 about 44.5; kernel runs of
+		// 2026-12-05: 40.78 and 44.55, 1,809 and 2,146 retransmissions).
+		// The simulator's seed 2 gave 40.6 until a DRS measure taken with a
+		// hole open sized the buffer for the out-of-order span too.
+		{"bbr-50Mbps-40ms-5%loss", []string{"flows.f0.cc=bbr", "links.bottleneck.rate=50Mbps",
+			`links.bottleneck.ab.loss={"kind":"bernoulli","p":0.05}`},
+			42.67, 0.03, [2]int64{1977, 1977}},
 		{"reno-100Mbps-10ms-2BDP", []string{"flows.f0.cc=reno", "links.bottleneck.rate=100Mbps",
 			"links.bottleneck.delay=4ms", "links.bottleneck.ab.qdisc.limit=2BDP"},
 			96.12, 0.01, [2]int64{263, 271}},
