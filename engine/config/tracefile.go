@@ -63,16 +63,23 @@ func (t *TraceLink) Text() string {
 
 // ParseTrace reads a Mahimahi trace: one non-negative integer per line, the
 // millisecond of a delivery opportunity, nondecreasing, the last one after
-// 0 (the rules of mahimahi's LinkQueue constructor). Blank lines are
-// skipped; spaces and a carriage return around a number are allowed.
+// 0 (the rules of mahimahi's LinkQueue constructor). A number may carry a
+// leading '+', as strtol, which mahimahi reads it with, allows. Blank lines
+// are skipped (mahimahi refuses them); spaces and a carriage return around
+// a number are allowed (mahimahi allows them only before it).
 func ParseTrace(text []byte) ([]uint64, error) {
 	var out []uint64
+	last := 0 // the line of out's last timestamp
 	for i, line := range strings.Split(string(text), "\n") {
 		line = strings.TrimSpace(line)
 		if line == "" {
 			continue
 		}
-		ms, err := strconv.ParseUint(line, 10, 64)
+		digits := line
+		if len(digits) > 1 && digits[0] == '+' && digits[1] >= '0' && digits[1] <= '9' {
+			digits = digits[1:]
+		}
+		ms, err := strconv.ParseUint(digits, 10, 64)
 		if err != nil && !errors.Is(err, strconv.ErrRange) {
 			return nil, errors.New("line " + strconv.Itoa(i+1) + ": " + strconv.Quote(line) + " is not a whole number of milliseconds")
 		}
@@ -82,13 +89,13 @@ func ParseTrace(text []byte) ([]uint64, error) {
 		if n := len(out); n > 0 && ms < out[n-1] {
 			return nil, errors.New("line " + strconv.Itoa(i+1) + ": timestamps must not decrease (" + strconv.FormatUint(ms, 10) + " after " + strconv.FormatUint(out[n-1], 10) + ")")
 		}
-		out = append(out, ms)
+		out, last = append(out, ms), i+1
 	}
 	if len(out) == 0 {
 		return nil, errors.New("no timestamps")
 	}
 	if out[len(out)-1] == 0 {
-		return nil, errors.New("the trace must last a nonzero time (its last timestamp is 0)")
+		return nil, errors.New("line " + strconv.Itoa(last) + ": the trace must last a nonzero time (its last timestamp is 0)")
 	}
 	return out, nil
 }
