@@ -31,6 +31,7 @@ const MaxCDFBytes = 1 << 20
 // be written as 1e+06; blank lines and text after '#' are skipped.
 func ParseCDF(text []byte) ([]CDFPoint, error) {
 	var out []CDFPoint
+	var lines []int // the line of each point
 	for i, line := range strings.Split(string(text), "\n") {
 		if k := strings.IndexByte(line, '#'); k >= 0 {
 			line = line[:k]
@@ -50,10 +51,13 @@ func ParseCDF(text []byte) ([]CDFPoint, error) {
 		if err != nil || q < 0 || math.IsInf(q, 0) || math.IsNaN(q) {
 			return nil, fmt.Errorf("line %d: %q is not a cumulative probability", i+1, f[len(f)-1])
 		}
+		if underflows(f[len(f)-1], q) {
+			return nil, fmt.Errorf("line %d: %q is below the smallest float64 and would read as 0; write 0 for none", i+1, f[len(f)-1])
+		}
 		if n := len(out); n > 0 && (units.Bytes(size) < out[n-1].Size || q < out[n-1].P) {
 			return nil, fmt.Errorf("line %d: sizes and probabilities must not decrease", i+1)
 		}
-		out = append(out, CDFPoint{units.Bytes(size), q})
+		out, lines = append(out, CDFPoint{units.Bytes(size), q}), append(lines, i+1)
 	}
 	if len(out) < 2 {
 		return nil, errors.New("fewer than two points")
@@ -62,10 +66,14 @@ func ParseCDF(text []byte) ([]CDFPoint, error) {
 	case 1:
 	case 100: // in percent
 		for i := range out {
-			out[i].P /= 100
+			p := out[i].P / 100
+			if p == 0 && out[i].P != 0 {
+				return nil, fmt.Errorf("line %d: %v %% is below the smallest float64 as a fraction and would read as 0; write 0 for none", lines[i], out[i].P)
+			}
+			out[i].P = p
 		}
 	default:
-		return nil, fmt.Errorf("the last point's cumulative probability is %v; want 1, or 100 in percent", last)
+		return nil, fmt.Errorf("line %d: the last point's cumulative probability is %v; want 1, or 100 in percent", lines[len(lines)-1], last)
 	}
 	return out, nil
 }

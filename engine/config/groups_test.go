@@ -228,8 +228,11 @@ func TestCDFFile(t *testing.T) {
 		"columns.txt":    {"0 0\n10 1 2 3\n", "line 2: 4 columns"},
 		"fraction.txt":   {"0 0\n10.5 1\n", `line 2: "10.5" is not a whole number of bytes`},
 		"decrease.txt":   {"0 0\n100 0.6\n50 0.7\n200 1\n", "line 3: sizes and probabilities must not decrease"},
-		"unfinished.txt": {"0 0\n100 0.6\n200 0.9\n", "the last point's cumulative probability is 0.9"},
-		"one.txt":        {"# only\n100 1\n", "fewer than two points"},
+		"unfinished.txt": {"0 0\n100 0.6\n200 0.9\n\n", "line 3: the last point's cumulative probability is 0.9"},
+		// A probability that is not 0 but reads as 0 is refused, as inline.
+		"underflow.txt": {"0 0\n10 1e-400\n20 1\n", `line 2: "1e-400" is below the smallest float64`},
+		"tinypct.txt":   {"0 0\n10 5e-324\n20 100\n", "line 2: 5e-324 % is below the smallest float64 as a fraction"},
+		"one.txt":       {"# only\n100 1\n", "fewer than two points"},
 	} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(c.text), 0o644); err != nil {
 			t.Fatal(err)
