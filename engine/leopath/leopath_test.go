@@ -267,6 +267,13 @@ func TestParseTraceErrors(t *testing.T) {
 		{"rtt zero", "time_s,rtt_ms,bandwidth_mbps\n0,0,10\n", `line 2, rtt_ms: "0" is not positive`},
 		{"time with a unit", "time_s,rtt_ms,bandwidth_mbps\n0s,10,10\n", `line 2, time_s: "0s" is not a number`},
 		{"time negative", "time_s,rtt_ms,bandwidth_mbps\n-1,10,10\n", `line 2, time_s: "-1" is negative`},
+		// A malformed record names its line and column, without a panic
+		// (a csv.Reader has no field positions after such an error).
+		{"stray quote", "time_s,rtt_ms,bandwidth_mbps\n0,1,1\n1,\"2\"x,1\n", `line 3, column 5: extraneous or missing " in quoted-field`},
+		{"open quote", "time_s,rtt_ms,bandwidth_mbps\n0,1,1\n\n\n1,\"2,1\n", `line 5, column 8: extraneous or missing " in quoted-field`},
+		{"quote in the header", "time_s,rtt\"_ms,bandwidth_mbps\n0,1,1\n", `line 1, column 11: bare " in non-quoted-field`},
+		{"loss below float64", "time_s,rtt_ms,bandwidth_mbps,loss\n0,10,10,1e-400\n", `line 2, loss: "1e-400" is below the smallest float64`},
+		{"hex loss below float64", "time_s,rtt_ms,bandwidth_mbps,loss\n0,10,10,0x1p-1100\n", `line 2, loss: "0x1p-1100" is below the smallest float64`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ParseTrace([]byte(tc.csv))

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/big"
 	"strconv"
 	"strings"
 
@@ -33,8 +34,11 @@ func ParseTrace(data []byte) ([]Interval, error) {
 	r.TrimLeadingSpace = true
 	r.Comment = '#'
 	header, err := r.Read()
+	if errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("leopath: trace: no header row; want %s", strings.Join(TraceColumns, ","))
+	}
 	if err != nil {
-		return nil, fmt.Errorf("leopath: trace: no header row (%v); want %s", err, strings.Join(TraceColumns, ","))
+		return nil, csvError(err)
 	}
 	n := len(header)
 	if n < 3 || n > 4 || !equalFold(header, TraceColumns[:n]) {
@@ -46,10 +50,10 @@ func ParseTrace(data []byte) ([]Interval, error) {
 		if errors.Is(err, io.EOF) {
 			break
 		}
-		line, _ := r.FieldPos(0)
 		if err != nil {
-			return nil, fmt.Errorf("leopath: trace line %d: %w", line, err)
+			return nil, csvError(err)
 		}
+		line, _ := r.FieldPos(0)
 		if len(rec) != n {
 			return nil, fmt.Errorf("leopath: trace line %d: %d fields, want %d", line, len(rec), n)
 		}
@@ -73,6 +77,9 @@ func ParseTrace(data []byte) ([]Interval, error) {
 			if err != nil || !(p >= 0 && p < 1) {
 				return nil, bad(3, "%q is not a probability in [0, 1)", rec[3])
 			}
+			if p == 0 && underflows(rec[3]) {
+				return nil, bad(3, "%q is below the smallest float64 and would read as 0; write 0 for none", rec[3])
+			}
 			iv.LossP = p
 		}
 		switch {
@@ -87,6 +94,25 @@ func ParseTrace(data []byte) ([]Interval, error) {
 		return nil, errors.New("leopath: trace: no rows after the header")
 	}
 	return out, nil
+}
+
+// underflows reports whether s, which strconv.ParseFloat reads as 0, is a
+// number that is not 0 (1e-400): a loss written so would otherwise turn
+// silently into none. math/big's exponent reaches far below float64's.
+func underflows(s string) bool {
+	f, _, err := big.ParseFloat(s, 0, 64, big.ToNearestEven)
+	return err == nil && f.Sign() != 0
+}
+
+// csvError is a malformed CSV record's error (a stray quote, say), naming
+// its line and column as the row errors do. A csv.Reader's record has no
+// field positions after such an error, so they come from the error itself.
+func csvError(err error) error {
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("leopath: trace line %d, column %d: %w", pe.Line, pe.Column, pe.Err)
+	}
+	return fmt.Errorf("leopath: trace: %w", err)
 }
 
 // Replay returns the changes of a measured path (ParseTrace's intervals)
