@@ -11,6 +11,7 @@ package sweep
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -61,7 +62,7 @@ func (ps *Params) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return fmt.Errorf("expected an object of path: values")
+		return kindError(jsonKind(tok))
 	}
 	for dec.More() {
 		kt, err := dec.Token()
@@ -73,6 +74,11 @@ func (ps *Params) UnmarshalJSON(b []byte) error {
 			return err
 		}
 		p := Param{Path: kt.(string)}
+		for _, q := range *ps {
+			if q.Path == p.Path {
+				return fmt.Errorf("%s: given twice", p.Path)
+			}
+		}
 		if len(raw) > 0 && raw[0] == '[' {
 			if err := json.Unmarshal(raw, &p.Values); err != nil {
 				return err
@@ -100,21 +106,21 @@ func (s *Seeds) UnmarshalJSON(b []byte) error {
 	var list []uint64
 	if err := json.Unmarshal(b, &list); err == nil {
 		if len(list) > MaxSeeds {
-			return fmt.Errorf("seeds: %d seeds, more than %d", len(list), MaxSeeds)
+			return fmt.Errorf("%d seeds, more than %d", len(list), MaxSeeds)
 		}
 		if x, ok := Seeds(list).repeat(); ok {
-			return fmt.Errorf("seeds: %d repeats", x)
+			return fmt.Errorf("%d repeats", x)
 		}
 		*s = list
 		return nil
 	}
 	var str string
 	if err := json.Unmarshal(b, &str); err != nil {
-		return fmt.Errorf("seeds: expected an array of integers or a range such as \"1-5\"")
+		return fmt.Errorf("expected an array of integers (seeds from 0 to 2^64-1) or a range such as \"1-5\"")
 	}
 	v, err := ParseSeeds(str, MaxSeeds)
 	if err != nil {
-		return fmt.Errorf("seeds: %w", err)
+		return err
 	}
 	*s = v
 	return nil
@@ -164,15 +170,130 @@ func (s Seeds) repeat() (uint64, bool) {
 	return 0, false
 }
 
-// ParseSpec decodes and checks a sweep spec; errors name the field.
+// ParseSpec decodes and checks a sweep spec; errors name the field, or
+// the line and column of JSON that does not parse. A key given twice, at
+// the top or as a path in set, grid, axes or a point, is refused: JSON
+// decoders keep one of the two, and which one the user meant is unknown.
 func ParseSpec(raw []byte) (*Spec, error) {
-	var s Spec
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&s); err != nil {
+	var top any
+	if err := json.Unmarshal(raw, &top); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			line, col := lineCol(raw, se.Offset)
+			return nil, fmt.Errorf("sweep spec: line %d, column %d: %v", line, col, err)
+		}
 		return nil, fmt.Errorf("sweep spec: %w", err)
 	}
+	if _, ok := top.(map[string]any); !ok {
+		return nil, fmt.Errorf("sweep spec: line 1: must be a JSON object (scenario, set, grid, axes, points, seeds)")
+	}
+	var s Spec
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if _, err := dec.Token(); err != nil { // '{': the JSON is valid
+		return nil, fmt.Errorf("sweep spec: %w", err)
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		kt, err := dec.Token()
+		if err != nil {
+			return nil, fmt.Errorf("sweep spec: %w", err)
+		}
+		key := kt.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, fmt.Errorf("sweep spec: %s: %w", key, err)
+		}
+		if seen[key] {
+			return nil, fmt.Errorf("sweep spec: %s: given twice", key)
+		}
+		seen[key] = true
+		if err := s.decodeField(key, v); err != nil {
+			return nil, err
+		}
+	}
 	return &s, s.Validate()
+}
+
+// decodeField decodes the spec's field key from its JSON v.
+func (s *Spec) decodeField(key string, v json.RawMessage) error {
+	params := func(ps *Params, want string) error {
+		return paramsError(key, json.Unmarshal(v, ps), want)
+	}
+	switch key {
+	case "scenario":
+		s.Scenario = v
+	case "set":
+		return params(&s.Set, "an object of path: value")
+	case "grid", "axes":
+		ps := &s.Grid
+		if key == "axes" {
+			ps = &s.Axes
+		}
+		return params(ps, "an object of path: [values]")
+	case "points":
+		var pts []json.RawMessage
+		if json.Unmarshal(v, &pts) != nil {
+			return fmt.Errorf("sweep spec: points: want an array of points, objects of path: value")
+		}
+		s.Explicit = make([]Params, len(pts))
+		for i, pt := range pts {
+			if err := paramsError(fmt.Sprintf("points[%d]", i), json.Unmarshal(pt, &s.Explicit[i]), "an object of path: value"); err != nil {
+				return err
+			}
+		}
+	case "seeds":
+		if err := json.Unmarshal(v, &s.Seeds); err != nil {
+			return fmt.Errorf("sweep spec: seeds: %w", err)
+		}
+	default:
+		return fmt.Errorf("sweep spec: unknown field %q; a spec has scenario, set, grid, axes, points and seeds", key)
+	}
+	return nil
+}
+
+// kindError is Params' error for JSON of another kind than an object.
+type kindError string
+
+func (e kindError) Error() string { return "a JSON " + string(e) }
+
+// paramsError places err, from decoding the spec's field (set, grid, axes
+// or a point), at field; JSON of the wrong kind is told what is wanted.
+func paramsError(field string, err error, want string) error {
+	var ke kindError
+	if errors.As(err, &ke) {
+		return fmt.Errorf("sweep spec: %s: %v; want %s", field, err, want)
+	}
+	if err != nil {
+		return fmt.Errorf("sweep spec: %s: %w", field, err)
+	}
+	return nil
+}
+
+// jsonKind names the JSON type of a json.Decoder token.
+func jsonKind(tok json.Token) string {
+	switch tok := tok.(type) {
+	case json.Delim:
+		if tok == '[' {
+			return "array"
+		}
+		return "object"
+	case string:
+		return "string"
+	case json.Number, float64:
+		return "number"
+	case bool:
+		return "boolean"
+	}
+	return "null"
+}
+
+// lineCol is the 1-based line and column of the byte a json.SyntaxError
+// stopped at: the last of the Offset bytes it read.
+func lineCol(b []byte, off int64) (line, col int) {
+	off = min(max(off-1, 0), int64(len(b)))
+	before := b[:off]
+	line = bytes.Count(before, []byte("\n")) + 1
+	return line, int(off) - (bytes.LastIndexByte(before, '\n') + 1) + 1
 }
 
 // Validate checks the spec's shape (the values themselves are checked by
@@ -180,6 +301,9 @@ func ParseSpec(raw []byte) (*Spec, error) {
 func (s *Spec) Validate() error {
 	if len(s.Scenario) == 0 || string(s.Scenario) == "null" {
 		return fmt.Errorf("sweep spec: scenario: missing (a built-in name, a file path or an inline scenario)")
+	}
+	if c := s.Scenario[0]; c != '"' && c != '{' {
+		return fmt.Errorf("sweep spec: scenario: %s is not a built-in name or file path (a string) or an inline scenario (an object)", s.Scenario)
 	}
 	seen := map[string]string{}
 	for _, sec := range []struct {

@@ -67,6 +67,22 @@ func TestSpecErrorsNameTheField(t *testing.T) {
 			`points[0].flows.f0.ack_grant.gap: one value, not a list of 2 (a list-valued field is written as a list in a list, [["1ms", "2ms"]])`},
 		{"bad seeds", `{"scenario": "pump", "seeds": "5-1"}`, `seeds: "5-1" is not a range`},
 		{"repeated seeds", `{"scenario": "pump", "seeds": [2, 1, 2]}`, "seeds: 2 repeats"},
+		{"negative seed", `{"scenario": "pump", "seeds": [1, -1]}`, "sweep spec: seeds: expected an array of integers"},
+		// Each field's error names it, and a point's its index.
+		{"grid not an object", `{"scenario": "pump", "grid": 5}`, "sweep spec: grid: a JSON number; want an object of path: [values]"},
+		{"set not an object", `{"scenario": "pump", "set": ["a"]}`, "sweep spec: set: a JSON array; want an object of path: value"},
+		{"point not an object", `{"scenario": "pump", "points": [{"a": 1}, 7]}`, "sweep spec: points[1]: a JSON number; want an object of path: value"},
+		{"points not an array", `{"scenario": "pump", "points": {"a": 1}}`, "sweep spec: points: want an array of points"},
+		{"scenario a number", `{"scenario": 5}`, "sweep spec: scenario: 5 is not a built-in name or file path"},
+		// JSON keeps one of two equal keys; which one was meant is unknown.
+		{"path twice in set", `{"scenario": "pump", "set": {"a": 1, "a": 2}}`, "sweep spec: set: a: given twice"},
+		{"path twice in a point", `{"scenario": "pump", "points": [{"a": 1, "a": 2}]}`, "sweep spec: points[0]: a: given twice"},
+		{"field twice", `{"scenario": "pump", "seeds": [1], "seeds": [2]}`, "sweep spec: seeds: given twice"},
+		// JSON that does not parse is placed by line and column, and
+		// nothing may follow the spec.
+		{"syntax", "{\"scenario\": \"pump\",\n  \"set\": {\"a\" 1}}", "sweep spec: line 2, column 15: invalid character '1' after object key"},
+		{"trailing", `{"scenario": "pump"} {"scenario": "cellular"}`, "sweep spec: line 1, column 22: invalid character '{' after top-level value"},
+		{"not an object", `["pump"]`, "sweep spec: line 1: must be a JSON object"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ParseSpec([]byte(tc.js))
