@@ -3,6 +3,7 @@ package config
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
 	"slices"
@@ -132,13 +133,7 @@ func FuzzParseTrace(f *testing.F) {
 // CRLF.
 func cdfSeeds() []string {
 	var out []string
-	for _, name := range slices.Sorted(func(yield func(string) bool) {
-		for k := range builtinCDFs {
-			if !yield(k) {
-				return
-			}
-		}
-	}) {
+	for _, name := range slices.Sorted(maps.Keys(builtinCDFs)) {
 		var pct, frac, ns2 strings.Builder
 		for i, p := range builtinCDFs[name] {
 			fmt.Fprintf(&pct, "%v %v\n", p[0], p[1])
