@@ -175,16 +175,17 @@ func (s Seeds) repeat() (uint64, bool) {
 // the top or as a path in set, grid, axes or a point, is refused: JSON
 // decoders keep one of the two, and which one the user meant is unknown.
 func ParseSpec(raw []byte) (*Spec, error) {
-	var top any
-	if err := json.Unmarshal(raw, &top); err != nil {
+	// Values stay as written (a number beyond float64 included: the
+	// scenario judges it), so the JSON is checked, not decoded, here.
+	if !json.Valid(raw) {
 		var se *json.SyntaxError
-		if errors.As(err, &se) {
+		if err := json.Unmarshal(raw, new(any)); errors.As(err, &se) {
 			line, col := lineCol(raw, se.Offset)
 			return nil, fmt.Errorf("sweep spec: line %d, column %d: %v", line, col, err)
 		}
-		return nil, fmt.Errorf("sweep spec: %w", err)
+		return nil, fmt.Errorf("sweep spec: line 1: not JSON")
 	}
-	if _, ok := top.(map[string]any); !ok {
+	if bytes.TrimLeft(raw, " \t\r\n")[0] != '{' {
 		return nil, fmt.Errorf("sweep spec: line 1: must be a JSON object (scenario, set, grid, axes, points, seeds)")
 	}
 	var s Spec

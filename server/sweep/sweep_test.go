@@ -112,6 +112,16 @@ func TestListValuedFieldInSpec(t *testing.T) {
 	}
 }
 
+// A spec keeps each value as written, a number beyond float64 too: the
+// scenario, not the spec, judges it.
+func TestSpecKeepsValuesAsWritten(t *testing.T) {
+	s := mustSpec(t, `{"scenario": "pump", "set": {"flows.f0.start": 1e400}, "grid": {"runtime.duration": [12345678901234567890123, "1s"]}}`)
+	want := []string{`flows.f0.start=1e400`, `runtime.duration=12345678901234567890123`}
+	if got := s.Points()[0].Sets(s); !slices.Equal(got, want) {
+		t.Errorf("Sets() = %q, want %q", got, want)
+	}
+}
+
 // ParseSeeds ends at the largest seed (counting up to it wrapped and never
 // ended) and refuses more than MaxSeeds seeds, in one range or in all,
 // before it expands them.
