@@ -13,7 +13,7 @@ from ccscope import codec
 from ccscope.client import Client
 from ccscope.transport import FakeTransport
 
-LONG = {"runtime.duration": "86400s"}  # hours of wall time if not stopped
+LONG = {"runtime.duration": "86400s"}  # a day simulated: minutes of wall time (about 14 on p-rtr-p) if not stopped
 
 #: The server CPU a run may take after the cancel is sent. The server looks
 #: for a cancel between slices of stepping: a time chunk aims at 2-8 ms of
