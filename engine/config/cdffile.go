@@ -51,7 +51,7 @@ func ParseCDF(text []byte) ([]CDFPoint, error) {
 		if err != nil || q < 0 || math.IsInf(q, 0) || math.IsNaN(q) {
 			return nil, fmt.Errorf("line %d: %q is not a cumulative probability", i+1, f[len(f)-1])
 		}
-		if underflows(f[len(f)-1], q) {
+		if Underflows(f[len(f)-1], q) {
 			return nil, fmt.Errorf("line %d: %q is below the smallest float64 and would read as 0; write 0 for none", i+1, f[len(f)-1])
 		}
 		if n := len(out); n > 0 && (units.Bytes(size) < out[n-1].Size || q < out[n-1].P) {

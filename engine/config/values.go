@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/big"
 	"sort"
 	"strconv"
 	"strings"
@@ -140,21 +141,22 @@ func (c *collector) prob(path string, v any) (float64, bool) {
 		c.add(path, "%s is not a probability in [0, 1]", n)
 		return 0, false
 	}
-	if underflows(n.String(), p) {
+	if Underflows(n.String(), p) {
 		c.add(path, "%s is below the smallest float64 and would read as 0; write 0 for none", n)
 		return 0, false
 	}
 	return p, true
 }
 
-// underflows reports whether x, read from the JSON number s, is 0 although
-// s is not: a probability of 1e-400 would otherwise turn silently into none.
-func underflows(s string, x float64) bool {
+// Underflows reports whether x, read from the number s, is 0 although s is
+// not (1e-400): a probability written so would otherwise turn silently into
+// none. math/big's exponent reaches far below float64's.
+func Underflows(s string, x float64) bool {
 	if x != 0 {
 		return false
 	}
-	mantissa, _, _ := strings.Cut(strings.ToLower(s), "e")
-	return strings.ContainsAny(mantissa, "123456789")
+	f, _, err := big.ParseFloat(s, 0, 64, big.ToNearestEven)
+	return err == nil && f.Sign() != 0
 }
 
 // baseUnits decodes a plain JSON integer that counts a quantity's base unit

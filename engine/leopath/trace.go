@@ -7,10 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/big"
 	"strconv"
 	"strings"
 
+	"github.com/ccscope/ccscope/engine/config"
 	"github.com/ccscope/ccscope/engine/sim"
 	"github.com/ccscope/ccscope/engine/units"
 )
@@ -77,7 +77,7 @@ func ParseTrace(data []byte) ([]Interval, error) {
 			if err != nil || !(p >= 0 && p < 1) {
 				return nil, bad(3, "%q is not a probability in [0, 1)", rec[3])
 			}
-			if p == 0 && underflows(rec[3]) {
+			if config.Underflows(rec[3], p) {
 				return nil, bad(3, "%q is below the smallest float64 and would read as 0; write 0 for none", rec[3])
 			}
 			iv.LossP = p
@@ -94,14 +94,6 @@ func ParseTrace(data []byte) ([]Interval, error) {
 		return nil, errors.New("leopath: trace: no rows after the header")
 	}
 	return out, nil
-}
-
-// underflows reports whether s, which strconv.ParseFloat reads as 0, is a
-// number that is not 0 (1e-400): a loss written so would otherwise turn
-// silently into none. math/big's exponent reaches far below float64's.
-func underflows(s string) bool {
-	f, _, err := big.ParseFloat(s, 0, 64, big.ToNearestEven)
-	return err == nil && f.Sign() != 0
 }
 
 // csvError is a malformed CSV record's error (a stray quote, say), naming
