@@ -287,15 +287,19 @@ func TestParseReportsEveryError(t *testing.T) {
 
 func TestParseInvalidJSON(t *testing.T) {
 	cases := []struct{ name, in, reason string }{
-		{"syntax", `{"name": }`, "invalid JSON"},
-		{"duplicate key", `{"name": "a", "name": "b"}`, `duplicate key "name"`},
+		// Places are lines and columns from 1, columns in characters.
+		{"syntax", `{"name": }`, "invalid JSON: line 1, column 10: invalid character '}'"},
+		{"syntax on a later line", "{\n \"runtime\": {},\n \"nodes\": [1,\n 2,]}", "line 4, column 4: invalid character ']'"},
+		{"columns count characters", `{"name": "é", "x": }`, "line 1, column 20: invalid character '}'"},
+		{"duplicate key", "{\"name\": \"a\",\n  \"name\": \"b\"}", `duplicate key "name" at line 2, column 3`},
 		{"trailing data", `{} {}`, "unexpected data after the top-level value"},
 		{"empty", ``, "unexpected end of JSON input"},
+		{"unterminated", "{\"name\": \"ab", "the document ends inside a string, array or object (at line 1, column 13)"},
 		{"not an object", `[1]`, "must be an object, not an array"},
-		{"not UTF-8", "{\"name\": \"a\xffb\"}", "not UTF-8 at byte 11"},
-		{"half a surrogate pair", `{"name": "a\ud800b"}`, `\ud800 at byte 11 is half a UTF-16 surrogate pair`},
-		{"a low half first", `{"name": "\udc00\ud800"}`, `\udc00 at byte 10 is half a UTF-16 surrogate pair`},
-		{"high half at the end", `{"name": "\ud83d"}`, `\ud83d at byte 10 is half`},
+		{"not UTF-8", "{\"name\": \"a\xffb\"}", "not UTF-8 at line 1, column 12"},
+		{"half a surrogate pair", `{"name": "a\ud800b"}`, `\ud800 at line 1, column 12 is half a UTF-16 surrogate pair`},
+		{"a low half first", `{"name": "\udc00\ud800"}`, `\udc00 at line 1, column 11 is half a UTF-16 surrogate pair`},
+		{"high half at the end", `{"name": "\ud83d"}`, `\ud83d at line 1, column 11 is half`},
 		{"hostile nesting", `{"name":` + strings.Repeat("[", 100000), "nested deeper than 64 levels"},
 	}
 	for _, tc := range cases {

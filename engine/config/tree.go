@@ -17,23 +17,54 @@ import (
 // duplicate keys, which would otherwise silently keep the last value, and
 // text that is not Unicode (bytes that are not UTF-8, a \u escape of half
 // a surrogate pair), which encoding/json would silently read as U+FFFD.
+//
+// Its errors place the problem by line and column, as a user editing the
+// file looks for it.
 func decodeTree(data []byte) (any, error) {
 	if !utf8.Valid(data) {
-		return nil, fmt.Errorf("not UTF-8 at byte %d", notUTF8At(data))
+		return nil, fmt.Errorf("not UTF-8 at %s", Position(data, int64(notUTF8At(data))))
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	v, err := decodeValue(dec, 0)
 	if err != nil {
+		var se *json.SyntaxError
+		var pe posError
+		switch {
+		case errors.As(err, &se):
+			// A Decoder's Offset is that of the offending byte.
+			return nil, fmt.Errorf("%s: %w", Position(data, se.Offset), err)
+		case errors.As(err, &pe):
+			return nil, fmt.Errorf("%s at %s", pe.msg, Position(data, pe.off))
+		case errors.Is(err, io.ErrUnexpectedEOF):
+			return nil, fmt.Errorf("the document ends inside a string, array or object (at %s)", Position(data, int64(len(data))))
+		}
 		return nil, err
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("unexpected data after the top-level value at byte %d", dec.InputOffset())
+		return nil, fmt.Errorf("unexpected data after the top-level value at %s", Position(data, dec.InputOffset()))
 	}
 	if at, ok := loneSurrogate(data); ok {
-		return nil, fmt.Errorf("%s at byte %d is half a UTF-16 surrogate pair, not a character", data[at:at+6], at)
+		return nil, fmt.Errorf("%s at %s is half a UTF-16 surrogate pair, not a character", data[at:at+6], Position(data, int64(at)))
 	}
 	return v, nil
+}
+
+// posError is decodeValue's error about the byte at off of the document.
+type posError struct {
+	msg string
+	off int64
+}
+
+func (e posError) Error() string { return e.msg + " at byte " + strconv.FormatInt(e.off, 10) }
+
+// Position names byte off of a JSON document as "line L, column C",
+// counting from 1, columns in characters (as editors count them).
+func Position(data []byte, off int64) string {
+	off = min(max(off, 0), int64(len(data)))
+	before := data[:off]
+	start := bytes.LastIndexByte(before, '\n') + 1
+	return fmt.Sprintf("line %d, column %d", bytes.Count(before, []byte("\n"))+1, utf8.RuneCount(before[start:])+1)
 }
 
 // notUTF8At is the offset of the first byte of data that does not begin a
@@ -92,7 +123,7 @@ const maxDepth = 64
 
 func decodeValue(dec *json.Decoder, depth int) (any, error) {
 	if depth > maxDepth {
-		return nil, fmt.Errorf("nested deeper than %d levels at byte %d", maxDepth, dec.InputOffset())
+		return nil, posError{fmt.Sprintf("nested deeper than %d levels", maxDepth), dec.InputOffset()}
 	}
 	tok, err := dec.Token()
 	if err != nil {
@@ -113,7 +144,7 @@ func decodeValue(dec *json.Decoder, depth int) (any, error) {
 				}
 				k := kt.(string) // the decoder only yields string keys inside an object
 				if _, dup := m[k]; dup {
-					return nil, fmt.Errorf("duplicate key %q at byte %d", k, dec.InputOffset())
+					return nil, posError{fmt.Sprintf("duplicate key %q", k), dec.InputOffset() - int64(len(strconv.Quote(k)))}
 				}
 				v, err := decodeValue(dec, depth+1)
 				if err != nil {
@@ -139,7 +170,7 @@ func decodeValue(dec *json.Decoder, depth int) (any, error) {
 			}
 			return a, nil
 		}
-		return nil, fmt.Errorf("unexpected %q at byte %d", t, dec.InputOffset())
+		return nil, posError{fmt.Sprintf("unexpected %q", t), dec.InputOffset() - 1}
 	default:
 		return t, nil
 	}

@@ -16,6 +16,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/ccscope/ccscope/engine/config"
 )
 
 // Spec describes a sweep.
@@ -180,8 +182,8 @@ func ParseSpec(raw []byte) (*Spec, error) {
 	if !json.Valid(raw) {
 		var se *json.SyntaxError
 		if err := json.Unmarshal(raw, new(any)); errors.As(err, &se) {
-			line, col := lineCol(raw, se.Offset)
-			return nil, fmt.Errorf("sweep spec: line %d, column %d: %v", line, col, err)
+			// Unmarshal's Offset counts the offending byte.
+			return nil, fmt.Errorf("sweep spec: %s: %v", config.Position(raw, se.Offset-1), err)
 		}
 		return nil, fmt.Errorf("sweep spec: line 1: not JSON")
 	}
@@ -286,15 +288,6 @@ func jsonKind(tok json.Token) string {
 		return "boolean"
 	}
 	return "null"
-}
-
-// lineCol is the 1-based line and column of the byte a json.SyntaxError
-// stopped at: the last of the Offset bytes it read.
-func lineCol(b []byte, off int64) (line, col int) {
-	off = min(max(off-1, 0), int64(len(b)))
-	before := b[:off]
-	line = bytes.Count(before, []byte("\n")) + 1
-	return line, int(off) - (bytes.LastIndexByte(before, '\n') + 1) + 1
 }
 
 // Validate checks the spec's shape (the values themselves are checked by
