@@ -250,15 +250,27 @@ func (f *eflow) fail(err error) {
 	f.mu.Unlock()
 }
 
-// shutdown wakes the flow's goroutines from their blocking calls.
+// shutdown wakes the flow's goroutines from their blocking calls, and
+// makes the flow's connected sockets abort when they are closed
+// (SO_LINGER 0: a RST, their buffers freed at once). Closed as usual, a
+// socket with data still unsent or unacknowledged lives on as an orphan,
+// retransmitting to a namespace that is gone and holding its buffers in
+// the kernel's TCP memory for minutes after the run.
 func (f *eflow) shutdown() {
+	abort(f.sfd)
 	syscall.Shutdown(f.sfd, syscall.SHUT_RDWR)
 	syscall.Shutdown(f.lfd, syscall.SHUT_RDWR)
 	f.mu.Lock()
 	if f.rfd >= 0 {
+		abort(f.rfd)
 		syscall.Shutdown(f.rfd, syscall.SHUT_RDWR)
 	}
 	f.mu.Unlock()
+}
+
+// abort sets fd to reset its connection when closed (SO_LINGER, 0 s).
+func abort(fd int) {
+	syscall.SetsockoptLinger(fd, syscall.SOL_SOCKET, syscall.SO_LINGER, &syscall.Linger{Onoff: 1, Linger: 0})
 }
 
 // closeAccepted closes the accepted socket once the goroutines are done.

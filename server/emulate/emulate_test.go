@@ -207,7 +207,7 @@ func TestSimVsEmulate(t *testing.T) {
 // no namespace of this process, no goroutine, no file descriptor.
 func TestCleanupOnCancel(t *testing.T) {
 	requireEmulation(t)
-	before, fds := runtime.NumGoroutine(), openFDs()
+	before := snapshot(t)
 	prep, err := engine.Prepare([]byte(cleanPath), []string{"runtime.duration=30s"})
 	if err != nil {
 		t.Fatal(err)
@@ -222,7 +222,7 @@ func TestCleanupOnCancel(t *testing.T) {
 	if el := time.Since(start); el > 10*time.Second {
 		t.Errorf("a cancelled run took %v to return", el)
 	}
-	checkClean(t, before, fds)
+	checkClean(t, before)
 }
 
 // TestCleanupOnError makes setup fail late — a CC the simulator has and
@@ -230,7 +230,7 @@ func TestCleanupOnCancel(t *testing.T) {
 // the namespaces made before the failure are gone.
 func TestCleanupOnError(t *testing.T) {
 	requireEmulation(t)
-	before, fds := runtime.NumGoroutine(), openFDs()
+	before := snapshot(t)
 	prep, err := engine.Prepare([]byte(cleanPath), []string{"flows.f0.cc=bbr3"})
 	if err != nil {
 		t.Fatal(err)
@@ -239,7 +239,7 @@ func TestCleanupOnError(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `no congestion control "bbr3"`) || !strings.Contains(err.Error(), availableCCs()) {
 		t.Errorf("Run(cc=bbr3) = %v, want an error naming the kernel's CCs (%s)", err, availableCCs())
 	}
-	checkClean(t, before, fds)
+	checkClean(t, before)
 }
 
 // TestRefusesBeyondCeiling checks that a path beyond the real-time ceiling
@@ -366,21 +366,57 @@ func openFDs() int {
 	return len(ents)
 }
 
-func checkClean(t *testing.T, goroutines, fds int) {
+// baseline is what a run must leave as it found: goroutines, open file
+// descriptors, and the kernel's orphaned TCP sockets (closed, but still
+// holding buffers while they send what was left in them).
+type baseline struct{ goroutines, fds, orphans int }
+
+func snapshot(t *testing.T) baseline {
+	return baseline{runtime.NumGoroutine(), openFDs(), tcpOrphans(t)}
+}
+
+// tcpOrphans is the kernel's count of orphaned TCP sockets, all namespaces
+// together (/proc/net/sockstat: "TCP: inuse N orphan N ...").
+func tcpOrphans(t *testing.T) int {
 	t.Helper()
-	if n := openFDs(); n > fds {
-		t.Errorf("%d file descriptors open after the run, %d before (sockets, TUN devices, epoll)", n, fds)
+	b, err := os.ReadFile("/proc/net/sockstat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 5 && f[0] == "TCP:" && f[3] == "orphan" {
+			n, err := strconv.Atoi(f[4])
+			if err != nil {
+				t.Fatalf("/proc/net/sockstat: %q: %v", line, err)
+			}
+			return n
+		}
+	}
+	t.Fatalf("/proc/net/sockstat has no TCP orphan count:\n%s", b)
+	return 0
+}
+
+func checkClean(t *testing.T, before baseline) {
+	t.Helper()
+	if n := openFDs(); n > before.fds {
+		t.Errorf("%d file descriptors open after the run, %d before (sockets, TUN devices, epoll)", n, before.fds)
 	}
 	if left := leftoverNamespaces(NamespacePrefix + strconv.Itoa(os.Getpid()) + "-"); len(left) > 0 {
 		t.Errorf("namespaces left behind: %v", left)
 	}
+	// Sockets closed with data unsent or unacknowledged would linger as
+	// orphans, retransmitting into namespaces that are gone.
+	if n := tcpOrphans(t); n > before.orphans {
+		t.Errorf("%d orphaned TCP sockets after the run, %d before: the run's sockets were not aborted", n, before.orphans)
+	}
 	deadline := time.Now().Add(2 * time.Second)
-	for runtime.NumGoroutine() > goroutines && time.Now().Before(deadline) {
+	for runtime.NumGoroutine() > before.goroutines && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
-	if n := runtime.NumGoroutine(); n > goroutines {
+	if n := runtime.NumGoroutine(); n > before.goroutines {
 		buf := make([]byte, 1<<16)
-		t.Errorf("%d goroutines after the run, %d before:\n%s", n, goroutines, buf[:runtime.Stack(buf, true)])
+		t.Errorf("%d goroutines after the run, %d before:\n%s", n, before.goroutines, buf[:runtime.Stack(buf, true)])
 	}
 }
 
