@@ -77,11 +77,14 @@ var (
 		}),
 		"grant": object(map[string]*shape{"start": leaf(kProb), "ramp": leaf(kDuration)}),
 	})
-	traceShape   = object(map[string]*shape{"file": leaf(kString), "sha256": leaf(kString), "loop": leaf(kBool)})
-	outagesShape = object(map[string]*shape{
-		"windows": {kind: kList, elem: object(map[string]*shape{"at": leaf(kDuration), "duration": leaf(kDuration)})},
+	traceShape  = object(map[string]*shape{"file": leaf(kString), "sha256": leaf(kString), "loop": leaf(kBool)})
+	outageShape = object(map[string]*shape{"at": leaf(kDuration), "duration": leaf(kDuration)})
+	// outagesShape: a bare list of outages is short for the object's
+	// windows, as the object form is needed only for the periodic fields.
+	outagesShape = &shape{kind: kList, elem: outageShape, alt: object(map[string]*shape{
+		"windows": {kind: kList, elem: outageShape},
 		"start":   leaf(kDuration), "every": leaf(kDuration), "duration": leaf(kDuration), "drop_on_outage": leaf(kBool),
-	})
+	})}
 
 	directionFields = map[string]*shape{
 		"rate": leaf(kRate), "delay": leaf(kDuration),

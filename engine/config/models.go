@@ -451,9 +451,18 @@ func (c *collector) matrix(path string, v any, n int) [][]float64 {
 	return out
 }
 
-// outages decodes a direction's outages.
+// outages decodes a direction's outages: a list of windows, or the object
+// that adds the periodic form and drop_on_outage to it.
 func (c *collector) outages(path string, v any) *Outages {
-	o, ok := c.object(path, v, outagesShape)
+	switch v.(type) {
+	case []any:
+		return &Outages{Windows: c.outageWindows(path, v.([]any))}
+	case map[string]any:
+	default:
+		c.add(path, "must be a list of {\"at\", \"duration\"} or an object ({\"windows\": [...]}, or start, every and duration), not %s", describe(v))
+		return nil
+	}
+	o, ok := c.object(path, v, outagesShape.alt)
 	if !ok {
 		return nil
 	}
@@ -463,27 +472,7 @@ func (c *collector) outages(path string, v any) *Outages {
 		if !isArr {
 			c.add(wp, "must be an array of {\"at\", \"duration\"}, not %s", describe(wv))
 		}
-		for i, e := range arr {
-			ep := wp + "[" + strconv.Itoa(i) + "]"
-			var w OutageWindow
-			if eo, ok := c.object(ep, e, outagesShape.fields["windows"].elem); ok {
-				if v, p, ok := eo.get("at"); ok {
-					w.At, _ = c.duration(p, v)
-				} else {
-					c.add(p, "missing; when the outage starts")
-				}
-				if v, p, ok := eo.get("duration"); ok {
-					d, ok := c.duration(p, v)
-					if ok && d == 0 {
-						c.add(p, "must be positive")
-					}
-					w.Duration = d
-				} else {
-					c.add(p, "missing; how long the direction is down")
-				}
-			}
-			out.Windows = append(out.Windows, w)
-		}
+		out.Windows = c.outageWindows(wp, arr)
 	}
 	for _, f := range []struct {
 		key string
@@ -508,6 +497,33 @@ func (c *collector) outages(path string, v any) *Outages {
 	}
 	if v, p, ok := o.get("drop_on_outage"); ok {
 		out.DropOnOutage, _ = c.boolean(p, v)
+	}
+	return out
+}
+
+// outageWindows decodes a list of {at, duration} outages at path.
+func (c *collector) outageWindows(path string, arr []any) []OutageWindow {
+	var out []OutageWindow
+	for i, e := range arr {
+		ep := path + "[" + strconv.Itoa(i) + "]"
+		var w OutageWindow
+		if eo, ok := c.object(ep, e, outageShape); ok {
+			if v, p, ok := eo.get("at"); ok {
+				w.At, _ = c.duration(p, v)
+			} else {
+				c.add(p, "missing; when the outage starts")
+			}
+			if v, p, ok := eo.get("duration"); ok {
+				d, ok := c.duration(p, v)
+				if ok && d == 0 {
+					c.add(p, "must be positive")
+				}
+				w.Duration = d
+			} else {
+				c.add(p, "missing; how long the direction is down")
+			}
+		}
+		out = append(out, w)
 	}
 	return out
 }

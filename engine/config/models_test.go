@@ -66,6 +66,10 @@ func TestSetReachesModelParameters(t *testing.T) {
 		{"outages", []string{`links.bottleneck.ab.outages={"windows":[{"at":"1s","duration":"100ms"}]}`, ab + "outages.windows.0.duration=150ms", ab + "outages.every=2s", ab + "outages.duration=50ms", ab + "outages.drop_on_outage=true"},
 			func(d Direction) any { return *d.Outages },
 			Outages{Windows: []OutageWindow{{At: sim.Second, Duration: 150 * sim.Millisecond}}, Every: 2 * sim.Second, Duration: 50 * sim.Millisecond, DropOnOutage: true}},
+		// The issue's "list of {at, duration}": short for the object's windows.
+		{"outage list", []string{`links.bottleneck.ab.outages=[{"at":"1s","duration":"100ms"},{"at":"3s","duration":"200ms"}]`, ab + "outages.1.at=4s"},
+			func(d Direction) any { return *d.Outages },
+			Outages{Windows: []OutageWindow{{At: sim.Second, Duration: 100 * sim.Millisecond}, {At: 4 * sim.Second, Duration: 200 * sim.Millisecond}}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, err := parseSets(t, tc.sets)
@@ -107,6 +111,8 @@ func TestModelErrors(t *testing.T) {
 		{"dwell too short", []string{`links.bottleneck.ab={"capacity":{"states":[{"rate":"1Mbps","dwell":"1us"}]}}`}, want{"links[bottleneck].ab.capacity.states[0].dwell", "is below"}},
 		{"state without dwell", []string{`links.bottleneck.ab={"capacity":{"states":[{"rate":"1Mbps"}]}}`}, want{"links[bottleneck].ab.capacity.states[0].dwell", "missing"}},
 		{"dip deeper than the rate", []string{`links.bottleneck.ab={"capacity":{"states":[{"rate":"1Mbps","dwell":"1s"}],"dips":{"every":"2s","depth":1.5,"scale":"20ms","shape":1.5}}}`}, want{"links[bottleneck].ab.capacity.dips.depth", "not a probability in [0, 1]"}},
+		{"outage list entry without duration", []string{`links.bottleneck.ab.outages=[{"at":"1s"}]`}, want{"links[bottleneck].ab.outages[0].duration", "missing"}},
+		{"outages neither list nor object", []string{`links.bottleneck.ab.outages="1s"`}, want{"links[bottleneck].ab.outages", `a list of {"at", "duration"} or an object`}},
 		{"periodic outage too long", []string{`links.bottleneck.ab.outages={"every":"1s","duration":"2s"}`}, want{"links[bottleneck].ab.outages.duration", "shorter than every"}},
 		{"trace not shipped", []string{`links.bottleneck.ab={"trace":{"file":"nope.trace"}}`}, want{"links[bottleneck].ab.trace.file", "no shipped trace"}},
 		{"trace escapes", []string{`links.bottleneck.ab={"trace":{"file":"../../etc/passwd"}}`}, want{"links[bottleneck].ab.trace.file", "not a shipped trace"}},

@@ -77,7 +77,8 @@ var enumsByKey = map[string][]string{
 // anyOf lists a schema node's alternatives.
 func anyOf(node map[string]any) []map[string]any {
 	var out []map[string]any
-	for _, a := range node["anyOf"].([]any) {
+	alts, _ := node["anyOf"].([]any)
+	for _, a := range alts {
 		out = append(out, a.(map[string]any))
 	}
 	return out
@@ -121,6 +122,24 @@ func TestSchemaMatchesParser(t *testing.T) {
 				walk(join(path, k), sh.fields[k], p)
 			}
 		case kList:
+			if sh.alt != nil {
+				// A list that may also be an object: one alternative each.
+				var arr, obj map[string]any
+				for _, a := range anyOf(node) {
+					switch a["type"] {
+					case "array":
+						arr = a
+					case "object":
+						obj = a
+					}
+				}
+				if arr == nil || obj == nil {
+					t.Errorf("schema %s: want an array and an object alternative in anyOf", path)
+					return
+				}
+				walk(path, sh.alt, obj)
+				node = arr
+			}
 			items, _ := node["items"].(map[string]any)
 			if node["type"] != "array" || items == nil {
 				t.Errorf("schema %s: want an array with items", path)
@@ -186,6 +205,11 @@ func TestSchemaAcceptsWhatParses(t *testing.T) {
 		t.Fatal(err)
 	}
 	docs["receive path"] = string(rcv)
+	list, err := Apply([]byte(baseJSON), []string{`links.bottleneck.ab.outages=[{"at": "1s", "duration": "100ms"}]`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs["outage list"] = string(list)
 	for _, b := range Builtins() {
 		raw, _ := Builtin(b.Name)
 		docs["builtin "+b.Name] = string(raw)
