@@ -50,6 +50,7 @@ func FuzzApply(f *testing.F) {
 		`flows.f0.ack_grant={"profile":"lte"}`,
 		`flows.p0={"id":"p0","src":"h1","dst":"h2","cc":"ping","interval":"10ms","packet_size":"428B"}`,
 		`links.bottleneck.ab={"capacity":{"states":[{"rate":"10Mbps","dwell":"50ms"},{"rate":"1Mbps","dwell":"20ms"}],"transitions":[[0,1],[1,0]]},"outages":{"start":"100ms","every":"300ms","duration":"50ms"}}`,
+		`links.bottleneck.ab.outages=[{"at":"1s","duration":"100ms"},{"at":"2s","duration":"1ms"}]`,
 		`links.bottleneck.ab.loss={"kind":"gilbert_elliott","p_gb":0.01,"p_bg":0.3,"loss_bad":0.5,"position":"post"}`,
 		`links.bottleneck.ab.jitter={"kind":"pareto","scale":"1ms","shape":1.5,"order":"reorder"}`,
 		`changes=[{"at":"1s","link":"bottleneck","dir":"ab","outage":"50ms","delay":"30ms","loss":{"kind":"bernoulli","p":0.1}}]`,
