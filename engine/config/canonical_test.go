@@ -40,7 +40,7 @@ func TestCanonicalForm(t *testing.T) {
 // spellings, defaults written out, the shared bottleneck values moved into
 // the directions. It means exactly the same run.
 const sameRun = `{"changes":[{"rate":50000000,"dir":"ab","link":"bottleneck","at":"5000ms"}],
-"flows":[{"dst":"h2","src":"h1","id":"f0","cc":"cubic","start":"0s","tcp":{"sack":true,"mss":1448,"sndbuf":"4MB"}},
+"flows":[{"dst":"h2","src":"h1","id":"f0","cc":"cubic","start":"0s","tcp":{"sack":true,"mss":1448,"sndbuf":"4MiB"}},
          {"rate":"0.12Gbps","cc":"pump","id":"p0","dst":"h2","src":"h1","packet_size":"1.5KB"}],
 "links":[{"delay":"1ms","rate":"1000Mbps","b":"r1","a":"h1","id":"access","qdisc":{"kind":"fifo","limit":"1000p"}},
          {"b":"h2","a":"r1","id":"bottleneck",

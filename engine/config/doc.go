@@ -61,7 +61,7 @@
 // which reorders packets where the paths' queues differ. "proxy" forwards
 // as a router and splits every TCP flow routed through it into legs
 // "<id>.0" (to the proxy) and "<id>.1" (from it), joined by a relay buffer
-// of buffer bytes (default "4MB"); a flow's legs, [{cc, tcp}, {cc, tcp}],
+// of buffer bytes (default "4MiB"); a flow's legs, [{cc, tcp}, {cc, tcp}],
 // set each leg's CC and TCP options (default: the flow's).
 //
 // links: id, a, b (node ids; a link is bidirectional: "ab" is the direction
@@ -140,7 +140,7 @@
 //     ECN negotiated, bbr3 and bbrb then respond to CE and their receiver
 //     echoes CE as DCTCP does); mss (default "1448B", from TCP_MIN_MSS = 88 B
 //     to MAX_TCP_WINDOW = 32767 B), init_cwnd (packets, default 10), sndbuf
-//     (default "4MB", or "unlimited"), rcvbuf_init (default "128KiB", the
+//     (default "4MiB", Linux's tcp_wmem[2], or "unlimited"), rcvbuf_init (default "128KiB", the
 //     131072 bytes of tcp_rmem[1]; at least twice the MSS, so that the
 //     handshake's window holds a segment), rcvbuf_max (default "6MiB",
 //     tcp_rmem[2]),

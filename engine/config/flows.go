@@ -11,7 +11,7 @@ import (
 )
 
 // Flow and TCP defaults. The buffer sizes are Linux's: tcp_wmem caps the send
-// buffer at 4 MB, tcp_rmem starts the receive buffer at 131072 bytes and lets
+// buffer at 4 MiB (tcp_init's max_wshare, 4194304), tcp_rmem starts the receive buffer at 131072 bytes and lets
 // autotuning grow it to 6291456. The initial window is TCP_INIT_CWND (10,
 // RFC 6928) and the MSS is 1448, what a 1500-byte MTU leaves after IPv4, TCP
 // and the timestamp option.
@@ -19,7 +19,7 @@ const (
 	DefaultPacketSize = 1500 * units.B
 	DefaultMSS        = 1448 * units.B
 	DefaultInitCwnd   = 10
-	DefaultSndBuf     = 4 * units.MB
+	DefaultSndBuf     = 4 * units.MiB
 	DefaultRcvBufInit = 131072 * units.B
 	DefaultRcvBufMax  = 6291456 * units.B
 	DefaultHZ         = 1000

@@ -419,7 +419,7 @@ type TCPOptions struct {
 
 	MSS         units.Bytes  // payload bytes per segment, default 1448
 	InitCwnd    uint32       // packets, default 10
-	SndBuf      units.Bytes  // send-buffer ceiling, default 4 MB; 0 = unlimited
+	SndBuf      units.Bytes  // send-buffer ceiling, default 4 MiB; 0 = unlimited
 	RcvBufInit  units.Bytes  // initial receive window, default 128 KiB (tcp_rmem[1])
 	RcvBufMax   units.Bytes  // autotuning ceiling, default 6 MiB (tcp_rmem[2])
 	GROInterval sim.Duration // coalescing interval, default 0 (back-to-back only)

@@ -42,7 +42,7 @@ func TestNodeSysctls(t *testing.T) {
 		{"two senders on one host", `[{"id":"f0","src":"h1","dst":"h2","cc":"cubic","tcp":{"ecn":true,"sndbuf":"8MiB"}},
 			{"id":"f1","src":"h1","dst":"h2","cc":"bbr","tcp":{"pacing":true}}]`, []string{
 			`flows[f1].tcp.ecn: differs from flows[f0]'s at node h1, where f1 sends and f0 sends (net.ipv4.tcp_ecn "2" against "1")`,
-			`flows[f1].tcp.sndbuf: differs from flows[f0]'s at node h1, where f1 sends and f0 sends (net.ipv4.tcp_wmem "4096 16384 4000000" against "4096 16384 8388608")`,
+			`flows[f1].tcp.sndbuf: differs from flows[f0]'s at node h1, where f1 sends and f0 sends (net.ipv4.tcp_wmem "4096 16384 4194304" against "4096 16384 8388608")`,
 		}, nil},
 		{"ECN and not into one receiver", `[{"id":"f0","src":"h1","dst":"h2","cc":"cubic","tcp":{"ecn":true}},
 			{"id":"f1","src":"h3","dst":"h2","cc":"cubic"}]`, nil, func(t *testing.T, vals map[string][]nsSysctl) {
