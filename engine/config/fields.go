@@ -37,8 +37,9 @@ type shape struct {
 	elem   *shape            // kList: the element object
 	byID   bool              // kList: elements are addressed by their "id"
 	// alt is the object form of a value that may also be written plainly
-	// (a group's src as a node id or as a host object): --set reaches its
-	// fields while the value is in that form.
+	// (a group's src as a node id or as a host object, outages as a list
+	// or as an object): --set reaches its fields while the value is in
+	// that form.
 	alt *shape
 }
 

@@ -454,9 +454,9 @@ func (c *collector) matrix(path string, v any, n int) [][]float64 {
 // outages decodes a direction's outages: a list of windows, or the object
 // that adds the periodic form and drop_on_outage to it.
 func (c *collector) outages(path string, v any) *Outages {
-	switch v.(type) {
+	switch x := v.(type) {
 	case []any:
-		return &Outages{Windows: c.outageWindows(path, v.([]any))}
+		return &Outages{Windows: c.outageWindows(path, x)}
 	case map[string]any:
 	default:
 		c.add(path, "must be a list of {\"at\", \"duration\"} or an object ({\"windows\": [...]}, or start, every and duration), not %s", describe(v))
