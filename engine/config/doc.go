@@ -142,7 +142,7 @@
 //     to MAX_TCP_WINDOW = 32767 B), init_cwnd (packets, default 10), sndbuf
 //     (default "4MiB", Linux's tcp_wmem[2], or "unlimited"), rcvbuf_init (default "128KiB", the
 //     131072 bytes of tcp_rmem[1]; at least twice the MSS, so that the
-//     handshake's window holds a segment), rcvbuf_max (default "6MiB",
+//     handshake's window holds a segment), rcvbuf_max (default "32MiB",
 //     tcp_rmem[2]),
 //     gro_interval (default 0: only back-to-back segments coalesce), hz
 //     (the kernel's CONFIG_HZ, 100, 250 or 1000, default 1000: the tick

@@ -11,8 +11,9 @@ import (
 )
 
 // Flow and TCP defaults. The buffer sizes are Linux's: tcp_wmem caps the send
-// buffer at 4 MiB (tcp_init's max_wshare, 4194304), tcp_rmem starts the receive buffer at 131072 bytes and lets
-// autotuning grow it to 6291456. The initial window is TCP_INIT_CWND (10,
+// buffer at 4 MiB (tcp_init's max_wshare, 4194304), tcp_rmem starts the
+// receive buffer at 131072 bytes and lets autotuning grow it to 32 MiB
+// (6.16+'s max_rshare on a host with 4 GB or more; 6 MiB before). The initial window is TCP_INIT_CWND (10,
 // RFC 6928) and the MSS is 1448, what a 1500-byte MTU leaves after IPv4, TCP
 // and the timestamp option.
 const (
@@ -21,7 +22,7 @@ const (
 	DefaultInitCwnd   = 10
 	DefaultSndBuf     = 4 * units.MiB
 	DefaultRcvBufInit = 131072 * units.B
-	DefaultRcvBufMax  = 6291456 * units.B
+	DefaultRcvBufMax  = 32 * units.MiB
 	DefaultHZ         = 1000
 
 	// MinMSS is TCP_MIN_MSS from include/net/tcp.h: the kernel clamps any

@@ -11,7 +11,7 @@ import (
 
 // TestParseDefaults checks every default against its source: Linux's
 // txqueuelen (1000), sch_codel's codel_init (limit 1000, target 5 ms,
-// interval 100 ms, ECN off), tcp_rmem = 4096 131072 6291456, the 4 MiB
+// interval 100 ms, ECN off), tcp_rmem = 4096 131072 33554432, the 4 MiB
 // tcp_wmem ceiling, TCP_INIT_CWND = 10, a 1448-byte MSS (1500 − 20 IPv4 − 20
 // TCP − 12 timestamp option), CUBIC as the default CC, a 1500-byte pump
 // packet.
@@ -34,7 +34,7 @@ func TestParseDefaults(t *testing.T) {
 		Flows: []Flow{
 			{ID: "f0", Src: "a", Dst: "b", Params: &Params{CC: "cubic", App: AppPattern{Kind: Greedy}, TCP: TCPOptions{
 				SACK: true, RACK: true, TLP: true, PRR: true, FRTO: true, Pacing: PacingAuto, TSO: true, GRO: true, DelayedAck: true, ECN: false,
-				MSS: 1448, InitCwnd: 10, SndBuf: 4194304, RcvBufInit: 131072, RcvBufMax: 6291456, GROInterval: 0, HZ: 1000,
+				MSS: 1448, InitCwnd: 10, SndBuf: 4194304, RcvBufInit: 131072, RcvBufMax: 33554432, GROInterval: 0, HZ: 1000,
 			}}},
 			{ID: "p", Src: "b", Dst: "a", Params: &Params{CC: "pump", Rate: units.Mbps, PacketSize: 1500}},
 		},

@@ -421,7 +421,7 @@ type TCPOptions struct {
 	InitCwnd    uint32       // packets, default 10
 	SndBuf      units.Bytes  // send-buffer ceiling, default 4 MiB; 0 = unlimited
 	RcvBufInit  units.Bytes  // initial receive window, default 128 KiB (tcp_rmem[1])
-	RcvBufMax   units.Bytes  // autotuning ceiling, default 6 MiB (tcp_rmem[2])
+	RcvBufMax   units.Bytes  // autotuning ceiling, default 32 MiB (tcp_rmem[2])
 	GROInterval sim.Duration // coalescing interval, default 0 (back-to-back only)
 
 	// HZ is the kernel's CONFIG_HZ: its timers tick 1/HZ s apart, and the

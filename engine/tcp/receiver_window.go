@@ -11,8 +11,8 @@ import (
 // Receive-buffer defaults: tcp_rmem[1], tcp_rmem[2], net.core.rmem_max
 // and the MSS of a 1500-byte MTU with timestamps.
 const (
-	defaultRcvBufInit = 128 * units.KiB
-	defaultRcvBufMax  = 6 * units.MiB
+	defaultRcvBufInit = config.DefaultRcvBufInit
+	defaultRcvBufMax  = config.DefaultRcvBufMax
 	defaultRmemMax    = 212992
 	defaultMSS        = 1448
 )
@@ -160,6 +160,15 @@ func WScale(rcvBufMax units.Bytes) uint8 {
 	}
 	space := max(uint64(rcvBufMax), defaultRmemMax)
 	return uint8(min(max(bits.Len64(space)-1-15, 0), 14))
+}
+
+// RcvBufForWindow is the tcp_rmem[2] whose window reaches win: the buffer
+// tcp_win_from_space turns into win at the scaling ratio a lone full-sized
+// segment of mss measures. It is what a capture's largest advertised
+// window says of its receiver's buffer ceiling.
+func RcvBufForWindow(win, mss units.Bytes) units.Bytes {
+	ratio := max(uint64(mss)<<rmemToWinScale/skbTruesize(1), 1)
+	return units.Bytes((uint64(win)<<rmemToWinScale + ratio - 1) / ratio)
 }
 
 // alignUp is the kernel's ALIGN to the scale unit, 1 << wscale: x rounded

@@ -263,13 +263,14 @@ func TestRcvSpaceAdjustAsKernelTracepoint(t *testing.T) {
 
 // TestWScaleAsLinux: tcp_select_initial_window announces ilog2 of the
 // largest of tcp_rmem[2] and net.core.rmem_max (212992), less 15, in
-// [0, 14]: Linux's default 6 MiB announces 7, as captures of Linux hosts
-// show; a 64 KiB tcp_rmem[2] still announces 2, from rmem_max.
+// [0, 14]: 6.16+'s default 32 MiB announces 10 (this host's tcp_rmem is
+// "4096 131072 33554432"), the 6 MiB of earlier kernels 7, as captures of
+// Linux hosts show; a 64 KiB tcp_rmem[2] still announces 2, from rmem_max.
 func TestWScaleAsLinux(t *testing.T) {
 	for _, c := range []struct {
 		max  units.Bytes
 		want uint8
-	}{{0, 7}, {64 * units.KiB, 2}, {6 * units.MiB, 7}, {4 * units.MiB, 7}, {16 * units.MiB, 9}, {32 * units.MiB, 10}, {1 << 40, 14}} {
+	}{{0, 10}, {64 * units.KiB, 2}, {6 * units.MiB, 7}, {4 * units.MiB, 7}, {16 * units.MiB, 9}, {32 * units.MiB, 10}, {1 << 40, 14}} {
 		if got := WScale(c.max); got != c.want {
 			t.Errorf("WScale(%d) = %d, want %d", c.max, got, c.want)
 		}
@@ -307,5 +308,17 @@ func TestRcvRttUpdate(t *testing.T) {
 	w.rcvRttMeasureTS(tsNow(now), now, false)
 	if w.rcvRttUs != 40000 {
 		t.Errorf("a zero timestamp delta changed the estimate to %d", w.rcvRttUs)
+	}
+}
+
+// TestRcvBufForWindow: at the ratio a lone 1448-byte segment measures
+// (1448·256/2304 = 160), a 6 MiB buffer offers 6291456·160/256 = 3932160
+// bytes of window, and a 128 KiB one 81920 (the clamp a 6.18 receiver
+// announces after its first segment): each window gives its buffer back.
+func TestRcvBufForWindow(t *testing.T) {
+	for _, c := range []struct{ win, want units.Bytes }{{3932160, 6 * units.MiB}, {81920, 128 * units.KiB}, {81921, 128*units.KiB + 2}} {
+		if got := RcvBufForWindow(c.win, 1448); got != c.want {
+			t.Errorf("RcvBufForWindow(%d, 1448) = %d, want %d", c.win, got, c.want)
+		}
 	}
 }

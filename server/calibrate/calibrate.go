@@ -10,7 +10,9 @@ import (
 	"github.com/ccscope/ccscope/engine"
 	"github.com/ccscope/ccscope/engine/config"
 	"github.com/ccscope/ccscope/engine/sim"
+	"github.com/ccscope/ccscope/engine/tcp"
 	"github.com/ccscope/ccscope/engine/trace"
+	"github.com/ccscope/ccscope/engine/units"
 )
 
 // headerBytes are the IPv4 and TCP headers with the timestamp option that
@@ -143,6 +145,21 @@ func (p Path) ReplayBuffer() int64 {
 	return buf
 }
 
+// replayTCP is the replay flow's TCP options: the capture's initial window
+// and MSS, and, where the capture carries the receiver's window, a receive
+// buffer ceiling that lets the window grow to the largest one seen and no
+// further (tcp.RcvBufForWindow; at least tcp_rmem[1]). Left at the default
+// (32 MiB, 6.16+) a replay of a flow held by a 6 MiB receiver's window
+// overshot in slow start: 252 retransmissions where the capture had none.
+func (p Path) replayTCP() map[string]any {
+	o := map[string]any{"init_cwnd": p.InitCwnd, "mss": fmt.Sprintf("%dB", p.MSS)}
+	if p.RwndMax > 0 {
+		b := max(tcp.RcvBufForWindow(units.Bytes(p.RwndMax), units.Bytes(p.MSS)), config.DefaultRcvBufInit)
+		o["rcvbuf_max"] = fmt.Sprintf("%dB", b)
+	}
+	return o
+}
+
 // quantile is the nearest-rank q-quantile of xs (sorted in place).
 func quantile(xs []int64, q float64) int64 {
 	slices.Sort(xs)
@@ -165,8 +182,7 @@ func Scenario(p Path, cc string, durationUs int64) ([]byte, error) {
 		"links": []any{map[string]any{"id": "bottleneck", "a": "h1", "b": "h2", "rate": fmt.Sprintf("%dbps", p.RateBps),
 			"delay": fmt.Sprintf("%dns", p.FloorUs*1000/2),
 			"ab":    map[string]any{"qdisc": map[string]any{"kind": "fifo", "limit": fmt.Sprintf("%dB", buf)}}}},
-		"flows": []any{map[string]any{"id": "f0", "src": "h1", "dst": "h2", "cc": cc,
-			"tcp": map[string]any{"init_cwnd": p.InitCwnd, "mss": fmt.Sprintf("%dB", p.MSS)}}},
+		"flows": []any{map[string]any{"id": "f0", "src": "h1", "dst": "h2", "cc": cc, "tcp": p.replayTCP()}},
 		"trace": map[string]any{"detail": "sampled", "interval": "1ms"},
 	}
 	return json.MarshalIndent(scn, "", "  ")

@@ -52,7 +52,7 @@ func TestNodeSysctls(t *testing.T) {
 		}},
 		{"a host sends one and receives the other", `[{"id":"f0","src":"h1","dst":"h2","cc":"cubic","tcp":{"ecn":true,"rcvbuf_max":"16MiB"}},
 			{"id":"f1","src":"h2","dst":"h1","cc":"cubic"}]`, nil, func(t *testing.T, vals map[string][]nsSysctl) {
-			if r1, r2 := value(vals, "h1", "net.ipv4.tcp_rmem"), value(vals, "h2", "net.ipv4.tcp_rmem"); r1 != "4096 131072 6291456" || r2 != "4096 131072 16777216" {
+			if r1, r2 := value(vals, "h1", "net.ipv4.tcp_rmem"), value(vals, "h2", "net.ipv4.tcp_rmem"); r1 != "4096 131072 33554432" || r2 != "4096 131072 16777216" {
 				t.Errorf("tcp_rmem h1 %q, h2 %q; want f1's receiver the default, f0's 16 MiB", r1, r2)
 			}
 		}},

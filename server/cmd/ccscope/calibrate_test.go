@@ -8,7 +8,7 @@ import (
 )
 
 // A capture whose flow never filled the buffer (a simulated CUBIC flow held
-// by its receive window on 200 Mbps, 122 ms, a 2-BDP FIFO, captured at the
+// by its receive window, 6 MiB of buffer, on 200 Mbps, 122 ms, a 2-BDP FIFO, captured at the
 // sender's access link: its path is known) calibrates to a replay that
 // drops nothing either. Sized at the queue the flow built (990 KB of the
 // 6.1 MB buffer), the replay retransmitted 886 segments and lost 27 % of
@@ -17,7 +17,7 @@ func TestCalibrateACaptureThatNeverFilledTheBuffer(t *testing.T) {
 	pcap := filepath.Join(t.TempDir(), "s.pcap")
 	if code, _, stderr := ccscope(t, "run", "p-rtr-p", "--duration", "10s", "--set", "links.bottleneck.rate=200Mbps",
 		"--set", "links.bottleneck.delay=60ms", "--set", "links.bottleneck.ab.qdisc.limit=2BDP",
-		"--pcap", pcap+":access:both"); code != 0 {
+		"--set", "flows.f0.tcp.rcvbuf_max=6MiB", "--pcap", pcap+":access:both"); code != 0 {
 		t.Fatalf("run: exit %d: %s", code, stderr)
 	}
 	code, stdout, stderr := ccscope(t, "calibrate", pcap, "--json")
