@@ -9,7 +9,8 @@ import "testing"
 //     FIFO, 4 s: 29.8–30.0 Mbps. Counting payload alone, the simulator's
 //     writer woke before the burst had passed and the flow made 36.5.
 //   - BBR on 50 Mbps over 200 ms with a 1-BDP FIFO and a 4 MB buffer (the
-//     default then, 4,000,000 bytes; now Linux's 4 MiB), 12 s: 1,267–1,354 retransmissions. STARTUP's inflight fills
+//     default then, 4,000,000 bytes, beside 6 MiB to receive; now 4 MiB
+//     and 32 MiB), 12 s: 1,267–1,354 retransmissions. STARTUP's inflight fills
 //     the buffer, and the kernel's writer wakes with some 90 segments
 //     fewer in flight than a payload count would let it (sk_wmem_queued
 //     by bpftrace: 211 KB above the payload with 1,375 segments out); the
@@ -26,7 +27,7 @@ func TestSndBufTruesize(t *testing.T) {
 	if goodput < 0.95*29.9e6 || goodput > 1.05*29.9e6 {
 		t.Errorf("256 KB send buffer: goodput %.2f Mbps, want the kernel's 29.8–30.0 ± 5 %%", goodput/1e6)
 	}
-	_, retrans := run("flows.f0.cc=bbr", "flows.f0.tcp.sndbuf=4MB", "links.bottleneck.rate=50Mbps",
+	_, retrans := run("flows.f0.cc=bbr", "flows.f0.tcp.sndbuf=4MB", "flows.f0.tcp.rcvbuf_max=6MiB", "links.bottleneck.rate=50Mbps",
 		"links.bottleneck.delay=99ms", "runtime.duration=12s")
 	if retrans > 1354*11/10 {
 		t.Errorf("BBR over 200 ms: %d retransmissions, want at most 10 %% above the kernel's 1,267–1,354", retrans)
