@@ -67,10 +67,11 @@ func benchScale(b *testing.B, raw []byte) {
 // within 1.5× of those at 1, and the 1024-flow run in at most 1.5 CPU-s and
 // 100 MB peak RSS.
 //
-// With Linux's default buffers the one flow is limited by its receive
-// window (tcp_rmem's 6 MiB: about 1 Gbps at 30 ms) and never queues or
-// loses a packet, a cheaper kind of event than the congested path of 32
-// or more flows. 1-fill is the one flow with buffers that let it fill the
+// With Linux's default buffers the one flow is held by its 4 MiB send
+// buffer (about 450 Mbps over the first second, after a slow start that
+// overflows its host's 10 Gbps access queue) and never queues at the
+// bottleneck, a cheaper kind of event than the congested path of 32 or
+// more flows. 1-fill is the one flow with buffers that let it fill the
 // path and overflow the queue, as the 1,024 do: the same packets in
 // flight, one flow instead of 1,024.
 func BenchmarkDumbbellN(b *testing.B) {
