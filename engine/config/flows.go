@@ -10,12 +10,12 @@ import (
 	"github.com/ccscope/ccscope/engine/units"
 )
 
-// Flow and TCP defaults. The buffer sizes are Linux's: tcp_wmem caps the send
-// buffer at 4 MiB (tcp_init's max_wshare, 4194304), tcp_rmem starts the
-// receive buffer at 131072 bytes and lets autotuning grow it to 32 MiB
-// (6.16+'s max_rshare on a host with 4 GB or more; 6 MiB before). The initial window is TCP_INIT_CWND (10,
-// RFC 6928) and the MSS is 1448, what a 1500-byte MTU leaves after IPv4, TCP
-// and the timestamp option.
+// Flow and TCP defaults. The buffer sizes are a Linux 6.18 host's: tcp_wmem
+// caps the send buffer at 4 MiB (tcp_init's max_wshare, 4194304), tcp_rmem
+// starts the receive buffer at 131072 bytes and lets autotuning grow it to
+// 32 MiB (6.16+'s max_rshare on a host with 4 GB or more; 6 MiB before).
+// The initial window is TCP_INIT_CWND (10, RFC 6928) and the MSS is 1448,
+// what a 1500-byte MTU leaves after IPv4, TCP and the timestamp option.
 const (
 	DefaultPacketSize = 1500 * units.B
 	DefaultMSS        = 1448 * units.B

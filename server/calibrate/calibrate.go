@@ -170,7 +170,8 @@ func quantile(xs []int64, q float64) int64 {
 // Scenario writes a scenario that reproduces the path: two endpoints on
 // one link of the deduced rate, half the floor each way, a FIFO of the
 // deduced buffer at the sender's end (ReplayBuffer), and one bulk flow of
-// cc with the deduced initial window, run for durationUs.
+// cc with the deduced initial window and receive buffer (replayTCP), run
+// for durationUs.
 func Scenario(p Path, cc string, durationUs int64) ([]byte, error) {
 	ms := func(us int64) string { return fmt.Sprintf("%dus", us) }
 	buf := p.ReplayBuffer()
