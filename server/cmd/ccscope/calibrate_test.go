@@ -8,9 +8,9 @@ import (
 )
 
 // A capture whose flow never filled the buffer (a simulated CUBIC flow held
-// by its receive window, 6 MiB of buffer, on 200 Mbps, 122 ms, a 2-BDP FIFO, captured at the
-// sender's access link: its path is known) calibrates to a replay that
-// drops nothing either. Sized at the queue the flow built (990 KB of the
+// by the window of a 6 MiB receive buffer on 200 Mbps, 122 ms, a 2-BDP
+// FIFO, captured at the sender's access link: its path is known)
+// calibrates to a replay that drops nothing either. Sized at the queue the flow built (990 KB of the
 // 6.1 MB buffer), the replay retransmitted 886 segments and lost 27 % of
 // the goodput.
 func TestCalibrateACaptureThatNeverFilledTheBuffer(t *testing.T) {
