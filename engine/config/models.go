@@ -462,10 +462,7 @@ func (c *collector) outages(path string, v any) *Outages {
 		c.add(path, "must be a list of {\"at\", \"duration\"} or an object ({\"windows\": [...]}, or start, every and duration), not %s", describe(v))
 		return nil
 	}
-	o, ok := c.object(path, v, outagesShape.alt)
-	if !ok {
-		return nil
-	}
+	o, _ := c.object(path, v, outagesShape.alt) // v is an object: the switch saw to it
 	out := &Outages{}
 	if wv, wp, ok := o.get("windows"); ok {
 		arr, isArr := wv.([]any)
