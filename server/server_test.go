@@ -90,6 +90,34 @@ func TestOpenNotesDroppedFields(t *testing.T) {
 	}
 }
 
+// open's seed wins over a set of runtime.seed, alone or in its object, in
+// either form of set, and says so, as --seed does on the command line.
+func TestOpenSeedOverridesSet(t *testing.T) {
+	t.Parallel()
+	_, url := newTestServer(t, Options{})
+	c := dial(t, url)
+	for _, tc := range []struct {
+		set  any
+		note string
+	}{
+		{map[string]any{"runtime.seed": 3, "runtime.duration": "1s"}, "seed 7 overrides set runtime.seed=3"},
+		{[]any{"runtime.seed=3", "runtime.duration=1s"}, "seed 7 overrides set runtime.seed=3"},
+		{[]any{`runtime={"seed":3,"duration":"1s"}`}, `seed 7 overrides set runtime={"seed":3,"duration":"1s"}`},
+	} {
+		res := c.call("open", map[string]any{"scenario": "p-rtr-p", "seed": 7, "set": tc.set})
+		if asInt(res["seed"]) != 7 {
+			t.Errorf("open seed 7 with set %v: seed %v, want 7", tc.set, res["seed"])
+		}
+		if diff := cmp.Diff([]any{tc.note}, res["notes"]); diff != "" {
+			t.Errorf("open seed 7 with set %v: notes (-want +got):\n%s", tc.set, diff)
+		}
+	}
+	res := c.call("open", map[string]any{"scenario": "p-rtr-p", "seed": 7, "set": map[string]any{"runtime.duration": "1s"}})
+	if n, ok := res["notes"]; ok || asInt(res["seed"]) != 7 {
+		t.Errorf("open seed 7 setting runtime.duration: seed %v, notes %v; want 7 and none", res["seed"], n)
+	}
+}
+
 // open reads the trace and CDF files a scenario names from the files sent
 // with it (the server reads none of its own disk), as strings or bytes,
 // embeds them in the canonical config, and notes a file sent but not named.

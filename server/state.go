@@ -103,25 +103,24 @@ type state struct {
 }
 
 // buildScenario turns open's inputs into canonical JSON: raw scenario JSON,
-// then the seed, then the overrides (a map or a list of "path=value"), read
+// then the overrides (a map or a list of "path=value"), then the seed, read
 // with the trace and CDF files sent with them. The notes name overrides
-// that replaced an object and dropped its fields (config.ApplyNoted), and
-// files sent that the scenario names neither before nor after them.
+// that replaced an object and dropped its fields (config.ApplyNoted), those
+// the seed overrides, and files sent that the scenario names neither before
+// nor after them.
 func buildScenario(raw []byte, seed *uint64, set any, files map[string][]byte) ([]byte, []string, *Error) {
 	var err error
-	if seed != nil {
-		if raw, err = config.Override(raw, "runtime.seed", *seed); err != nil {
-			return nil, nil, configError(err, "")
-		}
-	}
 	given := raw // before the overrides: a client sends the files it names too
-	var notes []string
+	var notes, seedSets []string
 	switch s := set.(type) {
 	case nil:
 	case map[string]any:
 		for _, k := range slices.Sorted(maps.Keys(s)) {
 			if e := jsonValue(s[k], "set["+strconv.Quote(k)+"]"); e != nil {
 				return nil, nil, e
+			}
+			if b, err := json.Marshal(s[k]); err == nil && config.OverrideSets(k+"="+string(b), "runtime.seed") {
+				seedSets = append(seedSets, k+"="+string(b))
 			}
 		}
 		if raw, notes, err = config.OverrideAllNoted(raw, s); err != nil {
@@ -135,12 +134,25 @@ func buildScenario(raw []byte, seed *uint64, set any, files map[string][]byte) (
 				return nil, nil, errorf(CodeBadArgs, "set", "set[%d] is %s, want \"path=value\"", i, typeName(e))
 			}
 			sets[i] = str
+			if config.OverrideSets(str, "runtime.seed") {
+				seedSets = append(seedSets, str)
+			}
 		}
 		if raw, notes, err = config.ApplyNoted(raw, sets); err != nil {
 			return nil, nil, configError(err, "set.")
 		}
 	default:
 		return nil, nil, errorf(CodeBadArgs, "set", "set is %s, want a map {path: value} or a list of \"path=value\"", typeName(set))
+	}
+	// The seed comes after the overrides, so it wins, as --seed does on the
+	// command line.
+	if seed != nil {
+		if raw, err = config.Override(raw, "runtime.seed", *seed); err != nil {
+			return nil, nil, configError(err, "")
+		}
+		for _, s := range seedSets {
+			notes = append(notes, fmt.Sprintf("seed %d overrides set %s", *seed, s))
+		}
 	}
 	scn, err := config.Parse(raw, config.WithCCs(cc.Names()), config.WithFiles(files))
 	if err != nil {

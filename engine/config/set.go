@@ -132,6 +132,23 @@ func OverrideAllNoted(raw []byte, values map[string]any) ([]byte, []string, erro
 	return encodeTree(root), notes, nil
 }
 
+// OverrideSets says whether the override s ("path=value") sets path:
+// names it, or names the object holding it with a value for its field
+// (runtime={"seed":2} sets runtime.seed).
+func OverrideSets(s, path string) bool {
+	p, v, _ := strings.Cut(s, "=")
+	field, inside := strings.CutPrefix(path, p+".")
+	if !inside {
+		return p == path
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal([]byte(v), &obj) != nil {
+		return false
+	}
+	_, ok := obj[field]
+	return ok
+}
+
 func parseSetValue(s string) any {
 	if v, err := decodeTree([]byte(s)); err == nil {
 		return v

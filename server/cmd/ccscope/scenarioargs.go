@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"math"
@@ -103,27 +102,11 @@ func (c *scenarioCmd) parse(args []string) (raw []byte, sets []string, opts []co
 func overrideNotes(flag, path, value, what string, earlier []string) []string {
 	var notes []string
 	for _, s := range earlier {
-		if setsPath(s, path) {
+		if config.OverrideSets(s, path) {
 			notes = append(notes, fmt.Sprintf("%s %s overrides %s %s", flag, value, what, s))
 		}
 	}
 	return notes
-}
-
-// setsPath says whether the override s ("path=value") sets path: names it,
-// or names the object holding it with a value for its field.
-func setsPath(s, path string) bool {
-	p, v, _ := strings.Cut(s, "=")
-	field, inside := strings.CutPrefix(path, p+".")
-	if !inside {
-		return p == path
-	}
-	var obj map[string]json.RawMessage
-	if json.Unmarshal([]byte(v), &obj) != nil {
-		return false
-	}
-	_, ok := obj[field]
-	return ok
 }
 
 // filesDirFlag adds --files-dir to fs.
