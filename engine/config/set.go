@@ -60,12 +60,34 @@ func ApplyNoted(raw []byte, sets []string) ([]byte, []string, error) {
 // setNoted is setPath, appending to notes a note when v, an object,
 // replaced one with fields it lacks.
 func setNoted(c *collector, root any, path string, v any, notes []string) []string {
-	dropped := droppedKeys(setPath(c, root, path, v), v)
+	old := setPath(c, root, path, v)
+	if v == nil && old != nil {
+		return append(notes, nullNote(path, old))
+	}
+	dropped := droppedKeys(old, v)
 	if len(dropped) == 0 {
 		return notes
 	}
 	return append(notes, fmt.Sprintf("set %s replaces the whole object and drops its %s; to change one field, set %s.FIELD alone",
 		path, strings.Join(dropped, ", "), path))
+}
+
+// nullNote is the note for an override that set path to null where old
+// was: the field is gone, and with it all it held, so its default applies.
+func nullNote(path string, old any) string {
+	if m, ok := old.(map[string]any); ok {
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, strconv.Quote(k))
+		}
+		slices.Sort(keys)
+		if len(keys) == 0 {
+			return fmt.Sprintf("set %s=null removes it: its defaults apply", path)
+		}
+		return fmt.Sprintf("set %s=null removes it and its %s: their defaults apply", path, strings.Join(keys, ", "))
+	}
+	b, _ := json.Marshal(old)
+	return fmt.Sprintf("set %s=null removes its value %s: the default applies", path, b)
 }
 
 // droppedKeys are the keys of old, an object an override replaced, that

@@ -158,8 +158,9 @@ func TestOverrideAllOrder(t *testing.T) {
 }
 
 // An override that replaces an object by one without some of its fields
-// says so, naming them; one that sets a field inside, or replaces an
-// object with all its fields, or a value, says nothing.
+// says so, naming them, and so does one that sets a value or an object to
+// null; one that sets a field inside, or replaces an object with all its
+// fields, or a value, says nothing.
 func TestApplyNotesDroppedFields(t *testing.T) {
 	raw := []byte(`{"name":"n","runtime":{"duration":"1s"},"nodes":[{"id":"a"},{"id":"b"}],
 	 "links":[{"id":"l","a":"a","b":"b","rate":"10Mbps","delay":"1ms"}],
@@ -175,6 +176,11 @@ func TestApplyNotesDroppedFields(t *testing.T) {
 		{`flows.f0.tcp={"hz":250,"pacing":false,"gro_interval":"0s"}`, nil},
 		{`flows.f0.cc=bbr`, nil},
 		{`links.l.ab={"rate":"5Mbps"}`, nil}, // nothing was there
+		// null removes a value or an object, and with it what it held.
+		{`flows.f0.tcp=null`, []string{`set flows.f0.tcp=null removes it and its "gro_interval", "pacing": their defaults apply`}},
+		{`flows.f0.cc=null`, []string{`set flows.f0.cc=null removes its value "cubic": the default applies`}},
+		{`runtime={}`, []string{`set runtime replaces the whole object and drops its "duration"; to change one field, set runtime.FIELD alone`}},
+		{`links.l.ab=null`, nil}, // nothing was there
 	}
 	for _, c := range cases {
 		_, notes, err := ApplyNoted(raw, []string{c.set})
