@@ -35,7 +35,7 @@ func emulateMain(args []string) int {
 		return fail(err)
 	}
 	printNotes(prep.Notes)
-	sink, err := openTrace(*tracePath, "", prep.Scenario)
+	sink, err := openTrace(*tracePath, "", prep.Scenario, false)
 	if err != nil {
 		return fail(err)
 	}

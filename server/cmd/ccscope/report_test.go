@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -28,5 +29,40 @@ func TestRunReportSplitFlowLegs(t *testing.T) {
 	}
 	if strings.Contains(html, "has no trace rows") {
 		t.Error("the page says a flow has no trace rows")
+	}
+}
+
+// A trace under the name of an earlier one replaces it whole: the tables
+// that --trace-select leaves out are removed, and said to be, so that
+// `ccscope report` draws one run, and says which tables it lacks, rather
+// than the earlier run's queue beside this run's flows.
+func TestTraceReplacesEarlierTrace(t *testing.T) {
+	dir := t.TempDir()
+	tr := filepath.Join(dir, "r.parquet")
+	if code, _, stderr := ccscope(t, "run", "p-rtr-p", "--duration", "200ms", "--trace", tr); code != 0 {
+		t.Fatalf("run --trace: exit %d, %s", code, stderr)
+	}
+	code, _, stderr := ccscope(t, "run", "p-rtr-p", "--duration", "200ms", "--set", "flows.f0.cc=bbr", "--trace", tr, "--trace-select", "flows")
+	if code != 0 || !strings.Contains(stderr, "ccscope: removed "+filepath.Join(dir, "r.queue.parquet")) {
+		t.Fatalf("run --trace-select flows over an earlier trace: exit %d, %s; want a note of the tables removed", code, stderr)
+	}
+	left, err := filepath.Glob(filepath.Join(dir, "r.*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{filepath.Join(dir, "r.flows.parquet"), filepath.Join(dir, "r.run.json")}
+	if !slices.Equal(left, want) {
+		t.Errorf("files after the second trace %q, want %q", left, want)
+	}
+	code, _, stderr = ccscope(t, "report", tr, "-o", filepath.Join(dir, "r.html"))
+	if code != 0 {
+		t.Fatalf("report: exit %d, %s", code, stderr)
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "r.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if html := string(raw); strings.Contains(html, "bic_target") || !strings.Contains(html, "no queue table") {
+		t.Error("the report draws CUBIC's signals of the earlier run, or does not say it lacks the queue table")
 	}
 }

@@ -44,7 +44,7 @@ func runMain(args []string) int {
 		prep.Scenario.Trace.Detail = config.TraceChange
 		fmt.Fprintln(os.Stderr, "ccscope: the scenario's trace.detail is \"summary\"; --report records every change (set trace.detail to \"sampled\" for less)")
 	}
-	sink, err := openTrace(*tracePath, *traceSelect, prep.Scenario)
+	sink, err := openTrace(*tracePath, *traceSelect, prep.Scenario, true)
 	if err != nil {
 		return fail(err)
 	}

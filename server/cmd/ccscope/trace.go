@@ -1,20 +1,24 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/ccscope/ccscope/engine"
 	"github.com/ccscope/ccscope/engine/config"
 	"github.com/ccscope/ccscope/engine/trace"
+	"github.com/ccscope/ccscope/server/report"
 )
 
 // openTrace returns the file sink for --trace (nil when not asked for),
 // writing what --trace-select picks. A trace file of a summary-only run
 // would be empty, so asking for one raises the detail to every change, and
-// says so.
-func openTrace(path, selection string, scn *config.Scenario) (*trace.FileSink, error) {
+// says so. The trace of an earlier run under the same name is replaced
+// whole (removeStale), so that a report never draws tables of two runs.
+func openTrace(path, selection string, scn *config.Scenario, writesRunInfo bool) (*trace.FileSink, error) {
 	if path == "" {
 		if selection != "" {
 			return nil, fmt.Errorf("--trace-select %q: needs --trace FILE", selection)
@@ -36,7 +40,43 @@ func openTrace(path, selection string, scn *config.Scenario) (*trace.FileSink, e
 		scn.Trace.Detail = config.TraceChange
 		fmt.Fprintln(os.Stderr, "ccscope: the scenario's trace.detail is \"summary\"; --trace records every change (set trace.detail to \"sampled\" for less)")
 	}
-	return trace.NewFileSink(path, trace.WithSelection(sel))
+	sink, err := trace.NewFileSink(path, trace.WithSelection(sel))
+	if err != nil {
+		return nil, err
+	}
+	if err := removeStale(path, sink.Paths(), writesRunInfo); err != nil {
+		sink.Close()
+		return nil, err
+	}
+	return sink, nil
+}
+
+// removeStale removes the files an earlier trace under path left that
+// this one does not write over: the tables it leaves out, and the run-info
+// file when it writes none (emulate). It says which, on stderr.
+func removeStale(path string, writing []string, writesRunInfo bool) error {
+	var stale []string
+	for _, t := range trace.Tables {
+		if p := trace.TablePath(path, t); !slices.Contains(writing, p) {
+			stale = append(stale, p)
+		}
+	}
+	if !writesRunInfo {
+		stale = append(stale, report.RunInfoPath(path))
+	}
+	var removed []string
+	for _, p := range stale {
+		switch err := os.Remove(p); {
+		case err == nil:
+			removed = append(removed, p)
+		case !errors.Is(err, os.ErrNotExist):
+			return fmt.Errorf("--trace %q: removing %s, left by an earlier trace: %w", path, p, err)
+		}
+	}
+	if len(removed) > 0 {
+		fmt.Fprintf(os.Stderr, "ccscope: removed %s, left by an earlier trace under this name (this run does not write them)\n", strings.Join(removed, " "))
+	}
+	return nil
 }
 
 // closeTrace finishes the files and lists them on stderr.
