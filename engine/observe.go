@@ -53,6 +53,15 @@ func (r *Run) FlowIndex(name string) (int, bool) {
 	return i, i >= 0
 }
 
+// FlowConfig is the configuration of r.Flows[i] as the run was built: the
+// scenario's flow, or the leg a split-TCP proxy made of one (LegFlows).
+func (r *Run) FlowConfig(i int) *config.Flow {
+	if t, ok := r.Flows[i].(*tcpFlow); ok && t.relay != nil {
+		return t.cfg
+	}
+	return &r.Scenario.Flows[i]
+}
+
 // TraceNames are the names the traces give scenario flow or leg id: its
 // own, or a split flow's two legs; nil if there is none.
 func (r *Run) TraceNames(id string) []string {

@@ -51,7 +51,8 @@ func openPcap(spec string, r *engine.Run) (*pcapOut, error) {
 		return nil, fmt.Errorf("--pcap %q: direction %q is not ab, ba or both", spec, dir)
 	}
 	var flows []pcap.Flow
-	for _, f := range r.Scenario.Flows {
+	for i := range r.Flows { // a split flow's legs too
+		f := r.FlowConfig(i)
 		fl := pcap.Flow{Src: r.Net.Node(f.Src).Index, TCP: f.CC != "pump", MSS: uint16(f.TCP.MSS)}
 		if fl.TCP {
 			// Both ends are Linux hosts with the same buffers.

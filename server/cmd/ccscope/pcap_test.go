@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/ccscope/ccscope/engine"
+	"github.com/ccscope/ccscope/engine/config"
 	"github.com/ccscope/ccscope/engine/packet"
 	"github.com/ccscope/ccscope/engine/sim"
 	"github.com/ccscope/ccscope/engine/trace"
@@ -272,5 +274,45 @@ func TestSimulatedRunInTshark(t *testing.T) {
 		}
 		t.Logf("flow %s: %d B sent, %d B dropped at the bottleneck, %d retransmissions, %d SACK ACKs — all as tshark reads the captures",
 			fs.ID, fs.BytesSent, dropped[fi], retrans[fi], len(got))
+	}
+}
+
+// A capture on a split flow's second leg (p-we-p's last link, past the
+// proxy) holds leg 1's packets, sent from the proxy, as tshark reads them:
+// each leg is a flow of the run, from its own source, where the capture
+// knew only the scenario's flows and failed after the run.
+func TestPcapOfSplitFlowLeg(t *testing.T) {
+	bin := debian.Tool(t, "tshark", "tshark")
+	path := filepath.Join(t.TempDir(), "leg1.pcap")
+	code, _, stderr := ccscope(t, "run", "p-we-p", "--duration", "300ms", "--pcap", path+":last:both", "--json")
+	if code != 0 {
+		t.Fatalf("run p-we-p --pcap %s:last:both: exit %d, %s", path, code, stderr)
+	}
+	raw, err := config.Builtin("p-we-p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prep, err := engine.Prepare(raw, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := engine.New(prep.Scenario, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := ""
+	for _, n := range prep.Scenario.Nodes {
+		if n.Kind == config.Proxy {
+			proxy = fmt.Sprintf("10.0.0.%d", r.Net.Node(n.ID).Index+1)
+		}
+	}
+	rows := tsharkFields(t, bin, path, "tcp.len > 0", "ip.src", "tcp.srcport")
+	if len(rows) == 0 {
+		t.Fatal("no data segments in the capture")
+	}
+	for _, row := range rows {
+		if row[0] != proxy {
+			t.Fatalf("a data segment from %s:%s on the leg past the proxy, want from the proxy %s", row[0], row[1], proxy)
+		}
 	}
 }
