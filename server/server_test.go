@@ -357,13 +357,16 @@ func deepCopy(v any) any {
 }
 
 // Subscribed rows arrive before the step's response, as Arrow IPC streams
-// that hold exactly the rows the signals op reports recorded.
+// that hold exactly the rows the signals op reports recorded, those that
+// open recorded too (the link table's rates and delays at time 0) when
+// the subscription comes before the first event; one made later has only
+// what is recorded after it.
 func TestSubscribeStreamsArrow(t *testing.T) {
 	t.Parallel()
 	_, url := newTestServer(t, Options{})
 	c := dial(t, url)
 	id := c.open(testScenario, testDuration, "trace.detail=change")
-	c.call("subscribe", map[string]any{"session": id, "tables": []any{"queue", "delivery"}, "every_ms": 0})
+	c.call("subscribe", map[string]any{"session": id, "tables": []any{"queue", "delivery", "link"}, "every_ms": 0})
 	c.call("step", map[string]any{"session": id, "time": "500ms"})
 	rows := map[string]int64{}
 	var seq int64
@@ -374,7 +377,7 @@ func TestSubscribeStreamsArrow(t *testing.T) {
 		seq++
 		rows[p["stream"].(string)] += arrowRows(t, p["arrow"].([]byte))
 	}
-	for _, table := range []string{"queue", "delivery"} {
+	for _, table := range []string{"queue", "delivery", "link"} {
 		s := c.call("signals", map[string]any{"session": id, "table": table})
 		if n := arrowRows(t, s["arrow"].([]byte)); n != asInt(s["rows"]) || n == 0 {
 			t.Errorf("signals %s: stream has %d rows, result says %v; want equal and > 0", table, n, s["rows"])
@@ -392,6 +395,11 @@ func TestSubscribeStreamsArrow(t *testing.T) {
 	c.call("step", map[string]any{"session": id, "time": "100ms"})
 	if len(c.pushes) != 0 {
 		t.Errorf("%d pushes after unsubscribe, want 0", len(c.pushes))
+	}
+	c.call("subscribe", map[string]any{"session": id, "tables": []any{"link"}, "every_ms": 0})
+	c.call("step", map[string]any{"session": id, "time": "100ms"})
+	if len(c.pushes) != 0 {
+		t.Errorf("%d pushes of the link table subscribed mid-run, where nothing changed; want 0", len(c.pushes))
 	}
 }
 

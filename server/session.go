@@ -508,9 +508,26 @@ func (s *session) opSubscribe(a *args, _ any) (any, *Error) {
 	if err := s.st.run.Trace.Err(); err != nil {
 		return nil, errorf(CodeInternal, "", "trace: %v", err)
 	}
+	// Before the first event, the rows recorded at open (the link table's
+	// rates and delays at time 0) are the run's first: a stream from the
+	// start has them, as signals does.
+	fromStart := s.st.run.Sim.Events() == 0
 	for _, t := range tables {
 		s.tr.unsubscribe(t)
 		s.tr.subs[t] = f
+		if fromStart {
+			recs, _, err := s.tr.snapshot(s.st.run.Trace, t, f)
+			if err != nil {
+				return nil, errorf(CodeInternal, "", "trace: %v", err)
+			}
+			for _, rec := range recs {
+				if rec.NumRows() == 0 {
+					rec.Release()
+					continue
+				}
+				s.tr.pending[t] = append(s.tr.pending[t], rec)
+			}
+		}
 	}
 	return map[string]any{"tables": s.tr.subscribed()}, nil
 }
