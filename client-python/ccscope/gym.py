@@ -346,14 +346,17 @@ class CCEnv(gymnasium.Env):
 
         Raises:
             ValueError: The action is not one number (shape, type, NaN).
-            RuntimeError: No episode (call :meth:`reset`), or the flow has
-                finished and no action can reach it.
+            RuntimeError: No episode (call :meth:`reset`), or it has ended:
+                at the horizon, or its flow has finished and no action can
+                reach it.
         """
         if self.session is None:
             raise RuntimeError("ccscope.gym: call reset() before step()")
         st = self._st
         if st.finished:
             raise RuntimeError(f"ccscope.gym: flow {self.flow!r} has finished, which ended the episode; call reset()")
+        if st.done:
+            raise RuntimeError("ccscope.gym: the episode reached the scenario's horizon; call reset()")
         st.vals[1] = st.action(action, self.action_space)
         st.observe(self._client.call_ints("step", st.step_t, st.vals))
         reward = st.reward if self._reward is default_reward else self._reward(st.prev, st.obs)

@@ -144,6 +144,22 @@ def test_a_finished_group_flow_ends_the_episode(client, monkeypatch, size_known)
         env.close()
 
 
+def test_a_step_past_the_horizon_raises(client):
+    # Before, it went on answering terminated, and over a longer scenario it
+    # applied the action and observed a new state past the episode's end.
+    env = CCEnv("p-rtr-p", set={"runtime.duration": "50ms"}, interval="10ms", client=client)
+    try:
+        env.reset(seed=1)
+        obs, info = _until_terminated(env, 10)
+        assert not info["flow_finished"] and info["sim_time_ps"] == 50 * 10**9
+        with pytest.raises(RuntimeError, match="reached the scenario's horizon; call reset"):
+            env.step([100])
+        env.reset(seed=1)
+        assert not env.step([100])[2]
+    finally:
+        env.close()
+
+
 def test_a_finished_flow_ends_the_vector_envs_episode_and_it_resets(client):
     venv = CCVectorEnv(2, "rrul", flow="up/0", set=RRUL, interval="50ms", client=client)
     try:
