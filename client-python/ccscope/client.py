@@ -286,6 +286,7 @@ class Client:
             ReplayMismatch: The replay did not reproduce the checkpoint's
                 digest, or it comes from another engine version.
             BadArguments: The checkpoint is malformed.
+            TypeError: ``checkpoint`` is neither a Checkpoint nor a map.
         """
         return Session(self, self.call("restore", {"checkpoint": _checkpoint_map(checkpoint)}))
 
@@ -798,7 +799,13 @@ def _message_limit(info: Mapping[str, Any]) -> int | None:
 
 
 def _checkpoint_map(c: Checkpoint | Mapping[str, Any]) -> dict[str, Any]:
-    return dict(c.data) if isinstance(c, Checkpoint) else dict(c)
+    if isinstance(c, Checkpoint):
+        return dict(c.data)
+    if not isinstance(c, Mapping):
+        raise TypeError(
+            f"ccscope: checkpoint is a Checkpoint (Session.checkpoint()) or its map, not {type(c).__name__}"
+        )
+    return dict(c)
 
 
 class _IdleClosed(ConnectionLost):

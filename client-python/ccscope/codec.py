@@ -228,8 +228,12 @@ def encode_request(request_id: int, op: str, args: dict[str, Any] | None = None)
                     flat = False
     if flat:
         # Scalars under string keys (a step's arguments): sorting the keys
-        # is all canonical() would do.
-        return _packb(dict(sorted(msg.items())), use_bin_type=True, use_single_float=False)
+        # is all canonical() would do. One msgpack cannot hold (an integer
+        # beyond 64 bits) fails below too, naming its argument.
+        try:
+            return _packb(dict(sorted(msg.items())), use_bin_type=True, use_single_float=False)
+        except (TypeError, ValueError, OverflowError):
+            pass
     try:
         return encode(msg)
     except (TypeError, ValueError, OverflowError) as e:

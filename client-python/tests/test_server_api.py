@@ -321,6 +321,16 @@ def test_bad_requests_raise(client):
         client.restore(bad)
     with pytest.raises(errors.NotFound):
         s.step("1s")  # closed by the with block
+    # Arguments the client cannot send are errors that name them, and the
+    # connection goes on serving.
+    with pytest.raises(TypeError, match="checkpoint is a Checkpoint .* or its map, not str"):
+        client.restore("nope")
+    with pytest.raises(TypeError, match="not list"):
+        client.fork([1, 2], [])
+    with pytest.raises(OverflowError, match="open argument 'seed'"):
+        client.open("pump", seed=2**64)
+    with client.open("pump", seed=2**64 - 1) as s:
+        assert s.seed == 2**64 - 1
 
 
 def test_version_refusal_closes_the_connection(binary_env):
