@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 
 	"github.com/ccscope/ccscope/engine/sim"
@@ -175,13 +176,33 @@ func (c *collector) crossCheck(s *Scenario) {
 			c.add(join(elemPath("flows", g.ID, i), "start"), "%d of the group's %d flows would start after the run ends at %v (the first at %v); run longer, or lower count or the arrival rate", l.n, g.Count, end, l.first)
 		}
 	}
+	for i, l := range s.Links {
+		if l.Group == "" {
+			c.lateOutages(elemPath("links", l.ID, i), &l, end)
+		}
+	}
 	// Changes after the end are said once, at the first, and counted, as
 	// a group's late starts are: a shorter --duration makes many of them.
 	firstLate, lateChanges, lastAt := -1, 0, sim.Duration(0)
+	type changeKey struct {
+		at              sim.Duration
+		link, dir, what string
+	}
+	first := map[changeKey]int{} // the change that set a field of a direction at an instant
 	for i, ch := range s.Changes {
 		path := fmt.Sprintf("changes[%d]", i)
 		if ch.Link != "" && !links[ch.Link] {
 			c.add(join(path, "link"), "no link with id %q", ch.Link)
+		}
+		// Two changes of one field of a direction at one instant: only the
+		// later would hold, and which was meant is not known.
+		for _, what := range ch.sets() {
+			k := changeKey{ch.At, ch.Link, ch.Dir, what}
+			if j, dup := first[k]; dup {
+				c.add(join(path, what), "changes[%d] sets %s/%s's %s at %v too; give one value", j, ch.Link, ch.Dir, what, ch.At)
+			} else {
+				first[k] = i
+			}
 		}
 		if end > 0 && ch.At > end {
 			if firstLate < 0 {
@@ -198,6 +219,71 @@ func (c *collector) crossCheck(s *Scenario) {
 		c.add(fmt.Sprintf("changes[%d].at", firstLate), "%v is after the run ends at %v, and so are %d more changes (the latest at %v): run at least until %v, or leave them out (set changes=[] drops them all)",
 			s.Changes[firstLate].At, end, lateChanges-1, lastAt, lastAt)
 	}
+}
+
+// sets names the fields ch changes.
+func (ch *Change) sets() []string {
+	var out []string
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{{"rate", ch.Rate != nil}, {"delay", ch.Delay != nil}, {"loss", ch.Loss != nil}, {"jitter", ch.Jitter != nil},
+		{"capacity", ch.Capacity != nil}, {"outage", ch.Outage != nil}} {
+		if f.set {
+			out = append(out, f.name)
+		}
+	}
+	return out
+}
+
+// lateOutages refuses outages of link l (at path) that begin after the run
+// ends at end, as changes after it are: the run never reaches them, which a
+// shorter --duration makes easy to miss. Directions given the same outages
+// (the link's own) are said once, at the link.
+func (c *collector) lateOutages(path string, l *Link, end sim.Duration) {
+	if end == 0 {
+		return
+	}
+	ab, ba := l.AB.Outages.lateAfter(end), l.BA.Outages.lateAfter(end)
+	if ab != nil && ba != nil && reflect.DeepEqual(l.AB.Outages, l.BA.Outages) {
+		c.add(join(path, "outages"), "%s", ab)
+		return
+	}
+	if ab != nil {
+		c.add(join(path, "ab.outages"), "%s", ab)
+	}
+	if ba != nil {
+		c.add(join(path, "ba.outages"), "%s", ba)
+	}
+}
+
+// lateAfter says why o has outages that begin after end; nil if none does.
+func (o *Outages) lateAfter(end sim.Duration) error {
+	switch {
+	case o == nil:
+		return nil
+	case o.Every > 0:
+		if o.Start > end {
+			return fmt.Errorf("the first outage, at %v, is after the run ends at %v: run at least until then, or leave them out", o.Start, end)
+		}
+		return nil
+	}
+	late, first := 0, sim.Duration(0)
+	for _, w := range o.Windows {
+		if w.At > end {
+			if late == 0 || w.At < first {
+				first = w.At
+			}
+			late++
+		}
+	}
+	switch {
+	case late == 1:
+		return fmt.Errorf("the outage at %v is after the run ends at %v: run at least until then, or leave it out", first, end)
+	case late > 1:
+		return fmt.Errorf("%d outages, the first at %v, are after the run ends at %v: run at least until then, or leave them out", late, first, end)
+	}
+	return nil
 }
 
 // elemPath addresses an element of an id-addressed array as list does.

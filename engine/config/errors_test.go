@@ -339,3 +339,66 @@ func TestLateChangesSaidOnce(t *testing.T) {
 		}
 	}
 }
+
+// Outages that begin after the run ends are refused as late changes are:
+// said once per direction with their count, or once at the link when it
+// gives both directions the same; an outage that begins within the run and
+// lasts beyond it is fine.
+func TestLateOutages(t *testing.T) {
+	for _, tc := range []struct {
+		set  string
+		want []want
+	}{
+		{`links.bottleneck.ab.outages=[{"at":"1s","duration":"5s"},{"at":"5s","duration":"1ms"},{"at":"4.5s","duration":"1ms"}]`,
+			[]want{{"links[bottleneck].ab.outages", "2 outages, the first at 4.5s, are after the run ends at 4s"}}},
+		{`links.bottleneck.ba.outages=[{"at":"5s","duration":"1ms"}]`,
+			[]want{{"links[bottleneck].ba.outages", "the outage at 5s is after the run ends at 4s"}}},
+		{`links.bottleneck.outages={"start":"6s","every":"1s","duration":"10ms"}`,
+			[]want{{"links[bottleneck].outages", "the first outage, at 6s, is after the run ends at 4s"}}},
+		{`links.bottleneck.outages={"start":"3s","every":"10s","duration":"10ms"}`, nil},
+		{`links.bottleneck.ab.outages=[{"at":"4s","duration":"1s"}]`, nil},
+	} {
+		raw, err := Apply([]byte(baseJSON), []string{"runtime.duration=4s", "changes=[]", tc.set})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = Parse(raw)
+		if tc.want == nil {
+			if err != nil {
+				t.Errorf("%s: %v, want no error", tc.set, err)
+			}
+			continue
+		}
+		got := fieldErrors(t, err)
+		if len(got) != len(tc.want) {
+			t.Errorf("%s: errors %v, want %v", tc.set, got, tc.want)
+			continue
+		}
+		for i, w := range tc.want {
+			if !matches(got[i], w) {
+				t.Errorf("%s: error %d = %v, want %v", tc.set, i, got[i], w)
+			}
+		}
+	}
+}
+
+// Two changes of one field of a direction at one instant are refused at
+// the later, naming the earlier; changes of other fields, directions or
+// instants are not.
+func TestChangesOfOneFieldAtOneInstant(t *testing.T) {
+	raw, err := Apply([]byte(baseJSON), []string{"runtime.duration=4s",
+		`changes=[{"at": "1s", "link": "bottleneck", "dir": "ab", "rate": "10Mbps"},
+		 {"at": "1s", "link": "bottleneck", "dir": "ab", "rate": "20Mbps", "delay": "5ms"},
+		 {"at": "1s", "link": "bottleneck", "dir": "ba", "rate": "20Mbps"},
+		 {"at": "2s", "link": "bottleneck", "dir": "ab", "rate": "30Mbps"},
+		 {"at": "1s", "link": "bottleneck", "dir": "ab", "loss": {"kind": "bernoulli", "p": 0.01}}]`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Parse(raw)
+	got := fieldErrors(t, err)
+	w := want{"changes[1].rate", "changes[0] sets bottleneck/ab's rate at 1s too; give one value"}
+	if len(got) != 1 || !matches(got[0], w) {
+		t.Errorf("Parse errors = %v, want %v", got, w)
+	}
+}

@@ -19,6 +19,23 @@ func parseArgs(fs *flag.FlagSet, args []string, names ...string) (pos []string, 
 		}
 		return nil, 2, false
 	}
+	// A flag given an empty value (--trace "", an unset $OUT) would be
+	// taken for one not given: its output would go nowhere, unsaid.
+	empty := ""
+	fs.Visit(func(f *flag.Flag) {
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); (!ok || !b.IsBoolFlag()) && f.Value.String() == "" && empty == "" {
+			empty = f.Name
+		}
+	})
+	if empty != "" {
+		what, _ := flag.UnquoteUsage(fs.Lookup(empty))
+		dash := "--"
+		if len(empty) == 1 {
+			dash = "-" // -o, as the usage writes it
+		}
+		fmt.Fprintf(fs.Output(), "ccscope: %s: %s%s is empty; give %s, or leave the flag out\n", fs.Name(), dash, empty, what)
+		return nil, 2, false
+	}
 	switch {
 	case len(pos) < len(names):
 		fmt.Fprintf(fs.Output(), "ccscope: %s: missing %s\n", fs.Name(), names[len(pos)])

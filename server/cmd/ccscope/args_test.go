@@ -63,7 +63,7 @@ func TestSplitArgs(t *testing.T) {
 }
 
 // Every command that takes a positional argument finds it after a flag
-// with a value, and refuses one too many by name.
+// with a value, and refuses one too many by name, and a flag given empty.
 func TestCommandArguments(t *testing.T) {
 	trace := filepath.Join(t.TempDir(), "t.parquet")
 	if code, _, stderr := ccscope(t, "run", "--duration", "100ms", "--set", "flows.f0.cc=bbr", "--trace", trace, "p-rtr-p"); code != 0 {
@@ -86,6 +86,12 @@ func TestCommandArguments(t *testing.T) {
 		{[]string{"scenarios", "extra"}, 2, `ccscope: scenarios: unexpected argument "extra"`},
 		{[]string{"scenarios", "--show", "pump", "extra"}, 2, `ccscope: scenarios: unexpected argument "extra"`},
 		{[]string{"version", "extra"}, 2, `ccscope: version: unexpected argument "extra"`},
+		// An empty value, as an unset $OUT gives, is not taken for no flag.
+		{[]string{"run", "pump", "--trace", ""}, 2, "ccscope: run: --trace is empty; give FILE, or leave the flag out"},
+		{[]string{"run", "pump", "--report="}, 2, "ccscope: run: --report is empty; give FILE.html, or leave the flag out"},
+		{[]string{"run", "pump", "--pcap", ""}, 2, "ccscope: run: --pcap is empty; give FILE[:link[:dir]], or leave the flag out"},
+		{[]string{"sweep", "pump", "-o", ""}, 2, "ccscope: sweep: -o is empty; give FILE, or leave the flag out"},
+		{[]string{"report", trace, "-o", ""}, 2, "ccscope: report: -o is empty; give FILE.html, or leave the flag out"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			code, _, stderr := ccscope(t, tc.args...)
