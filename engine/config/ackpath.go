@@ -165,10 +165,7 @@ func (c *collector) ackGrant(path string, o obj) *AckGrant {
 		c.add(path+".gap", "missing; give a profile (%s) or the gap quantiles", profileNames())
 	}
 	if v, p, ok := o.get("per_grant"); ok {
-		if n, ok := c.count(p, v, 1<<20); ok {
-			if n == 0 {
-				c.add(p, "must be at least 1 ACK")
-			}
+		if n, ok := c.countIn(p, v, 1, 1<<20); ok {
 			g.PerGrant = uint32(n)
 		}
 	} else if g.Profile == "" {

@@ -21,7 +21,7 @@ func TestRcvPathErrors(t *testing.T) {
 		{"grant without per_grant", `flows.f0.ack_grant={"gap": ["1ms", "2ms"]}`,
 			want{"flows[f0].ack_grant.per_grant", "missing"}},
 		{"zero per_grant", `flows.f0.ack_grant={"profile": "lte", "per_grant": 0}`,
-			want{"flows[f0].ack_grant.per_grant", "at least 1 ACK"}},
+			want{"flows[f0].ack_grant.per_grant", "0 is not an integer in [1, 1048576]"}},
 		{"decreasing quantiles", `flows.f0.ack_grant={"profile": "lte", "gap": ["1ms", "4ms", "2ms"]}`,
 			want{"flows[f0].ack_grant.gap[2]", "below the previous quantile"}},
 		{"one quantile", `flows.f0.ack_hold={"quantiles": ["1ms"]}`,

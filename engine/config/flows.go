@@ -97,9 +97,13 @@ func (c *collector) flowCommon(path string, o obj, id string, opts options) Flow
 	if _, p, ok := o.get("interval"); ok {
 		c.add(p, "only for ping flows (cc %q)", Ping)
 	}
-	for _, key := range []string{"rate", "packet_size", "ecn"} {
-		if _, p, ok := o.get(key); ok {
-			c.add(p, "only for pump flows (cc %q); a TCP flow's app sets its rate", Pump)
+	for _, key := range []struct{ name, tcp string }{
+		{"rate", "a TCP flow's app sets its rate"},
+		{"packet_size", "a TCP flow's segments are tcp.mss long"},
+		{"ecn", "a TCP flow's is tcp.ecn"},
+	} {
+		if _, p, ok := o.get(key.name); ok {
+			c.add(p, "only for pump flows (cc %q); %s", Pump, key.tcp)
 		}
 	}
 	f.App = c.app(o)
@@ -333,10 +337,7 @@ func (c *collector) tcp(flow obj) TCPOptions {
 		}
 	}
 	if v, p, ok := o.get("init_cwnd"); ok {
-		if n, ok := c.count(p, v, math.MaxUint32); ok {
-			if n == 0 {
-				c.add(p, "must be at least 1 packet")
-			}
+		if n, ok := c.countIn(p, v, 1, math.MaxUint32); ok {
 			t.InitCwnd = uint32(n)
 		}
 	}

@@ -180,10 +180,7 @@ func (c *collector) loss(m modelSpec) Loss {
 			valid[key] = ok
 			*map[string]*float64{"p": &out.P, "p_gb": &out.PGB, "p_bg": &out.PBG, "loss_good": &out.LossGood, "loss_bad": &out.LossBad}[key] = p
 		case "every":
-			n, ok := c.count(f.path, f.v, math.MaxInt64)
-			if ok && n == 0 {
-				c.add(f.path, "must be at least 1")
-			}
+			n, _ := c.countIn(f.path, f.v, 1, math.MaxInt64)
 			out.Every = int64(n)
 		case "train_length":
 			x, ok := c.number(f.path, f.v)
@@ -252,10 +249,7 @@ func (c *collector) jitter(m modelSpec) Jitter {
 		case "shape":
 			out.Shape, _ = c.number(f.path, f.v)
 		case "burst_size":
-			n, ok := c.count(f.path, f.v, math.MaxInt64)
-			if ok && n == 0 {
-				c.add(f.path, "must be at least 1")
-			}
+			n, _ := c.countIn(f.path, f.v, 1, math.MaxInt64)
 			out.BurstSize = int64(n)
 		case "p":
 			out.P, _ = c.prob(f.path, f.v)

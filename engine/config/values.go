@@ -102,7 +102,7 @@ func (c *collector) boolean(path string, v any) (bool, bool) {
 func (c *collector) count(path string, v any, max uint64) (uint64, bool) {
 	n, ok := v.(json.Number)
 	if !ok {
-		c.add(path, "must be a non-negative integer, not %s", describe(v))
+		c.add(path, "must be an integer in [0, %d], not %s", max, describe(v))
 		return 0, false
 	}
 	u, err := strconv.ParseUint(n.String(), 10, 64)
@@ -118,7 +118,7 @@ func (c *collector) count(path string, v any, max uint64) (uint64, bool) {
 func (c *collector) countIn(path string, v any, lo, hi uint64) (uint64, bool) {
 	n, ok := v.(json.Number)
 	if !ok {
-		c.add(path, "must be a non-negative integer, not %s", describe(v))
+		c.add(path, "must be an integer in [%d, %d], not %s", lo, hi, describe(v))
 		return 0, false
 	}
 	u, err := strconv.ParseUint(n.String(), 10, 64)

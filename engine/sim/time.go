@@ -135,7 +135,7 @@ func FormError(s string) error {
 	t := strings.TrimSpace(s)
 	if t != "" && (t[0] == '-' || t[0] == '+') {
 		if t[0] == '-' {
-			return fmt.Errorf("%q is negative; it must be zero or more", s)
+			return fmt.Errorf("%q is negative", s) // the field's own check says what it takes
 		}
 		return fmt.Errorf("%q has a sign; write the number alone", s)
 	}
