@@ -49,11 +49,14 @@ func TestHeldOutPathsBesideKernel(t *testing.T) {
 			87.80, 0.01, [2]int64{319, 327}},
 		// iperf3's 128 KiB writes, on the kernel side too: where BBR leaves
 		// STARTUP depends on the call ends its send buffer meets
-		// (pushRemnant, README), and with 1 MiB calls the simulator's
-		// 2,617 retransmissions fall below the kernel's 3,216–4,003.
+		// (pushRemnant, README). The kernel's six runs of 2026-12-06
+		// (seeds 1–4, 1–2) retransmitted 2,212–4,452, five of them 3,506 or
+		// more, leaving STARTUP at 1.9 s; the simulator, since its writer
+		// sends each skb as it fills (writeCall), leaves at 1.5 s with 2,568,
+		// as the kernel's low run does (before, 4,000, at 1.65 s).
 		{"bbr-100Mbps-100ms-quarterBDP-128KiB-writes", []string{"flows.f0.cc=bbr", "links.bottleneck.rate=100Mbps",
 			"links.bottleneck.delay=49ms", "links.bottleneck.ab.qdisc.limit=0.25BDP", "flows.f0.app.write=128KiB"},
-			88.03, 0.01, [2]int64{3526, 3900}},
+			88.44, 0.01, [2]int64{2212, 4452}},
 		{"bbr-5Mbps-150ms-1BDP", []string{"flows.f0.cc=bbr", "links.bottleneck.rate=5Mbps", "links.bottleneck.delay=74ms"},
 			4.64, 0.01, [2]int64{127, 127}},
 		{"cubic-20Mbps-60ms-2BDP", []string{"links.bottleneck.rate=20Mbps", "links.bottleneck.delay=29ms",
@@ -87,10 +90,6 @@ func TestHeldOutPathsBesideKernel(t *testing.T) {
 			"links.bottleneck.ab.qdisc.limit=0.53BDP", `links.bottleneck.ab.loss={"kind":"bernoulli","p":0.00123}`,
 			`links.bottleneck.ab.outages=[{"at":"4723ms","duration":"177ms"}]`},
 			23.79, 0.01, [2]int64{19, 22}},
-		{"cubic-236Mbps-78ms-0.1%loss-rate-step", []string{"links.bottleneck.rate=236.3Mbps", "links.bottleneck.delay=38ms",
-			"links.bottleneck.ab.qdisc.limit=2.47BDP", `links.bottleneck.ab.loss={"kind":"bernoulli","p":0.00121}`,
-			`changes=[{"at":"4s","link":"bottleneck","dir":"ab","rate":"75Mbps"},{"at":"7s","link":"bottleneck","dir":"ab","rate":"236.3Mbps"}]`},
-			22.105, 0.01, [2]int64{17, 20}},
 		{"bbr-52Mbps-66ms-1.4%loss", []string{"flows.f0.cc=bbr", "links.bottleneck.rate=52.2Mbps", "links.bottleneck.delay=32ms",
 			"links.bottleneck.ab.qdisc.limit=1.69BDP", `links.bottleneck.ab.loss={"kind":"bernoulli","p":0.01356}`},
 			45.535, 0.01, [2]int64{492, 795}},
@@ -98,8 +97,18 @@ func TestHeldOutPathsBesideKernel(t *testing.T) {
 			"links.bottleneck.ab.qdisc.limit=1.25BDP"},
 			52.87, 0.01, [2]int64{255, 256}},
 	} {
-		c.check(t, "flows.f0.tcp.sndbuf=4MB", "flows.f0.tcp.rcvbuf_max=6MiB")
+		c.check(t, 2, "flows.f0.tcp.sndbuf=4MB", "flows.f0.tcp.rcvbuf_max=6MiB")
 	}
+	// Random loss decides this one, and a run that parts from the kernel's
+	// by a packet draws its losses on other packets from then on: seed 2's
+	// did once the first write queued the kernel's 32 segments rather than
+	// 44 (kernel 21.02 Mbps, simulator 22.85; before, 21.09), where seeds
+	// 1 and 3–6 stay within 1 % (23.14, 19.22, 10.78, 8.41, 25.06 Mbps on
+	// the kernel, 2026-12-06). So six seeds, within 2 % of their mean.
+	heldOutPath{"cubic-236Mbps-78ms-0.1%loss-rate-step", []string{"links.bottleneck.rate=236.3Mbps", "links.bottleneck.delay=38ms",
+		"links.bottleneck.ab.qdisc.limit=2.47BDP", `links.bottleneck.ab.loss={"kind":"bernoulli","p":0.00121}`,
+		`changes=[{"at":"4s","link":"bottleneck","dir":"ab","rate":"75Mbps"},{"at":"7s","link":"bottleneck","dir":"ab","rate":"236.3Mbps"}]`},
+		17.94, 0.02, [2]int64{15, 15}}.check(t, 6, "flows.f0.tcp.sndbuf=4MB", "flows.f0.tcp.rcvbuf_max=6MiB")
 }
 
 // Two of the random draw's paths again with the default buffers of a
@@ -116,7 +125,7 @@ func TestHeldOutPathsAtDefaultBuffers(t *testing.T) {
 			"links.bottleneck.ab.qdisc.limit=3.38BDP"},
 			115.83, 0.01, [2]int64{0, 0}},
 	} {
-		c.check(t)
+		c.check(t, 2)
 	}
 }
 
@@ -127,25 +136,25 @@ type heldOutPath struct {
 	sets    []string
 	goodput float64 // the kernel's mean, Mbps
 	tol     float64 // relative tolerance on goodput
-	retrans [2]int64
+	retrans [2]int64 // the kernel's retransmissions: per-seed range, or mean
 }
 
-// check runs the path, with buffers set beside its sets, as a parallel
-// subtest of t.
-func (c heldOutPath) check(t *testing.T, buffers ...string) {
+// check runs the path over seeds 1 to seeds, with buffers set beside its
+// sets, as a parallel subtest of t.
+func (c heldOutPath) check(t *testing.T, seeds int, buffers ...string) {
 	t.Run(c.name, func(t *testing.T) {
 		t.Parallel()
 		var goodput float64
 		var retrans int64
-		for seed := 1; seed <= 2; seed++ {
+		for seed := 1; seed <= seeds; seed++ {
 			sets := append([]string{"flows.f0.tcp.hz=250", "runtime.duration=10s", fmt.Sprintf("runtime.seed=%d", seed)}, buffers...)
 			r := builtinRun(t, "p-rtr-p", append(sets, c.sets...)...)
 			r.RunToEnd()
 			s := r.Summary("")
-			goodput += float64(*s.Flows[0].GoodputBps) / 2e6
+			goodput += float64(*s.Flows[0].GoodputBps) / 1e6 / float64(seeds)
 			retrans += *s.Flows[0].Retransmits
 		}
-		retrans /= 2
+		retrans /= int64(seeds)
 		t.Logf("goodput %.2f Mbps (kernel %.2f), retransmissions %d (kernel %v)", goodput, c.goodput, retrans, c.retrans)
 		if goodput < c.goodput*(1-c.tol) || goodput > c.goodput*(1+c.tol) {
 			t.Errorf("goodput %.2f Mbps, want the kernel's %.2f ± %.0f %%", goodput, c.goodput, 100*c.tol)

@@ -68,8 +68,7 @@ func benchScale(b *testing.B, raw []byte) {
 // 100 MB peak RSS.
 //
 // With Linux's default buffers the one flow is held by its 4 MiB send
-// buffer (about 450 Mbps over the first second, after a slow start that
-// overflows its host's 10 Gbps access queue) and never queues at the
+// buffer (about 600 Mbps over the first second) and never queues at the
 // bottleneck, a cheaper kind of event than the congested path of 32 or
 // more flows. 1-fill is the one flow with buffers that let it fill the
 // path and overflow the queue, as the 1,024 do: the same packets in

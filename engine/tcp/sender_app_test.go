@@ -479,3 +479,44 @@ func TestPushRemnantOfTheEndingCall(t *testing.T) {
 		t.Error("call 180's end sent its 696-byte remnant while a small segment was unacked")
 	}
 }
+
+// A greedy writer's first call into the 46,080-byte buffer of a new
+// connection sends each skb as it fills it (writeCall), as
+// tcp_sendmsg_locked does: the skb of 22 segments (half the 65,160-byte
+// window) goes out in part at once (tcp_push_one splits it), the rest is
+// topped up, and forced_push or the buffer ends the call. The kernel's
+// write_seq and sk_wmem_queued at the first ACK (bpftrace on tcp:tcp_probe,
+// Linux 6.18, the emulator's hosts, 2026-12-06): Reno with IW 10 over 46.2
+// ms wrote 32 segments (10 of them sent, in chunks of 2); CUBIC with IW 1
+// over 73.7 ms wrote 45 and held 67,656 bytes, 3 skbs. Writing whole skbs
+// before sending any wrote 44 in both.
+func TestFirstWriteAsKernel(t *testing.T) {
+	for _, tc := range []struct {
+		cc       string
+		iw       uint32
+		rate     units.BitRate
+		rtt      sim.Duration
+		segs     uint64
+		wmemWant uint64 // 0: not measured at the write's end
+	}{
+		{"reno", 10, 23 * units.Mbps, 46200 * sim.Microsecond, 32, 0},
+		{"cubic", 1, 19700 * units.Kbps, 73700 * sim.Microsecond, 45, 67656},
+	} {
+		opts := config.DefaultTCPOptions()
+		opts.Pacing = config.PacingAuto // unpaced, as the kernel's flows
+		opts.InitCwnd = tc.iw
+		h := shHarness{cc: tc.cc, rate: tc.rate, owd: tc.rtt / 2, opts: opts}
+		c := h.build(t)
+		c.runUntil(sim.Time(tc.rtt + sim.Millisecond)) // the handshake, not yet an ACK of data
+		d := c.snd
+		if got := (d.writeSeq - 1) / d.mss; got != tc.segs {
+			t.Errorf("%s, IW %d: the first call wrote %d segments, want the kernel's %d", tc.cc, tc.iw, got, tc.segs)
+		}
+		if q := d.sndQueued(d.writeSeq); tc.wmemWant != 0 && q != tc.wmemWant {
+			t.Errorf("%s, IW %d: sk_wmem_queued %d, want the kernel's %d", tc.cc, tc.iw, q, tc.wmemWant)
+		}
+		if !d.appAsleep {
+			t.Errorf("%s, IW %d: the writer is awake after its first call, want asleep on its full buffer", tc.cc, tc.iw)
+		}
+	}
+}

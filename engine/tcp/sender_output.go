@@ -25,6 +25,12 @@ func (d *DataSender) push() {
 // instant (dataSndCheck, whose idle report comes in idle): only new writes
 // need sending.
 func (d *DataSender) writeThenSend(sent, idle bool) {
+	if d.callWriter() && d.sndBuf > 0 {
+		if d.writeCall(sent, idle) {
+			d.checkProbeTimer()
+		}
+		return
+	}
 	before := d.writeSeq
 	filled := d.fillWrite()
 	d.newCalls(before)
@@ -98,6 +104,94 @@ func (d *DataSender) newCalls(before uint64) {
 		k++
 	}
 	d.writeSeq = end
+}
+
+// writeCall follows a greedy writer with a bounded send buffer through
+// tcp_sendmsg_locked, an skb at a time, as far as it writes now, then
+// sends what waits. A write tops up the tail skb to the size goal when it
+// has room, unchecked; it takes a new skb only while sk_wmem_queued is under
+// the buffer (new_segment), and otherwise sleeps. Each skb it fills goes
+// out as it fills: all the queue may send once the writer has written half
+// the largest window since its last push mark (forced_push), else one TSO
+// chunk of it when it is the send head (tcp_push_one), which splits it, and
+// the rest, the tail, is topped up again. So the first call of a flow with
+// 10 segments of cwnd writes 32 segments into its 46,080-byte buffer, one
+// with 1 writes 45 (bpftrace on tcp:tcp_probe, write_seq and
+// sk_wmem_queued: 51,328 and 67,656 bytes, 6 and 3 skbs), where writing the
+// skbs before sending any wrote 44 in both. At the end of each call of the
+// writer's size, tcp_push marks the push and sends, and the next call checks
+// for an app-limited gap (endCall). It returns writeXmit's idle report.
+func (d *DataSender) writeCall(sent, idle bool) bool {
+	b := d.sndBuf
+	if d.appAsleep {
+		if q := d.sndQueued(d.writeSeq); q >= b || 2*(b-q) < q {
+			if !sent {
+				idle = d.writeXmit(0)
+			}
+			return idle
+		}
+		d.appAsleep = false
+	}
+	if d.writeSeq == 1 {
+		d.rateCheckAppLimited() // the first call's check
+	}
+	goal := d.xmitSizeGoal()
+	callEnd := d.callStart(d.callOf(d.writeSeq) + 1)
+	wrote, held, blocked := false, false, false
+	for {
+		var end uint64
+		if unsent := d.writeSeq - d.sndNxt; unsent%goal != 0 || held {
+			end = d.writeSeq + goal - unsent%goal // the tail skb has room
+		} else if q := d.sndQueued(d.writeSeq); q >= b {
+			d.appAsleep = true // sk_stream_wait_memory
+			break
+		} else if blocked {
+			// Nothing leaves at this instant (cwnd, the receive window or
+			// pacing): the skbs the buffer still takes, at once.
+			end = d.writeSeq + (b-q+goal+skbOverhead-1)/(goal+skbOverhead)*goal
+		} else {
+			end = d.writeSeq + goal // a new skb
+		}
+		held = false
+		end = min(end, d.streamEnd(), callEnd)
+		if end != d.endSeq {
+			end = 1 + (end-1)/d.mss*d.mss
+		}
+		if end <= d.writeSeq {
+			break
+		}
+		d.writeSeq, wrote = end, true
+		if end == callEnd {
+			if end == d.endSeq { // the flow's last call: no next one
+				d.pushedSeq = end
+				return d.writeXmit(0)
+			}
+			idle, held = d.endCall(end)
+			held = held && d.writeSeq == d.sndNxt // a remnant held: the next call tops it up
+			callEnd = d.callStart(d.callOf(end) + 1)
+			continue
+		}
+		if (d.writeSeq-d.sndNxt)%goal != 0 {
+			break // the stream's end: the skb is not full
+		}
+		nxt := d.sndNxt
+		if d.writeSeq > d.pushedSeq+d.maxWnd/2 {
+			d.pushedSeq = d.writeSeq
+			idle = d.writeXmit(0)
+		} else if d.writeSeq-d.sndNxt <= goal {
+			idle = d.writeXmit(1)
+		} else {
+			continue
+		}
+		blocked = d.sndNxt == nxt
+	}
+	if wrote {
+		d.pushedSeq = d.writeSeq // tcp_push as the writer waits for memory
+	}
+	if wrote || !sent {
+		idle = d.writeXmit(0)
+	}
+	return idle
 }
 
 // topUp follows tcp_sendmsg_locked's loop for a greedy writer that has
