@@ -134,8 +134,8 @@ func TestHeldOutPathsAtDefaultBuffers(t *testing.T) {
 type heldOutPath struct {
 	name    string
 	sets    []string
-	goodput float64 // the kernel's mean, Mbps
-	tol     float64 // relative tolerance on goodput
+	goodput float64  // the kernel's mean, Mbps
+	tol     float64  // relative tolerance on goodput
 	retrans [2]int64 // the kernel's retransmissions: per-seed range, or mean
 }
 
