@@ -220,6 +220,7 @@ func Run(ctx context.Context, spec *Spec, opt Options) (Result, error) {
 		have.keys[r.ConfigHash+"\x00"+r.Axis] = true
 	}
 	rows := old
+	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	work := make(chan int)
@@ -307,12 +308,26 @@ func Run(ctx context.Context, spec *Spec, opt Options) (Result, error) {
 	if err := WriteCatalog(opt.Catalog, order, rows); err != nil && firstErr == nil {
 		firstErr = err
 	}
+	if done := res.Ran + res.Skipped + res.Reused; firstErr == nil && parent.Err() != nil && done < len(points) {
+		firstErr = &Interrupted{NotRun: len(points) - done, Points: len(points)}
+	}
 	if firstErr == nil && opt.ReportDir != "" {
 		firstErr = WriteCatalogHTML(filepath.Join(opt.ReportDir, "index.html"), spec, rows, opt.Metric)
 	}
 	res.Rows = len(rows)
 	res.Elapsed = time.Since(start)
 	return res, firstErr
+}
+
+// Interrupted is the error of a sweep stopped (SIGINT, SIGTERM) before all
+// its points ran: the catalog keeps those that did, and the same sweep run
+// again resumes from them.
+type Interrupted struct {
+	NotRun, Points int
+}
+
+func (e *Interrupted) Error() string {
+	return fmt.Sprintf("sweep: interrupted with %d of its %d points not run; the catalog keeps the rest, and the same sweep run again resumes", e.NotRun, e.Points)
 }
 
 // sortNew orders rows by their points' indices, stably.

@@ -397,3 +397,31 @@ func TestRunReportsArePages(t *testing.T) {
 		}
 	}
 }
+
+// A sweep stopped before all its points ran (its context cancelled, as
+// SIGINT does) says so with Interrupted, keeps what ran in the catalog, and
+// the same sweep run again resumes: it ran before as if complete, exit 0.
+func TestInterruptedSweepSaysSoAndResumes(t *testing.T) {
+	cat := filepath.Join(t.TempDir(), "cat.parquet")
+	js := `{"scenario": "pump", "set": {"runtime.duration": "200ms"},
+		"grid": {"links.bottleneck.rate": ["10Mbps", "20Mbps", "30Mbps", "40Mbps", "50Mbps", "60Mbps"]}, "seeds": [1]}`
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := 0
+	res, err := Run(ctx, mustSpec(t, js), Options{Catalog: cat, Jobs: 1, Progress: func(Progress) {
+		if ran++; ran == 2 {
+			cancel() // after the second point
+		}
+	}})
+	var stopped *Interrupted
+	if !errors.As(err, &stopped) || stopped.Points != 6 || stopped.NotRun != 6-res.Ran || res.Ran >= 6 {
+		t.Fatalf("cancelled sweep: %+v, error %v; want Interrupted with the points not run", res, err)
+	}
+	rows, err := ReadCatalog(cat)
+	if err != nil || len(rows) != res.Ran {
+		t.Fatalf("catalog after the interruption: %d rows, %v; want the %d that ran", len(rows), err, res.Ran)
+	}
+	res2, err := Run(context.Background(), mustSpec(t, js), Options{Catalog: cat, Jobs: 1})
+	if err != nil || res2.Skipped != res.Ran || res2.Ran != 6-res.Ran {
+		t.Errorf("resumed sweep: %+v, %v; want %d skipped and %d run", res2, err, res.Ran, 6-res.Ran)
+	}
+}

@@ -128,6 +128,11 @@ func sweepMain(args []string) int {
 		fmt.Fprintln(os.Stderr)
 	}
 	printNotes(res.Notes)
+	var stopped *sweep.Interrupted
+	if errors.As(err, &stopped) {
+		fail(err)
+		return 130 // as a shell reports a command SIGINT stopped
+	}
 	if err != nil {
 		return failSweep(err)
 	}
