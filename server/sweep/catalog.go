@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/apache/arrow/go/v17/parquet"
 	"github.com/apache/arrow/go/v17/parquet/compress"
+	"github.com/apache/arrow/go/v17/parquet/file"
 	"github.com/apache/arrow/go/v17/parquet/pqarrow"
 
 	"github.com/ccscope/ccscope/engine"
@@ -237,6 +238,16 @@ var (
 // WriteCatalog writes rows to path as Parquet (atomically: a temporary file
 // renamed over it). paramOrder lists the swept parameters' columns first.
 func WriteCatalog(path string, paramOrder []string, rows []Row) error {
+	return writeCatalog(path, "", paramOrder, rows)
+}
+
+// baseKey is the catalog's metadata key for the fixed settings of the sweep
+// that wrote it (Spec.Base).
+const baseKey = "ccscope.sweep_base"
+
+// writeCatalog is WriteCatalog, with the fixed settings of the sweep that
+// wrote it (Spec.Base) in the file's metadata when base is not "".
+func writeCatalog(path, base string, paramOrder []string, rows []Row) error {
 	cols := append([]column{runCol, axisCol}, paramColumns(paramOrder, rows)...)
 	cols = append(cols, fixedColumns...)
 	mem := memory.NewGoAllocator()
@@ -244,7 +255,11 @@ func WriteCatalog(path string, paramOrder []string, rows []Row) error {
 	for i, c := range cols {
 		fields[i] = arrow.Field{Name: c.name, Type: arrowType(c.kind), Nullable: true}
 	}
-	meta := arrow.NewMetadata([]string{"ccscope.catalog"}, []string{"1"})
+	keys, vals := []string{"ccscope.catalog"}, []string{"1"}
+	if base != "" {
+		keys, vals = append(keys, baseKey), append(vals, base)
+	}
+	meta := arrow.NewMetadata(keys, vals)
 	schema := arrow.NewSchema(fields, &meta)
 	b := array.NewRecordBuilder(mem, schema)
 	defer b.Release()
@@ -309,17 +324,37 @@ func arrowType(k colKind) arrow.DataType {
 // empty catalog. Columns other than the fixed ones, "run" and "axis" are
 // swept parameters.
 func ReadCatalog(path string) ([]Row, error) {
+	rows, _, err := readCatalog(path)
+	return rows, err
+}
+
+// readCatalog is ReadCatalog, with the fixed settings of the sweep that
+// wrote the catalog ("" when it does not say).
+func readCatalog(path string) ([]Row, string, error) {
 	f, err := os.Open(path)
 	if os.IsNotExist(err) {
-		return nil, nil
+		return nil, "", nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("sweep: catalog: %w", err)
+		return nil, "", fmt.Errorf("sweep: catalog: %w", err)
 	}
 	defer f.Close()
-	tbl, err := pqarrow.ReadTable(context.Background(), f, parquet.NewReaderProperties(nil), pqarrow.ArrowReadProperties{}, memory.NewGoAllocator())
+	pf, err := file.NewParquetReader(f)
 	if err != nil {
-		return nil, fmt.Errorf("sweep: catalog %s: %w", path, err)
+		return nil, "", fmt.Errorf("sweep: catalog %s: %w", path, err)
+	}
+	defer pf.Close()
+	var base string
+	if v := pf.MetaData().KeyValueMetadata().FindValue(baseKey); v != nil {
+		base = *v
+	}
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.NewGoAllocator())
+	if err != nil {
+		return nil, "", fmt.Errorf("sweep: catalog %s: %w", path, err)
+	}
+	tbl, err := fr.ReadTable(context.Background())
+	if err != nil {
+		return nil, "", fmt.Errorf("sweep: catalog %s: %w", path, err)
 	}
 	defer tbl.Release()
 	n := int(tbl.NumRows())
@@ -350,11 +385,11 @@ func ReadCatalog(path string) ([]Row, error) {
 				case *array.Float64:
 					v = a.Value(k)
 				default:
-					return nil, fmt.Errorf("sweep: catalog %s: column %q has type %s", path, name, chunk.DataType())
+					return nil, "", fmt.Errorf("sweep: catalog %s: column %q has type %s", path, name, chunk.DataType())
 				}
 				if fixed {
 					if arrowType(c.kind).ID() != chunk.DataType().ID() {
-						return nil, fmt.Errorf("sweep: catalog %s: column %q has type %s, want %s", path, name, chunk.DataType(), arrowType(c.kind))
+						return nil, "", fmt.Errorf("sweep: catalog %s: column %q has type %s, want %s", path, name, chunk.DataType(), arrowType(c.kind))
 					}
 					c.set(&rows[j], v)
 					continue
@@ -370,7 +405,7 @@ func ReadCatalog(path string) ([]Row, error) {
 			}
 		}
 	}
-	return rows, nil
+	return rows, base, nil
 }
 
 func jsonString(s string) json.RawMessage {

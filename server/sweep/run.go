@@ -207,9 +207,15 @@ func Run(ctx context.Context, spec *Spec, opt Options) (Result, error) {
 	if err := validate(spec, points, base, opt); err != nil {
 		return Result{}, err
 	}
-	old, err := ReadCatalog(opt.Catalog)
+	old, oldBase, err := readCatalog(opt.Catalog)
 	if err != nil {
 		return Result{}, err
+	}
+	// Resuming adds points to a catalog, never a second sweep's runs: their
+	// rows would share the swept columns and be drawn as one's seeds.
+	fixed := spec.Base()
+	if len(old) > 0 && oldBase != "" && oldBase != fixed {
+		return Result{}, fmt.Errorf("sweep: catalog %s holds the runs of a sweep with other fixed settings (%s; this one %s): write this one to another catalog (-o), or remove that one to start again", opt.Catalog, oldBase, fixed)
 	}
 	// A run is catalogued once per axis it appears on: the same scenario
 	// can be a point of two axes (each axis's baseline value), and is then
@@ -293,7 +299,7 @@ func Run(ctx context.Context, spec *Spec, opt Options) (Result, error) {
 				Elapsed: time.Since(start), RunWall: res.RunWall})
 		}
 		if time.Since(lastFlush) > opt.FlushEvery {
-			if err := WriteCatalog(opt.Catalog, order, rows); err != nil && firstErr == nil {
+			if err := writeCatalog(opt.Catalog, fixed, order, rows); err != nil && firstErr == nil {
 				firstErr = err
 				cancel()
 			}
@@ -305,7 +311,7 @@ func Run(ctx context.Context, spec *Spec, opt Options) (Result, error) {
 	// catalog. The runs that finished are kept even when another point
 	// failed, so that fixing the point and rerunning resumes.
 	sortNew(rows[len(old):], pointOf[len(old):])
-	if err := WriteCatalog(opt.Catalog, order, rows); err != nil && firstErr == nil {
+	if err := writeCatalog(opt.Catalog, fixed, order, rows); err != nil && firstErr == nil {
 		firstErr = err
 	}
 	if done := res.Ran + res.Skipped + res.Reused; firstErr == nil && parent.Err() != nil && done < len(points) {

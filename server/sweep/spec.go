@@ -43,6 +43,31 @@ type Spec struct {
 	Seeds    Seeds    `json:"seeds,omitempty"`
 }
 
+// Base is what a sweep fixes for all its points, the scenario and its set
+// (a --duration included), as compact JSON: a catalog keeps it, and a sweep
+// resumes into a catalog only with the same.
+func (s *Spec) Base() string {
+	var scn bytes.Buffer
+	if json.Compact(&scn, s.Scenario) != nil {
+		scn.Write(s.Scenario)
+	}
+	set := make([]string, 0, len(s.Set))
+	for _, p := range s.Set {
+		var v bytes.Buffer
+		for _, x := range p.Values {
+			if json.Compact(&v, x) != nil {
+				v.Write(x)
+			}
+		}
+		set = append(set, p.Path+"="+v.String())
+	}
+	b, _ := json.Marshal(struct {
+		Scenario json.RawMessage `json:"scenario"`
+		Set      []string        `json:"set,omitempty"`
+	}{json.RawMessage(scn.Bytes()), set})
+	return string(b)
+}
+
 // Param is one override path with its values, each a JSON value as written.
 type Param struct {
 	Path   string

@@ -425,3 +425,28 @@ func TestInterruptedSweepSaysSoAndResumes(t *testing.T) {
 		t.Errorf("resumed sweep: %+v, %v; want %d skipped and %d run", res2, err, res.Ran, 6-res.Ran)
 	}
 }
+
+// A sweep whose fixed settings differ (here the duration) does not resume
+// into a catalog another sweep wrote: their rows would share the swept
+// columns and be charted as one's seeds. The same sweep with more points
+// does resume.
+func TestCatalogOfAnotherSweepRefused(t *testing.T) {
+	cat := filepath.Join(t.TempDir(), "cat.parquet")
+	spec := func(dur string, rates string) *Spec {
+		return mustSpec(t, `{"scenario": "pump", "set": {"runtime.duration": "`+dur+`"}, "grid": {"links.bottleneck.rate": [`+rates+`]}, "seeds": [1]}`)
+	}
+	if _, err := Run(context.Background(), spec("200ms", `"10Mbps"`), Options{Catalog: cat, Jobs: 1}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), spec("200ms", `"10Mbps", "20Mbps"`), Options{Catalog: cat, Jobs: 1})
+	if err != nil || res.Skipped != 1 || res.Ran != 1 {
+		t.Fatalf("the same sweep with a point more: %+v, %v; want 1 skipped, 1 run", res, err)
+	}
+	_, err = Run(context.Background(), spec("300ms", `"10Mbps"`), Options{Catalog: cat, Jobs: 1})
+	if err == nil || !strings.Contains(err.Error(), "holds the runs of a sweep with other fixed settings") || !strings.Contains(err.Error(), `runtime.duration=\"300ms\"`) {
+		t.Fatalf("a sweep of another duration into the catalog: %v; want it refused, naming both settings", err)
+	}
+	if rows, err := ReadCatalog(cat); err != nil || len(rows) != 2 {
+		t.Errorf("the catalog after the refusal: %d rows, %v; want the 2 it had", len(rows), err)
+	}
+}
