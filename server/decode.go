@@ -95,6 +95,21 @@ func decodeRequest(frame []byte, budget int64) (Request, *Error) {
 	d := newDecoder(frame, math.MaxInt64)
 	keys, err := d.topKeys()
 	if err != nil {
+		// The id, when read before what broke the frame, goes back with
+		// the error, so a client that pipelines can tell which failed.
+		for _, k := range keys {
+			if k.name == "id" {
+				d.reset(frame[k.at:k.end])
+				switch id, _ := d.value(1, false); id := id.(type) {
+				case int64:
+					if id >= 0 {
+						req.ID = uint64(id)
+					}
+				case uint64:
+					req.ID = id
+				}
+			}
+		}
 		return req, errorf(CodeBadRequest, "", "frame is not one msgpack map: %v", err)
 	}
 	var idV, opV any
@@ -185,25 +200,25 @@ func (d *decoder) topKeys() ([]topKey, error) {
 	for range n {
 		k, err := d.key()
 		if err != nil {
-			return nil, err
+			return keys, err
 		}
 		for _, o := range keys {
 			if o.name == k {
-				return nil, fmt.Errorf("map key %q repeated", k)
+				return keys, fmt.Errorf("map key %q repeated", k)
 			}
 		}
 		at := d.offset()
 		end, err := skipValue(d.frame, at, 1)
 		if err != nil {
-			return nil, err
+			return keys, err
 		}
 		if _, err := d.rd.Seek(int64(end), io.SeekStart); err != nil {
-			return nil, err
+			return keys, err
 		}
 		keys = append(keys, topKey{name: k, at: at, end: end})
 	}
 	if d.rd.Len() != 0 {
-		return nil, fmt.Errorf("%d bytes after the value", d.rd.Len())
+		return keys, fmt.Errorf("%d bytes after the value", d.rd.Len())
 	}
 	return keys, nil
 }

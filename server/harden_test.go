@@ -484,3 +484,28 @@ func TestDecodeCostBoundsHeap(t *testing.T) {
 		}
 	}
 }
+
+// A frame broken after its id (an extension type, or a map key that is not
+// a string, deep in an argument) is refused with the id echoed, so that a
+// client with requests in flight can tell which failed; one broken before
+// its id, or without one, still gets none.
+func TestBrokenFrameEchoesItsID(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		frame []byte
+		id    any
+	}{
+		{"ext after the id", []byte{0x82, 0xa2, 'i', 'd', 0x03, 0xa3, 's', 'e', 't', 0xd5, 0x05, 'x', 'x'}, uint64(3)},
+		{"bin key after the id", []byte{0x82, 0xa2, 'i', 'd', 0x07, 0xa3, 's', 'e', 't', 0x81, 0xc4, 0x01, 'k', 0x01}, uint64(7)},
+		{"ext before the id", []byte{0x82, 0xa3, 's', 'e', 't', 0xd5, 0x05, 'x', 'x', 0xa2, 'i', 'd', 0x03}, nil},
+		{"negative id", []byte{0x82, 0xa2, 'i', 'd', 0xff, 0xa3, 's', 'e', 't', 0xd5, 0x05, 'x', 'x'}, nil},
+	} {
+		req, e := DecodeRequest(tc.frame)
+		if e == nil || e.Code != CodeBadRequest {
+			t.Errorf("%s: error %v, want bad_request", tc.name, e)
+		}
+		if req.ID != tc.id {
+			t.Errorf("%s: id %v (%T), want %v", tc.name, req.ID, req.ID, tc.id)
+		}
+	}
+}
