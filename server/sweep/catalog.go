@@ -107,6 +107,7 @@ type colKind int
 const (
 	kString colKind = iota
 	kInt
+	kUint // a seed: any uint64, as the scenario takes
 	kFloat
 )
 
@@ -122,7 +123,7 @@ type column struct {
 // The fixed columns, after "run", "axis" and the swept parameters. Names and
 // units follow `ccscope run --json`.
 var fixedColumns = []column{
-	{"seed", kInt, func(r *Row) any { return int64(r.Seed) }, func(r *Row, v any) { r.Seed = uint64(v.(int64)) }},
+	{"seed", kUint, func(r *Row) any { return r.Seed }, func(r *Row, v any) { r.Seed = v.(uint64) }},
 	{"scenario", kString, func(r *Row) any { return r.Scenario }, func(r *Row, v any) { r.Scenario = v.(string) }},
 	{"flow", kString, func(r *Row) any { return r.Flow }, func(r *Row, v any) { r.Flow = v.(string) }},
 	{"kind", kString, func(r *Row) any { return r.Kind }, func(r *Row, v any) { r.Kind = v.(string) }},
@@ -276,6 +277,8 @@ func writeCatalog(path, base string, paramOrder []string, rows []Row) error {
 				fb.(*array.StringBuilder).Append(v.(string))
 			case kInt:
 				fb.(*array.Int64Builder).Append(v.(int64))
+			case kUint:
+				fb.(*array.Uint64Builder).Append(v.(uint64))
 			case kFloat:
 				fb.(*array.Float64Builder).Append(v.(float64))
 			}
@@ -314,6 +317,8 @@ func arrowType(k colKind) arrow.DataType {
 	switch k {
 	case kInt:
 		return arrow.PrimitiveTypes.Int64
+	case kUint:
+		return arrow.PrimitiveTypes.Uint64
 	case kFloat:
 		return arrow.PrimitiveTypes.Float64
 	}
@@ -382,13 +387,18 @@ func readCatalog(path string) ([]Row, string, error) {
 					v = a.Value(k)
 				case *array.Int64:
 					v = a.Value(k)
+					if fixed && c.kind == kUint && a.Value(k) >= 0 {
+						v = uint64(a.Value(k)) // a catalog of before seeds were uint64
+					}
+				case *array.Uint64:
+					v = a.Value(k)
 				case *array.Float64:
 					v = a.Value(k)
 				default:
 					return nil, "", fmt.Errorf("sweep: catalog %s: column %q has type %s", path, name, chunk.DataType())
 				}
 				if fixed {
-					if arrowType(c.kind).ID() != chunk.DataType().ID() {
+					if _, old := v.(uint64); arrowType(c.kind).ID() != chunk.DataType().ID() && !(c.kind == kUint && old) {
 						return nil, "", fmt.Errorf("sweep: catalog %s: column %q has type %s, want %s", path, name, chunk.DataType(), arrowType(c.kind))
 					}
 					c.set(&rows[j], v)

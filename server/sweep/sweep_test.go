@@ -450,3 +450,24 @@ func TestCatalogOfAnotherSweepRefused(t *testing.T) {
 		t.Errorf("the catalog after the refusal: %d rows, %v; want the 2 it had", len(rows), err)
 	}
 }
+
+// Seeds up to 2^64 − 1 are catalogued as they were run (the seed column is
+// uint64; as int64 they came back negative).
+func TestCatalogKeepsLargeSeeds(t *testing.T) {
+	cat := filepath.Join(t.TempDir(), "cat.parquet")
+	js := `{"scenario": "pump", "set": {"runtime.duration": "10ms"}, "seeds": [18446744073709551615, 9223372036854775808, 1]}`
+	if _, err := Run(context.Background(), mustSpec(t, js), Options{Catalog: cat, Jobs: 1}); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := ReadCatalog(cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []uint64
+	for _, r := range rows {
+		got = append(got, r.Seed)
+	}
+	if want := []uint64{18446744073709551615, 9223372036854775808, 1}; !slices.Equal(got, want) {
+		t.Errorf("catalogued seeds %v, want %v", got, want)
+	}
+}
