@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -95,6 +96,16 @@ type chart struct {
 func WriteCatalogHTML(path string, spec *Spec, rows []Row, metric string) error {
 	if err := CheckMetric(metric); err != nil {
 		return err
+	}
+	// A run's page is linked only where it is: a resumed sweep may write
+	// this page elsewhere than the one that wrote the runs' pages.
+	rows = slices.Clone(rows)
+	for i := range rows {
+		if r := rows[i].Report; r != nil {
+			if _, err := os.Stat(filepath.Join(filepath.Dir(path), *r)); err != nil {
+				rows[i].Report = nil
+			}
+		}
 	}
 	var axes []string
 	for _, a := range spec.Axes {

@@ -396,6 +396,23 @@ func TestRunReportsArePages(t *testing.T) {
 			t.Errorf("page %s: not a report naming config hash %s", *r.Report, r.ConfigHash)
 		}
 	}
+	// Resumed with its page elsewhere, the sweep runs nothing and writes no
+	// run pages there: the new page links none, rather than pages that are
+	// not beside it.
+	other := filepath.Join(t.TempDir(), "rep2")
+	if _, err := Run(context.Background(), s, Options{Catalog: filepath.Join(dir, "c.parquet"), ReportDir: other}); err != nil {
+		t.Fatal(err)
+	}
+	index, err := os.ReadFile(filepath.Join(other, "index.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(index), `href="runs/`) {
+		t.Error("the resumed sweep's page links run pages that are not beside it")
+	}
+	if index, err := os.ReadFile(filepath.Join(dir, "index.html")); err != nil || !strings.Contains(string(index), `href="runs/`) {
+		t.Errorf("the first page links no run pages (%v)", err)
+	}
 }
 
 // A sweep stopped before all its points ran (its context cancelled, as
