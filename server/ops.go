@@ -104,9 +104,15 @@ func (c *conn) opHello(a *args, _ any) (any, *Error) {
 	if e := a.done(); e != nil {
 		return nil, e
 	}
-	major, _, _ := strings.Cut(v, ".")
+	major, minor, dotted := strings.Cut(v, ".")
 	want, _, _ := strings.Cut(ProtocolVersion, ".")
-	if _, err := strconv.ParseUint(major, 10, 32); err != nil || major != want {
+	if _, err := strconv.ParseUint(major, 10, 32); err != nil {
+		return nil, errorf(CodeBadArgs, "version", "version %q is not a protocol version; want MAJOR.MINOR, e.g. %q", v, ProtocolVersion)
+	}
+	if _, err := strconv.ParseUint(minor, 10, 32); dotted && err != nil {
+		return nil, errorf(CodeBadArgs, "version", "version %q is not a protocol version; want MAJOR.MINOR, e.g. %q", v, ProtocolVersion)
+	}
+	if major != want {
 		return nil, errorf(CodeVersion, "version", "protocol version %q is not served; this server speaks %s (any %s.x)", v, ProtocolVersion, want)
 	}
 	c.log.Info().Str("client", client).Str("version", v).Msg("hello")

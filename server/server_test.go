@@ -176,6 +176,23 @@ func TestHelloOtherMajorIsRefused(t *testing.T) {
 	}
 }
 
+// A version that is no version at all is a bad argument, not another
+// major: the connection stays open for a hello that gets it right.
+func TestHelloMalformedVersionIsBadArgs(t *testing.T) {
+	t.Parallel()
+	_, url := newTestServer(t, Options{})
+	c := dial(t, url)
+	for _, v := range []string{"banana", "1.x", "", "-1.0"} {
+		e := c.fail("hello", map[string]any{"version": v})
+		if e["code"] != string(CodeBadArgs) || e["path"] != "version" {
+			t.Errorf("hello %q: %v, want bad_args at version", v, e)
+		}
+	}
+	if h := c.call("hello", map[string]any{"version": "1.0"}); h["version"] != ProtocolVersion {
+		t.Errorf("hello 1.0 after the bad ones: %v", h)
+	}
+}
+
 // Stepping by 10 ms 2,000 times over the wire ends where one straight engine
 // run to 20 s does.
 func TestStepsOverWireMatchStraightRun(t *testing.T) {
