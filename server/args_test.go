@@ -3,6 +3,8 @@ package server
 import (
 	"strings"
 	"testing"
+
+	"github.com/ccscope/ccscope/engine/sim"
 )
 
 // An optional argument sent as nil is an argument not given, wherever it
@@ -66,5 +68,23 @@ func TestUnknownArgumentListsEveryKnownKey(t *testing.T) {
 		if e["code"] != string(CodeBadArgs) || e["path"] != tc.path || !strings.HasSuffix(e["message"].(string), want) {
 			t.Errorf("%s with an unknown key: error %v, want bad_args at %s ending %q", tc.op, e, tc.path, want)
 		}
+	}
+}
+
+// A checkpoint whose config is not JSON is refused at checkpoint.config, and
+// an open beyond the server's simulated-time limit at runtime.duration.
+func TestErrorsNameTheFieldOfConfigAndLimit(t *testing.T) {
+	t.Parallel()
+	_, url := newTestServer(t, Options{MaxSimTime: 10 * sim.Second})
+	c := dial(t, url)
+	sid := c.open("p-rtr-p", "runtime.duration=2s")
+	cp := c.call("checkpoint", map[string]any{"session": sid})["checkpoint"].(map[string]any)
+	cp["config"] = "{"
+	if e := c.fail("restore", map[string]any{"checkpoint": cp}); e["code"] != string(CodeInvalidConfig) || e["path"] != "checkpoint.config" {
+		t.Errorf("restore of a config that is not JSON: %v, want invalid_config at checkpoint.config", e)
+	}
+	e := c.fail("open", map[string]any{"scenario": "p-rtr-p", "set": map[string]any{"runtime.duration": "100s"}})
+	if e["code"] != string(CodeLimit) || e["path"] != "runtime.duration" {
+		t.Errorf("open of 100 s beyond a 10 s limit: %v, want limit at runtime.duration", e)
 	}
 }

@@ -163,6 +163,9 @@ func restoreState(ctx context.Context, cp *parsedCheckpoint, limits Limits, budg
 	}
 	s, err := newState([]byte(cp.Config), limits)
 	if err != nil {
+		if err.Path == "" {
+			err.Path = "checkpoint.config" // not JSON, say: the field that is not
+		}
 		return nil, err
 	}
 	if s.hash != cp.ConfigHash {

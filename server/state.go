@@ -241,7 +241,7 @@ func newState(canonical []byte, limits Limits) (*state, *Error) {
 		return nil, configError(err, "")
 	}
 	if limits.MaxSimTime > 0 && scn.Runtime.Duration > limits.MaxSimTime {
-		return nil, errorf(CodeLimit, "", "runtime.duration %v exceeds the server's limit of %v per session", scn.Runtime.Duration, limits.MaxSimTime)
+		return nil, errorf(CodeLimit, "runtime.duration", "runtime.duration %v exceeds the server's limit of %v per session", scn.Runtime.Duration, limits.MaxSimTime)
 	}
 	if e := limits.checkSize(scn); e != nil {
 		return nil, e
