@@ -88,3 +88,28 @@ func TestErrorsNameTheFieldOfConfigAndLimit(t *testing.T) {
 		t.Errorf("open of 100 s beyond a 10 s limit: %v, want limit at runtime.duration", e)
 	}
 }
+
+// A flows or signals filter for tables none of which has that column is
+// refused, naming the tables it filters; with one that has it, it stands.
+func TestFilterWithoutItsColumnRefused(t *testing.T) {
+	t.Parallel()
+	_, url := newTestServer(t, Options{})
+	c := dial(t, url)
+	sid := c.open("p-rtr-p", "runtime.duration=1s")
+	for _, tc := range []struct {
+		op   string
+		args map[string]any
+		path string
+	}{
+		{"signals", map[string]any{"session": sid, "table": "queue", "flows": []any{"f0"}}, "flows"},
+		{"signals", map[string]any{"session": sid, "table": "flows", "signals": []any{"cwnd"}}, "signals"},
+		{"subscribe", map[string]any{"session": sid, "tables": []any{"queue", "link"}, "flows": []any{"f0"}}, "flows"},
+	} {
+		e := c.fail(tc.op, tc.args)
+		if e["code"] != string(CodeBadArgs) || e["path"] != tc.path || !strings.Contains(e["message"].(string), "filters the tables") {
+			t.Errorf("%s %v: %v, want bad_args at %s naming the tables it filters", tc.op, tc.args, e, tc.path)
+		}
+	}
+	c.call("subscribe", map[string]any{"session": sid, "tables": []any{"flows", "queue"}, "flows": []any{"f0"}})
+	c.call("signals", map[string]any{"session": sid, "table": "delivery", "flows": []any{"f0"}})
+}

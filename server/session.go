@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -442,11 +444,27 @@ func (s *session) opAct(a *args, _ any) (any, *Error) {
 }
 
 // filterArgs reads flows and signals, checking flow ids.
-func (s *session) filterArgs(a *args) (trace.Filter, *Error) {
+func (s *session) filterArgs(a *args, tables []string) (trace.Filter, *Error) {
 	var f trace.Filter
 	var e *Error
 	if f.Flows, e = a.strList("flows"); e != nil {
 		return f, e
+	}
+	// A filter no table named has the column of selects nothing there: it
+	// would pass every row, and be taken for one that worked.
+	for _, c := range []struct {
+		arg, column string
+		given       bool
+	}{{"flows", "flow", a.has("flows")}, {"signals", "signal", a.has("signals")}} {
+		if c.given && !slices.ContainsFunc(tables, func(t string) bool { return hasColumn(t, c.column) }) {
+			var with []string
+			for _, t := range trace.Tables {
+				if hasColumn(t, c.column) {
+					with = append(with, t)
+				}
+			}
+			return f, errorf(CodeBadArgs, c.arg, "%s: no %s column in %s; %s filters the tables %s", c.arg, c.column, strings.Join(tables, ", "), c.arg, strings.Join(with, ", "))
+		}
 	}
 	var names []string
 	if f.Flows != nil {
@@ -464,6 +482,12 @@ func (s *session) filterArgs(a *args) (trace.Filter, *Error) {
 		return f, e
 	}
 	return f, nil
+}
+
+// hasColumn says whether trace table t has a column named name.
+func hasColumn(t, name string) bool {
+	sc := trace.Schema(t)
+	return sc != nil && len(sc.FieldIndices(name)) > 0
 }
 
 func tableArg(v string, path string) *Error {
@@ -486,7 +510,7 @@ func (s *session) opSubscribe(a *args, _ any) (any, *Error) {
 			return nil, e
 		}
 	}
-	f, e := s.filterArgs(a)
+	f, e := s.filterArgs(a, tables)
 	if e != nil {
 		return nil, e
 	}
@@ -569,7 +593,7 @@ func (s *session) signals(a *args, id any) *Error {
 	if e := tableArg(table, "table"); e != nil {
 		return e
 	}
-	f, e := s.filterArgs(a)
+	f, e := s.filterArgs(a, []string{table})
 	if e != nil {
 		return e
 	}
