@@ -328,8 +328,12 @@ func TestProxyBesideSimulator(t *testing.T) {
 	if p50 := dur(l1.RTTP50Ps); p50 < 2*sim.Millisecond || p50 > 4*sim.Millisecond {
 		t.Errorf("leg 1's rtt p50 %v, want its own path's 2 ms", p50)
 	}
-	if *l0.Retransmits == 0 || *l1.Retransmits != 0 {
-		t.Errorf("retransmits: leg 0 %d, leg 1 %d; want the lossy long leg's only", *l0.Retransmits, *l1.Retransmits)
+	// Leg 1's path loses nothing, but its probe timeout is a few ms (2
+	// srtt of a 2 ms path): a host loaded enough to hold an ACK that long
+	// sends one tail loss probe, counted as a retransmission (seen once
+	// in a CI run). Losses are leg 0's.
+	if *l0.Retransmits == 0 || *l1.Retransmits > 1 {
+		t.Errorf("retransmits: leg 0 %d, leg 1 %d; want the lossy long leg's only (a probe at most on leg 1)", *l0.Retransmits, *l1.Retransmits)
 	}
 
 	const buffer, size = 300_000, 3_000_000
