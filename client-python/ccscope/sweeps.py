@@ -23,7 +23,7 @@ from typing import Any
 
 from .client import Client, _file_names, _is_scenario_file, _scenario_files, connect
 from .codec import plain
-from .errors import InvalidConfig
+from .errors import InvalidConfig, NotFound
 from .results import Summary
 
 __all__ = ["sweep", "grid", "run_spec"]
@@ -431,6 +431,8 @@ def _run_go_sweep(
         msg = "\n".join(other).replace(f"{spec_path}: ", "")  # the spec file is this call's, and goes with it
         if "invalid scenario" in msg or "sweep spec" in msg:
             raise InvalidConfig("invalid_config", msg)
+        if "no built-in scenario" in msg:
+            raise NotFound("not_found", msg, "scenario")  # as Client.open raises it
         raise CcscopeError(f"ccscope sweep failed (exit {rc}):\n{msg}")
     cat = read_catalog(out)
     if catalog is None:

@@ -130,6 +130,13 @@ def test_a_failing_point_raises(binary_env):
         ccscope.sweep({"scenario": "pump"}, [{"links.bottleneck.rate": "lots"}], processes=1, progress=False)
 
 
+def test_an_unknown_scenario_is_not_found(binary_env):
+    # As Client.open raises it; it was a plain CcscopeError.
+    with pytest.raises(ccscope.errors.NotFound, match='no built-in scenario "nosuch"') as e:
+        ccscope.sweep({"scenario": "nosuch"}, [{"links.bottleneck.rate": "10Mbps"}], processes=1, progress=False)
+    assert e.value.path == "scenario"
+
+
 def test_dask_sweep_matches_the_local_pool(client):
     distributed = pytest.importorskip("dask.distributed")
     spec = {"scenario": "pump", "set": {"runtime.duration": "1s"}}
