@@ -177,7 +177,7 @@ func TestScenarioSizeAndMemoryLimits(t *testing.T) {
 // not a wild one: within 4× of it, for shapes dominated by flows, by links
 // and by nodes. The reference is the Go runtime's own heap accounting.
 func TestSessionBytesBoundsHeap(t *testing.T) {
-	for _, tc := range []struct{ nodes, flows int }{{2, 400}, {400, 1}, {100, 100}} {
+	for _, tc := range []struct{ nodes, flows int }{{2, 400}, {400, 1}, {100, 100}, {4000, 1}} {
 		raw, e := inlineConfig(inlineScenario(tc.nodes, tc.flows, "1s"))
 		if e != nil {
 			t.Fatal(e)
@@ -196,7 +196,7 @@ func TestSessionBytesBoundsHeap(t *testing.T) {
 		runtime.GC()
 		runtime.ReadMemStats(&after)
 		heap := int64(after.HeapAlloc) - int64(before.HeapAlloc)
-		est := sessionBytes(st.run.Scenario)
+		est := SessionBytes(st.run.Scenario)
 		t.Logf("%d nodes, %d flows: heap %d KiB, estimate %d KiB", tc.nodes, tc.flows, heap>>10, est>>10)
 		if heap > est || est > 4*heap {
 			t.Errorf("%d nodes, %d flows: estimate %d KiB for a heap of %d KiB, want heap ≤ estimate ≤ 4× heap",

@@ -57,7 +57,7 @@ type Options struct {
 	MaxLinks   int
 	MaxFlows   int
 	MaxChanges int
-	// MaxSessionBytes bounds a session's estimated memory (sessionBytes),
+	// MaxSessionBytes bounds a session's estimated memory (SessionBytes),
 	// checked before it is built; default 1 GiB.
 	MaxSessionBytes int64
 	// MaxBuilds is how many session builds (open, restore, fork) run at

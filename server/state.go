@@ -43,30 +43,42 @@ type Limits struct {
 	MaxLinks   int
 	MaxFlows   int // after any expansion the scenario format does
 	MaxChanges int
-	MaxBytes   int64 // sessionBytes, checked before the build
+	MaxBytes   int64 // SessionBytes, checked before the build
 }
 
 // The memory a built session takes, measured on this engine with
 // runtime.MemStats (TestSessionBytesBoundsHeap keeps the figures honest):
 // about 10 KB per TCP flow (endpoints and CC state; histograms and
 // scoreboards grow on first use), 4 KB per link (two directions with
-// their queues and models), and next-hop tables of a few bytes per pair of
-// nodes (one table per forwarding node). The constants round those up.
+// their queues and models), and next-hop tables of a pointer per node, one
+// table for each node that forwards or has several links (a host on one
+// link has none: topo's route), with equal-cost sets beside a multipath
+// router's. The constants round those up.
 const (
 	sessionBase      = 512 << 10
 	sessionPerFlow   = 16 << 10
 	sessionPerLink   = 8 << 10
-	sessionPerNode2  = 8 // per pair of nodes
+	sessionPerRoute  = 32 // per node in a next-hop table
 	sessionPerChange = 256
 )
 
-// sessionBytes estimates the heap a session of scn takes once built, before
+// SessionBytes estimates the heap a session of scn takes once built, before
 // it runs. Trace rows kept for signals come on top, bounded separately by
 // max_trace_rows.
-func sessionBytes(scn *config.Scenario) int64 {
-	n := int64(len(scn.Nodes))
+func SessionBytes(scn *config.Scenario) int64 {
+	degree := map[string]int{}
+	for _, l := range scn.Links {
+		degree[l.A]++
+		degree[l.B]++
+	}
+	var tables int64
+	for _, n := range scn.Nodes {
+		if n.Kind != config.Endpoint || degree[n.ID] > 1 {
+			tables++
+		}
+	}
 	return sessionBase + sessionPerFlow*int64(len(scn.Flows)) + sessionPerLink*int64(len(scn.Links)) +
-		sessionPerNode2*n*n + sessionPerChange*int64(len(scn.Changes))
+		sessionPerRoute*tables*int64(len(scn.Nodes)) + sessionPerChange*int64(len(scn.Changes))
 }
 
 // checkSize refuses a scenario over the size limits or the memory
@@ -82,7 +94,7 @@ func (l Limits) checkSize(scn *config.Scenario) *Error {
 			return errorf(CodeLimit, c.what, "the scenario has %d %s, over the server's limit of %d", c.n, c.what, c.limit)
 		}
 	}
-	if b := sessionBytes(scn); l.MaxBytes > 0 && b > l.MaxBytes {
+	if b := SessionBytes(scn); l.MaxBytes > 0 && b > l.MaxBytes {
 		return errorf(CodeLimit, "", "the session would take about %d MiB, over the server's limit of %d MiB per session", b>>20, l.MaxBytes>>20)
 	}
 	return nil

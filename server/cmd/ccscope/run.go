@@ -16,6 +16,7 @@ import (
 	"github.com/ccscope/ccscope/engine/config"
 	"github.com/ccscope/ccscope/engine/sim"
 	"github.com/ccscope/ccscope/engine/trace"
+	"github.com/ccscope/ccscope/server"
 	"github.com/ccscope/ccscope/server/report"
 )
 
@@ -44,6 +45,7 @@ func runMain(args []string) int {
 		prep.Scenario.Trace.Detail = config.TraceChange
 		fmt.Fprintln(os.Stderr, "ccscope: the scenario's trace.detail is \"summary\"; --report records every change (set trace.detail to \"sampled\" for less)")
 	}
+	noteMemory(prep.Scenario)
 	sink, err := openTrace(*tracePath, *traceSelect, prep.Scenario, true)
 	if err != nil {
 		return fail(err)
@@ -97,6 +99,37 @@ func runMain(args []string) int {
 		return 0
 	}
 	printSummary(os.Stdout, sum)
+	return 0
+}
+
+// noteMemory says, before a large build, that the run may take more memory
+// than the machine has available (server.SessionBytes, an estimate that
+// runs up to 4× high, against /proc/meminfo's MemAvailable): a flow group
+// of a million flows takes some 17 GB and a minute to build, unsaid.
+func noteMemory(scn *config.Scenario) {
+	est := server.SessionBytes(scn)
+	if avail := memAvailable(); avail > 0 && est > avail {
+		fmt.Fprintf(os.Stderr, "ccscope: note: the run may take up to %.1f GiB to build (%d flows, %d links), more than the %.1f GiB this machine has available\n",
+			float64(est)/(1<<30), len(scn.Flows), len(scn.Links), float64(avail)/(1<<30))
+	}
+}
+
+// memAvailable is MemAvailable from /proc/meminfo in bytes; 0 where there
+// is none.
+func memAvailable() int64 {
+	raw, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if rest, ok := strings.CutPrefix(line, "MemAvailable:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			if err != nil {
+				return 0
+			}
+			return kb << 10
+		}
+	}
 	return 0
 }
 

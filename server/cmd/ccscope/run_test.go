@@ -130,3 +130,11 @@ func TestScenarioFilesRelativeToScenario(t *testing.T) {
 	}
 	cli(t, "run", builtin, "--duration", "100ms")
 }
+
+// MemAvailable is read from /proc/meminfo, in bytes: on this Linux host,
+// between a megabyte and a terabyte.
+func TestMemAvailable(t *testing.T) {
+	if m := memAvailable(); m < 1<<20 || m > 1<<40 {
+		t.Errorf("memAvailable() = %d bytes, want a host's available memory", m)
+	}
+}
