@@ -101,7 +101,7 @@ func (d *DataSender) fillWrite() (filled bool) {
 		// checks for an app-limited gap once per call, before it queues
 		// anything; a call that sleeps in sk_stream_wait_memory goes on
 		// without checking. The first call's check is here; each later
-		// one's comes as the call before returns (newCalls, topUp), with
+		// one's comes as the call before returns (writeCall), with
 		// whatever that call's tail left unsent. So a refill that wakes
 		// the writer mid-call marks nothing, and a flow held by its send
 		// buffer is marked at most once per call.

@@ -1,7 +1,6 @@
 package tcp
 
 import (
-	"math"
 	"math/bits"
 
 	"github.com/ccscope/ccscope/engine/cc"
@@ -33,7 +32,6 @@ func (d *DataSender) writeThenSend(sent, idle bool) {
 	}
 	before := d.writeSeq
 	filled := d.fillWrite()
-	d.newCalls(before)
 	if !sent || d.writeSeq != before {
 		idle = d.writeXmit(0)
 	}
@@ -80,32 +78,6 @@ func (d *DataSender) callStart(k uint64) uint64 {
 // reads, each write a call of its own (Feed checks as it begins).
 func (d *DataSender) callWriter() bool { return d.cfg.App.Kind == config.Greedy && d.cfg.Relay == nil }
 
-// newCalls follows the greedy writer through the calls it began while
-// writing (before, writeSeq]: each starts as the one before returns, once
-// that one's tcp_push has sent what it may of its tail, and
-// tcp_sendmsg_locked checks for an app-limited gap before it queues
-// anything (rateCheckAppLimited). A flow held by its send buffer, whose
-// writer wakes with a short tail of its call left, sends that tail at once
-// and starts the next call with nothing unsent and cwnd open: app-limited,
-// as the kernel's flow is then (tp->app_limited read with bpftrace beside
-// the simulator; TestSndBufRefillCrossingCallEndsAppLimited). The first
-// call's check is fillWrite's.
-func (d *DataSender) newCalls(before uint64) {
-	end := d.writeSeq
-	if !d.callWriter() || end == before {
-		return
-	}
-	k := d.callOf(before) + 1
-	for c := d.callStart(k); c <= end && c != d.endSeq; c = d.callStart(k) {
-		if c > before {
-			d.writeSeq = c
-			d.endCall(c)
-		}
-		k++
-	}
-	d.writeSeq = end
-}
-
 // writeCall follows a greedy writer with a bounded send buffer through
 // tcp_sendmsg_locked, an skb at a time, as far as it writes now, then
 // sends what waits. A write tops up the tail skb to the size goal when it
@@ -118,9 +90,18 @@ func (d *DataSender) newCalls(before uint64) {
 // 10 segments of cwnd writes 32 segments into its 46,080-byte buffer, one
 // with 1 writes 45 (bpftrace on tcp:tcp_probe, write_seq and
 // sk_wmem_queued: 51,328 and 67,656 bytes, 6 and 3 skbs), where writing the
-// skbs before sending any wrote 44 in both. At the end of each call of the
-// writer's size, tcp_push marks the push and sends, and the next call checks
-// for an app-limited gap (endCall). It returns writeXmit's idle report.
+// skbs before sending any wrote 44 in both. The loop was topUp's before,
+// run once the writer had filled its buffer: a writer held by its buffer
+// keeps its sender going past it (a 1 MB tcp_wmem on 100 Mbps over 80 ms:
+// the kernel kept up to 1,348 segments unacknowledged, 1.95 MB; a 128 KB
+// one over 40 ms sent 183–190 segments per wake-up, half the 550,144-byte
+// window). At the end of each call of the writer's size, tcp_push marks the
+// push and sends, and the next call checks for an app-limited gap
+// (endCall): a flow held by its send buffer, whose writer wakes with a short
+// tail of its call left, sends that tail at once and starts the next call
+// with nothing unsent and cwnd open, app-limited, as the kernel's flow is
+// then (TestSndBufRefillCrossingCallEndsAppLimited). It returns writeXmit's
+// idle report.
 func (d *DataSender) writeCall(sent, idle bool) bool {
 	b := d.sndBuf
 	if d.appAsleep {
@@ -194,33 +175,19 @@ func (d *DataSender) writeCall(sent, idle bool) bool {
 	return idle
 }
 
-// topUp follows tcp_sendmsg_locked's loop for a greedy writer that has
-// just filled its send buffer. The buffer is checked only when a write
-// needs a new skb (sk_stream_memory_free at new_segment); while the tail
-// skb is the send head, each write tops it up to the size goal unchecked
-// and tcp_push_one sends a TSO chunk off it. So the writer stays awake, and
-// the data in flight grows past the buffer, for as long as its sender sends:
-// until cwnd, the receive window or pacing stops tcp_push_one and the tail
-// is left full, or until the writer has written half the largest window
-// since its last push mark (forced_push): then __tcp_push_pending_frames
-// sends what it may of the whole queue, the next write needs a new skb, and
-// the writer sleeps. (A 1 MB tcp_wmem on 100 Mbps over 80 ms: the kernel
-// kept up to 1,348 segments unacknowledged, 1.95 MB. A 128 KB one on 100
-// Mbps over 40 ms: each wake-up sent 183–190 segments, half the 550,144-byte
-// window, with cwnd at 379–395.) At the end of the writer's call (its write
-// size) tcp_push marks the push and sends what it may of the queue, and the
-// next call checks for an app-limited gap; it tops the tail up in turn when
-// something was left unsent (cwnd) or the call's sub-MSS remnant was held
-// (pushRemnant), and otherwise needs a new skb and waits. It returns
+// topUp follows tcp_sendmsg_locked's loop for a relay's writer (a proxy's
+// second leg, whose writes are its reads) that has just filled its send
+// buffer, as writeCall does for an application's: while the tail skb is the
+// send head, each write tops it up to the size goal unchecked and
+// tcp_push_one sends a TSO chunk off it, until cwnd, the receive window or
+// pacing stops it, or the writer has written half the largest window since
+// its last push mark (forced_push): __tcp_push_pending_frames then sends
+// what it may of the whole queue, and the writer sleeps. It returns
 // writeXmit's idle report.
 func (d *DataSender) topUp(idle bool) bool {
 	goal := d.xmitSizeGoal()
-	callEnd := uint64(math.MaxUint64)
-	if d.callWriter() {
-		callEnd = d.callStart(d.callOf(d.writeSeq) + 1)
-	}
 	for d.writeSeq-d.sndNxt < goal {
-		end := min(d.sndNxt+goal, d.streamEnd(), callEnd)
+		end := min(d.sndNxt+goal, d.streamEnd())
 		if end != d.endSeq {
 			// Whole segments but for the flow's last, as fillWrite writes:
 			// the scoreboard numbers segments by MSS from sequence 1. A
@@ -231,19 +198,6 @@ func (d *DataSender) topUp(idle bool) bool {
 			break
 		}
 		d.writeSeq = end
-		if end == callEnd {
-			if end == d.endSeq { // the flow's last call: no next one
-				d.pushedSeq = end
-				idle = d.writeXmit(0)
-				break
-			}
-			var goOn bool
-			if idle, goOn = d.endCall(end); !goOn {
-				break
-			}
-			callEnd = d.callStart(d.callOf(end) + 1)
-			continue
-		}
 		if d.writeSeq > d.pushedSeq+d.maxWnd/2 {
 			idle = d.writeXmit(0)
 			break
