@@ -13,6 +13,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -27,6 +28,9 @@ type Sample struct {
 	Cwnd, SSThresh  uint32 // packets
 	RTTUs, RTTVarUs uint32 // smoothed RTT and its variation
 	MinRTTUs        uint32
+	// MinRTTOfData says MinRTTUs is the least RTT of data segments (a
+	// pcap's), not tcpi_min_rtt, which the handshake's RTT sets.
+	MinRTTOfData    bool
 	MSS             uint32 // snd_mss
 	PacingRateBps   int64
 	DeliveryRateBps int64
@@ -151,10 +155,19 @@ func readCSV(raw []byte, flow string) ([]Sample, error) {
 			s.TUs = t
 		} else {
 			t, err := strconv.ParseFloat(rec[col["t_s"]], 64)
-			if err != nil {
-				return nil, fmt.Errorf("line %d, column t_s: %q is not a number", line, rec[col["t_s"]])
+			if err != nil || math.IsNaN(t) || math.IsInf(t, 0) || t < 0 {
+				return nil, fmt.Errorf("line %d, column t_s: %q is not a time in seconds", line, rec[col["t_s"]])
 			}
 			s.TUs = int64(t * 1e6)
+		}
+		// The deduction reads the first and last samples as the capture's
+		// start and end: a capture out of time order would be misread.
+		if n := len(out); n > 0 && s.TUs < out[n-1].TUs {
+			tc := "t_s"
+			if tUs {
+				tc = "t_us"
+			}
+			return nil, fmt.Errorf("line %d, column %s: %q is before the sample above it; samples must come in time order", line, tc, rec[col[tc]])
 		}
 		var vals [14]uint64
 		for k, name := range []string{"ca_state", "snd_cwnd", "snd_ssthresh", "rtt_us", "rttvar_us", "min_rtt_us", "snd_mss",

@@ -1,6 +1,9 @@
 package calibrate
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestParseSSInfo reads a details line that `ss -tin` (iproute2 6.1)
 // printed for an emulated CUBIC flow, field by field.
@@ -35,9 +38,11 @@ func TestParseSSRate(t *testing.T) {
 
 // TestDeduceSynthetic checks the deduction on a hand-built capture of a
 // 20 Mbps path with a 30 ms floor and a 100 KB buffer: the standing-queue
-// samples deliver 20e6 × 1448/1500 bit/s of payload; the smallest RTT is
-// the floor plus one segment (600 µs) and one ACK (20.8 µs) at 20 Mbps;
-// srtt rises to the floor plus the full buffer's 40 ms and holds there.
+// samples deliver 20e6 × 1448/1500 bit/s of payload; tcpi_min_rtt is the
+// handshake's, the floor plus a SYN's and a SYN-ACK's 52 bytes (41.6 µs at
+// 20 Mbps), and a data segment's RTT is at least the floor plus one segment
+// (600 µs) and one ACK (20.8 µs); srtt rises to that plus the full
+// buffer's 40 ms and holds there.
 func TestDeduceSynthetic(t *testing.T) {
 	payload := int64(20e6) * 1448 / 1500
 	var ss []Sample
@@ -46,7 +51,7 @@ func TestDeduceSynthetic(t *testing.T) {
 		if i == 50 {
 			rtt = 150000 // one host stall: ignored
 		}
-		ss = append(ss, Sample{TUs: int64(i) * 10000, Cwnd: 10, RTTUs: rtt, MinRTTUs: 30620, MSS: 1448,
+		ss = append(ss, Sample{TUs: int64(i) * 10000, Cwnd: 10, RTTUs: rtt, MinRTTUs: 30041, MSS: 1448,
 			DeliveryRateBps: payload, BytesAcked: uint64(i) * 25000})
 	}
 	p, err := Deduce(ss)
@@ -58,7 +63,7 @@ func TestDeduceSynthetic(t *testing.T) {
 	if p.RateBps < 20e6-1 || p.RateBps > 20e6 {
 		t.Errorf("rate = %d, want 20000000 (−1)", p.RateBps)
 	}
-	if want := int64(30620 - 600 - 20); p.FloorUs != want {
+	if want := int64(30041 - 41); p.FloorUs != want {
 		t.Errorf("floor = %d µs, want %d", p.FloorUs, want)
 	}
 	if want := int64(70220-30620) * 20 / 8; p.BufferBytes < want-1 || p.BufferBytes > want {
@@ -73,9 +78,11 @@ func TestDeduceSynthetic(t *testing.T) {
 // that did not only a lower bound, so the replay's buffer is at least the
 // receiver's largest window.
 func TestReplayBuffer(t *testing.T) {
+	// A 20 ms floor: the handshake's RTT 100 µs over it, a data segment's
+	// 1,498 µs (at 8 Mbps of payload, 8.29 on the wire).
 	ss := []Sample{
-		{TUs: 0, Cwnd: 10, RTTUs: 20000, MinRTTUs: 20000, MSS: 1448, DeliveryRateBps: 8e6, SndWnd: 65535},
-		{TUs: 1000, Cwnd: 40, RTTUs: 30000, MinRTTUs: 20000, MSS: 1448, DeliveryRateBps: 8e6, SndWnd: 200000},
+		{TUs: 0, Cwnd: 10, RTTUs: 21498, MinRTTUs: 20100, MSS: 1448, DeliveryRateBps: 8e6, SndWnd: 65535},
+		{TUs: 1000, Cwnd: 40, RTTUs: 31498, MinRTTUs: 20100, MSS: 1448, DeliveryRateBps: 8e6, SndWnd: 200000},
 	}
 	p, err := Deduce(ss)
 	if err != nil {
@@ -89,5 +96,25 @@ func TestReplayBuffer(t *testing.T) {
 	ss[1].TotalRetrans = 3
 	if p, _ = Deduce(ss); p.BufferNotReached || p.ReplayBuffer() != p.BufferBytes {
 		t.Errorf("3 retransmissions: not reached %v, replay %d; want the deduced %d", p.BufferNotReached, p.ReplayBuffer(), p.BufferBytes)
+	}
+}
+
+// A TCP_INFO CSV whose samples go back in time, or whose time is not a
+// number, is refused at the line and column: the deduction reads the first
+// and last samples as the capture's start and end.
+func TestReadCSVRefusesTimeOutOfOrder(t *testing.T) {
+	const head = "t_s,flow,ca_state,snd_cwnd,snd_ssthresh,rtt_us,rttvar_us,min_rtt_us,snd_mss,pacing_rate_bps,delivery_rate_bps,delivered,bytes_acked,bytes_sent,total_retrans,snd_wnd\n"
+	row := func(t string) string { return t + ",f,0,10,0,30000,1000,30000,1448,0,1000000,1,1448,1448,0,65535\n" }
+	for _, tc := range []struct{ rows, want string }{
+		{row("0.1") + row("0.2") + row("0.15"), `line 4, column t_s: "0.15" is before the sample above it`},
+		{row("0.1") + row("NaN"), `line 3, column t_s: "NaN" is not a time in seconds`},
+		{row("-1"), `line 2, column t_s: "-1" is not a time in seconds`},
+	} {
+		if _, err := readCSV([]byte(head+tc.rows), ""); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("readCSV of %q: %v, want %q", tc.rows, err, tc.want)
+		}
+	}
+	if ss, err := readCSV([]byte(head+row("0.1")+row("0.1")+row("0.2")), ""); err != nil || len(ss) != 3 {
+		t.Errorf("samples in time order, two at one instant: %d, %v; want 3 and no error", len(ss), err)
 	}
 }

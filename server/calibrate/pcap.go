@@ -237,7 +237,7 @@ func reducePcap(pkts []pcapPacket, flow string) ([]Sample, error) {
 				}
 			}
 			out = append(out, Sample{TUs: p.tUs - t0, Flow: rcv, RTTUs: uint32(srtt), RTTVarUs: uint32(rttvar),
-				MinRTTUs: uint32(minRT), MSS: mss, DeliveryRateBps: rate, BytesAcked: bytesAcked, BytesSent: sent,
+				MinRTTUs: uint32(minRT), MinRTTOfData: true, MSS: mss, DeliveryRateBps: rate, BytesAcked: bytesAcked, BytesSent: sent,
 				TotalRetrans: uint32(retrans), Delivered: uint32(bytesAcked/uint64(mss)) + 1,
 				SndWnd: uint32(p.wnd) << uint(wscale)})
 		}
