@@ -400,7 +400,9 @@ class LiveView:
             keep = pc.and_(pc.equal(q["link"], self.link), pc.equal(q["dir"], self.dir))
             q = q.filter(pc.and_(keep, pc.greater_equal(q["t_ps"], lo)))
             t = q["t_ps"].to_numpy() / 1e12
-            ax_q.plot(t, q["sojourn_ps"].to_numpy() / 1e9, color="C3", lw=0.8, label="sojourn")
+            soj = q["sojourn_ps"].to_numpy() / 1e9
+            ok = soj > 0  # enqueue rows carry no sojourn, as plot.queue reads them
+            ax_q.plot(t[ok], soj[ok], color="C3", lw=0.8, label="sojourn")
             ax_b = ax_q.twinx()
             ax_b.step(t, q["backlog_pkts"].to_numpy(), where="post", color="C7", lw=0.8)
             ax_b.set_ylabel("backlog (pkts)")

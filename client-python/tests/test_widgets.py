@@ -116,3 +116,17 @@ def test_fork_without_checkpoint_is_refused(client):
             view.fork()
     finally:
         s.close()
+
+
+def test_sojourn_panel_leaves_out_enqueue_rows(client):
+    # The queue table's enqueue rows carry no sojourn (0); drawn, they made
+    # the line drop to 0 while the queue held a hundred packets and more.
+    s = client.open("p-rtr-p", seed=2, set=SET)
+    view = LiveView(s, tick="1s")
+    try:
+        view.run_for("2s")
+        line = view._axes[3].lines[0]
+        assert line.get_label() == "sojourn" and len(line.get_ydata()) > 10
+        assert (line.get_ydata() > 0).all()
+    finally:
+        s.close()
