@@ -81,7 +81,8 @@ func ReadCapture(path, flow string) ([]Sample, string, error) {
 	case isPcap(raw):
 		format = "pcap"
 		ss, err = readPcap(raw, flow)
-	case bytes.HasPrefix(raw, []byte("t_us,")) || bytes.HasPrefix(raw, []byte("t_s,")):
+	case isCSV(raw):
+		raw = bytes.TrimPrefix(raw, []byte("\uFEFF")) // a spreadsheet's byte order mark
 		format = "tcp_info csv"
 		ss, err = readCSV(raw, flow)
 	default:
@@ -91,10 +92,29 @@ func ReadCapture(path, flow string) ([]Sample, string, error) {
 	if err != nil {
 		return nil, format, fmt.Errorf("calibrate: %s: %s: %w", path, format, err)
 	}
+	if len(ss) == 0 && format == "ss -tin log" && flow == "" {
+		return nil, format, fmt.Errorf("calibrate: %s: not a capture this reads: no pcap header, no TCP_INFO CSV header (a t_us or t_s column), no `ss -tin` flow lines", path)
+	}
 	if len(ss) < 10 {
-		return nil, format, fmt.Errorf("calibrate: %s: %s: %d samples of the flow; need at least 10", path, format, len(ss))
+		what := "the flow"
+		if flow != "" {
+			what = "flow " + flow
+		}
+		return nil, format, fmt.Errorf("calibrate: %s: %s: %d samples of %s; need at least 10", path, format, len(ss), what)
 	}
 	return ss, format, nil
+}
+
+// isCSV says whether raw is a TCP_INFO CSV: its header (after a UTF-8
+// byte order mark, if any) names a t_us or t_s column, in any place.
+func isCSV(raw []byte) bool {
+	head, _, _ := bytes.Cut(bytes.TrimPrefix(raw, []byte("\uFEFF")), []byte("\n"))
+	for _, c := range bytes.Split(bytes.TrimRight(head, "\r"), []byte(",")) {
+		if c := string(bytes.TrimSpace(c)); c == "t_us" || c == "t_s" {
+			return true
+		}
+	}
+	return false
 }
 
 // readCSV parses a TCP_INFO CSV. Columns may come in any order; t_us (or

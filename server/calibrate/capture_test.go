@@ -118,3 +118,22 @@ func TestReadCSVRefusesTimeOutOfOrder(t *testing.T) {
 		t.Errorf("samples in time order, two at one instant: %d, %v; want 3 and no error", len(ss), err)
 	}
 }
+
+// A TCP_INFO CSV is told by a t_us or t_s column anywhere in its header,
+// after a byte order mark as a spreadsheet writes it; another CSV is not.
+func TestIsCSV(t *testing.T) {
+	for _, tc := range []struct {
+		head string
+		want bool
+	}{
+		{"t_us,flow,rtt_us\n", true},
+		{"flow,rtt_us,t_s\r\n", true},
+		{"\uFEFFflow, t_us ,rtt_us\n", true},
+		{"time_s,rtt_ms\n", false},
+		{"cubic wscale:7,7 rto:268\n", false},
+	} {
+		if got := isCSV([]byte(tc.head + "1,2,3\n")); got != tc.want {
+			t.Errorf("isCSV(%q) = %v, want %v", tc.head, got, tc.want)
+		}
+	}
+}
