@@ -367,7 +367,8 @@ def flow(
         assert signals is not None  # found in it
         sg = signals.filter(pc.equal(signals["signal"], name))
         v = _col(sg, "value")
-        ok = (v > 0) & (v < _NO_SAMPLE_US)
+        # No sample yet: the kernel's ~0U, or Westwood's TCP_WESTWOOD_INIT_RTT (20 s).
+        ok = (v > 0) & (v < _NO_SAMPLE_US) & (v / _DELAY_SIGNALS_MS[name] < 20_000)
         ax_rtt.plot(*_thin(_secs(sg["t_ps"])[ok], v[ok] / _DELAY_SIGNALS_MS[name]), label=f"{name} (CC, ms)", lw=0.8,
                     ls="-.", color=f"C{i + 6}", drawstyle="steps-post")  # fmt: skip
     if est:
@@ -378,9 +379,10 @@ def flow(
             assert signals is not None  # _pick found names in it
             sg = signals.filter(pc.equal(signals["signal"], name))
             v = _col(sg, "value")
-            top = float(np.nanmax(np.abs(v))) if len(v) else 0.0
-            ax2.plot(*_thin(_secs(sg["t_ps"]), v / top if top else v), label=f"{name} (÷ {top:.4g})", lw=0.8,
-                     ls="--", color=f"C{i + 3}", drawstyle="steps-post")  # fmt: skip
+            fin = np.isfinite(v)  # BBRv3's bw_lo is infinite until a loss bounds it
+            top = float(np.max(np.abs(v[fin]))) if fin.any() else 0.0
+            ax2.plot(*_thin(_secs(sg["t_ps"])[fin], v[fin] / top if top else v[fin]), label=f"{name} (÷ {top:.4g})",
+                     lw=0.8, ls="--", color=f"C{i + 3}", drawstyle="steps-post")  # fmt: skip
         ax2.set_ylabel("CC estimator / its max")
         ax2.legend(loc="upper left", fontsize="small")
     ax_rtt.legend(loc="upper right", fontsize="small")

@@ -102,6 +102,25 @@ def test_flow_view_draws_delay_estimators_in_ms_beside_srtt():
     matplotlib.pyplot.close(fig)
 
 
+def test_flow_view_leaves_out_placeholders_before_a_sample():
+    # Westwood starts rtt_min at TCP_WESTWOOD_INIT_RTT (20 s, which squashed
+    # the RTT axis); BBRv3's bw_lo is infinite until a loss bounds it (the
+    # legend read "÷ inf", and numpy warned).
+    sig = pa.table({
+        "t_ps": pa.array([0, 300 * MS, 0, 300 * MS, 500 * MS], pa.int64()), "flow": ["f0"] * 5,
+        "signal": ["rtt_min", "rtt_min", "bw_lo", "bw_lo", "bw_lo"],
+        "value": pa.array([20000.0, 40.0, np.inf, 6e6, 4e6]),
+    })  # fmt: skip
+    with np.errstate(all="raise"):
+        fig = plot.flow(flows_table(), "f0", signals=sig, estimators=["rtt_min", "bw_lo"])
+    lines = {ln.get_label(): ln for ln in fig.axes[4].get_lines()}
+    assert list(lines["rtt_min (CC, ms)"].get_ydata()) == [40.0]
+    twin = [ax for ax in fig.axes[5:] if ax.get_ylabel() == "CC estimator / its max"]
+    assert [ln.get_label() for ln in twin[0].get_lines()] == ["bw_lo (÷ 6e+06)"]
+    assert list(twin[0].get_lines()[0].get_ydata()) == [1.0, 4e6 / 6e6]
+    matplotlib.pyplot.close(fig)
+
+
 def test_flow_view_without_rows_says_so():
     with pytest.raises(ValueError, match="no rows"):
         plot.flow(flows_table(), "f9")
