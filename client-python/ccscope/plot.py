@@ -244,9 +244,18 @@ def flow(
             title = f"{session.scenario} · seed {session.seed} · flow {flow}"
     else:
         ft = source
+    whole = ft
     ft = _only(ft, flow, flows_list)
     if ft is None or ft.num_rows == 0:
-        raise ValueError(f"ccscope.plot: flow {flow!r} has no rows in the flows table (trace.detail off?)")
+        names = flows_list
+        if names is None and whole is not None and whole.num_rows and "flow" in whole.column_names:
+            names = flow_names(whole, None)["flow"].unique().to_pylist()
+        legs = [n for n in names or [] if isinstance(n, str) and n.startswith(f"{flow}.")]
+        if legs:
+            raise ValueError(f"ccscope.plot: flow {flow!r} is split by a proxy into legs with their own TCP state; "
+                             f"plot one: {' or '.join(map(repr, legs))}")
+        raise ValueError(f"ccscope.plot: flow {flow!r} has no rows in the flows table (trace.detail off, or a pump or "
+                         "ping flow, which has no TCP state?)")
     signals, events, delivery = (_only(x, flow, flows_list) for x in (signals, events, delivery))
 
     t = _secs(ft["t_ps"])

@@ -124,6 +124,10 @@ def test_flow_view_leaves_out_placeholders_before_a_sample():
 def test_flow_view_without_rows_says_so():
     with pytest.raises(ValueError, match="no rows"):
         plot.flow(flows_table(), "f9")
+    # A split flow's id names its legs, which have the rows.
+    legs = flows_table().set_column(1, "flow", pa.array(["f9.0"] * 3 + ["f9.1"] * 3))
+    with pytest.raises(ValueError, match="split by a proxy .* plot one: 'f9.0' or 'f9.1'"):
+        plot.flow(legs, "f9")
 
 
 def test_queue_view_marks_drops():
