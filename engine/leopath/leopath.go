@@ -106,11 +106,19 @@ func (p Params) Validate() error {
 		}
 	}
 	inPeriod("offset", p.Offset)
-	if p.RTTMin <= 0 || p.RTTMax < p.RTTMin {
+	// The draw takes steps of drawStep: a range narrower than one but not
+	// empty would give its minimum every time, unsaid.
+	switch {
+	case p.RTTMin <= 0 || p.RTTMax < p.RTTMin:
 		bad("rtt", "range %v–%v must be positive and ordered", p.RTTMin, p.RTTMax)
+	case p.RTTMax > p.RTTMin && p.RTTMax-p.RTTMin < rttStep:
+		bad("rtt", "range %v–%v is narrower than the %v step RTTs are drawn in; widen it, or give one RTT", p.RTTMin, p.RTTMax, rttStep)
 	}
-	if p.RateMin <= 0 || p.RateMax < p.RateMin {
+	switch {
+	case p.RateMin <= 0 || p.RateMax < p.RateMin:
 		bad("rate", "range %v–%v must be positive and ordered", p.RateMin, p.RateMax)
+	case p.RateMax > p.RateMin && p.RateMax-p.RateMin < rateStep:
+		bad("rate", "range %v–%v is narrower than the %v step rates are drawn in; widen it, or give one rate", p.RateMin, p.RateMax, rateStep)
 	}
 	inPeriod("outage", p.Outage)
 	if !(p.LossP >= 0 && p.LossP < 1) {
@@ -127,6 +135,12 @@ func (p Params) Validate() error {
 	}
 	return errors.Join(errs...)
 }
+
+// The steps intervals' RTTs and rates are drawn in, from their minimum.
+const (
+	rttStep  = 100 * sim.Microsecond
+	rateStep = units.BitRate(1_000_000)
+)
 
 // MaxIntervals bounds the intervals of a path, drawn or replayed (two
 // changes each): 41 h of Starlink's 15 s schedule, 2.7 h of one reassignment
@@ -158,7 +172,6 @@ func (p Params) Intervals() ([]Interval, error) {
 		return nil, err
 	}
 	r := rng.Stream(p.Seed, "leopath")
-	const rttStep, rateStep = 100 * sim.Microsecond, units.BitRate(1_000_000)
 	draw := func(at sim.Duration) Interval {
 		rtt := p.RTTMin + sim.Duration(r.Int64N(int64((p.RTTMax-p.RTTMin)/rttStep)+1))*rttStep
 		rate := p.RateMin + units.BitRate(r.Int64N(int64((p.RateMax-p.RateMin)/rateStep)+1))*rateStep
