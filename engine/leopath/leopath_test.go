@@ -168,7 +168,7 @@ func TestValidateNamesParameter(t *testing.T) {
 		{"zero rate", func(p *Params) { p.RateMin, p.RateMax = 0, 0 }, "rate: range 0bps–0bps must be positive"},
 		// Narrower than a draw's step: every interval would get the minimum.
 		{"rate range under a step", func(p *Params) { p.RateMin, p.RateMax = 500_000, 900_000 }, "rate: range 500Kbps–900Kbps is narrower than the 1Mbps step"},
-		{"rtt range under a step", func(p *Params) { p.RTTMin, p.RTTMax = sim.Millisecond, 1050 * sim.Microsecond }, "rtt: range 1ms–1.05ms is narrower than the 100us step"},
+		{"rtt range under a step", func(p *Params) { p.RTTMin, p.RTTMax = sim.Millisecond, 1050*sim.Microsecond }, "rtt: range 1ms–1.05ms is narrower than the 100us step"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := Default()
