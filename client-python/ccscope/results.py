@@ -150,7 +150,7 @@ class Summary(Mapping):
             + (f" · wall {d['wall_s']:.3g} s" if isinstance(d.get("wall_s"), (int, float)) else "")
             + "</p>"
         )
-        return head + _html_table(d.get("flows", [])) + _html_table(d.get("queues", []))
+        return head + "".join(_html_table(d.get(part, [])) for part in _PARTS)
 
 
 #: The summary's lists of rows, in the order :meth:`Summary.table` names them.

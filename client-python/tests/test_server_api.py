@@ -178,6 +178,11 @@ def test_group_flows_are_named_with_their_groups_cc(client):
         assert "[32 flows]" in repr(s)
         page = s._repr_html_()
         assert "bulk/0 (cubic)" in page and "bulk/31 (cubic) (32 flows)" in page
+        s.run(progress=False)
+        # The summary's page has the group's row too (FCTs, Jain's index).
+        summ = s.summary()
+        page = summ._repr_html_()
+        assert page.count("<table>") == 3 and "jain_bulk" in page and summ["groups"][0]["group"] == "bulk"
 
 
 def test_signals_tables_and_filters(client):
