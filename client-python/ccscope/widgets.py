@@ -43,6 +43,7 @@ except ImportError as e:  # pragma: no cover - depends on the install
 import numpy as np
 import pyarrow.compute as pc
 
+from .errors import ServerError
 from .tables import format_duration, parse_duration
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -154,7 +155,7 @@ class LiveView:
             (self.qdisc, self._on_qdisc),
         ):
             w.observe(fn, names="value")
-        self.cwnd_button.on_click(lambda _b: self.set_cwnd())
+        self.cwnd_button.on_click(self._on_cwnd)
         self.checkpoint_button.on_click(lambda _b: self.checkpoint())
         self.fork_button.on_click(self._on_fork)
 
@@ -234,6 +235,14 @@ class LiveView:
         """Set the picked flow's cwnd to the field's value (logged)."""
         res = self.session.act(flow=self.cwnd_flow.value, cwnd=int(self.cwnd.value))
         self._logged(res, {"flow": self.cwnd_flow.value, "cwnd": int(self.cwnd.value)})
+
+    def _on_cwnd(self, _button: Any) -> None:
+        # As _on_fork: a refused action (a group's flow not started yet) is
+        # said in the status line, not lost in the widget log.
+        try:
+            self.set_cwnd()
+        except ServerError as e:
+            self._say(f"set cwnd: {e.message}")
 
     def _on_qdisc(self, change: dict[str, Any]) -> None:
         kind = change["new"]

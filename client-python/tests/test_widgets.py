@@ -130,3 +130,18 @@ def test_sojourn_panel_leaves_out_enqueue_rows(client):
         assert (line.get_ydata() > 0).all()
     finally:
         s.close()
+
+
+def test_set_cwnd_refused_is_said_in_the_status_line(client):
+    # A flow that takes no cwnd (rrul's ping probe; a group's flow not yet
+    # started is refused alike): the button's callback says so rather than
+    # raising out of ipywidgets.
+    s = client.open("rrul", set={"runtime.duration": "1s"})
+    view = LiveView(s, tick="10ms")
+    try:
+        later = [f for f in view.flows if f != view.flows[0]]
+        view.cwnd_flow.value = later[-1]
+        view.cwnd_button.click()
+        assert "set cwnd:" in view.status.value
+    finally:
+        s.close()
