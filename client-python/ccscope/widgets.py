@@ -32,6 +32,7 @@ Example::
 from __future__ import annotations
 
 import copy
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -131,9 +132,13 @@ class LiveView:
             options=["10ms", "20ms", "50ms", "100ms", "200ms", "500ms", "1s"], value=tick, description="sim / tick"
         )
         self.time = W.HTML()
-        self.rate = W.FloatLogSlider(value=rate_mbps, base=10, min=-1, max=4, description="rate (Mbps)")
-        self.delay = W.FloatSlider(value=delay_ms, min=0, max=500, step=0.5, description="delay (ms)")
-        self.loss = W.FloatSlider(value=100 * loss, min=0, max=20, step=0.1, description="loss (%)")
+        # Each slider's range takes in the path's own value: a slider is the
+        # widget's only readout of it, and a clipped one would misreport it
+        # (dc-incast's 25 Gbps read 10,000 Mbps).
+        self.rate = W.FloatLogSlider(value=rate_mbps, base=10, min=min(-1, math.floor(math.log10(rate_mbps))),
+                                     max=max(4, math.ceil(math.log10(rate_mbps))), description="rate (Mbps)")  # fmt: skip
+        self.delay = W.FloatSlider(value=delay_ms, min=0, max=max(500, math.ceil(delay_ms)), step=0.5, description="delay (ms)")
+        self.loss = W.FloatSlider(value=100 * loss, min=0, max=max(20, math.ceil(100 * loss)), step=0.1, description="loss (%)")
         self.queue_limit = W.IntSlider(value=limit, min=1, max=max(20000, limit), description="limit (pkts)")
         kind = str(self._qdisc0.get("kind", "fifo"))
         self.qdisc = W.Dropdown(options=sorted({*QDISC_KINDS, kind}), value=kind, description="qdisc")

@@ -145,3 +145,17 @@ def test_set_cwnd_refused_is_said_in_the_status_line(client):
         assert "set cwnd:" in view.status.value
     finally:
         s.close()
+
+
+def test_sliders_take_in_the_paths_own_values(client):
+    # A slider is the widget's only readout of the path: dc-incast's 25 Gbps
+    # read 10,000 Mbps on a slider that ended there, and a 30 % loss 20 %.
+    for name, set_, slider, want in (
+        ("dc-incast", {}, "rate", 25_000.0),
+        ("rebbr", {"links.bottleneck.ab.loss.p": 0.3}, "loss", 30.0),
+    ):
+        s = client.open(name, set=set_)
+        try:
+            assert getattr(LiveView(s, tick="10ms"), slider).value == pytest.approx(want)
+        finally:
+            s.close()
