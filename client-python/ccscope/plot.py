@@ -534,7 +534,8 @@ def compare(
     Args:
         runs: Label → session or table (e.g. ``{"1 BDP": s, "½ BDP": fork}``).
         y: The column to draw.
-        flow: Keep only this flow (None: all rows).
+        flow: Keep only this flow, or a split flow's legs (None: every
+            flow, a line each).
         table: The table to fetch from sessions.
         ylabel: The y label (default: the column name).
         scale: Multiply values by this (e.g. ``1e-9`` for ps → ms).
@@ -551,12 +552,22 @@ def compare(
         fig = ax.figure
     for label, src in runs.items():
         if isinstance(src, pa.Table):
-            tb = _only(src, flow)
+            tb = flow_names(src, None) if src.num_rows else src
+            if flow is not None and "flow" in tb.column_names:
+                # A split flow's id stands for its legs, as the server reads it.
+                names = tb["flow"]
+                tb = tb.filter(pc.or_(pc.equal(names, flow), pc.starts_with(names, flow + ".")))
         else:
-            tb = _only(src.signals(table, flows=[flow] if flow else None), flow, src.flows)
+            tb = src.signals(table, flows=[flow] if flow else None)  # a split flow's id selects its legs
+            tb = flow_names(tb, src.flows) if tb.num_rows else tb
         if tb is None or tb.num_rows == 0:
             continue
-        ax.plot(*_thin(_secs(tb["t_ps"]), _col(tb, y) * scale), label=label, lw=1, drawstyle="steps-post")
+        # One line per flow: several flows' rows interleaved are no line.
+        names = tb["flow"].unique().to_pylist() if "flow" in tb.column_names else [None]
+        for name in names:
+            part = tb if name is None else tb.filter(pc.equal(tb["flow"], name))
+            text = label if len(names) == 1 else f"{label} · {name}"
+            ax.plot(*_thin(_secs(part["t_ps"]), _col(part, y) * scale), label=text, lw=1, drawstyle="steps-post")
     spec = ax.get_subplotspec()
     if spec is None or spec.is_last_row():
         ax.set_xlabel("time (s)")

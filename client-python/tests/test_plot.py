@@ -130,6 +130,21 @@ def test_flow_view_without_rows_says_so():
         plot.flow(legs, "f9")
 
 
+def test_compare_draws_a_line_per_flow_and_a_split_flows_legs():
+    two = flows_table().set_column(1, "flow", pa.array(["a/0", "a/1"] * 3))
+    fig = plot.compare({"run": two}, flow=None)
+    assert sorted(ln.get_label() for ln in fig.axes[0].get_lines()) == ["run · a/0", "run · a/1"]
+    matplotlib.pyplot.close(fig)
+    legs = flows_table().set_column(1, "flow", pa.array(["f9.0"] * 3 + ["f9.1"] * 3))
+    fig = plot.compare({"run": legs}, flow="f9")
+    assert sorted(ln.get_label() for ln in fig.axes[0].get_lines()) == ["run · f9.0", "run · f9.1"]
+    assert list(fig.axes[0].get_lines()[0].get_ydata()) == [10, 20, 40]
+    matplotlib.pyplot.close(fig)
+    fig = plot.compare({"run": flows_table()})  # one flow: its label alone
+    assert [ln.get_label() for ln in fig.axes[0].get_lines()] == ["run"]
+    matplotlib.pyplot.close(fig)
+
+
 def test_queue_view_marks_drops():
     q = pa.table({
         "t_ps": pa.array([0, 10 * MS, 20 * MS, 30 * MS], pa.int64()), "link": ["b"] * 4, "dir": ["ab"] * 4,
