@@ -71,14 +71,21 @@ func TestUnknownArgumentListsEveryKnownKey(t *testing.T) {
 	}
 }
 
-// A checkpoint whose config is not JSON is refused at checkpoint.config, and
-// an open beyond the server's simulated-time limit at runtime.duration.
+// A checkpoint whose digest is not one, or whose config is not JSON, is
+// refused at that field, and an open beyond the server's simulated-time
+// limit at runtime.duration.
 func TestErrorsNameTheFieldOfConfigAndLimit(t *testing.T) {
 	t.Parallel()
 	_, url := newTestServer(t, Options{MaxSimTime: 10 * sim.Second})
 	c := dial(t, url)
 	sid := c.open("p-rtr-p", "runtime.duration=2s")
 	cp := c.call("checkpoint", map[string]any{"session": sid})["checkpoint"].(map[string]any)
+	digest := cp["digest"]
+	cp["digest"] = "not a digest"
+	if e := c.fail("restore", map[string]any{"checkpoint": cp}); e["code"] != string(CodeBadArgs) || e["path"] != "checkpoint.digest" {
+		t.Errorf("restore of a digest that is not 16 hex digits: %v, want bad_args at checkpoint.digest (not a replay mismatch)", e)
+	}
+	cp["digest"] = digest
 	cp["config"] = "{"
 	if e := c.fail("restore", map[string]any{"checkpoint": cp}); e["code"] != string(CodeInvalidConfig) || e["path"] != "checkpoint.config" {
 		t.Errorf("restore of a config that is not JSON: %v, want invalid_config at checkpoint.config", e)

@@ -74,6 +74,9 @@ func parseCheckpoint(m map[string]any, prefix string) (*parsedCheckpoint, *Error
 	if cp.Digest, err = a.str("digest"); err != nil {
 		return nil, err
 	}
+	if !isDigest(cp.Digest) {
+		return nil, errorf(CodeBadArgs, a.path("digest"), "%s is %q, want 16 hex digits", a.path("digest"), cp.Digest)
+	}
 	at, err := a.mapArg("at")
 	if err != nil {
 		return nil, err
@@ -242,4 +245,18 @@ func (s *state) replayTo(ctx context.Context, p Position, path string, budget ti
 	}
 	s.drained = p.Drained
 	return nil
+}
+
+// isDigest says whether d is a run digest as the engine writes it: 16
+// lower-case hex digits.
+func isDigest(d string) bool {
+	if len(d) != 16 {
+		return false
+	}
+	for _, c := range d {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
