@@ -187,8 +187,9 @@ def flow(
 ) -> Figure:
     """The four-panel view of one flow on a shared time axis (seconds).
 
-    1. Rates (Mbps): send rate (from ``send`` events, else from the
-       delivered + lost + inflight packet counts), delivery rate (the rate
+    1. Rates (Mbps): send rate (payload, from ``send`` events at
+       ``change`` detail; else wire packets of ``packet_bytes`` from the
+       delivered + lost + inflight counts, some 4 % more), delivery rate (the rate
        sampler's), goodput (from the delivery counter), pacing rate.
     2. Inflight, cwnd and ssthresh (packets) against the path's BDP, with
        the CC's window-like signals, and ACK, SACK, TLP, RTO, retransmit,
@@ -276,13 +277,13 @@ def flow(
     sends = events.filter(pc.equal(events["kind"], "send")) if events is not None and events.num_rows else None
     if sends is not None and sends.num_rows:
         x, y = _rate_from_events(_secs(sends["t_ps"]), _col(sends, "len"), width, t_end)
-        ax_rate.step(x, y, where="pre", label=f"send rate ({width * 1e3:.0f} ms avg)", color="#1f77b4")
+        ax_rate.step(x, y, where="pre", label=f"send rate (payload, {width * 1e3:.0f} ms avg)", color="#1f77b4")
     else:
         # Without send events: every packet sent is delivered, in flight or
         # lost, so delivered + lost + inflight counts transmissions.
         sent = _col(ft, "delivered_pkts") + _col(ft, "lost_pkts") + _col(ft, "inflight_pkts")
         x, y = _rate_from_counter(t, sent * packet_bytes, width)
-        ax_rate.step(x, y, where="pre", label=f"send rate ({width * 1e3:.0f} ms avg, {packet_bytes} B pkts)",
+        ax_rate.step(x, y, where="pre", label=f"send rate ({width * 1e3:.0f} ms avg, {packet_bytes} B wire pkts)",
                      color="#1f77b4", lw=1)  # fmt: skip
     ax_rate.plot(*_thin(t, _col(ft, "delivery_rate_bps") / 1e6), label="delivery rate (sampler)", color="#2ca02c", lw=1)
     if delivery is not None and delivery.num_rows:
