@@ -129,7 +129,7 @@ func (d *DataSender) writeCall(sent, idle bool) bool {
 		} else if blocked {
 			// Nothing leaves at this instant (cwnd, the receive window or
 			// pacing): the skbs the buffer still takes, at once.
-			end = d.writeSeq + (b-q+goal+skbOverhead-1)/(goal+skbOverhead)*goal
+			end = d.sndBufEnd(b)
 		} else {
 			end = d.writeSeq + goal // a new skb
 		}
