@@ -6,8 +6,9 @@ import "github.com/ccscope/ccscope/engine/sim"
 // (config.TCPOptions.HZ): the delayed-ACK, loss-probe, reordering and RTO
 // timers round to its ticks, and the constants of include/net/tcp.h are
 // counted in them (TCP_RTO_MIN = HZ/5, TCP_ATO_MIN = HZ/25, …), so at
-// HZ = 250 a timer rounds up to 4 ms where at 1000 it rounds to 1 ms, and
-// TCP_TIMEOUT_MIN (2 jiffies) is 8 ms instead of 2.
+// HZ = 250 a timer rounds up to 4 ms where at 1000 it rounds to 1 ms.
+// TCP_TIMEOUT_MIN_US, which the loss-probe and reordering timers add before
+// rounding, is 2 ms whatever HZ.
 type hzClock struct{ hz int64 } // 0 (the zero value) is 1000
 
 func newHZClock(hz int) hzClock {
@@ -85,8 +86,9 @@ func (c hzClock) jiffyUs() int64 {
 	return 1_000_000 / c.hz
 }
 
-// timeoutMinUs is TCP_TIMEOUT_MIN_US: 2 jiffies.
-func (c hzClock) timeoutMinUs() int64 { return 2 * c.jiffyUs() }
+// timeoutMinUs is TCP_TIMEOUT_MIN_US, 2 ms (2*USEC_PER_MSEC) whatever HZ:
+// not TCP_TIMEOUT_MIN, which is 2 jiffies.
+const timeoutMinUs = 2000
 
 // The constants of include/net/tcp.h that are counts of ticks, as literals
 // at HZ = 1000.

@@ -159,7 +159,7 @@ func (d *DataSender) rackMarkLost() bool {
 	if timeout == 0 {
 		return false
 	}
-	d.armXmitTimer(timeReoTimeout, d.rtt.hz.usToJiffies(timeout+d.rtt.hz.timeoutMinUs()), d.rto)
+	d.armXmitTimer(timeReoTimeout, d.rtt.hz.usToJiffies(timeout+timeoutMinUs), d.rto)
 	return true
 }
 

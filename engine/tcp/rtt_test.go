@@ -131,22 +131,21 @@ func TestRTOAtHZ250(t *testing.T) {
 
 // TestHZClockConstants checks the clock against include/net/tcp.h and
 // jiffies.h at each CONFIG_HZ: TCP_RTO_MIN = HZ/5 and TCP_ATO_MIN = HZ/25
-// are 200 and 40 ms whatever HZ, TCP_TIMEOUT_MIN is 2 ticks, and
-// usecs_to_jiffies rounds up to a whole tick.
+// are 200 and 40 ms whatever HZ, and usecs_to_jiffies rounds up to a whole
+// tick.
 func TestHZClockConstants(t *testing.T) {
 	for _, tc := range []struct {
-		hz           int
-		tick         sim.Duration
-		timeoutMinUs int64
-		up           [3][2]int64 // usecs_to_jiffies(us) = ticks
+		hz   int
+		tick sim.Duration
+		up   [3][2]int64 // usecs_to_jiffies(us) = ticks
 	}{
-		{100, 10 * sim.Millisecond, 20000, [3][2]int64{{1, 1}, {10000, 1}, {10001, 2}}},
-		{250, 4 * sim.Millisecond, 8000, [3][2]int64{{1, 1}, {4000, 1}, {4001, 2}}},
-		{1000, sim.Millisecond, 2000, [3][2]int64{{1, 1}, {1000, 1}, {1001, 2}}},
+		{100, 10 * sim.Millisecond, [3][2]int64{{1, 1}, {10000, 1}, {10001, 2}}},
+		{250, 4 * sim.Millisecond, [3][2]int64{{1, 1}, {4000, 1}, {4001, 2}}},
+		{1000, sim.Millisecond, [3][2]int64{{1, 1}, {1000, 1}, {1001, 2}}},
 	} {
 		c := newHZClock(tc.hz)
-		if c.jiffy() != tc.tick || c.timeoutMinUs() != tc.timeoutMinUs {
-			t.Errorf("HZ %d: tick %v, TCP_TIMEOUT_MIN %d us; want %v, %d", tc.hz, c.jiffy(), c.timeoutMinUs(), tc.tick, tc.timeoutMinUs)
+		if c.jiffy() != tc.tick {
+			t.Errorf("HZ %d: tick %v, want %v", tc.hz, c.jiffy(), tc.tick)
 		}
 		for name, j := range map[string]int64{"TCP_RTO_MIN": c.rtoMin(), "TCP_DELACK_MAX": c.delackMax()} {
 			if d := sim.Duration(j) * c.jiffy(); d != 200*sim.Millisecond {

@@ -23,8 +23,8 @@ type tlpState struct {
 
 // scheduleLossProbe follows tcp_schedule_loss_probe: with SACK, in Open or
 // CWR, probe after PTO = 2·srtt, plus TCP_RTO_MIN when a single packet is
-// out (the peer may delay its ACK) or 2 jiffies otherwise; never later than
-// the RTO.
+// out (the peer may delay its ACK) or TCP_TIMEOUT_MIN_US (2 ms) otherwise,
+// rounded up to jiffies; never later than the RTO.
 func (d *DataSender) scheduleLossProbe(advancingRTO bool) bool {
 	if !d.cfg.Opts.TLP || d.sb.packetsOut() == 0 || !d.isSACK() ||
 		d.st.CA != cc.CAOpen && d.st.CA != cc.CACWR {
@@ -36,7 +36,7 @@ func (d *DataSender) scheduleLossProbe(advancingRTO bool) bool {
 		if d.sb.packetsOut() == 1 {
 			us += rtoMinUs
 		} else {
-			us += d.rtt.hz.timeoutMinUs()
+			us += timeoutMinUs
 		}
 		timeout = d.rtt.hz.usToJiffies(us)
 	} else {
