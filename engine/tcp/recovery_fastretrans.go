@@ -61,7 +61,7 @@ func (d *DataSender) fastretransAlert(priorSndUna uint64, numDupack int, flagp *
 			return
 		}
 		if d.tryUndoDSack() {
-			d.tryKeepOpen()
+			d.tryToOpen(flag)
 		}
 		d.identifyPacketLoss(flagp)
 		if d.st.CA != cc.CARecovery {
@@ -190,8 +190,13 @@ func (d *DataSender) markHeadLost(packets uint32, markHead bool) {
 	}
 }
 
-// enterRecovery follows tcp_enter_recovery.
+// enterRecovery follows tcp_enter_recovery. The undo and give-up clock
+// (retrans_stamp) starts with this episode's fast retransmit, unless an
+// earlier retransmission is still out (tcp_retrans_stamp_cleanup).
 func (d *DataSender) enterRecovery(eceAck bool) {
+	if !d.anyRetransDone() {
+		d.retransStamp = 0
+	}
 	d.undo.priorSSThresh = 0
 	d.initUndo()
 	if !d.inCwndReduction() {

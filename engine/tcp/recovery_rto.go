@@ -26,6 +26,7 @@ func (d *DataSender) enterLoss() {
 	}
 	d.setCAState(cc.CALoss)
 	d.highSeq = d.sndNxt
+	d.tlp.highSeq = 0 // an RTO ends the loss probe's episode
 	d.queueECNCWR()
 	d.frto = d.cfg.Opts.FRTO && (newRecovery || d.retransmits > 0)
 }

@@ -24,10 +24,16 @@ type undoState struct {
 }
 
 // start is tcp_init_undo: the reduction that begins now may be undone until
-// retransOut retransmissions plus the later ones are all proven spurious.
-func (u *undoState) start(sndUna uint64, retransOut uint32) {
+// retransOut retransmissions plus the later ones are all proven spurious;
+// a loss probe's retransmission still in flight (tlpRetrans) counts too, as
+// its D-SACK is no longer told apart once the episode's tlp_high_seq is
+// cleared.
+func (u *undoState) start(sndUna uint64, retransOut uint32, tlpRetrans bool) {
 	u.marker = sndUna
 	u.retrans = int32(retransOut)
+	if tlpRetrans {
+		u.retrans++
+	}
 	if u.retrans == 0 {
 		u.retrans = -1
 	}
@@ -42,12 +48,22 @@ func (u *undoState) retransmitted(pcount int32) {
 }
 
 // initUndo is tcp_init_undo.
-func (d *DataSender) initUndo() { d.undo.start(d.sndUna, d.sb.retransOut) }
+func (d *DataSender) initUndo() {
+	d.undo.start(d.sndUna, d.sb.retransOut, d.tlp.highSeq != 0 && d.tlp.retrans)
+}
 
-// packetDelayed is tcp_packet_delayed: the echoed timestamp predates the
-// first retransmission, so the original arrived.
+// packetDelayed is tcp_packet_delayed (Linux 6.16 on): the echoed timestamp
+// predates the first retransmission, so the original arrived; or nothing
+// was retransmitted yet (pacing or a full cwnd held the fast retransmit),
+// so the packet was merely delayed. Without SACK retrans_stamp is cleared
+// at high_seq even after a retransmission (nonSACKPreventingReopen), so
+// there a zero proves nothing. (The kernel's other exception, SYN_SENT,
+// never reaches here: the handshake's ACK is taken apart.)
 func (d *DataSender) packetDelayed() bool {
-	return d.retransStamp != 0 && d.tsecrBefore(d.retransStamp)
+	if d.retransStamp != 0 {
+		return d.tsecrBefore(d.retransStamp)
+	}
+	return d.isSACK() || d.sndUna < d.highSeq
 }
 
 // mayUndo is tcp_may_undo.
@@ -137,7 +153,7 @@ func (d *DataSender) tryUndoLoss(frtoUndo bool) bool {
 func (d *DataSender) tryUndoPartial(priorSndUna uint64, doLost *bool) bool {
 	if d.undo.marker != 0 && d.packetDelayed() {
 		// The hole was filled by a delayed original: reordering.
-		d.checkSackReordering(priorSndUna, true)
+		d.checkSackReordering(priorSndUna)
 		if d.sb.retransOut > 0 {
 			return true
 		}

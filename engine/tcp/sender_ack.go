@@ -346,7 +346,7 @@ func (d *DataSender) cleanRtxQueue(priorFack, priorSndUna uint64, ss *sackTagSta
 			}
 		} else {
 			if reord < priorFack {
-				d.checkSackReordering(reord, false) // a never-retransmitted hole was filled
+				d.checkSackReordering(reord) // a never-retransmitted hole was filled
 			}
 			delta := priorSacked - d.sb.sackedOut
 			d.lostCntHint -= min(d.lostCntHint, delta)

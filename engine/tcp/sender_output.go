@@ -325,8 +325,14 @@ func (d *DataSender) pacingDelay() sim.Duration {
 
 // writeXmit follows tcp_write_xmit. pushOne is 0 (send all allowed), or 2
 // (a loss probe: one segment even if cwnd is full). It reports whether the
-// sender has data it cannot send with nothing in flight.
+// sender has data it cannot send with nothing in flight. With nothing
+// unsent it does nothing, not even tcp_cwnd_validate: the kernel's pushes
+// (tcp_push_pending_frames, tcp_push, tcp_push_one) call tcp_write_xmit
+// only when there is a send head.
 func (d *DataSender) writeXmit(pushOne int) bool {
+	if d.writeSeq <= d.sndNxt {
+		return false
+	}
 	var sent uint32
 	cwndLimited := false
 	maxSegs := d.tsoSegs()
@@ -576,6 +582,9 @@ func (d *DataSender) retransmitSeg(n uint64) {
 // resendSeg follows __tcp_retransmit_skb: put segment n on the wire again.
 // A loss probe uses it directly, so the probe is not counted in retrans_out.
 func (d *DataSender) resendSeg(n uint64) {
+	if d.sb.inFlight() == 0 {
+		d.caEvent(cc.EventTxStart) // tcp_event_data_sent, as for new data
+	}
 	s := d.sb.seg(n)
 	start := d.sb.start(n)
 	priorWstamp := d.wstamp

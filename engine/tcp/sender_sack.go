@@ -62,7 +62,7 @@ func (d *DataSender) sacktag(p *packet.Packet, priorSndUna uint64, ss *sackTagSt
 	}
 	// tcp_check_sack_reordering unless in Loss after an undo was ruled out.
 	if d.st.CA != cc.CALoss || d.undo.marker != 0 {
-		d.checkSackReordering(ss.reord, false)
+		d.checkSackReordering(ss.reord)
 	}
 	return ss.flag
 }
@@ -167,8 +167,9 @@ func (d *DataSender) sacktagOne(n uint64, dup bool, ss *sackTagState) {
 }
 
 // checkSackReordering follows tcp_check_sack_reordering: a hole at lowSeq
-// filled below the highest SACK means reordering of that many segments.
-func (d *DataSender) checkSackReordering(lowSeq uint64, ts bool) {
+// filled below the highest SACK means reordering of that many segments. (Its
+// kernel form's ts argument only picks the MIB counter.)
+func (d *DataSender) checkSackReordering(lowSeq uint64) {
 	fack := d.highestSackSeq()
 	if lowSeq >= fack {
 		return
@@ -178,5 +179,4 @@ func (d *DataSender) checkSackReordering(lowSeq uint64, ts bool) {
 		d.reordering = uint32(min((metric+d.mss-1)/d.mss, reorderingMax))
 	}
 	d.reordSeen++
-	_ = ts
 }

@@ -59,7 +59,11 @@ func (d *DataSender) setXmitTimer() {
 	}
 }
 
-// writeTimer is tcp_write_timer_handler: dispatch on what is pending.
+// writeTimer is tcp_write_timer_handler: dispatch on what is pending. As
+// in the kernel, the reordering and loss-probe handlers run with their
+// timer still pending, so that the RTO they re-arm stays anchored to the
+// head segment's transmission (rearmRTO); the RTO and zero-window probe
+// handlers run with nothing pending.
 func (d *DataSender) writeTimer() {
 	if d.state == sndSynSent {
 		d.synTimer()
@@ -68,16 +72,16 @@ func (d *DataSender) writeTimer() {
 	if d.state != sndEstablished {
 		return
 	}
-	what := d.pending
-	d.pending = timeNone
-	switch what {
+	switch d.pending {
 	case timeReoTimeout:
 		d.rackReoTimeout()
 	case timeLossProbe:
 		d.sendLossProbe()
 	case timeRetrans:
+		d.pending = timeNone
 		d.retransmitTimer()
 	case timeProbe0:
+		d.pending = timeNone
 		d.probeTimer()
 	}
 }

@@ -1,0 +1,270 @@
+package tcp
+
+import (
+	"testing"
+
+	"github.com/ccscope/ccscope/engine/cc"
+	"github.com/ccscope/ccscope/engine/config"
+	"github.com/ccscope/ccscope/engine/packet"
+	"github.com/ccscope/ccscope/engine/sim"
+	"github.com/ccscope/ccscope/engine/units"
+)
+
+// How recovery episodes end and begin, as Linux 6.18's tcp_input.c has it.
+
+// dropSends drops the k-th transmission (from 1) of data segment n when
+// drop(n, k) says so.
+func dropSends(drop func(n uint64, k int) bool) func(p *packet.Packet, now sim.Time) bool {
+	sends := map[uint64]int{}
+	return func(p *packet.Packet, _ sim.Time) bool {
+		if p.Len == 0 {
+			return false
+		}
+		n := (p.Seq - 1) / 1448
+		sends[n]++
+		return drop(n, sends[n])
+	}
+}
+
+// An RTO ends a loss probe's episode (tcp_enter_loss clears tlp_high_seq).
+// An on/off application's first burst loses its last three segments, and
+// the probe that retransmits the last one is lost too: the probe fires
+// (TLP), then the RTO. The RTO cuts ssthresh, and with no loss after it
+// nothing may cut it again. Had the episode stayed open, the next burst's
+// first ACK above the old probe would read as the probe repairing a loss
+// (tcp_process_tlp_ack) and cut ssthresh a second time, to 2 when cwnd
+// had fallen to a few packets.
+func TestRTOEndsLossProbeEpisode(t *testing.T) {
+	opts := shLinuxOpts()
+	opts.Pacing = config.PacingOff
+	h := shHarness{cc: "cubic", rate: 100 * units.Mbps, owd: 20 * sim.Millisecond, opts: opts,
+		app: config.AppPattern{Kind: config.OnOff, On: 300 * sim.Millisecond, Off: 1200 * sim.Millisecond}}
+	c := h.build(t)
+	c.runUntil(sim.Time(sim.Second))
+	last := c.snd.sb.segOf(c.snd.sndNxt - 1) // the first burst's last segment
+
+	c = h.build(t)
+	c.fwd.drop = dropSends(func(n uint64, k int) bool {
+		return n+2 >= last && n <= last && k == 1 || n == last && k == 2
+	})
+	var rtoSSThresh uint32
+	for ms := 1; ms <= 3000; ms++ {
+		c.runUntil(sim.Time(sim.Duration(ms) * sim.Millisecond))
+		d := c.snd
+		if d.Stats.RTOs == 0 {
+			continue
+		}
+		if rtoSSThresh == 0 {
+			rtoSSThresh = d.st.SSThreshPkts
+			if d.Stats.TLPs != 1 {
+				t.Fatalf("%d loss probes before the RTO, want 1", d.Stats.TLPs)
+			}
+		}
+		if d.tlp.highSeq != 0 {
+			t.Fatalf("at %d ms: tlp_high_seq %d after the RTO, want 0", ms, d.tlp.highSeq)
+		}
+		if d.st.SSThreshPkts < rtoSSThresh {
+			t.Fatalf("at %d ms: ssthresh %d below the RTO's %d with no loss since", ms, d.st.SSThreshPkts, rtoSSThresh)
+		}
+	}
+	if rtoSSThresh == 0 {
+		t.Fatal("no RTO")
+	}
+	if got := c.snd.Stats.RTOs; got != 1 {
+		t.Errorf("%d RTOs, want 1", got)
+	}
+}
+
+// tcp_init_undo: undo_retrans starts at retrans_out, plus one for a loss
+// probe's retransmission still out (tlp_high_seq && tlp_retrans), and -1
+// stands for none (0 means "every retransmission shown spurious").
+func TestInitUndoCountsLossProbe(t *testing.T) {
+	for _, tc := range []struct {
+		retransOut uint32
+		tlp        bool
+		want       int32
+	}{
+		{0, false, -1},
+		{0, true, 1},
+		{3, false, 3},
+		{3, true, 4},
+	} {
+		var u undoState
+		u.start(100, tc.retransOut, tc.tlp)
+		if u.marker != 100 || u.retrans != tc.want {
+			t.Errorf("retrans_out %d, probe %v: marker %d, undo_retrans %d; want 100, %d",
+				tc.retransOut, tc.tlp, u.marker, u.retrans, tc.want)
+		}
+	}
+}
+
+// tcp_packet_delayed as of Linux 6.16: with no retransmission stamped, the
+// packet was merely delayed (pacing or a full cwnd held the fast
+// retransmit), except without SACK at or past high_seq, where
+// tcp_is_non_sack_preventing_reopen clears the stamp after retransmitting.
+func TestPacketDelayedWithoutRetransmission(t *testing.T) {
+	for _, tc := range []struct {
+		sack         bool
+		una, highSeq uint64
+		want         bool
+	}{
+		{true, 10, 20, true},
+		{true, 20, 20, true},
+		{false, 10, 20, true},
+		{false, 20, 20, false},
+		{false, 30, 20, false},
+	} {
+		opts := shLinuxOpts()
+		opts.SACK = tc.sack
+		c := shHarness{cc: "reno", rate: 100 * units.Mbps, owd: 10 * sim.Millisecond, opts: opts}.build(t)
+		d := c.snd
+		d.retransStamp, d.sndUna, d.highSeq = 0, tc.una, tc.highSeq
+		if got := d.packetDelayed(); got != tc.want {
+			t.Errorf("sack %v, snd_una %d, high_seq %d: packetDelayed %v, want %v", tc.sack, tc.una, tc.highSeq, got, tc.want)
+		}
+	}
+}
+
+// tcp_enter_recovery starts the undo clock afresh unless a retransmission
+// of an earlier episode is still out (tcp_retrans_stamp_cleanup).
+func TestEnterRecoveryRestartsRetransStamp(t *testing.T) {
+	c := shHarness{cc: "reno", rate: 100 * units.Mbps, owd: 10 * sim.Millisecond, opts: shLinuxOpts(),
+		size: 200 * 1448}.build(t)
+	c.runUntil(sim.Time(25 * sim.Millisecond)) // the first flight is out, nothing acked
+	d := c.snd
+	if d.sb.packetsOut() == 0 {
+		t.Fatal("nothing in flight")
+	}
+	d.retransStamp = 1234
+	d.enterRecovery(false)
+	if d.retransStamp != 0 || d.st.CA != cc.CARecovery {
+		t.Errorf("retrans_stamp %d, CA %d after entering recovery with no retransmission out; want 0, Recovery", d.retransStamp, d.st.CA)
+	}
+	d.sb.setRetransOut(d.sb.una)
+	d.retransStamp = 1234
+	d.enterRecovery(false)
+	if d.retransStamp != 1234 {
+		t.Errorf("retrans_stamp %d with a retransmission out, want it kept (1234)", d.retransStamp)
+	}
+}
+
+// tcp_check_reno_reordering: without SACK, more dupacks than what is out
+// less its holes are reordering; sacked_out is clamped to what is out less
+// the holes and the dupack threshold rises to packets_out (+ the segments
+// a cumulative ACK took), at most tcp_max_reordering (300).
+func TestRenoLearnsReordering(t *testing.T) {
+	opts := shLinuxOpts()
+	opts.SACK = false
+	c := shHarness{cc: "reno", rate: 100 * units.Mbps, owd: 10 * sim.Millisecond, opts: opts,
+		size: 200 * 1448}.build(t)
+	c.runUntil(sim.Time(25 * sim.Millisecond)) // the first flight is out, nothing acked
+	d := c.snd
+	out := d.sb.packetsOut()
+	if out < 4 {
+		t.Fatalf("%d segments out, want at least 4", out)
+	}
+	d.addRenoSack(int(out)-2, false) // out-2 dupacks and one hole: no reordering
+	if d.reordering != reorderingInit || d.sb.sackedOut != out-2 {
+		t.Fatalf("%d dupacks of %d out: reordering %d, sacked_out %d; want %d, %d", out-2, out, d.reordering, d.sb.sackedOut, reorderingInit, out-2)
+	}
+	d.addRenoSack(3, false) // 3 more than the window less its hole can explain
+	if d.reordering != out || d.sb.sackedOut != out-1 || d.reordSeen != 1 {
+		t.Errorf("%d dupacks of %d out: reordering %d, sacked_out %d, reord_seen %d; want %d, %d, 1",
+			out+1, out, d.reordering, d.sb.sackedOut, d.reordSeen, out, out-1)
+	}
+	d.removeRenoSacks(0, false) // a window update: sacked_out + 1 hole = out, no excess
+	if d.reordSeen != 1 {
+		t.Errorf("reord_seen %d after an ACK with no excess, want 1", d.reordSeen)
+	}
+}
+
+// shAt runs f when its event comes.
+type shAt struct{ f func() }
+
+func (a *shAt) Handle(sim.Event) { a.f() }
+
+// The loss-probe handler runs with its timer still pending
+// (tcp_write_timer_handler clears icsk_pending only for the RTO and the
+// zero-window probe), so when it finds a probe already out it re-arms the
+// RTO for the head segment's transmission plus the RTO, not for now plus
+// the RTO (tcp_rearm_rto's delta for ICSK_TIME_LOSS_PROBE). Over 200 ms
+// one way the first flight leaves at 400 ms and nothing is acked before
+// 800 ms; a probe timer armed at 500 ms with a probe out fires at 501 ms.
+func TestLossProbeTimerKeepsRTOAnchored(t *testing.T) {
+	opts := shLinuxOpts()
+	opts.Pacing = config.PacingOff
+	c := shHarness{cc: "reno", rate: 100 * units.Mbps, owd: 200 * sim.Millisecond, opts: opts}.build(t)
+	d := c.snd
+	at := c.s.Register(&shAt{func() {
+		d.st.Now = c.s.Now() // the sender's clock, as its own events set it
+		d.tlp.highSeq = d.sndNxt
+		d.armXmitTimer(timeLossProbe, d.rtt.hz.jiffy(), rtoMax)
+	}}, "at")
+	c.s.Schedule(sim.Time(500*sim.Millisecond), at, 0, 0)
+	c.runUntil(sim.Time(510 * sim.Millisecond))
+	head := d.sb.seg(d.sb.una).sent
+	if d.pending != timeRetrans || head > sim.Time(401*sim.Millisecond) {
+		t.Fatalf("pending %d, head sent at %v; want the RTO pending for a head sent at 400 ms", d.pending, head)
+	}
+	want := head.Add(d.rto)
+	got := sim.Time(sim.Duration(d.xmitTimer.expires) * d.rtt.hz.jiffy())
+	if got < want || got > want.Add(2*sim.Millisecond) {
+		t.Errorf("RTO expires at %v, want the head's send (%v) + RTO (%v) = %v, within 2 ms", got, head, d.rto, want)
+	}
+}
+
+// CA_EVENT_TX_START comes with any data sent while nothing is in flight,
+// retransmissions included (tcp_event_data_sent, from
+// __tcp_transmit_skb): after an RTO that marks every segment lost, with
+// its retransmission of the head. A 20-segment flow loses its second
+// flight and the loss probe that retransmits its last segment; the RTO
+// then finds nothing in flight.
+func TestTxStartOnRetransmissionFromIdle(t *testing.T) {
+	reno, _ := cc.New("reno")
+	spy := &eventSpy{Algorithm: reno}
+	opts := shLinuxOpts()
+	opts.Pacing = config.PacingOff
+	c := shHarness{alg: spy, rate: 100 * units.Mbps, owd: 10 * sim.Millisecond, opts: opts, size: 20 * 1448}.build(t)
+	c.fwd.drop = dropSends(func(n uint64, k int) bool { return n >= 10 && k == 1 || n == 19 && k == 2 })
+	c.runUntil(sim.Time(2 * sim.Second))
+	d := c.snd
+	if d.Stats.RTOs != 1 || d.Stats.TLPs != 1 || c.rcv.BytesDelivered() != 20*1448 {
+		t.Fatalf("RTOs %d, TLPs %d, delivered %d; want 1, 1, %d", d.Stats.RTOs, d.Stats.TLPs, c.rcv.BytesDelivered(), 20*1448)
+	}
+	var rto sim.Time
+	for _, x := range c.fwd.log {
+		if (x.seq-1)/1448 == 10 && x.len > 0 {
+			rto = x.at // the head's last transmission: the RTO's
+		}
+	}
+	var starts []sim.Time
+	for i, ev := range spy.events {
+		if ev == cc.EventTxStart {
+			starts = append(starts, spy.at[i])
+		}
+	}
+	// The RTO's retransmission is acked alone, with the rest still lost:
+	// nothing is in flight again when Loss retransmits the next ones.
+	if len(starts) != 3 || starts[1] != rto || starts[2] < rto.Add(20*sim.Millisecond) {
+		t.Errorf("CA_EVENT_TX_START at %v, want at the first data, at the RTO's retransmission (%v) and a round trip later", starts, rto)
+	}
+}
+
+// tcp_cwnd_validate runs only from tcp_write_xmit, which the kernel's
+// pushes call only with a send head: once a sized flow has sent its last
+// segment, an ACK's push validates nothing (the window's stamp and use
+// stay as the last send left them), even with cwnd full.
+func TestNoCwndValidateWithNothingUnsent(t *testing.T) {
+	c := shHarness{cc: "reno", rate: 100 * units.Mbps, owd: 10 * sim.Millisecond, opts: shLinuxOpts(),
+		size: 10 * 1448}.build(t)
+	c.runUntil(sim.Time(25 * sim.Millisecond))
+	d := c.snd
+	if d.writeSeq != d.sndNxt || d.sb.inFlight() < d.st.CwndPkts {
+		t.Fatalf("write_seq %d, snd_nxt %d, in flight %d, cwnd %d; want all sent and cwnd full", d.writeSeq, d.sndNxt, d.sb.inFlight(), d.st.CwndPkts)
+	}
+	stamp, use := d.cwndStamp, d.cwndUse
+	d.st.Now = d.st.Now.Add(5 * sim.Millisecond)
+	if idle := d.writeXmit(0); idle || d.cwndStamp != stamp || d.cwndUse != use {
+		t.Errorf("writeXmit with nothing unsent: idle %v, cwnd stamp %v → %v, use %+v → %+v; want no change", idle, stamp, d.cwndStamp, use, d.cwndUse)
+	}
+}
