@@ -268,3 +268,64 @@ func TestNoCwndValidateWithNothingUnsent(t *testing.T) {
 		t.Errorf("writeXmit with nothing unsent: idle %v, cwnd stamp %v → %v, use %+v → %+v; want no change", idle, stamp, d.cwndStamp, use, d.cwndUse)
 	}
 }
+
+// tcp_xmit_retransmit_queue retransmits an skb whole, up to
+// min(cwnd − in flight, the TSO goal) segments, as one TSO burst
+// (tcp_retransmit_skb(sk, skb, segs)): a paced sender's lost skb goes out
+// again at one instant, and its pacing clock moves on by the skb's whole
+// length (tcp_update_skb_after_send), not a segment at a time. A paced
+// Reno flow in slow start has an skb of several segments in flight when
+// they are all marked lost, with its pacing slot due.
+func TestRetransmitsLostSkbAsOneBurst(t *testing.T) {
+	c := shHarness{cc: "reno", rate: 100 * units.Mbps, owd: 10 * sim.Millisecond, opts: shLinuxOpts(), size: 2 * units.MB}.build(t)
+	d := c.snd
+	var first, k uint64
+	var at, wstamp sim.Time
+	var logged int
+	mark := c.s.Register(&shAt{func() {
+		d.st.Now = c.s.Now()
+		for n := d.sb.una; n < d.sb.nxt && k == 0; n++ {
+			if d.sb.seg(n).flags&flagSkbHead == 0 {
+				continue
+			}
+			m := uint64(1)
+			for n+m < d.sb.nxt && d.sb.seg(n+m).flags&flagSkbHead == 0 {
+				m++
+			}
+			if m >= 3 && n+m < d.sb.nxt {
+				first, k = n, m
+			}
+		}
+		if k == 0 {
+			return
+		}
+		for n := first; n < first+k; n++ {
+			d.markLost(n)
+		}
+		d.wstamp = d.st.Now // the pacing slot is due
+		at, logged = d.st.Now, len(c.fwd.log)
+		d.xmitRetransmitQueue()
+		wstamp = d.wstamp
+	}}, "mark")
+	c.s.Schedule(sim.Time(85*sim.Millisecond), mark, 0, 0)
+	c.runUntil(sim.Time(85 * sim.Millisecond))
+	if k == 0 {
+		t.Fatal("no skb of 3 segments or more in flight at 85 ms")
+	}
+	if d.st.CwndPkts < d.sb.inFlight() {
+		t.Fatalf("cwnd %d below in flight %d", d.st.CwndPkts, d.sb.inFlight())
+	}
+	var sent []uint64
+	for _, x := range c.fwd.log[logged:] {
+		if x.len > 0 && x.at == at {
+			sent = append(sent, (x.seq-1)/1448)
+		}
+	}
+	if want := min(k, uint64(d.tsoSegs())); uint64(len(sent)) != want || sent[0] != first {
+		t.Fatalf("retransmitted %v at %v, want segments %d–%d at once", sent, at, first, first+want-1)
+	}
+	slot := units.TxTime(units.Bytes(uint64(len(sent))*1448), d.pacingRate())
+	if got := wstamp.Sub(at); got != slot {
+		t.Errorf("pacing clock moved %v, want the burst's %d segments at the pacing rate, %v", got, len(sent), slot)
+	}
+}
