@@ -206,3 +206,25 @@ func TestTLPRecoveryEvent(t *testing.T) {
 		t.Errorf("CA_EVENT_TLP_RECOVERY at %v, want on the first ACK of the next on period (540–560 ms)", tlpEvents[0])
 	}
 }
+
+// tp->delivered counts the SYN: the SYN-ACK's tcp_ack acks it
+// (tcp_clean_rtx_queue's tcp_count_delivered), so a connection's
+// tcpi_delivered is 1 before any data and n + 1 once n segments are
+// acked, as ss -ti shows on Linux; the CC reads the same count.
+func TestDeliveredCountsSYN(t *testing.T) {
+	for _, sack := range []bool{true, false} {
+		opts := shLinuxOpts()
+		opts.SACK = sack
+		c := shHarness{cc: "reno", rate: 100 * units.Mbps, owd: 10 * sim.Millisecond, opts: opts, size: 10 * 1448}.build(t)
+		c.runUntil(sim.Time(21 * sim.Millisecond)) // the SYN-ACK is in, no data acked
+		d := c.snd
+		d.fillState()
+		if d.rate.Delivered != 1 || d.st.Delivered != 1 {
+			t.Errorf("sack %v: delivered %d (the CC's %d) after the handshake, want 1", sack, d.rate.Delivered, d.st.Delivered)
+		}
+		c.runUntil(sim.Time(200 * sim.Millisecond))
+		if d.sndUna != 1+10*1448 || d.rate.Delivered != 11 {
+			t.Errorf("sack %v: snd_una %d, delivered %d; want all 10 segments acked and 11 delivered", sack, d.sndUna, d.rate.Delivered)
+		}
+	}
+}

@@ -305,6 +305,11 @@ func (d *DataSender) synAck(p *packet.Packet) {
 	d.retransmits = 0
 	d.pending = timeNone
 	d.xmitTimer.t.Stop()
+	// The SYN-ACK's tcp_ack acked the SYN, which tcp_clean_rtx_queue
+	// counts as delivered (tcp_count_delivered, or tcp_remove_reno_sacks
+	// without SACK): tp->delivered is 1 from here, as tcpi_delivered shows,
+	// and the app-limited bubble of the first write ends a packet sooner.
+	d.countDelivered(1, false)
 
 	iw := d.initCwnd()
 	// RFC 6298 5.7 as tcp_init_transfer: a lost SYN handshake starts at 1
