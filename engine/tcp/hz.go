@@ -43,6 +43,12 @@ func (c hzClock) jiffies(t sim.Time) int64 {
 	return int64(t / sim.Time(sim.Millisecond))
 }
 
+// since is how long before now t was in whole ticks, as the kernel's
+// tcp_jiffies32 − stamp: the idle and application-limited tests count it.
+func (c hzClock) since(now, t sim.Time) sim.Duration {
+	return sim.Duration(c.jiffies(now)-c.jiffies(t)) * c.jiffy()
+}
+
 // odd is an HZ other than 1000. At 1000 the arithmetic divides by
 // constants (multiplies) and inlines: the timers use the clock on every
 // ACK, and the general forms cost the default run 2 % more instructions.

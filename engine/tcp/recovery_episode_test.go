@@ -329,3 +329,33 @@ func TestRetransmitsLostSkbAsOneBurst(t *testing.T) {
 		t.Errorf("pacing clock moved %v, want the burst's %d segments at the pacing rate, %v", got, len(sent), slot)
 	}
 }
+
+// tcp_slow_start_after_idle_check counts the idle time in jiffies
+// (tcp_jiffies32 − lsndtime) against the RTO: at HZ = 100, a last send at
+// 1.009 s (jiffy 100) and a write at 1.2195 s (jiffy 121) are 21 ticks,
+// 210 ms, apart, not the 210.5 ms between them, so an RTO of 210 ms does
+// not restart cwnd; a write a tick later does, halving it once for the
+// 10 ms beyond the RTO (tcp_cwnd_restart).
+func TestIdleRestartCountsJiffies(t *testing.T) {
+	opts := shLinuxOpts()
+	opts.HZ = 100
+	c := shHarness{cc: "reno", rate: 100 * units.Mbps, owd: 10 * sim.Millisecond, opts: opts, size: 2 * units.MB}.build(t)
+	c.runUntil(sim.Time(sim.Second))
+	d := c.snd
+	for _, tc := range []struct {
+		now     sim.Time
+		restart bool
+	}{
+		{sim.Time(1219500 * sim.Microsecond), false},
+		{sim.Time(1229500 * sim.Microsecond), true},
+	} {
+		d.sb.una = d.sb.nxt // nothing out: idle
+		d.st.CwndPkts, d.rto = 40, 210*sim.Millisecond
+		d.lsndTime, d.st.Now = sim.Time(1009*sim.Millisecond), tc.now
+		d.slowStartAfterIdleCheck()
+		if restarted := d.st.CwndPkts == 20; restarted != tc.restart || !restarted && d.st.CwndPkts != 40 {
+			t.Errorf("idle from %v to %v (%v in ticks) with RTO %v: cwnd 40 → %d; want restart %v",
+				d.lsndTime, tc.now, d.rtt.hz.since(tc.now, d.lsndTime), d.rto, d.st.CwndPkts, tc.restart)
+		}
+	}
+}

@@ -365,7 +365,7 @@ func (d *DataSender) slowStartAfterIdleCheck() {
 	if d.sb.packetsOut() > 0 || d.hooks.CongControl != nil || !d.Stats.Started {
 		return
 	}
-	delta := d.st.Now.Sub(d.lsndTime)
+	delta := d.rtt.hz.since(d.st.Now, d.lsndTime)
 	if delta <= d.rto {
 		return
 	}

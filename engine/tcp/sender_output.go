@@ -695,7 +695,7 @@ func (d *DataSender) cwndValidate(cwndLimited bool) {
 	// The network starves: remember the window used, and shrink cwnd
 	// once it has gone unused for an RTO.
 	d.cwndUsed = max(d.cwndUsed, d.sb.packetsOut())
-	if d.st.Now.Sub(d.cwndStamp) >= d.rto && d.hooks.CongControl == nil {
+	if d.rtt.hz.since(d.st.Now, d.cwndStamp) >= d.rto && d.hooks.CongControl == nil {
 		d.cwndApplicationLimited()
 	}
 }
