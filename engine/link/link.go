@@ -136,9 +136,11 @@ type Dir struct {
 	Link string
 	AB   bool // true for the a→b direction
 
-	thr  qdisc.Throttler // q, if it can hold packets back
-	wdog *sim.Timer      // wakes the direction for thr's next packet
-	rngs Streams
+	thr     qdisc.Throttler // q, if it can hold packets back
+	wdog    *sim.Timer      // wakes the direction for thr's next packet
+	requeue qdisc.Requeuer  // q, if the kernel bypasses it when empty
+	drain   qdisc.Drainer   // q, if its dequeue when empty changes it
+	rngs    Streams
 	// Reordering jitter: packets in flight by arrival time, and when the
 	// event for the earliest is due (see arriveReordered).
 	rring entryRing // in arrival order, appended at the tail
@@ -205,6 +207,8 @@ func (d *Dir) SetQdisc(q qdisc.Qdisc) {
 	d.thr, _ = q.(qdisc.Throttler)
 	d.pass, _ = q.(qdisc.Passer)
 	d.fifo, _ = q.(*qdisc.FIFO)
+	d.requeue, _ = q.(qdisc.Requeuer)
+	d.drain, _ = q.(qdisc.Drainer)
 	if d.thr != nil && d.wdog == nil {
 		d.wdog = d.s.NewTimer(d.self, kindWatchdog)
 	}
@@ -380,6 +384,9 @@ func (d *Dir) Send(id packet.ID) {
 	case down && d.out.drop:
 	case d.fifo != nil:
 		ok = d.fifo.Enqueue(id, now)
+	case d.requeue != nil && d.qEmpty():
+		d.requeue.Requeue(id, now) // the bypass, with the device busy
+		ok = true
 	default:
 		ok = d.q.Enqueue(id, now)
 	}
@@ -432,6 +439,12 @@ func (d *Dir) Send(id packet.ID) {
 	default:
 		d.scheduleTx(d.busyUntil)
 	}
+}
+
+// qEmpty reports whether the qdisc holds no packet.
+func (d *Dir) qEmpty() bool {
+	_, n := d.q.Backlog()
+	return n == 0
 }
 
 // scheduleTx queues the direction's kindTxDone for at.
@@ -531,6 +544,9 @@ func (d *Dir) startTx(now sim.Time) {
 				}
 			}
 			return
+		}
+		if d.drain != nil && d.qEmpty() {
+			d.drain.Drained(now)
 		}
 		if !d.transmit(id, now) {
 			return

@@ -24,15 +24,20 @@ func (k *sink) Receive(id packet.ID) {
 	k.pool.Free(id)
 }
 
-// fqLink is a 1 Gbps, 1 ms direction with an fq qdisc of default
-// parameters, and the sink at its far end.
-func fqLink() (*sim.Sim, *packet.Pool, *Dir, *sink) {
+// qdiscLink is a direction of link name at rate, 1 ms of delay, with the
+// qdisc q makes, and the sink at its far end.
+func qdiscLink(name string, rate units.BitRate, q func(qdisc.Env) qdisc.Qdisc) (*sim.Sim, *packet.Pool, *Dir, *sink) {
 	s, pool := sim.New(), &packet.Pool{}
-	d := New(s, pool, Config{Name: "host/ab", Link: "host", AB: true, Rate: units.Gbps, Delay: sim.Millisecond})
-	d.SetQdisc(qdisc.NewFQ(d.QdiscEnv(), qdisc.FQParams{}))
+	d := New(s, pool, Config{Name: name + "/ab", Link: name, AB: true, Rate: rate, Delay: sim.Millisecond})
+	d.SetQdisc(q(d.QdiscEnv()))
 	k := &sink{s: s, pool: pool}
 	d.Connect(k)
 	return s, pool, d, k
+}
+
+// fqLink is a 1 Gbps direction with an fq qdisc of default parameters.
+func fqLink() (*sim.Sim, *packet.Pool, *Dir, *sink) {
+	return qdiscLink("host", units.Gbps, func(env qdisc.Env) qdisc.Qdisc { return qdisc.NewFQ(env, qdisc.FQParams{}) })
 }
 
 // send hands d a 1500-byte packet of flow f with departure time tx.

@@ -299,6 +299,12 @@ func (q *DualPI2) dequeuePacket() (id packet.ID, l4s bool, change int32, ok bool
 	return id, l4s, change * int32(q.env.Pool.Get(id).Size), true
 }
 
+// Drained is the empty dequeue __qdisc_run makes at once after the last
+// packet leaves: dequeue_packet finds both queues empty and resets the
+// credit (dualpi2_reset_c_protection), so the next busy period starts
+// L-queue first.
+func (q *DualPI2) Drained(sim.Time) { q.credit = q.creditInit }
+
 // Dequeue follows dualpi2_qdisc_dequeue: take packets by WRR until one
 // survives the PI2 drop and, in the L-queue, the step AQM (do_step_aqm:
 // mark an ECT packet whose sojourn exceeds the step threshold, drop a

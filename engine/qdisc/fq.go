@@ -135,7 +135,8 @@ func (q *FQ) Backlog() (units.Bytes, int) { return q.backlog, q.qlen }
 func (q *FQ) NextAt() (sim.Time, bool) { return q.nextDelay, q.nextDelay != sim.Never }
 
 // fastpath follows fq_fastpath_check: a packet due now may skip the flow
-// queues when nothing else is eligible and the fast-path queue is short.
+// queues when nothing else is eligible, no throttled flow is due and the
+// fast-path queue is short.
 func (q *FQ) fastpath(tts, now sim.Time) bool {
 	if tts > now {
 		return false
@@ -145,6 +146,10 @@ func (q *FQ) fastpath(tts, now sim.Time) bool {
 			return false
 		}
 		if len(q.internal)-q.ihead >= fqFastpathMax {
+			return false
+		}
+		// A throttled flow already due but not yet served keeps its turn.
+		if q.nextDelay <= now {
 			return false
 		}
 	}

@@ -65,6 +65,10 @@ type FQCoDel struct {
 	stats     codelStats
 	qlen      int
 	backlog   units.Bytes
+	// requeued is a packet the kernel's bypass handed to a busy device
+	// (Requeue), valid when bypassed: it leaves before every flow.
+	requeued packet.ID
+	bypassed bool
 
 	// Counters: packets dropped by fq_codel_drop on overflow
 	// (drop_overlimit), and flows that became new (new_flow_count).
@@ -107,6 +111,30 @@ func (q *FQCoDel) Stats() (drops, ecnMarks, ceMarks uint64) {
 func (q *FQCoDel) Bucket(p *packet.Packet) int {
 	return int(reciprocalScale(flowHash(p, q.seed), uint32(len(q.flows))))
 }
+
+// Pass is __dev_xmit_skb's bypass of an empty fq_codel (fq_codel_init sets
+// TCQ_F_CAN_BYPASS): a packet that finds it empty and the link idle goes
+// straight to the link, and fq_codel never sees it: no flow is listed, no
+// deficit or CoDel state is touched.
+func (q *FQCoDel) Pass(packet.ID, sim.Time) bool { return true }
+
+// Requeue is the same bypass when the link is busy: sch_direct_xmit finds
+// the device stopped and requeues the packet (dev_requeue_skb), outside the
+// flows; it counts in the backlog and leaves before anything enqueued after
+// it (dequeue_skb takes the requeued skb first).
+func (q *FQCoDel) Requeue(id packet.ID, now sim.Time) {
+	p := q.env.Pool.Get(id)
+	p.EnqAt = now
+	q.requeued, q.bypassed = id, true
+	q.qlen++
+	q.backlog += p.Size
+}
+
+// Drained is the empty dequeue __qdisc_run makes at once after the last
+// packet leaves: fq_codel_dequeue walks the lists, refilling each flow's
+// deficit or unlinking it, and ends its CoDel dropping state, so the next
+// busy period starts with every flow new.
+func (q *FQCoDel) Drained(now sim.Time) { q.Dequeue(now) }
 
 // Enqueue follows fq_codel_enqueue: the packet always joins its flow; if
 // that takes the qdisc over its limit, fq_codel_drop sheds packets from the
@@ -157,9 +185,12 @@ func (q *FQCoDel) drop(now sim.Time) {
 		q.env.Drop(id, now)
 		n++
 		if n >= q.dropBatch || dropped >= threshold {
-			return
+			break
 		}
 	}
+	// The flow's CoDel counts them as drops: its next dropping state
+	// starts from a count raised by them (flow->cvars.count += i).
+	f.vars.count += uint32(n)
 }
 
 // dequeueHead is fq_codel's dequeue_func for flow f.
@@ -179,8 +210,16 @@ func (f *fqcFlow) backlogBytes() units.Bytes { return f.parent.backlog }
 // Dequeue follows fq_codel_dequeue: take the first flow of new_flows, else
 // of old_flows; a flow out of deficit gets a quantum and moves to the tail
 // of old_flows; an empty new flow takes one pass through old_flows before
-// it leaves, so that new flows cannot starve old ones.
+// it leaves, so that new flows cannot starve old ones. A requeued packet
+// (Requeue) leaves first.
 func (q *FQCoDel) Dequeue(now sim.Time) (packet.ID, bool) {
+	if q.bypassed {
+		id := q.requeued
+		q.bypassed = false
+		q.qlen--
+		q.backlog -= q.env.Pool.Get(id).Size
+		return id, true
+	}
 	for {
 		head := &q.newFlows
 		if head.empty() {

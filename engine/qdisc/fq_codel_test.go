@@ -133,3 +133,23 @@ func TestFQCoDelCEThreshold(t *testing.T) {
 		})
 	}
 }
+
+// fq_codel_drop counts its overflow drops as CoDel drops of the flow it
+// sheds (flow->cvars.count += i, "increase its signal strength"), so that
+// flow's next dropping state starts from the raised count. 70 packets of
+// flow 0 and 31 of flow 1 overflow a 100-packet limit by one: flow 0, the
+// fattest, sheds half its backlog (35 packets, under the batch of 64).
+func TestFQCoDelOverflowRaisesCount(t *testing.T) {
+	e := &testEnv{}
+	q := NewFQCoDel(e.env(), FQCoDelParams{CoDel: CoDelParams{LimitPkts: 100}, HashSeed: 1})
+	for range 70 {
+		q.Enqueue(e.pkt(0, packet.NotECT), 0)
+	}
+	for range 31 {
+		q.Enqueue(e.pkt(1, packet.NotECT), 0)
+	}
+	f := &q.flows[q.Bucket(e.pool.Get(e.pkt(0, packet.NotECT)))]
+	if len(e.drops) != 35 || f.vars.count != 35 {
+		t.Errorf("%d overflow drops, flow 0's CoDel count %d; want 35 and 35", len(e.drops), f.vars.count)
+	}
+}

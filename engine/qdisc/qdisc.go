@@ -66,11 +66,27 @@ type Limiter interface {
 }
 
 // Passer is a discipline that can take a packet straight through when it is
-// empty and the link idle, without queueing it: Pass(id, now) must equal
-// Enqueue(id, now) followed at once by a Dequeue that returns id. The link
+// empty and the link idle, without queueing it: for a FIFO, Pass(id, now)
+// equals Enqueue(id, now) followed at once by a Dequeue that returns id;
+// for a discipline the kernel bypasses when empty (TCQ_F_CAN_BYPASS), it is
+// that bypass, which leaves the discipline's state alone. The link
 // direction then touches neither the queue's storage nor its bookkeeping.
 type Passer interface {
 	Pass(id packet.ID, now sim.Time) bool
+}
+
+// Requeuer is a discipline the kernel bypasses when empty: a packet that
+// finds it empty while the link is busy waits in the device's requeue slot
+// instead of joining it (sch_direct_xmit, dev_requeue_skb).
+type Requeuer interface {
+	Requeue(id packet.ID, now sim.Time)
+}
+
+// Drainer is a discipline whose dequeue finding it empty changes its state:
+// the link calls Drained when a dequeue has left it empty, as __qdisc_run
+// dequeues once more at once after the last packet.
+type Drainer interface {
+	Drained(now sim.Time)
 }
 
 // ring is a growable FIFO of packet IDs with their sizes' running total.

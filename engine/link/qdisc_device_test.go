@@ -1,0 +1,85 @@
+package link
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/ccscope/ccscope/engine/packet"
+	"github.com/ccscope/ccscope/engine/qdisc"
+	"github.com/ccscope/ccscope/engine/sim"
+	"github.com/ccscope/ccscope/engine/units"
+)
+
+// What the kernel's device layer does around a qdisc (net/core/dev.c,
+// net/sched/sch_generic.c), on a 12 Mbps direction where a 1,500-byte
+// packet takes 1 ms.
+
+func deviceLink(q func(env qdisc.Env) qdisc.Qdisc) (*sim.Sim, *packet.Pool, *Dir, *sink) {
+	return qdiscLink("r", 12*units.Mbps, q)
+}
+
+func sendFlow(pool *packet.Pool, d *Dir, flow int32, ecn packet.ECN) {
+	id := pool.Alloc()
+	p := pool.Get(id)
+	p.Flow, p.Src, p.Dst, p.Size, p.ECN = flow, flow, 100, 1500, ecn
+	d.Send(id)
+}
+
+// fq_codel is bypassed when empty (TCQ_F_CAN_BYPASS): a packet finding it
+// empty goes to the device, or waits in its requeue slot while the device
+// is busy, and no flow is listed for it. And when it drains, the empty
+// dequeue that follows at once unlinks every flow, so the next busy period
+// starts with all flows new. Flow 1 sends 4 packets at once: 1 passes, 2
+// is requeued, 3 and 4 are its flow's; flow 1 ends the period on old_flows
+// with its deficit spent. After an idle second, flow 3 passes and is
+// requeued, then flow 1 and flow 2 send a packet each: both are new flows,
+// flow 1's first (had flow 1 stayed listed, flow 2 would go first).
+func TestFQCoDelBypassAndDrain(t *testing.T) {
+	s, pool, d, k := deviceLink(func(env qdisc.Env) qdisc.Qdisc {
+		return qdisc.NewFQCoDel(env, qdisc.FQCoDelParams{HashSeed: 1})
+	})
+	for range 4 {
+		sendFlow(pool, d, 1, packet.NotECT)
+	}
+	s.RunUntil(sim.Time(sim.Second))
+	sendFlow(pool, d, 3, packet.NotECT)
+	sendFlow(pool, d, 3, packet.NotECT)
+	sendFlow(pool, d, 1, packet.NotECT)
+	sendFlow(pool, d, 2, packet.NotECT)
+	s.Run()
+	if want := []int32{1, 1, 1, 1, 3, 3, 1, 2}; !slices.Equal(k.flow, want) {
+		t.Errorf("flows in delivery order %v, want %v", k.flow, want)
+	}
+	q := d.q.(*qdisc.FQCoDel)
+	if q.NewFlowCount != 3 {
+		t.Errorf("new_flow_count %d, want 3 (flow 1 twice, flow 2; the bypassed packets list none)", q.NewFlowCount)
+	}
+}
+
+// DualPI2's empty dequeue resets the C-queue protection credit to its
+// initial value, L-queue first (dequeue_packet's
+// dualpi2_reset_c_protection). One busy period serves 9 L packets while a
+// C packet waits, leaving the credit positive (C's turn); after an idle
+// stretch a C and an L packet arrive together behind a packet on the wire:
+// the L packet goes first.
+func TestDualPI2CreditResetWhenDrained(t *testing.T) {
+	s, pool, d, k := deviceLink(func(env qdisc.Env) qdisc.Qdisc {
+		return qdisc.NewDualPI2(env, rand.New(rand.NewPCG(1, 2)), qdisc.DualPI2Params{})
+	})
+	sendFlow(pool, d, 9, packet.NotECT) // on the wire until 1 ms
+	s.RunUntil(sim.Time(100 * sim.Microsecond))
+	sendFlow(pool, d, 1, packet.NotECT)
+	for range 9 {
+		sendFlow(pool, d, 2, packet.ECT1)
+	}
+	s.RunUntil(sim.Time(20 * sim.Millisecond)) // drained at 11 ms
+	sendFlow(pool, d, 9, packet.NotECT)
+	s.RunUntil(sim.Time(20*sim.Millisecond + 100*sim.Microsecond))
+	sendFlow(pool, d, 1, packet.NotECT)
+	sendFlow(pool, d, 2, packet.ECT1)
+	s.Run()
+	if last := k.flow[len(k.flow)-2:]; last[0] != 2 {
+		t.Errorf("after the drain %v went in that order, want the L packet (flow 2) first", last)
+	}
+}
