@@ -105,9 +105,14 @@ func TestWestwoodRandomLoss(t *testing.T) {
 // Mathis: 1448·8/0.6 s·sqrt(1.5/0.01) = 0.236 Mbps. Hybla grows rho² =
 // (600/25)² = 576 packets per RTT and still halves on loss, so its
 // sawtooth is rho times Reno's (Caini & Firrincieli 2004): 5.68 Mbps, a
-// rate the 10 Mbps link can carry. Measured (seed 1): Reno 0.207 Mbps
-// (−12 %), Hybla 5.86 Mbps (+3 %), 28× Reno. Asserted: each within ±30 %
-// of its model.
+// rate the 10 Mbps link can carry. The receiver has a stock host's
+// initial buffer (tcp_rmem[1], 128 KiB), not rebbr's 16 MiB: that offers
+// an 8 MB first window, which Hybla's slow start (2^16 segments per ACK
+// at this rho) fills at once, into a 500-packet buffer, and the flow
+// leaves the loss-limited regime the model describes (8.4 Mbps, thousands
+// of overflow drops). Measured (seed 1): Reno 0.209 Mbps (−12 %), Hybla
+// 4.37 Mbps (−23 %), 21× Reno (seeds 1–4 over the whole run: 4.1–4.5
+// Mbps). Asserted: each within ±30 % of its model.
 func TestHyblaLongRTT(t *testing.T) {
 	const p = 0.01
 	rtt := 600 * sim.Millisecond
@@ -118,7 +123,7 @@ func TestHyblaLongRTT(t *testing.T) {
 	}{{"reno", mathis}, {"hybla", 24 * mathis}} {
 		t.Run(tc.cc, func(t *testing.T) {
 			r := builtinRun(t, "rebbr", "flows.f0.cc="+tc.cc, fmt.Sprintf("links.bottleneck.ab.loss.p=%v", p),
-				"links.bottleneck.delay=299ms", "links.bottleneck.rate=10Mbps")
+				"links.bottleneck.delay=299ms", "links.bottleneck.rate=10Mbps", "flows.f0.tcp.rcvbuf_init=128KiB")
 			got := deliveredBetween(r, 0, sim.Time(10*sim.Second))
 			t.Logf("%s: %.4g Mbps, model %.4g (%.1f%%)", tc.cc, got/1e6, tc.want/1e6, 100*(got/tc.want-1))
 			if math.Abs(got/tc.want-1) > 0.3 {

@@ -46,6 +46,7 @@ type ReceiverStats struct {
 	DSacks         uint64 // ACKs that carried a D-SACK block
 	OfoSegments    uint64 // segments queued out of order (tp->rcv_ooopack)
 	GROFlushes     uint64 // GRO aggregates handed to TCP
+	PAWSDrops      uint64 // data segments dropped by PAWS (LINUX_MIB_PAWSESTABREJECTED)
 	CEPackets      uint64 // data packets that arrived CE-marked on an ECN connection
 }
 

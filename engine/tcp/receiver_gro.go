@@ -4,12 +4,10 @@ import (
 	"github.com/ccscope/ccscope/engine/packet"
 )
 
-// GRO limits: an aggregate holds at most 64 KB (GRO_LEGACY_MAX_SIZE) and
-// 44 segments.
-const (
-	groMaxBytes = 65536
-	groMaxSegs  = 44
-)
+// groMaxBytes is GRO_LEGACY_MAX_SIZE: an aggregate's length, IP and TCP
+// headers included, stays below it (skb_gro_receive), so 45 segments of
+// 1,448 bytes merge (65,212 B) and 46 do not; there is no count limit.
+const groMaxBytes = 65536
 
 // groState is the one GRO aggregate held for this flow.
 type groState struct {
@@ -25,7 +23,8 @@ type groState struct {
 // unacknowledged, so the aggregate is ACKed at once, by
 // __tcp_ack_snd_check or by the read that follows). A packet that may
 // not merge — not contiguous, a different ECN codepoint or timestamp
-// option or flags, CWR, larger than the first — flushes the aggregate; a
+// option or flags (CWR on either: a CWR segment reaches TCP alone), larger
+// than the first, or past the size limit — flushes the aggregate; a
 // packet shorter than the first, or with PSH, is merged and then flushes
 // it. With GROInterval 0 nothing is ever held: in a simulation no two
 // packets arrive at the same picosecond, so GRO has no effect.
@@ -36,8 +35,7 @@ func (r *Receiver) groReceive(p *packet.Packet) {
 			g.sg.end += uint64(p.Len)
 			g.sg.segs++
 			g.sg.flags |= p.Flags & packet.PSH
-			if p.Len < g.sg.segLen || p.Flags&packet.PSH != 0 ||
-				g.sg.segs >= groMaxSegs {
+			if p.Len < g.sg.segLen || p.Flags&packet.PSH != 0 {
 				r.flushGRO()
 			}
 			return
@@ -60,10 +58,10 @@ func (r *Receiver) groReceive(p *packet.Packet) {
 func (r *Receiver) groCanMerge(p *packet.Packet) bool {
 	sg := &r.gro.sg
 	return p.Seq == sg.end && p.Len > 0 && p.Len <= sg.segLen &&
-		sg.end-sg.seq+uint64(p.Len) <= groMaxBytes &&
+		HeaderBytes+sg.end-sg.seq+uint64(p.Len) < groMaxBytes &&
 		p.ECN == sg.ecn && p.TSVal == sg.tsVal && p.TSEcr == sg.tsEcr &&
 		p.Ack == r.gro.ack &&
-		(p.Flags^sg.flags)&^(packet.PSH|packet.FIN|packet.CWR) == 0 &&
+		(p.Flags^sg.flags)&^(packet.PSH|packet.FIN) == 0 &&
 		p.Flags&packet.CWR == 0
 }
 

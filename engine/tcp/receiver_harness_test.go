@@ -113,6 +113,12 @@ func (h *harness) seg(seq uint64, n uint32, ecn packet.ECN, flags packet.Flags) 
 
 // segTS is seg with an explicit TSEcr.
 func (h *harness) segTS(seq uint64, n uint32, ecn packet.ECN, flags packet.Flags, tsEcr uint32) {
+	h.segStamped(seq, n, ecn, flags, tsNow(h.s.Now()), tsEcr)
+}
+
+// segStamped is segTS with the sender's timestamp tsVal too, as a packet
+// delayed on the path carries the one it left with.
+func (h *harness) segStamped(seq uint64, n uint32, ecn packet.ECN, flags packet.Flags, tsVal, tsEcr uint32) {
 	id := h.pool.Alloc()
 	p := h.pool.Get(id)
 	p.Flow, p.Src, p.Dst = 0, 0, 1
@@ -120,7 +126,7 @@ func (h *harness) segTS(seq uint64, n uint32, ecn packet.ECN, flags packet.Flags
 	p.Seq, p.Len, p.Ack = seq, n, 1
 	p.Size = units.Bytes(n) + HeaderBytes
 	p.ECN = ecn
-	p.TSVal = tsNow(h.s.Now())
+	p.TSVal = tsVal
 	p.TSEcr = tsEcr
 	h.r.Receive(id)
 }

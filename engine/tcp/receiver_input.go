@@ -22,6 +22,10 @@ func (sg *segment) describe(p *packet.Packet) {
 	sg.segs, sg.segLen = 1, p.Len
 }
 
+// pawsWindow is TCP_PAWS_WINDOW: how many timestamp ticks a segment's
+// TSval may lag ts_recent and still pass PAWS.
+const pawsWindow = 1
+
 // rcvSegment processes one segment in ESTABLISHED state. The segment and
 // the functions below take it by pointer (the struct is 40 bytes) and
 // never change it. It follows
@@ -34,6 +38,17 @@ func (sg *segment) describe(p *packet.Packet) {
 func (r *Receiver) rcvSegment(sg *segment) {
 	now := r.s.Now()
 	r.ecn.countAccECN(sg, &r.ack)
+	// PAWS (RFC 7323, tcp_validate_incoming's first check): data whose
+	// timestamp is more than TCP_PAWS_WINDOW (one tick) older than
+	// ts_recent is a stale duplicate, as when an original overtaken by its
+	// retransmission arrives after it: dropped and answered with a dupack
+	// (not rate-limited for data). A pure ACK is a disordered ACK, let
+	// through (tcp_disordered_ack_check).
+	if sg.seq != sg.end && r.tsRecent != 0 && int32(r.tsRecent-sg.tsVal) > pawsWindow {
+		r.stats.PAWSDrops++
+		r.sendDupack(sg)
+		return
+	}
 	if sg.end < r.rcvWup || sg.seq > r.rcvNxt+r.receiveWindow() {
 		// tcp_sequence: entirely left of the advertised window (an old
 		// duplicate: quick-ACK mode and a D-SACK) or beyond its right
@@ -49,9 +64,7 @@ func (r *Receiver) rcvSegment(sg *segment) {
 		r.tsRecent = sg.tsVal
 	}
 	r.ecn.acceptCWR(sg, &r.ack)
-	if sg.end-sg.seq >= uint64(r.ack.rcvMss) {
-		r.win.rcvRttMeasureTS(sg.tsEcr, now, r.rcvNxt != r.copiedSeq)
-	}
+	r.win.rcvRttMeasureTS(sg.tsEcr, now, r.rcvNxt != r.copiedSeq, sg.end-sg.seq >= uint64(r.ack.rcvMss))
 	r.dataQueue(sg)
 	if r.ack.pending&ackSched != 0 {
 		r.ackSndCheck()

@@ -583,3 +583,34 @@ func TestOutOfWindow(t *testing.T) {
 		}
 	}
 }
+
+// GRO merges by size only (skb_gro_receive: the aggregate, IP and TCP
+// headers included, stays below 64 KB): 45 segments of 1,448 bytes make
+// 65,212 B and merge, the 46th starts the next aggregate. And a segment
+// carrying CWR reaches TCP alone: tcp_gro_receive flushes on CWR in the
+// arriving segment, and on any flag difference but FIN and PSH with the
+// held one, so nothing merges into a held CWR segment either.
+func TestGROAggregates(t *testing.T) {
+	o := defaultOpts()
+	o.GRO, o.GROInterval = true, sim.Millisecond
+	h := newHarness(t, o, EchoClassic)
+	h.handshake(0, packet.NotECT)
+	h.at(10 * ms)
+	for i := range uint64(46) {
+		h.seg(1+i*1448, 1448, packet.NotECT, 0)
+	}
+	h.at(20 * ms)
+	if got := h.r.stats.GROFlushes; got != 2 {
+		t.Errorf("46 segments at once: %d GRO aggregates, want 2 (45 and 1)", got)
+	}
+	if ack := h.out.acks[1].Ack; ack != 1+45*1448 {
+		t.Errorf("the first aggregate's ACK acks %d, want %d (45 segments)", ack, 1+45*1448)
+	}
+	flushes := h.r.stats.GROFlushes
+	h.seg(1+46*1448, 1448, packet.NotECT, packet.CWR)
+	h.seg(1+47*1448, 1448, packet.NotECT, 0)
+	h.at(30 * ms)
+	if got := h.r.stats.GROFlushes - flushes; got != 2 {
+		t.Errorf("a CWR segment and the next: %d GRO aggregates, want 2", got)
+	}
+}

@@ -13,7 +13,7 @@ import (
 const (
 	defaultRcvBufInit = config.DefaultRcvBufInit
 	defaultRcvBufMax  = config.DefaultRcvBufMax
-	defaultRmemMax    = 212992
+	defaultRmemMax    = 4 << 20 // 4 MiB since Linux 6.18 (212992 before)
 	defaultMSS        = 1448
 )
 
@@ -143,7 +143,10 @@ func (w *window) init(o config.TCPOptions) {
 	if space > uint64(w.advmss) {
 		space -= space % uint64(w.advmss)
 	}
-	w.rcvWnd = min(space, tcpMaxWindow)
+	// Not capped at 65535 (tcp_workaround_signed_windows is 0): only the
+	// SYN-ACK's unscaled field is (sendSynAck); the child socket takes
+	// the whole window as rcv_wnd and rcv_ssthresh.
+	w.rcvWnd = space
 	w.rcvSsthresh = w.rcvWnd
 	w.wscale = WScale(units.Bytes(w.maxBuf))
 	// tcp_select_initial_window leaves the largest scaled window as the
@@ -152,8 +155,9 @@ func (w *window) init(o config.TCPOptions) {
 }
 
 // WScale is the window-scale shift a Linux host announces with tcp_rmem[2]
-// = rcvBufMax (0: the default) and the default net.core.rmem_max
-// (tcp_select_initial_window): ilog2 of the larger, less 15, in [0, 14].
+// = rcvBufMax (0: the default) and the default net.core.rmem_max, 4 MiB
+// since 6.18 (tcp_select_initial_window): ilog2 of the larger, less 15, in
+// [0, 14].
 func WScale(rcvBufMax units.Bytes) uint8 {
 	if rcvBufMax == 0 {
 		rcvBufMax = defaultRcvBufMax
@@ -281,17 +285,20 @@ func (w *window) rcvRttMeasure(rcvNxt uint64, now sim.Time) {
 	w.rcvRttTime = us
 }
 
-// rcvRttMeasureTS follows tcp_rcv_rtt_measure_ts (6.16+): a full-sized
-// segment echoing a new timestamp of ours measures the RTT in timestamp
+// rcvRttMeasureTS follows tcp_rcv_rtt_measure_ts (6.16+): a segment
+// echoing a new timestamp of ours records it (rcv_rtt_last_tsecr), and if
+// it is full-sized (full: at least rcv_mss) measures the RTT in timestamp
 // ticks (milliseconds); a zero delta is no sample (tcp_rtt_tsopt_us with
 // min_delta 0), which leaves sub-millisecond paths to the window-based
-// samples. The caller checks the segment size; queued is rcv_nxt !=
-// copied_seq.
-func (w *window) rcvRttMeasureTS(tsEcr uint32, now sim.Time, queued bool) {
+// samples. queued is rcv_nxt != copied_seq.
+func (w *window) rcvRttMeasureTS(tsEcr uint32, now sim.Time, queued, full bool) {
 	if tsEcr == w.rcvRttLastTsecr {
 		return
 	}
 	w.rcvRttLastTsecr = tsEcr
+	if !full {
+		return // a short segment takes the echo but gives no sample
+	}
 	delta := tsNow(now) - tsEcr
 	if delta == 0 || delta >= (1<<31-1)/1000 {
 		return

@@ -41,8 +41,9 @@ import (
 // Each window is advertised rounded up to the scale unit
 // (__tcp_select_window's ALIGN): with tcp_rmem[2] = 6 MiB the shift is
 // ilog2(6291456) − 15 = 7, so 80480, 236864 and 708912 go out as 80512,
-// 236928 and 708992 (the kernel's pcap shows 80512); with 1 MiB the shift
-// is 5 and the values above are already multiples of 32.
+// 236928 and 708992 (the kernel's pcap shows 80512); with 1 MiB it is 7
+// too, from net.core.rmem_max (4 MiB since Linux 6.18), so 653920 goes out
+// as 653952.
 func TestAutotuning(t *testing.T) {
 	cases := []struct {
 		name       string
@@ -50,7 +51,7 @@ func TestAutotuning(t *testing.T) {
 		wantWnd    []uint32
 		wantRcvBuf units.Bytes
 	}{
-		{"1MiB", units.MiB, []uint32{80480, 236864, 653920, 653920}, units.MiB},
+		{"1MiB", units.MiB, []uint32{80512, 236928, 653952, 653952}, units.MiB},
 		{"6MiB", 6 * units.MiB, []uint32{80512, 236928, 708992}, 1747792},
 	}
 	for _, c := range cases {
@@ -262,15 +263,17 @@ func TestRcvSpaceAdjustAsKernelTracepoint(t *testing.T) {
 }
 
 // TestWScaleAsLinux: tcp_select_initial_window announces ilog2 of the
-// largest of tcp_rmem[2] and net.core.rmem_max (212992), less 15, in
-// [0, 14]: 6.16+'s default 32 MiB announces 10 (this host's tcp_rmem is
-// "4096 131072 33554432"), the 6 MiB of earlier kernels 7, as captures of
-// Linux hosts show; a 64 KiB tcp_rmem[2] still announces 2, from rmem_max.
+// largest of tcp_rmem[2] and net.core.rmem_max (4 MiB since Linux 6.18,
+// as this host's /proc/sys/net/core/rmem_max reads; 212992 before), less
+// 15, in [0, 14]: 6.16+'s default 32 MiB announces 10 (this host's
+// tcp_rmem is "4096 131072 33554432"), the 6 MiB of earlier kernels 7, as
+// captures of Linux hosts show; a 64 KiB tcp_rmem[2] announces 7 too, from
+// rmem_max (2 before 6.18).
 func TestWScaleAsLinux(t *testing.T) {
 	for _, c := range []struct {
 		max  units.Bytes
 		want uint8
-	}{{0, 10}, {64 * units.KiB, 2}, {6 * units.MiB, 7}, {4 * units.MiB, 7}, {16 * units.MiB, 9}, {32 * units.MiB, 10}, {1 << 40, 14}} {
+	}{{0, 10}, {64 * units.KiB, 7}, {6 * units.MiB, 7}, {4 * units.MiB, 7}, {16 * units.MiB, 9}, {32 * units.MiB, 10}, {1 << 40, 14}} {
 		if got := WScale(c.max); got != c.want {
 			t.Errorf("WScale(%d) = %d, want %d", c.max, got, c.want)
 		}
@@ -305,7 +308,7 @@ func TestRcvRttUpdate(t *testing.T) {
 	}
 	// tcp_rtt_tsopt_us(tp, 0): an echo from this very tick is no sample.
 	now := sim.Time(50 * sim.Millisecond)
-	w.rcvRttMeasureTS(tsNow(now), now, false)
+	w.rcvRttMeasureTS(tsNow(now), now, false, true)
 	if w.rcvRttUs != 40000 {
 		t.Errorf("a zero timestamp delta changed the estimate to %d", w.rcvRttUs)
 	}
@@ -320,5 +323,64 @@ func TestRcvBufForWindow(t *testing.T) {
 		if got := RcvBufForWindow(c.win, 1448); got != c.want {
 			t.Errorf("RcvBufForWindow(%d, 1448) = %d, want %d", c.win, got, c.want)
 		}
+	}
+}
+
+// The initial window is tcp_rmem[1]'s whole window, not capped at 65535:
+// tcp_select_initial_window caps rcv_wnd only with
+// tcp_workaround_signed_windows (0 by default), and the child socket takes
+// it as rcv_wnd and rcv_ssthresh; only the SYN-ACK's unscaled field is
+// clamped. With a 16 MiB tcp_rmem[1] that is 16 MiB at the initial ratio
+// of ½, rounded down to whole segments: 5793·1448 = 8388264 B, so the
+// first ACK offers megabytes (before, 65535 plus its growth, under 70 KB).
+func TestInitialWindowNotCappedAt64K(t *testing.T) {
+	o := defaultOpts()
+	o.RcvBufInit = 16 * units.MiB
+	h := newHarness(t, o, EchoClassic)
+	h.handshake(0, packet.NotECT)
+	if syn := h.out.acks[0]; syn.Wnd != 65535 {
+		t.Errorf("SYN-ACK window %d, want the field's 65535", syn.Wnd)
+	}
+	if h.r.win.rcvWnd != 8388264 || h.r.win.rcvSsthresh != 8388264 {
+		t.Errorf("rcv_wnd %d, rcv_ssthresh %d; want 8388264", h.r.win.rcvWnd, h.r.win.rcvSsthresh)
+	}
+	h.at(10 * ms)
+	h.seg(1, 1448, packet.NotECT, 0)
+	h.seg(1+1448, 1448, packet.NotECT, 0)
+	if got := h.out.acks[len(h.out.acks)-1].Wnd; got < 4_000_000 {
+		t.Errorf("first data ACK offers %d B, want megabytes", got)
+	}
+}
+
+// PAWS (RFC 7323, tcp_validate_incoming): an original segment overtaken by
+// its data's retransmission, arriving with a timestamp more than a tick
+// older than ts_recent, is dropped and answered with a dupack. Segment 2
+// is lost at first: segment 3 arrives out of order, the retransmission of
+// 2 (stamped 15) fills the hole and lifts ts_recent; the original of
+// segment 4, stamped 12, comes late: it is dropped, rcv_nxt stays.
+func TestPAWSDropsStaleOriginal(t *testing.T) {
+	h := newHarness(t, defaultOpts(), EchoClassic)
+	h.handshake(0, packet.NotECT)
+	h.at(10 * ms)
+	h.segStamped(1, 1448, packet.NotECT, 0, 10, 1)
+	h.at(11 * ms)
+	h.segStamped(1+2*1448, 1448, packet.NotECT, 0, 11, 1)
+	h.at(15 * ms)
+	h.segStamped(1+1448, 1448, packet.NotECT, 0, 15, 1)
+	if h.r.rcvNxt != 1+3*1448 || h.r.tsRecent != 15 {
+		t.Fatalf("after the retransmission: rcv_nxt %d, ts_recent %d; want %d, 15", h.r.rcvNxt, h.r.tsRecent, 1+3*1448)
+	}
+	acks := len(h.out.acks)
+	h.at(16 * ms)
+	h.segStamped(1+3*1448, 1448, packet.NotECT, 0, 12, 1)
+	if h.r.rcvNxt != 1+3*1448 || h.r.stats.PAWSDrops != 1 {
+		t.Errorf("a segment stamped 12 after ts_recent 15: rcv_nxt %d, PAWS drops %d; want it dropped (%d, 1)", h.r.rcvNxt, h.r.stats.PAWSDrops, 1+3*1448)
+	}
+	if len(h.out.acks) != acks+1 || h.out.acks[acks].Ack != 1+3*1448 {
+		t.Errorf("want one dupack for %d", 1+3*1448)
+	}
+	h.segStamped(1+3*1448, 1448, packet.NotECT, 0, 14, 1) // within a tick of ts_recent: passes
+	if h.r.rcvNxt != 1+4*1448 {
+		t.Errorf("a segment stamped 14 after ts_recent 15 was not taken: rcv_nxt %d", h.r.rcvNxt)
 	}
 }
