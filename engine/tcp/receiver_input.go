@@ -162,11 +162,15 @@ func (r *Receiver) dataQueueOfo(sg *segment) {
 	r.ack.measureRcvMss(sg, &r.win) // 6.17+: out-of-order data counts too
 	r.ack.pending |= ackSched
 	r.stats.OfoSegments += uint64(sg.segs)
-	r.ofo.insert(sg.seq, sg.end, &r.sack)
+	added := r.ofo.insert(sg.seq, sg.end, &r.sack)
 	if r.cfg.Opts.SACK {
 		r.sackNewOfoSkb(sg.seq, sg.end)
-		// For SACK flows only, grow the window on out-of-order data.
-		r.growWindow(sg)
+		// For SACK flows only, grow the window on out-of-order data, but
+		// not for a segment whose bytes were all present (the kernel
+		// drops that skb before tcp_grow_window).
+		if added > 0 {
+			r.growWindow(sg)
+		}
 	}
 	// The buffer grows to hold what waits beyond rcv_nxt (6.16+).
 	r.win.rcvbufGrow(r.win.rcvqSpace, r.oooSpan())

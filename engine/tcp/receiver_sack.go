@@ -22,8 +22,9 @@ type ofoQueue struct {
 // insert adds [seq, end) and reports the bytes it duplicates to sk: the
 // first overlap sets the D-SACK block, later ones extend it, as
 // tcp_data_queue_ofo does for "all bits present", partial overlap and
-// merge_right.
-func (q *ofoQueue) insert(seq, end uint64, sk *sackState) {
+// merge_right. It returns how many bytes were new: 0 when all were
+// present already.
+func (q *ofoQueue) insert(seq, end uint64, sk *sackState) uint64 {
 	iv := q.iv
 	i := q.find(seq)
 	lo, hi := seq, end
@@ -42,8 +43,10 @@ func (q *ofoQueue) insert(seq, end uint64, sk *sackState) {
 		lo, hi = min(lo, iv[j].Start), max(hi, iv[j].End)
 		held += iv[j].End - iv[j].Start
 	}
-	q.bytes += hi - lo - held
+	added := hi - lo - held
+	q.bytes += added
 	q.replace(i, j, packet.SackBlock{Start: lo, End: hi})
+	return added
 }
 
 // replace puts nb in place of iv[i:j] (before iv[i] when j == i), moving

@@ -384,3 +384,24 @@ func TestPAWSDropsStaleOriginal(t *testing.T) {
 		t.Errorf("a segment stamped 14 after ts_recent 15 was not taken: rcv_nxt %d", h.r.rcvNxt)
 	}
 }
+
+// tcp_data_queue_ofo drops an out-of-order segment whose bytes are all
+// queued already ("All the bits are present") before tcp_grow_window: a
+// new out-of-order segment grows rcv_ssthresh, its duplicate does not.
+func TestDuplicateOutOfOrderKeepsWindow(t *testing.T) {
+	h := newHarness(t, defaultOpts(), EchoClassic)
+	h.handshake(0, packet.NotECT)
+	h.at(10 * ms)
+	h.seg(1, 1448, packet.NotECT, 0)
+	h.seg(1+2*1448, 1448, packet.NotECT, 0) // out of order: a hole at 1449
+	grown := h.r.win.rcvSsthresh
+	h.seg(1+3*1448, 1448, packet.NotECT, 0)
+	if h.r.win.rcvSsthresh <= grown {
+		t.Fatalf("a new out-of-order segment left rcv_ssthresh at %d", h.r.win.rcvSsthresh)
+	}
+	before := h.r.win.rcvSsthresh
+	h.seg(1+3*1448, 1448, packet.NotECT, 0) // all its bits are present
+	if h.r.win.rcvSsthresh != before {
+		t.Errorf("a duplicate out-of-order segment moved rcv_ssthresh %d → %d", before, h.r.win.rcvSsthresh)
+	}
+}
