@@ -54,8 +54,12 @@ func (r *Receiver) rcvSegment(sg *segment) {
 		// duplicate: quick-ACK mode and a D-SACK) or beyond its right
 		// edge → tcp_send_dupack. This is tcp_validate_incoming, before
 		// tcp_data_queue clears the D-SACK state: a D-SACK still waiting
-		// in a compressed ACK leaves with this one.
-		r.sendDupack(sg)
+		// in a compressed ACK leaves with this one. A zero-length segment
+		// (a window probe, a stray ACK) is answered at most once per
+		// 500 ms (tcp_oow_rate_limited); data always is.
+		if sg.seq != sg.end || !oowRateLimited(r.ack.hz, now, &r.estOOW) {
+			r.sendDupack(sg)
+		}
 		return
 	}
 	// tcp_replace_ts_recent (RFC 7323 §4.3): only a segment covering the

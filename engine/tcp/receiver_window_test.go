@@ -1,6 +1,7 @@
 package tcp
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/ccscope/ccscope/engine/packet"
@@ -403,5 +404,31 @@ func TestDuplicateOutOfOrderKeepsWindow(t *testing.T) {
 	h.seg(1+3*1448, 1448, packet.NotECT, 0) // all its bits are present
 	if h.r.win.rcvSsthresh != before {
 		t.Errorf("a duplicate out-of-order segment moved rcv_ssthresh %d → %d", before, h.r.win.rcvSsthresh)
+	}
+}
+
+// A zero-length segment outside the window (a zero-window probe sends
+// snd_una − 1) is answered with a dupack at most once per 500 ms
+// (tcp_validate_incoming's tcp_oow_rate_limited, HZ/2); data is always
+// answered. Probes at 1 s, 1.4 s and 1.6 s get two answers.
+func TestOutOfWindowProbeAnswersRateLimited(t *testing.T) {
+	h := newHarness(t, defaultOpts(), EchoClassic)
+	h.handshake(0, packet.NotECT)
+	h.at(10 * ms)
+	h.seg(1, 1448, packet.NotECT, 0)
+	var answers []int
+	for _, at := range []sim.Duration{1000 * ms, 1400 * ms, 1600 * ms} {
+		h.at(at)
+		n := len(h.out.acks)
+		h.seg(1448, 0, packet.NotECT, 0) // snd_una − 1, no data
+		answers = append(answers, len(h.out.acks)-n)
+	}
+	if want := []int{1, 0, 1}; !slices.Equal(answers, want) {
+		t.Errorf("answers to probes at 1, 1.4 and 1.6 s: %v, want %v", answers, want)
+	}
+	n := len(h.out.acks)
+	h.seg(1, 1448, packet.NotECT, 0) // old data, at once: always answered
+	if len(h.out.acks) != n+1 {
+		t.Errorf("old data within 500 ms of an answer went unanswered")
 	}
 }
