@@ -46,6 +46,10 @@ func (n *Node) Receive(id packet.ID) {
 		n.pool.Free(id)
 		return
 	}
+	// Forwarding clears the sender's departure time (skb->tstamp: ip_forward,
+	// br_forward_finish), so an fq past the first hop does not hold or
+	// re-sort packets by it.
+	p.TxTime = 0
 	n.Send(id)
 }
 

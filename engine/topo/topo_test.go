@@ -166,3 +166,31 @@ func TestLimitBelowOnePacketRefused(t *testing.T) {
 		}
 	}
 }
+
+// A router clears a packet's departure time (skb->tstamp) as it forwards
+// it (ip_forward), so an fq on its egress sends a packet stamped for 50 ms
+// at once: it reaches h2 after the two 1 ms hops and their serialisation,
+// not after 50 ms.
+func TestForwardingClearsDepartureTime(t *testing.T) {
+	fq := dir(units.Gbps, sim.Millisecond)
+	fq.Qdisc = config.Qdisc{Kind: config.FQ}
+	scn := &config.Scenario{
+		Nodes: []config.Node{{ID: "h1"}, {ID: "r1", Kind: config.Router}, {ID: "h2"}},
+		Links: []config.Link{lnk("a", "h1", "r1", sim.Millisecond), {ID: "b", A: "r1", B: "h2", AB: fq, BA: fq}},
+	}
+	s, pool := sim.New(), &packet.Pool{}
+	nw, err := Build(s, pool, scn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var at sim.Time
+	nw.Node("h2").Attach(0, recv(func(id packet.ID) { at = s.Now(); pool.Free(id) }))
+	id := pool.Alloc()
+	p := pool.Get(id)
+	p.Src, p.Dst, p.Size, p.TxTime = nw.Node("h1").Index, nw.Node("h2").Index, 1500, sim.Time(50*sim.Millisecond)
+	nw.Node("h1").Send(id)
+	s.Run()
+	if at == 0 || at > sim.Time(3*sim.Millisecond) {
+		t.Errorf("the packet reached h2 at %v, want about 2 ms (its departure time cleared at r1)", at)
+	}
+}
