@@ -89,6 +89,9 @@ func (r *Run) Act(a Action) error {
 			if err := ls.SetLimit(a.QueueLimit.Bytes, int(a.QueueLimit.Packets)); err != nil {
 				return fmt.Errorf("engine: action.queue_limit: %w", err)
 			}
+			if tr, ok := ls.(qdisc.Trimmer); ok {
+				tr.Trim(r.Sim.Now())
+			}
 		}
 		if a.Rate != nil {
 			d.SetRate(*a.Rate)

@@ -384,3 +384,24 @@ func TestSummaryQueueLimits(t *testing.T) {
 		t.Errorf("after queue_limit 50p: %v, want 50 packets and no byte limit", got)
 	}
 }
+
+// A queue_limit action below what an fq_codel bottleneck holds sheds the
+// excess at once (fq_codel_change), where a FIFO keeps it: CUBIC's slow
+// start has filled p-rtr-p's bottleneck by 1 s (a CoDel target of 50 ms
+// lets it queue); cut to 10 packets, the fq_codel queue holds 10 at that
+// very instant.
+func TestQueueLimitActionTrims(t *testing.T) {
+	r := builtinRun(t, "p-rtr-p", "runtime.duration=2s", `links.bottleneck.ab.qdisc={"kind":"fq_codel","limit":"1000p","target":"50ms","interval":"500ms"}`)
+	r.RunUntil(sim.Time(sim.Second))
+	d, _ := r.Net.Dir("bottleneck", "ab")
+	if _, n := d.Qdisc().Backlog(); n <= 10 {
+		t.Fatalf("%d packets queued at 1 s, want more than 10", n)
+	}
+	if err := r.Act(Action{Link: "bottleneck", Dir: "ab", QueueLimit: &config.QueueLimit{Packets: 10}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, n := d.Qdisc().Backlog(); n != 10 {
+		t.Errorf("%d packets queued right after the limit fell to 10, want 10", n)
+	}
+	r.RunToEnd()
+}

@@ -76,5 +76,14 @@ func (c *CoDel) SetLimit(bytes units.Bytes, pkts int) error {
 	return nil
 }
 
+// Trim follows codel_change: drop from the head until the queue is within
+// the limit.
+func (c *CoDel) Trim(now sim.Time) {
+	for c.q.n > c.limit {
+		id, _ := c.q.pop(c.env.Pool)
+		c.env.Drop(id, now)
+	}
+}
+
 // Limit is the packet limit (sch->limit).
 func (c *CoDel) Limit() (units.Bytes, int) { return 0, c.limit }

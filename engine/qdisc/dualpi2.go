@@ -341,14 +341,27 @@ func (q *DualPI2) Dequeue(now sim.Time) (packet.ID, bool) {
 	}
 }
 
-// SetLimit changes the packet limit (sch->limit); packets already queued
-// stay.
+// SetLimit changes the packet limit (sch->limit); Trim then sheds
+// what it holds beyond it.
 func (q *DualPI2) SetLimit(bytes units.Bytes, pkts int) error {
 	if bytes != 0 || pkts <= 0 {
 		return errPacketLimit
 	}
 	q.limit = pkts
 	return nil
+}
+
+// Trim follows dualpi2_change: drop from the C-queue's head while it holds
+// packets, then from the L-queue's, until the queue is within the limit.
+func (q *DualPI2) Trim(now sim.Time) {
+	for q.l.n+q.c.n > q.limit {
+		r := &q.c
+		if r.n == 0 {
+			r = &q.l
+		}
+		id, _ := r.pop(q.env.Pool)
+		q.env.Drop(id, now)
+	}
 }
 
 // Limit is the packet limit (sch->limit).

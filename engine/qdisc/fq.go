@@ -366,14 +366,26 @@ func (q *FQ) sent(id packet.ID) {
 	q.backlog -= q.env.Pool.Get(id).Size
 }
 
-// SetLimit changes the packet limit (sch->limit); packets already queued
-// stay.
+// SetLimit changes the packet limit (sch->limit); Trim then sheds
+// what it holds beyond it.
 func (q *FQ) SetLimit(bytes units.Bytes, pkts int) error {
 	if bytes != 0 || pkts <= 0 {
 		return errPacketLimit
 	}
 	q.p.LimitPkts = pkts
 	return nil
+}
+
+// Trim follows fq_change: dequeue and drop until the queue is within the
+// limit, or nothing is due (throttled packets stay).
+func (q *FQ) Trim(now sim.Time) {
+	for q.qlen > q.p.LimitPkts {
+		id, ok := q.Dequeue(now)
+		if !ok {
+			return
+		}
+		q.env.Drop(id, now)
+	}
 }
 
 // Limit is the packet limit (sch->limit).

@@ -251,14 +251,26 @@ func (q *FQCoDel) Dequeue(now sim.Time) (packet.ID, bool) {
 	}
 }
 
-// SetLimit changes the packet limit (sch->limit); packets already queued
-// stay, and the next enqueue over the limit sheds them.
+// SetLimit changes the packet limit (sch->limit); Trim then sheds what it
+// holds beyond it.
 func (q *FQCoDel) SetLimit(bytes units.Bytes, pkts int) error {
 	if bytes != 0 || pkts <= 0 {
 		return errPacketLimit
 	}
 	q.limit = pkts
 	return nil
+}
+
+// Trim follows fq_codel_change: dequeue, as the qdisc would (CoDel's own
+// drops included), and drop until the queue is within the limit.
+func (q *FQCoDel) Trim(now sim.Time) {
+	for q.qlen > q.limit {
+		id, ok := q.Dequeue(now)
+		if !ok {
+			return
+		}
+		q.env.Drop(id, now)
+	}
 }
 
 // Limit is the packet limit (sch->limit).

@@ -65,6 +65,13 @@ type Limiter interface {
 	SetLimit(bytes units.Bytes, pkts int) error
 }
 
+// Trimmer is a discipline whose change of limit sheds, at once, what it
+// holds beyond the new limit (sch_codel's, sch_fq_codel's, sch_fq's and
+// sch_dualpi2's change functions); a FIFO keeps it.
+type Trimmer interface {
+	Trim(now sim.Time)
+}
+
 // Passer is a discipline that can take a packet straight through when it is
 // empty and the link idle, without queueing it: for a FIFO, Pass(id, now)
 // equals Enqueue(id, now) followed at once by a Dequeue that returns id;
