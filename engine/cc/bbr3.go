@@ -325,7 +325,7 @@ func (b *bbr3) checkProbeRTTDone(st *State) {
 // PROBE_RTT; the 10 s min_rtt takes its value when lower or expired.
 func (b *bbr3) updateMinRTT(st *State, rs *rateSample) {
 	now := tcpJiffies32(st)
-	probeRTTExpired := after32(now, b.probeRTTMinStamp+bbr3ProbeRTTWinMs)
+	probeRTTExpired := after32(now, b.probeRTTMinStamp+msecsToJiffies(st, bbr3ProbeRTTWinMs))
 	if rs.rttUs >= 0 && (rs.rttUs < int64(b.probeRTTMinUs) || (probeRTTExpired && !rs.isAckDelayed)) {
 		b.probeRTTMinUs = uint32(rs.rttUs)
 		b.probeRTTMinStamp = now

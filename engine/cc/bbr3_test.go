@@ -303,3 +303,31 @@ func TestBBR3ECN(t *testing.T) {
 		}
 	})
 }
+
+// bbr_update_min_rtt times PROBE_RTT with probe_rtt_min_stamp +
+// msecs_to_jiffies(bbr_probe_rtt_win_ms): 5 s at any HZ. RTT samples a
+// little above min_rtt every 10 ms: PROBE_RTT starts 5 s in at HZ 1000,
+// 250 and 100 alike (the 5,000 bare ticks it had counted were 20 s at 250
+// and 50 s at 100).
+func TestBBR3ProbeRTTWindowAtEveryHZ(t *testing.T) {
+	for _, hz := range []uint32{1000, 250, 100} {
+		b := newBBR3()
+		st := &State{CwndPkts: 10, MSS: 1448, Now: sim.Time(sim.Second), HZ: hz,
+			MinRTT: 10 * sim.Millisecond, SRTT: 10 * sim.Millisecond}
+		st.Signals = NewSignals(nil, &st.Now)
+		b.Init(st)
+		b.mode, b.fullBWReached = bbrProbeBW, true
+		start := st.Now
+		entered := sim.Duration(-1)
+		for i := 1; i <= 3000 && entered < 0; i++ {
+			st.Now = start.Add(sim.Duration(i) * 10 * sim.Millisecond)
+			b.updateMinRTT(st, &rateSample{rttUs: 12000, delivered: 1, intervalUs: 10000})
+			if b.mode == bbrProbeRTT {
+				entered = st.Now.Sub(start)
+			}
+		}
+		if entered < 5*sim.Second || entered > 5*sim.Second+20*sim.Millisecond {
+			t.Errorf("HZ %d: PROBE_RTT after %v, want 5 s (within a 10 ms sample and a tick)", hz, entered)
+		}
+	}
+}

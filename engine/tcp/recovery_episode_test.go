@@ -359,3 +359,63 @@ func TestIdleRestartCountsJiffies(t *testing.T) {
 		}
 	}
 }
+
+// tcp_process_tlp_ack as the google/bbr v3 branch has it: only its last
+// branch, an ACK that reaches a retransmitted probe's tlp_high_seq exactly
+// and makes progress, is is_acking_tlp_retrans_seq (it may be for the
+// original or the probe); a probe of new data, its D-SACK, an ACK beyond
+// it (the loss the probe repaired) and a pure dupack are not.
+func TestAckingTLPRetransSeq(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		retrans bool
+		ack     uint64 // relative to tlp_high_seq
+		flag    int
+		want    bool
+	}{
+		{"before the probe", true, 0, flagSndUnaAdvanced, false},
+		{"probe of new data", false, 1, flagSndUnaAdvanced, false},
+		{"D-SACK of the probe", true, 1, flagSndUnaAdvanced | flagDSackTLP, false},
+		{"beyond the probe", true, 2, flagSndUnaAdvanced, false},
+		{"pure dupack", true, 1, 0, false},
+		{"the probe's sequence, progress", true, 1, flagSndUnaAdvanced, true},
+		{"the probe's sequence, SACKed data", true, 1, flagDataSacked, true},
+	} {
+		c := shHarness{cc: "bbr3", rate: 100 * units.Mbps, owd: 10 * sim.Millisecond, opts: shLinuxOpts(), size: 20 * 1448}.build(t)
+		c.runUntil(sim.Time(25 * sim.Millisecond))
+		d := c.snd
+		high := d.sndNxt - 1
+		d.tlp.highSeq, d.tlp.retrans = high, tc.retrans
+		if got := d.processTLPAck(high+tc.ack-1, tc.flag); got != tc.want {
+			t.Errorf("%s: is_acking_tlp_retrans_seq %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// tcp_rate_skb_sent snapshots an skb once, so every segment of a TSO chunk
+// carries the same tx.in_flight (the google/bbr v3 branch's): in flight
+// before the chunk plus its segments.
+func TestChunkSharesTxInFlight(t *testing.T) {
+	c := shHarness{cc: "bbr3", rate: units.Gbps, owd: 10 * sim.Millisecond, opts: shLinuxOpts(), size: 20 * units.MB}.build(t)
+	c.runUntil(sim.Time(100 * sim.Millisecond))
+	d := c.snd
+	multi := 0
+	for n := d.sb.una; n < d.sb.nxt; {
+		end := n + 1
+		for end < d.sb.nxt && d.sb.seg(end).flags&flagSkbHead == 0 {
+			end++
+		}
+		for i := n + 1; i < end; i++ {
+			if a, b := d.sb.seg(n).tx.InFlight, d.sb.seg(i).tx.InFlight; a != b {
+				t.Fatalf("segments %d and %d of one skb: tx.in_flight %d and %d", n, i, a, b)
+			}
+		}
+		if end-n > 1 {
+			multi++
+		}
+		n = end
+	}
+	if multi == 0 {
+		t.Fatal("no multi-segment skb in flight")
+	}
+}

@@ -156,11 +156,8 @@ func (d *DataSender) tcpAck(p *packet.Packet) bool {
 	flag |= d.cleanRtxQueue(priorFack, priorSndUna, ss, flag&flagECE != 0)
 	d.rackUpdateReoWnd(&ss.rate)
 	d.inAckEvent(flag)
-	// BBRv3's is_acking_tlp_retrans_seq: this ACK covers a TLP
-	// retransmission's sequence.
-	ss.rate.IsAckingTLPRetransSeq = d.tlp.highSeq != 0 && d.tlp.retrans && ackSeq >= d.tlp.highSeq
 	if d.tlp.highSeq != 0 {
-		d.processTLPAck(ackSeq, flag)
+		ss.rate.IsAckingTLPRetransSeq = d.processTLPAck(ackSeq, flag)
 	}
 	// tcp_ack_is_dubious
 	if flag&flagNotDup == 0 || flag&flagCAAlert != 0 || d.st.CA != cc.CAOpen {

@@ -463,6 +463,7 @@ func (d *DataSender) sendChunk(quota uint32) uint32 {
 	var bytes units.Bytes
 	wndEnd := d.sndUna + d.sndWnd
 	first := d.sb.nxt
+	inFlight := d.sb.inFlight()
 	for n < quota && d.writeSeq > d.sndNxt {
 		end := min(d.sndNxt+d.mss, d.writeSeq)
 		if end > wndEnd {
@@ -476,6 +477,13 @@ func (d *DataSender) sendChunk(quota uint32) uint32 {
 	}
 	if n > 0 {
 		d.sb.skbHead(first) // a chunk is an skb of its own (tso_fragment)
+	}
+	// tcp_rate_skb_sent snapshots the skb once: every segment of the chunk
+	// has the google/bbr v3 branch's tx.in_flight of the whole skb.
+	if n > 1 {
+		for i := first; i < first+uint64(n); i++ {
+			d.sb.seg(i).tx.InFlight = inFlight + n
+		}
 	}
 	d.afterSend(bytes, priorWstamp)
 	return n

@@ -90,10 +90,13 @@ func (d *DataSender) sendLossProbe() {
 }
 
 // processTLPAck follows tcp_process_tlp_ack: end a TLP episode; if the
-// probe repaired a real loss, reduce cwnd once (as CWR).
-func (d *DataSender) processTLPAck(ackSeq uint64, flag int) {
+// probe repaired a real loss, reduce cwnd once (as CWR). It reports the
+// google/bbr v3 branch's is_acking_tlp_retrans_seq: the ACK reaches the
+// retransmitted probe's sequence exactly and makes progress, so it may be
+// for the original or the probe.
+func (d *DataSender) processTLPAck(ackSeq uint64, flag int) bool {
 	if ackSeq < d.tlp.highSeq {
-		return
+		return false
 	}
 	switch {
 	case !d.tlp.retrans:
@@ -110,5 +113,8 @@ func (d *DataSender) processTLPAck(ackSeq uint64, flag int) {
 		d.tryKeepOpen()
 	case flag&(flagSndUnaAdvanced|flagNotDup|flagDataSacked) == 0:
 		d.tlp.highSeq = 0 // a pure dupack: original and probe arrived
+	default:
+		return true
 	}
+	return false
 }
