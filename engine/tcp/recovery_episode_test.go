@@ -419,3 +419,45 @@ func TestChunkSharesTxInFlight(t *testing.T) {
 		t.Fatal("no multi-segment skb in flight")
 	}
 }
+
+// __tcp_accecn_process (RFC 9768, Linux 6.18): ACE counts CE packets mod 8
+// against delivered_ce, and only an ACK that makes progress counts. An
+// ACK that reports 2 marks counts 2; an older ACK overtaken by it (1 mark,
+// no progress) counts nothing and leaves the byte counter alone, where
+// reading it as a wrap of the 24-bit counter made thousands. An ACK that
+// delivers 20 packets of which 10 were marked has ACE = (5 + 12) mod 8:
+// the mod-8 delta is 2, the safe delta 18, and the CE bytes (10 segments'
+// worth of 20 delivered) give 10.
+func TestAccECNCountsProgressOnly(t *testing.T) {
+	d := &DataSender{ecnOK: true, accECN: true, mss: 1448, cfg: SenderConfig{Opts: shLinuxOpts()}}
+	mark := func(ace, ceSegs uint32, flag int, pkts uint32) uint32 {
+		return d.accecnProcess(&packet.Packet{AccECN: [3]uint32{ace, 0, ceSegs * 1448}}, flag, false, pkts)
+	}
+	if n := mark(5+2, 2, flagDataAcked, 2); n != 2 || d.rate.DeliveredCE != 2 {
+		t.Fatalf("an ACK reporting 2 marks counted %d (delivered_ce %d), want 2", n, d.rate.DeliveredCE)
+	}
+	if n := mark(5+1, 1, 0, 0); n != 0 || d.rate.DeliveredCE != 2 || d.lastCEByte != 2*1448 {
+		t.Errorf("an overtaken ACK counted %d (delivered_ce %d, CE bytes %d), want 0, 2, %d", n, d.rate.DeliveredCE, d.lastCEByte, 2*1448)
+	}
+	if n := mark((5+12)&7, 12, flagDataAcked, 20); n != 10 || d.rate.DeliveredCE != 12 {
+		t.Errorf("20 packets delivered, 10 marked: counted %d (delivered_ce %d), want 10 (12)", n, d.rate.DeliveredCE)
+	}
+}
+
+// The sender's ts_recent, which its segments echo, never moves back: an
+// ACK overtaken on the way by a newer one leaves it (tcp_replace_ts_recent
+// takes only a timestamp at or after it).
+func TestTSRecentNeverMovesBack(t *testing.T) {
+	c := shHarness{cc: "reno", rate: 100 * units.Mbps, owd: 10 * sim.Millisecond, opts: shLinuxOpts(), size: 100 * 1448}.build(t)
+	c.runUntil(sim.Time(50 * sim.Millisecond))
+	d := c.snd
+	recent := d.tsRecent
+	id := c.pool.Alloc()
+	p := c.pool.Get(id)
+	p.Flags, p.Ack, p.Wnd, p.TSVal = packet.ACK, d.sndUna, uint32(d.sndWnd), recent-5
+	d.tcpAck(p)
+	c.pool.Free(id)
+	if d.tsRecent != recent {
+		t.Errorf("an ACK stamped 5 ticks before ts_recent moved it %d → %d", recent, d.tsRecent)
+	}
+}

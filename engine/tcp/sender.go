@@ -177,8 +177,7 @@ type DataSender struct {
 	ecnOK      bool
 	accECN     bool
 	queueCWR   bool
-	lastACE    uint32
-	lastCEByte uint32
+	lastCEByte uint32 // the option's CE byte counter as last taken (delivered_ecn_bytes[CE])
 
 	// Pacing.
 	paced          bool     // sk_pacing_status != SK_PACING_NONE

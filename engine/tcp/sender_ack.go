@@ -79,7 +79,12 @@ func (d *DataSender) tcpAck(p *packet.Packet) bool {
 	*ss = sackTagState{}
 	ss.rate.RTT = -1
 
-	if p.TSVal != 0 {
+	// ts_recent never moves back (tcp_replace_ts_recent's PAWS test): an
+	// ACK overtaken on the way keeps the newer one. A newer one is
+	// FLAG_TS_PROGRESS, which AccECN counts as progress.
+	tsProgress := false
+	if p.TSVal != 0 && int32(p.TSVal-d.tsRecent) >= 0 {
+		tsProgress = p.TSVal != d.tsRecent
 		d.tsRecent = p.TSVal
 	}
 	d.rcvTsecr = p.TSEcr
@@ -142,6 +147,9 @@ func (d *DataSender) tcpAck(p *packet.Packet) bool {
 	}
 
 	if priorPackets == 0 {
+		if d.accECN && d.accecnProcess(p, flag, tsProgress, d.rate.Delivered-delivered) > 0 {
+			flag |= flagECE
+		}
 		d.inAckEvent(flag)
 		if flag&flagDSackingAck != 0 {
 			d.fastretransAlert(priorSndUna, numDupack, &flag, &rexmit)
@@ -155,6 +163,9 @@ func (d *DataSender) tcpAck(p *packet.Packet) bool {
 
 	flag |= d.cleanRtxQueue(priorFack, priorSndUna, ss, flag&flagECE != 0)
 	d.rackUpdateReoWnd(&ss.rate)
+	if d.accECN && d.accecnProcess(p, flag, tsProgress, d.rate.Delivered-delivered) > 0 {
+		flag |= flagECE
+	}
 	d.inAckEvent(flag)
 	if d.tlp.highSeq != 0 {
 		ss.rate.IsAckingTLPRetransSeq = d.processTLPAck(ackSeq, flag)
@@ -232,35 +243,74 @@ func (d *DataSender) countDelivered(n uint32, eceAck bool) {
 	}
 }
 
-// ecnEcho follows tcp_ecn_rcv_ecn_echo, and for AccECN the ACE counter
-// parsing of RFC 9768: it reports whether the ACK signals congestion.
+// ecnEcho follows tcp_ecn_rcv_ecn_echo: with RFC 3168 ECN, whether the ACK
+// carries ECE. AccECN is counted later in the ACK (accecnProcess).
 func (d *DataSender) ecnEcho(p *packet.Packet) bool {
-	if !d.ecnOK {
-		return false
+	return d.ecnOK && !d.accECN && p.Flags&packet.ECE != 0
+}
+
+// AccECN's counter constants (include/net/tcp_ecn.h).
+const (
+	accecnCEPInitOffset = 5 // TCP_ACCECN_CEP_INIT_OFFSET: r.cep starts at 5
+	accecnACEMask       = 7 // TCP_ACCECN_CEP_ACE_MASK: ACE is r.cep mod 8
+	accecnSafetyShift   = 1 // TCP_ACCECN_SAFETY_SHIFT
+)
+
+// accecnProcess follows __tcp_accecn_process (Linux 6.18, RFC 9768): the CE
+// packets this ACK reports, added to delivered_ce. Only an ACK that makes
+// progress (new data acked or SACKed, or a newer timestamp) counts: an ACK
+// overtaken by a newer one says nothing new. The ACE field gives the count
+// mod 8 against delivered_ce; when more than 7 packets were delivered, the
+// CE byte counter of the option (24 bits, its delta sign-extended) decides
+// how many wraps of 8 to add, at most the safe delta the packets allow.
+// deliveredPkts is what the ACK delivered; its bytes are taken as that many
+// segments of mss (the kernel sums the skbs' lengths).
+func (d *DataSender) accecnProcess(p *packet.Packet, flag int, tsProgress bool, deliveredPkts uint32) uint32 {
+	if flag&flagForwardProgress == 0 && !tsProgress {
+		return 0
 	}
-	if !d.accECN {
-		return p.Flags&packet.ECE != 0
+	oldCEB := d.lastCEByte
+	dceb := int32((p.AccECN[2]-d.lastCEByte)&(1<<24-1)<<8) >> 8 // sign_extend32(delta, 23)
+	d.lastCEByte += uint32(dceb)
+	optValid := dceb >= 0
+
+	delta := (p.AccECN[0]&accecnACEMask - accecnCEPInitOffset - d.rate.DeliveredCE) & accecnACEMask
+	n := delta
+	if deliveredPkts > accecnACEMask {
+		n = d.accecnSafeDelta(deliveredPkts, delta, d.lastCEByte-oldCEB, optValid)
 	}
-	// The ACE field is the CE packet counter mod 8. When more than 7
-	// packets may have been marked since the last ACK, the CE byte
-	// counter disambiguates (RFC 9768 §3.2.2.5.2).
-	ace := p.AccECN[0] & 7
-	delta := (ace - d.lastACE) & 7
-	d.lastACE = ace
-	ceBytes := p.AccECN[2]
-	// The option's byte counters are 24 bits wide.
-	if byteDelta := (ceBytes - d.lastCEByte) & (1<<24 - 1); byteDelta > 0 {
-		est := (uint64(byteDelta) + d.mss - 1) / d.mss
-		if est > uint64(delta) {
-			delta += uint32((est-uint64(delta)+4)/8) * 8
+	if n > 0 {
+		d.rate.DeliveredCE += n
+	}
+	return n
+}
+
+// accecnSafeDelta is __tcp_accecn_process's choice for an ACK that
+// delivered more than 7 packets, where ACE may have wrapped.
+func (d *DataSender) accecnSafeDelta(pkts, delta, dceb uint32, optValid bool) uint32 {
+	safe := pkts - (pkts-delta)&accecnACEMask
+	if !optValid {
+		return safe
+	}
+	if dceb == 0 {
+		return delta
+	}
+	mss := uint32(d.mss)
+	if pkts >= (accecnACEMask+1)*2 && (d.isSACK() || d.st.CA == cc.CAOpen || d.st.CA == cc.CACWR) {
+		bytes := uint64(pkts) * uint64(mss)
+		if bytes <= uint64(dceb) {
+			return safe
 		}
+		est := uint32((uint64(dceb)*uint64(pkts) + bytes - 1) / bytes)
+		return min(safe, delta+est&^accecnACEMask)
 	}
-	d.lastCEByte = ceBytes
-	if delta == 0 {
-		return false
+	if dceb > delta*mss {
+		return safe
 	}
-	d.rate.DeliveredCE += delta
-	return true
+	if dceb < safe*mss>>accecnSafetyShift {
+		return delta
+	}
+	return safe
 }
 
 // highestSackSeq is tcp_highest_sack_seq.

@@ -280,7 +280,6 @@ func (d *DataSender) synAck(p *packet.Packet) {
 		switch {
 		case d.cfg.Echo == EchoAccECN && p.Flags&(packet.AE|packet.CWR) != 0:
 			d.ecnOK, d.accECN = true, true
-			d.lastACE = 5 // r.cep starts at 5 (RFC 9768 §3.2.1)
 		case p.Flags&packet.ECE != 0 && p.Flags&(packet.AE|packet.CWR) == 0:
 			d.ecnOK = true // RFC 3168 ECN (also the AccECN fallback)
 		}
