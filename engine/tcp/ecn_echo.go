@@ -9,7 +9,6 @@ const (
 	accecnCepInit = 5
 	accecnE1bInit = 1
 	accecnByteMax = 1<<24 - 1 // the AccECN option carries 24-bit counters
-	accecnAckN    = 2         // increment-triggered ACK after n CE marks (§3.2.2.5.1)
 )
 
 // ecnEcho is the receiver's ECN feedback state (the receiving half of
@@ -25,17 +24,16 @@ type ecnEcho struct {
 	priorRcvNxt uint64
 
 	// AccECN (RFC 9768).
-	cep       uint32 // r.cep: CE-marked packets, from 5
-	e1b       uint32 // r.e1b: ECT(1) payload bytes, from 1
-	ceb       uint32 // r.ceb: CE payload bytes
-	lastCE    bool   // the previous packet was CE
-	cePending uint32 // CE marks since the last ACK
+	cep     uint32     // r.cep: CE-marked packets, from 5
+	e1b     uint32     // r.e1b: ECT(1) payload bytes, from 1
+	ceb     uint32     // r.ceb: CE payload bytes
+	prevECN packet.ECN // the IP-ECN field last seen (tp->prev_ecnfield), from the SYN's
 }
 
 // negotiate follows tcp_ecn_create_request (RFC 3168 §6.1.1: a SYN with
 // ECE and CWR asks for ECN) and RFC 9768 §3.1.1 (AE, CWR and ECE ask for
 // AccECN; a server without AccECN falls back to classic ECN).
-func (e *ecnEcho) negotiate(syn packet.Flags, enabled bool, rcvNxt uint64) {
+func (e *ecnEcho) negotiate(syn packet.Flags, synECN packet.ECN, enabled bool, rcvNxt uint64) {
 	const classic = packet.ECE | packet.CWR
 	e.ok = enabled && syn&classic == classic
 	if e.mode == EchoAccECN && (!e.ok || syn&packet.AE == 0) {
@@ -44,7 +42,7 @@ func (e *ecnEcho) negotiate(syn packet.Flags, enabled bool, rcvNxt uint64) {
 	e.demandCWR, e.seen, e.ceState = false, false, false
 	e.priorRcvNxt = rcvNxt
 	e.cep, e.e1b, e.ceb = accecnCepInit, accecnE1bInit, 0
-	e.lastCE, e.cePending = false, 0
+	e.prevECN = synECN
 }
 
 // accecn reports whether AccECN feedback is in use.
@@ -137,15 +135,16 @@ func (e *ecnEcho) dctcpUpdate(ce bool, r *Receiver) {
 }
 
 // countAccECN updates the RFC 9768 §3.2.1 counters for every arriving
-// packet (tcp_ecn_received_counters) and asks for the change-triggered and
-// increment-triggered ACKs of §3.2.2.5.1: a CE data packet after a non-CE
-// packet, and the n-th CE mark since the last ACK.
+// packet and asks for an ACK at once on every change of the IP-ECN field,
+// CE to ECT(1) as well as ECT(1) to CE: the change-triggered ACKs of
+// §3.2.2.5.1 as Linux 6.18's tcp_ecn_received_counters sends them (its
+// other trigger, 6 CE marks pending, is checked on ACKs a pure receiver
+// does not process).
 func (e *ecnEcho) countAccECN(sg *segment, a *ackState) {
 	if !e.accecn() {
 		return
 	}
 	l := uint32(sg.end - sg.seq)
-	isCE := sg.ecn == packet.CE
 	switch sg.ecn {
 	case packet.CE:
 		e.cep += sg.segs
@@ -153,16 +152,10 @@ func (e *ecnEcho) countAccECN(sg *segment, a *ackState) {
 	case packet.ECT1:
 		e.e1b += l
 	}
-	if l > 0 && isCE {
-		if !e.lastCE {
-			a.pending |= ackNow
-		}
-		e.cePending += sg.segs
-		if e.cePending >= accecnAckN {
-			a.pending |= ackNow
-		}
+	if sg.ecn != e.prevECN {
+		a.pending |= ackNow
 	}
-	e.lastCE = isCE
+	e.prevECN = sg.ecn
 }
 
 // writeAck sets an ACK's ECN feedback: ECE while demanded (tcp_ecn_send),
@@ -183,7 +176,6 @@ func (e *ecnEcho) writeAck(p *packet.Packet) {
 			p.Flags |= packet.AE
 		}
 		p.AccECN = [3]uint32{e.cep, e.e1b & accecnByteMax, e.ceb & accecnByteMax}
-		e.cePending = 0
 	case e.demandCWR:
 		p.Flags |= packet.ECE
 	}

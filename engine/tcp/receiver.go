@@ -204,7 +204,7 @@ func (r *Receiver) rcvSyn(p *packet.Packet) {
 	}
 	r.state = stateSynRcvd
 	r.rcvNxt, r.rcvWup, r.copiedSeq = p.Seq+1, p.Seq+1, p.Seq+1
-	r.ecn.negotiate(p.Flags, r.cfg.Opts.ECN, r.rcvNxt)
+	r.ecn.negotiate(p.Flags, p.ECN, r.cfg.Opts.ECN, r.rcvNxt)
 
 	id := r.pool.Alloc()
 	a := r.pool.Get(id)

@@ -428,17 +428,21 @@ func TestDCTCPEcho(t *testing.T) {
 // TestAccECN: RFC 9768. The SYN asks for AccECN (AE, CWR, ECE) and arrives
 // Not-ECT, so the SYN-ACK carries (AE, CWR, ECE) = 010 (Table 2). r.cep
 // starts at 5, r.e1b at 1, r.ceb at 0 (§3.2.1). 26 ECT(1) segments (ACKs at
-// 1..22, 24, 26), then CE on 27, 28, 29 and ECT(1) on 30, 31:
+// 1..22, 24, 26), then CE on 27, 28, 29 and ECT(1) on 30, 31. Linux 6.18
+// (tcp_ecn_received_counters) ACKs at once on every change of the IP-ECN
+// field, and has no increment trigger a pure receiver meets:
 //
-//	27 CE after non-CE → change-triggered ACK: cep 6, ACE 110 (ae cwr)
-//	28 CE, 1 mark since the last ACK, 1 segment unACKed → delayed
-//	29 CE, 2 marks → increment-triggered ACK (n = 2): cep 8, ACE 000
-//	30 ECT(1) → delayed; 31 → second segment: ACK, cep 8
+//	27 ECT(1) → CE: change-triggered ACK: cep 6, ACE 110 (ae cwr)
+//	28 CE, 1 segment unACKed → delayed
+//	29 CE, the second segment → ACK: cep 8, ACE 000
+//	30 CE → ECT(1): change-triggered ACK, cep 8
+//	31 ECT(1), 1 segment unACKed → the delayed-ACK timer's ACK
 //
 // Byte counters at the end: e1b = 1 + 28·1448 = 40545, ceb = 3·1448 = 4344.
 func TestAccECN(t *testing.T) {
 	ecns := append(repeat(packet.ECT1, 26), packet.CE, packet.CE, packet.CE, packet.ECT1, packet.ECT1)
 	h := ecnRun(t, EchoAccECN, packet.AE|packet.CWR|packet.ECE, ecns, nil)
+	h.at(sim.Second)
 	if syn := h.out.acks[0]; syn.Flags != packet.SYN|packet.ACK|packet.CWR {
 		t.Errorf("SYN-ACK flags %b, want SYN|ACK|CWR (ACE 010)", syn.Flags)
 	}
@@ -448,7 +452,7 @@ func TestAccECN(t *testing.T) {
 		t.Errorf("first ACK %q, want %q", got[0], "1 ae ece")
 	}
 	got := ackLines(acks)[22:]
-	want := []string{"24 ae ece", "26 ae ece", "27 ae cwr", "29", "31"}
+	want := []string{"24 ae ece", "26 ae ece", "27 ae cwr", "29", "30", "31"}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("ACKs after the quick ones (-want +got):\n%s", d)
 	}
