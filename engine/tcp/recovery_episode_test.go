@@ -1,6 +1,7 @@
 package tcp
 
 import (
+	"math/rand/v2"
 	"testing"
 
 	"github.com/ccscope/ccscope/engine/cc"
@@ -459,5 +460,78 @@ func TestTSRecentNeverMovesBack(t *testing.T) {
 	c.pool.Free(id)
 	if d.tsRecent != recent {
 		t.Errorf("an ACK stamped 5 ticks before ts_recent moved it %d → %d", recent, d.tsRecent)
+	}
+}
+
+// v3Spy is bbr3 recording what its cong_control hook sees of each ACK.
+type v3Spy struct {
+	cc.Algorithm
+	acks []v3Ack
+}
+
+type v3Ack struct {
+	ack      uint64
+	appLim   bool
+	acked    uint32
+	tlpRetrs bool
+}
+
+func (s *v3Spy) Init(st *cc.State)                   { s.Algorithm.(cc.Initer).Init(st) }
+func (s *v3Spy) Seed(r *rand.Rand)                   { s.Algorithm.(cc.Seeder).Seed(r) }
+func (s *v3Spy) SetState(st *cc.State, x cc.CAState) { s.Algorithm.(cc.StateSetter).SetState(st, x) }
+func (s *v3Spy) CwndEvent(st *cc.State, ev cc.Event) { s.Algorithm.(cc.CwndEventer).CwndEvent(st, ev) }
+func (s *v3Spy) SkbMarkedLost(st *cc.State, p cc.LostPacket) {
+	s.Algorithm.(cc.LossMarker).SkbMarkedLost(st, p)
+}
+func (s *v3Spy) TSOSegs(st *cc.State, m units.Bytes) uint32 {
+	return s.Algorithm.(cc.TSOSegser).TSOSegs(st, m)
+}
+func (s *v3Spy) CongControl(st *cc.State, rs *cc.RateSample) {
+	s.acks = append(s.acks, v3Ack{ack: st.LastAckSeq, appLim: rs.IsAppLimited, acked: rs.AckedSacked, tlpRetrs: rs.IsAckingTLPRetransSeq})
+	s.Algorithm.(cc.CongController).CongControl(st, rs)
+}
+
+// On the google/bbr v3 kernel the write timer checks for app-limited
+// before its handlers (tcp_rate_check_app_limited), so a loss probe a flow
+// sends with nothing new to send, less in flight than cwnd, is app-limited:
+// its ACK's rate sample says so. An on/off application's burst loses its
+// last segment; the probe retransmits it into the silence.
+func TestV3LossProbeIsAppLimited(t *testing.T) {
+	run := func(drop uint64) (*DataSender, *v3Spy, []shSent) {
+		alg, _ := cc.New("bbr3")
+		spy := &v3Spy{Algorithm: alg}
+		opts := shLinuxOpts()
+		opts.RcvBufMax = 256 * units.KiB
+		c := shHarness{alg: spy, rate: 100 * units.Mbps, owd: 10 * sim.Millisecond, opts: opts,
+			app: appOnOff(200*sim.Millisecond, 300*sim.Millisecond)}.build(t)
+		if drop != 0 {
+			c.fwd.drop = dropOnce(drop)
+		}
+		c.runUntil(sim.Time(800 * sim.Millisecond))
+		return c.snd, spy, c.fwd.log
+	}
+	_, _, log := run(0)
+	var last uint64
+	for _, x := range log {
+		if x.len > 0 && x.at < sim.Time(500*sim.Millisecond) {
+			last = max(last, x.seq)
+		}
+	}
+	d, spy, _ := run(last)
+	if d.Stats.TLPs != 1 {
+		t.Fatalf("%d loss probes, want 1", d.Stats.TLPs)
+	}
+	probe := last + 1448 // the probe's sequence: what its ACK acks
+	found := false
+	for _, a := range spy.acks {
+		if a.ack == probe && a.acked > 0 {
+			found = true
+			if !a.appLim {
+				t.Errorf("the loss probe's ACK (%d): rate sample not app-limited", a.ack)
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("no ACK of the probe's sequence %d", probe)
 	}
 }

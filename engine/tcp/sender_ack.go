@@ -112,6 +112,9 @@ func (d *DataSender) tcpAck(p *packet.Packet) bool {
 		priorFack = d.highestSackSeq()
 	}
 	ss.rate.PriorInFlightPkts = d.sb.inFlight()
+	if d.hooks.MarkedLost != nil {
+		d.rateCheckAppLimited() // the v3 kernel's check on every ACK
+	}
 	ss.reord = d.sndNxt
 
 	nwin := uint64(p.Wnd)

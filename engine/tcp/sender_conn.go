@@ -197,6 +197,14 @@ func (d *DataSender) checkAppLimited() {
 // app-limited if it has less than a segment unsent, is not cwnd-limited and
 // has no lost data unrepaired. (The kernel's fourth test, no skb left in the
 // qdisc or NIC, is taken as true.)
+//
+// The google/bbr v3 branch's kernel also calls it from tcp_ack (once
+// rs.prior_in_flight is set) and from tcp_write_timer_handler before the
+// reordering, loss-probe, RTO and zero-window-probe handlers, so the
+// retransmissions of a flow with nothing new to send are marked
+// app-limited. A CC with the v3 branch's hooks (skb_marked_lost: bbr3,
+// bbrb) runs on that kernel; the others on mainline's, which checks on
+// writes only.
 func (d *DataSender) rateCheckAppLimited() {
 	if d.writeSeq-d.sndNxt < d.mss && d.sb.inFlight() < d.st.CwndPkts && d.sb.lostOut <= d.sb.retransOut {
 		d.rate.AppLimited = max(d.rate.Delivered+d.sb.inFlight(), 1)

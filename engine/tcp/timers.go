@@ -72,6 +72,9 @@ func (d *DataSender) writeTimer() {
 	if d.state != sndEstablished {
 		return
 	}
+	if d.hooks.MarkedLost != nil && d.pending != timeNone {
+		d.rateCheckAppLimited() // as the v3 kernel's write timer does first
+	}
 	switch d.pending {
 	case timeReoTimeout:
 		d.rackReoTimeout()
