@@ -112,7 +112,7 @@ type State struct {
 	// low-inflight interval as app-limited; the sender reads it back after
 	// CongControl.
 	AppLimited     uint32
-	SRTT           sim.Duration
+	SRTT           sim.Duration // tp->srtt_us / 8, exact: srtt_us counts eighths of a µs, 125 ns each
 	MinRTT         sim.Duration // tcp_min_rtt(): windowed min RTT, 0 before the first sample
 	CA             CAState
 	ECNOk          bool   // ECN negotiated on this connection

@@ -35,10 +35,9 @@ func init() { Register("hybla", func() Algorithm { return &Hybla{} }) }
 // Name returns "hybla".
 func (*Hybla) Name() string { return "hybla" }
 
-// srttUs8 is the kernel's tp->srtt_us: the smoothed RTT in us, scaled by 8.
-// State.SRTT holds it in whole microseconds (the sender's srtt_us >> 3), so
-// the three fraction bits are zero here.
-func srttUs8(st *State) uint32 { return uint32(st.SRTT/sim.Microsecond) << 3 }
+// srttUs8 is the kernel's tp->srtt_us: the smoothed RTT in us, scaled by 8
+// (State.SRTT holds it exactly, eighths of a µs included).
+func srttUs8(st *State) uint32 { return uint32(st.SRTT * 8 / sim.Microsecond) }
 
 // recalcParam follows hybla_recalc_param: rho = srtt/rtt0, at least 1.
 func (h *Hybla) recalcParam(st *State) {

@@ -409,7 +409,7 @@ func (d *DataSender) fillState() {
 	st.DeliveredCE = d.rate.DeliveredCE
 	st.Lost = d.lost
 	st.AppLimited = d.rate.AppLimited
-	st.SRTT = d.rtt.srtt()
+	st.SRTT = sim.Duration(d.rtt.srttUs8) * sim.Microsecond / 8
 	if d.rtt.minRTT.valid {
 		st.MinRTT = sim.Duration(d.rtt.minRTTUs()) * sim.Microsecond
 	}
