@@ -289,12 +289,8 @@ func TestRetransmitsLostSkbAsOneBurst(t *testing.T) {
 			if d.sb.seg(n).flags&flagSkbHead == 0 {
 				continue
 			}
-			m := uint64(1)
-			for n+m < d.sb.nxt && d.sb.seg(n+m).flags&flagSkbHead == 0 {
-				m++
-			}
-			if m >= 3 && n+m < d.sb.nxt {
-				first, k = n, m
+			if end := skbEnd(d.sb, n); end-n >= 3 && end < d.sb.nxt {
+				first, k = n, end-n
 			}
 		}
 		if k == 0 {
@@ -402,10 +398,7 @@ func TestChunkSharesTxInFlight(t *testing.T) {
 	d := c.snd
 	multi := 0
 	for n := d.sb.una; n < d.sb.nxt; {
-		end := n + 1
-		for end < d.sb.nxt && d.sb.seg(end).flags&flagSkbHead == 0 {
-			end++
-		}
+		end := skbEnd(d.sb, n)
 		for i := n + 1; i < end; i++ {
 			if a, b := d.sb.seg(n).tx.InFlight, d.sb.seg(i).tx.InFlight; a != b {
 				t.Fatalf("segments %d and %d of one skb: tx.in_flight %d and %d", n, i, a, b)
@@ -534,4 +527,14 @@ func TestV3LossProbeIsAppLimited(t *testing.T) {
 	if !found {
 		t.Fatalf("no ACK of the probe's sequence %d", probe)
 	}
+}
+
+// skbEnd is the segment after the skb that starts at segment n: the next
+// skb's head, or snd_nxt's segment.
+func skbEnd(sb *scoreboard, n uint64) uint64 {
+	end := n + 1
+	for end < sb.nxt && sb.seg(end).flags&flagSkbHead == 0 {
+		end++
+	}
+	return end
 }

@@ -272,7 +272,6 @@ func (d *DataSender) accecnProcess(p *packet.Packet, flag int, tsProgress bool, 
 	if flag&flagForwardProgress == 0 && !tsProgress {
 		return 0
 	}
-	oldCEB := d.lastCEByte
 	dceb := int32((p.AccECN[2]-d.lastCEByte)&(1<<24-1)<<8) >> 8 // sign_extend32(delta, 23)
 	d.lastCEByte += uint32(dceb)
 	optValid := dceb >= 0
@@ -280,7 +279,7 @@ func (d *DataSender) accecnProcess(p *packet.Packet, flag int, tsProgress bool, 
 	delta := (p.AccECN[0]&accecnACEMask - accecnCEPInitOffset - d.rate.DeliveredCE) & accecnACEMask
 	n := delta
 	if deliveredPkts > accecnACEMask {
-		n = d.accecnSafeDelta(deliveredPkts, delta, d.lastCEByte-oldCEB, optValid)
+		n = d.accecnSafeDelta(deliveredPkts, delta, uint32(dceb), optValid)
 	}
 	if n > 0 {
 		d.rate.DeliveredCE += n
