@@ -156,3 +156,24 @@ func TestMinRTTNote(t *testing.T) {
 		t.Errorf("no kernel signals: note %q, want none", n)
 	}
 }
+
+// TestStallNote: a relay stall longer than a quarter of the shortest base
+// RTT among the flows gets a note with both values; one at or under it, or
+// flows without a path (a ping's RTT is 0 here), get none.
+func TestStallNote(t *testing.T) {
+	ms := int64(1e9)
+	flows := []engine.FlowSummary{{ID: "f0", PathFacts: engine.PathFacts{BaseRTTPs: 40 * ms}},
+		{ID: "f1", PathFacts: engine.PathFacts{BaseRTTPs: 13 * ms}}, {ID: "p"}}
+	got := stallNote(2, 8500*ms/1000, flows)
+	for _, want := range []string{"seed 2:", "up to 8.50 ms", "65 % of the shortest base RTT (13.00 ms)"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("note %q lacks %q", got, want)
+		}
+	}
+	if n := stallNote(2, 13*ms/4, flows); n != "" {
+		t.Errorf("a quarter of the RTT: note %q, want none", n)
+	}
+	if n := stallNote(2, 20*ms, []engine.FlowSummary{{ID: "p"}}); n != "" {
+		t.Errorf("no base RTT: note %q, want none", n)
+	}
+}
