@@ -160,6 +160,8 @@ demo: build $(PKGBIN) $(VENV)/.stamp-demo
 lint:
 	@out=$$(gofmt -l engine server); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
+	@out=$$($(GO) run golang.org/x/tools/cmd/deadcode@v0.52.0 -test ./...); if [ -n "$$out" ]; then echo "dead code:"; echo "$$out"; exit 1; fi
 
 clean:
 	rm -rf bin build $(VENV) client-python/ccscope/_bin

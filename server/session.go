@@ -66,16 +66,16 @@ type session struct {
 	cancelTo atomic.Uint64
 	serving  uint64 // under busy
 
-	seq      uint64        // pushes sent
-	everyMS  time.Duration // push interval while stepping
-	lastPush time.Time
+	seq       uint64        // pushes sent
+	pushEvery time.Duration // push interval while stepping
+	lastPush  time.Time
 }
 
 // startSession registers st as a new session of c and starts its goroutine.
 func startSession(c *conn, st *state, scenario string) (*session, *Error) {
 	ctx, cancel := context.WithCancel(c.ctx)
 	s := &session{conn: c, st: st, tr: newTracer(c.srv.opts.MaxTraceRows), ctx: ctx, cancel: cancel,
-		reqs: make(chan sessionReq, sessionQueue), everyMS: 100 * time.Millisecond}
+		reqs: make(chan sessionReq, sessionQueue), pushEvery: 100 * time.Millisecond}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.ctx.Err() != nil {
@@ -522,7 +522,7 @@ func (s *session) opSubscribe(a *args, _ any) (any, *Error) {
 		if ms > 3600_000 {
 			return nil, errorf(CodeBadArgs, "every_ms", "every_ms is %d, want at most an hour", ms)
 		}
-		s.everyMS = time.Duration(ms) * time.Millisecond
+		s.pushEvery = time.Duration(ms) * time.Millisecond
 	}
 	if e := a.done(); e != nil {
 		return nil, e
@@ -623,7 +623,7 @@ func (s *session) pushDue(final bool) *Error {
 	}
 	// Between the intervals, rows the recorder flushed on its own (a full
 	// table) still leave at once, so they never pile up during a long op.
-	if !final && (s.everyMS == 0 || time.Since(s.lastPush) < s.everyMS) && !s.tr.hasPending() {
+	if !final && (s.pushEvery == 0 || time.Since(s.lastPush) < s.pushEvery) && !s.tr.hasPending() {
 		return nil
 	}
 	s.lastPush = time.Now()

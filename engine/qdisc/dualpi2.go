@@ -246,6 +246,7 @@ func (q *DualPI2) mustDrop(id packet.ID, l4s bool, now sim.Time) bool {
 	overload := local > maxProb
 	notECT := q.env.Pool.Get(id).ECN == packet.NotECT
 	if !l4s {
+		//lint:ignore SA4000 two independent draws: p'² (dualpi2_classic_marking)
 		if q.roll(prob) && q.roll(prob) {
 			if overload || notECT {
 				q.Stats.ClassicDrops++
@@ -258,6 +259,7 @@ func (q *DualPI2) mustDrop(id packet.ID, l4s bool, now sim.Time) bool {
 		return false
 	}
 	if overload {
+		//lint:ignore SA4000 two independent draws: p'² (dualpi2_classic_marking, which overload applies to L4S)
 		if q.roll(prob) && q.roll(prob) {
 			q.Stats.LDrops++
 			return true

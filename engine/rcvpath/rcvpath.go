@@ -71,18 +71,9 @@ func (f *fifo) push(h held) {
 
 func (f *fifo) front() held { return f.buf[f.head] }
 
-func (f *fifo) back() held { return f.buf[(f.head+f.size-1)%len(f.buf)] }
-
 func (f *fifo) pop() held {
 	h := f.buf[f.head]
 	f.head = (f.head + 1) % len(f.buf)
-	f.size--
-	return h
-}
-
-// dropBack removes the newest entry.
-func (f *fifo) dropBack() held {
-	h := f.back()
 	f.size--
 	return h
 }

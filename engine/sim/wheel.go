@@ -78,8 +78,6 @@ type wheel struct {
 	farAt         Time // far's earliest time, while far holds events
 }
 
-func (q *wheel) len() int { return q.n }
-
 func (q *wheel) push(e Event) {
 	q.n++
 	b := bucketOf(e.At)

@@ -9,21 +9,6 @@ import (
 	"github.com/ccscope/ccscope/engine/units"
 )
 
-// runRecovery runs c until the sender has entered and left one recovery
-// episode (or until limit).
-func runRecovery(c *shConn, limit sim.Time) bool {
-	entered := false
-	for c.s.Now() < limit && c.s.Step(1) > 0 {
-		switch {
-		case c.snd.st.CA == cc.CARecovery:
-			entered = true
-		case entered:
-			return true
-		}
-	}
-	return false
-}
-
 // During one fast recovery, PRR (RFC 6937 §3) sends
 //
 //	prr_out = ⌈prr_delivered · ssthresh / RecoverFS⌉

@@ -152,8 +152,7 @@ func (nw *Network) buildSwitches(scn *config.Scenario) error {
 	for i := range parent {
 		parent[i] = int32(i)
 	}
-	var root func(int32) int32
-	root = func(x int32) int32 {
+	root := func(x int32) int32 {
 		for parent[x] != x {
 			parent[x] = parent[parent[x]]
 			x = parent[x]

@@ -90,14 +90,13 @@ type node struct {
 
 // run is one emulation's state and its cleanup stack.
 type run struct {
-	scn      *config.Scenario
-	plan     *plan
-	pid      int
-	nodes    map[int32]*node
-	flows    []*eflow
-	undo     []func() error
-	sysctls  map[string]map[string]string
-	cleanErr error
+	scn     *config.Scenario
+	plan    *plan
+	pid     int
+	nodes   map[int32]*node
+	flows   []*eflow
+	undo    []func() error
+	sysctls map[string]map[string]string
 }
 
 func (e *run) push(f func() error) { e.undo = append(e.undo, f) }

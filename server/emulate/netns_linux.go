@@ -101,12 +101,6 @@ func sysctl(key, value string) error {
 	return nil
 }
 
-// readSysctl reads one value of the calling thread's namespace.
-func readSysctl(key string) (string, error) {
-	b, err := os.ReadFile("/proc/sys/" + strings.ReplaceAll(key, ".", "/"))
-	return strings.TrimSpace(string(b)), err
-}
-
 // leftoverNamespaces lists namespaces whose names start with prefix.
 func leftoverNamespaces(prefix string) []string {
 	ents, _ := os.ReadDir(netnsDir)

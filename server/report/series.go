@@ -55,9 +55,6 @@ type series struct {
 	Data  string `json:"data"` // slot values, comma-separated, empty for none
 	// Counts are per-slot counts for event ticks (the hover shows them).
 	Counts string `json:"counts,omitempty"`
-
-	ext *extremes
-	sum []float64 // per bucket, for rates and counts
 }
 
 // extremes keeps, per bucket, the minimum and maximum with the times they

@@ -236,18 +236,14 @@ var (
 	axisCol = column{"axis", kString, func(r *Row) any { return r.Axis }, func(r *Row, v any) { r.Axis = v.(string) }}
 )
 
-// WriteCatalog writes rows to path as Parquet (atomically: a temporary file
-// renamed over it). paramOrder lists the swept parameters' columns first.
-func WriteCatalog(path string, paramOrder []string, rows []Row) error {
-	return writeCatalog(path, "", paramOrder, rows)
-}
-
 // baseKey is the catalog's metadata key for the fixed settings of the sweep
 // that wrote it (Spec.Base).
 const baseKey = "ccscope.sweep_base"
 
-// writeCatalog is WriteCatalog, with the fixed settings of the sweep that
-// wrote it (Spec.Base) in the file's metadata when base is not "".
+// writeCatalog writes rows to path as Parquet (atomically: a temporary file
+// renamed over it), the swept parameters' columns first in paramOrder and
+// the fixed settings of the sweep that wrote it (Spec.Base) in the file's
+// metadata when base is not "".
 func writeCatalog(path, base string, paramOrder []string, rows []Row) error {
 	cols := append([]column{runCol, axisCol}, paramColumns(paramOrder, rows)...)
 	cols = append(cols, fixedColumns...)
@@ -325,7 +321,7 @@ func arrowType(k colKind) arrow.DataType {
 	return arrow.BinaryTypes.String
 }
 
-// ReadCatalog reads a catalog written by WriteCatalog; a missing file is an
+// ReadCatalog reads a catalog written by writeCatalog; a missing file is an
 // empty catalog. Columns other than the fixed ones, "run" and "axis" are
 // swept parameters.
 func ReadCatalog(path string) ([]Row, error) {

@@ -513,7 +513,7 @@ func (s *Spec) Columns() []string {
 func ParseGrid(arg string) (Param, error) {
 	path, vals, ok := strings.Cut(arg, "=")
 	if !ok || path == "" || vals == "" {
-		return Param{}, fmt.Errorf("%q: expected path=v1,v2,...", arg)
+		return Param{}, fmt.Errorf("%q: expected path=v1,v2 (one value or more, comma-separated)", arg)
 	}
 	p := Param{Path: path}
 	for i, v := range splitTop(vals) {

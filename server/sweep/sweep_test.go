@@ -180,7 +180,7 @@ func TestParseGrid(t *testing.T) {
 		{"x=a],b", []string{`"a]"`, `"b"`}, ""},
 		{"x=cubic,,bbr", nil, `"x=cubic,,bbr": value 2 is empty`},
 		{"x=cubic,", nil, `"x=cubic,": value 2 is empty`},
-		{"x=", nil, "expected path=v1,v2,..."},
+		{"x=", nil, "expected path=v1,v2 (one value or more"},
 	} {
 		t.Run(tc.arg, func(t *testing.T) {
 			p, err := ParseGrid(tc.arg)

@@ -115,11 +115,11 @@ func printComparison(w io.Writer, c *emulate.Comparison) {
 	}
 	type key struct{ flow, metric string }
 	type acc struct {
-		sim, kern    float64
-		nSim, nKern  int
-		simR, kernR  [2]float64 // per-seed min and max
-		unit         string
-		order, first int
+		sim, kern   float64
+		nSim, nKern int
+		simR, kernR [2]float64 // per-seed min and max
+		unit        string
+		first       int
 	}
 	members := map[string]map[string]bool{}
 	var big []string
