@@ -2,6 +2,7 @@ package tcp
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/ccscope/ccscope/engine/config"
@@ -518,5 +519,40 @@ func TestFirstWriteAsKernel(t *testing.T) {
 		if !d.appAsleep {
 			t.Errorf("%s, IW %d: the writer is awake after its first call, want asleep on its full buffer", tc.cc, tc.iw)
 		}
+	}
+}
+
+// A greedy writer's wake-ups lay their data into the write queue's skbs
+// as tcp_sendmsg_locked does (writeQueue): the tail is topped up to the
+// size goal of the moment, which grows with the peer's window, and the
+// skbs before it keep the size they were written to. bpftrace on
+// tcp:tcp_sendmsg_locked (Linux 6.18, the emulator's hosts, 2026-12-06),
+// BBR on 20 Mbps over 600 ms with IW 10: the first call wrote 54 segments
+// into skbs of 22 (the goal at a 65,160-byte window), the first wake-up at
+// the seventh ACK topped the 22-segment tail up to the new goal of 27 and
+// took one new skb, 32 segments (46,336 bytes), and the next, at the round
+// trip's first ACK, two new skbs of 27 (78,192 bytes). Laying skbs of the
+// current goal from snd_nxt, the first wake-up wrote 38 segments.
+func TestWakeUpsAsKernel(t *testing.T) {
+	h := shHarness{cc: "bbr", rate: 20 * units.Mbps, owd: 300 * sim.Millisecond, opts: config.DefaultTCPOptions()}
+	c := h.build(t)
+	d := c.snd
+	var writes []uint64 // bytes per instant the writer wrote at
+	var at sim.Time
+	last := uint64(1) // sequence 1, the first byte after the SYN
+	for len(writes) < 4 && c.s.Now() < sim.Time(3*sim.Second) && c.s.Step(1) > 0 {
+		if d.writeSeq <= last {
+			continue
+		}
+		if n := len(writes); n > 0 && c.s.Now() == at {
+			writes[n-1] += d.writeSeq - last
+		} else {
+			writes, at = append(writes, d.writeSeq-last), c.s.Now()
+		}
+		last = d.writeSeq
+	}
+	want := []uint64{54 * 1448, 32 * 1448, 54 * 1448}
+	if len(writes) < len(want) || !slices.Equal(writes[:len(want)], want) {
+		t.Errorf("bytes per write instant %v, want the kernel's %v to begin with", writes, want)
 	}
 }

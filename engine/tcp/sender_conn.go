@@ -53,6 +53,7 @@ const onOffLowat = 16 << 10
 // ever the flow's last. It reports whether a greedy application found
 // its buffer full in this write (push then lets it top up the send head).
 func (d *DataSender) fillWrite() (filled bool) {
+	from, greedy := d.writeSeq, false
 	limit := d.streamEnd()
 	if b := uint64(d.cfg.Opts.SndBuf); b > 0 && d.cfg.App.Kind != config.Greedy {
 		limit = min(limit, d.sndUna+b)
@@ -127,13 +128,18 @@ func (d *DataSender) fillWrite() (filled bool) {
 			}
 			d.writeSeq = w
 		}
-		d.appAsleep = b > 0 && w != d.endSeq && d.sndQueued(d.writeSeq) >= b
-		filled = d.appAsleep
+		greedy = true
 	}
 	// The application writes whole segments except the flow's last: the
 	// scoreboard numbers segments by MSS from sequence 1.
 	if d.writeSeq != d.endSeq {
 		d.writeSeq = 1 + (d.writeSeq-1)/d.mss*d.mss
+	}
+	d.wq.lay(d.sndNxt, from, d.writeSeq, d.xmitSizeGoal())
+	if greedy {
+		b := d.sndBuf
+		d.appAsleep = b > 0 && d.writeSeq != d.endSeq && d.sndQueued(d.writeSeq) >= b
+		filled = d.appAsleep
 	}
 	return filled
 }
@@ -158,8 +164,8 @@ func (d *DataSender) streamEnd() uint64 {
 func (d *DataSender) sndBufEnd(b uint64) uint64 {
 	goal := d.xmitSizeGoal()
 	w := d.writeSeq
-	if w > d.sndNxt {
-		w = d.sndNxt + (w-d.sndNxt+goal-1)/goal*goal
+	if l := d.wq.tailLen(d.sndNxt, w); w > d.sndNxt && l < goal {
+		w += goal - l // the tail skb, topped up
 	}
 	if q := d.sndQueued(w); q < b {
 		w += (b - q + goal + skbOverhead - 1) / (goal + skbOverhead) * goal

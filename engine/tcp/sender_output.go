@@ -121,8 +121,8 @@ func (d *DataSender) writeCall(sent, idle bool) bool {
 	wrote, held, blocked := false, false, false
 	for {
 		var end uint64
-		if unsent := d.writeSeq - d.sndNxt; unsent%goal != 0 || held {
-			end = d.writeSeq + goal - unsent%goal // the tail skb has room
+		if tail := d.wq.tailLen(d.sndNxt, d.writeSeq); d.writeSeq > d.sndNxt && tail < goal || held {
+			end = d.writeSeq + goal - tail // the tail skb has room
 		} else if q := d.sndQueued(d.writeSeq); q >= b {
 			d.appAsleep = true // sk_stream_wait_memory
 			break
@@ -141,6 +141,7 @@ func (d *DataSender) writeCall(sent, idle bool) bool {
 		if end <= d.writeSeq {
 			break
 		}
+		d.wq.lay(d.sndNxt, d.writeSeq, end, goal)
 		d.writeSeq, wrote = end, true
 		if end == callEnd {
 			if end == d.endSeq { // the flow's last call: no next one
@@ -152,14 +153,14 @@ func (d *DataSender) writeCall(sent, idle bool) bool {
 			callEnd = d.callStart(d.callOf(end) + 1)
 			continue
 		}
-		if (d.writeSeq-d.sndNxt)%goal != 0 {
+		if d.wq.tailLen(d.sndNxt, d.writeSeq) < goal {
 			break // the stream's end: the skb is not full
 		}
 		nxt := d.sndNxt
 		if d.writeSeq > d.pushedSeq+d.maxWnd/2 {
 			d.pushedSeq = d.writeSeq
 			idle = d.writeXmit(0)
-		} else if d.writeSeq-d.sndNxt <= goal {
+		} else if d.wq.n() == 1 { // the tail is the send head: tcp_push_one
 			idle = d.writeXmit(1)
 		} else {
 			continue
@@ -186,7 +187,7 @@ func (d *DataSender) writeCall(sent, idle bool) bool {
 // writeXmit's idle report.
 func (d *DataSender) topUp(idle bool) bool {
 	goal := d.xmitSizeGoal()
-	for d.writeSeq-d.sndNxt < goal {
+	for d.wq.n() <= 1 && d.writeSeq-d.sndNxt < goal {
 		end := min(d.sndNxt+goal, d.streamEnd())
 		if end != d.endSeq {
 			// Whole segments but for the flow's last, as fillWrite writes:
@@ -197,6 +198,7 @@ func (d *DataSender) topUp(idle bool) bool {
 		if end <= d.writeSeq {
 			break
 		}
+		d.wq.lay(d.sndNxt, d.writeSeq, end, goal)
 		d.writeSeq = end
 		if d.writeSeq > d.pushedSeq+d.maxWnd/2 {
 			idle = d.writeXmit(0)
@@ -383,15 +385,11 @@ func (d *DataSender) writeXmit(pushOne int) bool {
 
 // headSkbEnd is where the send head's skb ends once tcp_write_xmit has
 // grown it toward quota segments (tcp_grow_skb, 6.10+: from the next skb
-// only). The engine keeps no skbs: it lays the written stream out as
-// tcp_sendmsg does, in skbs of the size goal from the first byte, the last
-// one (the tail) ending at write_seq.
+// only), the skbs being those the writer laid (writeQueue).
 func (d *DataSender) headSkbEnd(quota uint32) uint64 {
-	goal := d.xmitSizeGoal()
-	next := func(seq uint64) uint64 { return min(1+((seq-1)/goal+1)*goal, d.writeSeq) }
-	end := next(d.sndNxt)
-	if want := d.sndNxt + uint64(quota)*d.mss; end < want && end < d.writeSeq {
-		end = min(want, next(end))
+	end, next := d.wq.headEnd()
+	if want := d.sndNxt + uint64(quota)*d.mss; end < want {
+		end = min(want, next)
 	}
 	return end
 }
@@ -511,6 +509,7 @@ func (d *DataSender) sendNewSeg(end uint64, chunkEnd bool) units.Bytes {
 		d.event(trace.EvSend, d.sndNxt, uint32(bytes))
 	}
 	d.sndNxt = end
+	d.wq.sent(end)
 	// tcp_event_new_data_sent: the first segment in flight arms the RTO.
 	if packetsOut == 0 || d.pending == timeLossProbe {
 		d.rearmRTO()
@@ -826,12 +825,12 @@ const skbOverhead = 832
 // sndQueued is sk_wmem_queued were the application's writes to reach
 // writeSeq w: payload unacked and unsent, and each skb's overhead. The
 // retransmission queue holds an skb per chunk sent (less those acked);
-// unsent data lies in skbs of the size goal.
+// unsent data lies in the write queue's skbs (writeQueue), and writes
+// beyond writeSeq would top up its tail, then take skbs of the size goal.
 func (d *DataSender) sndQueued(w uint64) uint64 {
-	skbs := uint64(d.sb.skbs)
-	if w > d.sndNxt {
-		goal := d.xmitSizeGoal()
-		skbs += (w - d.sndNxt + goal - 1) / goal
+	skbs := uint64(d.sb.skbs) + uint64(d.wq.n())
+	if w > d.writeSeq {
+		skbs += d.wq.newSkbs(d.sndNxt, d.writeSeq, w, d.xmitSizeGoal())
 	}
 	return w - d.sndUna + skbs*skbOverhead
 }
