@@ -48,8 +48,11 @@ func (q *writeQueue) lay(nxt, from, to, goal uint64) {
 	}
 	for from < to {
 		from = min(to, from+goal)
-		if q.head > 0 && q.head == len(q.ends) {
-			q.ends, q.head = q.ends[:0], 0
+		if q.head > 0 && 2*q.head >= len(q.ends) {
+			// Reuse the room the sent skbs left, so that a sender that
+			// never drains its queue holds only what is unsent.
+			q.ends = q.ends[:copy(q.ends, q.ends[q.head:])]
+			q.head = 0
 		}
 		q.ends = append(q.ends, from)
 	}

@@ -1,0 +1,36 @@
+package tcp
+
+import "testing"
+
+// The write queue lays a write as tcp_sendmsg_locked does: the tail up to
+// the goal, then new skbs of it; sending drops what is sent, and a split
+// head keeps its end. A sender that never drains its queue holds room for
+// its unsent skbs only.
+func TestWriteQueueLays(t *testing.T) {
+	var q writeQueue
+	q.lay(1, 1, 101, 40) // skbs [1,41) [41,81) [81,101)
+	if q.n() != 3 || q.tailLen(1, 101) != 20 {
+		t.Fatalf("after 100 bytes at goal 40: %d skbs, tail %d; want 3 and 20", q.n(), q.tailLen(1, 101))
+	}
+	q.lay(1, 101, 161, 50) // the tail of 20 topped up to the new goal of 50, then a new skb of 30
+	if want := []uint64{41, 81, 131, 161}; q.n() != 4 || q.ends[q.head+2] != want[2] || q.ends[q.head+3] != want[3] {
+		t.Fatalf("ends %v, want %v", q.ends[q.head:], want)
+	}
+	q.sent(61) // the head is split at 61: its remainder ends at 81
+	if head, next := q.headEnd(); q.n() != 3 || head != 81 || next != 131 {
+		t.Fatalf("after sending to 61: %d skbs, head ends %d, next %d; want 3, 81, 131", q.n(), head, next)
+	}
+	if got := q.newSkbs(61, 161, 300, 50); got != 3 { // the 30-byte tail takes 20, then 119 bytes in 3 skbs
+		t.Fatalf("newSkbs = %d, want 3", got)
+	}
+	nxt, w := uint64(61), uint64(161)
+	for range 100000 {
+		q.lay(nxt, w, w+50, 50)
+		w += 50
+		nxt += 50
+		q.sent(nxt)
+	}
+	if q.n() != 3 || cap(q.ends) > 64 {
+		t.Errorf("after 100,000 skbs written and as many sent: %d unsent, room for %d; want 3 and little room", q.n(), cap(q.ends))
+	}
+}
