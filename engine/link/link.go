@@ -643,17 +643,23 @@ func (d *Dir) Handle(ev sim.Event) {
 			d.startTx(ev.At)
 		}
 	case kindArrive:
-		// Served lazily, with a queue (due is sim.Never otherwise): before
-		// the arrival leaves the wire, as the arrivals are what drive the
-		// serialiser (see arm), and when the last one leaves, a kindTxDone
-		// may have to take over.
-		if ev.At >= d.due {
-			d.catchUp(ev.At)
+		for {
+			// Served lazily, with a queue (due is sim.Never otherwise):
+			// before the arrival leaves the wire, as the arrivals are what
+			// drive the serialiser (see arm), and when the last one leaves,
+			// a kindTxDone may have to take over.
+			if ev.At >= d.due {
+				d.catchUp(ev.At)
+			}
+			if d.n == 1 && d.due != sim.Never {
+				d.arm()
+			}
+			next, claimed := d.arrive(ev.At)
+			if !claimed {
+				break
+			}
+			d.s.Claimed(d.self, kindArrive, uint64(next))
 		}
-		if d.n == 1 && d.due != sim.Never {
-			d.arm()
-		}
-		d.arrive(ev.At)
 	case kindWatchdog:
 		if !d.txPending && ev.At >= d.busyUntil {
 			d.startTx(ev.At)
@@ -721,18 +727,27 @@ func (d *Dir) propagate(id packet.ID, now sim.Time) {
 // slow for the hardware prefetcher.
 const wireAhead = 64 / int(unsafe.Sizeof(inflight{}))
 
-func (d *Dir) arrive(now sim.Time) {
+// arrive delivers the packet at the head of the wire and queues the next
+// one's arrival. When that is now too (a clump) and the simulation lets it
+// claim the event (sim.Claim), it reports the next packet instead, whose
+// event the caller dispatches once this delivery is done.
+func (d *Dir) arrive(now sim.Time) (next packet.ID, claimed bool) {
 	in := d.wire[d.head]
 	d.head = (d.head + 1) & (len(d.wire) - 1)
 	d.n--
 	if d.n > 0 {
-		next := d.wire[d.head]
-		d.s.Schedule(next.arrive, d.self, kindArrive, uint64(next.id))
-		d.pool.Prefetch(next.id)
+		nx := d.wire[d.head]
+		if nx.arrive == now && d.s.Claim() {
+			next, claimed = nx.id, true
+		} else {
+			d.s.Schedule(nx.arrive, d.self, kindArrive, uint64(nx.id))
+		}
+		d.pool.Prefetch(nx.id)
 		if d.head&(wireAhead-1) == 0 { // the head entered a line: fetch the next one
 			packet.PrefetchAddr(unsafe.Pointer(&d.wire[(d.head+wireAhead)&(len(d.wire)-1)]))
 		}
 	}
 	d.Stats.Delivered++
 	d.to.Receive(in.id)
+	return next, claimed
 }

@@ -331,3 +331,108 @@ func TestRunLeavesClockAtLastEvent(t *testing.T) {
 		t.Fatalf("after RunUntil(1ms) the clock is %v with %d events, want 1ms with 2", s.Now(), len(r.got))
 	}
 }
+
+// clumper is a handler whose events come in clumps at one instant: each
+// queues a follow-on for now, as a link direction queues the next arrival
+// on its wire, and some more events at now or later. With claim it takes
+// the follow-on on itself where Sim.Claim lets it, and handles it once the
+// rest of its work is done.
+type clumper struct {
+	s     *Sim
+	h     int32
+	rnd   *rand.Rand
+	claim bool
+	left  int
+	got   []Event
+	// claims and refusals count Claim's answers.
+	claims, refusals int
+}
+
+func (c *clumper) Handle(ev Event) {
+	for {
+		c.got = append(c.got, Event{At: ev.At, Arg: ev.Arg, addr: ev.addr})
+		follow := c.left > 0 && c.rnd.IntN(4) != 0
+		claimed := follow && c.claim && c.s.Claim()
+		if follow && c.claim {
+			if claimed {
+				c.claims++
+			} else {
+				c.refusals++
+			}
+		}
+		if follow && !claimed {
+			c.s.Schedule(c.s.Now(), c.h, 1, ev.Arg+1)
+		}
+		for range c.rnd.IntN(3) {
+			if c.left > 0 {
+				c.left--
+				at := c.s.Now() // at times now: then Claim refuses
+				if c.rnd.IntN(8) != 0 {
+					at += Time(c.rnd.IntN(1000))
+				}
+				c.s.Schedule(at, c.h, Kind(2+c.rnd.IntN(2)), uint64(c.rnd.Uint32()))
+			}
+		}
+		if !claimed {
+			return
+		}
+		c.s.Claimed(c.h, 1, ev.Arg+1)
+		ev = Event{At: c.s.Now(), Arg: ev.Arg + 1, addr: addr{c.h, 1}}
+	}
+}
+
+// A handler that claims the events it would queue for now dispatches the
+// same events in the same order, with the same count and digest, as one
+// that queues them; and StepUntil, which counts events out one by one,
+// lets nothing be claimed.
+func TestClaimKeepsTheSequence(t *testing.T) {
+	run := func(claim, step bool) (*Sim, *clumper) {
+		s := New()
+		c := &clumper{s: s, rnd: rand.New(rand.NewPCG(7, 8)), claim: claim, left: 20000}
+		c.h = s.Register(c, "clumper")
+		for i := range 50 {
+			s.Schedule(Time(i*100), c.h, 1, uint64(i)<<32)
+		}
+		if step {
+			for s.Step(1) == 1 {
+			}
+		} else {
+			s.Run()
+		}
+		return s, c
+	}
+	qs, q := run(false, false)
+	for _, step := range []bool{false, true} {
+		cs, c := run(true, step)
+		if cs.Events() != qs.Events() || cs.Digest() != qs.Digest() {
+			t.Errorf("step %v: claiming gives %d events, digest %x; queueing %d, %x",
+				step, cs.Events(), cs.Digest(), qs.Events(), qs.Digest())
+		}
+		if !slices.Equal(c.got, q.got) {
+			t.Errorf("step %v: claiming handles the events in another order", step)
+		}
+		switch {
+		case step && c.claims != 0:
+			t.Errorf("StepUntil let %d events be claimed", c.claims)
+		case !step && (c.claims < 1000 || c.refusals < 1000):
+			t.Errorf("%d claims and %d refusals: too few to mean anything", c.claims, c.refusals)
+		}
+	}
+}
+
+// Claim refuses while an event is queued for now, which would come first.
+func TestClaimRefusesWhenSomethingIsDueNow(t *testing.T) {
+	s := New()
+	r := &recorder{s: s}
+	h := s.Register(r, "rec")
+	s.RunUntil(10)
+	s.Schedule(10, h, 1, 0)
+	if s.Claim() {
+		t.Errorf("Claim with an event queued for now: true, want false")
+	}
+	s.Run()
+	s.Schedule(11, h, 1, 0)
+	if !s.Claim() {
+		t.Errorf("Claim with only a later event queued: false, want true")
+	}
+}
