@@ -338,34 +338,45 @@ func TestRunLeavesClockAtLastEvent(t *testing.T) {
 // the follow-on on itself where Sim.Claim lets it, and handles it once the
 // rest of its work is done.
 type clumper struct {
-	s     *Sim
-	h     int32
-	rnd   *rand.Rand
-	claim bool
-	left  int
-	got   []Event
-	// claims and refusals count Claim's answers.
-	claims, refusals int
+	s      *Sim
+	h      int32
+	rnd    *rand.Rand
+	claim  bool
+	left   int // events it may still queue besides follow-ons
+	fanout int // each event queues up to fanout−1 more
+	most   int // while fewer than most are pending
+	// pending counts its events queued or claimed and not yet handled:
+	// Sim.Pending leaves out the claimed one, so the two runs would part.
+	pending int
+	got     []Event
+	// claims, by the queue's store then (Claim reads each), and refusals.
+	claims   [3]int
+	refusals int
 }
 
 func (c *clumper) Handle(ev Event) {
 	for {
 		c.got = append(c.got, Event{At: ev.At, Arg: ev.Arg, addr: ev.addr})
+		c.pending--
 		follow := c.left > 0 && c.rnd.IntN(4) != 0
 		claimed := follow && c.claim && c.s.Claim()
 		if follow && c.claim {
 			if claimed {
-				c.claims++
+				c.claims[c.s.q.mode()]++
 			} else {
 				c.refusals++
 			}
 		}
-		if follow && !claimed {
-			c.s.Schedule(c.s.Now(), c.h, 1, ev.Arg+1)
+		if follow {
+			c.pending++
+			if !claimed {
+				c.s.Schedule(c.s.Now(), c.h, 1, ev.Arg+1)
+			}
 		}
-		for range c.rnd.IntN(3) {
-			if c.left > 0 {
+		for range c.rnd.IntN(c.fanout) {
+			if c.left > 0 && c.pending < c.most {
 				c.left--
+				c.pending++
 				at := c.s.Now() // at times now: then Claim refuses
 				if c.rnd.IntN(8) != 0 {
 					at += Time(c.rnd.IntN(1000))
@@ -383,39 +394,53 @@ func (c *clumper) Handle(ev Event) {
 
 // A handler that claims the events it would queue for now dispatches the
 // same events in the same order, with the same count and digest, as one
-// that queues them; and StepUntil, which counts events out one by one,
-// lets nothing be claimed.
+// that queues them, whether few events are pending (the sorted array) or
+// thousands (the wheel); and StepUntil, which counts events out one by
+// one, lets nothing be claimed.
 func TestClaimKeepsTheSequence(t *testing.T) {
-	run := func(claim, step bool) (*Sim, *clumper) {
-		s := New()
-		c := &clumper{s: s, rnd: rand.New(rand.NewPCG(7, 8)), claim: claim, left: 20000}
-		c.h = s.Register(c, "clumper")
-		for i := range 50 {
-			s.Schedule(Time(i*100), c.h, 1, uint64(i)<<32)
-		}
-		if step {
-			for s.Step(1) == 1 {
+	for _, tc := range []struct {
+		name                 string
+		starts, fanout, most int
+		mode                 int // the queue's store most claims must meet
+	}{
+		{"few pending", 4, 3, 6, 0},
+		{"many pending", 50, 3, 1 << 20, 2},
+	} {
+		run := func(claim, step bool) (*Sim, *clumper) {
+			s := New()
+			c := &clumper{s: s, rnd: rand.New(rand.NewPCG(7, 8)), claim: claim, left: 20000,
+				fanout: tc.fanout, most: tc.most}
+			c.h = s.Register(c, "clumper")
+			for i := range tc.starts {
+				s.Schedule(Time(i*100), c.h, 1, uint64(i)<<32)
 			}
-		} else {
-			s.Run()
+			c.pending = tc.starts
+			if step {
+				for s.Step(1) == 1 {
+				}
+			} else {
+				s.Run()
+			}
+			return s, c
 		}
-		return s, c
-	}
-	qs, q := run(false, false)
-	for _, step := range []bool{false, true} {
-		cs, c := run(true, step)
-		if cs.Events() != qs.Events() || cs.Digest() != qs.Digest() {
-			t.Errorf("step %v: claiming gives %d events, digest %x; queueing %d, %x",
-				step, cs.Events(), cs.Digest(), qs.Events(), qs.Digest())
-		}
-		if !slices.Equal(c.got, q.got) {
-			t.Errorf("step %v: claiming handles the events in another order", step)
-		}
-		switch {
-		case step && c.claims != 0:
-			t.Errorf("StepUntil let %d events be claimed", c.claims)
-		case !step && (c.claims < 1000 || c.refusals < 1000):
-			t.Errorf("%d claims and %d refusals: too few to mean anything", c.claims, c.refusals)
+		qs, q := run(false, false)
+		for _, step := range []bool{false, true} {
+			cs, c := run(true, step)
+			if cs.Events() != qs.Events() || cs.Digest() != qs.Digest() {
+				t.Errorf("%s, step %v: claiming gives %d events, digest %x; queueing %d, %x",
+					tc.name, step, cs.Events(), cs.Digest(), qs.Events(), qs.Digest())
+			}
+			if !slices.Equal(c.got, q.got) {
+				t.Errorf("%s, step %v: claiming handles the events in another order", tc.name, step)
+			}
+			claims := c.claims[0] + c.claims[1] + c.claims[2]
+			switch {
+			case step && claims != 0:
+				t.Errorf("%s: StepUntil let %d events be claimed", tc.name, claims)
+			case !step && (c.claims[tc.mode] < 1000 || c.refusals < 100):
+				t.Errorf("%s: claims %v (sorted array, heap, wheel) and %d refusals: too few to mean anything",
+					tc.name, c.claims, c.refusals)
+			}
 		}
 	}
 }
