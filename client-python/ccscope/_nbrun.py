@@ -2,7 +2,7 @@
 
     python -m ccscope._nbrun NOTEBOOK.ipynb --html OUT.html [--timeout S]
 
-It is nbconvert's `--execute --to html` with one change: the kernel client
+It is nbconvert's `--execute --to html` with two changes. The kernel client
 waits for the kernel's messages in slices of half a second (_SlicedChannel).
 nbclient waits on pyzmq's asyncio poll, which watches the socket's
 edge-triggered descriptor: a message that came in while nothing polled can
@@ -10,7 +10,10 @@ leave it asleep until its timeout, whose final check then finds the message.
 In four of five fresh-clone `make test` runs a notebook sat 120 s (the cell
 timeout) between two cells, the kernel done with the first and nbclient's
 event loop asleep in epoll, then went on without an error; sliced, such a
-miss costs at most half a second.
+miss costs at most half a second. And on POSIX systems the kernel talks to
+the runner over Unix sockets rather than TCP on loopback: nothing else on the
+machine can reach it, and ipykernel does not warn, on every run, that its
+TCP traffic is unencrypted.
 
 It needs the `demo` or `test` extra (nbclient, nbformat, nbconvert for --html).
 """
@@ -18,8 +21,10 @@ It needs the `demo` or `test` extra (nbclient, nbformat, nbconvert for --html).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
+import uuid
 from pathlib import Path
 from queue import Empty
 
@@ -28,6 +33,7 @@ import nbformat
 from jupyter_client.asynchronous import AsyncKernelClient
 from jupyter_client.channels import AsyncZMQSocketChannel
 from jupyter_client.manager import AsyncKernelManager
+from jupyter_core.paths import jupyter_runtime_dir
 from traitlets import Type, default
 
 
@@ -60,6 +66,20 @@ class SlicedKernelManager(AsyncKernelManager):
     @default("client_factory")
     def _client_factory_default(self) -> type:
         return _SlicedClient
+
+    @default("transport")
+    def _transport_default(self) -> str:
+        return "ipc" if os.name == "posix" else "tcp"
+
+    @default("ip")
+    def _ip_default(self) -> str:
+        if self.transport != "ipc":
+            return super()._ip_default()
+        # An absolute path: the kernel runs in the notebook's directory, the
+        # runner in its own. The sockets go when the kernel is shut down.
+        runtime = jupyter_runtime_dir()
+        os.makedirs(runtime, exist_ok=True)
+        return os.path.join(runtime, f"ccscope-nbrun-{uuid.uuid4().hex[:12]}-ipc")
 
 
 def execute(nb: nbformat.NotebookNode, *, workdir: Path, timeout: float) -> None:

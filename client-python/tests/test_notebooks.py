@@ -136,3 +136,24 @@ def test_notebook_runs(path, notebook_runs):
     assert not errors, f"{path.name}: {errors[0].ename}: {errors[0].evalue}"
     if took >= BUDGET_S:
         warnings.warn(f"{path.name} took {took:.1f} s, over its budget of {BUDGET_S:g} s ({where})", stacklevel=1)
+
+
+@pytest.mark.skipif(os.name != "posix", reason="Unix sockets: POSIX only")
+def test_runner_kernel_talks_over_unix_sockets(tmp_path, capfd):
+    """The runner's kernel runs in the notebook's directory, not the runner's, and is reached over
+    Unix sockets under Jupyter's runtime directory, not TCP: ipykernel then prints no warning that
+    its traffic is unencrypted, and the sockets are gone once the notebook has run."""
+    from jupyter_core.paths import jupyter_runtime_dir
+
+    workdir = tmp_path / "nb"
+    workdir.mkdir()
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import os; print(os.getcwd())")])
+    km = _nbrun.SlicedKernelManager()
+    assert km.transport == "ipc" and os.path.isabs(km.ip), (km.transport, km.ip)
+    _nbrun.execute(nb, workdir=workdir, timeout=60)
+    assert nb.cells[0].outputs[0]["text"].strip() == str(workdir)
+    assert "without encryption" not in capfd.readouterr().err
+    runtime = Path(jupyter_runtime_dir())
+    left = list(runtime.glob("ccscope-nbrun-*")) if runtime.exists() else []
+    assert not left, f"sockets left behind: {left}"
+    assert list(workdir.iterdir()) == [], "the kernel wrote into the notebook's directory"
