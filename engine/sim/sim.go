@@ -130,7 +130,7 @@ func (s *Sim) schedulePanic(at Time, target int32, kind Kind) {
 // push and pop fewer. A link direction whose packets arrive in clumps
 // (jitter in fifo order, subframe boundaries) delivers a clump so.
 func (s *Sim) Claim() bool {
-	if s.counting || s.q.len() > 0 && s.q.minAt() <= s.now {
+	if s.counting || s.NextAt() <= s.now {
 		return false
 	}
 	s.seq++

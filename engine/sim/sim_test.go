@@ -338,13 +338,12 @@ func TestRunLeavesClockAtLastEvent(t *testing.T) {
 // the follow-on on itself where Sim.Claim lets it, and handles it once the
 // rest of its work is done.
 type clumper struct {
-	s      *Sim
-	h      int32
-	rnd    *rand.Rand
-	claim  bool
-	left   int // events it may still queue besides follow-ons
-	fanout int // each event queues up to fanout−1 more
-	most   int // while fewer than most are pending
+	s     *Sim
+	h     int32
+	rnd   *rand.Rand
+	claim bool
+	left  int // events it may still queue besides follow-ons
+	most  int // while fewer than most are pending
 	// pending counts its events queued or claimed and not yet handled:
 	// Sim.Pending leaves out the claimed one, so the two runs would part.
 	pending int
@@ -373,7 +372,7 @@ func (c *clumper) Handle(ev Event) {
 				c.s.Schedule(c.s.Now(), c.h, 1, ev.Arg+1)
 			}
 		}
-		for range c.rnd.IntN(c.fanout) {
+		for range c.rnd.IntN(3) { // up to two more
 			if c.left > 0 && c.pending < c.most {
 				c.left--
 				c.pending++
@@ -399,17 +398,17 @@ func (c *clumper) Handle(ev Event) {
 // one, lets nothing be claimed.
 func TestClaimKeepsTheSequence(t *testing.T) {
 	for _, tc := range []struct {
-		name                 string
-		starts, fanout, most int
-		mode                 int // the queue's store most claims must meet
+		name         string
+		starts, most int
+		mode         int // the queue's store most claims must meet
 	}{
-		{"few pending", 4, 3, 6, 0},
-		{"many pending", 50, 3, 1 << 20, 2},
+		{"few pending", 4, 6, 0},
+		{"many pending", 50, 1 << 20, 2},
 	} {
 		run := func(claim, step bool) (*Sim, *clumper) {
 			s := New()
 			c := &clumper{s: s, rnd: rand.New(rand.NewPCG(7, 8)), claim: claim, left: 20000,
-				fanout: tc.fanout, most: tc.most}
+				most: tc.most}
 			c.h = s.Register(c, "clumper")
 			for i := range tc.starts {
 				s.Schedule(Time(i*100), c.h, 1, uint64(i)<<32)
