@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/ccscope/ccscope/engine/cc"
@@ -56,16 +57,40 @@ func completionSweep(t *testing.T, r *rand.Rand, move func(i int, c *sweepCase))
 		}
 		passable(c.scn)
 		move(i, &c)
-		if err := checkCompletion(c, i%4 == 0); err != nil {
+		excused, err := checkCompletion(c, i%4 == 0)
+		if err != nil {
 			failed++
 			if failed <= 5 {
 				t.Errorf("case %d (%s): %v", i, c.desc, err)
 			}
 		}
+		for _, f := range excused {
+			t.Logf("case %d: %s did not complete: Prague, paced below its 100 kbit/s floor (pragueBelowFloor)", i, f)
+		}
 	}
 	if failed > 0 {
 		t.Errorf("%d of %d runs left a flow undelivered or a packet behind", failed, n)
 	}
+}
+
+// pragueBelowFloor reports whether a Prague flow, or a leg of it (a split
+// flow's rows are "<id>.0" and "<id>.1"), ended in rate mode with its rate
+// below MINIMUM_RATE, which tcp_prague.c lets happen and never undoes:
+// prague_enter_loss halves rate_bytes in rate mode with no floor (where
+// prague_enter_cwr keeps MINIMUM_RATE), each RTO halves it again, and a
+// flow held back by its pacing is not cwnd-limited, so prague_update_cwnd
+// never grows it back. With losses enough (an outage that drops what
+// comes, every 2 s), such a flow paced at a few hundred bit/s cannot
+// deliver 500 KB in the sweep's five minutes, on the kernel as here (drawn
+// once in 15,000 moving-path cases).
+func pragueBelowFloor(sum *Summary, id string) bool {
+	for _, f := range sum.Flows {
+		if f.CC == "prague" && (f.ID == id || strings.HasPrefix(f.ID, id+".")) &&
+			f.CCFinal["rate_mode"] == 1 && f.CCFinal["rate"] < 100_000 {
+			return true
+		}
+	}
+	return false
 }
 
 // modelChanges schedules up to four changes of the bottleneck's models in
@@ -147,36 +172,41 @@ func passable(scn *config.Scenario) {
 }
 
 // checkCompletion runs c (twice with replay) and checks that every flow
-// delivered its size and no packet is left.
-func checkCompletion(c sweepCase, replay bool) error {
+// delivered its size and no packet is left. It returns the flows excused
+// from completing (pragueBelowFloor), whose packets may still be in flight.
+func checkCompletion(c sweepCase, replay bool) (excused []string, err error) {
 	r, err := New(c.scn, nil)
 	if err != nil {
-		return fmt.Errorf("new: %w", err)
+		return nil, fmt.Errorf("new: %w", err)
 	}
 	if err := runCaught(r); err != nil {
-		return err
+		return nil, err
 	}
 	sum := r.Summary("")
 	e2e := r.endToEnd(sum.Flows)
 	for i, f := range c.scn.Flows {
-		if got := e2e[i].BytesDelivered; got != int64(f.Size) {
-			return fmt.Errorf("%s: delivered %d B of %d in %v", f.ID, got, f.Size, c.scn.Runtime.Duration)
+		got := e2e[i].BytesDelivered
+		switch {
+		case got > int64(f.Size) || got < int64(f.Size) && !pragueBelowFloor(&sum, f.ID):
+			return nil, fmt.Errorf("%s: delivered %d B of %d in %v", f.ID, got, f.Size, c.scn.Runtime.Duration)
+		case got < int64(f.Size):
+			excused = append(excused, f.ID)
 		}
 	}
-	if live := r.Pool.Live(); live != 0 {
-		return fmt.Errorf("%d packets left in the network", live)
+	if live := r.Pool.Live(); live != 0 && len(excused) == 0 {
+		return nil, fmt.Errorf("%d packets left in the network", live)
 	}
 	if replay {
 		again, err := New(c.scn, nil)
 		if err != nil {
-			return fmt.Errorf("new, again: %w", err)
+			return nil, fmt.Errorf("new, again: %w", err)
 		}
 		again.RunToEnd()
 		if a, b := again.Summary("").Digest, sum.Digest; a != b {
-			return fmt.Errorf("replay: digest %s, first run %s", a, b)
+			return nil, fmt.Errorf("replay: digest %s, first run %s", a, b)
 		}
 	}
-	return nil
+	return excused, nil
 }
 
 // runCaught runs r to its end and returns a liveness fault, or a panic, as
