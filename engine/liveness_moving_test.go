@@ -36,8 +36,9 @@ func TestLivenessSweepMovingPaths(t *testing.T) {
 // moveBottleneck makes scn's bottleneck (forward direction) move, drawing
 // from r, and describes what it did. passable keeps what it draws
 // passable in bounded time, without a draw of its own (the cases stay
-// those of the liveness sweep otherwise): a trace loops and its gaps last
-// at most 200 ms, and a Pareto delay without a cap gets one.
+// those of the liveness sweep otherwise): a trace loops, its gaps last at
+// most 200 ms and, under 1 Mbit/s on average, its empty milliseconds get
+// an opportunity each, and a Pareto delay without a cap gets one.
 func moveBottleneck(r *rand.Rand, scn *config.Scenario, dur sim.Duration, passable bool) string {
 	bn := &scn.Links[1].AB
 	ms := sim.Millisecond
@@ -62,6 +63,13 @@ func moveBottleneck(r *rand.Rand, scn *config.Scenario, dur sim.Duration, passab
 			at += phase
 		}
 		ops = append(ops, end) // at least one opportunity, the last at end
+		if passable && len(ops)*1500*8 < int(end)*1000 {
+			// Gap phases of 200 ms drawn one after another (once in some
+			// 20,000 cases: 1 opportunity in 581 ms, 21 kbit/s) leave no
+			// five-minute run room for its flows' up to 1.5 MB. Under
+			// 1 Mbit/s on average, each empty millisecond gets one.
+			ops = fillGaps(ops)
+		}
 		tr := &config.TraceLink{Loop: r.IntN(5) != 0 || passable, Opportunities: ops}
 		bn.Trace, bn.Capacity = tr, nil
 		bn.Rate = tr.MeanRate()
@@ -115,6 +123,21 @@ func moveBottleneck(r *rand.Rand, scn *config.Scenario, dur sim.Duration, passab
 		desc += fmt.Sprintf(" change=%+v", ch)
 	}
 	return desc
+}
+
+// fillGaps returns the opportunities ops (ascending milliseconds from 1)
+// with one added in each millisecond up to the last that has none.
+func fillGaps(ops []uint64) []uint64 {
+	var out []uint64
+	next := uint64(1)
+	for _, t := range ops {
+		for ; next < t; next++ {
+			out = append(out, next)
+		}
+		out = append(out, t)
+		next = t + 1
+	}
+	return out
 }
 
 // movingJitter draws one of the jitter kinds the other sweeps leave out,
