@@ -81,8 +81,8 @@ func completionSweep(t *testing.T, r *rand.Rand, move func(i int, c *sweepCase))
 // flow held back by its pacing is not cwnd-limited, so prague_update_cwnd
 // never grows it back. With losses enough (an outage that drops what
 // comes, every 2 s), such a flow paced at a few hundred bit/s cannot
-// deliver 500 KB in the sweep's five minutes, on the kernel as here (drawn
-// once in 15,000 moving-path cases).
+// deliver 500 KB in the sweep's five minutes, as tcp_prague.c's would not
+// (drawn once in 15,000 moving-path cases).
 func pragueBelowFloor(sum *Summary, id string) bool {
 	for _, f := range sum.Flows {
 		if f.CC == "prague" && (f.ID == id || strings.HasPrefix(f.ID, id+".")) &&
