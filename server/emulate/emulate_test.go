@@ -298,14 +298,14 @@ func TestProxyBesideSimulator(t *testing.T) {
 		}
 		sum := simulate(t, raw, sets)
 		// A kernel run can part from the simulator's at an edge the kernel
-		// itself crosses from run to run. In 2 of some 45 kernel runs here
+		// itself crosses from run to run. In 2 of some 50 kernel runs here
 		// its HyStart did not end slow start near the 1,000th segment, where
 		// the simulator's and the other kernel runs' did (sender-side pcaps:
 		// the same segments at the same times within 1.5 ms until then), and
 		// the 1-BDP FIFO overflowed (156 and 818 retransmissions against 5).
-		// In 2 more the relay's loss draws, taken packet by packet from the
-		// seed, fell on other packets: 4 losses instead of 5, once with
-		// 3.2 % less goodput (not traced further). The comparison this test
+		// In 3 more the relay's loss draws, taken packet by packet from the
+		// seed, fell on other packets: 4 losses instead of 5, one of them
+		// with 3.2 % less goodput (not traced further). The comparison this test
 		// makes is of runs that lost the same packets, so a run whose leg 0
 		// retransmitted otherwise is logged and taken again, up to twice.
 		for try := 1; ; try++ {
