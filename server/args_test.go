@@ -82,17 +82,20 @@ func TestErrorsNameTheFieldOfConfigAndLimit(t *testing.T) {
 	cp := c.call("checkpoint", map[string]any{"session": sid})["checkpoint"].(map[string]any)
 	digest := cp["digest"]
 	cp["digest"] = "not a digest"
-	if e := c.fail("restore", map[string]any{"checkpoint": cp}); e["code"] != string(CodeBadArgs) || e["path"] != "checkpoint.digest" {
+	if e := c.fail("restore", map[string]any{"checkpoint": cp}); e["code"] != string(CodeBadArgs) || e["path"] != "checkpoint.digest" ||
+		e["message"] != `checkpoint.digest is "not a digest", want 16 hex digits` {
 		t.Errorf("restore of a digest that is not 16 hex digits: %v, want bad_args at checkpoint.digest (not a replay mismatch)", e)
 	}
 	cp["digest"] = digest
 	cp["config"] = "{"
-	if e := c.fail("restore", map[string]any{"checkpoint": cp}); e["code"] != string(CodeInvalidConfig) || e["path"] != "checkpoint.config" {
-		t.Errorf("restore of a config that is not JSON: %v, want invalid_config at checkpoint.config", e)
+	if e := c.fail("restore", map[string]any{"checkpoint": cp}); e["code"] != string(CodeInvalidConfig) || e["path"] != "checkpoint.config" ||
+		!strings.Contains(e["message"].(string), "invalid JSON") {
+		t.Errorf("restore of a config that is not JSON: %v, want invalid_config at checkpoint.config saying it is not JSON", e)
 	}
 	e := c.fail("open", map[string]any{"scenario": "p-rtr-p", "set": map[string]any{"runtime.duration": "100s"}})
-	if e["code"] != string(CodeLimit) || e["path"] != "runtime.duration" {
-		t.Errorf("open of 100 s beyond a 10 s limit: %v, want limit at runtime.duration", e)
+	if e["code"] != string(CodeLimit) || e["path"] != "runtime.duration" ||
+		e["message"] != "runtime.duration 100s exceeds the server's limit of 10s per session" {
+		t.Errorf("open of 100 s beyond a 10 s limit: %v, want limit at runtime.duration naming both", e)
 	}
 }
 

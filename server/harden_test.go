@@ -147,8 +147,9 @@ func TestHugeScenarioRefused(t *testing.T) {
 	t.Logf("frame of %d bytes", len(frame))
 	var e map[string]any
 	growth := peakRSSGrowth(t, func() { e = c.refused(7, frame) })
-	if e["code"] != string(CodeLimit) || e["path"] != "config.flows" {
-		t.Errorf("open of 100,000 flows: %v, want limit at config.flows", e)
+	if e["code"] != string(CodeLimit) || e["path"] != "config.flows" ||
+		e["message"] != "the scenario has 100000 flows, over the server's limit of 10000" {
+		t.Errorf("open of 100,000 flows: %v, want limit at config.flows naming the count and the limit", e)
 	}
 	checkRSS(t, "100,000-flow scenario", growth, 192<<20)
 }
@@ -159,8 +160,9 @@ func TestHugeScenarioRefused(t *testing.T) {
 func TestScenarioSizeAndMemoryLimits(t *testing.T) {
 	_, url := newTestServer(t, Options{MaxFlows: 1, MaxSessionBytes: 16 << 20})
 	c := dial(t, url)
-	if e := c.fail("open", map[string]any{"scenario": "bufferbloat"}); e["code"] != string(CodeLimit) || e["path"] != "flows" {
-		t.Errorf("open of a 2-flow built-in with max_flows 1: %v, want limit at flows", e)
+	if e := c.fail("open", map[string]any{"scenario": "bufferbloat"}); e["code"] != string(CodeLimit) || e["path"] != "flows" ||
+		e["message"] != "the scenario has 2 flows, over the server's limit of 1" {
+		t.Errorf("open of a 2-flow built-in with max_flows 1: %v, want limit at flows naming the count and the limit", e)
 	}
 	// 2,000 nodes, each with its link: about 2,000 × 8 KiB + 2,000² × 8 B
 	// of estimate, over 16 MiB.

@@ -2,6 +2,7 @@ package server
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -121,21 +122,22 @@ func TestOpenRefusesValuesJSONCannotSay(t *testing.T) {
 		name string
 		args map[string]any
 		path string
+		why  string // what the message must say
 	}{
-		{"bin in an inline config", inline(func(m map[string]any) { m["description"] = []byte("hello") }), "config.description"},
-		{"bin deep in an inline config", inline(func(m map[string]any) { m["nodes"].([]any)[1].(map[string]any)["id"] = []byte("b") }), "config.nodes[1].id"},
-		{"NaN in an inline config", inline(func(m map[string]any) { m["links"].([]any)[0].(map[string]any)["rate"] = math.NaN() }), "config.links[0].rate"},
-		{"a str that is not UTF-8 in an inline config", inline(func(m map[string]any) { m["name"] = "a\xffb" }), "config.name"},
-		{"a key that is not UTF-8 in an inline config", inline(func(m map[string]any) { m["runtime"].(map[string]any)["\xff"] = 1 }), "config.runtime"},
-		{"a str that is not UTF-8 in a set map", map[string]any{"scenario": "p-rtr-p", "set": map[string]any{"name": "a\xffb"}}, `set["name"]`},
-		{"bin in a set map", map[string]any{"scenario": "p-rtr-p", "set": map[string]any{"flows.f0.cc": []byte("bbr")}}, `set["flows.f0.cc"]`},
-		{"infinity in a set map", map[string]any{"scenario": "p-rtr-p", "set": map[string]any{"runtime.seed": math.Inf(1)}}, `set["runtime.seed"]`},
+		{"bin in an inline config", inline(func(m map[string]any) { m["description"] = []byte("hello") }), "config.description", "is a msgpack bin; a scenario holds no binary values"},
+		{"bin deep in an inline config", inline(func(m map[string]any) { m["nodes"].([]any)[1].(map[string]any)["id"] = []byte("b") }), "config.nodes[1].id", "is a msgpack bin; a scenario holds no binary values"},
+		{"NaN in an inline config", inline(func(m map[string]any) { m["links"].([]any)[0].(map[string]any)["rate"] = math.NaN() }), "config.links[0].rate", "NaN is not a number JSON can hold"},
+		{"a str that is not UTF-8 in an inline config", inline(func(m map[string]any) { m["name"] = "a\xffb" }), "config.name", "is not UTF-8 text"},
+		{"a key that is not UTF-8 in an inline config", inline(func(m map[string]any) { m["runtime"].(map[string]any)["\xff"] = 1 }), "config.runtime", `has a key that is not UTF-8 text, "\xff"`},
+		{"a str that is not UTF-8 in a set map", map[string]any{"scenario": "p-rtr-p", "set": map[string]any{"name": "a\xffb"}}, `set["name"]`, "is not UTF-8 text"},
+		{"bin in a set map", map[string]any{"scenario": "p-rtr-p", "set": map[string]any{"flows.f0.cc": []byte("bbr")}}, `set["flows.f0.cc"]`, "is a msgpack bin; a scenario holds no binary values"},
+		{"infinity in a set map", map[string]any{"scenario": "p-rtr-p", "set": map[string]any{"runtime.seed": math.Inf(1)}}, `set["runtime.seed"]`, "+Inf is not a number JSON can hold"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c.t = t
 			e := c.fail("open", tc.args)
-			if e["code"] != string(CodeBadArgs) || e["path"] != tc.path {
-				t.Errorf("open error = %v, want %s at %s", e, CodeBadArgs, tc.path)
+			if m, _ := e["message"].(string); e["code"] != string(CodeBadArgs) || e["path"] != tc.path || !strings.Contains(m, tc.why) {
+				t.Errorf("open error = %v, want %s at %s saying %q", e, CodeBadArgs, tc.path, tc.why)
 			}
 		})
 	}

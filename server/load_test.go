@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -64,23 +65,26 @@ func TestParallelSessions(t *testing.T) {
 	}
 }
 
-// Limits are enforced with limit errors.
+// Limits are enforced with limit errors that say which limit.
 func TestLimits(t *testing.T) {
 	t.Parallel()
 	_, url := newTestServer(t, Options{MaxSessions: 3, MaxSessionsPerConn: 2, MaxEvents: 1000})
 	a, b := dial(t, url), dial(t, url)
+	limited := func(what string, e map[string]any, why string) {
+		t.Helper()
+		if m, _ := e["message"].(string); e["code"] != string(CodeLimit) || !strings.Contains(m, why) {
+			t.Errorf("%s: %v, want a limit error saying %q", what, e, why)
+		}
+	}
 	s1 := a.open(testScenario)
 	a.open(testScenario)
-	if e := a.fail("open", map[string]any{"scenario": testScenario}); e["code"] != string(CodeLimit) {
-		t.Errorf("third session on a connection: %v, want limit", e)
-	}
+	limited("third session on a connection", a.fail("open", map[string]any{"scenario": testScenario}),
+		"this connection has its maximum of 2 sessions")
 	b.open(testScenario)
-	if e := b.fail("open", map[string]any{"scenario": testScenario}); e["code"] != string(CodeLimit) {
-		t.Errorf("fourth session on the server: %v, want limit", e)
-	}
-	if e := a.fail("step", map[string]any{"session": s1, "events": 5000}); e["code"] != string(CodeLimit) {
-		t.Errorf("stepping past max events: %v, want limit", e)
-	}
+	limited("fourth session on the server", b.fail("open", map[string]any{"scenario": testScenario}),
+		"the server has its maximum of 3 sessions")
+	limited("stepping past max events", a.fail("step", map[string]any{"session": s1, "events": 5000}),
+		"the server's limit of 1000 events")
 	if got := asInt(a.call("summary", map[string]any{"session": s1})["events"]); got != 1000 {
 		t.Errorf("events after hitting the limit = %d, want 1000", got)
 	}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -81,16 +82,17 @@ func TestStepObserveErrorsNameTheArgument(t *testing.T) {
 		name string
 		args map[string]any
 		path string
+		why  string // what the message must say
 	}{
-		{"unknown flow", map[string]any{"time": "1ms", "observe": "f9"}, "observe"},
-		{"action without target", map[string]any{"time": "1ms", "action": map[string]any{"cwnd": 10}}, "action.link"},
-		{"action on a link with cwnd", map[string]any{"time": "1ms", "action": map[string]any{"link": "bottleneck", "dir": "ab", "cwnd": 1}}, "action.cwnd"},
+		{"unknown flow", map[string]any{"time": "1ms", "observe": "f9"}, "observe", `observe: "f9" is not a TCP flow of this session`},
+		{"action without target", map[string]any{"time": "1ms", "action": map[string]any{"cwnd": 10}}, "action.link", "action.link (with action.dir) or action.flow is required"},
+		{"action on a link with cwnd", map[string]any{"time": "1ms", "action": map[string]any{"link": "bottleneck", "dir": "ab", "cwnd": 1}}, "action.cwnd", "action.cwnd does not apply to a link"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.args["session"] = id
 			e := c.fail("step", tc.args)
-			if e["code"] != string(CodeBadArgs) || e["path"] != tc.path {
-				t.Errorf("step %v: error %v, want bad_args at %s", tc.args, e, tc.path)
+			if m, _ := e["message"].(string); e["code"] != string(CodeBadArgs) || e["path"] != tc.path || !strings.Contains(m, tc.why) {
+				t.Errorf("step %v: error %v, want bad_args at %s saying %q", tc.args, e, tc.path, tc.why)
 			}
 		})
 	}

@@ -333,15 +333,22 @@ func TestRestoreMismatchIsLoud(t *testing.T) {
 		name string
 		edit func(m map[string]any)
 		code Code
+		path string
+		why  string // what the message must say
 	}{
-		{"digest", func(m map[string]any) { m["digest"] = "0000000000000000" }, CodeReplayMismatch},
+		{"digest", func(m map[string]any) { m["digest"] = "0000000000000000" }, CodeReplayMismatch,
+			"checkpoint.digest", "the replay does not reproduce the checkpoint's digest"},
 		{"events", func(m map[string]any) {
 			m["at"].(map[string]any)["events"] = asInt(m["at"].(map[string]any)["events"]) + 1
-		}, CodeReplayMismatch},
-		{"engine", func(m map[string]any) { m["engine_version"] = "0.0.0" }, CodeReplayMismatch},
-		{"hash", func(m map[string]any) { m["config_hash"] = "ab" }, CodeReplayMismatch},
-		{"format", func(m map[string]any) { m["format"] = "x" }, CodeBadArgs},
-		{"drained type", func(m map[string]any) { m["at"].(map[string]any)["drained"] = 1 }, CodeBadArgs},
+		}, CodeReplayMismatch, "checkpoint.at", "does not reach the position's event count"},
+		{"engine", func(m map[string]any) { m["engine_version"] = "0.0.0" }, CodeReplayMismatch,
+			"checkpoint.engine_version", "made by engine 0.0.0"},
+		{"hash", func(m map[string]any) { m["config_hash"] = "ab" }, CodeReplayMismatch,
+			"checkpoint.config_hash", "the checkpoint says ab"},
+		{"format", func(m map[string]any) { m["format"] = "x" }, CodeBadArgs,
+			"checkpoint.format", `checkpoint.format is "x", want "ccscope-checkpoint/1"`},
+		{"drained type", func(m map[string]any) { m["at"].(map[string]any)["drained"] = 1 }, CodeBadArgs,
+			"checkpoint.at.drained", "is an integer, want a bool"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -350,6 +357,12 @@ func TestRestoreMismatchIsLoud(t *testing.T) {
 			e := c.fail("restore", map[string]any{"checkpoint": m})
 			if e["code"] != string(tc.code) {
 				t.Errorf("restore with bad %s: code = %v (%v), want %s", tc.name, e["code"], e["message"], tc.code)
+			}
+			if p, _ := e["path"].(string); p != tc.path {
+				t.Errorf("restore with bad %s: path = %q, want %q", tc.name, p, tc.path)
+			}
+			if m, _ := e["message"].(string); !strings.Contains(m, tc.why) {
+				t.Errorf("restore with bad %s: message %q, want it to say %q", tc.name, m, tc.why)
 			}
 		})
 	}
@@ -438,8 +451,8 @@ func arrowRows(t testing.TB, b []byte) int64 {
 	return n
 }
 
-// Bad input gets an error response with the right code and path, and the
-// connection and other sessions keep working.
+// Bad input gets an error response with the right code and path, a message
+// that gives the reason, and the connection and other sessions keep working.
 func TestErrorsKeepServing(t *testing.T) {
 	t.Parallel()
 	_, url := newTestServer(t, Options{MaxMessageBytes: 4096})
@@ -459,29 +472,30 @@ func TestErrorsKeepServing(t *testing.T) {
 		frame []byte
 		code  Code
 		path  string
+		why   string // what the message must say
 	}{
-		{"malformed", []byte{0xc1, 0x00}, CodeBadRequest, ""},
-		{"truncated map", []byte{0x83, 0xa2, 'i', 'd'}, CodeBadRequest, ""},
-		{"huge claimed map", []byte{0xdf, 0xff, 0xff, 0xff, 0xff}, CodeBadRequest, ""},
-		{"huge claimed bin", []byte{0x81, 0xa1, 'x', 0xc6, 0xc6, 0xc6, 0xc6, 0xc6}, CodeBadRequest, ""},
-		{"huge claimed str", []byte{0x81, 0xa1, 'x', 0xdb, 0xc6, 0xc6, 0xc6, 0xc6}, CodeBadRequest, ""},
-		{"not a map", enc(map[string]any{"x": 1})[1:], CodeBadRequest, ""},
-		{"no id", enc(map[string]any{"op": "hello"}), CodeBadRequest, "id"},
-		{"unknown op", enc(map[string]any{"id": 1, "op": "teleport"}), CodeUnknownOp, "op"},
-		{"step time type", enc(map[string]any{"id": 2, "op": "step", "session": id, "time": 100}), CodeBadArgs, "time"},
-		{"step bad unit", enc(map[string]any{"id": 3, "op": "step", "session": id, "time": "100 parsecs"}), CodeBadArgs, "time"},
-		{"step both", enc(map[string]any{"id": 4, "op": "step", "session": id, "time": "1ms", "events": 3}), CodeBadArgs, "time"},
-		{"unknown arg", enc(map[string]any{"id": 5, "op": "summary", "session": id, "verbose": true}), CodeBadArgs, "verbose"},
-		{"no session", enc(map[string]any{"id": 6, "op": "summary", "session": "s999"}), CodeNotFound, "session"},
-		{"act rate", enc(map[string]any{"id": 7, "op": "act", "session": id, "action": map[string]any{"link": "bottleneck", "dir": "ab", "rate": "fast"}}), CodeBadArgs, "action.rate"},
-		{"act link", enc(map[string]any{"id": 8, "op": "act", "session": id, "action": map[string]any{"link": "nope", "dir": "ab", "rate": "1Mbps"}}), CodeNotFound, "action.link"},
-		{"act loss", enc(map[string]any{"id": 9, "op": "act", "session": id, "action": map[string]any{"link": "bottleneck", "dir": "ab", "loss": 1.5}}), CodeBadArgs, "action.loss"},
-		{"act cwnd on link", enc(map[string]any{"id": 10, "op": "act", "session": id, "action": map[string]any{"link": "bottleneck", "dir": "ab", "cwnd": 10}}), CodeBadArgs, "action.cwnd"},
-		{"invalid config", enc(map[string]any{"id": 11, "op": "open", "scenario": testScenario, "set": map[string]any{"links.bottleneck.rate": "-5Mbps"}}), CodeInvalidConfig, "links[bottleneck]"},
-		{"bad set path", enc(map[string]any{"id": 15, "op": "open", "scenario": testScenario, "set": []any{"links.nope.rate=1Mbps"}}), CodeInvalidConfig, "set.links.nope"},
-		{"unknown scenario", enc(map[string]any{"id": 12, "op": "open", "scenario": "atlantis"}), CodeNotFound, "scenario"},
-		{"oversized", enc(map[string]any{"id": 13, "op": "hello", "version": string(make([]byte, 8000))}), CodeTooLarge, ""},
-		{"text seed type", enc(map[string]any{"id": 14, "op": "open", "scenario": testScenario, "seed": "one"}), CodeBadArgs, "seed"},
+		{"malformed", []byte{0xc1, 0x00}, CodeBadRequest, "", "a value of msgpack code 0xc1, want a map"},
+		{"truncated map", []byte{0x83, 0xa2, 'i', 'd'}, CodeBadRequest, "", "map of 3 entries in 3 bytes"},
+		{"huge claimed map", []byte{0xdf, 0xff, 0xff, 0xff, 0xff}, CodeBadRequest, "", "map of 4294967295 entries in 0 bytes"},
+		{"huge claimed bin", []byte{0x81, 0xa1, 'x', 0xc6, 0xc6, 0xc6, 0xc6, 0xc6}, CodeBadRequest, "", "3334915782-byte value in 0 bytes"},
+		{"huge claimed str", []byte{0x81, 0xa1, 'x', 0xdb, 0xc6, 0xc6, 0xc6, 0xc6}, CodeBadRequest, "", "3334915782-byte value in 0 bytes"},
+		{"not a map", enc(map[string]any{"x": 1})[1:], CodeBadRequest, "", "a value of msgpack code 0xa1, want a map"},
+		{"no id", enc(map[string]any{"op": "hello"}), CodeBadRequest, "id", "request has no id"},
+		{"unknown op", enc(map[string]any{"id": 1, "op": "teleport"}), CodeUnknownOp, "op", "unknown op \"teleport\""},
+		{"step time type", enc(map[string]any{"id": 2, "op": "step", "session": id, "time": 100}), CodeBadArgs, "time", "time is an integer, want a string"},
+		{"step bad unit", enc(map[string]any{"id": 3, "op": "step", "session": id, "time": "100 parsecs"}), CodeBadArgs, "time", "has unknown unit \"parsecs\""},
+		{"step both", enc(map[string]any{"id": 4, "op": "step", "session": id, "time": "1ms", "events": 3}), CodeBadArgs, "time", "give exactly one of time (a duration) and events (a count)"},
+		{"unknown arg", enc(map[string]any{"id": 5, "op": "summary", "session": id, "verbose": true}), CodeBadArgs, "verbose", "unknown argument verbose for summary"},
+		{"no session", enc(map[string]any{"id": 6, "op": "summary", "session": "s999"}), CodeNotFound, "session", "no session \"s999\""},
+		{"act rate", enc(map[string]any{"id": 7, "op": "act", "session": id, "action": map[string]any{"link": "bottleneck", "dir": "ab", "rate": "fast"}}), CodeBadArgs, "action.rate", "\"fast\" is not a rate"},
+		{"act link", enc(map[string]any{"id": 8, "op": "act", "session": id, "action": map[string]any{"link": "nope", "dir": "ab", "rate": "1Mbps"}}), CodeNotFound, "action.link", "no link \"nope\""},
+		{"act loss", enc(map[string]any{"id": 9, "op": "act", "session": id, "action": map[string]any{"link": "bottleneck", "dir": "ab", "loss": 1.5}}), CodeBadArgs, "action.loss", "want a probability in [0, 1]"},
+		{"act cwnd on link", enc(map[string]any{"id": 10, "op": "act", "session": id, "action": map[string]any{"link": "bottleneck", "dir": "ab", "cwnd": 10}}), CodeBadArgs, "action.cwnd", "action.cwnd does not apply to a link"},
+		{"invalid config", enc(map[string]any{"id": 11, "op": "open", "scenario": testScenario, "set": map[string]any{"links.bottleneck.rate": "-5Mbps"}}), CodeInvalidConfig, "links[bottleneck]", "\"-5Mbps\" is negative"},
+		{"bad set path", enc(map[string]any{"id": 15, "op": "open", "scenario": testScenario, "set": []any{"links.nope.rate=1Mbps"}}), CodeInvalidConfig, "set.links.nope", "no element with id \"nope\" in \"links\""},
+		{"unknown scenario", enc(map[string]any{"id": 12, "op": "open", "scenario": "atlantis"}), CodeNotFound, "scenario", "no built-in scenario \"atlantis\""},
+		{"oversized", enc(map[string]any{"id": 13, "op": "hello", "version": string(make([]byte, 8000))}), CodeTooLarge, "", "message of 8025 bytes exceeds the limit of 4096"},
+		{"text seed type", enc(map[string]any{"id": 14, "op": "open", "scenario": testScenario, "seed": "one"}), CodeBadArgs, "seed", "seed is a string, want a non-negative integer"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -494,8 +508,8 @@ func TestErrorsKeepServing(t *testing.T) {
 			if p, _ := e["path"].(string); tc.path != "" && !hasPrefix(p, tc.path) {
 				t.Errorf("%s: path = %q, want %q", tc.name, p, tc.path)
 			}
-			if m, _ := e["message"].(string); m == "" {
-				t.Errorf("%s: empty message", tc.name)
+			if m, _ := e["message"].(string); !strings.Contains(m, tc.why) {
+				t.Errorf("%s: message %q, want it to say %q", tc.name, m, tc.why)
 			}
 		})
 	}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -76,32 +77,33 @@ func TestStepsRefusesBadRequestsWhole(t *testing.T) {
 		args map[string]any
 		code Code
 		path string
+		why  string // what the message must say
 	}{
-		{"no steps", map[string]any{}, CodeBadArgs, "steps"},
-		{"steps not a list", map[string]any{"steps": "s1"}, CodeBadArgs, "steps"},
-		{"empty", map[string]any{"steps": []any{}}, CodeBadArgs, "steps"},
-		{"over the sessions bound", map[string]any{"steps": five}, CodeBadArgs, "steps"},
-		{"entry not a map", map[string]any{"steps": []any{ok(s1), "s2"}}, CodeBadArgs, "steps[1]"},
-		{"no session", map[string]any{"steps": []any{ok(s1), map[string]any{"time": "1ms"}}}, CodeBadArgs, "steps[1].session"},
-		{"session not a string", map[string]any{"steps": []any{map[string]any{"session": 1, "time": "1ms"}}}, CodeBadArgs, "steps[0].session"},
-		{"unknown session", map[string]any{"steps": []any{ok(s1), ok("s99")}}, CodeNotFound, "steps[1].session"},
-		{"session twice", map[string]any{"steps": []any{ok(s1), ok(s2), ok(s1)}}, CodeBadArgs, "steps[2].session"},
-		{"bad time", map[string]any{"steps": []any{ok(s1), map[string]any{"session": s2, "time": "soon"}}}, CodeBadArgs, "steps[1].time"},
-		{"time and events", map[string]any{"steps": []any{map[string]any{"session": s1, "time": "1ms", "events": 3}}}, CodeBadArgs, "steps[0].time"},
-		{"zero events", map[string]any{"steps": []any{map[string]any{"session": s1, "events": 0}}}, CodeBadArgs, "steps[0].events"},
-		{"unknown key", map[string]any{"steps": []any{ok(s1), map[string]any{"session": s2, "time": "1ms", "tme": "1ms"}}}, CodeBadArgs, "steps[1].tme"},
+		{"no steps", map[string]any{}, CodeBadArgs, "steps", "missing argument steps"},
+		{"steps not a list", map[string]any{"steps": "s1"}, CodeBadArgs, "steps", "steps is a string, want a list of maps"},
+		{"empty", map[string]any{"steps": []any{}}, CodeBadArgs, "steps", "steps must list at least one step"},
+		{"over the sessions bound", map[string]any{"steps": five}, CodeBadArgs, "steps", "steps has 5 entries; a connection has at most 4 sessions"},
+		{"entry not a map", map[string]any{"steps": []any{ok(s1), "s2"}}, CodeBadArgs, "steps[1]", "steps[1] is a string, want a map"},
+		{"no session", map[string]any{"steps": []any{ok(s1), map[string]any{"time": "1ms"}}}, CodeBadArgs, "steps[1].session", "missing argument steps[1].session"},
+		{"session not a string", map[string]any{"steps": []any{map[string]any{"session": 1, "time": "1ms"}}}, CodeBadArgs, "steps[0].session", "steps[0].session is an integer, want a string"},
+		{"unknown session", map[string]any{"steps": []any{ok(s1), ok("s99")}}, CodeNotFound, "steps[1].session", `no session "s99" on this connection`},
+		{"session twice", map[string]any{"steps": []any{ok(s1), ok(s2), ok(s1)}}, CodeBadArgs, "steps[2].session", `"s1" is stepped by steps[0] too`},
+		{"bad time", map[string]any{"steps": []any{ok(s1), map[string]any{"session": s2, "time": "soon"}}}, CodeBadArgs, "steps[1].time", `"soon" has unknown unit "soon"`},
+		{"time and events", map[string]any{"steps": []any{map[string]any{"session": s1, "time": "1ms", "events": 3}}}, CodeBadArgs, "steps[0].time", "give exactly one of time (a duration) and events (a count)"},
+		{"zero events", map[string]any{"steps": []any{map[string]any{"session": s1, "events": 0}}}, CodeBadArgs, "steps[0].events", "events must be positive"},
+		{"unknown key", map[string]any{"steps": []any{ok(s1), map[string]any{"session": s2, "time": "1ms", "tme": "1ms"}}}, CodeBadArgs, "steps[1].tme", "unknown argument steps[1].tme"},
 		{"bad action", map[string]any{"steps": []any{ok(s1), map[string]any{"session": s2, "time": "1ms",
-			"action": map[string]any{"flow": "f0", "cwnd": "many"}}}}, CodeBadArgs, "steps[1].action.cwnd"},
+			"action": map[string]any{"flow": "f0", "cwnd": "many"}}}}, CodeBadArgs, "steps[1].action.cwnd", "steps[1].action.cwnd is a string, want a non-negative integer"},
 		{"action without target", map[string]any{"steps": []any{map[string]any{"session": s1, "time": "1ms",
-			"action": map[string]any{"cwnd": 10}}}}, CodeBadArgs, "steps[0].action.link"},
-		{"bad obs_format", map[string]any{"steps": []any{map[string]any{"session": s1, "time": "1ms", "observe": "f0", "obs_format": "csv"}}}, CodeBadArgs, "steps[0].obs_format"},
-		{"observe not a string", map[string]any{"steps": []any{map[string]any{"session": s1, "time": "1ms", "observe": 3}}}, CodeBadArgs, "steps[0].observe"},
-		{"unknown top-level key", map[string]any{"steps": []any{ok(s1)}, "session": s1}, CodeBadArgs, "session"},
+			"action": map[string]any{"cwnd": 10}}}}, CodeBadArgs, "steps[0].action.link", "steps[0].action.link (with steps[0].action.dir) or steps[0].action.flow is required"},
+		{"bad obs_format", map[string]any{"steps": []any{map[string]any{"session": s1, "time": "1ms", "observe": "f0", "obs_format": "csv"}}}, CodeBadArgs, "steps[0].obs_format", `steps[0].obs_format is "csv", want "array" or "int64le"`},
+		{"observe not a string", map[string]any{"steps": []any{map[string]any{"session": s1, "time": "1ms", "observe": 3}}}, CodeBadArgs, "steps[0].observe", "steps[0].observe is an integer, want a string"},
+		{"unknown top-level key", map[string]any{"steps": []any{ok(s1)}, "session": s1}, CodeBadArgs, "session", "unknown argument session for steps (known: steps)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := c.fail("steps", tc.args)
-			if e["code"] != string(tc.code) || e["path"] != tc.path {
-				t.Errorf("steps %v: error %v, want %s at %s", tc.args, e, tc.code, tc.path)
+			if m, _ := e["message"].(string); e["code"] != string(tc.code) || e["path"] != tc.path || !strings.Contains(m, tc.why) {
+				t.Errorf("steps %v: error %v, want %s at %s saying %q", tc.args, e, tc.code, tc.path, tc.why)
 			}
 		})
 	}

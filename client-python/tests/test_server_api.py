@@ -294,21 +294,22 @@ def test_stats(client):
 
 
 @pytest.mark.parametrize(
-    "scenario, kwargs, exc, path",
+    "scenario, kwargs, exc, path, why",
     [
-        ("no-such-scenario", {}, errors.NotFound, "scenario"),
-        ("pump", {"set": {"links.bottleneck.rate": "fast"}}, errors.InvalidConfig, "links[bottleneck].rate"),
-        ("pump", {"set": {"links.nowhere.rate": "1Mbps"}}, errors.InvalidConfig, None),
-        ("pump", {"set": ["no equals sign"]}, errors.ServerError, None),
-        ({"name": "x"}, {}, errors.InvalidConfig, None),
+        ("no-such-scenario", {}, errors.NotFound, "scenario", 'no built-in scenario "no-such-scenario"'),
+        ("pump", {"set": {"links.bottleneck.rate": "fast"}}, errors.InvalidConfig, "links[bottleneck].rate",
+         '"fast" is not a rate'),
+        ("pump", {"set": {"links.nowhere.rate": "1Mbps"}}, errors.InvalidConfig, "set.links.nowhere.rate",
+         'no element with id "nowhere" in "links"'),
+        ("pump", {"set": ["no equals sign"]}, errors.InvalidConfig, "set.no equals sign", "an override is path=value"),
+        ({"name": "x"}, {}, errors.InvalidConfig, "runtime", 'give at least {"duration": "10s"}'),
     ],
 )
-def test_bad_open_raises(client, scenario, kwargs, exc, path):
+def test_bad_open_raises(client, scenario, kwargs, exc, path, why):
     with pytest.raises(exc) as e:
         client.open(scenario, **kwargs)
-    if path is not None:
-        assert e.value.path == path
-    assert e.value.message
+    assert e.value.path == path
+    assert why in e.value.message
 
 
 def test_bad_requests_raise(client):
@@ -318,8 +319,11 @@ def test_bad_requests_raise(client):
         with pytest.raises(errors.BadArguments) as e:
             client.call("step", {"session": s.id, "time": "1 parsec"})
         assert e.value.path == "time"
-        with pytest.raises(errors.BadArguments):
+        assert 'has unknown unit "parsec"' in e.value.message
+        with pytest.raises(errors.BadArguments) as e:
             client.call("step", {"session": s.id, "time": "1s", "tyme": "1s"})
+        assert e.value.path == "tyme"
+        assert "unknown argument tyme for step" in e.value.message
         cp = s.checkpoint()
     bad = dict(cp.data, digest="0000000000000000")
     with pytest.raises(errors.ReplayMismatch):

@@ -28,8 +28,15 @@ func TestServeRefusesNonPositiveLimits(t *testing.T) {
 		if code := serve(all, &stdout, &stderr, stop); code != 2 {
 			t.Errorf("serve(%v) = %d, want 2", args, code)
 		}
-		if want := args[0] + " " + args[1] + ":"; !strings.Contains(stderr.String(), want) {
-			t.Errorf("serve(%v) said %q, want a message naming %q", args, stderr.String(), want)
+		want := args[0] + " " + args[1] + ": want a positive number"
+		if strings.HasSuffix(args[1], "s") {
+			want = args[0] + " " + args[1] + ": want a positive duration"
+		}
+		if args[0] == "--max-decoded-bytes" {
+			want += ", or 0 for the default"
+		}
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("serve(%v) said %q, want a message saying %q", args, stderr.String(), want)
 		}
 		if stdout.Len() != 0 {
 			t.Errorf("serve(%v) printed %q on stdout, want nothing", args, stdout.String())
