@@ -112,7 +112,7 @@ func fromJSONValue(v any) (any, error) {
 // canonically to the msgpack byte for byte.
 func TestVectors(t *testing.T) {
 	if *update {
-		writeVectors(t)
+		writeVectorFiles(t, recordVectors(t))
 	}
 	names, err := filepath.Glob(filepath.Join(vectorDir, "*.json"))
 	if err != nil || len(names) < 20 {
@@ -176,8 +176,9 @@ func TestHelloVectorBytes(t *testing.T) {
 	}
 }
 
-// writeVectors records real frames from a live session and writes them.
-func writeVectors(t *testing.T) {
+// recordVectors plays the vectors' session against a live server and
+// returns every frame it names, as decoded values.
+func recordVectors(t *testing.T) map[string]any {
 	// MaxBuilds defaults to the CPU count; fix it so hello's vector does
 	// not depend on the machine that wrote it.
 	_, url := newTestServer(t, Options{MaxBuilds: 2})
@@ -256,6 +257,11 @@ func writeVectors(t *testing.T) {
 		map[string]any{"session": tsid, "time": "100ms", "action": map[string]any{"flow": "f0", "cwnd": 20}, "observe": "f0"},
 		map[string]any{"session": osid, "time": "100ms", "observe": "f0"}}})
 	delete(vec, "request_step_bad")
+	return vec
+}
+
+// writeVectorFiles writes each frame as its JSON and msgpack twins.
+func writeVectorFiles(t *testing.T, vec map[string]any) {
 	if err := os.MkdirAll(vectorDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -291,4 +297,24 @@ func mustCanonical(t *testing.T, v any) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// The vectors are what the server sends today: the session they were
+// recorded from, played again, gives every frame as stored.
+func TestVectorsMatchTheServer(t *testing.T) {
+	live := recordVectors(t)
+	for name, got := range live {
+		jb, err := os.ReadFile(filepath.Join(vectorDir, name+".json"))
+		if err != nil {
+			t.Errorf("%s: the session sends a frame with no vector: %v", name, err)
+			continue
+		}
+		want, err := fromVectorJSON(jb)
+		if err != nil {
+			t.Fatalf("%s.json: %v", name, err)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s: the server now sends (-vector +live):\n%s", name, diff)
+		}
+	}
 }
