@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
 	"github.com/ccscope/ccscope/engine/config"
 	"github.com/ccscope/ccscope/engine/rcvpath"
 	"github.com/ccscope/ccscope/engine/sim"
@@ -86,6 +89,64 @@ func TestGroupJainBulk(t *testing.T) {
 	}
 	if *j < 0.89 || *j > 1 {
 		t.Fatalf("Jain index = %v, want in [0.89, 1] (flows %v)", *j, goodputs(sum))
+	}
+}
+
+// GroupSummaries on made-up flow rows, against answers by hand, on one
+// 100 Mbps link of 10 ms: ideal FCT = 20 ms base RTT + 10 ms one way +
+// ⌈size/1448⌉ packets of 52 B headers with the payload at 100 Mbps.
+//   - bulk: goodputs 1, 2, 3, 4 bps; Jain = 10²/(4·30) = 100/120.
+//   - fct: 100 flows of 50,000 B (35 packets, 51,820 B on the wire, 4.1456
+//     ms; ideal 34.1456 ms) done in 1 … 100 ms. Nearest rank (Hyndman–Fan
+//     type 1, the ⌈q·n⌉-th smallest, as FCTBucket documents): p50 = 50 ms,
+//     p99 = 99 ms; slowdowns those over 34.1456 ms, their mean 50.5 ms over it.
+//   - edge: 9,999 B and 10,000 B (7 packets each: 10,363 and 10,364 B on
+//     the wire, ideal 30.82904 and 30.82912 ms) fall either side of the
+//     10 KB edge, buckets being [min, max).
+func TestGroupSummariesByHand(t *testing.T) {
+	p, err := Prepare([]byte(`{"runtime": {"seed": 1, "duration": "1s"},
+ "nodes": [{"id": "h1", "kind": "endpoint"}, {"id": "h2", "kind": "endpoint"}],
+ "links": [{"id": "l", "a": "h1", "b": "h2", "rate": "100Mbps", "delay": "10ms"}],
+ "flows": [{"group": "bulk", "count": 4, "src": "h1", "dst": "h2", "cc": "cubic"},
+  {"group": "fct", "count": 100, "src": "h1", "dst": "h2", "cc": "cubic", "size": "50000B"},
+  {"group": "edge", "count": 2, "src": "h1", "dst": "h2", "cc": "cubic", "size": "10000B"}]}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := New(p.Scenario, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scn := p.Scenario
+	scn.Flows[104].Size = 9_999 // edge/0
+	ptr := func(x int64) *int64 { return &x }
+	ms := int64(sim.Millisecond)
+	rows := make([]FlowSummary, len(scn.Flows))
+	for i := range 4 {
+		rows[i] = FlowSummary{BytesSent: 1, GoodputBps: ptr(int64(i + 1))}
+	}
+	for i := range 100 { // out of order: the summary sorts
+		rows[4+i] = FlowSummary{BytesSent: 50_000, FCTPs: ptr(int64(100-i) * ms)}
+	}
+	rows[104] = FlowSummary{BytesSent: 9_999, FCTPs: ptr(40 * ms)}
+	rows[105] = FlowSummary{BytesSent: 10_000, FCTPs: ptr(45 * ms)}
+
+	jain := 100.0 / 120
+	ideal50k, ideal9999, ideal10k := 34.1456, 30.82904, 30.82912 // ms
+	want := []GroupSummary{
+		{Group: "bulk", Flows: 4, Started: 4, Buckets: []FCTBucket{}, JainBulk: &jain},
+		{Group: "fct", Flows: 100, Started: 100, Completed: 100, Buckets: []FCTBucket{{
+			MinBytes: 10_000, MaxBytes: 100_000, Count: 100, FCTP50Ps: 50 * ms, FCTP99Ps: 99 * ms,
+			SlowdownP50: 50 / ideal50k, SlowdownP99: 99 / ideal50k, SlowdownMean: 50.5 / ideal50k}}},
+		{Group: "edge", Flows: 2, Started: 2, Completed: 2, Buckets: []FCTBucket{
+			{MinBytes: 0, MaxBytes: 10_000, Count: 1, FCTP50Ps: 40 * ms, FCTP99Ps: 40 * ms,
+				SlowdownP50: 40 / ideal9999, SlowdownP99: 40 / ideal9999, SlowdownMean: 40 / ideal9999},
+			{MinBytes: 10_000, MaxBytes: 100_000, Count: 1, FCTP50Ps: 45 * ms, FCTP99Ps: 45 * ms,
+				SlowdownP50: 45 / ideal10k, SlowdownP99: 45 / ideal10k, SlowdownMean: 45 / ideal10k}}},
+	}
+	got := GroupSummaries(scn, r.Net, rows)
+	if d := cmp.Diff(want, got, cmpopts.EquateApprox(1e-12, 0)); d != "" {
+		t.Errorf("GroupSummaries (-want +got):\n%s", d)
 	}
 }
 
@@ -309,7 +370,9 @@ func TestObserveGroupFlow(t *testing.T) {
 
 // A handover announced (cc.EventHandover, at 1.1 s) while one of a group's
 // flows has finished and another has not started reaches neither: each
-// flow has a CC to tell only while it runs. All three complete.
+// flow has a CC to tell only while it runs (g/1 starts at 1.1 s, its CC
+// once its handshake completes). Every flow records SaTCP's handover
+// signal (down) when its CC starts, and none raises it. All three complete.
 func TestAnnounceGroupFlows(t *testing.T) {
 	raw := []byte(`{"runtime": {"seed": 1, "duration": "3s"},
  "nodes": [{"id": "h1", "kind": "endpoint"}, {"id": "h2", "kind": "endpoint"}],
@@ -317,10 +380,28 @@ func TestAnnounceGroupFlows(t *testing.T) {
  "flows": [{"group": "g", "count": 3, "src": "h1", "dst": "h2", "cc": "satcp",
    "start": {"kind": "periodic", "at": "100ms", "every": "1s", "batch": 1}, "size": "50KB"}],
  "changes": [{"at": "1200ms", "link": "l", "dir": "ab", "outage": "50ms", "announce": "100ms"}]}`)
-	_, sum := runJSON(t, raw)
+	r, sum := runJSON(t, raw, `trace.detail="change"`)
 	g := sum.Groups[0]
 	if g.Completed != 3 {
 		t.Fatalf("group summary %+v: want all 3 flows completed", g)
+	}
+	id := r.Trace.SignalIndex("handover")
+	s := &r.Trace.SignalT
+	recorded := map[string]bool{}
+	for i := range s.T {
+		if s.Signal[i] != id {
+			continue
+		}
+		f := r.Trace.Flows[s.Flow[i]]
+		recorded[f] = true
+		if s.Value[i] != 0 {
+			t.Errorf("%s's handover signal = %v at %v, want 0: the announcement reached it", f, s.Value[i], sim.Time(s.T[i]))
+		}
+	}
+	for _, f := range []string{"g/0", "g/1", "g/2"} {
+		if !recorded[f] {
+			t.Errorf("%s recorded no handover signal, want its CC's initial 0", f)
+		}
 	}
 }
 

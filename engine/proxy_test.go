@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"maps"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -118,17 +120,20 @@ func TestProxyGroupFCTIsEndToEnd(t *testing.T) {
 func TestProxyReceivePathIsTheDestinations(t *testing.T) {
 	_, sum := runJSON(t, mustBuiltin(t, "p-we-p"), "runtime.duration=3s",
 		`flows.f0.ack_grant={"profile":"lte"}`, "flows.f0.rcv_hold=100us")
+	legs := map[string]FlowSummary{}
 	for _, f := range sum.Flows {
-		switch f.ID {
-		case "f0.0":
-			if f.RcvPath != nil {
-				t.Errorf("leg 0 (at the proxy) has receive-path counts %+v, want none", *f.RcvPath)
-			}
-		case "f0.1":
-			if f.RcvPath == nil || f.RcvPath.Grants == 0 {
-				t.Errorf("leg 1 (at the client) has receive-path counts %v, want its grants", f.RcvPath)
-			}
-		}
+		legs[f.ID] = f
+	}
+	l0, ok0 := legs["f0.0"]
+	l1, ok1 := legs["f0.1"]
+	if !ok0 || !ok1 {
+		t.Fatalf("flows %v, want f0 split into f0.0 and f0.1", slices.Sorted(maps.Keys(legs)))
+	}
+	if l0.RcvPath != nil {
+		t.Errorf("leg 0 (at the proxy) has receive-path counts %+v, want none", *l0.RcvPath)
+	}
+	if l1.RcvPath == nil || l1.RcvPath.Grants == 0 {
+		t.Errorf("leg 1 (at the client) has receive-path counts %v, want its grants", l1.RcvPath)
 	}
 }
 

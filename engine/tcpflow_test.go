@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ccscope/ccscope/engine/cc"
 	"github.com/ccscope/ccscope/engine/config"
 	"github.com/ccscope/ccscope/engine/sim"
 	"github.com/ccscope/ccscope/engine/trace"
@@ -175,8 +176,14 @@ func TestRenoMathis(t *testing.T) {
 
 // A TCP flow's summary says what it is, and flow actions take effect at
 // once: a cwnd action sets snd_cwnd, a pacing_rate action overrides the
-// pacing rate until a 0 rate hands it back to the sender (which then paces
-// at 120% of cwnd·mss/srtt again, tcp_update_pacing_rate).
+// pacing rate until a 0 rate hands it back to the sender, which sets it on
+// each ACK as tcp_update_pacing_rate does, in bytes per second:
+//
+//	mss_cache · (USEC_PER_SEC/100 << 3) · ratio · max(cwnd, packets_out) / srtt_us
+//
+// with srtt_us in µs scaled by 8, ratio tcp_pacing_ss_ratio (200) while
+// cwnd < ssthresh/2 and tcp_pacing_ca_ratio (120) after. bytes_sent counts
+// retransmissions on top of a first sending of every delivered byte.
 func TestTCPSummaryAndActions(t *testing.T) {
 	access := config.Direction{Rate: 10 * units.Gbps, Delay: sim.Millisecond, Qdisc: fifo(1000)}
 	bn := config.Direction{Rate: 100 * units.Mbps, Delay: 19 * sim.Millisecond, Qdisc: bdpFIFO()}
@@ -206,8 +213,28 @@ func TestTCPSummaryAndActions(t *testing.T) {
 		t.Fatalf("Act(pacing_rate 0): %v", err)
 	}
 	r.RunUntil(sim.Time(4 * sim.Second))
-	if got := f.snd.PacingRate(); got == rate || got <= 0 {
-		t.Errorf("pacing rate after clearing = %v, want the sender's own again", got)
+	// At 4 s the flow is in congestion avoidance (cwnd 649, ssthresh 490),
+	// and Open: nothing is SACKed or lost, so packets_out is what is in
+	// flight, at most cwnd, and was no more at the last ACK (only sends
+	// since), which set the rate from this cwnd and srtt.
+	snap := f.snd.Snapshot()
+	cwnd, ssthresh := f.snd.Cwnd(), f.snd.SSThresh()
+	if f.snd.CAState() != cc.CAOpen || snap.InflightPkts > cwnd || cwnd < ssthresh/2 {
+		t.Fatalf("at 4 s: CA state %v, %d in flight, cwnd %d, ssthresh %d; want Open, at most cwnd in flight, cwnd ≥ ssthresh/2",
+			f.snd.CAState(), snap.InflightPkts, cwnd, ssthresh)
+	}
+	// SRTT drops srtt_us's three fractional bits: the rate is the kernel's
+	// for one of the eight values they leave.
+	const mssCache, caRatio = 1448, 120 // 1500 − 40 − 12 (timestamps); tcp_pacing_ca_ratio
+	srttUs := uint64(f.snd.SRTT() / sim.Microsecond)
+	got, match := f.snd.PacingRate(), false
+	for frac := range uint64(8) {
+		bytesPerSec := mssCache * (1_000_000 / 100 << 3) * caRatio * uint64(cwnd) / (srttUs<<3 + frac)
+		match = match || got == units.BitRate(8*bytesPerSec)
+	}
+	if !match {
+		t.Errorf("pacing rate after clearing = %v, want 120%% of %d × 1448 B / %d µs = %.0f bps (integer, srtt_us scaled by 8)",
+			got, cwnd, srttUs, 1.2*8*1448*float64(cwnd)/float64(srttUs)*1e6)
 	}
 	r.RunToEnd()
 	fs := r.Summary("").Flows[0]
@@ -223,8 +250,10 @@ func TestTCPSummaryAndActions(t *testing.T) {
 	if len(fs.CCFinal) == 0 {
 		t.Errorf("cc_final is empty; CUBIC defines signals")
 	}
-	if fs.BytesSent < fs.BytesDelivered {
-		t.Errorf("bytes_sent %d < bytes_delivered %d", fs.BytesSent, fs.BytesDelivered)
+	// A bulk flow sends whole segments, so each retransmission adds 1448 B.
+	if *fs.Retransmits == 0 || fs.BytesSent < fs.BytesDelivered+1448*(*fs.Retransmits) {
+		t.Errorf("bytes_sent %d, bytes_delivered %d, %d retransmits; want bytes_sent at least delivered + 1448 B per retransmit, some retransmits",
+			fs.BytesSent, fs.BytesDelivered, *fs.Retransmits)
 	}
 }
 

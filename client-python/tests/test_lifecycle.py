@@ -153,10 +153,11 @@ def test_private_server_on_tcp_when_asked(binary_env):
 
 @pytest.mark.parametrize("transport", ["socket", "websockets"])
 @pytest.mark.parametrize("unix", [True, False], ids=["unix", "tcp"])
-def test_connection_closed_for_idling_is_opened_again(binary_env, transport, unix):
+def test_connection_closed_for_idling_is_opened_again(binary_env, transport, unix, monkeypatch):
     # The server closes a connection with no request and no session for its
-    # idle timeout (code 4001). The next request goes out on a new
-    # connection, as if nothing had happened: nothing was lost with the old one.
+    # idle timeout (code 4001, proto/README.md). The next request goes out on
+    # a new connection, as if nothing had happened: nothing was lost with the
+    # old one. The client saw the old one closed with 4001 and replaced it.
     if unix and not hasattr(__import__("socket"), "AF_UNIX"):
         pytest.skip("no Unix-domain sockets on this platform")
     from ccscope._server import LocalServer
@@ -165,8 +166,16 @@ def test_connection_closed_for_idling_is_opened_again(binary_env, transport, uni
     try:
         with ccscope.connect(server.url, transport=transport) as c:
             first = c.stats()["uptime_s"]
+            old, codes, lost = c._transport, [], c._lost
+
+            def record(e, context):
+                codes.append(e.close_code)
+                return lost(e, context)
+
+            monkeypatch.setattr(c, "_lost", record)
             time.sleep(1.0)  # the server's idle check runs every 300 ms / 8
             s = c.open("p-rtr-p")
+            assert codes == [4001] and c._transport is not old, (codes, c._transport, old)
             assert s.step("10ms").sim_time_ps == 10**10
             stats = c.stats()
             assert stats["connections"] == 1 and stats["sessions"] == 1, stats
