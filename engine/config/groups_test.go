@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ccscope/ccscope/engine/rng"
 	"github.com/ccscope/ccscope/engine/sim"
 	"github.com/ccscope/ccscope/engine/units"
 )
@@ -175,8 +176,10 @@ func TestGroupDistributions(t *testing.T) {
 		offs = append(offs, float64(f.Start-round))
 	}
 	check("P(jitter ≤ 150µs)", fractionBelow(offs, float64(150*sim.Microsecond)), 0.25)
-	// Uniform sizes in [1000, 3000] bytes, inclusive: P(≤ 1999) = 999/2001.
-	check("uniform P(size ≤ 1999)", fractionBelow(sizes(`{"kind": "uniform", "min": "1000B", "max": "3000B"}`), 1999), 999.0/2001)
+	// Uniform sizes in [1000, 3000] bytes, inclusive: 2001 values, of which
+	// 1000 … 1999 are 1000, so P(≤ 1999) = 1000/2001. (The endpoints are
+	// checked in TestUniformSizeEndpoints.)
+	check("uniform P(size ≤ 1999)", fractionBelow(sizes(`{"kind": "uniform", "min": "1000B", "max": "3000B"}`), 1999), 1000.0/2001)
 	// Lognormal: P(size ≤ median) = 1/2, P(size ≤ median·e^σ) = Φ(1).
 	ln := sizes(`{"kind": "lognormal", "median": "100KB", "sigma": 1.5}`)
 	check("lognormal P(≤ median)", fractionBelow(ln, 100000), 0.5)
@@ -195,6 +198,40 @@ func TestGroupDistributions(t *testing.T) {
 	// An inline CDF, halfway along a linear piece: P(≤ 1500) = 0.25.
 	in := sizes(`{"kind": "empirical", "cdf": [["1000B", 0], ["2000B", 0.5], ["4000B", 1]]}`)
 	check("inline CDF P(≤ 1500)", fractionBelow(in, 1500), 0.25)
+}
+
+// A uniform size on [1000, 3000] B takes each of its 2001 values with
+// probability 1/2001, both ends included. Over 2·10^6 draws from the stream
+// a group "web" at seed 5 draws from: none falls outside; each end's count
+// is n/2001 ≈ 999.5 within 4 binomial SEs (±126), so an end left out (0)
+// or doubled fails; and Pearson's chi-square over the 2001 values is below
+// 2201.16, its 0.999 quantile at 2000 dof.
+func TestUniformSizeEndpoints(t *testing.T) {
+	const n, lo, hi = 2_000_000, 1000, 3000
+	d := SizeDist{Kind: SizeUniform, Min: lo, Max: hi}
+	r := rng.Stream(5, "group/web/size")
+	counts := make([]int, hi-lo+1)
+	for range n {
+		x := d.draw(r)
+		if x < lo || x > hi {
+			t.Fatalf("draw %d B outside [%d, %d]", x, lo, hi)
+		}
+		counts[x-lo]++
+	}
+	p := 1.0 / float64(len(counts))
+	e, tol := n*p, 4*math.Sqrt(n*p*(1-p))
+	for _, x := range []int{lo, hi} {
+		if c := counts[x-lo]; math.Abs(float64(c)-e) > tol {
+			t.Errorf("draws of %d B = %d, want %.1f ± %.0f (4 SE)", x, c, e, tol)
+		}
+	}
+	chi2 := 0.0
+	for _, c := range counts {
+		chi2 += (float64(c) - e) * (float64(c) - e) / e
+	}
+	if chi2 > 2201.16 {
+		t.Errorf("χ² over the %d sizes = %.1f, want ≤ 2201.16 (2000 dof, α = 0.001)", len(counts), chi2)
+	}
 }
 
 // The CDF files data-centre traffic generators ship load as they are, in

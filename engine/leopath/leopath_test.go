@@ -83,9 +83,16 @@ func TestGenerateMatchesParameters(t *testing.T) {
 	}
 }
 
-// Each interval draws uniformly: over MaxIntervals (10,000) intervals the
-// mean RTT and rate are the ranges' midpoints within 4 standard errors (σ
-// of a uniform on [a, b] is (b − a)/√12).
+// Each interval draws its RTT and rate uniformly from the k values of their
+// ranges at their steps (20–80 ms at 100 us: 601; 10–110 Mbps at 1 Mbps:
+// 101). Over MaxIntervals (10,000) intervals each is checked against the
+// discrete uniform on a + j·step, j = 0 … k−1:
+//   - every draw lies on the grid, and both ends are drawn (a fair draw
+//     misses an end with probability (1 − 1/k)^n, below 10⁻⁷);
+//   - Pearson's chi-square over the k values is below its 0.999 quantile
+//     (712.77 at 600 dof, 149.45 at 100);
+//   - the mean is (a + b)/2 and the variance ((k²−1)/12)·step², each within
+//     4 SEs: σ/√n, and √((μ₄ − σ⁴)/n) with μ₄ = (k²−1)(3k²−7)/240·step⁴.
 func TestIntervalsUniform(t *testing.T) {
 	p := Default()
 	p.Seed, p.Duration = 3, (MaxIntervals-1)*15*sim.Second
@@ -94,20 +101,49 @@ func TestIntervalsUniform(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rtt, rate float64
-	for _, v := range iv {
-		rtt += v.RTT.Seconds()
-		rate += float64(v.Rate)
-	}
-	n := float64(len(iv))
-	rtt, rate = rtt/n, rate/n
-	seRTT := 0.060 / math.Sqrt(12) / math.Sqrt(n)
-	seRate := 100e6 / math.Sqrt(12) / math.Sqrt(n)
-	if math.Abs(rtt-0.050) > 4*seRTT {
-		t.Errorf("mean RTT %.5f s, want 0.050 ± %.5f", rtt, 4*seRTT)
-	}
-	if math.Abs(rate-60e6) > 4*seRate {
-		t.Errorf("mean rate %.4g, want 60e6 ± %.3g", rate, 4*seRate)
+	for _, c := range []struct {
+		name         string
+		lo, hi, step int64
+		of           func(Interval) int64
+		crit         float64 // χ² 0.999 quantile at k−1 dof
+	}{
+		{"RTT", int64(p.RTTMin), int64(p.RTTMax), int64(100 * sim.Microsecond), func(v Interval) int64 { return int64(v.RTT) }, 712.77},
+		{"rate", int64(p.RateMin), int64(p.RateMax), 1_000_000, func(v Interval) int64 { return int64(v.Rate) }, 149.45},
+	} {
+		k := (c.hi-c.lo)/c.step + 1
+		counts := make([]float64, k)
+		var sum, sq float64
+		for _, v := range iv {
+			x := c.of(v)
+			if x < c.lo || x > c.hi || (x-c.lo)%c.step != 0 {
+				t.Fatalf("%s %d: off the grid %d + j·%d up to %d", c.name, x, c.lo, c.step, c.hi)
+			}
+			counts[(x-c.lo)/c.step]++
+			sum += float64(x)
+			sq += float64(x) * float64(x)
+		}
+		n := float64(len(iv))
+		if counts[0] == 0 || counts[k-1] == 0 {
+			t.Errorf("%s: %v draws of the minimum and %v of the maximum, want both drawn", c.name, counts[0], counts[k-1])
+		}
+		e, chi2 := n/float64(k), 0.0
+		for _, o := range counts {
+			chi2 += (o - e) * (o - e) / e
+		}
+		if chi2 > c.crit {
+			t.Errorf("%s: χ² over its %d values = %.1f, want ≤ %.2f (α = 0.001)", c.name, k, chi2, c.crit)
+		}
+		kk, h := float64(k*k), float64(c.step)
+		mean, v := float64(c.lo+c.hi)/2, (kk-1)/12*h*h
+		mu4 := (kk - 1) * (3*kk - 7) / 240 * h * h * h * h
+		m := sum / n
+		if se := math.Sqrt(v / n); math.Abs(m-mean) > 4*se {
+			t.Errorf("%s: mean %.6g, want %.6g ± %.3g (4 SE)", c.name, m, mean, 4*se)
+		}
+		s2 := (sq - n*m*m) / (n - 1)
+		if se := math.Sqrt((mu4 - v*v) / n); math.Abs(s2-v) > 4*se {
+			t.Errorf("%s: variance %.6g, want %.6g ± %.3g (4 SE)", c.name, s2, v, 4*se)
+		}
 	}
 }
 

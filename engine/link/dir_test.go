@@ -98,17 +98,20 @@ func TestFIFOJitterNeverReorders(t *testing.T) {
 	}
 }
 
-// order reorder with Gaussian jitter: packets leave g apart, so packet i+1
-// overtakes packet i when X_i − X_{i+1} > g, with probability
-// Φ(−g/(σ√2)) (X_i − X_{i+1} ~ N(0, 2σ²); the delay is far above σ so no
-// draw is truncated).
+// order reorder with Gaussian jitter: packets leave g apart and arrive at
+// departure + delay + X_i, X_i i.i.d. N(0, σ²) (the delay is far above σ so
+// no draw is truncated), so packet i+1 overtakes packet i when D_i = X_i −
+// X_{i+1} > g, with probability p = Φ(−h), h = g/(σ√2). D_i and D_{i+1}
+// share X_{i+1}: correlation −1/2; D_i and D_{i+2} are independent. The
+// count of the m = n−1 adjacent inversions is a 1-dependent sum of
+// variance m·p(1−p) + 2(m−1)(P₂ − p²), P₂ = P(D_i > g, D_{i+1} > g) the
+// bivariate-normal orthant probability orthant(h, −1/2).
 func TestGaussianReorderFraction(t *testing.T) {
 	const n = 100_000
 	g, sigma := 120*sim.Microsecond, 200*sim.Microsecond
-	s, _, src, a := testDir(Config{Rate: units.Gbps, Delay: 20 * sim.Millisecond,
+	s, _, _, a := testDir(Config{Rate: units.Gbps, Delay: 20 * sim.Millisecond,
 		Jitter: config.Jitter{Kind: config.Gaussian, Sigma: sigma, Order: config.OrderReorder}}, 1000, n, g, 2)
 	s.Run()
-	_ = src
 	if len(a.seq) != n {
 		t.Fatalf("%d arrivals, want %d", len(a.seq), n)
 	}
@@ -122,10 +125,31 @@ func TestGaussianReorderFraction(t *testing.T) {
 			inv++
 		}
 	}
-	p := phi(-float64(g) / (float64(sigma) * math.Sqrt2))
-	// Adjacent inversions are 1-dependent; the variance of their count is at
-	// most 3× the binomial one.
-	within(t, "adjacent inversions", float64(inv)/n, p, math.Sqrt(3*p*(1-p)/n))
+	// The quadrature against the closed form at h = 0: 1/4 + arcsin(ρ)/(2π).
+	if got, want := orthant(0, -0.5), 1.0/6; math.Abs(got-want) > 1e-9 {
+		t.Fatalf("orthant(0, −1/2) = %v, want %v", got, want)
+	}
+	h := float64(g) / (float64(sigma) * math.Sqrt2)
+	p, p2 := phi(-h), orthant(h, -0.5)
+	m := float64(n - 1)
+	se := math.Sqrt(m*p*(1-p)+2*(m-1)*(p2-p*p)) / m
+	within(t, "adjacent inversions", float64(inv)/m, p, se)
+}
+
+// orthant is P(Z₁ > h, Z₂ > h) for standard normals of correlation ρ:
+// ∫_h^∞ φ(z)·Φ((ρz − h)/√(1−ρ²)) dz (Z₂ given Z₁ = z is N(ρz, 1−ρ²)),
+// by Simpson's rule over [h, h+12], beyond which φ is below 10⁻³¹.
+func orthant(h, rho float64) float64 {
+	const steps = 4000
+	f := func(z float64) float64 {
+		return math.Exp(-z*z/2) / math.Sqrt(2*math.Pi) * phi((rho*z-h)/math.Sqrt(1-rho*rho))
+	}
+	dz := 12.0 / steps
+	sum := f(h) + f(h+12)
+	for i := 1; i < steps; i++ {
+		sum += float64(2+2*(i%2)) * f(h+float64(i)*dz)
+	}
+	return sum * dz / 3
 }
 
 // The reorder kind holds a fraction p back by delay D; with packets g
@@ -365,39 +389,46 @@ func TestLossPosition(t *testing.T) {
 	}
 }
 
-// A two-state capacity process with deterministic alternation spends time
-// in each state in proportion to its mean dwell: sampled every 1 ms over
-// 2000 s, the fraction at the high rate is 3/(3+1) within 4 batch SEs, and
-// the mean dwell in the high state is 3 s.
+// A two-state capacity process with deterministic alternation draws each
+// dwell exponential with its state's mean: walked change by change over
+// 2·10^4 cycles, the states alternate from the first, each state's dwells
+// pass a Kolmogorov-Smirnov test against Exp(mean) at α = 0.001, and the
+// fraction of time at the high rate is 3/(3+1) within 4 SEs of batch means
+// (100 batches of 200 cycles; cycles are i.i.d.).
 func TestCapacityDwellProcess(t *testing.T) {
+	means := [2]float64{3, 1} // s
 	c := &config.Capacity{
 		States:      []config.CapacityState{{Rate: 50 * units.Mbps, Dwell: 3 * sim.Second}, {Rate: 10 * units.Mbps, Dwell: sim.Second}},
 		Transitions: [][]float64{{0, 1}, {1, 0}},
 	}
 	m := newCapacityModel(c, 0, rng.PCG(5, "link/t/ab/capacity"), nil)
-	const k = 100
+	const cycles, k = 20_000, 100
 	hi, all := make([]float64, k), make([]float64, k)
-	var dwells []float64
-	start, prev := sim.Time(0), units.BitRate(0)
-	for i := 0; i < 2_000_000; i++ {
-		now := sim.Time(i) * sim.Time(sim.Millisecond)
-		r := rateAt(m, now)
-		if r != prev {
-			if prev == 50*units.Mbps {
-				dwells = append(dwells, now.Sub(start).Seconds())
-			}
-			start, prev = now, r
+	var dwells [2][]float64
+	at := sim.Time(0)
+	for i := range 2 * cycles {
+		r := rateAt(m, at)
+		if want := c.States[i%2].Rate; r != want {
+			t.Fatalf("dwell %d at %v: rate %v, want %v", i, at, r, want)
 		}
-		b := i * k / 2_000_000
-		all[b]++
-		if r == 50*units.Mbps {
-			hi[b]++
+		next := m.nextChange(at)
+		d := next.Sub(at).Seconds()
+		dwells[i%2] = append(dwells[i%2], d)
+		b := i * k / (2 * cycles)
+		all[b] += d
+		if i%2 == 0 {
+			hi[b] += d
+		}
+		at = next
+	}
+	for s, mean := range means {
+		expo := func(x float64) float64 { return max(0, -math.Expm1(-x/mean)) }
+		if d := ks(dwells[s], expo); d > ksCritical(cycles) {
+			t.Errorf("dwells at %v: KS D against Exp(mean %v s) = %.5f, critical %.5f at α = 0.001", c.States[s].Rate, mean, d, ksCritical(cycles))
 		}
 	}
 	f, se := ratioSE(hi, all)
-	within(t, "time fraction at 50 Mbps", f, 0.75, se)
-	md, sd := meanSD(dwells)
-	within(t, "mean dwell at 50 Mbps (s)", md, 3, sd/math.Sqrt(float64(len(dwells))))
+	within(t, "time fraction at 50 Mbps", f, means[0]/(means[0]+means[1]), se)
 }
 
 // A dwell drawn past the longest run is held there, not wrapped to a

@@ -51,12 +51,15 @@ func send(pool *packet.Pool, d *Dir, f int32, tx sim.Time) {
 // A sender that stamps its packets with departure times spaced at R (the
 // EDT pacing Linux TCP does with fq) and hands them over all at once sees
 // them leave at R: fq holds each until its time, the link's watchdog wakes
-// it then, and at 1 Gbps the 12 µs of serialisation fit in the 120 µs gap
-// of 100 Mbps. Arrival i is at 1 ms + i·120 µs + 12 µs + 1 ms exactly; the
-// check allows 1% of the gap.
+// it then, and at 1 Gbps the serialisation fits in the gap of 100 Mbps, so
+// no packet waits for the one before. Arrival i is exactly start + i·gap +
+// tx + delay: gap = 12,000 bit / 100 Mbps = 120 µs, tx = 12,000 bit /
+// 1 Gbps = 12 µs, so 1 ms + i·120 µs + 12 µs + 1 ms = 2.012 ms + i·120 µs.
 func TestFQPacesToTxTime(t *testing.T) {
 	s, pool, d, k := fqLink()
-	gap := units.TxTime(1500, 100*units.Mbps)
+	const bits = 1500 * 8
+	gap := sim.Duration(bits * int64(sim.Second) / int64(100*units.Mbps))
+	tx := sim.Duration(bits * int64(sim.Second) / int64(units.Gbps))
 	start := sim.Time(sim.Millisecond)
 	const n = 100 // fq's flow_limit
 	for i := 0; i < n; i++ {
@@ -66,13 +69,9 @@ func TestFQPacesToTxTime(t *testing.T) {
 	if len(k.at) != n {
 		t.Fatalf("arrivals = %d, want %d", len(k.at), n)
 	}
-	first := start.Add(units.TxTime(1500, units.Gbps) + sim.Millisecond)
-	if k.at[0] != first {
-		t.Errorf("first arrival at %v, want %v", k.at[0], first)
-	}
-	for i := 1; i < n; i++ {
-		if g := k.at[i].Sub(k.at[i-1]); g < gap-gap/100 || g > gap+gap/100 {
-			t.Errorf("inter-arrival %d = %v, want %v ± 1%%", i, g, gap)
+	for i, at := range k.at {
+		if want := start.Add(sim.Duration(i)*gap + tx + sim.Millisecond); at != want {
+			t.Errorf("arrival %d at %v, want %v", i, at, want)
 		}
 	}
 }
