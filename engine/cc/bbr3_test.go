@@ -244,8 +244,8 @@ func lowRTTECNPath() pathConfig {
 
 // TestBBR3ECN checks the v3 ECN response. On a 2 ms path with an
 // ECN-capable route that first never marks, ecn_alpha (initially 1.0)
-// decays by 15/16 per round toward 0; when the queue starts marking at 10
-// packets, alpha rises again and the CE rate during probes (> 50%) sets
+// decays by 15/16 per round toward 0; when the queue starts marking at K =
+// 10 packets, alpha rises again and the CE rate during probes (> 50%) sets
 // inflight_hi, which then bounds the queue near the marking threshold. On
 // a 40 ms path the same marking is ignored: min_rtt exceeds
 // bbr_ecn_max_rtt_us = 5 ms, so the flow is not ECN-eligible.
@@ -261,16 +261,21 @@ func TestBBR3ECN(t *testing.T) {
 		p.run(startTime + 1500*sim.Time(sim.Millisecond))
 		alphaAfter := gainRatio(b.ecnAlpha)
 		var maxInflight uint32
-		p.onAck = func(*RateSample) { maxInflight = max(maxInflight, p.st.InFlightPkts) }
+		maxHi := b.inflightHi
+		p.onAck = func(*RateSample) {
+			maxInflight = max(maxInflight, p.st.InFlightPkts)
+			maxHi = max(maxHi, b.inflightHi)
+		}
 		p.run(startTime + 2*sim.Time(sim.Second))
-		t.Logf("alpha %.3f → %.3f; inflight_hi %d → %d; max inflight %d", alphaBefore, alphaAfter, hiBefore, b.inflightHi, maxInflight)
+		t.Logf("alpha %.3f → %.3f; inflight_hi %d → %d (max %d from 1.5 s); max inflight %d", alphaBefore, alphaAfter, hiBefore, b.inflightHi, maxHi, maxInflight)
 		if !b.ecnEligible {
 			t.Fatal("flow not ECN-eligible at min_rtt 2 ms")
 		}
-		// 1 s is ~450 rounds of 2.2 ms: (15/16)^450 ≈ 0, floored by the
-		// fixed-point truncation of alpha*240>>8 at 0.
-		if alphaBefore > 0.05 {
-			t.Errorf("ecn_alpha after 1 s without marks = %.3f, want ≤ 0.05", alphaBefore)
+		// 1 s is ~450 rounds of ~2.2 ms; without marks the kernel's
+		// fixed-point EWMA, alpha = alpha·240 >> 8, reaches exactly 0
+		// from 256 in 53 rounds.
+		if alphaBefore != 0 {
+			t.Errorf("ecn_alpha after 1 s without marks = %.4f, want 0", alphaBefore)
 		}
 		if alphaAfter < 0.3 {
 			t.Errorf("ecn_alpha 0.5 s after marking began = %.3f, want ≥ 0.3", alphaAfter)
@@ -278,14 +283,21 @@ func TestBBR3ECN(t *testing.T) {
 		if hiBefore != unset32 {
 			t.Errorf("inflight_hi before marking = %d, want unset", hiBefore)
 		}
+		// A sample is too high only if more than bbr_ecn_thresh = 1/2 of
+		// its packets were CE-marked, which needs a queue of K: inflight
+		// BDP + K. The upper bound has no such anchor: inflight_hi takes
+		// the tx_in_flight of the first such sample, where the flow was
+		// running when the marking began (BDP + 13).
 		bdp := cfg.bdpPkts()
-		if b.inflightHi == unset32 || float64(b.inflightHi) > bdp+10+12 {
-			t.Errorf("inflight_hi with marking = %d, want ≤ BDP + K + 12 = %.0f", b.inflightHi, bdp+22)
+		if hi := float64(b.inflightHi); b.inflightHi == unset32 || hi < bdp+10 || hi > bdp+10+12 {
+			t.Errorf("inflight_hi with marking = %d, want BDP + K = %.1f … BDP + K + 12", b.inflightHi, bdp+10)
 		}
-		// The queue stays near the marking threshold K = 10: inflight is
-		// bounded by inflight_hi (+2 in PROBE_UP), not by the 200-packet buffer.
-		if float64(maxInflight) > bdp+10+14 {
-			t.Errorf("max inflight with marking = %d, want ≤ BDP + K + 14 = %.0f", maxInflight, bdp+24)
+		// bbr_bound_cwnd_for_inflight_model caps cwnd at inflight_hi (less
+		// 15 % headroom in CRUISE), so the queue stays near K rather than
+		// filling the 200-packet buffer (the +14, like the +12 above, is
+		// this test's margin, not a kernel figure).
+		if maxInflight > maxHi || float64(maxInflight) > bdp+10+14 {
+			t.Errorf("max inflight with marking = %d, want ≤ inflight_hi's max %d and ≤ BDP + K + 14 = %.0f", maxInflight, maxHi, bdp+24)
 		}
 	})
 	t.Run("high RTT: marks ignored", func(t *testing.T) {

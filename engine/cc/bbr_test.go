@@ -3,6 +3,8 @@ package cc
 import (
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/ccscope/ccscope/engine/sim"
@@ -122,14 +124,10 @@ func TestBBRCleanPathStateMachine(t *testing.T) {
 		probeRTTEnter     sim.Time
 		probeRTTExit      sim.Time
 		maxCwndInProbeRTT uint32
-		cntRounds         []fullBWCntChange
-		lastCnt           uint32
+		rounds            fullBWRounds
 	)
 	p.onAck = func(rs *RateSample) {
-		if b.fullBWCnt != lastCnt {
-			lastCnt = b.fullBWCnt
-			cntRounds = append(cntRounds, fullBWCntChange{b.fullBWCnt, b.rttCnt, p.st.Now})
-		}
+		rounds.observe(rs, p.st.Delivered, p.st.Now)
 		if b.minRTTStamp != lastStamp && probeRTTEnter == 0 && b.mode != bbrProbeRTT {
 			lastStamp, minRTTUpdated = b.minRTTStamp, p.st.Now
 		}
@@ -149,9 +147,9 @@ func TestBBRCleanPathStateMachine(t *testing.T) {
 		lastMode = b.mode
 	}
 	p.run(startTime + 10700*sim.Time(sim.Millisecond))
-	t.Logf("full_bw_cnt changes %+v; drain exit inflight %d (target %d); max bw %.2f Mbps; "+
+	t.Logf("drain exit inflight %d (target %d); max bw %.2f Mbps; "+
 		"PROBE_RTT %v after the last min_rtt update, for %v, max cwnd %d",
-		cntRounds, drainExitInflight, drainExitTarget, bwToBps(&p.st, b.maxBW())/1e6,
+		drainExitInflight, drainExitTarget, bwToBps(&p.st, b.maxBW())/1e6,
 		probeRTTEnter.Sub(minRTTUpdated), probeRTTExit.Sub(probeRTTEnter), maxCwndInProbeRTT)
 
 	t.Run("startup exits after 3 rounds without 25% growth", func(t *testing.T) {
@@ -160,24 +158,19 @@ func TestBBRCleanPathStateMachine(t *testing.T) {
 		if drainAt == 0 {
 			t.Fatalf("mode never became drain; modes %v", modes)
 		}
-		if len(cntRounds) < 3 {
-			t.Fatalf("full_bw_cnt changes %v, want at least 1, 2, 3", cntRounds)
+		exit, log := rounds.fullPipe(cfg.mss)
+		t.Logf("STARTUP's rounds:\n%s", log)
+		if exit == nil {
+			t.Fatalf("no three consecutive rounds without 25%% growth in the delivery rates; mode drain at %v", drainAt)
 		}
-		last := cntRounds[len(cntRounds)-3:]
-		for i, c := range last {
-			if c.cnt != uint32(i+1) || c.round != last[0].round+uint32(i) {
-				t.Errorf("full_bw_cnt history ends %+v, want 1, 2, 3 on consecutive rounds", last)
-				break
-			}
-		}
-		if last[2].at != drainAt {
-			t.Errorf("full_bw_cnt reached 3 at %v, drain started at %v; want the same ACK", last[2].at, drainAt)
+		if exit.at != drainAt {
+			t.Errorf("third consecutive round without 25%% growth began (round %d) at %v, drain started at %v; want the same ACK", exit.round, exit.at, drainAt)
 		}
 		// Startup doubles the rate each round from 10 packets: the pipe
 		// (333 packets per round) fills after log2(33) ≈ 5 rounds, then
 		// come the 3 plateau rounds.
-		if r := last[2].round; r < 7 || r > 12 {
-			t.Errorf("drain started in round %d, want 7..12", r)
+		if exit.round < 7 || exit.round > 12 {
+			t.Errorf("drain started in round %d, want 7..12", exit.round)
 		}
 	})
 	t.Run("bw estimate is the link rate", func(t *testing.T) {
@@ -234,9 +227,76 @@ func TestBBRCleanPathStateMachine(t *testing.T) {
 	})
 }
 
-type fullBWCntChange struct {
-	cnt, round uint32
+// fullBWRounds re-derives bbr_check_full_bw_reached from the rate samples
+// the driver hands BBR, not from BBR's own state. A packet-timed round
+// starts on the ACK of a packet sent after the previous round's start was
+// acked (prior_delivered ≥ the delivered count then, bbr_update_bw); the
+// delivery rate is delivered/interval_us, and an app-limited sample counts
+// only if it raises the max. At each round start the max over the last
+// bbr_bw_rtts = 10 rounds, this one included, is compared with full_bw:
+// 5/4 of it or more (bbr_full_bw_thresh) resets full_bw to it and the
+// count to 0; less counts a round; the third (bbr_full_bw_cnt) ends
+// STARTUP on that ACK.
+type fullBWRounds struct {
+	nextRoundDelivered uint32
+	maxRate            []float64 // per round, packets/µs; [0] before the first round
+	fullBW             float64
+	cnt                int
+	checks             []fullBWCheck
+}
+
+type fullBWCheck struct {
+	round      int
 	at         sim.Time
+	bw, fullBW float64 // packets/µs; fullBW as it was before the check
+	grew       bool
+}
+
+func (f *fullBWRounds) observe(rs *RateSample, delivered uint32, now sim.Time) {
+	intervalUs := rs.Interval / sim.Microsecond
+	if rs.Delivered < 0 || intervalUs <= 0 {
+		return
+	}
+	if len(f.maxRate) == 0 {
+		f.maxRate = []float64{0}
+	}
+	roundStart := int32(rs.PriorDelivered-f.nextRoundDelivered) >= 0
+	if roundStart {
+		f.nextRoundDelivered = delivered
+		f.maxRate = append(f.maxRate, 0)
+	}
+	round := len(f.maxRate) - 1
+	rate := float64(rs.Delivered) / float64(intervalUs)
+	bw := slices.Max(f.maxRate[max(0, round-bbrBWRTTs+1):])
+	if !rs.IsAppLimited || rate >= bw {
+		f.maxRate[round] = max(f.maxRate[round], rate)
+		bw = max(bw, rate)
+	}
+	if !roundStart || rs.IsAppLimited || f.cnt >= 3 {
+		return
+	}
+	c := fullBWCheck{round: round, at: now, bw: bw, fullBW: f.fullBW, grew: bw >= 1.25*f.fullBW}
+	if c.grew {
+		f.fullBW, f.cnt = bw, 0
+	} else {
+		f.cnt++
+	}
+	f.checks = append(f.checks, c)
+}
+
+// fullPipe returns the check that saw the third consecutive round without
+// 25 % growth (nil if none) and a table of the rounds for the log.
+func (f *fullBWRounds) fullPipe(mss units.Bytes) (*fullBWCheck, string) {
+	var b strings.Builder
+	mbps := float64(mss) * 8 // packets/µs to Mbit/s
+	for _, c := range f.checks {
+		fmt.Fprintf(&b, "  round %2d: max delivery rate %6.2f Mbps, bw %6.2f, full_bw %6.2f, grew ≥ 25%%: %v\n",
+			c.round, f.maxRate[c.round]*mbps, c.bw*mbps, c.fullBW*mbps, c.grew)
+	}
+	if f.cnt < 3 {
+		return nil, b.String()
+	}
+	return &f.checks[len(f.checks)-1], b.String()
 }
 
 // checkGainCycle checks the PROBE_BW gain cycle between the first entry to

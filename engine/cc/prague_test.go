@@ -391,7 +391,15 @@ func (p *pragueProbe) CongControl(st *cc.State, rs *cc.RateSample) {
 // TestPragueFirstMarkHalves checks prague_alpha_mode 0 (the default):
 // alpha starts at 0, so the CWR on the first mark would reduce nothing;
 // instead the first CE halves the fractional window, which ends slow start
-// as cwnd steps down to it.
+// as cwnd steps down to it. By hand, through prague_update_cwnd: slow
+// start leaves cwnd = frac = 80 with 80 in flight; the marked ACK halves
+// frac to 40 and steps cwnd to 79 (ssthresh 79: slow start is over).
+// Each of the next 79 + 42 unmarked ACKs (two rounds: the 79 in flight,
+// then the 42 sent during the first) adds ai_ack_increase/frac =
+// ⌊2^40/frac⌉ in 2^-20 (unscaled in the first rounds after slow start,
+// and MTU 1500 = MTU_SYS), so frac² grows by 2 + 1/frac² per ACK:
+// frac = √(40² + 2·121 + 121/1700) = 42.919; cwnd steps down one per ACK
+// to ⌈frac⌉ = 41 (ssthresh 41), then up with it to ⌈42.919⌉ = 43.
 func TestPragueFirstMarkHalves(t *testing.T) {
 	rtt := 10 * sim.Millisecond
 	c, r := newPragueConn(t, cc.DefaultPragueParams(), 10)
@@ -399,6 +407,9 @@ func TestPragueFirstMarkHalves(t *testing.T) {
 		pragueRound(c, r, rtt, false, nil)
 	}
 	frac := pragueFrac(r)
+	if frac != 80 || c.St.InFlightPkts != 80 {
+		t.Fatalf("slow start ended at frac_cwnd %v with %d in flight, want 80 and 80", frac, c.St.InFlightPkts)
+	}
 	c.Advance(rtt / 100)
 	c.OnACK(cctest.ACK{Acked: 1, CE: 1, ECE: true})
 	if got, want := pragueFrac(r), frac/2; math.Abs(got-want) > 1.0/(1<<cc.PragueCwndUnit) {
@@ -410,10 +421,11 @@ func TestPragueFirstMarkHalves(t *testing.T) {
 	if cc.InSlowStart(&c.St) {
 		t.Errorf("in slow start after the first mark: cwnd %d, ssthresh %d", c.St.CwndPkts, c.St.SSThreshPkts)
 	}
-	// Two rounds of additive increase (one packet each, unscaled in the
-	// first rounds after slow start) on top, and the rounding up.
-	if got, limit := c.St.CwndPkts, uint32(math.Ceil(frac/2))+3; got > limit {
-		t.Errorf("cwnd two rounds after the first mark = %d, want %.1f/2 + 2 rounds of AI (at most %d)", got, frac, limit)
+	if got, want := pragueFrac(r), math.Sqrt(40*40+2*121+121.0/1700); math.Abs(got-want) > 0.001 {
+		t.Errorf("frac_cwnd two rounds after the first mark = %.4f, want √(40² + 2·121 + 121/1700) = %.4f", got, want)
+	}
+	if c.St.CwndPkts != 43 || c.St.SSThreshPkts != 41 {
+		t.Errorf("cwnd, ssthresh two rounds after the first mark = %d, %d, want ⌈42.919⌉ = 43, 41", c.St.CwndPkts, c.St.SSThreshPkts)
 	}
 }
 
