@@ -75,13 +75,13 @@ func testStalledReader(t *testing.T, loseUpdate bool) {
 			lastAck = max(lastAck, x.arr)
 		}
 	}
-	if want := wheelAt(lastAck, rto); probes[0] != want {
+	if want := wheelAt(1000, lastAck, rto); probes[0] != want {
 		t.Errorf("first probe at %v, want the timer armed at the last ACK %v for RTO %v: %v", probes[0], lastAck, rto, want)
 	}
 	ackTx := units.TxTime(HeaderBytes, h.rate)
 	for k := 1; k < len(probes); k++ {
 		ack := probes[k-1].Add(2 * (h.owd + ackTx))
-		if want := wheelAt(ack, rto<<k); probes[k] != want {
+		if want := wheelAt(1000, ack, rto<<k); probes[k] != want {
 			t.Errorf("probe %d at %v, want %v (armed at the answer to probe %d, %v, for %v·2^%d)", k+1, probes[k], want, k, ack, rto, k)
 		}
 	}
@@ -108,19 +108,20 @@ func testStalledReader(t *testing.T, loseUpdate bool) {
 	t.Logf("RTO %v, probes at %v, data again at %v", rto, probes, firstAfter)
 }
 
-// wheelAt is when a timer_list armed at armed for when fires at HZ = 1000,
-// by the table of kernel/time/timer.c: it is due at the tick it was armed
-// in plus when, and fires at the first boundary after that of its level's
-// buckets, 1 ms wide for delays under 63 ms, 8 ms under 504 ms, 64 ms under
-// 4032 ms and 512 ms under 32256 ms.
-func wheelAt(armed sim.Time, when sim.Duration) sim.Time {
-	gran := sim.Time(sim.Millisecond)
+// wheelAt is when a timer_list armed at armed for when (whole ticks)
+// fires at hz, by the table of kernel/time/timer.c: it is due at the tick
+// it was armed in plus when, and fires at the first boundary after that of
+// its level's buckets, 1 tick wide for delays under 63 ticks, 8 under 504,
+// 64 under 4032 and 512 under 32256.
+func wheelAt(hz int, armed sim.Time, when sim.Duration) sim.Time {
+	tick := sim.Second / sim.Duration(hz)
+	gran := sim.Time(tick)
 	for _, limit := range []sim.Duration{63, 504, 4032} {
-		if when >= limit*sim.Millisecond {
+		if when >= limit*tick {
 			gran *= 8
 		}
 	}
-	due := armed - armed%sim.Time(sim.Millisecond) + sim.Time(when)
+	due := armed - armed%sim.Time(tick) + sim.Time(when)
 	return (due/gran + 1) * gran
 }
 

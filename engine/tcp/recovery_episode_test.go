@@ -276,15 +276,21 @@ func TestNoCwndValidateWithNothingUnsent(t *testing.T) {
 // again at one instant, and its pacing clock moves on by the skb's whole
 // length (tcp_update_skb_after_send), not a segment at a time. A paced
 // Reno flow in slow start has an skb of several segments in flight when
-// they are all marked lost, with its pacing slot due.
+// they are all marked lost, with its pacing slot due. The TSO goal and the
+// pacing rate are worked by hand from cwnd and srtt, which only ACKs
+// change, so they are the last ACK's.
 func TestRetransmitsLostSkbAsOneBurst(t *testing.T) {
 	c := shHarness{cc: "reno", rate: 100 * units.Mbps, owd: 10 * sim.Millisecond, opts: shLinuxOpts(), size: 2 * units.MB}.build(t)
 	d := c.snd
-	var first, k uint64
+	var first, k, cwnd, srttUs8 uint64
 	var at, wstamp sim.Time
 	var logged int
 	mark := c.s.Register(&shAt{func() {
 		d.st.Now = c.s.Now()
+		cwnd, srttUs8 = uint64(d.st.CwndPkts), uint64(d.rtt.srttUs8)
+		if d.sb.packetsOut() > d.st.CwndPkts || d.st.CwndPkts >= d.st.SSThreshPkts/2 {
+			t.Fatalf("packets out %d, cwnd %d, ssthresh %d: want the first half of slow start, cwnd all the pacing rate counts", d.sb.packetsOut(), d.st.CwndPkts, d.st.SSThreshPkts)
+		}
 		for n := d.sb.una; n < d.sb.nxt && k == 0; n++ {
 			if d.sb.seg(n).flags&flagSkbHead == 0 {
 				continue
@@ -318,12 +324,22 @@ func TestRetransmitsLostSkbAsOneBurst(t *testing.T) {
 			sent = append(sent, (x.seq-1)/1448)
 		}
 	}
-	if want := min(k, uint64(d.tsoSegs())); uint64(len(sent)) != want || sent[0] != first {
-		t.Fatalf("retransmitted %v at %v, want segments %d–%d at once", sent, at, first, first+want-1)
+	// tcp_update_pacing_rate, in bytes/s: mss · (USEC_PER_SEC/100 << 3) ·
+	// 200 (% in the first half of slow start) · max(cwnd, packets_out) /
+	// srtt_us (µs << 3).
+	rate := 1448 * 80000 * 200 * cwnd / srttUs8
+	// tcp_tso_autosize: rate >> sk_pacing_shift (10) bytes, plus nothing
+	// for min_rtt (at least the path's 20 ms, so min_rtt >> 9 ≥ 32), at
+	// most sk_gso_max_size (65,215), in segments, at least
+	// tcp_min_tso_segs (2).
+	segs := max(min(rate>>10, 65215)/1448, 2)
+	if want := min(k, segs); uint64(len(sent)) != want || sent[0] != first {
+		t.Fatalf("retransmitted %v at %v, want segments %d–%d at once (TSO goal %d at %d B/s)", sent, at, first, first+want-1, segs, rate)
 	}
-	slot := units.TxTime(units.Bytes(uint64(len(sent))*1448), d.pacingRate())
+	// len · NSEC_PER_SEC / rate, in picoseconds rounded up.
+	slot := sim.Duration((uint64(len(sent))*1448*uint64(sim.Second) + rate - 1) / rate)
 	if got := wstamp.Sub(at); got != slot {
-		t.Errorf("pacing clock moved %v, want the burst's %d segments at the pacing rate, %v", got, len(sent), slot)
+		t.Errorf("pacing clock moved %v, want the burst's %d segments at %d B/s, %v", got, len(sent), rate, slot)
 	}
 }
 

@@ -173,9 +173,11 @@ func TestHZClockConstants(t *testing.T) {
 // level n of the wheel takes the delays from LVL_START(n) = 63·8^(n−1)
 // ticks at a granularity of 8^n ticks, calc_index rounds the expiry up to
 // the next multiple of the granularity strictly after it, and a delay past
-// the last level (LVL_DEPTH 9 above HZ 100, 8 at 100) fires at
-// WHEEL_TIMEOUT_MAX, LVL_START(LVL_DEPTH) − the last granularity. Each case
-// is worked by hand from those constants.
+// the last level (LVL_DEPTH 9 above HZ 100, 8 at 100) is cut to
+// WHEEL_TIMEOUT_MAX, LVL_START(LVL_DEPTH) − the last granularity
+// (62·8^(LVL_DEPTH−1) ticks), which calc_index rounds up like any other
+// expiry, to 63·8^(LVL_DEPTH−1). Each case is worked by hand from those
+// constants.
 func TestTimerWheelBuckets(t *testing.T) {
 	for _, tc := range []struct {
 		name             string
@@ -193,8 +195,8 @@ func TestTimerWheelBuckets(t *testing.T) {
 		{"TCP_RTO_MAX at HZ 1000: level 4, 4096-tick buckets", 1000, 0, 120000, 122880},
 		{"TCP_RTO_MAX at HZ 250 (30000 ticks): level 3, 512", 250, 0, 30000, 30208},
 		{"already due", 1000, 100, 90, 100},
-		{"beyond the wheel at HZ 1000: 62·2^24", 1000, 0, 2_000_000_000, 63 << 24},
-		{"beyond the wheel at HZ 100 (8 levels): 62·2^21", 100, 0, 2_000_000_000, 63 << 21},
+		{"beyond the wheel at HZ 1000: cut to 62·2^24, fires at 63·2^24", 1000, 0, 2_000_000_000, 63 << 24},
+		{"beyond the wheel at HZ 100 (8 levels): cut to 62·2^21, fires at 63·2^21", 100, 0, 2_000_000_000, 63 << 21},
 	} {
 		if got := newHZClock(tc.hz).bucket(tc.clk, tc.expires); got != tc.at {
 			t.Errorf("%s: armed at tick %d to expire at %d fires at %d, want %d", tc.name, tc.clk, tc.expires, got, tc.at)

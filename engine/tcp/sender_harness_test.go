@@ -1,11 +1,15 @@
 package tcp
 
 import (
+	"cmp"
 	"testing"
 
 	"github.com/ccscope/ccscope/engine/cc"
 	"github.com/ccscope/ccscope/engine/config"
+	"github.com/ccscope/ccscope/engine/link"
 	"github.com/ccscope/ccscope/engine/packet"
+	"github.com/ccscope/ccscope/engine/qdisc"
+	"github.com/ccscope/ccscope/engine/rng"
 	"github.com/ccscope/ccscope/engine/sim"
 	"github.com/ccscope/ccscope/engine/trace"
 	"github.com/ccscope/ccscope/engine/units"
@@ -183,13 +187,106 @@ func (h shHarness) pacedRelease(t *testing.T, prepare func(*shConn), at sim.Time
 	return max(at, c.snd.wstamp)
 }
 
-// firstSackAfter is when the sender received the first ACK carrying SACK
-// blocks sent by the receiver at or after t.
-func (c *shConn) firstSackAfter(t sim.Time) (sim.Time, bool) {
-	for _, x := range c.rev.log {
-		if x.at >= t && x.nsack > 0 && !x.dropped {
-			return x.arr, true
+// shTap logs the packets an end hands to its path, as shPipe does, and
+// passes them on at once.
+type shTap struct {
+	s    *sim.Sim
+	pool *packet.Pool
+	next Sender
+	log  []shSent
+}
+
+// Send implements Sender.
+func (p *shTap) Send(id packet.ID) {
+	pk := p.pool.Get(id)
+	p.log = append(p.log, shSent{at: p.s.Now(), seq: pk.Seq, ack: pk.Ack, len: pk.Len, flags: pk.Flags, nsack: pk.NSack})
+	p.next.Send(id)
+}
+
+// shRouter forwards what arrives from one link onto the next, clearing the
+// sender's departure stamp as topo.Node does (ip_forward).
+type shRouter struct {
+	pool *packet.Pool
+	next Sender
+}
+
+// Receive implements link.Receiver.
+func (r shRouter) Receive(id packet.ID) {
+	r.pool.Get(id).TxTime = 0
+	r.next.Send(id)
+}
+
+// prtrp is the built-in scenario p-rtr-p (config/scenarios/p-rtr-p.json),
+// the path `ccscope compare` and `emulate` measured the kernel on, built
+// from the link and qdisc packages as engine/topo builds it: h1 — access,
+// 1 Gbps, 1 ms — r1 — bottleneck, rate, rtt/2 − 1 ms (19 ms) — h2, with a
+// FIFO of one BDP (rate · rtt) into the bottleneck and of txqueuelen (1000
+// packets) on every other direction. Its one flow sends from h1 with the
+// CC's stream of seed 1, as the scenario's f0 does; fwd and rev log what
+// the two ends send.
+type prtrp struct {
+	cc   string
+	rate units.BitRate
+	rtt  sim.Duration // base RTT; 0 is the scenario's 40 ms
+	opts config.TCPOptions
+	app  config.AppPattern
+}
+
+// prtrpConn is a built prtrp.
+type prtrpConn struct {
+	s        *sim.Sim
+	snd      *DataSender
+	rcv      *Receiver
+	fwd, rev *shTap
+}
+
+func (h prtrp) build(t *testing.T) *prtrpConn {
+	t.Helper()
+	alg, err := cc.New(h.cc)
+	if err != nil {
+		t.Fatalf("cc.New(%q): %v", h.cc, err)
+	}
+	s := sim.New()
+	pool := &packet.Pool{}
+	dir := func(name string, rate units.BitRate, delay sim.Duration, limBytes units.Bytes, limPkts int) *link.Dir {
+		d := link.New(s, pool, link.Config{Name: name, Rate: rate, Delay: delay})
+		d.SetQdisc(qdisc.NewFIFO(d.QdiscEnv(), limBytes, limPkts))
+		return d
+	}
+	const txqueuelen = config.DefaultQueuePackets
+	rtt := cmp.Or(h.rtt, 40*sim.Millisecond)
+	accAB := dir("access/ab", units.Gbps, sim.Millisecond, 0, txqueuelen)
+	accBA := dir("access/ba", units.Gbps, sim.Millisecond, 0, txqueuelen)
+	botAB := dir("bottleneck/ab", h.rate, rtt/2-sim.Millisecond, units.BytesIn(h.rate, rtt), 0)
+	botBA := dir("bottleneck/ba", h.rate, rtt/2-sim.Millisecond, 0, txqueuelen)
+	accAB.Connect(shRouter{pool, botAB})
+	botBA.Connect(shRouter{pool, accBA})
+	c := &prtrpConn{s: s, fwd: &shTap{s: s, pool: pool, next: accAB}, rev: &shTap{s: s, pool: pool, next: botBA}}
+	rec := trace.NewRecorder(config.TraceSummary, 0, nil)
+	rec.Flows = []string{"f0"}
+	c.snd = NewSender(s, pool, c.fwd, rec, SenderConfig{Flow: 0, Node: 0, Peer: 2, Opts: h.opts, CC: alg,
+		RNG: rng.Stream(1, "flow/f0/cc"), ECN: h.opts.ECN, App: h.app})
+	c.rcv = NewReceiver(s, pool, c.rev, rec, ReceiverConfig{Flow: 0, Node: 2, Peer: 0, Opts: h.opts})
+	botAB.Connect(c.rcv)
+	accBA.Connect(c.snd)
+	return c
+}
+
+// runUntil runs the connection to time t.
+func (c *prtrpConn) runUntil(t sim.Time) { c.s.RunUntil(t) }
+
+// establish runs the connection to the end of its handshake.
+func (c *prtrpConn) establish(t *testing.T) {
+	t.Helper()
+	for c.snd.state != sndEstablished {
+		if c.s.Step(1) == 0 {
+			t.Fatal("no handshake")
 		}
 	}
-	return 0, false
+}
+
+// goodput is what `ccscope run` reports: payload delivered per second
+// since the first data segment left.
+func (c *prtrpConn) goodput() float64 {
+	return float64(c.rcv.BytesDelivered()) * 8 / c.s.Now().Sub(c.snd.Stats.FirstSend).Seconds()
 }

@@ -1,6 +1,7 @@
 package tcp
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/ccscope/ccscope/engine/config"
@@ -10,58 +11,29 @@ import (
 )
 
 // A bulk flow's TSO chunks of two segments or more carry PSH on their last
-// segment, as Linux 6.18's do on the wire, and the receiver answers the
-// pushed segment at once (tcp_measure_rcv_mss sets ICSK_ACK_PUSHED, the read
-// that empties the queue sends the ACK). The reference is a sender-side
-// capture of the kernel (`ccscope emulate`, CUBIC unpaced on 50 Mbps over
-// 40 ms, congestion avoidance from 4 to 10 s): every multi-segment burst,
-// 5,564 of them of three segments, had PSH on its last segment and no other
-// segment of it did; single segments had none (129 of 132); and 45 % of the
-// ACKs covered one segment, 55 % two. Before, only a segment ending the
-// application's write carried PSH, and every ACK covered two segments.
+// segment, as Linux 6.18's do on the wire. The reference is a sender-side
+// capture of the kernel (`compare c2-stag`: two CUBIC flows, unpaced, on
+// 50 Mbps over 40 ms with a 1-BDP FIFO, congestion avoidance from 4 to
+// 10 s): every multi-segment burst, 5,564 of them of three segments, had
+// PSH on its last segment and no other segment of it did; single segments
+// had none (129 of 132). Where PSH falls is the sender's alone, so one
+// CUBIC flow on that path (p-rtr-p at 50 Mbps) over that window is held to
+// it. The capture's ACK split (45 % covering one segment, 55 % two: a
+// pushed chunk of three answered by an ACK of two and one of one) follows
+// from its flow's chunk length, which a lone flow's pacing rate does not
+// share (its chunks are of four, ACKed two by two), and that two-flow
+// scenario is not in the repository to rebuild; the receiver's answer to a
+// pushed segment is TestPushMarksWriteEnds's.
 func TestChunkEndsCarryPSH(t *testing.T) {
-	opts := shLinuxOpts()
-	opts.Pacing = config.PacingAuto // CUBIC on a host without fq: unpaced
-	h := shHarness{cc: "cubic", rate: 50 * units.Mbps, owd: 20 * sim.Millisecond, opts: opts}
-	c := h.build(t)
-	c.runUntil(sim.Time(3 * sim.Second))
-
-	endPushed, multi := checkChunkPushes(t, c.fwd.log, -1)
-	if multi < 100 {
-		t.Fatalf("%d multi-segment bursts in 3 s, want hundreds", multi)
+	c := prtrp{cc: "cubic", rate: 50 * units.Mbps, opts: compareOpts(config.DefaultSndBuf)}.build(t)
+	c.runUntil(sim.Time(10 * sim.Second))
+	i := slices.IndexFunc(c.fwd.log, func(x shSent) bool { return x.at >= sim.Time(4*sim.Second) })
+	endPushed, multi := checkChunkPushes(t, c.fwd.log[i:], -1)
+	if multi < 5000 {
+		t.Fatalf("%d multi-segment bursts from 4 to 10 s, want thousands, as the kernel's 5,564", multi)
 	}
 	if share := float64(endPushed) / float64(multi); share < 0.95 {
 		t.Errorf("bursts of two or more ending with PSH: %d of %d (%.3f), want at least 0.95 (the kernel's: 0.995)", endPushed, multi, share)
-	}
-
-	// The ACKs of congestion avoidance (from 1.5 s): how many segments each
-	// newly covers.
-	var one, two, other int
-	var last uint64
-	for _, x := range c.rev.log {
-		if x.at < sim.Time(1500*sim.Millisecond) {
-			last = max(last, x.ack)
-			continue
-		}
-		if x.ack <= last {
-			continue
-		}
-		switch n := (x.ack - last + 724) / 1448; n {
-		case 1:
-			one++
-		case 2:
-			two++
-		default:
-			other++
-		}
-		last = x.ack
-	}
-	total := one + two + other
-	if total == 0 {
-		t.Fatal("no ACKs after 1.5 s")
-	}
-	if share := float64(one) / float64(total); share < 0.35 || share > 0.55 {
-		t.Errorf("ACKs covering one segment: %d of %d (%.2f), want about 0.45 as the kernel's receiver (two: %d, more: %d)", one, total, share, two, other)
 	}
 }
 

@@ -14,38 +14,49 @@ import (
 // tcp_rack_reo_wnd (Linux 6.x) is 0 when no reordering has been seen and
 // sacked_out >= reordering; RACK.rtt is the RTT of the most recently sent
 // (s)acked segment, which left after the lost one, so the lost segment's
-// remaining time rack.rtt - (now - sent) is negative on that ACK. The
-// receiver's SACK compression holds out-of-order ACKs at most
-// sysctl_tcp_comp_sack_delay_ns + slack = 1.1 ms, so that ACK arrives
-// within 1.1 ms of the first SACK, and the retransmission leaves as that
-// ACK arrives (no reordering timer), or, the sender being paced, when the
-// pacing of the burst before it lets it (tcp_wstamp_ns).
+// remaining time rack.rtt - (now - sent) is negative on that ACK. Before
+// it, reo_wnd is min_rtt/4 (10 ms) and the lost segment waits. So the
+// retransmission leaves as the first ACK whose SACK blocks cover three
+// segments arrives (no reordering timer), or, the sender being paced, when
+// the pacing of the burst before it lets it (tcp_wstamp_ns); the receiver's
+// SACK compression makes that a later ACK than the first SACK.
 func TestRACKRepairsMidWindowLossAtDupthresh(t *testing.T) {
 	const lostSeg = 200
 	h := shHarness{cc: "reno", rate: 100 * units.Mbps, owd: 20 * sim.Millisecond, size: 3 * units.MB, opts: shLinuxOpts()}
 	drop := func(c *shConn) { c.fwd.drop = dropOnce(seqOfSeg(lostSeg)) }
 	c := h.build(t)
 	drop(c)
+	// The first ACK reporting three SACKed segments, and the first SACK:
+	// indices into c.rev.log.
+	third, first := -1, -1
+	c.rev.drop = func(p *packet.Packet, now sim.Time) bool {
+		var sacked uint64
+		for _, b := range p.Sack[:p.NSack] {
+			if b.Start > seqOfSeg(lostSeg) {
+				sacked += (b.End - b.Start) / 1448
+			}
+		}
+		if sacked > 0 && first < 0 {
+			first = len(c.rev.log)
+		}
+		if sacked >= 3 && third < 0 {
+			third = len(c.rev.log)
+		}
+		return false
+	}
 	c.runUntil(sim.Time(5 * sim.Second))
 
 	tx := c.fwd.transmissions(seqOfSeg(lostSeg))
 	if len(tx) != 2 {
 		t.Fatalf("segment %d sent %d times, want 2", lostSeg, len(tx))
 	}
-	next := c.fwd.transmissions(seqOfSeg(lostSeg + 1))[0]
-	tS, ok := c.firstSackAfter(tx[0])
-	if !ok {
-		t.Fatalf("no SACK after the loss")
+	if third < 0 || third == first {
+		t.Fatalf("ACK %d reports the first SACKed segment, ACK %d the third; want two ACKs", first, third)
 	}
-	onAck := false
-	for _, x := range c.rev.log {
-		if !x.dropped && x.arr >= tS && x.arr <= tS.Add(1100*sim.Microsecond) {
-			onAck = onAck || h.pacedRelease(t, drop, x.arr) == tx[1]
-		}
-	}
-	t.Logf("lost segment sent %v, next %v, retransmitted %v (first SACK %v)", tx[0], next, tx[1], tS)
-	if !onAck {
-		t.Errorf("retransmission at %v, want as an ACK in [%v, %v + 1.1 ms] arrives, or at the pacing release it waits for", tx[1], tS, tS)
+	at := c.rev.log[third].arr
+	t.Logf("lost segment sent %v, retransmitted %v; first SACK arrived %v, third SACKed segment %v", tx[0], tx[1], c.rev.log[first].arr, at)
+	if want := h.pacedRelease(t, drop, at); tx[1] != want {
+		t.Errorf("retransmission at %v, want at %v (the arrival of the ACK reporting the third SACKed segment, %v, or the pacing release)", tx[1], want, at)
 	}
 	st := c.snd.Stats
 	if st.RTOs != 0 || st.Retransmits != 1 || st.Recoveries != 1 {
@@ -58,15 +69,14 @@ func TestRACKRepairsMidWindowLossAtDupthresh(t *testing.T) {
 
 // A tail loss — the last three segments of a transfer — is repaired by a
 // loss probe after PTO = 2·srtt + TCP_TIMEOUT_MIN_US (more than one packet
-// out), rounded up to jiffies, counted from the last ACK that re-armed the
-// timer (tcp_schedule_loss_probe). TCP_TIMEOUT_MIN_US is 2 ms at any HZ
-// (include/net/tcp.h); HZ = 250's 4 ms ticks round the sum up further.
+// out), rounded up to jiffies, counted from the last ACK, which re-armed
+// the timer (tcp_schedule_loss_probe). TCP_TIMEOUT_MIN_US is 2 ms at any
+// HZ (include/net/tcp.h); HZ = 250's 4 ms ticks round the sum up further.
 // The timer wheel then fires the probe at the first boundary after it is
-// due of its level's buckets: at HZ = 1000 the PTO, some 83 ticks, lies on
-// level 1 (63 to 503 ticks, 8-tick buckets); at HZ = 250, some 21 ticks,
-// on level 0 (1-tick buckets). Without TLP the same loss
-// waits for the RTO (≥ 200 ms + srtt), so the transfer ends later by about
-// RTO − PTO.
+// due of its level's buckets (wheelAt): at HZ = 1000 the PTO, some 83
+// ticks, lies on level 1 (8-tick buckets); at HZ = 250, some 21 ticks, on
+// level 0. Without TLP the same loss waits for the RTO (≥ 200 ms + srtt),
+// so the transfer ends later by about RTO − PTO.
 func TestTLPRepairsTailLoss(t *testing.T) {
 	const segs = 100
 	size := units.Bytes(segs * 1448)
@@ -74,20 +84,20 @@ func TestTLPRepairsTailLoss(t *testing.T) {
 		name       string
 		tlp        bool
 		hz         int
-		bucket     int64 // ticks
 		rtos, tlps uint64
 	}{
-		{"tlp on", true, 1000, 8, 0, 1},
-		{"tlp on, HZ 250", true, 250, 1, 0, 1},
-		{"tlp off", false, 1000, 8, 1, 0},
+		{"tlp on", true, 1000, 0, 1},
+		{"tlp on, HZ 250", true, 250, 0, 1},
+		{"tlp off", false, 1000, 1, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			opts := shLinuxOpts()
 			opts.TLP = tc.tlp
 			opts.HZ = tc.hz
 			h := shHarness{cc: "reno", rate: 100 * units.Mbps, owd: 20 * sim.Millisecond, size: size, opts: opts}
+			drop := func(c *shConn) { c.fwd.drop = dropOnce(seqOfSeg(segs-3), seqOfSeg(segs-2), seqOfSeg(segs-1)) }
 			c := h.build(t)
-			c.fwd.drop = dropOnce(seqOfSeg(segs-3), seqOfSeg(segs-2), seqOfSeg(segs-1))
+			drop(c)
 			c.runUntil(sim.Time(5 * sim.Second))
 			st := c.snd.Stats
 			if st.RTOs != tc.rtos || st.TLPs != tc.tlps {
@@ -110,20 +120,25 @@ func TestTLPRepairsTailLoss(t *testing.T) {
 					lastAck = max(lastAck, x.arr)
 				}
 			}
-			tick := sim.Second / sim.Duration(tc.hz)
-			srttLo := 2*sim.Duration(c.snd.rtt.minRTTUs())*sim.Microsecond + 2*sim.Millisecond
-			t.Logf("repair %v after the last ACK (min_rtt %v)", repair.Sub(lastAck), sim.Duration(c.snd.rtt.minRTTUs())*sim.Microsecond)
-			if tc.tlp {
-				// 2·srtt is within 2 ms of 2·min_rtt on this clean path;
-				// the sum rounds up by less than a tick, and the wheel
-				// fires it within a bucket (at HZ = 250, 82–92 ms: 2 ticks
-				// of TCP_TIMEOUT_MIN in place of the 2 ms would be 88–98).
-				bucket := sim.Duration(tc.bucket) * tick
-				if d := repair.Sub(lastAck); d < srttLo || d > srttLo+2*sim.Millisecond+tick+bucket {
-					t.Errorf("probe %v after the last ACK, want 2·srtt + 2 ms ≈ %v (+ ≤ 2 ms + a %v tick + a %v bucket)", d, srttLo, tick, bucket)
+			if !tc.tlp {
+				if d := repair.Sub(lastAck); d < 200*sim.Millisecond {
+					t.Errorf("repair %v after the last ACK, want an RTO (≥ 200 ms)", d)
 				}
-			} else if d := repair.Sub(lastAck); d < 200*sim.Millisecond {
-				t.Errorf("repair %v after the last ACK, want an RTO (≥ 200 ms)", d)
+				return
+			}
+			// srtt and packets out as the last ACK left them.
+			again := h.build(t)
+			drop(again)
+			again.runUntil(lastAck)
+			if out := again.snd.sb.packetsOut(); out != 3 {
+				t.Fatalf("%d packets out after the last ACK, want the 3 lost", out)
+			}
+			us := again.snd.rtt.srttUs8>>2 + 2000
+			perTick := int64(1_000_000 / tc.hz)
+			ticks := (us + perTick - 1) / perTick // usecs_to_jiffies
+			want := wheelAt(tc.hz, lastAck, sim.Duration(ticks)*sim.Second/sim.Duration(tc.hz))
+			if repair != want {
+				t.Errorf("probe at %v, want %v: armed at the last ACK %v for 2·srtt + 2 ms = %d µs, %d ticks", repair, want, lastAck, us, ticks)
 			}
 		})
 	}

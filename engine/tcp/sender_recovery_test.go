@@ -1,10 +1,10 @@
 package tcp
 
 import (
-	"github.com/ccscope/ccscope/engine/config"
 	"testing"
 
 	"github.com/ccscope/ccscope/engine/cc"
+	"github.com/ccscope/ccscope/engine/config"
 	"github.com/ccscope/ccscope/engine/sim"
 	"github.com/ccscope/ccscope/engine/units"
 )
@@ -42,8 +42,8 @@ func TestPRRSendsInProportionToDelivered(t *testing.T) {
 		lastDelivered = d.prr.Delivered
 		prior, ss := uint64(d.st.PriorCwndPkts), uint64(d.st.SSThreshPkts)
 		want := (uint64(d.prr.Delivered)*ss + prior - 1) / prior
-		if got := uint64(d.prr.Out); got+1 < want || got > want+1 {
-			t.Fatalf("at %v prr_out = %d after prr_delivered = %d, want ⌈%d·%d/%d⌉ = %d ± 1", c.s.Now(), got, d.prr.Delivered, d.prr.Delivered, ss, prior, want)
+		if got := uint64(d.prr.Out); got != want {
+			t.Fatalf("at %v prr_out = %d after prr_delivered = %d, want ⌈%d·%d/%d⌉ = %d", c.s.Now(), got, d.prr.Delivered, d.prr.Delivered, ss, prior, want)
 		}
 		checked++
 	}
@@ -61,26 +61,52 @@ func TestPRRSendsInProportionToDelivered(t *testing.T) {
 }
 
 // Without PRR the window drops to ssthresh at the first reduction ACK
-// (tcp_cwnd_reduction's job is skipped: cwnd = ssthresh), so nothing new is
-// sent until in flight falls below ssthresh.
+// (tcp_cwnd_reduction's job is skipped: cwnd = ssthresh). Linux has no
+// such mode, PRR is always on there; the switch is the project's, for
+// ablation (README, `prr`), and follows no RFC's recovery either (RFC 5681
+// §3.2 inflates cwnd by the duplicate ACKs; RFC 6675 sends the first
+// retransmission at once). So the test holds it to what it says it does:
+// through the episode cwnd stays at ssthresh, and nothing, retransmission
+// or new data, is sent until in flight falls below ssthresh.
 func TestNoPRRDropsCwndToSSThresh(t *testing.T) {
 	opts := shLinuxOpts()
 	opts.PRR = false
 	h := shHarness{cc: "reno", rate: 100 * units.Mbps, owd: 20 * sim.Millisecond, size: 20 * units.MB, opts: opts}
 	c := h.build(t)
 	c.fwd.drop = dropOnce(seqOfSeg(400))
-	for c.s.Now() < sim.Time(10*sim.Second) && c.s.Step(1) > 0 {
-		if c.snd.st.CA == cc.CARecovery && c.snd.prr.Delivered == 0 && c.snd.st.CwndPkts != c.snd.st.SSThreshPkts {
+	d := c.snd
+	reduced, sends := false, 0
+	for c.s.Now() < sim.Time(10*sim.Second) {
+		inFlight, logged := d.sb.inFlight(), len(c.fwd.log)
+		if c.s.Step(1) == 0 {
+			break
+		}
+		if d.st.CA != cc.CARecovery {
+			if reduced {
+				break
+			}
+			continue
+		}
+		if !reduced && d.prr.Delivered == 0 && d.st.CwndPkts != d.st.SSThreshPkts {
 			continue // entered, before the first reduction ACK
 		}
-		if c.snd.st.CA == cc.CARecovery {
-			if got, want := c.snd.st.CwndPkts, c.snd.st.SSThreshPkts; got != want {
-				t.Fatalf("in recovery cwnd = %d, want ssthresh = %d", got, want)
-			}
-			return
+		reduced = true
+		if got, want := d.st.CwndPkts, d.st.SSThreshPkts; got != want {
+			t.Fatalf("at %v in recovery cwnd = %d, want ssthresh = %d", c.s.Now(), got, want)
+		}
+		if len(c.fwd.log) == logged {
+			continue
+		}
+		sends++
+		// A step that sent began with in flight at most ssthresh (an ACK
+		// may take more out than it adds), and ends with it there.
+		if after := d.sb.inFlight(); after > d.st.SSThreshPkts {
+			t.Fatalf("at %v sent with in flight %d → %d, ssthresh %d; want nothing sent above ssthresh", c.s.Now(), inFlight, after, d.st.SSThreshPkts)
 		}
 	}
-	t.Fatalf("no recovery")
+	if !reduced || sends == 0 {
+		t.Fatalf("recovery with a reduction: %v, %d steps that sent in it; want a recovery that sends", reduced, sends)
+	}
 }
 
 // Without SACK, NewReno learns of one hole per partial ACK: three losses in
