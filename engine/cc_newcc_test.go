@@ -54,10 +54,11 @@ func recoveryExits(r *Run, from sim.Time) (ssthresh, rate []float64) {
 // Westwood's ssthresh at each recovery exit within ±20 % (median) of the
 // delivery rate the sender measured over the preceding second times the
 // 100 ms base RTT, while Reno's is about half of it; Westwood's goodput at
-// least 1.5× Reno's at p = 1 % and 3× at 0.1 %. Measured (seed 1): Reno
-// 4.29 / 1.56 Mbps (Mathis 4.49 / 1.42) at p = 0.1 % / 1 %, Westwood
-// 17.6 / 2.73 Mbps (4.1× / 1.75×); ssthresh/(rate·RTTmin) median 1.00
-// (p10–p90 0.95–1.04 and 0.86–1.08) for Westwood, 0.55 and 0.57 for Reno.
+// least 1.5× Reno's at p = 1 % and 3× at 0.1 %. Measured (seed 1,
+// 2026-12-06): Reno 4.70 / 1.53 Mbps (Mathis 4.49 / 1.42) at p = 0.1 % /
+// 1 %, Westwood 16.84 / 3.25 Mbps (3.6× / 2.1×); ssthresh/(rate·RTTmin)
+// median 1.01 and 0.98 (p10–p90 0.96–1.08 and 0.83–1.08) for Westwood,
+// 0.55 and 0.53 for Reno.
 func TestWestwoodRandomLoss(t *testing.T) {
 	for _, tc := range []struct {
 		p, gain float64
