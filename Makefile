@@ -103,8 +103,12 @@ test-go: lint
 # proxy still parted without the relay running late (2026-12-06: 33.79 Mbps
 # and 155 retransmissions on its long leg, against 29.61-29.70 and 5 in every
 # run alone): a failed comparison was the machine's, not the kernel's.
-test-emulate:
+# The Python tests that run the kernel (ccscope.compare, notebooks 04 and
+# 07: pytest -m kernel) run here too, one at a time, for the same reason.
+test-emulate: export PYTHONDONTWRITEBYTECODE :=
+test-emulate: build $(PKGBIN) $(VENV)/.stamp-test
 	$(GO) test ./server/emulate
+	CCSCOPE_NOTEBOOK_JOBS=1 $(PY) -m pytest -q -m kernel client-python/tests
 
 # The server soak (not part of test): 20 connections × 5 sessions stepping
 # and streaming for 60 s, then closed; goroutines, fds and heap must come
@@ -120,7 +124,7 @@ soak:
 # apiece on this machine).
 test-py: export PYTHONDONTWRITEBYTECODE :=
 test-py: build $(PKGBIN) $(VENV)/.stamp-test
-	$(PY) -m pytest -q client-python/tests
+	$(PY) -m pytest -q -m "not kernel" client-python/tests
 
 # Default benchtime with three counts: the whole-run benchmarks (seconds per
 # iteration) run once per count, the micro-benchmarks long enough to mean

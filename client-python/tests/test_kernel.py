@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import warnings
 
 import pytest
 
@@ -151,6 +152,7 @@ def test_compare_refuses_without_emulation(monkeypatch):
         ccscope.compare("p-rtr-p")
 
 
+@pytest.mark.kernel
 def test_compare_on_the_kernel(binary_env):
     why = ccscope.emulation_available()
     if why is not None:
@@ -169,13 +171,21 @@ def test_compare_on_the_kernel(binary_env):
     # core: the delays it adds to its RTT samples can end CUBIC's slow start early (HyStart's delay test;
     # one CI run measured 33.9 Mbps on the kernel against 45.9, and three runs alone on the same machine
     # all agreed within 5 %). Up to three tries while the relay's p99 lateness is over 1 ms or the
-    # goodputs disagree (server/emulate's runOnTime retries the same way), the last one checked.
-    for _ in range(3):
+    # goodputs disagree (server/emulate's runOnTime retries the same way), the last one checked; each
+    # try taken again is reported with its figures in the test summary.
+    for attempt in range(1, 4):
         df = ccscope.compare(scn)
         emulated = df.attrs["comparison"]["emulated"][0]
         g = df[df.metric == "goodput"].iloc[0]
-        if (emulated["lateness"].get("p99_ps") or 0) <= 10**9 and abs(g.rel_diff) < 0.05:
+        late = emulated["lateness"].get("p99_ps") or 0
+        if late <= 10**9 and abs(g.rel_diff) < 0.05:
             break
+        if attempt < 3:
+            warnings.warn(
+                f"kernel run {attempt} taken again: goodput sim {g.sim:.2f} vs kernel {g.kernel:.2f} Mbps, "
+                f"relay p99 lateness {late / 1e9:.2f} ms",
+                stacklevel=1,
+            )
     # Over 3 s, slow start included, the two agree within 5 % on this path (the Go tests hold 5 % over 6 s).
     assert abs(g.rel_diff) < 0.05, f"goodput sim {g.sim:.2f} vs kernel {g.kernel:.2f} Mbps"
     assert emulated["mode"] == "emulate"

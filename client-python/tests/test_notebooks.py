@@ -60,9 +60,13 @@ def test_first_cell_prints_versions_reads_the_url_and_seeds(path):
         assert want in first, f"{path.name}: first code cell lacks {want!r}"
 
 
+# 04 runs the scenario on the real kernel too, 07 captures a real transfer.
+KERNEL_NOTEBOOKS = ("04-", "07-")
+
+
 def _not_run_here(path: Path) -> str | None:
     """Why path cannot run on this machine, or None."""
-    if path.name.startswith(("04-", "07-")):
+    if path.name.startswith(KERNEL_NOTEBOOKS):
         # 04 runs the scenario on the real kernel too, 07 captures a real transfer: Linux, root, /dev/net/tun.
         why = ccscope.emulation_available()
         if why is not None:
@@ -126,7 +130,11 @@ def notebook_runs(request, binary_env, tmp_path_factory):
 
 
 @pytest.mark.notebook
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+@pytest.mark.parametrize(
+    "path",
+    [pytest.param(p, marks=pytest.mark.kernel) if p.name.startswith(KERNEL_NOTEBOOKS) else p for p in NOTEBOOKS],
+    ids=lambda p: p.stem,
+)
 def test_notebook_runs(path, notebook_runs):
     why = _not_run_here(path)
     if why is not None:
