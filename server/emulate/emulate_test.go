@@ -539,27 +539,36 @@ func TestPingBesideKernelFlow(t *testing.T) {
 	p50, p99 := dur(fs.RTTP50Ps), dur(fs.RTTP99Ps)
 	t.Logf("probes %d sent, %d answered; RTT p50 %v, p99 %v", *fs.ProbesSent, *fs.ProbesReceived, p50, p99)
 	// In flight at the end: at most the last 80 ms / 20 ms = 4.
-	if *fs.ProbesSent < 145 || *fs.ProbesSent > 151 || *fs.ProbesReceived < *fs.ProbesSent-4 {
+	if *fs.ProbesSent != 151 || *fs.ProbesReceived < *fs.ProbesSent-4 {
 		t.Errorf("probes sent %d, answered %d; want 151 (0 to 3 s every 20 ms), all answered but the 4 in flight", *fs.ProbesSent, *fs.ProbesReceived)
 	}
 	base := 40*sim.Millisecond + 32*sim.Microsecond
 	if p50 < base+10*sim.Millisecond || p99 > base+40*sim.Millisecond+sim.Millisecond {
 		t.Errorf("probe RTT p50 %v, p99 %v; want within %v + the FIFO's 40 ms, the median 10 ms or more above it", p50, p99, base)
 	}
-	if res.Summary.Flows[0].GoodputBps == nil || *res.Summary.Flows[0].GoodputBps < 40e6 {
-		t.Errorf("the CUBIC flow's goodput = %v, want the path's", res.Summary.Flows[0].GoodputBps)
-	}
 	// The simulator's probe beside its own CUBIC: the kernel's flow keeps
-	// the FIFO about as full (TestSimVsEmulate), so the medians agree.
+	// the FIFO about as full (TestSimVsEmulate), so the medians agree, and
+	// the flows' goodputs. In four kernel runs (2026-12-06) the probe's p50
+	// was within 0.4 % of the simulator's and the goodput 45.79–45.81 Mbps
+	// against 45.81 simulated; 3 % on both leaves
+	// room for the kernel's HyStart exits, which vary from run to run.
 	r, err := engine.New(prep.Scenario, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r.RunToEnd()
-	simP50 := dur(r.Summary(prep.Hash).Flows[1].RTTP50Ps)
-	t.Logf("simulated probe RTT p50 %v", simP50)
-	if d := math.Abs(float64(p50-simP50)) / float64(simP50); d > 0.2 {
-		t.Errorf("probe RTT p50 %v beside the kernel, %v simulated: differ by %.0f%%, want ≤ 20%%", p50, simP50, 100*d)
+	sim := r.Summary(prep.Hash)
+	simP50 := dur(sim.Flows[1].RTTP50Ps)
+	g, simG := res.Summary.Flows[0].GoodputBps, sim.Flows[0].GoodputBps
+	if g == nil || simG == nil {
+		t.Fatalf("the CUBIC flow's goodput = %v beside the kernel, %v simulated; want both", g, simG)
+	}
+	t.Logf("simulated probe RTT p50 %v; CUBIC goodput %.3f Mbps beside the kernel, %.3f simulated", simP50, float64(*g)/1e6, float64(*simG)/1e6)
+	if d := math.Abs(float64(p50-simP50)) / float64(simP50); d > 0.03 {
+		t.Errorf("probe RTT p50 %v beside the kernel, %v simulated: differ by %.1f%%, want ≤ 3%%", p50, simP50, 100*d)
+	}
+	if d := math.Abs(float64(*g-*simG)) / float64(*simG); d > 0.03 {
+		t.Errorf("CUBIC goodput %.2f Mbps beside the kernel, %.2f simulated: differ by %.1f%%, want ≤ 3%%", float64(*g)/1e6, float64(*simG)/1e6, 100*d)
 	}
 }
 
@@ -826,8 +835,8 @@ func TestRelayOnTimeAsFlowsComeAndGo(t *testing.T) {
 // puts them around its own: on the clean path with a 10 ms receive hold
 // the kernel's min_rtt is the 40 ms propagation delay plus the hold (and
 // at most the 4 ms a first ACK waits for its grant), and a grant every
-// 4 ms (a constant gap) while ACKs are waiting releases them, about 2 s /
-// 4 ms grants while the flow runs. A gro_interval, which the TUN path
+// 4 ms (a constant gap) while ACKs are waiting releases them, as many
+// grants as the simulator's receiver path takes for the same flow. A gro_interval, which the TUN path
 // cannot apply, is run without and named in the summary's notes.
 func TestReceivePathModels(t *testing.T) {
 	requireEmulation(t)
@@ -853,9 +862,21 @@ func TestReceivePathModels(t *testing.T) {
 	if rp == nil {
 		t.Fatalf("flow summary has no rcv_path counts")
 	}
-	t.Logf("rcv_path %+v", *rp)
-	if rp.Grants < 250 || rp.Grants > 501 || rp.AcksLost != 0 || rp.AcksFiltered != 0 {
-		t.Errorf("rcv_path = %+v, want 250 to 501 grants (2 s / 4 ms at most), no ACK lost or filtered", *rp)
+	// The grants the simulator's own receiver path gives the same flow:
+	// the relay draws them from the same process, so they come while ACKs
+	// wait, as the kernel's receiver makes them (421–425 in five kernel
+	// runs, 2026-12-06, against 414 simulated, of at most 2 s / 4 ms =
+	// 500).
+	r, err := engine.New(prep.Scenario, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.RunToEnd()
+	simRP := r.Summary(prep.Hash).Flows[0].RcvPath
+	t.Logf("rcv_path %+v beside the kernel, %+v simulated", *rp, *simRP)
+	if d := math.Abs(float64(rp.Grants)-float64(simRP.Grants)) / float64(simRP.Grants); rp.Grants > 501 || d > 0.03 ||
+		rp.AcksLost != 0 || rp.AcksFiltered != 0 {
+		t.Errorf("rcv_path = %+v, want the simulator's %d grants ± 3 %% (at most 2 s / 4 ms), no ACK lost or filtered", *rp, simRP.Grants)
 	}
 	gro := 0
 	for _, n := range res.Summary.Notes {
