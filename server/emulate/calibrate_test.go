@@ -5,6 +5,7 @@ package emulate
 import (
 	"bytes"
 	"context"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,7 +36,13 @@ const calibPath = `{
 // known, in all three forms calibrate reads — the TCP_INFO CSV and pcap
 // the emulation writes, and `ss -tin` logged in the sender's namespace
 // while it runs — and checks that calibrate recovers the rate within
-// 5%, the propagation floor within 1 ms and the buffer within 20%.
+// 5%, the propagation floor within 1 ms and the buffer within 20%. The
+// full calibration is then held to the bar WarpSIM admits a trial at
+// (../shared/reference/warpsim-paper.txt, §8.2 "Verify", applying §8.1's
+// Compare step): the stock CCs in the simulator "reach 10 MB and 100 MB
+// within 6% of live, and their goodput lands within 10%, so the trial was
+// admitted". This 5 s flow at 30 Mbps carries about 18 MB, so the 10 MB
+// milestone is held to 6% and the 100 MB one, never reached, not at all.
 func TestCalibrateRecovers(t *testing.T) {
 	requireEmulation(t)
 	prep, err := engine.Prepare([]byte(calibPath), nil)
@@ -105,8 +112,23 @@ func TestCalibrateRecovers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Residual.GoodputMbps == nil || *rep.Residual.GoodputMbps < -0.1 || *rep.Residual.GoodputMbps > 0.1 {
-		t.Errorf("sim vs live goodput residual = %v, want within 10%% (the paper's admission bar)", rep.Residual.GoodputMbps)
+	// WarpSIM §8.2's admission bar: milestones within 6% of live, goodput
+	// within 10%.
+	for _, c := range []struct {
+		name string
+		got  *float64
+		band float64
+	}{
+		{"time to 10 MB", rep.Residual.T10MBMs, 0.06},
+		{"goodput", rep.Residual.GoodputMbps, 0.10},
+	} {
+		if c.got == nil {
+			t.Errorf("sim vs live %s residual: none (a side without it), want within %.0f%% (WarpSIM §8.2's admission bar)", c.name, 100*c.band)
+			continue
+		}
+		if math.Abs(*c.got) > c.band {
+			t.Errorf("sim vs live %s residual = %+.3f, want within ±%.2f (WarpSIM §8.2's admission bar)", c.name, *c.got, c.band)
+		}
 	}
 }
 

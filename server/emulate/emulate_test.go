@@ -623,8 +623,11 @@ func TestApplicationPatterns(t *testing.T) {
 		bQ0, _ := deliveredOf(rows, 1, quiet)
 		bQ1, _ := deliveredOf(rows, 1, next)
 		t.Logf("period %d: %d B acked while on, %d B in the quiet window", k, bQ0-bOn, bQ1-bQ0)
-		if bQ0-bOn < 100*1448 {
-			t.Errorf("period %d: %d B acked while on; want the on period to send", k, bQ0-bOn)
+		// 300 ms of the path's payload rate is 1.81 MB (50 Mbps × 1448/1500);
+		// a period starts again from the initial window (the 500 ms off is
+		// longer than the RTO: tcp_cwnd_restart), so want half of it.
+		if bQ0-bOn < 905_000 {
+			t.Errorf("period %d: %d B acked while on; want at least half of 300 ms at the path's rate, 905 KB", k, bQ0-bOn)
 		}
 		if bQ1 != bQ0 {
 			t.Errorf("period %d: %d B acked %v to %v after the on period started; want none while off", k, bQ1-bQ0, quiet.Sub(on), next.Sub(on))
@@ -632,7 +635,8 @@ func TestApplicationPatterns(t *testing.T) {
 	}
 
 	// The simulator runs the same applications: the on/off flow's goodput
-	// agrees within 15%.
+	// agrees within 5 % (three kernel runs, 2026-12-06: 18.02–18.45 Mbps
+	// against 18.26 simulated).
 	r, err := engine.New(prep.Scenario, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -644,8 +648,8 @@ func TestApplicationPatterns(t *testing.T) {
 	}
 	d := math.Abs(float64(*emuG-*simG)) / float64(*simG)
 	t.Logf("on/off application: %.2f Mbps beside the kernel, %.2f simulated", float64(*emuG)/1e6, float64(*simG)/1e6)
-	if d > 0.15 {
-		t.Errorf("on/off goodput %d bps on the kernel, %d simulated: differ by %.0f%%, want ≤ 15%%", *emuG, *simG, 100*d)
+	if d > 0.05 {
+		t.Errorf("on/off goodput %d bps on the kernel, %d simulated: differ by %.1f%%, want ≤ 5%%", *emuG, *simG, 100*d)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -82,15 +83,27 @@ func TestCatalogSeriesAreParameterCombinations(t *testing.T) {
 	if strings.Join(labels, "|") != strings.Join(want, "|") {
 		t.Errorf("legend = %q, want %q", labels, want)
 	}
-	titles := titleRe.FindAllStringSubmatch(page, -1)
-	if len(titles) < 2 {
-		t.Fatalf("catalog page has %d titles, want the page's and 8 dots'", len(titles))
+	// One chart (one axis), one dot per row: the page's title and 8 dots'.
+	// A dot's hover names every swept parameter, the seed, flow and CC,
+	// the metric (row n's goodput is n Mbps) and the run.
+	wantTitles := []string{"ccscope sweep catalog"}
+	for i, r := range rows {
+		wantTitles = append(wantTitles, fmt.Sprintf("flows.f0.cc=%s  links.bottleneck.ab.qdisc.limit=%s  links.bottleneck.delay=%s  seed 1  flow f0 (%s): goodput (Mbps) = %d  (run %s)",
+			r.CC, display(r.Params["links.bottleneck.ab.qdisc.limit"]), display(r.Params["links.bottleneck.delay"]), r.CC, i+1, r.Run))
 	}
-	for _, m := range titles[1:] {
-		for _, p := range []string{"flows.f0.cc=", "links.bottleneck.ab.qdisc.limit=", "links.bottleneck.delay="} {
-			if !strings.Contains(m[1], p) {
-				t.Errorf("hover %q does not name %s", m[1], strings.TrimSuffix(p, "="))
-			}
+	var titles []string
+	for _, m := range titleRe.FindAllStringSubmatch(page, -1) {
+		titles = append(titles, m[1])
+	}
+	if len(titles) != len(wantTitles) {
+		t.Fatalf("catalog page has %d titles, want %d: the page's and 8 dots'", len(titles), len(wantTitles))
+	}
+	// The dots come series by series; which order is the legend's concern.
+	slices.Sort(titles[1:])
+	slices.Sort(wantTitles[1:])
+	for i := range titles {
+		if titles[i] != wantTitles[i] {
+			t.Errorf("title %d = %q, want %q", i, titles[i], wantTitles[i])
 		}
 	}
 }
@@ -148,13 +161,26 @@ func TestCatalogBarsSpanSeeds(t *testing.T) {
 // other values are evenly spaced, and each chart's caption says which.
 func TestCatalogXAxisSpacing(t *testing.T) {
 	tickRe := regexp.MustCompile(`<text x="([0-9.]+)" y="[0-9.]+" text-anchor="middle">([^<]*)</text>`)
+	// 0 has no place on a log scale, so the page gives it the axis's left
+	// end and the break "//" after it, and lays the positive values out
+	// logarithmically over the rest: their domain [lo, hi] maps onto
+	// [zeroGap, 1] of the axis, v at zeroGap + (1-zeroGap)·log(v/lo)/log(hi/lo).
+	// zeroGap is the 12 % of the axis the page sets 0 apart in
+	// (logZeroGap); with 0, 0.001, 0.01 and 0.1 the domain is [0.001, 0.1],
+	// so 0.001, its lower end, sits at zeroGap = 0.12, 0.01 halfway along
+	// the rest at 0.56, and 0.1 at 1.
+	const zeroGap = 0.12
+	logPos := func(v, lo, hi float64) float64 {
+		return zeroGap + (1-zeroGap)*math.Log(v/lo)/math.Log(hi/lo)
+	}
 	for _, tc := range []struct {
 		name    string
 		values  []string // JSON, as written
 		want    []float64
 		caption string
 	}{
-		{"log with 0 apart", []string{"0", "0.001", "0.01"}, []float64{0, 0.12, 1}, "logarithmic in the value, with 0 set apart"},
+		{"log with 0 apart", []string{"0", "0.001", "0.01", "0.1"}, []float64{0, logPos(0.001, 0.001, 0.1), logPos(0.01, 0.001, 0.1), logPos(0.1, 0.001, 0.1)},
+			"logarithmic in the value, with 0 set apart"},
 		{"log", []string{"0.001", "0.01", "0.1"}, []float64{0, 0.5, 1}, "logarithmic in the value."},
 		{"linear", []string{"10", "20", "40"}, []float64{0, 1.0 / 3, 1}, "linear in the value"},
 		{"one unit", []string{`"40ms"`, `"10ms"`, `"20ms"`}, []float64{0, 1.0 / 3, 1}, "linear in the value"},
