@@ -182,22 +182,25 @@ func TestCleanPathCubic(t *testing.T) {
 }
 
 // TestSimVsEmulate checks that the simulator and the kernel agree on the
-// clean path within 5% on goodput and on the time to deliver 10 MB.
+// clean path within 2 % on goodput (TestCleanPathCubic's bound on the same
+// run) and 3 % on the time to deliver 10 MB, which slow start's exit moves
+// more: two kernel runs (2026-12-06) were within 0.01 % and 0.04 %.
 func TestSimVsEmulate(t *testing.T) {
 	res := cleanRun(t)
 	simF, emuF := simulate(t, []byte(cleanPath), nil).Flows[0], res.Summary.Flows[0]
 	for _, c := range []struct {
 		name     string
 		sim, emu *int64
-	}{{"goodput_bps", simF.GoodputBps, emuF.GoodputBps}, {"t_10MB_ps", simF.T10MBPs, emuF.T10MBPs}} {
+		within   float64
+	}{{"goodput_bps", simF.GoodputBps, emuF.GoodputBps, 0.02}, {"t_10MB_ps", simF.T10MBPs, emuF.T10MBPs, 0.03}} {
 		if c.sim == nil || c.emu == nil {
 			t.Errorf("%s: sim %v, emulate %v; want both", c.name, c.sim, c.emu)
 			continue
 		}
 		d := math.Abs(float64(*c.emu-*c.sim)) / float64(*c.sim)
 		t.Logf("%s: emulate %d, sim %d (%.2f%%)", c.name, *c.emu, *c.sim, 100*d)
-		if d > 0.05 {
-			t.Errorf("%s: emulate %d, sim %d: differ by %.1f%%, want ≤ 5%%", c.name, *c.emu, *c.sim, 100*d)
+		if d > c.within {
+			t.Errorf("%s: emulate %d, sim %d: differ by %.1f%%, want ≤ %.0f%%", c.name, *c.emu, *c.sim, 100*d, 100*c.within)
 		}
 	}
 }
