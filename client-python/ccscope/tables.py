@@ -240,7 +240,7 @@ def trace_capacity(
     source: Any,
     *,
     link: str | None = None,
-    dir: str = "ab",
+    dir: str | None = None,
     window: str = "100ms",
     until: str | int | None = None,
     loop: bool | None = None,
@@ -259,8 +259,11 @@ def trace_capacity(
             scenario's canonical config (``session.config``) with ``link``:
             the trace of that link direction, as the run embedded it
             (built-in traces included).
-        link: The link id, for a session or config.
-        dir: The direction, ``"ab"`` or ``"ba"``.
+        link: The link id, for a session or config; without it, the one
+            trace-driven direction the scenario has (among those of ``dir``
+            if given).
+        dir: The direction, ``"ab"`` or ``"ba"``; ``"ab"`` if ``link`` is
+            given and ``dir`` is not.
         window: The window length (``"100ms"``; mm-throughput-graph's
             default is 500 ms).
         until: How long to cover (a duration string or picoseconds); a
@@ -273,16 +276,17 @@ def trace_capacity(
         one row per window; the last may be shorter than ``window``.
 
     Raises:
-        ValueError: The direction is not trace-driven, a line is not a
-            millisecond count, the timestamps decrease or the last is 0,
-            or ``until`` is missing for a file.
+        ValueError: The direction is not trace-driven, ``link`` is
+            missing where the scenario has no trace-driven direction or
+            several, a line is not a millisecond count, the timestamps
+            decrease or the last is 0, or ``until`` is missing for a file.
     """
     if hasattr(source, "config") and not isinstance(source, Mapping):
         source = source.config
     if isinstance(source, Mapping):
         if link is None:
-            raise ValueError("ccscope.trace_capacity: a session or config needs link=")
-        text, cfg_loop, duration = _direction_trace(source, link, dir)
+            link, dir = _only_trace_direction(source, dir)
+        text, cfg_loop, duration = _direction_trace(source, link, dir or "ab")
         loop = cfg_loop if loop is None else loop
         until = duration if until is None else until
     else:
@@ -310,6 +314,23 @@ def trace_capacity(
     starts = [i * width for i in range(len(counts))]
     bps = [c * TRACE_BYTES * 8 * _PS["s"] // (min(end, s + width) - s) for c, s in zip(counts, starts)]
     return pa.table({"t_ps": pa.array(starts, pa.int64()), "capacity_bps": pa.array(bps, pa.int64())})
+
+
+def _only_trace_direction(config: Mapping[str, Any], dir: str | None) -> tuple[str, str]:
+    """The link id and direction of the scenario's one trace-driven direction
+    (of direction dir, if given)."""
+    found = [
+        (str(lk.get("id")), d)
+        for lk in config.get("links") or []
+        for d in ("ab", "ba")
+        if (dir is None or d == dir) and (lk.get(d) or {}).get("trace")
+    ]
+    if len(found) != 1:
+        which = ", ".join(f"{lk}/{d}" for lk, d in found) or "none"
+        raise ValueError(
+            f"ccscope.trace_capacity: give link= (and dir=): the scenario's trace-driven directions are {which}"
+        )
+    return found[0]
 
 
 def _direction_trace(config: Mapping[str, Any], link: str, dir: str) -> tuple[str, bool, str]:

@@ -51,6 +51,18 @@ def test_a_file_needs_until_and_a_direction_a_trace(client, tmp_path):
             ccscope.trace_capacity(s, link="bottleneck")
         with pytest.raises(ValueError, match="no link 'nope'"):
             ccscope.trace_capacity(s, link="nope")
+        with pytest.raises(ValueError, match="give link= .and dir=.: the scenario's trace-driven directions are none"):
+            ccscope.trace_capacity(s)
+
+
+def test_the_one_trace_direction_is_the_default(client):
+    # cellular's downlink (bottleneck/ab) is its only trace-driven direction:
+    # without link=, that is the one read; asked for the other direction,
+    # there is none to read.
+    with client.open("cellular") as s:
+        assert ccscope.trace_capacity(s).equals(ccscope.trace_capacity(s, link="bottleneck", dir="ab"))
+        with pytest.raises(ValueError, match="directions are none"):
+            ccscope.trace_capacity(s, dir="ba")
 
 
 def test_a_backlogged_trace_link_delivers_its_capacity(client):
