@@ -226,10 +226,11 @@ func TestDCTCPStepMarking(t *testing.T) {
 // predicted 1.60; p_L 1.47 %, e 7.1e-5 (12 events); W_L 193 packets
 // (model 184), W_C 172 (model 150); srtt 40.41 and 52.88 ms. Seeds 2 and
 // 3: ratios 1.82 and 1.86 (59.65 and 36.84 Mbps, ratio 1.62 against 1.72
-// predicted, before the send-buffer writer's changes). Asserted: Prague's window within 15 % of x/p_L, CUBIC's within
-// 25 % of its response, the ratio within 20 % of the prediction and in
-// 1.3–2.2; Prague's RTT p99 − base ≤ 2 ms (its L-queue delay), CUBIC's
-// p50 − base within the 15 ms PI2 target ± 5 ms; the link ≥ 90 % used.
+// predicted, before the send-buffer writer's changes). Asserted: Prague's
+// window within 15 % of x/p_L, CUBIC's within 25 % of its response, the
+// ratio within 20 % of the prediction and in 1.3–2.2; Prague's RTT p99 −
+// base ≤ 2 ms (its L-queue delay), CUBIC's p50 − base within the 15 ms
+// PI2 target ± 5 ms; the link ≥ 90 % used.
 func TestPragueCubicDualPI2(t *testing.T) {
 	r := builtinRun(t, "l4s", "runtime.duration=60s")
 	fl, fc := r.Flows[0].(*tcpFlow), r.Flows[1].(*tcpFlow)

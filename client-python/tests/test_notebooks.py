@@ -66,8 +66,7 @@ KERNEL_NOTEBOOKS = ("04-", "07-")
 
 def _not_run_here(path: Path) -> str | None:
     """Why path cannot run on this machine, or None."""
-    if path.name.startswith(KERNEL_NOTEBOOKS):
-        # 04 runs the scenario on the real kernel too, 07 captures a real transfer: Linux, root, /dev/net/tun.
+    if path.name.startswith(KERNEL_NOTEBOOKS):  # Linux, root, /dev/net/tun
         why = ccscope.emulation_available()
         if why is not None:
             return f"NOTEBOOK {path.name} NOT RUN: {why}"

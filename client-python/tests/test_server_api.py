@@ -370,15 +370,16 @@ def test_connect_to_a_url_with_and_without_token(client):
 def test_run_receives_progress_pushes(client):
     # Progress pushes come about every 100 ms of wall time during a run
     # (a 400 s pump run takes ~0.8 s here), each with the run's request id
-    # and a growing clock. The server looks at the clock between chunks of
-    # at most 8 ms of run, so at least one push per 2 × 108 ms the run
-    # took, however fast the machine.
+    # and a growing clock. The server looks at the clock between chunks it
+    # sizes to take at most 8 ms (one the machine stalls takes longer), so
+    # at least one push per 3 × 108 ms the run took, however fast the
+    # machine.
     seen = []
     with client.open("pump", set={"runtime.duration": "400s"}) as s:
         start = time.monotonic()
         res = client.call("run", {"session": s.id}, timeout=None, on_progress=seen.append)
         took = time.monotonic() - start
-    assert len(seen) >= int(took / 0.216), f"{len(seen)} progress pushes in a run of {took:.2f} s"
+    assert len(seen) >= int(took / 0.324), f"{len(seen)} progress pushes in a run of {took:.2f} s"
     times = [p.sim_time_ps for p in seen]
     assert times == sorted(times) and all(0 < p.fraction <= 1 for p in seen)
     assert {p.request for p in seen} == {client._next_id - 2}  # the run's id (close came after)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import pytest
 
 pytest.importorskip("ipywidgets")
@@ -62,8 +60,6 @@ def test_controls_step_and_act_through_the_action_log(client):
         flows = s.signals("flows")
         last = flows.slice(flows.num_rows - 1).to_pylist()[0]
         payload_bps = 10e6 * 1448 / 1500
-        mathis_bps = 1448 * 8 / 0.012 * math.sqrt(3 / (2 * 0.01))
-        assert mathis_bps > 10e6, f"Mathis at 1 % loss and 12 ms: {mathis_bps / 1e6:.1f} Mbps"
         assert 0.9 * payload_bps <= last["delivery_rate_bps"] <= payload_bps + 1, (
             f"delivery rate {last['delivery_rate_bps'] / 1e6:.2f} Mbps after the cut; the 10 Mbps link should "
             f"limit it to {0.9 * payload_bps / 1e6:.2f}–{payload_bps / 1e6:.2f} Mbps of payload")

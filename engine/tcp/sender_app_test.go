@@ -144,11 +144,13 @@ func TestSndBufExpands(t *testing.T) {
 // flight, so its push had stopped short of cwnd with data waiting: the
 // host below tcp_write_xmit, most likely TCP Small Queues holding skbs
 // still in the TUN device, which the simulator, with no host send path,
-// does not model (2026-12-06). Its flow reaches the cap at the first ACK that
-// finds the writer blocked with nothing unsent and cwnd open, at cwnd 50,
-// as the kernel's next such ACK did (at cwnd 49, unsent 0, 128,000
-// already). The test holds the two expansions the kernel and the simulator
-// share, and that the cap comes only at such an ACK.
+// does not model (2026-12-06). Its flow reaches the cap at the first ACK
+// that finds the writer blocked with nothing unsent, so that cwnd is open
+// once the ACK is in, at cwnd 50, as the kernel's next such ACK did (at
+// cwnd 49, unsent 0, 128,000 already). The test holds the two expansions
+// the kernel and the simulator share, and that every expansion comes at an
+// ACK that found the writer blocked and either nothing unsent or cwnd open
+// after its push (the writer may fill cwnd again within the same step).
 func TestSndBufExpandsAsKernel(t *testing.T) {
 	c := prtrp{cc: "reno", rate: 100 * units.Mbps, opts: compareOpts(128000)}.build(t)
 	d := c.snd

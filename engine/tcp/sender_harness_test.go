@@ -222,8 +222,8 @@ func (r shRouter) Receive(id packet.ID) {
 // 1 Gbps, 1 ms — r1 — bottleneck, rate, rtt/2 − 1 ms (19 ms) — h2, with a
 // FIFO of one BDP (rate · rtt) into the bottleneck and of txqueuelen (1000
 // packets) on every other direction. Its one flow sends from h1 with the
-// CC's stream of seed 1, as the scenario's f0 does; fwd and rev log what
-// the two ends send.
+// CC's stream of seed 1, as the scenario's f0 does; fwd logs what the
+// sender sends.
 type prtrp struct {
 	cc   string
 	rate units.BitRate
@@ -234,10 +234,10 @@ type prtrp struct {
 
 // prtrpConn is a built prtrp.
 type prtrpConn struct {
-	s        *sim.Sim
-	snd      *DataSender
-	rcv      *Receiver
-	fwd, rev *shTap
+	s   *sim.Sim
+	snd *DataSender
+	rcv *Receiver
+	fwd *shTap
 }
 
 func (h prtrp) build(t *testing.T) *prtrpConn {
@@ -261,12 +261,12 @@ func (h prtrp) build(t *testing.T) *prtrpConn {
 	botBA := dir("bottleneck/ba", h.rate, rtt/2-sim.Millisecond, 0, txqueuelen)
 	accAB.Connect(shRouter{pool, botAB})
 	botBA.Connect(shRouter{pool, accBA})
-	c := &prtrpConn{s: s, fwd: &shTap{s: s, pool: pool, next: accAB}, rev: &shTap{s: s, pool: pool, next: botBA}}
+	c := &prtrpConn{s: s, fwd: &shTap{s: s, pool: pool, next: accAB}}
 	rec := trace.NewRecorder(config.TraceSummary, 0, nil)
 	rec.Flows = []string{"f0"}
 	c.snd = NewSender(s, pool, c.fwd, rec, SenderConfig{Flow: 0, Node: 0, Peer: 2, Opts: h.opts, CC: alg,
 		RNG: rng.Stream(1, "flow/f0/cc"), ECN: h.opts.ECN, App: h.app})
-	c.rcv = NewReceiver(s, pool, c.rev, rec, ReceiverConfig{Flow: 0, Node: 2, Peer: 0, Opts: h.opts})
+	c.rcv = NewReceiver(s, pool, botBA, rec, ReceiverConfig{Flow: 0, Node: 2, Peer: 0, Opts: h.opts})
 	botAB.Connect(c.rcv)
 	accBA.Connect(c.snd)
 	return c

@@ -98,8 +98,8 @@ func TestNoPRRDropsCwndToSSThresh(t *testing.T) {
 			continue
 		}
 		sends++
-		// A step that sent began with in flight at most ssthresh (an ACK
-		// may take more out than it adds), and ends with it there.
+		// A step that sent ends with in flight at most ssthresh: what it
+		// sent fit below the window the ACK left.
 		if after := d.sb.inFlight(); after > d.st.SSThreshPkts {
 			t.Fatalf("at %v sent with in flight %d → %d, ssthresh %d; want nothing sent above ssthresh", c.s.Now(), inFlight, after, d.st.SSThreshPkts)
 		}

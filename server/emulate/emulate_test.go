@@ -843,8 +843,9 @@ func TestRelayOnTimeAsFlowsComeAndGo(t *testing.T) {
 // the kernel's min_rtt is the 40 ms propagation delay plus the hold (and
 // at most the 4 ms a first ACK waits for its grant), and a grant every
 // 4 ms (a constant gap) while ACKs are waiting releases them, as many
-// grants as the simulator's receiver path takes for the same flow. A gro_interval, which the TUN path
-// cannot apply, is run without and named in the summary's notes.
+// grants as the simulator's receiver path takes for the same flow. A
+// gro_interval, which the TUN path cannot apply, is run without and named
+// in the summary's notes.
 func TestReceivePathModels(t *testing.T) {
 	requireEmulation(t)
 	prep, err := engine.Prepare([]byte(cleanPath), []string{"runtime.duration=2s", "flows.f0.tcp.gro_interval=100us",
@@ -871,19 +872,22 @@ func TestReceivePathModels(t *testing.T) {
 	}
 	// The grants the simulator's own receiver path gives the same flow:
 	// the relay draws them from the same process, so they come while ACKs
-	// wait, as the kernel's receiver makes them (421–425 in five kernel
-	// runs, 2026-12-06, against 414 simulated, of at most 2 s / 4 ms =
-	// 500).
+	// wait, as the kernel's receiver makes them: 421–425 in five kernel
+	// runs (2026-12-06) against 414 simulated, of at most 2 s / 4 ms =
+	// 500; 5 % leaves the kernel's spread room on either side.
 	r, err := engine.New(prep.Scenario, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r.RunToEnd()
 	simRP := r.Summary(prep.Hash).Flows[0].RcvPath
+	if simRP == nil {
+		t.Fatalf("the simulated flow's summary has no rcv_path counts")
+	}
 	t.Logf("rcv_path %+v beside the kernel, %+v simulated", *rp, *simRP)
-	if d := math.Abs(float64(rp.Grants)-float64(simRP.Grants)) / float64(simRP.Grants); rp.Grants > 501 || d > 0.03 ||
+	if d := math.Abs(float64(rp.Grants)-float64(simRP.Grants)) / float64(simRP.Grants); rp.Grants > 501 || d > 0.05 ||
 		rp.AcksLost != 0 || rp.AcksFiltered != 0 {
-		t.Errorf("rcv_path = %+v, want the simulator's %d grants ± 3 %% (at most 2 s / 4 ms), no ACK lost or filtered", *rp, simRP.Grants)
+		t.Errorf("rcv_path = %+v, want the simulator's %d grants ± 5 %% (at most 2 s / 4 ms), no ACK lost or filtered", *rp, simRP.Grants)
 	}
 	gro := 0
 	for _, n := range res.Summary.Notes {
