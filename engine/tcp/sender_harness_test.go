@@ -44,6 +44,11 @@ type shSent struct {
 	arr     sim.Time // when it reached the far end
 }
 
+// sentOf is the record of packet pk handed to a path at at.
+func sentOf(pk *packet.Packet, at sim.Time) shSent {
+	return shSent{at: at, seq: pk.Seq, ack: pk.Ack, len: pk.Len, flags: pk.Flags, nsack: pk.NSack}
+}
+
 func newShPipe(s *sim.Sim, pool *packet.Pool, rate units.BitRate, delay sim.Duration) *shPipe {
 	p := &shPipe{s: s, pool: pool, rate: rate, delay: delay}
 	p.self = s.Register(p, "pipe")
@@ -55,7 +60,9 @@ func (p *shPipe) Send(id packet.ID) {
 	pk := p.pool.Get(id)
 	now := p.s.Now()
 	drop := p.drop != nil && p.drop(pk, now)
-	p.log = append(p.log, shSent{at: now, seq: pk.Seq, ack: pk.Ack, len: pk.Len, flags: pk.Flags, nsack: pk.NSack, dropped: drop})
+	rec := sentOf(pk, now)
+	rec.dropped = drop
+	p.log = append(p.log, rec)
 	if drop {
 		p.pool.Free(id)
 		return
@@ -199,7 +206,7 @@ type shTap struct {
 // Send implements Sender.
 func (p *shTap) Send(id packet.ID) {
 	pk := p.pool.Get(id)
-	p.log = append(p.log, shSent{at: p.s.Now(), seq: pk.Seq, ack: pk.Ack, len: pk.Len, flags: pk.Flags, nsack: pk.NSack})
+	p.log = append(p.log, sentOf(pk, p.s.Now()))
 	p.next.Send(id)
 }
 

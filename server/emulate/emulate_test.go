@@ -267,6 +267,12 @@ func simulate(t *testing.T, raw []byte, sets []string) *engine.Summary {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return simulatePrepared(t, prep)
+}
+
+// simulatePrepared runs a prepared scenario in the simulator to its end.
+func simulatePrepared(t *testing.T, prep *engine.Prepared) *engine.Summary {
+	t.Helper()
 	r, err := engine.New(prep.Scenario, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -555,14 +561,9 @@ func TestPingBesideKernelFlow(t *testing.T) {
 	// was within 0.4 % of the simulator's and the goodput 45.79–45.81 Mbps
 	// against 45.81 simulated; 3 % on both leaves
 	// room for the kernel's HyStart exits, which vary from run to run.
-	r, err := engine.New(prep.Scenario, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.RunToEnd()
-	sim := r.Summary(prep.Hash)
-	simP50 := dur(sim.Flows[1].RTTP50Ps)
-	g, simG := res.Summary.Flows[0].GoodputBps, sim.Flows[0].GoodputBps
+	simSum := simulatePrepared(t, prep)
+	simP50 := dur(simSum.Flows[1].RTTP50Ps)
+	g, simG := res.Summary.Flows[0].GoodputBps, simSum.Flows[0].GoodputBps
 	if g == nil || simG == nil {
 		t.Fatalf("the CUBIC flow's goodput = %v beside the kernel, %v simulated; want both", g, simG)
 	}
@@ -640,12 +641,7 @@ func TestApplicationPatterns(t *testing.T) {
 	// The simulator runs the same applications: the on/off flow's goodput
 	// agrees within 5 % (three kernel runs, 2026-12-06: 18.02–18.45 Mbps
 	// against 18.26 simulated).
-	r, err := engine.New(prep.Scenario, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.RunToEnd()
-	simG, emuG := r.Summary(prep.Hash).Flows[1].GoodputBps, res.Summary.Flows[1].GoodputBps
+	simG, emuG := simulatePrepared(t, prep).Flows[1].GoodputBps, res.Summary.Flows[1].GoodputBps
 	if simG == nil || emuG == nil {
 		t.Fatalf("on/off goodput: sim %v, emulate %v; want both", simG, emuG)
 	}
@@ -722,12 +718,7 @@ func TestShortFlowsFCT(t *testing.T) {
 	if p50 := sim.Duration(gs[0].Buckets[0].FCTP50Ps); p50 < want-500*sim.Microsecond || p50 > want+2500*sim.Microsecond+slack {
 		t.Errorf("FCT p50 %v, want %v - 0.5 ms + 2.5 ms + %v", p50, want, slack)
 	}
-	r, err := engine.New(prep.Scenario, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.RunToEnd()
-	simP50, kernP50 := sim.Duration(r.Summary(prep.Hash).Groups[0].Buckets[0].FCTP50Ps), sim.Duration(gs[0].Buckets[0].FCTP50Ps)
+	simP50, kernP50 := sim.Duration(simulatePrepared(t, prep).Groups[0].Buckets[0].FCTP50Ps), sim.Duration(gs[0].Buckets[0].FCTP50Ps)
 	t.Logf("FCT p50: %v simulated, %v on the kernel; slowdown p50 %.3f on the kernel", simP50, kernP50, gs[0].Buckets[0].SlowdownP50)
 	// Within 3 %, and the slack of a relay late in every try.
 	if d := math.Abs(float64(kernP50 - simP50)); d > 0.03*float64(simP50)+float64(slack) {
@@ -875,12 +866,7 @@ func TestReceivePathModels(t *testing.T) {
 	// wait, as the kernel's receiver makes them: 421–425 in five kernel
 	// runs (2026-12-06) against 414 simulated, of at most 2 s / 4 ms =
 	// 500; 5 % leaves the kernel's spread room on either side.
-	r, err := engine.New(prep.Scenario, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.RunToEnd()
-	simRP := r.Summary(prep.Hash).Flows[0].RcvPath
+	simRP := simulatePrepared(t, prep).Flows[0].RcvPath
 	if simRP == nil {
 		t.Fatalf("the simulated flow's summary has no rcv_path counts")
 	}
