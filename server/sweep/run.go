@@ -150,6 +150,29 @@ func validate(spec *Spec, points []Point, base []byte, opt Options) error {
 	return nil
 }
 
+// resume reads the catalog a sweep adds to (none if the file does not
+// exist) and indexes its rows.
+func resume(spec *Spec, path string) ([]Row, catalogued, error) {
+	old, oldBase, err := readCatalog(path)
+	if err != nil {
+		return nil, catalogued{}, err
+	}
+	// Resuming adds points to a catalog, never a second sweep's runs: their
+	// rows would share the swept columns and be drawn as one's seeds.
+	if fixed := spec.Base(); len(old) > 0 && oldBase != "" && oldBase != fixed {
+		return nil, catalogued{}, fmt.Errorf("sweep: catalog %s holds the runs of a sweep with other fixed settings (%s; this one %s): write this one to another catalog (-o), or remove that one to start again", path, oldBase, fixed)
+	}
+	// A run is catalogued once per axis it appears on: the same scenario
+	// can be a point of two axes (each axis's baseline value), and is then
+	// run once and its rows copied.
+	have := catalogued{rows: map[string][]Row{}, keys: map[string]bool{}, claims: &sync.Map{}}
+	for _, r := range old {
+		have.rows[r.ConfigHash] = append(have.rows[r.ConfigHash], r)
+		have.keys[r.ConfigHash+"\x00"+r.Axis] = true
+	}
+	return old, have, nil
+}
+
 // catalogued indexes the catalog's rows by config hash, and which (hash,
 // axis) pairs it holds. Read-only while the workers run.
 type catalogued struct {
@@ -207,24 +230,11 @@ func Run(ctx context.Context, spec *Spec, opt Options) (Result, error) {
 	if err := validate(spec, points, base, opt); err != nil {
 		return Result{}, err
 	}
-	old, oldBase, err := readCatalog(opt.Catalog)
+	old, have, err := resume(spec, opt.Catalog)
 	if err != nil {
 		return Result{}, err
 	}
-	// Resuming adds points to a catalog, never a second sweep's runs: their
-	// rows would share the swept columns and be drawn as one's seeds.
 	fixed := spec.Base()
-	if len(old) > 0 && oldBase != "" && oldBase != fixed {
-		return Result{}, fmt.Errorf("sweep: catalog %s holds the runs of a sweep with other fixed settings (%s; this one %s): write this one to another catalog (-o), or remove that one to start again", opt.Catalog, oldBase, fixed)
-	}
-	// A run is catalogued once per axis it appears on: the same scenario
-	// can be a point of two axes (each axis's baseline value), and is then
-	// run once and its rows copied.
-	have := catalogued{rows: map[string][]Row{}, keys: map[string]bool{}, claims: &sync.Map{}}
-	for _, r := range old {
-		have.rows[r.ConfigHash] = append(have.rows[r.ConfigHash], r)
-		have.keys[r.ConfigHash+"\x00"+r.Axis] = true
-	}
 	rows := old
 	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)

@@ -488,3 +488,63 @@ func TestCatalogKeepsLargeSeeds(t *testing.T) {
 		t.Errorf("catalogued seeds %v, want %v", got, want)
 	}
 }
+
+// Plan says what Run will do, point by point: the spec of
+// TestRunCatalogResumeAndPages, whose delay axis's one point is the rate
+// axis's 60 Mbps point (the baseline, run once), then the same spec with a
+// second seed over the catalog the first made.
+func TestPlanIsWhatRunDoes(t *testing.T) {
+	cat := filepath.Join(t.TempDir(), "cat.parquet")
+	js := `{"scenario": "pump", "set": {"runtime.duration": "300ms", "links.bottleneck.rate": "60Mbps"},
+		"axes": {"links.bottleneck.rate": ["30Mbps", "60Mbps", "150Mbps"], "links.bottleneck.delay": ["19ms"]},
+		"seeds": [1]}`
+	statuses := func(plan []Planned) []string {
+		var out []string
+		for _, p := range plan {
+			out = append(out, p.Status)
+		}
+		return out
+	}
+	plan, err := Plan(mustSpec(t, js), Options{Catalog: cat})
+	if err != nil {
+		t.Fatalf("Plan error %v", err)
+	}
+	if got, want := statuses(plan), []string{PlanRun, PlanRun, PlanRun, PlanShared}; !slices.Equal(got, want) {
+		t.Errorf("plan before any run %q, want %q", got, want)
+	}
+	if _, err := os.Stat(cat); err == nil {
+		t.Errorf("Plan wrote the catalog")
+	}
+	if got, want := plan[3].Sets, []string{`runtime.duration="300ms"`, `links.bottleneck.rate="60Mbps"`, `links.bottleneck.delay="19ms"`, "runtime.seed=1"}; !slices.Equal(got, want) {
+		t.Errorf("the delay point's sets %q, want %q", got, want)
+	}
+	res, err := Run(context.Background(), mustSpec(t, js), Options{Catalog: cat, Jobs: 2})
+	if err != nil || res.Ran != 3 || res.Reused != 1 {
+		t.Fatalf("Run = %+v, %v; want 3 runs and 1 reused", res, err)
+	}
+	rows, err := ReadCatalog(cat)
+	if err != nil {
+		t.Fatalf("ReadCatalog error %v", err)
+	}
+	for i, r := range rows { // one flow: a row per point, in the points' order
+		if r.ConfigHash != plan[i].Hash || r.Axis != plan[i].Point.Axis {
+			t.Errorf("row %d: hash %s on axis %q, planned %s on %q", i, r.ConfigHash, r.Axis, plan[i].Hash, plan[i].Point.Axis)
+		}
+	}
+	js2 := strings.Replace(js, `"seeds": [1]`, `"seeds": [1, 2]`, 1)
+	plan2, err := Plan(mustSpec(t, js2), Options{Catalog: cat})
+	if err != nil {
+		t.Fatalf("Plan over the catalog error %v", err)
+	}
+	want := []string{PlanCatalogued, PlanRun, PlanCatalogued, PlanRun, PlanCatalogued, PlanRun, PlanCatalogued, PlanShared}
+	if got := statuses(plan2); !slices.Equal(got, want) {
+		t.Errorf("plan over the catalog %q, want %q", got, want)
+	}
+	// Invalid points are refused as Run refuses them, every one named.
+	bad := mustSpec(t, `{"scenario": "pump", "axes": {"links.bottleneck.rate": ["lots", "10Mbps", "many"]}, "seeds": [1, 2]}`)
+	_, err = Plan(bad, Options{})
+	var pes PointErrors
+	if !errors.As(err, &pes) || len(pes) != 2 || !strings.Contains(pes[0].Error(), `rate: "lots"`) {
+		t.Errorf("Plan of invalid points: %v; want both named", err)
+	}
+}

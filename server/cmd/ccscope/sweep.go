@@ -31,6 +31,7 @@ func sweepMain(args []string) int {
 	runReports := fs.Bool("run-reports", false, "with --report-dir: trace every run and write its full HTML report (as run --report) as its page")
 	metric := fs.String("metric", "goodput_bps", "the catalog column the catalog page charts")
 	progress := fs.String("progress", "auto", "progress display: auto (a bar on a terminal), bar, json (one line per run on stderr), none")
+	dryRun := fs.Bool("dry-run", false, "run nothing: check every point and print each as a JSON line (its overrides, config hash, and whether it would run, share another point's run, or is in the catalog -o)")
 	filesDir := filesDirFlag(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "Usage: ccscope sweep SPEC.json|SCENARIO [options]")
@@ -43,7 +44,7 @@ func sweepMain(args []string) int {
 		return code
 	}
 	arg := pos[0]
-	if err := checkSweepFlags(fs, *jobs, *metric, *reportDir); err != nil {
+	if err := checkSweepFlags(fs, *jobs, *metric, *reportDir, *dryRun); err != nil {
 		return fail(err)
 	}
 	spec, err := sweepSpec(arg)
@@ -93,6 +94,9 @@ func sweepMain(args []string) int {
 	}
 	if err := spec.Validate(); err != nil {
 		return fail(err)
+	}
+	if *dryRun {
+		return sweepDryRun(spec, sweep.Options{Catalog: *out, Load: loadScenario, Config: scnOpts})
 	}
 	mode := *progress
 	if mode == "auto" {
@@ -165,11 +169,54 @@ func failSweep(err error) int {
 	return 1
 }
 
+// sweepDryRun prints the points of spec as sweep.Plan finds them, one JSON
+// object a line on stdout, and a count on stderr.
+func sweepDryRun(spec *sweep.Spec, opt sweep.Options) int {
+	plan, err := sweep.Plan(spec, opt)
+	if err != nil {
+		return failSweep(err)
+	}
+	type line struct {
+		Index      int                        `json:"index"`
+		Axis       string                     `json:"axis"`
+		Params     map[string]json.RawMessage `json:"params"`
+		Seed       *uint64                    `json:"seed,omitempty"`
+		Sets       []string                   `json:"sets"`
+		ConfigHash string                     `json:"config_hash"`
+		Status     string                     `json:"status"`
+	}
+	enc := json.NewEncoder(os.Stdout)
+	n := map[string]int{}
+	for i, p := range plan {
+		l := line{Index: i, Axis: p.Point.Axis, Params: map[string]json.RawMessage{}, Sets: p.Sets, ConfigHash: p.Hash, Status: p.Status}
+		for _, q := range p.Point.Params {
+			l.Params[q.Path] = q.Values[0]
+		}
+		if p.Point.HasSeed {
+			l.Seed = &p.Point.Seed
+		}
+		if err := enc.Encode(l); err != nil {
+			return fail(err)
+		}
+		n[p.Status]++
+	}
+	fmt.Fprintf(os.Stderr, "ccscope: dry run: %d points: %d to run, %d sharing another point's run, %d already in %s; nothing run\n",
+		len(plan), n[sweep.PlanRun], n[sweep.PlanShared], n[sweep.PlanCatalogued], opt.Catalog)
+	return 0
+}
+
 // checkSweepFlags refuses the sweep's flags that are out of range or that
 // would have nothing to act on, before the sweep reads its spec.
-func checkSweepFlags(fs *flag.FlagSet, jobs int, metric, reportDir string) error {
+func checkSweepFlags(fs *flag.FlagSet, jobs int, metric, reportDir string, dryRun bool) error {
 	if jobs < 0 {
 		return fmt.Errorf("--jobs %d: want 1 or more (or 0: the number of CPUs)", jobs)
+	}
+	if dryRun {
+		for _, name := range []string{"trace-dir", "report-dir", "run-reports", "metric"} {
+			if isSet(fs, name) {
+				return fmt.Errorf("--%s: --dry-run runs nothing and writes no files", name)
+			}
+		}
 	}
 	if err := sweep.CheckMetric(metric); err != nil {
 		return err

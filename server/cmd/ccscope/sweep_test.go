@@ -1,9 +1,11 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -54,5 +56,61 @@ func TestSweepSpecWithoutScenario(t *testing.T) {
 		if code != 1 || !strings.Contains(stderr, "sweep spec: scenario: missing") || strings.Contains(stderr, "nodes") {
 			t.Errorf("sweep %s: exit %d, stderr %q; want the missing scenario named", js, code, stderr)
 		}
+	}
+}
+
+// --dry-run prints each point as a JSON line and runs nothing: two equal
+// delays are one run (the second shares it), and what a sweep has run is
+// reported as in the catalog.
+func TestSweepDryRun(t *testing.T) {
+	catalog := filepath.Join(t.TempDir(), "c.parquet")
+	args := []string{"sweep", "pump", "--duration", "10ms", "--grid", "links.bottleneck.delay=19ms,0.019s,5ms", "-o", catalog}
+	code, stdout, stderr := ccscope(t, append(args, "--dry-run")...)
+	if code != 0 || !strings.Contains(stderr, "3 points: 2 to run, 1 sharing another point's run, 0 already in") {
+		t.Fatalf("sweep --dry-run: exit %d, stderr %q", code, stderr)
+	}
+	type line struct {
+		Index      int                        `json:"index"`
+		Params     map[string]json.RawMessage `json:"params"`
+		Seed       *uint64                    `json:"seed"`
+		Sets       []string                   `json:"sets"`
+		ConfigHash string                     `json:"config_hash"`
+		Status     string                     `json:"status"`
+	}
+	var lines []line
+	for _, s := range strings.Split(strings.TrimSpace(stdout), "\n") {
+		var l line
+		if err := json.Unmarshal([]byte(s), &l); err != nil {
+			t.Fatalf("dry-run line %q: %v", s, err)
+		}
+		lines = append(lines, l)
+	}
+	if len(lines) != 3 || lines[0].ConfigHash != lines[1].ConfigHash || lines[1].Status != "shared" || lines[2].Status != "run" ||
+		string(lines[1].Params["links.bottleneck.delay"]) != `"0.019s"` || lines[0].Seed != nil ||
+		!slices.Equal(lines[2].Sets, []string{`runtime.duration="10ms"`, `links.bottleneck.delay="5ms"`}) {
+		t.Errorf("dry-run lines %+v", lines)
+	}
+	if _, err := os.Stat(catalog); err == nil {
+		t.Errorf("sweep --dry-run wrote %s", catalog)
+	}
+	if code, _, stderr := ccscope(t, args...); code != 0 {
+		t.Fatalf("sweep: exit %d, stderr %q", code, stderr)
+	}
+	// The scenario's own seed is 1, so seed 1 is what ran.
+	code, _, stderr = ccscope(t, append(args, "--dry-run", "--seeds", "1")...)
+	if code != 0 || !strings.Contains(stderr, "3 points: 0 to run, 0 sharing another point's run, 3 already in") {
+		t.Errorf("sweep --dry-run with the scenario's seed: exit %d, stderr %q", code, stderr)
+	}
+	code, _, stderr = ccscope(t, append(args, "--dry-run", "--seeds", "2")...)
+	if code != 0 || !strings.Contains(stderr, "3 points: 2 to run, 1 sharing another point's run, 0 already in") {
+		t.Errorf("sweep --dry-run with a seed the catalog lacks: exit %d, stderr %q", code, stderr)
+	}
+	code, _, stderr = ccscope(t, append(args, "--dry-run")...)
+	if code != 0 || !strings.Contains(stderr, "3 points: 0 to run, 0 sharing another point's run, 3 already in") {
+		t.Errorf("sweep --dry-run after the sweep: exit %d, stderr %q", code, stderr)
+	}
+	code, _, stderr = ccscope(t, append(args, "--dry-run", "--report-dir", t.TempDir())...)
+	if code != 1 || !strings.Contains(stderr, "--report-dir: --dry-run runs nothing and writes no files") {
+		t.Errorf("sweep --dry-run --report-dir: exit %d, stderr %q", code, stderr)
 	}
 }
