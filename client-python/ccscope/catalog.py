@@ -10,6 +10,7 @@ Needs the ``pandas`` extra.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -91,27 +92,45 @@ def read_catalog(path: str | Path) -> Catalog:
     return cat
 
 
-def catalog_from_summaries(points: Sequence[Mapping[str, Any]], summaries: Sequence[Mapping[str, Any]]) -> Catalog:
-    """Build a catalog in memory from runs' summaries (the Dask path).
+def catalog_from_summaries(
+    points: Sequence[Mapping[str, Any]],
+    summaries: Sequence[Mapping[str, Any]],
+    axes: Sequence[str] | None = None,
+) -> Catalog:
+    """Build a catalog in memory from runs' summaries (the Dask path), as
+    ``ccscope sweep`` writes its catalog: the rows of a run once per axis it
+    is a point of (a point whose run and axis came before adds none), a
+    parameter column whose values are all numbers as floats, and in another
+    a string as itself and any other value as JSON.
 
     Args:
         points: Each run's swept parameters (``"seed"`` is not a parameter).
         summaries: Each run's summary, as ``Session.summary()`` returns it.
+        axes: Each point's axis (``""`` or None: no axes).
 
     Returns:
         The :class:`Catalog`, with the columns ``ccscope sweep`` writes (no
-        ``axis``, ``trace`` or ``report`` values).
+        ``trace`` or ``report`` values).
     """
     params: list[str] = []
     for p in points:
         for k in p:
             if k != "seed" and k not in params:
                 params.append(k)
+    numeric = {
+        k for k in params
+        if all(isinstance(p[k], (int, float)) and not isinstance(p[k], bool) for p in points if k in p)
+    }  # fmt: skip
+    axes = axes if axes is not None else [""] * len(points)
+    seen: set[tuple[str, str]] = set()
     rows = []
-    for p, s in zip(points, summaries):
+    for p, s, axis in zip(points, summaries, axes):
+        if (s["config_hash"], axis or "") in seen:
+            continue
+        seen.add((s["config_hash"], axis or ""))
         q = next((q for q in s.get("queues", []) if q["link"] == "bottleneck" and q["dir"] == "ab"), None)
-        base: dict[str, Any] = {"run": s["config_hash"][:16], "axis": ""}
-        base.update({k: p.get(k) for k in params})
+        base: dict[str, Any] = {"run": s["config_hash"][:16], "axis": axis or ""}
+        base.update({k: _param_value(p[k], k in numeric) for k in params if k in p})
         base.update(seed=s["seed"], scenario=s["scenario"], config_hash=s["config_hash"], digest=s["digest"])
         base.update(events=s["events"], sim_time_ps=s["sim_time_ps"], wall_s=s.get("wall_s"), trace=None, report=None)
         if q is not None:
@@ -131,3 +150,10 @@ def catalog_from_summaries(points: Sequence[Mapping[str, Any]], summaries: Seque
             rows.append(r)
     cols = ["run", "axis", *params, *METRICS]
     return Catalog(pd.DataFrame(rows, columns=cols))
+
+
+def _param_value(v: Any, numeric: bool) -> Any:
+    """A swept value as the Go catalog holds it (server/sweep, paramColumns)."""
+    if numeric:
+        return float(v)
+    return v if isinstance(v, str) else json.dumps(v)

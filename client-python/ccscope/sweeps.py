@@ -189,7 +189,7 @@ def _json_default(v: Any) -> Any:
 
 def _spec_error(message: str, path: str) -> InvalidConfig:
     """The error ``ccscope sweep`` gives for a bad spec, raised here where
-    the spec does not go to it (Dask)."""
+    the spec does not go to it (run_spec)."""
     return InvalidConfig("invalid_config", f"ccscope: sweep spec: {message}", path)
 
 
@@ -208,12 +208,10 @@ def _worker_client(url: str | None, token: str | None) -> Client:
     return c
 
 
-def _run_point(task: tuple[Any, Mapping[str, Any], str | None, str | None], files: Any = None) -> Any:
-    fn_or_spec, point, url, token = task
-    c = _worker_client(url, token)
-    if callable(fn_or_spec):
-        return fn_or_spec(c, **point)
-    return dict(run_spec(c, fn_or_spec, point, files=files))
+def _run_point(task: tuple[Callable[..., Any], Mapping[str, Any], str | None, str | None]) -> Any:
+    """One point of a function sweep on a worker process: fn(client, **point)."""
+    fn, point, url, token = task
+    return fn(_worker_client(url, token), **point)
 
 
 def sweep(
@@ -252,18 +250,20 @@ def sweep(
             ``params`` (a dict) and ``seeds``.
         seeds: Spec only: seeds to run every point with (a list, or a range
             string such as ``"1-5"``).
-        catalog: Spec only: the Parquet catalog to write; an existing one
+        catalog: Spec, run locally: the Parquet catalog to write; an existing one
             is resumed (points with the same config hash are not rerun).
             Default: none kept (the catalog is read into memory and its
             temporary directory removed; its ``path`` is None).
-        report_dir: Spec only: also write the catalog page
+        report_dir: Spec, run locally: also write the catalog page
             ``report_dir/index.html`` and a page per run.
         processes: Runs (spec) or worker processes (function) at once;
             default the number of CPUs.
         progress: Show a tqdm bar over points.
         client: A ``dask.distributed.Client`` to run the points on its
-            cluster instead (dask is imported only then); for a spec the
-            catalog is then built in memory from the summaries.
+            cluster instead (dask is imported only then); a spec is then
+            planned here (``ccscope sweep --dry-run``), each distinct run
+            made once on the cluster, and its catalog built in memory from
+            the summaries.
         url: A running server for function workers (and Dask); default a
             private server started for the sweep or per Dask worker.
         token: The server's token.
@@ -280,27 +280,24 @@ def sweep(
     """
     if not callable(fn_or_spec):
         _check_spec(fn_or_spec)
+        go = _go_spec(fn_or_spec, params, axes, seeds)
         if client is None:
-            return _sweep_catalog(fn_or_spec, params, axes, seeds, catalog, report_dir, processes, progress)
+            return _sweep_catalog(go, fn_or_spec, catalog, report_dir, processes, progress)
+        if catalog is not None or report_dir is not None:
+            raise ValueError(
+                "ccscope.sweep: catalog= and report_dir= are files a local sweep writes; on Dask the catalog is "
+                "built in memory (keep it with its to_parquet)"
+            )
+        return _sweep_spec_dask(client, go, fn_or_spec, url, token, progress)
     if axes is not None or seeds is not None or catalog is not None or report_dir is not None:
-        raise ValueError("ccscope.sweep: axes, seeds, catalog and report_dir are for a spec swept locally")
+        raise ValueError("ccscope.sweep: axes, seeds, catalog and report_dir are for a spec, not a function")
     if params is None:
         raise ValueError("ccscope.sweep: no points (params)")
-    if callable(fn_or_spec):
-        points = grid(**params) if isinstance(params, Mapping) else [dict(p) for p in params]
-        if not points:
-            return []
-    else:
-        points = _spec_points(params)
-        for p in [{}, *points]:
-            _point_sets(fn_or_spec, p)  # every point checked before the first runs, as ccscope sweep does
+    points = grid(**params) if isinstance(params, Mapping) else [dict(p) for p in params]
+    if not points:
+        return []
     if client is not None:
-        res = _sweep_dask(client, fn_or_spec, points, url, token, progress)
-        if callable(fn_or_spec):
-            return res
-        from .catalog import catalog_from_summaries
-
-        return catalog_from_summaries(points, res)
+        return _sweep_dask(client, _run_point, [(fn_or_spec, p, url, token) for p in points], None, progress)
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
     from ._server import LocalServer
@@ -332,22 +329,14 @@ def sweep(
     return results
 
 
-def _sweep_catalog(
+def _go_spec(
     spec: Mapping[str, Any],
     params: Any,
     axes: Mapping[str, Iterable[Any]] | None,
     seeds: Iterable[int] | str | None,
-    catalog: Any,
-    report_dir: Any,
-    processes: int | None,
-    progress: bool,
-) -> Any:
-    """Run a spec sweep with ``ccscope sweep`` and read its catalog; the
-    temporary directory of its spec (and catalog, without ``catalog``) is
-    removed however it ends."""
-    import shutil
-    import tempfile
-
+) -> dict[str, Any]:
+    """The sweep spec file ``ccscope sweep`` reads for a spec and its
+    points, axes and seeds."""
     scenario = spec["scenario"]
     go: dict[str, Any] = {"scenario": os.fspath(scenario) if isinstance(scenario, os.PathLike) else scenario}
     fixed = _spec_set(spec)
@@ -370,6 +359,23 @@ def _sweep_catalog(
             go["points"] = [p if "seed" in p else {**p, "seed": spec["seed"]} for p in go["points"]]
         else:
             go["seeds"] = [spec["seed"]]
+    return go
+
+
+def _sweep_catalog(
+    go: dict[str, Any],
+    spec: Mapping[str, Any],
+    catalog: Any,
+    report_dir: Any,
+    processes: int | None,
+    progress: bool,
+) -> Any:
+    """Run a spec sweep with ``ccscope sweep`` and read its catalog; the
+    temporary directory of its spec (and catalog, without ``catalog``) is
+    removed however it ends."""
+    import shutil
+    import tempfile
+
     work = Path(tempfile.mkdtemp(prefix="ccscope-sweep-"))
     try:
         return _run_go_sweep(go, spec, work, catalog, report_dir, processes, progress)
@@ -390,20 +396,14 @@ def _run_go_sweep(
     read its catalog."""
     import subprocess
 
-    from ._server import find_binary
     from .catalog import read_catalog
-    from .errors import CcscopeError
 
-    spec_path = work / "spec.json"
-    spec_path.write_text(json.dumps(go, default=_json_default))
     out = Path(catalog) if catalog is not None else work / "catalog.parquet"
-    cmd = [str(find_binary()), "sweep", str(spec_path), "-o", str(out), "--progress", "json" if progress else "none"]
+    cmd = _sweep_command(go, spec, work) + ["-o", str(out), "--progress", "json" if progress else "none"]
     if processes:
         cmd += ["--jobs", str(processes)]
     if report_dir is not None:
         cmd += ["--report-dir", str(report_dir)]
-    if not _is_scenario_file(spec["scenario"]):
-        cmd += ["--files-dir", os.getcwd()]  # a dict's or a built-in's trace and CDF files, as open reads them
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     bar = None
     other: list[str] = []
@@ -428,32 +428,90 @@ def _run_go_sweep(
         if bar is not None:
             bar.close()
     if rc != 0:
-        msg = "\n".join(other).replace(f"{spec_path}: ", "")  # the spec file is this call's, and goes with it
-        if "invalid scenario" in msg or "sweep spec" in msg:
-            raise InvalidConfig("invalid_config", msg)
-        if "no built-in scenario" in msg:
-            raise NotFound("not_found", msg, "scenario")  # as Client.open raises it
-        raise CcscopeError(f"ccscope sweep failed (exit {rc}):\n{msg}")
+        raise _sweep_failed(rc, other, work)
     cat = read_catalog(out)
     if catalog is None:
         cat.path = None  # read into memory; its file goes with the temporary directory
     return cat
 
 
-def _sweep_dask(
-    dask_client: Any, fn_or_spec: Any, points: list[dict[str, Any]], url: str | None, token: str | None, progress: bool
-) -> list[Any]:
+def _sweep_command(go: dict[str, Any], spec: Mapping[str, Any], work: Path) -> list[str]:
+    """``ccscope sweep`` over the spec ``go``, written into ``work``."""
+    from ._server import find_binary
+
+    spec_path = work / "spec.json"
+    spec_path.write_text(json.dumps(go, default=_json_default))
+    cmd = [str(find_binary()), "sweep", str(spec_path)]
+    if not _is_scenario_file(spec["scenario"]):
+        cmd += ["--files-dir", os.getcwd()]  # a dict's or a built-in's trace and CDF files, as open reads them
+    return cmd
+
+
+def _sweep_failed(rc: int, lines: list[str], work: Path) -> Exception:
+    """The error of a ``ccscope sweep`` that exited with rc, from its stderr."""
+    from .errors import CcscopeError
+
+    msg = "\n".join(lines).replace(f"{work / 'spec.json'}: ", "")  # the spec file is this call's, and goes with it
+    if "invalid scenario" in msg or "sweep spec" in msg:
+        return InvalidConfig("invalid_config", msg)
+    if "no built-in scenario" in msg:
+        return NotFound("not_found", msg, "scenario")  # as Client.open raises it
+    return CcscopeError(f"ccscope sweep failed (exit {rc}):\n{msg}")
+
+
+def _plan(go: dict[str, Any], spec: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The points of a spec sweep as ``ccscope sweep --dry-run`` plans them
+    (every point checked, each with its overrides and config hash), run
+    here, where the spec's files are."""
+    import shutil
+    import subprocess
+    import tempfile
+
+    work = Path(tempfile.mkdtemp(prefix="ccscope-sweep-"))
+    try:
+        cmd = _sweep_command(go, spec, work) + ["-o", str(work / "none.parquet"), "--dry-run"]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise _sweep_failed(proc.returncode, proc.stderr.splitlines(), work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return [json.loads(line) for line in proc.stdout.splitlines()]
+
+
+def _sweep_spec_dask(
+    dask_client: Any, go: dict[str, Any], spec: Mapping[str, Any], url: str | None, token: str | None, progress: bool
+) -> Any:
+    """A spec sweep on Dask: planned here as ``ccscope sweep`` plans it,
+    each distinct scenario (config hash) run once on the cluster, and
+    catalogued as ``ccscope sweep`` catalogues it."""
+    from .catalog import catalog_from_summaries
+
+    plan = _plan(go, spec)
+    runs: dict[str, list[str]] = {}  # config hash → the overrides of its first point
+    for p in plan:
+        runs.setdefault(p["config_hash"], p["sets"])
+    scenario, files = _spec_here(spec, list(runs.values()))
+    tasks = [(scenario, sets, url, token) for sets in runs.values()]
+    summaries = dict(zip(runs, _sweep_dask(dask_client, _run_planned, tasks, files, progress)))
+    return catalog_from_summaries(
+        [p["params"] for p in plan],
+        [summaries[p["config_hash"]] for p in plan],
+        [p["axis"] for p in plan],
+    )
+
+
+def _sweep_dask(dask_client: Any, fn: Callable[..., Any], tasks: list[Any], files: Any, progress: bool) -> list[Any]:
+    """fn(task, files=files) for each task on the Dask cluster, in order."""
     from dask.distributed import as_completed
 
-    files = None
-    if not callable(fn_or_spec):
-        fn_or_spec, files = _spec_here(fn_or_spec, points)
-        # Sent to each worker once, not with every point.
-        [files] = dask_client.scatter([files], broadcast=True, hash=False)
-    futures = dask_client.map(_run_point, [(fn_or_spec, p, url, token) for p in points], files=files, pure=False)
+    kw = {}
+    if files is not None:
+        # Sent to each worker once, not with every task.
+        [kw["files"]] = dask_client.scatter([files], broadcast=True, hash=False)
+    futures = dask_client.map(fn, tasks, pure=False, **kw)
     index = {f.key: i for i, f in enumerate(futures)}
-    results: list[Any] = [None] * len(points)
-    bar = _bar(len(points), progress)
+    results: list[Any] = [None] * len(tasks)
+    bar = _bar(len(tasks), progress)
     try:
         for f in as_completed(futures):
             results[index[f.key]] = f.result()
@@ -465,51 +523,33 @@ def _sweep_dask(
     return results
 
 
-def _spec_here(spec: Mapping[str, Any], points: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, bytes]]:
-    """The spec with a scenario file read into its config, and the trace and
-    CDF files its scenario, overrides and points name, read here as
+def _run_planned(task: tuple[Any, list[str], str | None, str | None], files: Mapping[str, bytes] | None = None) -> Any:
+    """One planned run of a spec sweep on a Dask worker: its summary."""
+    scenario, sets, url, token = task
+    if files:  # only those this run names, so that the server notes none unnamed
+        config = scenario if isinstance(scenario, Mapping) else None
+        files = {n: files[n] for n in _file_names(config, sets) if n in files}
+    with _worker_client(url, token).open(scenario, set=sets, files=files) as s:
+        s.run(progress=False)
+        return dict(s.summary())
+
+
+def _spec_here(spec: Mapping[str, Any], sets: list[list[str]]) -> tuple[Any, dict[str, bytes]]:
+    """The spec's scenario with a scenario file read into its config, and
+    the trace and CDF files it and the runs' overrides name, read here as
     :meth:`Client.open` would read them: Dask workers may not share this
     machine's files or working directory."""
-    spec = dict(spec)
-    base = Path.cwd()
-    if _is_scenario_file(spec["scenario"]):
-        path = Path(spec["scenario"])
-        spec["scenario"], base = json.loads(path.read_text()), path.parent
-    config = spec["scenario"] if isinstance(spec["scenario"], Mapping) else None
+    scenario, base = spec["scenario"], Path.cwd()
+    if _is_scenario_file(scenario):
+        path = Path(scenario)
+        scenario, base = json.loads(path.read_text()), path.parent
+    config = scenario if isinstance(scenario, Mapping) else None
     names: list[str] = []
-    for p in [{}, *points]:
-        for n in _file_names(config, _point_sets(spec, p)):
+    for s in sets:
+        for n in _file_names(config, s):
             if n not in names:
                 names.append(n)
-    return spec, _scenario_files(names, base)
-
-
-def _spec_points(params: Any) -> list[dict[str, Any]]:
-    """A spec's points on Dask, read as ``ccscope sweep`` reads its grid (a
-    dict of axes, a single value one value) or its explicit points (each
-    value one; ``seed`` a seed), with its refusals."""
-    if isinstance(params, Mapping):
-        for k, v in params.items():
-            if k in ("seed", "runtime.seed"):
-                raise _spec_error(
-                    f'grid.{k}: give seeds in "seeds" (with client=, as each point\'s "seed" in a list of points)',
-                    f"grid.{k}",
-                )
-            if not _axis_values(v):
-                raise _spec_error(f"grid.{k}: no values", f"grid.{k}")
-        points = grid(**params)
-    else:
-        points = []
-        for i, p in enumerate(params):
-            if not isinstance(p, Mapping):
-                raise TypeError(f"ccscope.sweep: points[{i}] is a {type(p).__name__}, not a dict of path: value")
-            points.append(
-                {k: _seed(v, f"points[{i}].seed") if k == "seed" else _one_value(f"points[{i}].{k}", v)
-                 for k, v in p.items()}  # fmt: skip
-            )
-    if not points:
-        raise ValueError("ccscope.sweep: no points")
-    return points
+    return scenario, _scenario_files(names, base)
 
 
 def _bar(total: int, progress: bool) -> Any:

@@ -76,3 +76,32 @@ def test_a_dask_spec_sweep_gives_the_local_catalog(client):
                     ccscope.sweep(spec, params, client=dc, progress=False, url=client._server.url)
     assert remote[COLS].to_dict("records") == local[COLS].to_dict("records")
     assert (remote["sim_time_ps"] == 10**12).all()
+
+
+def test_a_dask_spec_sweep_takes_axes_and_seeds(client):
+    # The impairment axes of a spec, each varied alone, crossed with seeds:
+    # the Dask catalog has the local one's rows, axis by axis. The 10 Mbps
+    # point of the rate axis is the delay axis's 19 ms point (the scenario's
+    # delay): one run, catalogued under both axes, as ccscope sweep does.
+    distributed = pytest.importorskip("dask.distributed")
+    spec = {"scenario": "pump", "until": "300ms", "set": {"links.bottleneck.rate": "10Mbps"}}
+    axes = {"links.bottleneck.rate": ["10Mbps", "20Mbps"], "links.bottleneck.delay": ["5ms", "19ms"]}
+    cols = ["axis", "links.bottleneck.rate", "links.bottleneck.delay", "seed", "config_hash", "digest", "goodput_bps"]
+    local = ccscope.sweep(spec, axes=axes, seeds="1-2", progress=False)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as cl:
+        with distributed.Client(cl) as dc:
+            remote = ccscope.sweep(spec, axes=axes, seeds="1-2", client=dc, progress=False, url=client._server.url)
+            with pytest.raises(ValueError, match="catalog= and report_dir= are files a local sweep writes"):
+                ccscope.sweep(spec, axes=axes, catalog="x.parquet", client=dc, progress=False)
+            with pytest.raises(errors.InvalidConfig, match='seed 2 repeats'):
+                ccscope.sweep(spec, axes=axes, seeds="1-2,2", client=dc, progress=False)
+
+    def rows(cat):
+        return cat[cols].astype(object).where(cat[cols].notna(), None).to_dict("records")
+
+    assert rows(remote) == rows(local)
+    assert len(remote) == 8 and remote["config_hash"].nunique() == 6
+    assert remote[remote["axis"] == "links.bottleneck.rate"]["links.bottleneck.delay"].isna().all()
+    # The pump's goodput is the bottleneck's rate less the first 20 ms: 20 Mbps twice 10.
+    by_rate = remote[remote["axis"] == "links.bottleneck.rate"].groupby("links.bottleneck.rate")["goodput_bps"].mean()
+    assert by_rate["20Mbps"] / by_rate["10Mbps"] == pytest.approx(2, rel=0.05)
