@@ -6,8 +6,9 @@ import (
 )
 
 // Held-out paths beside the real kernel: what `ccscope compare p-rtr-p`
-// measured on Linux 6.18 (tcp.hz=250, 10 s, seeds 1–2, 2026-12-04; README,
-// "The real kernel beside the simulator"), for the simulator to keep to.
+// measured on Linux 6.18 (tcp.hz=250, 10 s, seeds 1–2, 2026-12-04;
+// server/emulate/COMPARISONS.md, "Held-out paths"), for the simulator to
+// keep to.
 // Each case is p-rtr-p with the bottleneck's rate, delay, FIFO and loss
 // set as below (the base RTT is twice the bottleneck's delay and the
 // access link's 1 ms);
@@ -76,7 +77,7 @@ func TestHeldOutPathsBesideKernel(t *testing.T) {
 			9.64, 0.01, [2]int64{-1, -1}},
 		{"cubic-200Mbps-4ms-1BDP", []string{"links.bottleneck.rate=200Mbps", "links.bottleneck.delay=1ms"},
 			192.1, 0.01, [2]int64{37, 48}},
-		// Paths drawn at random on 2026-12-05 (20 of them, README: "A
+		// Paths drawn at random on 2026-12-05 (20 of them, server/emulate/COMPARISONS.md: "A
 		// random draw of paths"), the moving ones and two BBR ones; the
 		// figures are the two kernel runs' (relay p99 at most 0.34 ms).
 		{"cubic-21Mbps-116ms-rate-step", []string{"links.bottleneck.rate=21.4Mbps", "links.bottleneck.delay=57ms",
