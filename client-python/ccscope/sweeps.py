@@ -493,6 +493,14 @@ def _sweep_spec_dask(
     scenario, files = _spec_here(spec, list(runs.values()))
     tasks = [(scenario, sets, url, token) for sets in runs.values()]
     summaries = dict(zip(runs, _sweep_dask(dask_client, _run_planned, tasks, files, progress)))
+    for h, summary in summaries.items():  # the catalog is keyed on them: a run must be what was planned
+        if summary["config_hash"] != h:
+            from .errors import CcscopeError
+
+            raise CcscopeError(
+                f"ccscope.sweep: a run on the cluster has config hash {summary['config_hash'][:16]}, planned as "
+                f"{h[:16]} (its overrides: {' '.join(runs[h])}); the worker's server and this one differ"
+            )
     return catalog_from_summaries(
         [p["params"] for p in plan],
         [summaries[p["config_hash"]] for p in plan],
