@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/ccscope/ccscope/engine/link"
@@ -264,5 +265,44 @@ func TestDigestDeterminism(t *testing.T) {
 	}
 	if d := run(t, lossyPump(8)).Sim.Digest(); d == first {
 		t.Errorf("seed 8 gave the digest of seed 7 (%016x)", d)
+	}
+}
+
+// A FIFO with "limit": "unlimited" (mm-link's default queue) drops nothing:
+// with the pump at 120 Mbps into 100 Mbps, packets reach the bottleneck
+// every 100 µs from 1 ms + 12 µs on and leave it every 120 µs, so the queue
+// grows by (1/100 − 1/120) packets a microsecond, 3,315 packets by 2 s.
+func TestUnlimitedFIFOHoldsTheExcess(t *testing.T) {
+	raw, err := config.Builtin("pump")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err = config.Apply(raw, []string{"links.bottleneck.ab.qdisc.limit=unlimited", "runtime.duration=2s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Prepare(raw, nil)
+	if err != nil {
+		t.Fatalf("Prepare: %v", err)
+	}
+	if got := p.Scenario.Links[1].AB.Qdisc.Limit; got != (config.QueueLimit{}) {
+		t.Fatalf("limit unlimited parsed as %v, want the zero QueueLimit", got)
+	}
+	if !strings.Contains(string(p.Scenario.Canonical()), `"limit":"unlimited"`) {
+		t.Errorf("canonical form lacks \"limit\":\"unlimited\":\n%s", p.Scenario.Canonical())
+	}
+	r := run(t, p.Scenario)
+	bn, _ := r.Net.Dir("bottleneck", "ab")
+	start := sim.Millisecond + units.TxTime(1500, units.Gbps)
+	span := 2*sim.Second - start
+	arrived := int64(span/(100*sim.Microsecond)) + 1
+	left := int64(span / units.TxTime(1500, 100*units.Mbps))
+	want := arrived - left - 1 // the one being serialised is not queued
+	_, queued := bn.Qdisc().Backlog()
+	if d := int64(queued) - want; d < -1 || d > 1 || bn.Stats.Drops != 0 {
+		t.Errorf("queued %d packets and dropped %d, want %d ± 1 and none", queued, bn.Stats.Drops, want)
+	}
+	if got := int64(bn.Stats.MaxBacklog) / 1500; got < want-1 || got > want+1 {
+		t.Errorf("peak backlog %d packets, want the final %d ± 1: the queue only grows", got, want)
 	}
 }

@@ -61,6 +61,9 @@ _PS_PER_MS = 10**9
 #: A full-size data packet on the wire: the default MSS (1448 B) and 52 B of
 #: headers. A byte limit shows on the slider as this many packets.
 _WIRE_BYTES = 1500
+# The queue-limit slider's top, and where it starts for an unlimited FIFO.
+_LIMIT_TOP = 20000
+_UNLIMITED = "the queue is unlimited: the limit slider's top stands for it until it is moved"
 
 
 def live(session: Session, **kwargs: Any) -> LiveView:
@@ -139,7 +142,8 @@ class LiveView:
                                      max=max(4, math.ceil(math.log10(rate_mbps))), description="rate (Mbps)")  # fmt: skip
         self.delay = W.FloatSlider(value=delay_ms, min=0, max=max(500, math.ceil(delay_ms)), step=0.5, description="delay (ms)")
         self.loss = W.FloatSlider(value=100 * loss, min=0, max=max(20, math.ceil(100 * loss)), step=0.1, description="loss (%)")
-        self.queue_limit = W.IntSlider(value=limit, min=1, max=max(20000, limit), description="limit (pkts)")
+        top = max(_LIMIT_TOP, limit or 0)
+        self.queue_limit = W.IntSlider(value=limit or top, min=1, max=top, description="limit (pkts)")
         kind = str(self._qdisc0.get("kind", "fifo"))
         self.qdisc = W.Dropdown(options=sorted({*QDISC_KINDS, kind}), value=kind, description="qdisc")
         self.cwnd_flow = W.Dropdown(options=self.flows, value=self.flows[0] if self.flows else None, description="flow")
@@ -149,6 +153,8 @@ class LiveView:
         self.fork_button = W.Button(description="fork from last checkpoint", icon="code-branch")
         self.status = W.HTML()
         self.out = W.Output()
+        if limit is None:
+            self._say(_UNLIMITED)
 
         self.play.observe(self._on_play, names="value")
         self.step_button.on_click(lambda _b: self.tick())
@@ -295,26 +301,30 @@ class LiveView:
             if delay is not None:
                 self.delay.value = parse_duration(str(delay)) / _PS_PER_MS
             self.loss.value = 100 * _loss_p(loss)
-            self.queue_limit.max = max(self.queue_limit.max, limit)
-            self.queue_limit.value = limit
+            self.queue_limit.max = max(self.queue_limit.max, limit or 0)
+            self.queue_limit.value = limit or self.queue_limit.max
         finally:
             self._syncing = False
 
-    def _limit_pkts(self) -> int:
+    def _limit_pkts(self) -> int | None:
         """The direction's queue limit in packets, as the slider shows it:
         the limit the server reports for the session where it stands
         (:attr:`Session.queues`: a BDP multiple resolved by the engine, a
         restored or forked session's after its actions), a byte limit in
-        full-size packets.
+        full-size packets; None for a FIFO the scenario leaves unlimited
+        (the slider then starts at its top).
 
         Raises:
-            ValueError: The server reports no limit for the direction.
+            ValueError: The server reports no limit for a direction whose
+                queue has one.
         """
         q = self.session.queues.get(f"{self.link}/{self.dir}", {})
         if q.get("limit_packets"):
             return max(1, int(q["limit_packets"]))
         if q.get("limit_bytes"):
             return max(1, int(q["limit_bytes"]) // _WIRE_BYTES)
+        if (self._direction().get("qdisc") or {}).get("limit") == "unlimited":
+            return None
         raise ValueError(
             f"ccscope.widgets: the server reports no queue limit for {self.link}/{self.dir} "
             "(a server before protocol 1.2 reports none)"

@@ -167,3 +167,17 @@ def test_sliders_take_in_the_paths_own_values(client):
             assert getattr(LiveView(s, tick="10ms"), slider).value == pytest.approx(want)
         finally:
             s.close()
+
+
+def test_an_unlimited_fifo_starts_the_limit_slider_at_its_top(client):
+    # A FIFO with "limit": "unlimited" has no limit for the server to report;
+    # the slider stands at its top for it, says so, and a move sets a limit.
+    s = client.open("p-rtr-p", set={**SET, "links.bottleneck.ab.qdisc.limit": "unlimited"})
+    try:
+        view = LiveView(s, tick="100ms")
+        assert view.queue_limit.value == view.queue_limit.max == 20000
+        assert "unlimited" in view.status.value
+        view.queue_limit.value = 50
+        assert {"link": "bottleneck", "dir": "ab", "queue_limit": "50p"}.items() <= _actions(s)[-1].items()
+    finally:
+        s.close()

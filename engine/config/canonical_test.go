@@ -160,3 +160,22 @@ func TestCanonicalRoundTrip(t *testing.T) {
 		})
 	}
 }
+
+// A FIFO without limits, written "unlimited" or built in Go with the zero
+// QueueLimit, is "unlimited" in the canonical form, which parses back to
+// the same scenario (it was "0B", which the parser refuses).
+func TestCanonicalUnlimitedFIFO(t *testing.T) {
+	raw, err := Apply([]byte(baseJSON), []string{"links.bottleneck.ab.qdisc.limit=unlimited"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := mustParse(t, raw)
+	if got := s.Links[1].AB.Qdisc.Limit; got != (QueueLimit{}) {
+		t.Fatalf("limit = %v, want the zero QueueLimit", got)
+	}
+	s.Links[0].AB.Qdisc.Limit = QueueLimit{} // as a Go caller builds it
+	back := mustParse(t, s.Canonical())
+	if diff := cmp.Diff(s, back); diff != "" {
+		t.Errorf("Parse(Canonical()) differs (-built +parsed):\n%s", diff)
+	}
+}

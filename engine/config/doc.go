@@ -73,7 +73,7 @@
 // whole. Every direction needs a delay, and a rate, a capacity process or a
 // trace, from one place or the other.
 //   - qdisc: kind "fifo" (default) with limit (default "1000p", Linux's
-//     txqueuelen) and optional ecn_threshold (a limit: CE-mark ECT packets
+//     txqueuelen, or "unlimited", mm-link's default) and optional ecn_threshold (a limit: CE-mark ECT packets
 //     arriving to a queue at least that long, a DCTCP-style step marker);
 //     "codel" with limit (default "1000p"), target (default 5ms), interval
 //     (default 100ms), ecn (default false) and optional ce_threshold, the

@@ -223,6 +223,12 @@ func TestParseErrors(t *testing.T) {
 			nil, want{"links[bottleneck].ab.qdisc.limit", "not a BDP multiple"}},
 		{"zero limit", func(m map[string]any) { at(m, "links", "bottleneck", "ab", "qdisc")["limit"] = "0p" },
 			nil, want{"links[bottleneck].ab.qdisc.limit", "must be positive"}},
+		{"unlimited codel", func(m map[string]any) {
+			at(m, "links", "access")["qdisc"] = map[string]any{"kind": "codel", "limit": "unlimited"}
+		}, nil, want{"links[access].qdisc.limit", `"unlimited" is for qdisc kind "fifo"; "codel" holds at most a limit`}},
+		{"unlimited marking threshold", func(m map[string]any) {
+			at(m, "links", "bottleneck", "ab", "qdisc")["ecn_threshold"] = "unlimited"
+		}, nil, want{"links[bottleneck].ab.qdisc.ecn_threshold", `"unlimited" is for limit; leave ecn_threshold out`}},
 		{"an HZ no kernel runs", func(m map[string]any) { at(m, "flows", "f0")["tcp"] = map[string]any{"hz": 123} },
 			nil, want{"flows[f0].tcp.hz", "123 is not a CONFIG_HZ the simulator runs; expected 100, 250 or 1000"}},
 		{"HZ 300", func(m map[string]any) { at(m, "flows", "f0")["tcp"] = map[string]any{"hz": 300} },

@@ -4,27 +4,28 @@ package config
 type valueKind uint8
 
 const (
-	kObject    valueKind = iota // a JSON object with known keys
-	kList                       // a JSON array of objects
-	kString                     // free text or a name
-	kBool                       // true or false
-	kProb                       // a number in [0, 1]
-	kCount                      // a plain non-negative integer
-	kDuration                   // "40ms" or integer picoseconds
-	kRate                       // "100Mbps" or integer bits per second
-	kSize                       // "1500B" or integer bytes
-	kLimit                      // a size, "100p" or "1BDP"
-	kBuffer                     // a size or "unlimited"
-	kDurations                  // a JSON array of durations (quantiles, smallest first)
-	kPacing                     // true, false or "auto"
-	kNumber                     // a positive finite number
-	kMatrix                     // an array of arrays of probabilities
-	kTexts                      // an object of strings under free keys
-	kEnds                       // a node id, a list of them, or a per-flow host object
-	kStart                      // a duration or a start distribution object
-	kFlowSize                   // a size or a size distribution object
-	kPerSecond                  // an arrival rate: "200/s" or a positive number per second
-	kCDF                        // an array of [size, probability] points
+	kObject     valueKind = iota // a JSON object with known keys
+	kList                        // a JSON array of objects
+	kString                      // free text or a name
+	kBool                        // true or false
+	kProb                        // a number in [0, 1]
+	kCount                       // a plain non-negative integer
+	kDuration                    // "40ms" or integer picoseconds
+	kRate                        // "100Mbps" or integer bits per second
+	kSize                        // "1500B" or integer bytes
+	kLimit                       // a size, "100p" or "1BDP"
+	kQueueLimit                  // a kLimit or "unlimited"
+	kBuffer                      // a size or "unlimited"
+	kDurations                   // a JSON array of durations (quantiles, smallest first)
+	kPacing                      // true, false or "auto"
+	kNumber                      // a positive finite number
+	kMatrix                      // an array of arrays of probabilities
+	kTexts                       // an object of strings under free keys
+	kEnds                        // a node id, a list of them, or a per-flow host object
+	kStart                       // a duration or a start distribution object
+	kFlowSize                    // a size or a size distribution object
+	kPerSecond                   // an arrival rate: "200/s" or a positive number per second
+	kCDF                         // an array of [size, probability] points
 )
 
 // shape is one node of the scenario format's known-field table. The decoder
@@ -52,7 +53,7 @@ func object(fields map[string]*shape) *shape { return &shape{kind: kObject, fiel
 
 var (
 	qdiscShape = object(map[string]*shape{
-		"kind": leaf(kString), "limit": leaf(kLimit),
+		"kind": leaf(kString), "limit": leaf(kQueueLimit),
 		"ecn_threshold": leaf(kLimit), "target": leaf(kDuration), "interval": leaf(kDuration),
 		"ecn": leaf(kBool), "ce_threshold": leaf(kDuration), "flows": leaf(kCount),
 		"quantum": leaf(kSize), "tupdate": leaf(kDuration), "step_threshold": leaf(kDuration),

@@ -189,6 +189,10 @@ func (c *collector) qdiscSpec(path string, v any) qdiscSpec {
 	}{{"limit", &q.limit}, {"ecn_threshold", &q.ecnThreshold}} {
 		if v, p, ok := o.get(f.key); ok {
 			l, ok := c.limit(p, v)
+			if ok && l == (QueueLimit{}) && f.key == "ecn_threshold" {
+				c.add(p, "%q is for limit; leave ecn_threshold out to mark nothing", unlimited)
+				ok = false
+			}
 			f.dst.put(l, ok, p)
 		}
 	}
@@ -393,7 +397,10 @@ func (c *collector) qdisc(q qdiscSpec) Qdisc {
 	if q.kind.bad {
 		return out
 	}
-	if l := q.limit; l.set && !l.bad && l.v.Packets == 0 && (out.Kind == FQCoDel || out.Kind == DualPI2 || out.Kind == FQ) {
+	switch l := q.limit; {
+	case l.set && !l.bad && l.v == (QueueLimit{}) && out.Kind != FIFO:
+		c.add(l.path, "%q is for qdisc kind \"fifo\"; %q holds at most a limit, as its kernel qdisc does", unlimited, nameOf(qdiscKinds, out.Kind))
+	case l.set && !l.bad && l.v.Packets == 0 && (out.Kind == FQCoDel || out.Kind == DualPI2 || out.Kind == FQ):
 		c.add(l.path, "qdisc kind %q limits packets (sch->limit); write a count such as \"1000p\"", nameOf(qdiscKinds, out.Kind))
 	}
 	for _, f := range q.params() {

@@ -43,7 +43,7 @@ func resolve(root, node map[string]any) map[string]any {
 // leafRefs is the $defs entry each kind of value must use in the schema.
 var leafRefs = map[valueKind]string{
 	kDuration: "#/$defs/duration", kRate: "#/$defs/rate", kSize: "#/$defs/size",
-	kLimit: "#/$defs/limit", kBuffer: "#/$defs/buffer", kPacing: "#/$defs/pacing", kProb: "#/$defs/probability", kCount: "#/$defs/count",
+	kLimit: "#/$defs/limit", kQueueLimit: "#/$defs/queue_limit", kBuffer: "#/$defs/buffer", kPacing: "#/$defs/pacing", kProb: "#/$defs/probability", kCount: "#/$defs/count",
 	kNumber: "#/$defs/number", kMatrix: "#/$defs/matrix", kTexts: "#/$defs/traces",
 	kDurations: "#/$defs/quantiles",
 	kEnds:      "#/$defs/flow_ends", kStart: "#/$defs/flow_start", kFlowSize: "#/$defs/flow_size",
@@ -210,6 +210,12 @@ func TestSchemaAcceptsWhatParses(t *testing.T) {
 		t.Fatal(err)
 	}
 	docs["outage list"] = string(list)
+	unl, err := Apply([]byte(baseJSON), []string{"links.bottleneck.ab.qdisc.limit=unlimited"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs["unlimited fifo"] = string(unl)
+	docs["canonical unlimited fifo"] = string(mustParse(t, unl).Canonical())
 	for _, b := range Builtins() {
 		raw, _ := Builtin(b.Name)
 		docs["builtin "+b.Name] = string(raw)

@@ -267,7 +267,8 @@ func (c *collector) pacing(path string, v any) (Pacing, bool) {
 	return PacingAuto, false
 }
 
-// unlimited is the sndbuf value that removes the send-buffer ceiling.
+// unlimited is the sndbuf value that removes the send-buffer ceiling, and
+// the limit of a FIFO that holds whatever comes (mm-link's default queue).
 const unlimited = "unlimited"
 
 // buffer decodes a size or "unlimited" (returned as 0).
@@ -285,12 +286,15 @@ func (c *collector) buffer(path string, v any) (units.Bytes, bool) {
 
 // limit decodes a queue limit: a size ("150KB", or integer bytes), a packet
 // count ("100p") or a multiple of the path's bandwidth-delay product ("1BDP",
-// "0.5BDP", kept exactly in thousandths). It must be positive.
+// "0.5BDP", kept exactly in thousandths). It must be positive, or
+// "unlimited", the zero QueueLimit, which the callers that take it allow.
 func (c *collector) limit(path string, v any) (QueueLimit, bool) {
-	const hint = `expected a size ("150KB"), packets ("100p") or a BDP multiple ("1BDP")`
+	const hint = `expected a size ("150KB"), packets ("100p"), a BDP multiple ("1BDP") or "unlimited"`
 	s, isStr := v.(string)
 	var l QueueLimit
 	switch {
+	case s == unlimited:
+		return l, true
 	case isStr && strings.HasSuffix(s, "BDP"):
 		m, err := sim.ScaleDecimal(strings.TrimSpace(strings.TrimSuffix(s, "BDP")), 1000)
 		if err != nil {
@@ -347,6 +351,8 @@ func (l QueueLimit) String() string { return formatLimit(l) }
 // formatLimit writes a limit in the form limit parses.
 func formatLimit(l QueueLimit) string {
 	switch {
+	case l == (QueueLimit{}):
+		return unlimited
 	case l.Packets != 0:
 		return strconv.FormatInt(l.Packets, 10) + "p"
 	case l.MilliBDPs != 0:
