@@ -306,3 +306,51 @@ func TestUnlimitedFIFOHoldsTheExcess(t *testing.T) {
 		t.Errorf("peak backlog %d packets, want the final %d ± 1: the queue only grows", got, want)
 	}
 }
+
+// PIE holds TCP's standing queue near its 15 ms target (RFC 8033 §1: "the
+// design goal ... is to control the average queueing latency to a target
+// value"): four CUBIC flows on 100 Mbps with a 40 ms base RTT, over 10–30 s,
+// sojourn p50 within half the target of it, the link kept busy; the
+// 1000-packet FIFO of the same path queues over 100 ms.
+func TestPIEHoldsTheTargetDelay(t *testing.T) {
+	for _, c := range []struct {
+		qdisc  string
+		lo, hi sim.Duration
+	}{
+		{`{"kind":"pie"}`, 7500 * sim.Microsecond, 22500 * sim.Microsecond},
+		{`{"kind":"fifo","limit":"1000p"}`, 90 * sim.Millisecond, 125 * sim.Millisecond},
+	} {
+		raw, err := config.Builtin("dumbbell-n")
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, err = config.Apply(raw, []string{"flows.bulk.count=4", "links.bottleneck.rate=100Mbps",
+			"links.bottleneck.delay=18ms", "links.bottleneck.ab.qdisc=" + c.qdisc, "runtime.duration=30s"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := Prepare(raw, nil)
+		if err != nil {
+			t.Fatalf("Prepare: %v", err)
+		}
+		r, err := New(p.Scenario, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bn := -1
+		for i, d := range r.Net.Dirs {
+			if d.Name == "bottleneck/ab" {
+				bn = i
+			}
+		}
+		r.RunUntil(sim.Time(10 * sim.Second))
+		r.queues[bn].Sojourn = trace.Hist{}
+		sent := r.Net.Dirs[bn].Stats.SentBytes
+		r.RunToEnd()
+		p50, _ := r.queues[bn].Sojourn.Quantile(0.5)
+		util := float64(r.Net.Dirs[bn].Stats.SentBytes-sent) * 8 / 20 / 100e6
+		if d := sim.Duration(p50); d < c.lo || d > c.hi || util < 0.9 {
+			t.Errorf("%s: sojourn p50 over 10-30 s = %v, want in [%v, %v]; link busy %.3f, want ≥ 0.9", c.qdisc, d, c.lo, c.hi, util)
+		}
+	}
+}

@@ -241,6 +241,9 @@ func (q Qdisc) tree() tree {
 	case DualPI2:
 		t["target"], t["tupdate"], t["step_threshold"] = q.Target.String(), q.TUpdate.String(), q.StepThreshold.String()
 		t["coupling"], t["c_protection"] = count(q.Coupling), count(q.CProtection)
+	case PIE:
+		t["target"], t["tupdate"], t["alpha"], t["beta"] = q.Target.String(), q.TUpdate.String(), count(q.Alpha), count(q.Beta)
+		t["ecn"], t["bytemode"], t["dq_rate_estimator"] = q.ECN, q.ByteMode, q.DQRateEstimator
 	case FQ:
 		t["quantum"], t["initial_quantum"] = formatSize(q.Quantum), formatSize(q.InitialQuantum)
 		t["flow_limit"], t["horizon"] = count(q.FlowLimit), q.Horizon.String()

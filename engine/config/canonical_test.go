@@ -3,6 +3,7 @@ package config
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -177,5 +178,19 @@ func TestCanonicalUnlimitedFIFO(t *testing.T) {
 	back := mustParse(t, s.Canonical())
 	if diff := cmp.Diff(s, back); diff != "" {
 		t.Errorf("Parse(Canonical()) differs (-built +parsed):\n%s", diff)
+	}
+}
+
+// A PIE queue's canonical form spells out pie_params_init's defaults:
+// limit 1000, target and tupdate 15 ms, alpha 2, beta 20, ECN, byte mode
+// and the drain-rate estimator off.
+func TestCanonicalPIEDefaults(t *testing.T) {
+	raw, err := Apply([]byte(baseJSON), []string{`links.bottleneck.ab.qdisc={"kind":"pie"}`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `"qdisc":{"alpha":2,"beta":20,"bytemode":false,"dq_rate_estimator":false,"ecn":false,"kind":"pie","limit":"1000p","target":"15ms","tupdate":"15ms"}`
+	if got := string(mustParse(t, raw).Canonical()); !strings.Contains(got, want) {
+		t.Errorf("canonical form lacks %s:\n%s", want, got)
 	}
 }

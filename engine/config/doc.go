@@ -82,7 +82,10 @@
 //     "10240p" and ecn default true (fq_codel_init); "dualpi2" with limit
 //     (default "10000p"), target (15ms), tupdate (16ms), step_threshold
 //     (1ms), coupling (2) and c_protection (10, percent), the defaults of
-//     dualpi2_reset_default; "fq" (a host's pacing qdisc) with limit
+//     dualpi2_reset_default; "pie" with limit (default "1000p"), target
+//     (15ms), tupdate (15ms), alpha (2) and beta (20, in 1/16 Hz, 0..32),
+//     ecn, bytemode and dq_rate_estimator (all false), pie_params_init's;
+//     "fq" (a host's pacing qdisc) with limit
 //     (default "10000p"), flow_limit (100), quantum (3000B), initial_quantum
 //     (15000B) and horizon (10s), fq_init's defaults. Only fifo takes byte
 //     or BDP limits; the others count packets as the kernel's sch->limit.

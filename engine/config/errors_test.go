@@ -223,6 +223,15 @@ func TestParseErrors(t *testing.T) {
 			nil, want{"links[bottleneck].ab.qdisc.limit", "not a BDP multiple"}},
 		{"zero limit", func(m map[string]any) { at(m, "links", "bottleneck", "ab", "qdisc")["limit"] = "0p" },
 			nil, want{"links[bottleneck].ab.qdisc.limit", "must be positive"}},
+		{"pie gain on codel", func(m map[string]any) {
+			at(m, "links", "access")["qdisc"] = map[string]any{"kind": "codel", "alpha": 4}
+		}, nil, want{"links[access].qdisc.alpha", `only for qdisc kind "pie"`}},
+		{"pie gain beyond tc's range", func(m map[string]any) {
+			at(m, "links", "access")["qdisc"] = map[string]any{"kind": "pie", "beta": 33}
+		}, nil, want{"links[access].qdisc.beta", "33 is not an integer in [0, 32]"}},
+		{"pie byte limit", func(m map[string]any) {
+			at(m, "links", "access")["qdisc"] = map[string]any{"kind": "pie", "limit": "100KB"}
+		}, nil, want{"links[access].qdisc.limit", `qdisc kind "pie" limits packets (sch->limit)`}},
 		{"unlimited codel", func(m map[string]any) {
 			at(m, "links", "access")["qdisc"] = map[string]any{"kind": "codel", "limit": "unlimited"}
 		}, nil, want{"links[access].qdisc.limit", `"unlimited" is for qdisc kind "fifo"; "codel" holds at most a limit`}},

@@ -18,7 +18,10 @@ import (
 // psched_mtu() (1514 on Ethernet; 1500 here, since packet sizes here leave
 // out the 14-byte link header), ECN on. DualPI2 follows
 // dualpi2_reset_default: limit 10000, target 15 ms, tupdate 16 ms, step
-// threshold 1 ms, coupling 2, C-queue protection 10 %. FQ follows fq_init:
+// threshold 1 ms, coupling 2, C-queue protection 10 %. PIE follows
+// pie_params_init: limit 1000, target 15 ms, tupdate 15 ms, alpha 2 and
+// beta 20 (1/8 and 1.25 Hz), ECN, byte mode and the drain-rate estimator
+// off. FQ follows fq_init:
 // limit 10000, flow_limit 100, quantum 2 MTU, initial quantum 10 MTU,
 // horizon 10 s.
 const (
@@ -37,6 +40,12 @@ const (
 	DefaultDualPI2Step        = sim.Millisecond
 	DefaultDualPI2Coupling    = 2
 	DefaultDualPI2CProtection = 10
+
+	DefaultPIEPackets = 1000
+	DefaultPIETarget  = 15 * sim.Millisecond
+	DefaultPIETUpdate = 15 * sim.Millisecond
+	DefaultPIEAlpha   = 2
+	DefaultPIEBeta    = 20
 
 	DefaultFQPackets     = 10000
 	DefaultFQFlowLimit   = 100
@@ -92,13 +101,15 @@ type qdiscSpec struct {
 	tupdate, step       opt[sim.Duration]
 	horizon             opt[sim.Duration]
 	ecn                 opt[bool]
+	byteMode, dqRate    opt[bool]
+	alpha, beta         opt[int64]
 	flows, coupling     opt[int64]
 	cProtection         opt[int64]
 	flowLimit           opt[int64]
 	quantum, initQuant  opt[units.Bytes]
 }
 
-var qdiscKinds = map[string]QdiscKind{"fifo": FIFO, "codel": CoDel, "fq_codel": FQCoDel, "dualpi2": DualPI2, "fq": FQ}
+var qdiscKinds = map[string]QdiscKind{"fifo": FIFO, "codel": CoDel, "fq_codel": FQCoDel, "dualpi2": DualPI2, "fq": FQ, "pie": PIE}
 
 // link decodes a link: its shared direction values, then ab and ba, each
 // merged over the shared ones field by field.
@@ -219,6 +230,7 @@ func (c *collector) qdiscSpec(path string, v any) qdiscSpec {
 	}{
 		{"flows", 1, MaxFQCoDelFlows, &q.flows}, {"coupling", 1, 255, &q.coupling},
 		{"c_protection", 0, 100, &q.cProtection}, {"flow_limit", 1, 1 << 31, &q.flowLimit},
+		{"alpha", 0, 32, &q.alpha}, {"beta", 0, 32, &q.beta},
 	} {
 		if v, p, ok := o.get(f.key); ok {
 			n, ok := c.countIn(p, v, f.min, f.max)
@@ -238,9 +250,14 @@ func (c *collector) qdiscSpec(path string, v any) qdiscSpec {
 			f.dst.put(n, ok, p)
 		}
 	}
-	if v, p, ok := o.get("ecn"); ok {
-		b, ok := c.boolean(p, v)
-		q.ecn.put(b, ok, p)
+	for _, f := range []struct {
+		key string
+		dst *opt[bool]
+	}{{"ecn", &q.ecn}, {"bytemode", &q.byteMode}, {"dq_rate_estimator", &q.dqRate}} {
+		if v, p, ok := o.get(f.key); ok {
+			b, ok := c.boolean(p, v)
+			f.dst.put(b, ok, p)
+		}
 	}
 	return q
 }
@@ -325,6 +342,8 @@ func (q qdiscSpec) under(over qdiscSpec) qdiscSpec {
 		target: pick(q.target, over.target), interval: pick(q.interval, over.interval),
 		ceThreshold: pick(q.ceThreshold, over.ceThreshold), tupdate: pick(q.tupdate, over.tupdate),
 		step: pick(q.step, over.step), horizon: pick(q.horizon, over.horizon), ecn: pick(q.ecn, over.ecn),
+		byteMode: pick(q.byteMode, over.byteMode), dqRate: pick(q.dqRate, over.dqRate),
+		alpha: pick(q.alpha, over.alpha), beta: pick(q.beta, over.beta),
 		flows: pick(q.flows, over.flows), coupling: pick(q.coupling, over.coupling),
 		cProtection: pick(q.cProtection, over.cProtection), flowLimit: pick(q.flowLimit, over.flowLimit),
 		quantum: pick(q.quantum, over.quantum), initQuant: pick(q.initQuant, over.initQuant),
@@ -344,13 +363,17 @@ type qdiscParam struct {
 func (q qdiscSpec) params() []qdiscParam {
 	return []qdiscParam{
 		{q.ecnThreshold.set, q.ecnThreshold.path, []QdiscKind{FIFO}},
-		{q.target.set, q.target.path, []QdiscKind{CoDel, FQCoDel, DualPI2}},
+		{q.target.set, q.target.path, []QdiscKind{CoDel, FQCoDel, DualPI2, PIE}},
 		{q.interval.set, q.interval.path, []QdiscKind{CoDel, FQCoDel}},
-		{q.ecn.set, q.ecn.path, []QdiscKind{CoDel, FQCoDel}},
+		{q.ecn.set, q.ecn.path, []QdiscKind{CoDel, FQCoDel, PIE}},
 		{q.ceThreshold.set, q.ceThreshold.path, []QdiscKind{CoDel, FQCoDel}},
 		{q.flows.set, q.flows.path, []QdiscKind{FQCoDel}},
 		{q.quantum.set, q.quantum.path, []QdiscKind{FQCoDel, FQ}},
-		{q.tupdate.set, q.tupdate.path, []QdiscKind{DualPI2}},
+		{q.tupdate.set, q.tupdate.path, []QdiscKind{DualPI2, PIE}},
+		{q.alpha.set, q.alpha.path, []QdiscKind{PIE}},
+		{q.beta.set, q.beta.path, []QdiscKind{PIE}},
+		{q.byteMode.set, q.byteMode.path, []QdiscKind{PIE}},
+		{q.dqRate.set, q.dqRate.path, []QdiscKind{PIE}},
 		{q.step.set, q.step.path, []QdiscKind{DualPI2}},
 		{q.coupling.set, q.coupling.path, []QdiscKind{DualPI2}},
 		{q.cProtection.set, q.cProtection.path, []QdiscKind{DualPI2}},
@@ -387,6 +410,15 @@ func (c *collector) qdisc(q qdiscSpec) Qdisc {
 		out.StepThreshold = q.step.or(DefaultDualPI2Step)
 		out.Coupling = q.coupling.or(DefaultDualPI2Coupling)
 		out.CProtection = q.cProtection.or(DefaultDualPI2CProtection)
+	case PIE:
+		out.Limit = q.limit.or(QueueLimit{Packets: DefaultPIEPackets})
+		out.Target = q.target.or(DefaultPIETarget)
+		out.TUpdate = q.tupdate.or(DefaultPIETUpdate)
+		out.Alpha = q.alpha.or(DefaultPIEAlpha)
+		out.Beta = q.beta.or(DefaultPIEBeta)
+		out.ECN = q.ecn.or(false)
+		out.ByteMode = q.byteMode.or(false)
+		out.DQRateEstimator = q.dqRate.or(false)
 	case FQ:
 		out.Limit = q.limit.or(QueueLimit{Packets: DefaultFQPackets})
 		out.Quantum = q.quantum.or(DefaultFQQuantum)
@@ -400,7 +432,7 @@ func (c *collector) qdisc(q qdiscSpec) Qdisc {
 	switch l := q.limit; {
 	case l.set && !l.bad && l.v == (QueueLimit{}) && out.Kind != FIFO:
 		c.add(l.path, "%q is for qdisc kind \"fifo\"; %q holds at most a limit, as its kernel qdisc does", unlimited, nameOf(qdiscKinds, out.Kind))
-	case l.set && !l.bad && l.v.Packets == 0 && (out.Kind == FQCoDel || out.Kind == DualPI2 || out.Kind == FQ):
+	case l.set && !l.bad && l.v.Packets == 0 && (out.Kind == FQCoDel || out.Kind == DualPI2 || out.Kind == FQ || out.Kind == PIE):
 		c.add(l.path, "qdisc kind %q limits packets (sch->limit); write a count such as \"1000p\"", nameOf(qdiscKinds, out.Kind))
 	}
 	for _, f := range q.params() {

@@ -88,6 +88,7 @@ const (
 	FQCoDel           // sch_fq_codel
 	DualPI2           // sch_dualpi2 (RFC 9332)
 	FQ                // sch_fq, a host's pacing qdisc
+	PIE               // sch_pie (RFC 8033)
 )
 
 // Qdisc configures a direction's egress queue. Each kind reads only its own
@@ -101,21 +102,25 @@ type Qdisc struct {
 	// probability 1 as DCTCP deployments configure it. Zero: no marking.
 	ECNThreshold QueueLimit
 
-	// Target is CoDel's and FQ-CoDel's sojourn target, or DualPI2's PI2
-	// target queueing delay.
+	// Target is CoDel's and FQ-CoDel's sojourn target, or DualPI2's and
+	// PIE's target queueing delay.
 	Target   sim.Duration
 	Interval sim.Duration // CoDel, FQ-CoDel
-	ECN      bool         // CoDel, FQ-CoDel: mark ECT packets instead of dropping
+	ECN      bool         // CoDel, FQ-CoDel, PIE: mark ECT packets instead of dropping
 	// CEThreshold (CoDel, FQ-CoDel) CE-marks ECT packets whose sojourn
 	// exceeds it, whatever the control law says; zero: off.
 	CEThreshold sim.Duration
 	Flows       int64       // FQ-CoDel hash buckets
 	Quantum     units.Bytes // FQ-CoDel, FQ: DRR quantum
 
-	TUpdate       sim.Duration // DualPI2: PI2 update interval
+	TUpdate       sim.Duration // DualPI2, PIE: probability update interval
 	StepThreshold sim.Duration // DualPI2: L-queue sojourn that CE-marks
 	Coupling      int64        // DualPI2: k in p_L = k·p'
 	CProtection   int64        // DualPI2: classic queue's WRR weight in %
+
+	Alpha, Beta     int64 // PIE: the PI gains in 1/16 Hz, 0..32 (tc pie's alpha and beta)
+	ByteMode        bool  // PIE: scale the drop probability by packet size
+	DQRateEstimator bool  // PIE: queue delay by Little's law on a measured drain rate
 
 	InitialQuantum units.Bytes  // FQ: credit of a new flow
 	FlowLimit      int64        // FQ: packets per flow

@@ -20,9 +20,9 @@ type CoDelParams struct {
 
 // CoDel is sch_codel.c with the algorithm of include/net/codel_impl.h.
 type CoDel struct {
-	env    Env
-	q      ring
-	limit  int
+	env Env
+	q   ring
+	packetLimit
 	params codelParams
 	vars   codelVars
 	stats  codelStats
@@ -36,7 +36,7 @@ func NewCoDel(env Env, p CoDelParams) *CoDel {
 	if p.LimitPkts == 0 {
 		p.LimitPkts = codelDefaultLimit
 	}
-	return &CoDel{env: env, limit: p.LimitPkts, params: newCodelParams(p)}
+	return &CoDel{env: env, packetLimit: packetLimit{p.LimitPkts}, params: newCodelParams(p)}
 }
 
 // Enqueue follows codel_qdisc_enqueue: tail drop at the packet limit,
@@ -67,15 +67,6 @@ type codelRing CoDel
 func (r *codelRing) dequeueHead() (packet.ID, bool) { return r.q.pop(r.env.Pool) }
 func (r *codelRing) backlogBytes() units.Bytes      { return r.q.bytes }
 
-// SetLimit changes the packet limit (sch->limit); CoDel has no byte limit.
-func (c *CoDel) SetLimit(bytes units.Bytes, pkts int) error {
-	if bytes != 0 || pkts <= 0 {
-		return errCoDelLimit
-	}
-	c.limit = pkts
-	return nil
-}
-
 // Trim follows codel_change: drop from the head until the queue is within
 // the limit.
 func (c *CoDel) Trim(now sim.Time) {
@@ -84,6 +75,3 @@ func (c *CoDel) Trim(now sim.Time) {
 		c.env.Drop(id, now)
 	}
 }
-
-// Limit is the packet limit (sch->limit).
-func (c *CoDel) Limit() (units.Bytes, int) { return 0, c.limit }

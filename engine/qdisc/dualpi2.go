@@ -62,7 +62,7 @@ type DualPI2 struct {
 	rng  *rand.Rand
 	l, c ring
 
-	limit       int
+	packetLimit
 	target      uint64       // ns
 	tupdate     sim.Duration // the hrtimer period
 	alpha, beta uint32       // per 64 ns of delay, in MAX_PROB units
@@ -122,7 +122,7 @@ func NewDualPI2(env Env, rng *rand.Rand, p DualPI2Params) *DualPI2 {
 	if p.MTU == 0 {
 		p.MTU = codelDefaultMTU
 	}
-	q := &DualPI2{env: env, rng: rng, limit: p.LimitPkts,
+	q := &DualPI2{env: env, rng: rng, packetLimit: packetLimit{p.LimitPkts},
 		target: uint64(p.Target / sim.Nanosecond), tupdate: p.TUpdate,
 		alpha: scaleAlphaBeta(p.Alpha), beta: scaleAlphaBeta(p.Beta),
 		stepThresh: uint64(p.StepThreshold / sim.Nanosecond), coupling: p.Coupling, mtu: p.MTU,
@@ -343,16 +343,6 @@ func (q *DualPI2) Dequeue(now sim.Time) (packet.ID, bool) {
 	}
 }
 
-// SetLimit changes the packet limit (sch->limit); Trim then sheds
-// what it holds beyond it.
-func (q *DualPI2) SetLimit(bytes units.Bytes, pkts int) error {
-	if bytes != 0 || pkts <= 0 {
-		return errPacketLimit
-	}
-	q.limit = pkts
-	return nil
-}
-
 // Trim follows dualpi2_change: drop from the C-queue's head while it holds
 // packets, then from the L-queue's, until the queue is within the limit.
 func (q *DualPI2) Trim(now sim.Time) {
@@ -365,6 +355,3 @@ func (q *DualPI2) Trim(now sim.Time) {
 		q.env.Drop(id, now)
 	}
 }
-
-// Limit is the packet limit (sch->limit).
-func (q *DualPI2) Limit() (units.Bytes, int) { return 0, q.limit }

@@ -59,12 +59,12 @@ type FQCoDel struct {
 	oldFlows  flowList
 	quantum   int32
 	dropBatch int
-	limit     int
-	seed      uint32
-	params    codelParams
-	stats     codelStats
-	qlen      int
-	backlog   units.Bytes
+	packetLimit
+	seed    uint32
+	params  codelParams
+	stats   codelStats
+	qlen    int
+	backlog units.Bytes
 	// requeued is a packet the kernel's bypass handed to a busy device
 	// (Requeue), valid when bypassed: it leaves before every flow.
 	requeued packet.ID
@@ -90,7 +90,7 @@ func NewFQCoDel(env Env, p FQCoDelParams) *FQCoDel {
 		p.DropBatch = 64
 	}
 	q := &FQCoDel{env: env, flows: make([]fqcFlow, p.Flows), newFlows: flowList{-1, -1}, oldFlows: flowList{-1, -1},
-		quantum: int32(max(256, p.Quantum)), dropBatch: p.DropBatch, limit: p.CoDel.LimitPkts,
+		quantum: int32(max(256, p.Quantum)), dropBatch: p.DropBatch, packetLimit: packetLimit{p.CoDel.LimitPkts},
 		seed: p.HashSeed, params: newCodelParams(p.CoDel)}
 	for i := range q.flows {
 		q.flows[i].parent, q.flows[i].next = q, -1
@@ -251,16 +251,6 @@ func (q *FQCoDel) Dequeue(now sim.Time) (packet.ID, bool) {
 	}
 }
 
-// SetLimit changes the packet limit (sch->limit); Trim then sheds what it
-// holds beyond it.
-func (q *FQCoDel) SetLimit(bytes units.Bytes, pkts int) error {
-	if bytes != 0 || pkts <= 0 {
-		return errPacketLimit
-	}
-	q.limit = pkts
-	return nil
-}
-
 // Trim follows fq_codel_change: dequeue, as the qdisc would (CoDel's own
 // drops included), and drop until the queue is within the limit.
 func (q *FQCoDel) Trim(now sim.Time) {
@@ -272,6 +262,3 @@ func (q *FQCoDel) Trim(now sim.Time) {
 		q.env.Drop(id, now)
 	}
 }
-
-// Limit is the packet limit (sch->limit).
-func (q *FQCoDel) Limit() (units.Bytes, int) { return 0, q.limit }

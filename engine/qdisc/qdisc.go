@@ -145,6 +145,23 @@ func (r *ring) pop(p *packet.Pool) (packet.ID, bool) {
 
 var (
 	errLimit       = errors.New("qdisc: a limit needs a positive byte or packet count")
-	errCoDelLimit  = errors.New("qdisc: codel's limit is a positive packet count")
 	errPacketLimit = errors.New("qdisc: this discipline's limit is a positive packet count")
 )
+
+// packetLimit is sch->limit of the packet-limited kernel disciplines
+// (codel, fq_codel, dualpi2, pie), and their Limiter methods; each one's
+// Trim sheds what a lower limit leaves beyond it, as its change function
+// does.
+type packetLimit struct{ limit int }
+
+// SetLimit changes the packet limit; these disciplines have no byte limit.
+func (l *packetLimit) SetLimit(bytes units.Bytes, pkts int) error {
+	if bytes != 0 || pkts <= 0 {
+		return errPacketLimit
+	}
+	l.limit = pkts
+	return nil
+}
+
+// Limit is the packet limit (sch->limit).
+func (l *packetLimit) Limit() (units.Bytes, int) { return 0, l.limit }

@@ -263,6 +263,15 @@ func (nw *Network) newQdisc(d *link.Dir, c config.Qdisc, scn *config.Scenario) (
 			LimitPkts: limPkts, Target: c.Target, TUpdate: c.TUpdate, StepThreshold: c.StepThreshold,
 			Coupling: uint32(c.Coupling), CProtection: uint32(c.CProtection), CProtectionSet: true,
 		}), nil
+	case config.PIE:
+		if limBytes > 0 {
+			return nil, fmt.Errorf("pie limits packets (sch->limit), not bytes")
+		}
+		return qdisc.NewPIE(env, rng.Stream(scn.Runtime.Seed, "link/"+d.Name+"/qdisc"), qdisc.PIEParams{
+			LimitPkts: limPkts, Target: c.Target, TUpdate: c.TUpdate,
+			Alpha: uint32(c.Alpha), Beta: uint32(c.Beta), AlphaBetaSet: true,
+			ECN: c.ECN, ByteMode: c.ByteMode, DQRate: c.DQRateEstimator,
+		}), nil
 	case config.FQ:
 		if limBytes > 0 {
 			return nil, fmt.Errorf("fq limits packets (sch->limit), not bytes")
