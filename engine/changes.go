@@ -83,6 +83,9 @@ func (r *Run) Act(a Action) error {
 			if a.QueueLimit.MilliBDPs > 0 {
 				return fmt.Errorf("engine: action.queue_limit: give bytes or packets, not BDPs, mid-run")
 			}
+			if _, fifo := ls.(*qdisc.FIFO); *a.QueueLimit == (config.QueueLimit{}) && !fifo {
+				return fmt.Errorf("engine: action.queue_limit: \"unlimited\" is for a fifo; the qdisc of %s holds at most a limit, as its kernel qdisc does", d.Name)
+			}
 			if err := r.Net.CheckByteLimit(d, a.QueueLimit.Bytes); err != nil {
 				return fmt.Errorf("engine: action.queue_limit: %d B is %w", a.QueueLimit.Bytes, err)
 			}

@@ -354,3 +354,38 @@ func TestPIEHoldsTheTargetDelay(t *testing.T) {
 		}
 	}
 }
+
+// A queue_limit action of "unlimited" (the zero QueueLimit) lifts a FIFO's
+// limit mid-run: the pump at 120 Mbps into 100 Mbps drops at the 1-BDP
+// FIFO (500 KB, 333 packets) until 1 s and nothing after, while the queue
+// grows by 20 Mbps, 1,666 packets more in the second second. A CoDel
+// queue, whose kernel qdisc always has a limit, refuses it.
+func TestUnlimitedQueueLimitAction(t *testing.T) {
+	r := func(q config.Qdisc) *Run {
+		r, err := New(pumpScenario(120*units.Mbps, 100*units.Mbps, 19*sim.Millisecond, q, 2*sim.Second), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.RunUntil(sim.Time(sim.Second))
+		return r
+	}
+	unlimited := Action{Link: "bottleneck", Dir: "ab", QueueLimit: &config.QueueLimit{}}
+	run := r(bdpFIFO())
+	bn, _ := run.Net.Dir("bottleneck", "ab")
+	drops := bn.Stats.Drops
+	if drops == 0 {
+		t.Fatal("no drops at 120 % load before the action")
+	}
+	if err := run.Act(unlimited); err != nil {
+		t.Fatalf("Act(unlimited) on a fifo: %v", err)
+	}
+	run.RunToEnd()
+	_, queued := bn.Qdisc().Backlog()
+	if bn.Stats.Drops != drops || queued < 333+1666-3 || queued > 333+1666+3 {
+		t.Errorf("after the action: %d drops more and %d queued, want none and 1999 ± 3", bn.Stats.Drops-drops, queued)
+	}
+	codel := r(config.Qdisc{Kind: config.CoDel, Limit: config.QueueLimit{Packets: 1000}, Target: 5 * sim.Millisecond, Interval: 100 * sim.Millisecond})
+	if err := codel.Act(unlimited); err == nil || !strings.Contains(err.Error(), `"unlimited" is for a fifo`) {
+		t.Errorf("Act(unlimited) on codel: err = %v, want it refused", err)
+	}
+}

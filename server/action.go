@@ -59,10 +59,13 @@ func wireAction(a engine.Action) WireAction {
 		w.PacingRate = a.PacingRate.String()
 	}
 	if q := a.QueueLimit; q != nil {
-		if q.Packets > 0 {
+		switch {
+		case q.Packets > 0:
 			w.QueueLimit = strconv.FormatInt(q.Packets, 10) + "p"
-		} else {
+		case q.Bytes > 0:
 			w.QueueLimit = q.Bytes.String()
+		default:
+			w.QueueLimit = "unlimited"
 		}
 	}
 	return w
@@ -238,7 +241,7 @@ func (a *args) probability(key string) (float64, *Error) {
 }
 
 // queueLimit reads a queue limit: packets as an integer or "100p", bytes as
-// a size string ("100KB").
+// a size string ("100KB"), or "unlimited" (a FIFO's; the zero QueueLimit).
 func (a *args) queueLimit(key string) (config.QueueLimit, *Error) {
 	v, _ := a.get(key)
 	bad := func(why string) (config.QueueLimit, *Error) {
@@ -246,6 +249,9 @@ func (a *args) queueLimit(key string) (config.QueueLimit, *Error) {
 	}
 	switch n := v.(type) {
 	case string:
+		if n == "unlimited" {
+			return config.QueueLimit{}, nil
+		}
 		if num, ok := strings.CutSuffix(n, "p"); ok {
 			p, err := strconv.ParseInt(num, 10, 64)
 			if err != nil || p <= 0 {
@@ -258,7 +264,7 @@ func (a *args) queueLimit(key string) (config.QueueLimit, *Error) {
 		}
 		b, err := units.ParseSize(n)
 		if err != nil {
-			return bad(err.Error() + ", or packets as \"100p\"")
+			return bad(err.Error() + ", packets as \"100p\", or \"unlimited\"")
 		}
 		if b <= 0 {
 			return bad("the limit must be positive")

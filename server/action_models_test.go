@@ -66,6 +66,7 @@ func TestActPathModelErrors(t *testing.T) {
 		// Refused by the engine rather than the parser: a FIFO limit below
 		// one 1,500 B packet of the flow crossing it.
 		{map[string]any{"link": "bottleneck", "dir": "ab", "queue_limit": "1000B"}, "action.queue_limit", "less than one 1500 B packet of flow f0"},
+		{map[string]any{"link": "bottleneck", "dir": "ab", "queue_limit": "lots"}, "action.queue_limit", `packets as "100p", or "unlimited"`},
 	} {
 		e := c.fail("act", map[string]any{"session": id, "action": tc.action})
 		if e["path"] != tc.field || !strings.Contains(e["message"].(string), tc.reason) {
@@ -117,5 +118,32 @@ func TestActPacingRateZeroClears(t *testing.T) {
 	e := c.fail("act", map[string]any{"session": id, "action": map[string]any{"link": "bottleneck", "dir": "ab", "rate": 0}})
 	if e["path"] != "action.rate" || !strings.Contains(e["message"].(string), "must be positive") {
 		t.Errorf("act(rate 0) error = %v, want path action.rate with \"must be positive\"", e)
+	}
+}
+
+// A FIFO's limit lifted mid-run ("unlimited") is logged as such, and a
+// session restored from a checkpoint after it replays it: both end alike,
+// and not as the run without it.
+func TestUnlimitedQueueLimitReplays(t *testing.T) {
+	t.Parallel()
+	_, url := newTestServer(t, Options{})
+	c := dial(t, url)
+	id := c.open(testScenario, testDuration)
+	c.call("step", map[string]any{"session": id, "time": "1s"})
+	c.call("act", map[string]any{"session": id, "action": map[string]any{"link": "bottleneck", "dir": "ab", "queue_limit": "unlimited"}})
+	c.call("step", map[string]any{"session": id, "time": "2s"})
+	cp := c.call("checkpoint", map[string]any{"session": id})["checkpoint"].(map[string]any)
+	acts := cp["actions"].([]any)
+	if len(acts) != 1 || acts[0].(map[string]any)["action"].(map[string]any)["queue_limit"] != "unlimited" {
+		t.Fatalf("checkpoint's log = %v, want the one queue_limit \"unlimited\"", acts)
+	}
+	r := c.call("restore", map[string]any{"checkpoint": cp})
+	a := c.call("run", map[string]any{"session": id})
+	b := c.call("run", map[string]any{"session": r["session"]})
+	if a["digest"] != b["digest"] {
+		t.Errorf("the restored session ends with digest %v, the original with %v", b["digest"], a["digest"])
+	}
+	if plain, _ := engineDigest(t, cp["config"].(string)); a["digest"] == plain {
+		t.Errorf("lifting the limit left the digest unchanged (%v)", plain)
 	}
 }

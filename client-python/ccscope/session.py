@@ -279,8 +279,8 @@ class Session:
                 "transitions": [...]}``); it replaces the rate.
             outage: Take the direction down from now for this long
                 (``"150ms"``).
-            queue_limit: New egress queue limit: packets (int or ``"100p"``)
-                or bytes (``"150KB"``).
+            queue_limit: New egress queue limit: packets (int or ``"100p"``),
+                bytes (``"150KB"``), or ``"unlimited"`` (a fifo's only).
             cwnd: Set the flow's congestion window (packets).
             pacing_rate: Set the flow's pacing rate (``"10Mbps"`` or bits
                 per second); it holds until an action with 0 hands pacing

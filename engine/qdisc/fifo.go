@@ -78,9 +78,10 @@ func (f *FIFO) Dequeue(now sim.Time) (packet.ID, bool) { return f.q.pop(f.env.Po
 // Backlog is the queued bytes and packets.
 func (f *FIFO) Backlog() (units.Bytes, int) { return f.q.bytes, f.q.n }
 
-// SetLimit changes the limits; packets already queued stay.
+// SetLimit changes the limits (0 is none of that kind, both 0 none at
+// all); packets already queued stay.
 func (f *FIFO) SetLimit(bytes units.Bytes, pkts int) error {
-	if bytes < 0 || pkts < 0 || bytes == 0 && pkts == 0 {
+	if bytes < 0 || pkts < 0 {
 		return errLimit
 	}
 	f.limitBytes, f.limitPkts = bytes, pkts

@@ -144,7 +144,7 @@ func (r *ring) pop(p *packet.Pool) (packet.ID, bool) {
 }
 
 var (
-	errLimit       = errors.New("qdisc: a limit needs a positive byte or packet count")
+	errLimit       = errors.New("qdisc: a limit is a byte or packet count, not negative")
 	errPacketLimit = errors.New("qdisc: this discipline's limit is a positive packet count")
 )
 
