@@ -144,6 +144,7 @@ func TestFlagsRefusedBeforeAnyRun(t *testing.T) {
 		want string
 	}{
 		{[]string{"sweep", "pump", "--jobs", "-3"}, "--jobs -3: want 1 or more"},
+		{[]string{"sweep", "pump", "--duration", "10"}, `--duration: "10" has no unit; expected e.g. "40ms"`},
 		{[]string{"sweep", "pump", "--metric", "nope"}, `--metric "nope": not a numeric catalog column`},
 		{[]string{"sweep", "pump", "--metric", "nope", "--report-dir", dir}, `--metric "nope": not a numeric catalog column`},
 		{[]string{"sweep", "pump", "--metric", "rtt_p50_ps"}, "--metric: needs --report-dir DIR"},
@@ -160,5 +161,19 @@ func TestFlagsRefusedBeforeAnyRun(t *testing.T) {
 				t.Errorf("ccscope %s wrote %s", strings.Join(tc.args, " "), catalog)
 			}
 		})
+	}
+}
+
+// --duration needs a unit: "10" typed at a prompt means seconds to its
+// writer, and as runtime.duration it would run 10 ps.
+func TestDurationFlagNeedsAUnit(t *testing.T) {
+	for _, cmd := range []string{"run", "emulate", "compare"} {
+		for v, want := range map[string]string{"10": `--duration: "10" has no unit; expected e.g. "40ms"`,
+			"10 parsecs": `--duration: "10 parsecs" has unknown unit "parsecs"`} {
+			code, stdout, stderr := ccscope(t, cmd, "pump", "--duration", v)
+			if code == 0 || !strings.Contains(stderr, want) || stdout != "" {
+				t.Errorf("ccscope %s pump --duration %q: exit %d, stderr %q; want a failure saying %q", cmd, v, code, stderr, want)
+			}
+		}
 	}
 }

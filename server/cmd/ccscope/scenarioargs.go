@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/ccscope/ccscope/engine/config"
+	"github.com/ccscope/ccscope/engine/sim"
 )
 
 // setFlags collects a repeatable flag's values in order.
@@ -90,10 +91,23 @@ func (c *scenarioCmd) parse(args []string) (raw []byte, sets []string, opts []co
 		sets = append(sets, "runtime.seed="+c.seed.String())
 	}
 	if *c.dur != "" {
+		if err := checkDurationFlag(*c.dur); err != nil {
+			return nil, nil, nil, fail(err), false
+		}
 		printNotes(overrideNotes("--duration", "runtime.duration", *c.dur, "--set", c.sets))
 		sets = append(sets, "runtime.duration="+*c.dur)
 	}
 	return raw, sets, scenarioOptions(arg, *c.files), 0, true
+}
+
+// checkDurationFlag refuses a --duration without a unit: typed at a
+// prompt, "10" means seconds to its writer, and as runtime.duration it
+// would be 10 ps (a scenario's bare numbers are picoseconds).
+func checkDurationFlag(v string) error {
+	if _, err := sim.ParseDuration(v); err != nil {
+		return fmt.Errorf("--duration: %w", err)
+	}
+	return nil
 }
 
 // overrideNotes are the notes for a flag that stands for the override

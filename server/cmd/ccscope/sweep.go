@@ -73,6 +73,9 @@ func sweepMain(args []string) int {
 		spec.Axes = append(spec.Axes, p)
 	}
 	if *dur != "" {
+		if err := checkDurationFlag(*dur); err != nil {
+			return fail(err)
+		}
 		printNotes(overrideNotes("--duration", "runtime.duration", *dur, "the spec's set", specSets(spec)))
 		printNotes(overrideNotes("--duration", "runtime.duration", *dur, "--set", sets))
 		sets = append(sets, "runtime.duration="+*dur)
