@@ -64,9 +64,12 @@ def parse_duration(text: str) -> int:
         The duration in picoseconds.
 
     Raises:
+        TypeError: The text is not a string (a bare number has no unit).
         ValueError: The text is not a duration or is not a whole number of
             picoseconds.
     """
+    if not isinstance(text, str):
+        raise TypeError(f"ccscope: {text!r} is not a duration; give it with its unit, as a string such as '10s' or '500ms'")
     m = _DURATION.match(text)
     if not m:
         raise ValueError(f"ccscope: {text!r} is not a duration like '100ms' (units ps ns us ms s)")

@@ -62,3 +62,12 @@ def test_session_fork_needs_actions(client):
             s.fork([])
         with s.fork([{"link": "bottleneck", "queue_limit": 50}]) as f:
             assert f.id != s.id
+
+
+def test_run_and_step_want_a_duration_with_its_unit(client):
+    # Before, until=10 failed inside the regex with "expected string or bytes-like object".
+    with client.open("p-rtr-p", seed=1) as s:
+        for call in (lambda: s.run(until=10, progress=False), lambda: s.step(10)):
+            with pytest.raises(TypeError, match=r"10 is not a duration; give it with its unit, as a string such as '10s'"):
+                call()
+        assert s.sim_time_ps == 0
