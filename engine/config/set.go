@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/ccscope/ccscope/engine/sim"
 )
 
 // Apply applies --set overrides, each "path=value", to scenario JSON and
@@ -58,9 +60,13 @@ func ApplyNoted(raw []byte, sets []string) ([]byte, []string, error) {
 }
 
 // setNoted is setPath, appending to notes a note when v, an object,
-// replaced one with fields it lacks.
+// replaced one with fields it lacks, or when v is a bare number too small
+// for the field's base unit to be what was meant.
 func setNoted(c *collector, root any, path string, v any, notes []string) []string {
-	old := setPath(c, root, path, v)
+	old, leaf := setPath(c, root, path, v)
+	if n := bareNumberNote(path, leaf, v); n != "" {
+		notes = append(notes, n)
+	}
 	if v == nil && old != nil {
 		return append(notes, nullNote(path, old))
 	}
@@ -178,9 +184,31 @@ func parseSetValue(s string) any {
 	return s
 }
 
+// bareNumberNote is the note for a bare number below a microsecond of a
+// duration or a kilobit per second of a rate: the format's base units
+// (picoseconds, bits per second) take it as given, where the writer of
+// links.bottleneck.delay=20 most likely meant milliseconds.
+func bareNumberNote(path string, leaf *shape, v any) string {
+	n, ok := v.(json.Number)
+	if !ok || leaf == nil {
+		return ""
+	}
+	i, err := n.Int64()
+	switch {
+	case err != nil || i <= 0:
+		return ""
+	case leaf.kind == kDuration && i < int64(sim.Microsecond):
+		return fmt.Sprintf("set %s=%s is %s picoseconds (a bare number is a count of the base unit); write it with its unit, such as %q, if that is not what you mean", path, n, n, n.String()+"ms")
+	case leaf.kind == kRate && i < 1000:
+		return fmt.Sprintf("set %s=%s is %s bits per second (a bare number is a count of the base unit); write it with its unit, such as %q, if that is not what you mean", path, n, n, n.String()+"Mbps")
+	}
+	return ""
+}
+
 // setPath walks path through the tree and the format's field table together
-// and stores v at its end, returning what was there (nil if nothing).
-func setPath(c *collector, root any, path string, v any) (replaced any) {
+// and stores v at its end, returning what was there (nil if nothing) and
+// the field's shape.
+func setPath(c *collector, root any, path string, v any) (replaced any, leaf *shape) {
 	segs := strings.Split(path, ".")
 	cur, sh := root, scenarioShape
 	for i, seg := range segs {
@@ -194,7 +222,7 @@ func setPath(c *collector, root any, path string, v any) (replaced any) {
 			next, known := sh.fields[seg]
 			if !known {
 				c.add(path, "the scenario format has no %q here; expected one of %s", here, fieldList(sh))
-				return nil
+				return nil, nil
 			}
 			m, ok := cur.(map[string]any)
 			if !ok {
@@ -203,22 +231,22 @@ func setPath(c *collector, root any, path string, v any) (replaced any) {
 				} else {
 					c.add(path, "%q is %s, not an object", strings.Join(segs[:i], "."), describe(cur))
 				}
-				return nil
+				return nil, nil
 			}
 			if last {
 				replaced = m[seg]
 				m[seg] = v
-				return replaced
+				return replaced, next
 			}
 			child, present := m[seg]
 			if !present || child == nil {
 				if next.kind == kList {
 					c.add(path, "%q is absent; set the whole array first", here)
-					return nil
+					return nil, nil
 				}
 				if next.kind != kObject {
 					c.add(path, "%q is absent; set the whole value first", here)
-					return nil
+					return nil, nil
 				}
 				child = map[string]any{}
 				m[seg] = child
@@ -228,7 +256,7 @@ func setPath(c *collector, root any, path string, v any) (replaced any) {
 			arr, ok := cur.([]any)
 			if !ok {
 				c.add(path, "%q is %s, not an array", strings.Join(segs[:i], "."), describe(cur))
-				return nil
+				return nil, nil
 			}
 			idx := element(arr, seg, sh.byID)
 			if idx < 0 {
@@ -237,24 +265,24 @@ func setPath(c *collector, root any, path string, v any) (replaced any) {
 				} else {
 					c.add(path, "no element %q in %q (%d of them, addressed by index from 0)", seg, strings.Join(segs[:i], "."), len(arr))
 				}
-				return nil
+				return nil, nil
 			}
 			if last {
 				replaced = arr[idx]
 				arr[idx] = v
-				return replaced
+				return replaced, sh.elem
 			}
 			cur, sh = arr[idx], sh.elem
 		default:
 			if sh.alt != nil {
 				c.add(path, "%q is %s, which has no field %q; only its object form has fields: set the whole object first", strings.Join(segs[:i], "."), describe(cur), seg)
-				return nil
+				return nil, nil
 			}
 			c.add(path, "%q is a value and has no field %q", strings.Join(segs[:i], "."), seg)
-			return nil
+			return nil, nil
 		}
 	}
-	return nil // not reached: the last segment returns
+	return nil, nil // not reached: the last segment returns
 }
 
 // elementIDs lists the ids --set reaches an array's elements by (a group's

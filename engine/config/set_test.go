@@ -181,6 +181,13 @@ func TestApplyNotesDroppedFields(t *testing.T) {
 		{`flows.f0.cc=null`, []string{`set flows.f0.cc=null removes its value "cubic": the default applies`}},
 		{`runtime={}`, []string{`set runtime replaces the whole object and drops its "duration"; to change one field, set runtime.FIELD alone`}},
 		{`links.l.ab=null`, nil}, // nothing was there
+		// A bare number is a count of the base unit: one that is most likely
+		// a slip (a delay under a microsecond, a rate under 1 kbps) says so.
+		{`links.l.delay=20`, []string{`set links.l.delay=20 is 20 picoseconds (a bare number is a count of the base unit); write it with its unit, such as "20ms", if that is not what you mean`}},
+		{`links.l.rate=100`, []string{`set links.l.rate=100 is 100 bits per second (a bare number is a count of the base unit); write it with its unit, such as "100Mbps", if that is not what you mean`}},
+		{`links.l.delay=20000000`, nil}, // 20 µs, written out in picoseconds
+		{`links.l.rate=100000000`, nil},
+		{`links.l.delay="20ms"`, nil},
 	}
 	for _, c := range cases {
 		_, notes, err := ApplyNoted(raw, []string{c.set})
