@@ -197,10 +197,10 @@ func bareNumberNote(path string, leaf *shape, v any) string {
 	switch {
 	case err != nil || i <= 0:
 		return ""
-	case leaf.kind == kDuration && i < int64(sim.Microsecond):
-		return fmt.Sprintf("set %s=%s is %s picoseconds (a bare number is a count of the base unit); write it with its unit, such as %q, if that is not what you mean", path, n, n, n.String()+"ms")
+	case (leaf.kind == kDuration || leaf.kind == kStart) && i < int64(sim.Microsecond):
+		return fmt.Sprintf("set %s=%s is %s picoseconds (a bare number is a count of the base unit); write it with its unit, such as %q or %q, if that is not what you mean", path, n, n, n.String()+"ms", n.String()+"s")
 	case leaf.kind == kRate && i < 1000:
-		return fmt.Sprintf("set %s=%s is %s bits per second (a bare number is a count of the base unit); write it with its unit, such as %q, if that is not what you mean", path, n, n, n.String()+"Mbps")
+		return fmt.Sprintf("set %s=%s is %s bits per second (a bare number is a count of the base unit); write it with its unit, such as %q or %q, if that is not what you mean", path, n, n, n.String()+"Mbps", n.String()+"kbps")
 	}
 	return ""
 }

@@ -183,8 +183,9 @@ func TestApplyNotesDroppedFields(t *testing.T) {
 		{`links.l.ab=null`, nil}, // nothing was there
 		// A bare number is a count of the base unit: one that is most likely
 		// a slip (a delay under a microsecond, a rate under 1 kbps) says so.
-		{`links.l.delay=20`, []string{`set links.l.delay=20 is 20 picoseconds (a bare number is a count of the base unit); write it with its unit, such as "20ms", if that is not what you mean`}},
-		{`links.l.rate=100`, []string{`set links.l.rate=100 is 100 bits per second (a bare number is a count of the base unit); write it with its unit, such as "100Mbps", if that is not what you mean`}},
+		{`links.l.delay=20`, []string{`set links.l.delay=20 is 20 picoseconds (a bare number is a count of the base unit); write it with its unit, such as "20ms" or "20s", if that is not what you mean`}},
+		{`links.l.rate=100`, []string{`set links.l.rate=100 is 100 bits per second (a bare number is a count of the base unit); write it with its unit, such as "100Mbps" or "100kbps", if that is not what you mean`}},
+		{`flows.f0.start=5`, []string{`set flows.f0.start=5 is 5 picoseconds (a bare number is a count of the base unit); write it with its unit, such as "5ms" or "5s", if that is not what you mean`}},
 		{`links.l.delay=20000000`, nil}, // 20 µs, written out in picoseconds
 		{`links.l.rate=100000000`, nil},
 		{`links.l.delay="20ms"`, nil},
