@@ -203,8 +203,12 @@ func sweepDryRun(spec *sweep.Spec, opt sweep.Options) int {
 		}
 		n[p.Status]++
 	}
-	fmt.Fprintf(os.Stderr, "ccscope: dry run: %d points: %d to run, %d sharing another point's run, %d already in %s; nothing run\n",
-		len(plan), n[sweep.PlanRun], n[sweep.PlanShared], n[sweep.PlanCatalogued], opt.Catalog)
+	points := "points"
+	if len(plan) == 1 {
+		points = "point"
+	}
+	fmt.Fprintf(os.Stderr, "ccscope: dry run: %d %s: %d to run, %d sharing another point's run, %d already in %s; nothing run\n",
+		len(plan), points, n[sweep.PlanRun], n[sweep.PlanShared], n[sweep.PlanCatalogued], opt.Catalog)
 	return 0
 }
 
