@@ -65,6 +65,17 @@ type PIE struct {
 	q   ring
 
 	packetLimit
+	p          pieParams
+	vars       pieVars
+	nextUpdate sim.Time
+
+	// Stats are pie_stats.
+	Stats PIEStats
+}
+
+// pieParams is struct pie_params as the PIE functions of include/net/pie.h
+// and sch_pie.c take it, shared by pie and fq_pie.
+type pieParams struct {
 	target      uint64       // psched ticks
 	tupdate     sim.Duration // the timer's period
 	alpha, beta uint64       // pie_calculate_probability's scaled gains, before auto-tuning
@@ -72,12 +83,29 @@ type PIE struct {
 	byteMode    bool
 	dqRate      bool
 	mtu         units.Bytes
+}
 
-	vars       pieVars
-	nextUpdate sim.Time
-
-	// Stats are pie_stats.
-	Stats PIEStats
+// newPIEParams follows pie_params_init, then the given parameters
+// (pie_change, fq_pie_change); the limit is the caller's.
+func newPIEParams(p PIEParams) pieParams {
+	if p.Target == 0 {
+		p.Target = 15 * sim.Millisecond
+	}
+	if p.TUpdate == 0 {
+		p.TUpdate = 15 * sim.Millisecond
+	}
+	if !p.AlphaBetaSet {
+		p.Alpha, p.Beta = 2, 20
+	}
+	if p.MTU == 0 {
+		p.MTU = codelDefaultMTU
+	}
+	return pieParams{target: pschedTicks(p.Target),
+		// usecs_to_jiffies at HZ 1000: whole milliseconds, rounded up.
+		tupdate: (p.TUpdate + sim.Millisecond - 1) / sim.Millisecond * sim.Millisecond,
+		alpha:   uint64(p.Alpha) * (pieMaxProb / pschedTicksPerSec) >> 4,
+		beta:    uint64(p.Beta) * (pieMaxProb / pschedTicksPerSec) >> 4,
+		ecn:     p.ECN, byteMode: p.ByteMode, dqRate: p.DQRate, mtu: p.MTU}
 }
 
 // pieVars is struct pie_vars; times are psched ticks.
@@ -102,25 +130,7 @@ func NewPIE(env Env, rng *rand.Rand, p PIEParams) *PIE {
 	if p.LimitPkts == 0 {
 		p.LimitPkts = 1000
 	}
-	if p.Target == 0 {
-		p.Target = 15 * sim.Millisecond
-	}
-	if p.TUpdate == 0 {
-		p.TUpdate = 15 * sim.Millisecond
-	}
-	if !p.AlphaBetaSet {
-		p.Alpha, p.Beta = 2, 20
-	}
-	if p.MTU == 0 {
-		p.MTU = codelDefaultMTU
-	}
-	// usecs_to_jiffies at HZ 1000: whole milliseconds, rounded up.
-	tupdate := (p.TUpdate + sim.Millisecond - 1) / sim.Millisecond * sim.Millisecond
-	q := &PIE{env: env, rng: rng, packetLimit: packetLimit{p.LimitPkts},
-		target: pschedTicks(p.Target), tupdate: tupdate,
-		alpha: uint64(p.Alpha) * (pieMaxProb / pschedTicksPerSec) >> 4,
-		beta:  uint64(p.Beta) * (pieMaxProb / pschedTicksPerSec) >> 4,
-		ecn:   p.ECN, byteMode: p.ByteMode, dqRate: p.DQRate, mtu: p.MTU,
+	q := &PIE{env: env, rng: rng, packetLimit: packetLimit{p.LimitPkts}, p: newPIEParams(p),
 		nextUpdate: sim.Time(pieFirstUpdate)}
 	q.vars.init()
 	return q
@@ -166,12 +176,12 @@ var pieIdle = func() pieVars {
 func (q *PIE) catchUp(now sim.Time) {
 	for q.nextUpdate <= now {
 		if q.q.n == 0 && q.vars == pieIdle {
-			periods := (now - q.nextUpdate) / sim.Time(q.tupdate)
-			q.nextUpdate += (periods + 1) * sim.Time(q.tupdate)
+			periods := (now - q.nextUpdate) / sim.Time(q.p.tupdate)
+			q.nextUpdate += (periods + 1) * sim.Time(q.p.tupdate)
 			return
 		}
-		q.calculateProbability(uint32(q.q.bytes))
-		q.nextUpdate += sim.Time(q.tupdate)
+		q.p.calculateProbability(&q.vars, uint32(q.q.bytes))
+		q.nextUpdate += sim.Time(q.p.tupdate)
 	}
 }
 
@@ -180,10 +190,9 @@ func (q *PIE) catchUp(now sim.Time) {
 // probability is small (RFC 8033 §4.2's table), at most 2 % up a step once
 // it is 10 % or more, 2 % more above 250 ms of delay, and decay by 1/64 when
 // the delay was 0 for two updates.
-func (q *PIE) calculateProbability(backlog uint32) {
-	v := &q.vars
+func (pp *pieParams) calculateProbability(v *pieVars, backlog uint32) {
 	var qdelay, qdelayOld uint64
-	if q.dqRate {
+	if pp.dqRate {
 		qdelayOld = v.qdelay
 		v.qdelayOld = v.qdelay
 		if v.avgDQRate > 0 {
@@ -193,7 +202,7 @@ func (q *PIE) calculateProbability(backlog uint32) {
 		qdelay, qdelayOld = v.qdelay, v.qdelayOld
 	}
 	updateProb := !(qdelay == 0 && backlog != 0)
-	alpha, beta := q.alpha, q.beta
+	alpha, beta := pp.alpha, pp.beta
 	if v.prob < pieMaxProb/10 {
 		alpha >>= 1
 		beta >>= 1
@@ -204,7 +213,7 @@ func (q *PIE) calculateProbability(backlog uint32) {
 	}
 	// The kernel's u64 products wrap into its s64 delta; Go's int64 wraps
 	// the same way.
-	delta := int64(alpha) * int64(qdelay-q.target)
+	delta := int64(alpha) * int64(qdelay-pp.target)
 	delta += int64(beta) * int64(qdelay-qdelayOld)
 	oldProb := v.prob
 	if delta > int64(pieMaxProb/(100/2)) && v.prob >= pieMaxProb/10 {
@@ -227,10 +236,10 @@ func (q *PIE) calculateProbability(backlog uint32) {
 	}
 	v.qdelay = qdelay
 	v.backlogOld = backlog
-	if v.qdelay < q.target/2 && v.qdelayOld < q.target/2 && v.prob == 0 && (!q.dqRate || v.avgDQRate > 0) {
+	if v.qdelay < pp.target/2 && v.qdelayOld < pp.target/2 && v.prob == 0 && (!pp.dqRate || v.avgDQRate > 0) {
 		v.init()
 	}
-	if !q.dqRate {
+	if !pp.dqRate {
 		v.qdelayOld = qdelay
 	}
 }
@@ -241,20 +250,19 @@ func (q *PIE) calculateProbability(backlog uint32) {
 // 20 %, or with less than 2 MTU queued; otherwise the probabilities of
 // the packets since the last drop accumulate (de-randomisation): none
 // below 0.85, always at 8.5, a draw in between.
-func (q *PIE) dropEarly(backlog, size units.Bytes) bool {
-	v := &q.vars
+func (pp *pieParams) dropEarly(v *pieVars, rng *rand.Rand, backlog, size units.Bytes) bool {
 	if v.burstTime > 0 {
 		return false
 	}
-	if v.qdelay < q.target/2 && v.prob < pieMaxProb/5 {
+	if v.qdelay < pp.target/2 && v.prob < pieMaxProb/5 {
 		return false
 	}
-	if backlog < 2*q.mtu {
+	if backlog < 2*pp.mtu {
 		return false
 	}
 	local := v.prob
-	if q.byteMode && size <= q.mtu {
-		local = uint64(size) * (v.prob / uint64(q.mtu))
+	if pp.byteMode && size <= pp.mtu {
+		local = uint64(size) * (v.prob / uint64(pp.mtu))
 	}
 	if local == 0 {
 		v.accuProb = 0
@@ -267,7 +275,7 @@ func (q *PIE) dropEarly(backlog, size units.Bytes) bool {
 	if v.accuProb >= pieMaxProb/2*17 {
 		return true
 	}
-	if q.rng.Uint64()>>8 < local {
+	if rng.Uint64()>>8 < local {
 		v.accuProb = 0
 		return true
 	}
@@ -287,8 +295,8 @@ func (q *PIE) Enqueue(id packet.ID, now sim.Time) bool {
 		q.vars.accuProb = 0
 		return false
 	}
-	if q.dropEarly(q.q.bytes, p.Size) {
-		if !(q.ecn && q.vars.prob <= pieMaxProb/10 && setCE(q.env, id, now)) {
+	if q.p.dropEarly(&q.vars, q.rng, q.q.bytes, p.Size) {
+		if !(q.p.ecn && q.vars.prob <= pieMaxProb/10 && setCE(q.env, id, now)) {
 			q.Stats.Dropped++
 			q.vars.accuProb = 0
 			return false
@@ -310,7 +318,8 @@ func (q *PIE) Dequeue(now sim.Time) (packet.ID, bool) {
 	if !ok {
 		return 0, false
 	}
-	q.processDequeue(id, now)
+	p := q.env.Pool.Get(id)
+	q.p.processDequeue(&q.vars, p.EnqAt, now, p.Size, q.q.bytes)
 	return id, true
 }
 
@@ -319,13 +328,11 @@ func (q *PIE) Dequeue(now sim.Time) (packet.ID, bool) {
 // measured over cycles of QUEUE_THRESHOLD bytes and averaged with weight
 // 1/8; either way the time since the last measure comes off the burst
 // allowance.
-func (q *PIE) processDequeue(id packet.ID, now sim.Time) {
-	v := &q.vars
+func (pp *pieParams) processDequeue(v *pieVars, enqAt, now sim.Time, size, backlog units.Bytes) {
 	t := pschedTime(now)
-	backlog := q.q.bytes
 	var dtime uint64
-	if !q.dqRate {
-		v.qdelay = t - pschedTime(q.env.Pool.Get(id).EnqAt)
+	if !pp.dqRate {
+		v.qdelay = t - pschedTime(enqAt)
 		if v.dqTstamp != pieDTimeInvalid {
 			dtime = uint64(uint32(t - v.dqTstamp)) // the kernel's u32
 		}
@@ -344,7 +351,7 @@ func (q *PIE) processDequeue(id packet.ID, now sim.Time) {
 		if v.dqCount == pieDQCountInvalid {
 			return
 		}
-		v.dqCount += uint64(q.env.Pool.Get(id).Size)
+		v.dqCount += uint64(size)
 		if v.dqCount < pieQueueThreshold {
 			return
 		}

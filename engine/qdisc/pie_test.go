@@ -46,7 +46,7 @@ func TestPIEUpdateFollowsRFC8033(t *testing.T) {
 		q.vars.prob = uint64(c.p * pieMaxProb)
 		q.vars.qdelay = pschedTicks(sim.Duration(c.qdelay * float64(sim.Second)))
 		q.vars.qdelayOld = pschedTicks(sim.Duration(c.old * float64(sim.Second)))
-		q.calculateProbability(100 * 1500)
+		q.p.calculateProbability(&q.vars, 100*1500)
 		got := float64(q.vars.prob) / pieMaxProb
 		want := rfc8033Step(c.p, c.qdelay, c.old, target)
 		if math.Abs(got-want) > 1e-5*math.Max(want, 1e-6) {
@@ -62,13 +62,13 @@ func TestPIEUpdateCaps(t *testing.T) {
 	q := NewPIE(e.env(), rand.New(rand.NewPCG(1, 2)), PIEParams{})
 	q.vars.prob = pieMaxProb / 5
 	q.vars.qdelay = pschedTicks(200 * sim.Millisecond)
-	q.calculateProbability(1000 * 1500)
+	q.p.calculateProbability(&q.vars, 1000*1500)
 	if got, want := q.vars.prob, uint64(pieMaxProb/5+pieMaxProb/100*2); got != want {
 		t.Errorf("200 ms at p 0.2: p → %d, want 0.2 + 0.02 = %d", got, want)
 	}
 	q.vars.qdelay, q.vars.qdelayOld = pschedTicks(300*sim.Millisecond), pschedTicks(300*sim.Millisecond)
 	before := q.vars.prob
-	q.calculateProbability(1000 * 1500)
+	q.p.calculateProbability(&q.vars, 1000*1500)
 	if got, want := q.vars.prob-before, uint64(pieMaxProb/100*2+pieMaxProb/50); got != want {
 		t.Errorf("300 ms: p rose by %d, want 2 %% + 2 %% = %d", got, want)
 	}
@@ -110,7 +110,7 @@ func TestPIEBurstAllowance(t *testing.T) {
 	e := &testEnv{}
 	q := NewPIE(e.env(), rand.New(rand.NewPCG(1, 2)), PIEParams{LimitPkts: 100000})
 	q.vars.prob = pieMaxProb // every packet would go
-	q.vars.qdelay = q.target
+	q.vars.qdelay = q.p.target
 	now := sim.Time(0)
 	for range 4 {
 		q.Enqueue(e.pkt(0, packet.NotECT), now)
@@ -118,7 +118,7 @@ func TestPIEBurstAllowance(t *testing.T) {
 	for now < sim.Time(149*sim.Millisecond) {
 		now += sim.Time(sim.Millisecond)
 		q.Dequeue(now)
-		q.vars.qdelay = q.target
+		q.vars.qdelay = q.p.target
 		if !q.Enqueue(e.pkt(0, packet.NotECT), now) {
 			t.Fatalf("early drop at %v, inside the burst allowance", now)
 		}
@@ -126,7 +126,7 @@ func TestPIEBurstAllowance(t *testing.T) {
 	// The first dequeue only starts the clock: 148 ms have counted.
 	now += sim.Time(2 * sim.Millisecond)
 	q.Dequeue(now)
-	q.vars.qdelay = q.target
+	q.vars.qdelay = q.p.target
 	if q.Enqueue(e.pkt(0, packet.NotECT), now) {
 		t.Errorf("no early drop at p = 1 once the allowance ran out")
 	}
@@ -153,7 +153,7 @@ func TestPIEDerandomisedDrops(t *testing.T) {
 	n := 0
 	for len(gaps) < 60000 {
 		n++
-		q.vars.qdelay = q.target
+		q.vars.qdelay = q.p.target
 		id := e.pkt(0, packet.NotECT)
 		if !q.Enqueue(id, 0) {
 			e.pool.Free(id)
@@ -200,7 +200,7 @@ func TestPIEMarksECTUpToTenPercent(t *testing.T) {
 		for range 3 {
 			q.Enqueue(e.pkt(0, packet.NotECT), 0)
 		}
-		q.vars.prob, q.vars.qdelay = c.p, q.target
+		q.vars.prob, q.vars.qdelay = c.p, q.p.target
 		q.vars.accuProb = pieMaxProb / 2 * 17 // the next one goes for sure
 		id := e.pkt(0, packet.ECT0)
 		ok := q.Enqueue(id, 0)
