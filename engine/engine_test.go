@@ -389,3 +389,44 @@ func TestUnlimitedQueueLimitAction(t *testing.T) {
 		t.Errorf("Act(unlimited) on codel: err = %v, want it refused", err)
 	}
 }
+
+// FQ-PIE's flow queues isolate an unresponsive flow: beside two CUBIC flows
+// on 100 Mbps / 40 ms, an 80 Mbps pump takes about 80 Mbps through one PIE
+// queue and starves them, and through fq_pie only its deficit round robin
+// share, a third of the link in bytes: 33.3 Mbps on the wire, 32.2 of CUBIC
+// payload (1448 of 1500 bytes). Its own PIE drops the rest.
+func TestFQPIEIsolatesAnUnresponsiveFlow(t *testing.T) {
+	third := 100e6 / 3
+	for _, c := range []struct {
+		qdisc            string
+		pumpLo, pumpHi   float64
+		cubicLo, cubicHi float64
+	}{
+		{`{"kind":"pie"}`, 70e6, 81e6, 0, 15e6},
+		{`{"kind":"fq_pie"}`, 0.95 * third, 1.05 * third, 0.9 * third * 1448 / 1500, 1.05 * third},
+	} {
+		raw := fmt.Sprintf(`{"name":"fq-pie","runtime":{"seed":1,"duration":"20s"},
+		 "nodes":[{"id":"r1","kind":"router"},{"id":"r2","kind":"router"}],
+		 "links":[{"id":"bottleneck","a":"r1","b":"r2","rate":"100Mbps","delay":"18ms","ab":{"qdisc":%s}}],
+		 "flows":[{"group":"bulk","count":2,"cc":"cubic","src":{"attach":"r1","rate":"10Gbps","delay":"1ms"},"dst":{"attach":"r2","rate":"10Gbps","delay":"1ms"}},
+		          {"group":"udp","count":1,"cc":"pump","rate":"80Mbps","src":{"attach":"r1","rate":"10Gbps","delay":"1ms"},"dst":{"attach":"r2","rate":"10Gbps","delay":"1ms"}}]}`, c.qdisc)
+		p, err := Prepare([]byte(raw), nil)
+		if err != nil {
+			t.Fatalf("Prepare: %v", err)
+		}
+		r, err := New(p.Scenario, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.RunToEnd()
+		for _, f := range r.Summary(p.Hash).Flows {
+			lo, hi := c.cubicLo, c.cubicHi
+			if f.ID == "udp/0" {
+				lo, hi = c.pumpLo, c.pumpHi
+			}
+			if g := float64(*f.GoodputBps); g < lo || g > hi {
+				t.Errorf("%s: %s goodput %.1f Mbps, want %.1f–%.1f", c.qdisc, f.ID, g/1e6, lo/1e6, hi/1e6)
+			}
+		}
+	}
+}

@@ -69,6 +69,7 @@ func TestQdiscKindsBelowRate(t *testing.T) {
 		"fifo with step marking": stepFIFO(),
 		"fq_codel":               {Kind: config.FQCoDel, Limit: config.QueueLimit{Packets: 10240}, Target: 5 * sim.Millisecond, Interval: 100 * sim.Millisecond, ECN: true, Flows: 1024, Quantum: 1500},
 		"dualpi2":                {Kind: config.DualPI2, Limit: config.QueueLimit{Packets: 10000}, Target: 15 * sim.Millisecond, TUpdate: 16 * sim.Millisecond, StepThreshold: sim.Millisecond, Coupling: 2, CProtection: 10},
+		"fq_pie":                 {Kind: config.FQPIE, Limit: config.QueueLimit{Packets: 10240}, Target: 15 * sim.Millisecond, TUpdate: 15 * sim.Millisecond, Alpha: 2, Beta: 20, ECNProb: 10, Flows: 1024, Quantum: 1500},
 		"pie":                    {Kind: config.PIE, Limit: config.QueueLimit{Packets: 1000}, Target: 15 * sim.Millisecond, TUpdate: 15 * sim.Millisecond, Alpha: 2, Beta: 20},
 		"fq":                     {Kind: config.FQ, Limit: config.QueueLimit{Packets: 10000}, Quantum: 3000, InitialQuantum: 15000, FlowLimit: 100, Horizon: 10 * sim.Second},
 	}

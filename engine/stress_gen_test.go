@@ -108,7 +108,8 @@ func drawStressCase(r *rand.Rand, ccs []string) stressCase {
 				return fmt.Sprintf(`{"kind": "fifo", "limit": "%d.%dBDP"}`, 1+r.IntN(2), r.IntN(10))
 			}
 		case 6:
-			return fmt.Sprintf(`{"kind": "pie", "limit": "%dp", "ecn": %v, "dq_rate_estimator": %v}`, 5+r.IntN(1000), r.IntN(2) == 0, r.IntN(2) == 0)
+			kind := []string{"pie", "fq_pie"}[r.IntN(2)]
+			return fmt.Sprintf(`{"kind": %q, "limit": "%dp", "ecn": %v, "dq_rate_estimator": %v}`, kind, 5+r.IntN(1000), r.IntN(2) == 0, r.IntN(2) == 0)
 		}
 		return fmt.Sprintf(`{"kind": "fifo", "limit": "%dp"}`, 2+r.IntN(300))
 	}

@@ -54,7 +54,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["live", "LiveView", "QDISC_KINDS"]
 
 #: The qdisc kinds the dropdown offers (a restart of the run with that kind).
-QDISC_KINDS = ("fifo", "codel", "fq_codel", "pie")
+QDISC_KINDS = ("fifo", "codel", "fq_codel", "pie", "fq_pie")
 
 _PS_PER_MS = 10**9
 

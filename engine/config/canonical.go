@@ -241,9 +241,12 @@ func (q Qdisc) tree() tree {
 	case DualPI2:
 		t["target"], t["tupdate"], t["step_threshold"] = q.Target.String(), q.TUpdate.String(), q.StepThreshold.String()
 		t["coupling"], t["c_protection"] = count(q.Coupling), count(q.CProtection)
-	case PIE:
+	case PIE, FQPIE:
 		t["target"], t["tupdate"], t["alpha"], t["beta"] = q.Target.String(), q.TUpdate.String(), count(q.Alpha), count(q.Beta)
 		t["ecn"], t["bytemode"], t["dq_rate_estimator"] = q.ECN, q.ByteMode, q.DQRateEstimator
+		if q.Kind == FQPIE {
+			t["flows"], t["quantum"], t["ecn_prob"] = count(q.Flows), formatSize(q.Quantum), count(q.ECNProb)
+		}
 	case FQ:
 		t["quantum"], t["initial_quantum"] = formatSize(q.Quantum), formatSize(q.InitialQuantum)
 		t["flow_limit"], t["horizon"] = count(q.FlowLimit), q.Horizon.String()

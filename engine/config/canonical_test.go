@@ -193,4 +193,14 @@ func TestCanonicalPIEDefaults(t *testing.T) {
 	if got := string(mustParse(t, raw).Canonical()); !strings.Contains(got, want) {
 		t.Errorf("canonical form lacks %s:\n%s", want, got)
 	}
+	// fq_pie_init: PIE's, with limit 10240, 1024 flows, one MTU of quantum
+	// and ecn_prob 10 %.
+	raw, err = Apply([]byte(baseJSON), []string{`links.bottleneck.ab.qdisc={"kind":"fq_pie"}`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = `"qdisc":{"alpha":2,"beta":20,"bytemode":false,"dq_rate_estimator":false,"ecn":false,"ecn_prob":10,"flows":1024,"kind":"fq_pie","limit":"10240p","quantum":"1500B","target":"15ms","tupdate":"15ms"}`
+	if got := string(mustParse(t, raw).Canonical()); !strings.Contains(got, want) {
+		t.Errorf("canonical form lacks %s:\n%s", want, got)
+	}
 }

@@ -85,6 +85,8 @@
 //     dualpi2_reset_default; "pie" with limit (default "1000p"), target
 //     (15ms), tupdate (15ms), alpha (2) and beta (20, in 1/16 Hz, 0..32),
 //     ecn, bytemode and dq_rate_estimator (all false), pie_params_init's;
+//     "fq_pie" with the same, limit default "10240p", plus flows (1024),
+//     quantum (1500B) and ecn_prob (10, percent), fq_pie_init's;
 //     "fq" (a host's pacing qdisc) with limit
 //     (default "10000p"), flow_limit (100), quantum (3000B), initial_quantum
 //     (15000B) and horizon (10s), fq_init's defaults. Only fifo takes byte

@@ -229,6 +229,9 @@ func TestParseErrors(t *testing.T) {
 		{"pie gain beyond tc's range", func(m map[string]any) {
 			at(m, "links", "access")["qdisc"] = map[string]any{"kind": "pie", "beta": 33}
 		}, nil, want{"links[access].qdisc.beta", "33 is not an integer in [0, 32]"}},
+		{"fq_pie's ecn_prob on pie", func(m map[string]any) {
+			at(m, "links", "access")["qdisc"] = map[string]any{"kind": "pie", "ecn_prob": 20}
+		}, nil, want{"links[access].qdisc.ecn_prob", `only for qdisc kind "fq_pie"`}},
 		{"pie byte limit", func(m map[string]any) {
 			at(m, "links", "access")["qdisc"] = map[string]any{"kind": "pie", "limit": "100KB"}
 		}, nil, want{"links[access].qdisc.limit", `qdisc kind "pie" limits packets (sch->limit)`}},

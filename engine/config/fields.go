@@ -60,6 +60,7 @@ var (
 		"coupling": leaf(kCount), "c_protection": leaf(kCount), "initial_quantum": leaf(kSize),
 		"flow_limit": leaf(kCount), "horizon": leaf(kDuration),
 		"alpha": leaf(kCount), "beta": leaf(kCount), "bytemode": leaf(kBool), "dq_rate_estimator": leaf(kBool),
+		"ecn_prob": leaf(kCount),
 	})
 	lossShape = object(map[string]*shape{
 		"kind": leaf(kString), "position": leaf(kString), "p": leaf(kProb),

@@ -21,7 +21,8 @@ import (
 // threshold 1 ms, coupling 2, C-queue protection 10 %. PIE follows
 // pie_params_init: limit 1000, target 15 ms, tupdate 15 ms, alpha 2 and
 // beta 20 (1/8 and 1.25 Hz), ECN, byte mode and the drain-rate estimator
-// off. FQ follows fq_init:
+// off. FQ-PIE follows fq_pie_init: PIE's defaults with limit 10240, 1024
+// flows, quantum psched_mtu (1500 here) and ecn_prob 10 %. FQ follows fq_init:
 // limit 10000, flow_limit 100, quantum 2 MTU, initial quantum 10 MTU,
 // horizon 10 s.
 const (
@@ -46,6 +47,9 @@ const (
 	DefaultPIETUpdate = 15 * sim.Millisecond
 	DefaultPIEAlpha   = 2
 	DefaultPIEBeta    = 20
+
+	DefaultFQPIEPackets = 10 * 1024
+	DefaultFQPIEECNProb = 10
 
 	DefaultFQPackets     = 10000
 	DefaultFQFlowLimit   = 100
@@ -103,13 +107,14 @@ type qdiscSpec struct {
 	ecn                 opt[bool]
 	byteMode, dqRate    opt[bool]
 	alpha, beta         opt[int64]
+	ecnProb             opt[int64]
 	flows, coupling     opt[int64]
 	cProtection         opt[int64]
 	flowLimit           opt[int64]
 	quantum, initQuant  opt[units.Bytes]
 }
 
-var qdiscKinds = map[string]QdiscKind{"fifo": FIFO, "codel": CoDel, "fq_codel": FQCoDel, "dualpi2": DualPI2, "fq": FQ, "pie": PIE}
+var qdiscKinds = map[string]QdiscKind{"fifo": FIFO, "codel": CoDel, "fq_codel": FQCoDel, "dualpi2": DualPI2, "fq": FQ, "pie": PIE, "fq_pie": FQPIE}
 
 // link decodes a link: its shared direction values, then ab and ba, each
 // merged over the shared ones field by field.
@@ -230,7 +235,7 @@ func (c *collector) qdiscSpec(path string, v any) qdiscSpec {
 	}{
 		{"flows", 1, MaxFQCoDelFlows, &q.flows}, {"coupling", 1, 255, &q.coupling},
 		{"c_protection", 0, 100, &q.cProtection}, {"flow_limit", 1, 1 << 31, &q.flowLimit},
-		{"alpha", 0, 32, &q.alpha}, {"beta", 0, 32, &q.beta},
+		{"alpha", 0, 32, &q.alpha}, {"beta", 0, 32, &q.beta}, {"ecn_prob", 0, 100, &q.ecnProb},
 	} {
 		if v, p, ok := o.get(f.key); ok {
 			n, ok := c.countIn(p, v, f.min, f.max)
@@ -343,7 +348,7 @@ func (q qdiscSpec) under(over qdiscSpec) qdiscSpec {
 		ceThreshold: pick(q.ceThreshold, over.ceThreshold), tupdate: pick(q.tupdate, over.tupdate),
 		step: pick(q.step, over.step), horizon: pick(q.horizon, over.horizon), ecn: pick(q.ecn, over.ecn),
 		byteMode: pick(q.byteMode, over.byteMode), dqRate: pick(q.dqRate, over.dqRate),
-		alpha: pick(q.alpha, over.alpha), beta: pick(q.beta, over.beta),
+		alpha: pick(q.alpha, over.alpha), beta: pick(q.beta, over.beta), ecnProb: pick(q.ecnProb, over.ecnProb),
 		flows: pick(q.flows, over.flows), coupling: pick(q.coupling, over.coupling),
 		cProtection: pick(q.cProtection, over.cProtection), flowLimit: pick(q.flowLimit, over.flowLimit),
 		quantum: pick(q.quantum, over.quantum), initQuant: pick(q.initQuant, over.initQuant),
@@ -363,17 +368,18 @@ type qdiscParam struct {
 func (q qdiscSpec) params() []qdiscParam {
 	return []qdiscParam{
 		{q.ecnThreshold.set, q.ecnThreshold.path, []QdiscKind{FIFO}},
-		{q.target.set, q.target.path, []QdiscKind{CoDel, FQCoDel, DualPI2, PIE}},
+		{q.target.set, q.target.path, []QdiscKind{CoDel, FQCoDel, DualPI2, PIE, FQPIE}},
 		{q.interval.set, q.interval.path, []QdiscKind{CoDel, FQCoDel}},
-		{q.ecn.set, q.ecn.path, []QdiscKind{CoDel, FQCoDel, PIE}},
+		{q.ecn.set, q.ecn.path, []QdiscKind{CoDel, FQCoDel, PIE, FQPIE}},
 		{q.ceThreshold.set, q.ceThreshold.path, []QdiscKind{CoDel, FQCoDel}},
-		{q.flows.set, q.flows.path, []QdiscKind{FQCoDel}},
-		{q.quantum.set, q.quantum.path, []QdiscKind{FQCoDel, FQ}},
-		{q.tupdate.set, q.tupdate.path, []QdiscKind{DualPI2, PIE}},
-		{q.alpha.set, q.alpha.path, []QdiscKind{PIE}},
-		{q.beta.set, q.beta.path, []QdiscKind{PIE}},
-		{q.byteMode.set, q.byteMode.path, []QdiscKind{PIE}},
-		{q.dqRate.set, q.dqRate.path, []QdiscKind{PIE}},
+		{q.flows.set, q.flows.path, []QdiscKind{FQCoDel, FQPIE}},
+		{q.quantum.set, q.quantum.path, []QdiscKind{FQCoDel, FQ, FQPIE}},
+		{q.tupdate.set, q.tupdate.path, []QdiscKind{DualPI2, PIE, FQPIE}},
+		{q.alpha.set, q.alpha.path, []QdiscKind{PIE, FQPIE}},
+		{q.beta.set, q.beta.path, []QdiscKind{PIE, FQPIE}},
+		{q.byteMode.set, q.byteMode.path, []QdiscKind{PIE, FQPIE}},
+		{q.dqRate.set, q.dqRate.path, []QdiscKind{PIE, FQPIE}},
+		{q.ecnProb.set, q.ecnProb.path, []QdiscKind{FQPIE}},
 		{q.step.set, q.step.path, []QdiscKind{DualPI2}},
 		{q.coupling.set, q.coupling.path, []QdiscKind{DualPI2}},
 		{q.cProtection.set, q.cProtection.path, []QdiscKind{DualPI2}},
@@ -419,6 +425,18 @@ func (c *collector) qdisc(q qdiscSpec) Qdisc {
 		out.ECN = q.ecn.or(false)
 		out.ByteMode = q.byteMode.or(false)
 		out.DQRateEstimator = q.dqRate.or(false)
+	case FQPIE:
+		out.Limit = q.limit.or(QueueLimit{Packets: DefaultFQPIEPackets})
+		out.Target = q.target.or(DefaultPIETarget)
+		out.TUpdate = q.tupdate.or(DefaultPIETUpdate)
+		out.Alpha = q.alpha.or(DefaultPIEAlpha)
+		out.Beta = q.beta.or(DefaultPIEBeta)
+		out.ECN = q.ecn.or(false)
+		out.ECNProb = q.ecnProb.or(DefaultFQPIEECNProb)
+		out.ByteMode = q.byteMode.or(false)
+		out.DQRateEstimator = q.dqRate.or(false)
+		out.Flows = q.flows.or(DefaultFQCoDelFlows)
+		out.Quantum = q.quantum.or(DefaultMTU)
 	case FQ:
 		out.Limit = q.limit.or(QueueLimit{Packets: DefaultFQPackets})
 		out.Quantum = q.quantum.or(DefaultFQQuantum)
@@ -432,7 +450,7 @@ func (c *collector) qdisc(q qdiscSpec) Qdisc {
 	switch l := q.limit; {
 	case l.set && !l.bad && l.v == (QueueLimit{}) && out.Kind != FIFO:
 		c.add(l.path, "%q is for qdisc kind \"fifo\"; %q holds at most a limit, as its kernel qdisc does", unlimited, nameOf(qdiscKinds, out.Kind))
-	case l.set && !l.bad && l.v.Packets == 0 && (out.Kind == FQCoDel || out.Kind == DualPI2 || out.Kind == FQ || out.Kind == PIE):
+	case l.set && !l.bad && l.v.Packets == 0 && (out.Kind == FQCoDel || out.Kind == DualPI2 || out.Kind == FQ || out.Kind == PIE || out.Kind == FQPIE):
 		c.add(l.path, "qdisc kind %q limits packets (sch->limit); write a count such as \"1000p\"", nameOf(qdiscKinds, out.Kind))
 	}
 	for _, f := range q.params() {

@@ -89,6 +89,7 @@ const (
 	DualPI2           // sch_dualpi2 (RFC 9332)
 	FQ                // sch_fq, a host's pacing qdisc
 	PIE               // sch_pie (RFC 8033)
+	FQPIE             // sch_fq_pie
 )
 
 // Qdisc configures a direction's egress queue. Each kind reads only its own
@@ -119,6 +120,7 @@ type Qdisc struct {
 	CProtection   int64        // DualPI2: classic queue's WRR weight in %
 
 	Alpha, Beta     int64 // PIE: the PI gains in 1/16 Hz, 0..32 (tc pie's alpha and beta)
+	ECNProb         int64 // FQ-PIE: the probability in percent up to which ECT packets are marked
 	ByteMode        bool  // PIE: scale the drop probability by packet size
 	DQRateEstimator bool  // PIE: queue delay by Little's law on a measured drain rate
 

@@ -253,12 +253,4 @@ func (q *FQCoDel) Dequeue(now sim.Time) (packet.ID, bool) {
 
 // Trim follows fq_codel_change: dequeue, as the qdisc would (CoDel's own
 // drops included), and drop until the queue is within the limit.
-func (q *FQCoDel) Trim(now sim.Time) {
-	for q.qlen > q.limit {
-		id, ok := q.Dequeue(now)
-		if !ok {
-			return
-		}
-		q.env.Drop(id, now)
-	}
-}
+func (q *FQCoDel) Trim(now sim.Time) { dequeueTrim(q, q.limit, q.env, now) }

@@ -209,3 +209,59 @@ func TestPIEMarksECTUpToTenPercent(t *testing.T) {
 		}
 	}
 }
+
+// fq_pie_timer updates at most 2048 flows a run and comes back a jiffy
+// later for the rest, then tupdate after the last run: with 4096 flows a
+// flow below 2048 is updated at 500 ms, 516 ms, …, one above it at 501 ms,
+// 517 ms, … (cycle: tupdate 15 ms + one jiffy).
+func TestFQPIETimerChunks(t *testing.T) {
+	e := &testEnv{}
+	q := NewFQPIE(e.env(), rand.New(rand.NewPCG(1, 2)), FQPIEParams{Flows: 4096, HashSeed: 1})
+	low, high := int32(-1), int32(-1)
+	for f := int32(0); low < 0 || high < 0; f++ {
+		switch b := q.Bucket(e.pool.Get(e.pkt(f, packet.NotECT))); {
+		case b < fqPIEChunk && low < 0:
+			low = f
+		case b >= fqPIEChunk && high < 0:
+			high = f
+		}
+	}
+	for _, f := range []int32{low, high} {
+		for range 2 {
+			q.Enqueue(e.pkt(f, packet.NotECT), 0)
+		}
+	}
+	// One packet of each flow leaves at 400 ms, another stays: each flow's
+	// delay is 400 ms with packets still queued.
+	for range 2 {
+		if _, ok := q.Dequeue(sim.Time(400 * sim.Millisecond)); !ok {
+			t.Fatal("no packet")
+		}
+	}
+	bl, bh := q.Bucket(e.pool.Get(e.pkt(low, packet.NotECT))), q.Bucket(e.pool.Get(e.pkt(high, packet.NotECT)))
+	ms := func(n int64) sim.Time { return sim.Time(n) * sim.Time(sim.Millisecond) }
+	// Each step reads both flows at a time, times in order: p rises at a
+	// flow's update and holds between them.
+	var last [2]uint64
+	for _, s := range []struct {
+		at     sim.Time
+		up     [2]bool // which of (low, high) were updated since the last step
+		before string
+	}{
+		{ms(500) - 1, [2]bool{false, false}, "before the first run"},
+		{ms(500), [2]bool{true, false}, "the first run: flows below 2048"},
+		{ms(501) - 1, [2]bool{false, false}, "between the runs"},
+		{ms(501), [2]bool{false, true}, "a jiffy later: the rest"},
+		{ms(516) - 1, [2]bool{false, false}, "before the next cycle"},
+		{ms(516), [2]bool{true, false}, "tupdate after the last run"},
+		{ms(517), [2]bool{false, true}, "a jiffy later"},
+	} {
+		for k, b := range []int{bl, bh} {
+			p := q.Prob(b, s.at)
+			if moved := p != last[k]; moved != s.up[k] || s.up[k] && p < last[k] {
+				t.Errorf("%v (%s): flow %d p %d → %d, want it moved up: %v", s.at, s.before, b, last[k], p, s.up[k])
+			}
+			last[k] = p
+		}
+	}
+}

@@ -165,3 +165,16 @@ func (l *packetLimit) SetLimit(bytes units.Bytes, pkts int) error {
 
 // Limit is the packet limit (sch->limit).
 func (l *packetLimit) Limit() (units.Bytes, int) { return 0, l.limit }
+
+// dequeueTrim drops what q holds beyond limit packets as fq_codel_change
+// and fq_pie_change do: through q's own dequeue (qdisc_dequeue_internal),
+// so that its AQM sees each packet leave.
+func dequeueTrim(q Qdisc, limit int, env Env, now sim.Time) {
+	for _, n := q.Backlog(); n > limit; _, n = q.Backlog() {
+		id, ok := q.Dequeue(now)
+		if !ok {
+			return
+		}
+		env.Drop(id, now)
+	}
+}

@@ -272,6 +272,18 @@ func (nw *Network) newQdisc(d *link.Dir, c config.Qdisc, scn *config.Scenario) (
 			Alpha: uint32(c.Alpha), Beta: uint32(c.Beta), AlphaBetaSet: true,
 			ECN: c.ECN, ByteMode: c.ByteMode, DQRate: c.DQRateEstimator,
 		}), nil
+	case config.FQPIE:
+		if limBytes > 0 {
+			return nil, fmt.Errorf("fq_pie limits packets (sch->limit), not bytes")
+		}
+		r := rng.Stream(scn.Runtime.Seed, "link/"+d.Name+"/qdisc")
+		seed := r.Uint32() // the hash perturbation, then the drops' draws
+		return qdisc.NewFQPIE(env, r, qdisc.FQPIEParams{
+			PIE: qdisc.PIEParams{LimitPkts: limPkts, Target: c.Target, TUpdate: c.TUpdate,
+				Alpha: uint32(c.Alpha), Beta: uint32(c.Beta), AlphaBetaSet: true,
+				ECN: c.ECN, ByteMode: c.ByteMode, DQRate: c.DQRateEstimator},
+			Flows: int(c.Flows), Quantum: c.Quantum, ECNProb: uint32(c.ECNProb), ECNProbSet: true, HashSeed: seed,
+		}), nil
 	case config.FQ:
 		if limBytes > 0 {
 			return nil, fmt.Errorf("fq limits packets (sch->limit), not bytes")
