@@ -416,8 +416,15 @@ func (c *collector) qdisc(q qdiscSpec) Qdisc {
 		out.StepThreshold = q.step.or(DefaultDualPI2Step)
 		out.Coupling = q.coupling.or(DefaultDualPI2Coupling)
 		out.CProtection = q.cProtection.or(DefaultDualPI2CProtection)
-	case PIE:
-		out.Limit = q.limit.or(QueueLimit{Packets: DefaultPIEPackets})
+	case PIE, FQPIE:
+		limit := int64(DefaultPIEPackets)
+		if out.Kind == FQPIE {
+			limit = DefaultFQPIEPackets
+			out.ECNProb = q.ecnProb.or(DefaultFQPIEECNProb)
+			out.Flows = q.flows.or(DefaultFQCoDelFlows)
+			out.Quantum = q.quantum.or(DefaultMTU)
+		}
+		out.Limit = q.limit.or(QueueLimit{Packets: limit})
 		out.Target = q.target.or(DefaultPIETarget)
 		out.TUpdate = q.tupdate.or(DefaultPIETUpdate)
 		out.Alpha = q.alpha.or(DefaultPIEAlpha)
@@ -425,18 +432,6 @@ func (c *collector) qdisc(q qdiscSpec) Qdisc {
 		out.ECN = q.ecn.or(false)
 		out.ByteMode = q.byteMode.or(false)
 		out.DQRateEstimator = q.dqRate.or(false)
-	case FQPIE:
-		out.Limit = q.limit.or(QueueLimit{Packets: DefaultFQPIEPackets})
-		out.Target = q.target.or(DefaultPIETarget)
-		out.TUpdate = q.tupdate.or(DefaultPIETUpdate)
-		out.Alpha = q.alpha.or(DefaultPIEAlpha)
-		out.Beta = q.beta.or(DefaultPIEBeta)
-		out.ECN = q.ecn.or(false)
-		out.ECNProb = q.ecnProb.or(DefaultFQPIEECNProb)
-		out.ByteMode = q.byteMode.or(false)
-		out.DQRateEstimator = q.dqRate.or(false)
-		out.Flows = q.flows.or(DefaultFQCoDelFlows)
-		out.Quantum = q.quantum.or(DefaultMTU)
 	case FQ:
 		out.Limit = q.limit.or(QueueLimit{Packets: DefaultFQPackets})
 		out.Quantum = q.quantum.or(DefaultFQQuantum)

@@ -179,12 +179,12 @@ func (q *FQPIE) Enqueue(id packet.ID, now sim.Time) bool {
 		f.vars.accuProb = 0
 		return false
 	}
-	if q.p.dropEarly(&f.vars, q.rng, f.q.bytes, p.Size) {
-		if !(q.p.ecn && f.vars.prob <= q.ecnProb && setCE(q.env, id, now)) {
-			q.Stats.Dropped++
-			f.vars.accuProb = 0
-			return false
-		}
+	ok, marked := q.p.admit(&f.vars, q.rng, q.env, id, now, f.q.bytes, q.ecnProb)
+	if !ok {
+		q.Stats.Dropped++
+		return false
+	}
+	if marked {
 		q.Stats.ECNMarks++
 	}
 	p.EnqAt = now

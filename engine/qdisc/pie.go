@@ -282,6 +282,22 @@ func (pp *pieParams) dropEarly(v *pieVars, rng *rand.Rand, backlog, size units.B
 	return false
 }
 
+// admit is pie_qdisc_enqueue's and fq_pie_qdisc_enqueue's verdict on a
+// packet within the limit, arriving to a backlog of backlog bytes (the
+// queue's, or the packet's flow's): taken unless pie_drop_early drops it,
+// or CE-marked instead (marked) if ECN-capable while the probability is at
+// most ecnMax. A drop restarts the accumulated probability.
+func (pp *pieParams) admit(v *pieVars, rng *rand.Rand, env Env, id packet.ID, now sim.Time, backlog units.Bytes, ecnMax uint64) (ok, marked bool) {
+	if !pp.dropEarly(v, rng, backlog, env.Pool.Get(id).Size) {
+		return true, false
+	}
+	if pp.ecn && v.prob <= ecnMax && setCE(env, id, now) {
+		return true, true
+	}
+	v.accuProb = 0
+	return false, false
+}
+
 // Enqueue follows pie_qdisc_enqueue: tail drop at sch->limit; otherwise an
 // early drop, or for an ECN-capable packet a CE mark while the
 // probability is at most 10 %. A dropped packet restarts the accumulated
@@ -295,12 +311,12 @@ func (q *PIE) Enqueue(id packet.ID, now sim.Time) bool {
 		q.vars.accuProb = 0
 		return false
 	}
-	if q.p.dropEarly(&q.vars, q.rng, q.q.bytes, p.Size) {
-		if !(q.p.ecn && q.vars.prob <= pieMaxProb/10 && setCE(q.env, id, now)) {
-			q.Stats.Dropped++
-			q.vars.accuProb = 0
-			return false
-		}
+	ok, marked := q.p.admit(&q.vars, q.rng, q.env, id, now, q.q.bytes, pieMaxProb/10)
+	if !ok {
+		q.Stats.Dropped++
+		return false
+	}
+	if marked {
 		q.Stats.ECNMarks++
 	}
 	p.EnqAt = now
