@@ -12,10 +12,11 @@ import (
 )
 
 // benchmarkPump runs a pump at the bottleneck's rate through the pump path
-// (access link 10× faster) for one simulated second per iteration, measured
-// in steady state: setup and the first 100 ms are outside the timer.
-func benchmarkPump(b *testing.B, rate units.BitRate) {
-	r := newPumpRun(b, rate, nil, poolAsBuilt)
+// (access link 10× faster; with, if not nil, applied to the bottleneck's
+// forward direction) for one simulated second per iteration, measured in
+// steady state: setup and the first 100 ms are outside the timer.
+func benchmarkPump(b *testing.B, rate units.BitRate, with func(d *config.Direction)) {
+	r := newPumpRun(b, rate, with, poolAsBuilt)
 	ev0, pk0 := r.Sim.Events(), r.Flows[0].(pumpFlow).p.Sent
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -157,7 +158,29 @@ func benchmarkPumpModel(b *testing.B, rate units.BitRate, with func(d *config.Di
 	b.ReportMetric(float64(b.N), "simsec")
 }
 
-func BenchmarkPump1G(b *testing.B) { benchmarkPump(b, units.Gbps) }
+func BenchmarkPump1G(b *testing.B) { benchmarkPump(b, units.Gbps, nil) }
+
+// BenchmarkPump1GQdisc is BenchmarkPump1G with each queueing discipline
+// (its defaults, as the config gives them) on the bottleneck: what a
+// discipline costs per packet where it holds next to nothing, the pump
+// at exactly the link's rate.
+func BenchmarkPump1GQdisc(b *testing.B) {
+	for _, kind := range []string{"fifo", "codel", "fq_codel", "dualpi2", "pie", "fq_pie"} {
+		raw, err := config.Apply([]byte(`{"runtime":{"duration":"1s"},"nodes":[{"id":"a","kind":"endpoint"},{"id":"b","kind":"endpoint"}],
+			"links":[{"id":"l","a":"a","b":"b","rate":"1Gbps","delay":"1ms"}],
+			"flows":[{"id":"p","src":"a","dst":"b","cc":"pump","rate":"1Mbps"}]}`),
+			[]string{`links.l.qdisc={"kind":"` + kind + `"}`})
+		if err != nil {
+			b.Fatal(err)
+		}
+		scn, err := config.Parse(raw)
+		if err != nil {
+			b.Fatal(err)
+		}
+		q := scn.Links[0].AB.Qdisc
+		b.Run(kind, func(b *testing.B) { benchmarkPump(b, units.Gbps, func(d *config.Direction) { d.Qdisc = q }) })
+	}
+}
 
 // BenchmarkPump1GModel measures what each path model adds per packet to
 // BenchmarkPump1G: the same pump, with one model on the bottleneck, timed
@@ -271,4 +294,4 @@ func pumpModels() []pumpModel {
 	}
 }
 
-func BenchmarkPump10G(b *testing.B) { benchmarkPump(b, 10*units.Gbps) }
+func BenchmarkPump10G(b *testing.B) { benchmarkPump(b, 10*units.Gbps, nil) }
