@@ -1,6 +1,10 @@
 package sweep
 
-import "github.com/ccscope/ccscope/engine"
+import (
+	"strings"
+
+	"github.com/ccscope/ccscope/engine"
+)
 
 // Planned is one point of a sweep as Run would take it, not run.
 type Planned struct {
@@ -33,7 +37,8 @@ func Plan(spec *Spec, opt Options) ([]Planned, error) {
 		return nil, err
 	}
 	points := spec.Points()
-	if err := validate(spec, points, base, opt); err != nil {
+	hashes, err := validate(spec, points, base, opt)
+	if err != nil {
 		return nil, err
 	}
 	var have catalogued
@@ -46,19 +51,32 @@ func Plan(spec *Spec, opt Options) ([]Planned, error) {
 	out := make([]Planned, len(points))
 	for i, p := range points {
 		sets := p.Sets(spec)
-		prep, err := engine.Prepare(base, sets, opt.Config...)
+		hash, err := pointHash(p, sets, hashes, base, opt)
 		if err != nil {
-			return nil, &PointError{Point: p, Err: err} // a seed validate left out: not expected
+			return nil, err
 		}
 		st := PlanRun
 		switch {
-		case have.keys[prep.Hash+"\x00"+p.Axis]:
+		case have.keys[hash+"\x00"+p.Axis]:
 			st = PlanCatalogued
-		case planned[prep.Hash] || len(have.rows[prep.Hash]) > 0:
+		case planned[hash] || len(have.rows[hash]) > 0:
 			st = PlanShared
 		}
-		planned[prep.Hash] = true
-		out[i] = Planned{Point: p, Sets: sets, Hash: prep.Hash, Status: st}
+		planned[hash] = true
+		out[i] = Planned{Point: p, Sets: sets, Hash: hash, Status: st}
 	}
 	return out, nil
+}
+
+// pointHash is the config hash of point p with overrides sets: validate's,
+// for a point without a seed of its own, whose sets validate prepared.
+func pointHash(p Point, sets []string, validated map[string]string, base []byte, opt Options) (string, error) {
+	if !p.HasSeed {
+		return validated[strings.Join(sets, "\x00")], nil
+	}
+	prep, err := engine.Prepare(base, sets, opt.Config...)
+	if err != nil {
+		return "", &PointError{Point: p, Err: err} // a seed validate left out: not expected
+	}
+	return prep.Hash, nil
 }

@@ -129,25 +129,28 @@ func (e PointErrors) Unwrap() []error {
 // validate prepares every point without running it and returns all the
 // invalid ones. Points that differ only in their seed are prepared once,
 // and named without it: any seed is valid.
-func validate(spec *Spec, points []Point, base []byte, opt Options) error {
+func validate(spec *Spec, points []Point, base []byte, opt Options) (map[string]string, error) {
 	var bad PointErrors
-	done := map[string]bool{}
+	hashes := map[string]string{}
 	for _, p := range points {
 		p.Seed, p.HasSeed = 0, false
 		sets := p.Sets(spec)
 		key := strings.Join(sets, "\x00")
-		if done[key] {
+		if _, done := hashes[key]; done {
 			continue
 		}
-		done[key] = true
-		if _, err := engine.Prepare(base, sets, opt.Config...); err != nil {
+		prep, err := engine.Prepare(base, sets, opt.Config...)
+		if err != nil {
 			bad = append(bad, &PointError{Point: p, Err: err})
+			hashes[key] = ""
+			continue
 		}
+		hashes[key] = prep.Hash
 	}
 	if len(bad) > 0 {
-		return bad
+		return nil, bad
 	}
-	return nil
+	return hashes, nil
 }
 
 // resume reads the catalog a sweep adds to (none if the file does not
@@ -227,7 +230,7 @@ func Run(ctx context.Context, spec *Spec, opt Options) (Result, error) {
 	points := spec.Points()
 	// Before any run, so that a sweep with a bad point writes nothing and
 	// names every bad point, not the first one a worker reached.
-	if err := validate(spec, points, base, opt); err != nil {
+	if _, err := validate(spec, points, base, opt); err != nil {
 		return Result{}, err
 	}
 	old, have, err := resume(spec, opt.Catalog)
