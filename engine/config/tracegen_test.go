@@ -16,7 +16,7 @@ import (
 var updateTraces = flag.Bool("update-traces", false, "regenerate the shipped traces under scenarios/traces")
 
 // cellularTrace generates the shipped cellular trace from a documented
-// stochastic model (README, "Trace-driven links"):
+// stochastic model (README, "Path models", the shipped traces):
 //
 //   - The channel is a birth-death Markov chain over four rate levels,
 //     1.5, 6, 15 and 30 Mbps (poor to good radio conditions), starting at
