@@ -161,8 +161,11 @@ func TestHeldOutKnobsBesideKernel(t *testing.T) {
 		{"reno-noSACK-0.2%loss", []string{"flows.f0.cc=reno", "flows.f0.tcp.sack=false",
 			`links.bottleneck.ab.loss={"kind":"bernoulli","p":0.002}`},
 			5.38, 0.01, [2]int64{22, 362}},
+		// Kernel runs since the emulator sets TCP_MAXSEG to mss plus the
+		// timestamp option, so that its segments carry 536 bytes as the
+		// simulator's do (seed 1: 8.06, 8.05; seed 2: 7.84, 7.60).
 		{"cubic-mss536-0.1%loss", []string{"flows.f0.tcp.mss=536", `links.bottleneck.ab.loss={"kind":"bernoulli","p":0.001}`},
-			7.76, 0.02, [2]int64{23, 25}},
+			7.89, 0.02, [2]int64{23, 25}},
 		{"cubic-iw4-noTLP-0.5%loss", []string{"flows.f0.tcp.init_cwnd=4", "flows.f0.tcp.tlp=false",
 			`links.bottleneck.ab.loss={"kind":"bernoulli","p":0.005}`},
 			5.97, 0.01, [2]int64{27, 30}},
