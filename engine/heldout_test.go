@@ -105,7 +105,7 @@ func TestHeldOutPathsBesideKernel(t *testing.T) {
 	// by a packet draws its losses on other packets from then on, so it is
 	// held seed by seed to the kernel's goodput (2026-12-06: 23.14, 21.02,
 	// 19.22, 10.78, 8.41, 25.06 Mbps for seeds 1–6; retransmissions 15 on
-	// average). Seed 2 is left out: it ends a recovery with its writer
+	// average; seed 5 is the mean of three runs, 8.41, 8.42 and 8.46). Seed 2 is left out: it ends a recovery with its writer
 	// asleep behind SACKed data, and since the writer lays its skbs as the
 	// kernel's does (writeQueue) the refill leaves in two bursts 3 ms apart
 	// that overflow the sender's 1,000-packet access queue (141 drops,
@@ -117,7 +117,7 @@ func TestHeldOutPathsBesideKernel(t *testing.T) {
 		for _, c := range []struct {
 			seed   int
 			kernel float64
-		}{{1, 23.14}, {3, 19.22}, {4, 10.78}, {5, 8.41}, {6, 25.06}} {
+		}{{1, 23.14}, {3, 19.22}, {4, 10.78}, {5, 8.43}, {6, 25.06}} {
 			r := builtinRun(t, "p-rtr-p", "flows.f0.tcp.hz=250", "runtime.duration=10s", fmt.Sprintf("runtime.seed=%d", c.seed),
 				"flows.f0.tcp.sndbuf=4MB", "flows.f0.tcp.rcvbuf_max=6MiB",
 				"links.bottleneck.rate=236.3Mbps", "links.bottleneck.delay=38ms",
