@@ -813,8 +813,9 @@ func (d *DataSender) sndbufExpand() {
 // is done (dataSndCheck), with the same buffer and sk_wmem_queued: sending
 // frees nothing, and the writer runs only after the softirq. bpftrace on
 // tcp:tcp_probe (Reno, 4 MiB and 128 KB tcp_wmem): the kernel's buffer grew
-// at an ACK that took cwnd from 32 to 34 with 43,440 and 49,232 bytes left
-// unsent, its push's two chunks filling cwnd (TestSndBufExpandsAsKernel).
+// at an ACK that took cwnd from 32 to 34, which came with 49,232 bytes
+// unsent and left 43,440, its push's two chunks filling cwnd
+// (TestSndBufExpandsAsKernel).
 func (d *DataSender) checkSpaceSent() {
 	if d.appAsleep && d.cfg.App.Kind == config.Greedy && d.state == sndEstablished &&
 		d.sb.inFlight() < d.st.CwndPkts {

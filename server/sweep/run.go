@@ -128,7 +128,9 @@ func (e PointErrors) Unwrap() []error {
 
 // validate prepares every point without running it and returns all the
 // invalid ones. Points that differ only in their seed are prepared once,
-// and named without it: any seed is valid.
+// and named without it: any seed is valid. With none invalid, it returns
+// the config hash of each seedless set of overrides it prepared, keyed by
+// the overrides joined with NULs (Plan).
 func validate(spec *Spec, points []Point, base []byte, opt Options) (map[string]string, error) {
 	var bad PointErrors
 	hashes := map[string]string{}
