@@ -112,7 +112,7 @@ func (d *DataSender) writeWakeup() {
 		priorWstamp := d.wstamp
 		d.wstamp = max(d.wstamp, d.st.Now)
 		d.afterSend(d.sendNewSeg(min(d.sndNxt+d.mss, d.writeSeq), false), priorWstamp)
-		d.checkSpaceSent()
+		d.checkSpace()
 		return
 	}
 	d.Stats.WindowProbes++

@@ -144,7 +144,7 @@ func TestSndBufExpands(t *testing.T) {
 // finds; with a 4 MiB tcp_wmem the buffer grew at the same ACK, and the
 // next found 43,440). That one is tcp_event_new_data_sent's
 // tcp_check_space: the ACK's push sent two chunks, and the first left cwnd
-// room behind it (checkSpaceSent). Until 2026-12-06 the simulator grew the
+// room behind it (checkSpace). Until 2026-12-06 the simulator grew the
 // buffer only after the whole push, as tcp_data_snd_check does, and
 // reached the cap at cwnd 50; the difference was put down to the host send
 // path. The test holds the three expansions and that every expansion
@@ -681,7 +681,7 @@ func TestWakeUpsAsKernel(t *testing.T) {
 // woke at cwnd 23, 34, 68, 138, 255, 351, 481, 661 and 901 before the
 // first loss. Each wake-up comes where the buffer, grown by 2 · 2,304
 // bytes at nearly every ACK, is again half as large as what it holds, so
-// one that comes early (at 50 for 34, as before checkSpaceSent) brings
+// one that comes early (at 50 for 34, as before checkSpace) brings
 // each later one a fifth of a round early, and with it the refill that
 // overflowed the FIFO. The test holds each to the kernel's within 2 % and
 // 2 packets: tcp_probe reads the cwnd an ACK finds, the test the cwnd it

@@ -483,7 +483,7 @@ func (d *DataSender) sendChunk(quota uint32) uint32 {
 	}
 	if n > 0 {
 		d.sb.skbHead(first) // a chunk is an skb of its own (tso_fragment)
-		d.checkSpaceSent()
+		d.checkSpace()
 	}
 	// tcp_rate_skb_sent snapshots the skb once: every segment of the chunk
 	// has the google/bbr v3 branch's tx.in_flight of the whole skb.
@@ -805,18 +805,19 @@ func (d *DataSender) sndbufExpand() {
 	}
 }
 
-// checkSpaceSent is the tcp_check_space that tcp_event_new_data_sent runs
-// after each skb it sends: with the writer blocked on its full send buffer
-// (SOCK_NOSPACE), a chunk that leaves cwnd room behind it grows the buffer
-// (tcp_new_space), so a push of several chunks grows it though its last
-// fills cwnd. Whether the writer wakes is decided once the ACK's processing
-// is done (dataSndCheck), with the same buffer and sk_wmem_queued: sending
+// checkSpace is tcp_check_space's buffer growth: with the writer blocked
+// on its full send buffer (SOCK_NOSPACE) and cwnd not all in flight
+// (tcp_should_expand_sndbuf), tcp_new_space grows it. dataSndCheck runs it
+// at the end of an ACK's push, and tcp_event_new_data_sent after each skb
+// sent, so a push of several chunks grows the buffer though its last fills
+// cwnd. Whether the writer wakes is decided once the ACK's processing is
+// done (dataSndCheck), with the same buffer and sk_wmem_queued: sending
 // frees nothing, and the writer runs only after the softirq. bpftrace on
 // tcp:tcp_probe (Reno, 4 MiB and 128 KB tcp_wmem): the kernel's buffer grew
 // at an ACK that took cwnd from 32 to 34, which came with 49,232 bytes
 // unsent and left 43,440, its push's two chunks filling cwnd
 // (TestSndBufExpandsAsKernel).
-func (d *DataSender) checkSpaceSent() {
+func (d *DataSender) checkSpace() {
 	if d.appAsleep && d.cfg.App.Kind == config.Greedy && d.state == sndEstablished &&
 		d.sb.inFlight() < d.st.CwndPkts {
 		d.sndbufExpand()
@@ -838,10 +839,7 @@ func (d *DataSender) dataSndCheck() {
 	if d.writeSeq > d.sndNxt {
 		idle = d.writeXmit(0)
 	}
-	if d.sb.inFlight() < d.st.CwndPkts { // tcp_should_expand_sndbuf
-		d.sndbufExpand()
-		d.cwndStamp = d.st.Now
-	}
+	d.checkSpace()
 	d.writeThenSend(true, idle)
 }
 
