@@ -149,16 +149,16 @@ func notRunning(f *config.Flow) error {
 // its values.
 type finalSummary struct {
 	sent, delivered int64
-	opt             [9]int64 // FlowSummary.optional's values
-	set             uint16   // bit i: opt[i] is present
+	opt             [10]int64 // FlowSummary.optional's values
+	set             uint16    // bit i: opt[i] is present
 	rcvPath         *rcvpath.Stats
 }
 
 // optional lists s's optional values, for finalSummary: every *int64 field
 // (TestFinalSummaryKeepsEverything).
-func (s *FlowSummary) optional() [9]**int64 {
+func (s *FlowSummary) optional() [10]**int64 {
 	return [...]**int64{&s.GoodputBps, &s.Retransmits, &s.T10MBPs, &s.T100MBPs, &s.RTTP50Ps, &s.RTTP99Ps,
-		&s.FCTPs, &s.ProbesSent, &s.ProbesReceived}
+		&s.FCTPs, &s.ProbesSent, &s.ProbesReceived, &s.AbortedPs}
 }
 
 // packSummary keeps s as a released flow does: all of it but its id, kind,

@@ -55,6 +55,15 @@ type FlowSummary struct {
 	// exact, over every probe.
 	ProbesSent     *int64 `json:"probes_sent,omitempty" msgpack:"probes_sent,omitempty"`
 	ProbesReceived *int64 `json:"probes_received,omitempty" msgpack:"probes_received,omitempty"`
+	// AbortedPs is when a TCP flow's sender gave up on its connection, as
+	// Linux's tcp_write_err does (ETIMEDOUT), and AbortReason why:
+	// "syn_retries" (no SYN-ACK after tcp_syn_retries +
+	// tcp_syn_linear_timeouts retransmitted SYNs, 131 s from the first),
+	// "retries2" (retransmission timeouts for tcp_retries2's 924.6 s from
+	// the first retransmission) or "window_probes" (tcp_retries2
+	// zero-window probes in a row unanswered). Absent while it stands.
+	AbortedPs   *int64 `json:"aborted_ps,omitempty" msgpack:"aborted_ps,omitempty"`
+	AbortReason string `json:"abort_reason,omitempty" msgpack:"abort_reason,omitempty"`
 	// CC holds algorithm-specific final values (e.g. BBR's bw and min_rtt).
 	CCFinal map[string]float64 `json:"cc_final,omitempty" msgpack:"cc_final,omitempty"`
 	// RcvPath counts what the flow's receive-path models did (absent

@@ -284,6 +284,9 @@ func (t *tcpFlow) liveSummary(now sim.Time) FlowSummary {
 	if (t.cfg.Group != "" || t.relay != nil && t.relay.group) && t.done != 0 {
 		s.FCTPs = ptr(int64(t.done.Sub(sim.Time(t.cfg.Start))))
 	}
+	if st.Aborted != tcp.NotAborted {
+		s.AbortedPs, s.AbortReason = ptr(int64(st.AbortedAt)), st.Aborted.String()
+	}
 	return s
 }
 

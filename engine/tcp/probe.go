@@ -75,7 +75,7 @@ func (d *DataSender) probeTimer() {
 		return
 	}
 	if d.probesOut >= tcpRetries2 {
-		d.abort()
+		d.abort(AbortWindowProbes)
 		return
 	}
 	d.sendProbe0()
@@ -123,9 +123,9 @@ func (d *DataSender) writeWakeup() {
 }
 
 // abort is tcp_write_err: the connection times out (ETIMEDOUT).
-func (d *DataSender) abort() {
+func (d *DataSender) abort(why AbortReason) {
 	d.state = sndFailed
-	d.Stats.Aborted = true
+	d.Stats.Aborted, d.Stats.AbortedAt = why, d.st.Now
 	d.clearXmitTimer()
 	d.paceTimer.Stop()
 }

@@ -71,13 +71,35 @@ type SenderStats struct {
 	Undos       uint64      // reductions undone
 	// WindowProbes counts zero-length window probes (LINUX_MIB_TCPWINPROBE).
 	WindowProbes uint64
-	// Aborted is set when tcp_retries2 window probes in a row went
-	// unanswered and the connection timed out (tcp_write_err).
-	Aborted bool
-	RTT     trace.Hist // every RTT sample, ps
+	// Aborted says why the sender gave up on the connection (tcp_write_err:
+	// ETIMEDOUT), at AbortedAt; NotAborted while it stands.
+	Aborted   AbortReason
+	AbortedAt sim.Time
+	RTT       trace.Hist // every RTT sample, ps
 	// DeliveryRate is the latest delivery-rate sample (tcp_rate_gen) that
 	// was not app-limited, in payload bits per second.
 	DeliveryRate units.BitRate
+}
+
+// AbortReason is why a sender timed its connection out (tcp_write_err).
+type AbortReason uint8
+
+const (
+	NotAborted AbortReason = iota
+	// AbortSYNRetries: no SYN-ACK after tcp_syn_retries +
+	// tcp_syn_linear_timeouts SYN retransmissions.
+	AbortSYNRetries
+	// AbortRetries2: retransmission timeouts for longer than tcp_retries2's
+	// modelled time, 924.6 s from the first retransmission.
+	AbortRetries2
+	// AbortWindowProbes: tcp_retries2 zero-window probes in a row went
+	// unanswered.
+	AbortWindowProbes
+)
+
+// String names the reason as the summary's abort_reason does.
+func (r AbortReason) String() string {
+	return [...]string{"", "syn_retries", "retries2", "window_probes"}[r]
 }
 
 // connection states the sender goes through.
@@ -87,7 +109,7 @@ const (
 	sndClosed sndState = iota
 	sndSynSent
 	sndEstablished
-	sndFailed // SYN retries exhausted
+	sndFailed // timed out (Stats.Aborted says why)
 )
 
 // what the write timer is armed for (icsk_pending).

@@ -268,7 +268,7 @@ func (d *DataSender) sendBareAck(seq uint64) {
 // defaults).
 func (d *DataSender) synTimer() {
 	if d.retransmits >= synRetriesMax+synLinearRTOs {
-		d.state = sndFailed
+		d.abort(AbortSYNRetries)
 		return
 	}
 	d.retransmits++

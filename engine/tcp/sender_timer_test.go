@@ -154,13 +154,7 @@ func TestSpuriousSYNTimeoutKeepsInitialWindow(t *testing.T) {
 // (512): each retransmission leaves on its level's bucket boundary, after
 // the delay has passed and at most one bucket later.
 func TestRTOMinimumAndBackoff(t *testing.T) {
-	opts := shLinuxOpts()
-	opts.RcvBufMax = 64 * units.KiB // no standing queue: srtt stays near 2 ms
-	h := shHarness{cc: "reno", rate: 100 * units.Mbps, owd: sim.Millisecond, opts: opts}
-	c := h.build(t)
-	blackout := sim.Time(sim.Second)
-	c.fwd.drop = func(p *packet.Packet, now sim.Time) bool { return now >= blackout }
-	c.rev.drop = c.fwd.drop
+	c, blackout := blackedOut(t, "reno")
 	c.runUntil(blackout - 1)
 	rto := c.snd.rto
 	srtt := c.snd.rtt.srtt()
@@ -204,6 +198,20 @@ func TestRTOMinimumAndBackoff(t *testing.T) {
 	if c.snd.Stats.RTOs < 4 {
 		t.Errorf("RTOs = %d, want ≥ 4", c.snd.Stats.RTOs)
 	}
+}
+
+// blackedOut is a bulk connection of cc on a 2 ms path whose both
+// directions lose everything from the time it returns (1 s).
+func blackedOut(t *testing.T, cc string) (*shConn, sim.Time) {
+	t.Helper()
+	opts := shLinuxOpts()
+	opts.RcvBufMax = 64 * units.KiB // no standing queue: srtt stays near 2 ms
+	h := shHarness{cc: cc, rate: 100 * units.Mbps, owd: sim.Millisecond, opts: opts}
+	c := h.build(t)
+	blackout := sim.Time(sim.Second)
+	c.fwd.drop = func(p *packet.Packet, now sim.Time) bool { return now >= blackout }
+	c.rev.drop = c.fwd.drop
+	return c, blackout
 }
 
 // On a clean bottleneck the delivery-rate samples (tcp_rate_gen) measure
@@ -281,4 +289,83 @@ func TestChallengeACKRateLimit(t *testing.T) {
 	if first != 1 || second != 0 || third != 1 {
 		t.Errorf("ACKs answering SYNs at 100, 100 and 700 ms: %d, %d, %d; want 1, 0, 1", first, second, third)
 	}
+}
+
+// A sender whose retransmissions go unanswered gives up as Linux's
+// tcp_write_timeout does (tcp_retransmit_timer, before it retransmits):
+// once tcp_retries2's modelled time, (2<<9 − 1)·200 ms + (15 − 9)·120 s =
+// 924.6 s, has passed since the first retransmission (retrans_stamp), it
+// times the connection out (tcp_write_err) instead. On a 2 ms path the RTO
+// is about 203 ms: the retransmissions 2 to 10 follow it at 2r, 4r, …,
+// 512r (1022r ≈ 207.5 s in all), then 120 s apart (TCP_RTO_MAX), so the
+// 15th leaves about 807.5 s after the first, and the timeout after it,
+// about 927.5 s after the first, aborts: 15 retransmissions, as the
+// sysctl's name says.
+func TestRetries2GivesUp(t *testing.T) {
+	c, blackout := blackedOut(t, "cubic")
+	c.runUntil(sim.Time(1200 * sim.Second))
+
+	st := &c.snd.Stats
+	if st.Aborted != AbortRetries2 || c.snd.state != sndFailed {
+		t.Fatalf("Aborted = %q, state %d; want %q and the connection failed", st.Aborted, c.snd.state, AbortRetries2)
+	}
+	if c.snd.pending != timeNone || c.snd.xmitTimer.t.Armed() {
+		t.Errorf("a write timer is still armed after the abort (pending %d)", c.snd.pending)
+	}
+	var head uint64 = 1 << 63
+	var last sim.Time
+	for _, x := range c.fwd.log {
+		last = x.at
+		if x.len > 0 && x.at >= blackout {
+			head = min(head, x.seq)
+		}
+	}
+	if last > st.AbortedAt {
+		t.Errorf("a packet left at %v, after the abort at %v", last, st.AbortedAt)
+	}
+	tx := c.fwd.transmissions(head)
+	if len(tx) != 16 {
+		t.Fatalf("the head segment left %d times (%v), want once and 15 retransmissions", len(tx), tx)
+	}
+	limit := 924600 * sim.Millisecond
+	if got := tx[15].Sub(tx[1]); got >= limit {
+		t.Errorf("the 15th retransmission left %v after the first: the limit %v had passed", got, limit)
+	}
+	if got := st.AbortedAt.Sub(tx[1]); got < limit-sim.Millisecond {
+		t.Errorf("aborted %v after the first retransmission, before the limit %v", got, limit)
+	}
+	// The last timeout is TCP_RTO_MAX, on the timer wheel's level 4
+	// (buckets of 4,096 ticks at HZ 1000).
+	if got := st.AbortedAt.Sub(tx[15]); got < rtoMax || got > rtoMax+4096*sim.Millisecond {
+		t.Errorf("aborted %v after the last retransmission, want TCP_RTO_MAX (%v) rounded up to the wheel", got, rtoMax)
+	}
+	t.Logf("first retransmission at %v, the 15th at %v, aborted at %v", tx[1], tx[15], st.AbortedAt)
+}
+
+// A SYN never answered: after the 10th retransmission (tcp_syn_retries 6
+// + tcp_syn_linear_timeouts 4, at 67 s by TestSYNRetransmissionBackoff's
+// schedule) the next timeout, 64 s later, times the connection out
+// (tcp_write_timeout in SYN-SENT counts the retransmissions).
+func TestSYNRetriesGiveUp(t *testing.T) {
+	h := shHarness{cc: "reno", rate: 100 * units.Mbps, owd: 10 * sim.Millisecond, size: 1448, opts: shLinuxOpts()}
+	c := h.build(t)
+	c.fwd.drop = func(p *packet.Packet, now sim.Time) bool { return true }
+	c.runUntil(sim.Time(300 * sim.Second))
+	var syns []sim.Time
+	for _, x := range c.fwd.log {
+		if x.flags&packet.SYN != 0 {
+			syns = append(syns, x.at)
+		}
+	}
+	if len(syns) != 11 {
+		t.Fatalf("%d SYNs (%v), want the first and 10 retransmissions", len(syns), syns)
+	}
+	st := &c.snd.Stats
+	if st.Aborted != AbortSYNRetries || st.SYNRetrans != 10 {
+		t.Fatalf("Aborted = %q after %d SYN retransmissions, want %q after 10", st.Aborted, st.SYNRetrans, AbortSYNRetries)
+	}
+	if got := st.AbortedAt.Sub(syns[10]); got < 64*sim.Second || got > 64*sim.Second+4096*sim.Millisecond {
+		t.Errorf("aborted %v after the last SYN, want 64 s rounded up to the timer wheel", got)
+	}
+	t.Logf("SYNs at %v, aborted at %v", syns, st.AbortedAt)
 }

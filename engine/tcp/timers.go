@@ -1,6 +1,8 @@
 package tcp
 
 import (
+	"math/bits"
+
 	"github.com/ccscope/ccscope/engine/sim"
 	"github.com/ccscope/ccscope/engine/trace"
 )
@@ -89,8 +91,9 @@ func (d *DataSender) writeTimer() {
 	}
 }
 
-// retransmitTimer follows tcp_retransmit_timer: enter Loss, retransmit the
-// head, back the RTO off exponentially.
+// retransmitTimer follows tcp_retransmit_timer: give up if the
+// retransmissions have timed out (tcp_write_timeout), else enter Loss,
+// retransmit the head, back the RTO off exponentially.
 func (d *DataSender) retransmitTimer() {
 	if d.sb.packetsOut() == 0 {
 		return
@@ -99,6 +102,10 @@ func (d *DataSender) retransmitTimer() {
 	if d.rec.On() {
 		d.event(trace.EvRTO, d.sndUna, 0)
 	}
+	if d.retries2TimedOut() {
+		d.abort(AbortRetries2)
+		return
+	}
 	d.enterLoss()
 	d.retransmits++
 	d.retransmitSeg(d.sb.una)
@@ -106,4 +113,25 @@ func (d *DataSender) retransmitTimer() {
 	d.backoff++
 	d.rto = min(d.rto<<1, rtoMax)
 	d.armXmitTimer(timeRetrans, d.rto, rtoMax)
+}
+
+// retries2Timeout is tcp_model_timeout(sk, tcp_retries2, TCP_RTO_MIN): the
+// time tcp_retries2 timeouts take when the RTO doubles from TCP_RTO_MIN up
+// to TCP_RTO_MAX (ilog2(TCP_RTO_MAX / TCP_RTO_MIN) = 9 doublings) and stays
+// there: (2<<9 − 1) · 200 ms + (15 − 9) · 120 s = 924.6 s, in ms.
+var retries2Timeout = func() uint32 {
+	linear := bits.Len64(uint64(rtoMax/rtoMin)) - 1
+	t := sim.Duration((2<<tcpRetries2)-1) * rtoMin
+	if tcpRetries2 > linear {
+		t = sim.Duration((2<<linear)-1)*rtoMin + sim.Duration(tcpRetries2-linear)*rtoMax
+	}
+	return uint32(t / sim.Millisecond)
+}()
+
+// retries2TimedOut is tcp_write_timeout for an established connection:
+// retransmits_timed_out(sk, tcp_retries2, 0), true once the RTOs since the
+// first retransmission (retrans_stamp, in ms) have taken retries2Timeout.
+// The first timeout of a series never expires (icsk_retransmits is 0).
+func (d *DataSender) retries2TimedOut() bool {
+	return d.retransmits != 0 && int32(d.tsNow()-d.retransStamp-retries2Timeout) >= 0
 }

@@ -250,6 +250,7 @@ func printSummary(w io.Writer, s engine.Summary) {
 			fmt.Fprintf(w, "group %s: its %d flows' own rows are left out here (--json has them)\n", g.Group, g.Flows)
 		}
 	}
+	printAborts(w, s, big)
 	if len(s.Groups) > 0 {
 		fmt.Fprintln(w)
 		printGroups(w, s.Groups)
@@ -284,6 +285,36 @@ func printSummary(w io.Writer, s engine.Summary) {
 	for _, g := range s.Groups {
 		if hidden[g.Group] {
 			fmt.Fprintf(w, "group %s: the queues of its flows' own host links are left out here (--json has them)\n", g.Group)
+		}
+	}
+}
+
+// abortWhy says what each FlowSummary.AbortReason means, with the
+// kernel's settings that bound it.
+var abortWhy = map[string]string{
+	"syn_retries":   "no SYN-ACK after 10 retransmitted SYNs (tcp_syn_retries 6 + tcp_syn_linear_timeouts 4)",
+	"retries2":      "retransmission timeouts for 924.6 s from the first retransmission (tcp_retries2 15)",
+	"window_probes": "15 zero-window probes in a row unanswered (tcp_retries2)",
+}
+
+// printAborts says which flows' senders gave up on their connections
+// (ETIMEDOUT), each flow by name, or a count per group whose rows the table
+// leaves out.
+func printAborts(w io.Writer, s engine.Summary, big map[string]bool) {
+	counts := map[string]int{}
+	for _, f := range s.Flows {
+		if f.AbortedPs == nil {
+			continue
+		}
+		if g := groupOf(f.ID, s.Groups); big[g] {
+			counts[g]++
+			continue
+		}
+		fmt.Fprintf(w, "flow %s: the sender gave up at %v: %s\n", f.ID, sim.Duration(*f.AbortedPs), abortWhy[f.AbortReason])
+	}
+	for _, g := range s.Groups {
+		if n := counts[g.Group]; n > 0 {
+			fmt.Fprintf(w, "group %s: %d flows' senders gave up on their connections (--json has when and why)\n", g.Group, n)
 		}
 	}
 }

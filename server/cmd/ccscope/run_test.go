@@ -47,6 +47,41 @@ func TestPrintSummaryGroups(t *testing.T) {
 	}
 }
 
+// A flow whose sender gave up is said so under the flow table, with when
+// and why, and carries aborted_ps and abort_reason in --json; a group too
+// big for its rows gets a count. The SYN path: p-rtr-p with its bottleneck
+// down from the start, as TestSYNRetriesGiveUp (engine/tcp) computes.
+func TestRunSaysWhichSendersGaveUp(t *testing.T) {
+	down := `--set=links.bottleneck.ab.outages=[{"at":"0s","duration":"200s"}]`
+	code, out, stderr := ccscope(t, "run", "p-rtr-p", "--duration", "150s", down)
+	want := "flow f0: the sender gave up at 135.168s: no SYN-ACK after 10 retransmitted SYNs (tcp_syn_retries 6 + tcp_syn_linear_timeouts 4)"
+	if code != 0 || !strings.Contains(out, want) {
+		t.Errorf("exit %d, stdout lacks %q:\n%s%s", code, want, out, stderr)
+	}
+	code, out, stderr = ccscope(t, "run", "p-rtr-p", "--duration", "150s", down, "--json")
+	var res engine.Summary
+	if err := json.Unmarshal([]byte(out), &res); code != 0 || err != nil || len(res.Flows) != 1 {
+		t.Fatalf("exit %d, %v: %s%s", code, err, out, stderr)
+	}
+	f := res.Flows[0]
+	if f.AbortedPs == nil || *f.AbortedPs != 135_168e9 || f.AbortReason != "syn_retries" {
+		t.Errorf("aborted_ps %v, abort_reason %q; want 135.168 s and syn_retries", f.AbortedPs, f.AbortReason)
+	}
+
+	ps := func(x int64) *int64 { return &x }
+	s := engine.Summary{Scenario: "s", Groups: []engine.GroupSummary{{Group: "web", Flows: 30}}}
+	for i := range 30 {
+		s.Flows = append(s.Flows, engine.FlowSummary{ID: fmt.Sprintf("web/%d", i), CC: "cubic"})
+	}
+	s.Flows[3].AbortedPs, s.Flows[3].AbortReason = ps(950e12), "retries2"
+	s.Flows[7].AbortedPs, s.Flows[7].AbortReason = ps(951e12), "window_probes"
+	var b strings.Builder
+	printSummary(&b, s)
+	if want := "group web: 2 flows' senders gave up on their connections (--json has when and why)"; !strings.Contains(b.String(), want) {
+		t.Errorf("summary lacks %q:\n%s", want, b.String())
+	}
+}
+
 func TestGroupOf(t *testing.T) {
 	gs := []engine.GroupSummary{{Group: "web"}, {Group: "we"}}
 	for id, want := range map[string]string{"web/3": "web", "web/12.1": "web", "web/0.0": "web", "we/2": "we",
