@@ -14,6 +14,7 @@ import (
 
 	"github.com/ccscope/ccscope/engine/config"
 	"github.com/ccscope/ccscope/engine/sim"
+	"github.com/ccscope/ccscope/engine/tcp"
 	"github.com/ccscope/ccscope/engine/trace"
 	"github.com/ccscope/ccscope/engine/units"
 	"github.com/ccscope/ccscope/server/calibrate"
@@ -104,7 +105,11 @@ func (f *eflow) connect(r *relay, stop <-chan struct{}) bool {
 		return false
 	}
 	if err := syscall.Connect(f.sfd, &syscall.SockaddrInet4{Port: f.port, Addr: f.dst.addr}); err != nil {
-		if !r.stop.Load() {
+		switch {
+		case r.stop.Load():
+		case err == syscall.ETIMEDOUT: // the kernel gave up on its SYNs, as a simulated sender may
+			f.gaveUp(r.now(), tcp.AbortSYNRetries.String())
+		default:
 			f.fail(fmt.Errorf("connect: %w", err))
 		}
 		return false
@@ -242,6 +247,16 @@ func (f *eflow) delivered(r *relay, before, got int64) {
 	f.received = got
 }
 
+// gaveUp records that the flow's kernel timed its connection out, at the
+// first time it is seen.
+func (f *eflow) gaveUp(at sim.Time, why string) {
+	f.mu.Lock()
+	if f.abortWhy == "" {
+		f.abortedAt, f.abortWhy = at, why
+	}
+	f.mu.Unlock()
+}
+
 func (f *eflow) fail(err error) {
 	f.mu.Lock()
 	if f.err == nil {
@@ -285,15 +300,27 @@ func (f *eflow) closeAccepted() {
 // signals tables, and the receiver's progress into the delivery table.
 func (f *eflow) sample(r *relay, now sim.Time, scratch []byte) {
 	f.mu.Lock()
-	connected, received := f.connected, f.received
+	connected, received, done := f.connected, f.received, f.done
 	f.mu.Unlock()
 	if !connected {
 		return
 	}
+	unacked := f.ti.Unacked
 	if err := readTCPInfo(f.sfd, scratch, &f.ti); err != nil {
 		return
 	}
 	ti := &f.ti
+	if ti.State == tcpClose && done == 0 {
+		// Before the run's end only the kernel's tcp_write_err closes a
+		// sender whose flow is not done: its retransmissions timed out
+		// (tcp_retries2), or its window probes did, with nothing unacked
+		// at the poll before.
+		why := tcp.AbortRetries2
+		if unacked == 0 {
+			why = tcp.AbortWindowProbes
+		}
+		f.gaveUp(now, why.String())
+	}
 	mss := int64(max(ti.SndMSS, 1))
 	in := ti.inflight()
 	r.rec.RecordFlow(&f.lastFlow, trace.FlowRow{T: now, Flow: int32(f.idx), CwndPkts: ti.SndCwnd,

@@ -182,6 +182,9 @@ func Compare(ctx context.Context, raw []byte, sets []string, opt CompareOptions)
 			if n := minRTTNote(seed, sf, r.Trace, res.Trace, int32(i)); n != "" {
 				c.Notes = append(c.Notes, n)
 			}
+			if n := abortNote(seed, sf, res.Summary.Flows[i]); n != "" {
+				c.Notes = append(c.Notes, n)
+			}
 		}
 		for g := range simSum.Groups {
 			c.Rows = append(c.Rows, groupRows(seed, simSum.Groups[g], res.Summary.Groups[g])...)
@@ -340,6 +343,22 @@ func minRTTNote(seed uint64, sf engine.FlowSummary, simRec, kernRec *trace.Recor
 	}
 	return fmt.Sprintf("seed %d, flows[%s]: the kernel's BBR took its first min_rtt, %.3f ms, %.0f µs above the simulator's %.3f ms (a handshake's packets cross the relay and the kernels more slowly than data): data samples below it restart BBR's 10 s min_rtt window, so PROBE_RTT can come later on the kernel side",
 		seed, sf.ID, k/1e3, k-s, s/1e3)
+}
+
+// abortNote says when either side's sender gave up on a flow's connection
+// (ETIMEDOUT), and why; the kernel side's time is its first TCP_INFO poll
+// that found the socket closed, or its connect's return.
+func abortNote(seed uint64, sf, kf engine.FlowSummary) string {
+	if sf.AbortedPs == nil && kf.AbortedPs == nil {
+		return ""
+	}
+	side := func(f engine.FlowSummary) string {
+		if f.AbortedPs == nil {
+			return "kept its connection"
+		}
+		return fmt.Sprintf("gave up at %.3f s (%s)", float64(*f.AbortedPs)/1e12, f.AbortReason)
+	}
+	return fmt.Sprintf("seed %d, flows[%s]: the simulated sender %s, the kernel's %s", seed, sf.ID, side(sf), side(kf))
 }
 
 // stallNote says when the kept kernel run's relay stalled, at its worst,

@@ -177,3 +177,18 @@ func TestStallNote(t *testing.T) {
 		t.Errorf("no base RTT: note %q, want none", n)
 	}
 }
+
+// TestAbortNote: a flow whose sender gave up on either side gets a note
+// with when and why on each; one that stood on both gets none.
+func TestAbortNote(t *testing.T) {
+	at := int64(135_168e9)
+	gave := engine.FlowSummary{ID: "f0", AbortedPs: &at, AbortReason: "syn_retries"}
+	got := abortNote(1, gave, engine.FlowSummary{ID: "f0"})
+	want := "seed 1, flows[f0]: the simulated sender gave up at 135.168 s (syn_retries), the kernel's kept its connection"
+	if got != want {
+		t.Errorf("note %q, want %q", got, want)
+	}
+	if n := abortNote(1, engine.FlowSummary{ID: "f0"}, engine.FlowSummary{ID: "f0"}); n != "" {
+		t.Errorf("both stood: note %q, want none", n)
+	}
+}

@@ -61,6 +61,8 @@ type eflow struct {
 	crossed    [3]sim.Time // 1 MB, 10 MB, 100 MB delivered; 0: not yet
 	done       sim.Time    // all of a sized flow delivered
 	err        error
+	abortedAt  sim.Time       // when its kernel timed the connection out (ETIMEDOUT)
+	abortWhy   string         // engine.FlowSummary.AbortReason's word for it; "" while it stands
 	rcvPath    *rcvpath.Stats // the receive-path models' counts; nil: none configured
 	lastFlow   sim.Time
 	lastDeliv  sim.Time
@@ -824,6 +826,9 @@ func (e *run) summary(r *relay, nw *topo.Network, probes map[int]*ping.Probe, ha
 		}
 		if (fc.Group != "" || grouped[i]) && f.done != 0 {
 			fs.FCTPs = ptr(int64(f.done.Sub(sim.Time(fc.Start)))) // as a simulated group flow's
+		}
+		if f.abortWhy != "" {
+			fs.AbortedPs, fs.AbortReason = ptr(int64(f.abortedAt)), f.abortWhy
 		}
 		s.Receivers = append(s.Receivers, rm)
 		s.Flows = append(s.Flows, fs)

@@ -20,6 +20,7 @@ const (
 	tcpNotsentLowat = 25 // TCP_NOTSENT_LOWAT
 	soMaxPacingRate = 47 // SO_MAX_PACING_RATE
 	msgNoSignal     = 0x4000
+	tcpClose        = 7 // TCP_CLOSE, tcpi_state
 )
 
 // tcpInfo is the part of struct tcp_info (include/uapi/linux/tcp.h, Linux
