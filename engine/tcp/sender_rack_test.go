@@ -1,6 +1,7 @@
 package tcp
 
 import (
+	"github.com/ccscope/ccscope/engine/config"
 	"testing"
 
 	"github.com/ccscope/ccscope/engine/cc"
@@ -196,5 +197,37 @@ func TestRACKReorderingWindow(t *testing.T) {
 				t.Errorf("final CA state %v, want open", c.snd.st.CA)
 			}
 		})
+	}
+}
+
+// A loss probe that retransmits the last segment of a multi-segment skb
+// first splits that segment off into an skb of its own
+// (tcp_send_loss_probe's tcp_fragment at (pcount − 1)·mss), so what stays
+// of the skb and the probed segment are retransmitted later as two skbs,
+// each with its own departure and rate snapshot. Unpaced, the transfer's
+// last ACK releases its tail as one TSO chunk.
+func TestLossProbeSplitsItsSkb(t *testing.T) {
+	const segs = 100
+	opts := shLinuxOpts()
+	opts.Pacing = config.PacingOff
+	h := shHarness{cc: "reno", rate: 100 * units.Mbps, owd: 20 * sim.Millisecond, size: segs * 1448, opts: opts}
+	c := h.build(t)
+	c.fwd.drop = dropOnce(seqOfSeg(segs-3), seqOfSeg(segs-2), seqOfSeg(segs-1))
+	last := uint64(segs - 1)
+	var skbsBefore uint32
+	for c.snd.Stats.TLPs == 0 && c.s.Step(1) > 0 {
+		if c.snd.Stats.TLPs == 0 && c.snd.sb.nxt == segs && c.snd.sb.una <= last-1 {
+			skbsBefore = c.snd.sb.skbs
+			if c.snd.sb.seg(last).flags&flagSkbHead != 0 {
+				t.Fatalf("segment %d went out as an skb of its own: the test needs a multi-segment tail", last)
+			}
+		}
+	}
+	if c.snd.Stats.TLPs != 1 || !c.snd.tlp.retrans {
+		t.Fatalf("TLPs = %d (a retransmission: %v), want one retransmitting the last segment", c.snd.Stats.TLPs, c.snd.tlp.retrans)
+	}
+	if c.snd.sb.seg(last).flags&flagSkbHead == 0 || c.snd.sb.skbs != skbsBefore+1 {
+		t.Errorf("after the probe: segment %d an skb head %v, skbs %d (before %d); want it split off, one skb more",
+			last, c.snd.sb.seg(last).flags&flagSkbHead != 0, c.snd.sb.skbs, skbsBefore)
 	}
 }

@@ -56,8 +56,8 @@ func (d *DataSender) scheduleLossProbe(advancingRTO bool) bool {
 }
 
 // sendLossProbe follows tcp_send_loss_probe: send one new segment if the
-// window allows, else retransmit the last segment; at most one probe per
-// tail-loss episode.
+// window allows, else retransmit the last segment, split off its skb; at
+// most one probe per tail-loss episode.
 func (d *DataSender) sendLossProbe() {
 	if d.tlp.highSeq != 0 {
 		d.rearmRTO()
@@ -74,6 +74,7 @@ func (d *DataSender) sendLossProbe() {
 		// The google/bbr v3 branch notes, before the retransmission
 		// re-stamps it, whether the probed segment went out app-limited.
 		d.tlp.origAppLimited = d.sb.seg(d.sb.nxt - 1).tx.AppLimited
+		d.sb.skbHead(d.sb.nxt - 1) // tcp_fragment: the probed segment is an skb of its own
 		d.resendSeg(d.sb.nxt - 1)
 		d.tlp.retrans = true
 		sent = true
