@@ -479,7 +479,9 @@ func (d *DataSender) currentSSThresh() uint32 { return cc.CurrentSSThresh(&d.st)
 // isSACK is tcp_is_sack; without it the sender runs NewReno recovery.
 func (d *DataSender) isSACK() bool { return d.cfg.Opts.SACK }
 
-// isRACK is tcp_is_rack (sysctl_tcp_recovery & TCP_RACK_LOSS_DETECTION).
+// isRACK is tcp_is_rack of kernels before 6.17 (sysctl_tcp_recovery &
+// TCP_RACK_LOSS_DETECTION); 6.17 and later always use RACK, so false gives
+// the older kernels' dupack-threshold recovery, for ablation.
 func (d *DataSender) isRACK() bool { return d.cfg.Opts.RACK }
 
 // tsNow is tcp_time_stamp_ts: the sender's millisecond clock for the TS
