@@ -152,3 +152,37 @@ func TestZeroWindowOnOffApplication(t *testing.T) {
 		t.Errorf("no window probe sent")
 	}
 }
+
+// A window that reopens on data held behind it for more than an RTO, with
+// nothing in flight, restarts the congestion window as a write after that
+// long would (tcp_ack_update_window calls tcp_slow_start_after_idle_check
+// when the window changes and the write queue is not empty): halved per
+// RTO of idleness down to the initial window, ssthresh kept at least ¾ of
+// the old cwnd (tcp_cwnd_restart). Zero-window probes carry no data, so
+// they do not count as sending (tcp_event_data_sent). Here the reader
+// stops for about 3 s, more than ten RTOs.
+func TestWindowReopenAfterIdleRestartsCwnd(t *testing.T) {
+	opts := shLinuxOpts()
+	opts.Pacing = config.PacingOff
+	opts.RcvBufInit, opts.RcvBufMax = 64*units.KiB, 64*units.KiB
+	h := shHarness{cc: "reno", rate: 100 * units.Mbps, owd: 20 * sim.Millisecond, size: 2 * units.MB, opts: opts}
+	c := h.build(t)
+	c.rcv.readStopped = true
+	const resume = sim.Time(3 * sim.Second)
+	c.runUntil(resume)
+	before, ssBefore := c.snd.st.CwndPkts, c.snd.st.SSThreshPkts
+	if before <= 10 || c.snd.sb.packetsOut() != 0 {
+		t.Fatalf("cwnd %d with %d packets out before the read: want a window above the initial 10, nothing in flight", before, c.snd.sb.packetsOut())
+	}
+	c.rcv.readStopped = false
+	c.rcv.appRead()
+	// The window update arrives one way later; stop before the data it
+	// releases is acknowledged.
+	c.runUntil(resume.Add(h.owd + sim.Millisecond))
+	if got := c.snd.st.CwndPkts; got != 10 {
+		t.Errorf("cwnd after the window reopened = %d, want the initial window 10 (it was %d)", got, before)
+	}
+	if want := max(ssBefore, before*3/4); c.snd.st.SSThreshPkts != want {
+		t.Errorf("ssthresh = %d, want max(%d, ¾·%d) = %d", c.snd.st.SSThreshPkts, ssBefore, before, want)
+	}
+}

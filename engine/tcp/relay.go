@@ -21,7 +21,8 @@ func (d *DataSender) Feed(n uint64) {
 	}
 	d.st.Now = d.s.Now() // called from another component's event
 	if d.state == sndEstablished {
-		d.checkAppLimited() // before the new data is queued, as tcp_sendmsg
+		d.checkAppLimited()         // before the new data is queued, as tcp_sendmsg
+		d.slowStartAfterIdleCheck() // tcp_skb_entail's, for the skb it queues
 	}
 	d.cfg.Relay.Written += n
 	d.push()

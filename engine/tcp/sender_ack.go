@@ -130,6 +130,9 @@ func (d *DataSender) tcpAck(p *packet.Packet) bool {
 		// is taken when the ACK advances or the window grows.
 		if ackSeq > d.sndUna || nwin > d.sndWnd || nwin == 0 {
 			flag |= flagWinUpdate
+			if nwin != d.sndWnd && d.writeSeq > d.sndNxt {
+				d.slowStartAfterIdleCheck() // data waited behind the old window
+			}
 			d.sndWnd = nwin
 			d.maxWnd = max(d.maxWnd, nwin)
 		}

@@ -371,9 +371,12 @@ func (d *DataSender) synAck(p *packet.Packet) {
 }
 
 // slowStartAfterIdleCheck follows tcp_slow_start_after_idle_check: an
-// application that writes after more than an RTO of silence restarts from a
-// smaller window (tcp_cwnd_restart, RFC 2861): cwnd is halved per RTO idle,
-// down to the initial window.
+// application that writes after more than an RTO of silence, or a window
+// that reopens on data held that long, restarts from a smaller window
+// (tcp_cwnd_restart, RFC 2861): cwnd is halved per RTO idle, down to the
+// initial window. The kernel checks when a write queues an skb
+// (tcp_skb_entail) and when the peer's window changes with data waiting
+// (tcp_ack_update_window).
 func (d *DataSender) slowStartAfterIdleCheck() {
 	if d.sb.packetsOut() > 0 || d.hooks.CongControl != nil || !d.Stats.Started {
 		return
