@@ -35,13 +35,22 @@ func TestZeroWindowProbeWithStalledReader(t *testing.T) {
 	t.Run("update lost", func(t *testing.T) { testStalledReader(t, true) })
 }
 
-func testStalledReader(t *testing.T, loseUpdate bool) {
+// stalledReader is an unpaced Reno transfer of 2 MB over 100 Mbps and 20
+// ms each way to a receiver with a 64 KiB buffer whose application has
+// stopped reading.
+func stalledReader(t *testing.T) (shHarness, *shConn) {
+	t.Helper()
 	opts := shLinuxOpts()
 	opts.Pacing = config.PacingOff
 	opts.RcvBufInit, opts.RcvBufMax = 64*units.KiB, 64*units.KiB
 	h := shHarness{cc: "reno", rate: 100 * units.Mbps, owd: 20 * sim.Millisecond, size: 2 * units.MB, opts: opts}
 	c := h.build(t)
 	c.rcv.readStopped = true
+	return h, c
+}
+
+func testStalledReader(t *testing.T, loseUpdate bool) {
+	h, c := stalledReader(t)
 	const resume = sim.Time(3 * sim.Second)
 	if loseUpdate {
 		c.rev.drop = func(p *packet.Packet, now sim.Time) bool { return now == resume }
@@ -162,12 +171,7 @@ func TestZeroWindowOnOffApplication(t *testing.T) {
 // they do not count as sending (tcp_event_data_sent). Here the reader
 // stops for about 3 s, more than ten RTOs.
 func TestWindowReopenAfterIdleRestartsCwnd(t *testing.T) {
-	opts := shLinuxOpts()
-	opts.Pacing = config.PacingOff
-	opts.RcvBufInit, opts.RcvBufMax = 64*units.KiB, 64*units.KiB
-	h := shHarness{cc: "reno", rate: 100 * units.Mbps, owd: 20 * sim.Millisecond, size: 2 * units.MB, opts: opts}
-	c := h.build(t)
-	c.rcv.readStopped = true
+	h, c := stalledReader(t)
 	const resume = sim.Time(3 * sim.Second)
 	c.runUntil(resume)
 	before, ssBefore := c.snd.st.CwndPkts, c.snd.st.SSThreshPkts
