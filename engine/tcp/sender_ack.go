@@ -115,7 +115,6 @@ func (d *DataSender) tcpAck(p *packet.Packet) bool {
 	if d.hooks.MarkedLost != nil {
 		d.rateCheckAppLimited() // the v3 kernel's check on every ACK
 	}
-	ss.reord = d.sndNxt
 
 	nwin := uint64(p.Wnd)
 	if p.NSack > 0 || p.Flags&packet.ECE != 0 || d.accECN || nwin != d.sndWnd {

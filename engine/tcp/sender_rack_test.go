@@ -231,3 +231,45 @@ func TestLossProbeSplitsItsSkb(t *testing.T) {
 			last, c.snd.sb.seg(last).flags&flagSkbHead != 0, c.snd.sb.skbs, skbsBefore)
 	}
 }
+
+// An ACK overtaken on the way back arrives old (below snd_una) with SACK
+// blocks now all below snd_una. tcp_sacktag_write_queue starts each call
+// with the lowest newly sacked sequence at snd_nxt, and such blocks tag
+// nothing, so tcp_check_sack_reordering returns at once: the reordering
+// metric stays at sysctl_tcp_reordering (3) and no reordering is seen.
+// (The old-ACK path once kept the metric's start at 0, and this ACK raised
+// reordering to snd_una in segments.) One segment is lost; the 4th
+// SACK-carrying dupack is held 100 ms, past the hole's repair.
+func TestOldSackAckLeavesReordering(t *testing.T) {
+	const segs = 300
+	h := shHarness{cc: "cubic", rate: 100 * units.Mbps, owd: 10 * sim.Millisecond, size: segs * 1448, opts: shLinuxOpts()}
+	c := h.build(t)
+	c.fwd.drop = dropOnce(seqOfSeg(100))
+	sacks := 0
+	var held sim.Time
+	c.rev.extra = func(p *packet.Packet) sim.Duration {
+		if p.NSack > 0 {
+			if sacks++; sacks == 4 {
+				held = c.s.Now()
+				return 100 * sim.Millisecond
+			}
+		}
+		return 0
+	}
+	c.runUntil(sim.Time(3 * sim.Second))
+	if got := c.rcv.BytesDelivered(); got != h.size || held == 0 {
+		t.Fatalf("delivered %d of %d bytes, a SACK held at %v", got, h.size, held)
+	}
+	var old bool
+	for _, x := range c.rev.log {
+		if x.at == held && x.arr > held.Add(100*sim.Millisecond) {
+			old = true
+		}
+	}
+	if !old {
+		t.Fatalf("the held SACK did not arrive 100 ms late")
+	}
+	if c.snd.reordering != reorderingInit || c.snd.reordSeen != 0 {
+		t.Errorf("reordering %d, reordering seen %d times; want %d and none", c.snd.reordering, c.snd.reordSeen, reorderingInit)
+	}
+}

@@ -7,8 +7,11 @@ import (
 )
 
 // sacktag follows tcp_sacktag_write_queue: detect a D-SACK, then tag the
-// segments the SACK blocks newly cover.
+// segments the SACK blocks newly cover. It starts its state afresh, on an
+// old ACK's path too: the lowest newly sacked sequence starts at snd_nxt,
+// so a block that tags nothing leaves the reordering metric alone.
 func (d *DataSender) sacktag(p *packet.Packet, priorSndUna uint64, ss *sackTagState) int {
+	ss.flag, ss.reord = 0, d.sndNxt
 	blocks := p.Sack[:p.NSack]
 	first := 0
 	if d.checkDSack(p, blocks, priorSndUna, ss) {
