@@ -2,6 +2,7 @@ package tcp
 
 import (
 	"cmp"
+	"slices"
 	"testing"
 
 	"github.com/ccscope/ccscope/engine/cc"
@@ -296,4 +297,17 @@ func (c *prtrpConn) establish(t *testing.T) {
 // since the first data segment left.
 func (c *prtrpConn) goodput() float64 {
 	return float64(c.rcv.BytesDelivered()) * 8 / c.s.Now().Sub(c.snd.Stats.FirstSend).Seconds()
+}
+
+// sortedByArrival is a pipe's log of delivered packets in the order they
+// reached the far end.
+func sortedByArrival(log []shSent) []shSent {
+	var out []shSent
+	for _, x := range log {
+		if !x.dropped {
+			out = append(out, x)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b shSent) int { return cmp.Compare(a.arr, b.arr) })
+	return out
 }

@@ -233,14 +233,53 @@ func TestLossProbeSplitsItsSkb(t *testing.T) {
 }
 
 // An ACK overtaken on the way back arrives old (below snd_una) with SACK
-// blocks now all below snd_una. tcp_sacktag_write_queue starts each call
-// with the lowest newly sacked sequence at snd_nxt, and such blocks tag
+// blocks now all below snd_una. Overtaken by under 2 ms it passes PAWS
+// (its TSval lags by a tick at most), and tcp_sacktag_write_queue, which
+// starts each call with the lowest newly sacked sequence at snd_nxt, tags
 // nothing, so tcp_check_sack_reordering returns at once: the reordering
 // metric stays at sysctl_tcp_reordering (3) and no reordering is seen.
-// (The old-ACK path once kept the metric's start at 0, and this ACK raised
-// reordering to snd_una in segments.) One segment is lost; the 4th
-// SACK-carrying dupack is held 100 ms, past the hole's repair.
+// (The old-ACK path once kept the metric's start at 0, and such an ACK
+// raised reordering to snd_una in segments.) One segment is lost, and
+// every SACK-carrying ACK is held 500 µs, so the ACK of the repair
+// overtakes the last dupacks.
 func TestOldSackAckLeavesReordering(t *testing.T) {
+	const segs = 300
+	h := shHarness{cc: "cubic", rate: 100 * units.Mbps, owd: 10 * sim.Millisecond, size: segs * 1448, opts: shLinuxOpts()}
+	c := h.build(t)
+	c.fwd.drop = dropOnce(seqOfSeg(100))
+	c.rev.extra = func(p *packet.Packet) sim.Duration {
+		if p.NSack > 0 {
+			return 500 * sim.Microsecond
+		}
+		return 0
+	}
+	c.runUntil(sim.Time(3 * sim.Second))
+	if got := c.rcv.BytesDelivered(); got != h.size {
+		t.Fatalf("delivered %d of %d bytes", got, h.size)
+	}
+	// An old SACK: it arrives after an ACK that acked beyond it.
+	old := 0
+	var ackedTo uint64
+	for _, x := range sortedByArrival(c.rev.log) {
+		if x.ack < ackedTo && x.nsack > 0 {
+			old++
+		}
+		ackedTo = max(ackedTo, x.ack)
+	}
+	if old == 0 {
+		t.Fatalf("no SACK-carrying ACK arrived old")
+	}
+	if c.snd.reordering != reorderingInit || c.snd.reordSeen != 0 {
+		t.Errorf("reordering %d, reordering seen %d times after %d old SACKs; want %d and none", c.snd.reordering, c.snd.reordSeen, old, reorderingInit)
+	}
+}
+
+// An ACK overtaken by 2 ms or more fails PAWS (tcp_validate_incoming: its
+// TSval lags ts_recent by more than TCP_PAWS_WINDOW), and being below
+// snd_una it is no duplicate ACK that tcp_disordered_ack_check would
+// excuse: it is discarded, SACK blocks and all, and answered with a
+// dupack. One segment is lost; the 4th SACK-carrying dupack is held 100 ms.
+func TestPAWSDiscardsOvertakenAck(t *testing.T) {
 	const segs = 300
 	h := shHarness{cc: "cubic", rate: 100 * units.Mbps, owd: 10 * sim.Millisecond, size: segs * 1448, opts: shLinuxOpts()}
 	c := h.build(t)
@@ -260,14 +299,20 @@ func TestOldSackAckLeavesReordering(t *testing.T) {
 	if got := c.rcv.BytesDelivered(); got != h.size || held == 0 {
 		t.Fatalf("delivered %d of %d bytes, a SACK held at %v", got, h.size, held)
 	}
-	var old bool
+	var arrived sim.Time
 	for _, x := range c.rev.log {
-		if x.at == held && x.arr > held.Add(100*sim.Millisecond) {
-			old = true
+		if x.at == held && x.nsack > 0 {
+			arrived = x.arr
 		}
 	}
-	if !old {
-		t.Fatalf("the held SACK did not arrive 100 ms late")
+	var dupacks []sim.Time
+	for _, x := range c.fwd.log {
+		if x.flags == packet.ACK && x.len == 0 && x.seq != 1 {
+			dupacks = append(dupacks, x.at)
+		}
+	}
+	if len(dupacks) != 1 || dupacks[0] != arrived {
+		t.Errorf("the sender's bare ACKs at %v; want one, a dupack at the held SACK's arrival %v", dupacks, arrived)
 	}
 	if c.snd.reordering != reorderingInit || c.snd.reordSeen != 0 {
 		t.Errorf("reordering %d, reordering seen %d times; want %d and none", c.snd.reordering, c.snd.reordSeen, reorderingInit)
