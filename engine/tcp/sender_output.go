@@ -264,7 +264,10 @@ func (d *DataSender) pushRemnant(end uint64) bool {
 }
 
 // paceKick is the pacing timer (tcp_pace_kick → tcp_tsq_write): repair
-// losses first, then send new data.
+// losses first, then send new data. tcp_tsq_write calls tcp_write_xmit
+// whether or not anything waits unsent, so with nothing to send a flow
+// whose retransmissions filled cwnd is still noted cwnd-limited
+// (tcp_cwnd_validate), where the other pushes skip the call.
 func (d *DataSender) paceKick() {
 	if d.state != sndEstablished {
 		return
@@ -272,7 +275,11 @@ func (d *DataSender) paceKick() {
 	if d.sb.lostOut > d.sb.retransOut && d.st.CwndPkts > d.sb.inFlight() {
 		d.xmitRetransmitQueue()
 	}
+	written, nothingUnsent := d.writeSeq, d.writeSeq <= d.sndNxt
 	d.push()
+	if nothingUnsent && d.writeSeq == written && d.sb.inFlight() >= d.st.CwndPkts {
+		d.cwndValidate(true)
+	}
 }
 
 // cwndTest follows tcp_cwnd_test: the segments cwnd allows now, at most half

@@ -90,3 +90,36 @@ func checkChunkPushes(t *testing.T, log []shSent, writeEnd int64) (endPushed, mu
 	check()
 	return endPushed, multi
 }
+
+// The pacing timer's tcp_tsq_write calls tcp_write_xmit whether or not
+// anything waits unsent, and tcp_write_xmit's tail notes a full cwnd
+// (is_cwnd_limited |= in flight >= cwnd; tcp_cwnd_validate): a flow with
+// its window full and nothing left to send is marked cwnd-limited at the
+// kick, so its CC may still grow cwnd (tcp_is_cwnd_limited). The other
+// pushes (tcp_push and tcp_push_pending_frames) call it only with a send
+// head, and leave the mark alone.
+func TestPaceKickNotesFullCwndWithNothingUnsent(t *testing.T) {
+	const segs = 100
+	h := shHarness{cc: "reno", rate: 100 * units.Mbps, owd: 20 * sim.Millisecond, size: segs * 1448, opts: shLinuxOpts()}
+	for _, kick := range []bool{true, false} {
+		c := h.build(t)
+		for !(c.snd.sndNxt == c.snd.writeSeq && c.snd.writeSeq > 1 && c.snd.sb.packetsOut() > 0) && c.s.Step(1) > 0 {
+		}
+		if c.snd.sndNxt != c.snd.writeSeq || c.snd.sb.packetsOut() == 0 {
+			t.Fatalf("never all sent with data in flight")
+		}
+		c.snd.st.CwndPkts = c.snd.sb.inFlight() // the window is full
+		c.snd.cwndUse.IsCwndLimited = false
+		c.snd.cwndUse.UsageSeq = c.snd.sndNxt + 1 // no fresh round: only a cwnd-limited call sets the mark
+		what := "push"
+		if kick {
+			what = "pace kick"
+			c.snd.paceKick()
+		} else {
+			c.snd.push()
+		}
+		if got := c.snd.cwndUse.IsCwndLimited; got != kick {
+			t.Errorf("after a %s with nothing unsent and cwnd full: cwnd-limited %v, want %v", what, got, kick)
+		}
+	}
+}
