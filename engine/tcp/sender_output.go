@@ -458,17 +458,18 @@ func (d *DataSender) tsoShouldDefer(quota, maxSegs uint32) (wait, cwndBound bool
 // sendChunk sends up to quota new segments as one TSO chunk (one skb): they
 // leave together and advance the pacing clock by their total length.
 //
-// A chunk of two segments or more carries PSH on its last segment, as Linux
-// 6.18's do: in sender-side captures of bulk CUBIC flows (the emulator's
-// TUN devices, software GSO) the last segment of every multi-segment burst
-// had PSH (5,564 of 5,564 three-segment chunks in one 6 s capture, every
-// burst of 2 to 9 segments in slow start) and no other segment did, though
-// the application's write-queue skbs were 45 segments long and the writer
-// slept 100 ms at a time. The place in the kernel that sets it was not
-// found; tso_fragment leaves PSH with the part that stays queued. It matters
-// at the receiver: tcp_measure_rcv_mss marks a full-sized PSH segment
-// ICSK_ACK_PUSHED, so the read that empties the queue ACKs it at once, and
-// a chunk of three is answered by two ACKs (two segments, then one).
+// A chunk of two segments or more carries PSH on its last segment:
+// __tcp_transmit_skb sets it on the clone of every skb of more than one
+// segment ("to expedite GRO flush"), and GSO keeps it on the last. In
+// sender-side captures of bulk CUBIC flows (the emulator's TUN devices)
+// the last segment of every multi-segment burst had PSH (5,564 of 5,564
+// three-segment chunks in one 6 s capture) and no other segment did. It is
+// not kept in the skb, so a later retransmission carries it only as the
+// end of a multi-segment run again, or where tcp_mark_push marked the skb.
+// It matters at the receiver: tcp_measure_rcv_mss marks a full-sized PSH
+// segment ICSK_ACK_PUSHED, so the read that empties the queue ACKs it at
+// once, and a chunk of three is answered by two ACKs (two segments, then
+// one).
 func (d *DataSender) sendChunk(quota uint32) uint32 {
 	priorWstamp := d.wstamp
 	d.wstamp = max(d.wstamp, d.st.Now)
@@ -515,12 +516,12 @@ func (d *DataSender) sendNewSeg(end uint64, chunkEnd bool) units.Bytes {
 	seg := d.sb.push(end, d.st.Now)
 	s := d.sb.seg(seg)
 	// A segment that ends what the application has written is the tail
-	// skb tcp_push marked at the write's end; a later write would have
-	// cleared the mark by adding to it, had it not left first.
-	s.push = end == d.writeSeq || chunkEnd
+	// skb tcp_push marked at the write's end (tcp_mark_push), a mark the
+	// skb keeps for its retransmissions.
+	s.push = end == d.writeSeq
 	d.rate.SkbSent(&s.tx, s.sent, packetsOut, d.sb.inFlight(), d.lost)
 	bytes := units.Bytes(end - d.sndNxt)
-	d.emit(d.sndNxt, end, false)
+	d.emit(d.sndNxt, end, false, s.push || chunkEnd)
 	if d.rec.On() {
 		d.event(trace.EvSend, d.sndNxt, uint32(bytes))
 	}
@@ -551,15 +552,15 @@ func (d *DataSender) afterSend(bytes units.Bytes, priorWstamp sim.Time) {
 	d.wstamp = d.wstamp.Add(length)
 }
 
-// emit puts one data segment [start, end) on the network.
-func (d *DataSender) emit(start, end uint64, retrans bool) {
+// emit puts one data segment [start, end) on the network, with PSH if psh.
+func (d *DataSender) emit(start, end uint64, retrans, psh bool) {
 	id := d.pool.Alloc()
 	p := d.pool.Get(id)
 	p.Flow, p.Src, p.Dst = d.cfg.Flow, d.cfg.Node, d.cfg.Peer
 	p.Seq, p.Len = start, uint32(end-start)
 	p.Size = units.Bytes(p.Len) + HeaderBytes
 	p.Flags = packet.ACK
-	if d.sb.seg(d.sb.segOf(start)).push {
+	if psh {
 		p.Flags |= packet.PSH
 	}
 	p.TSVal, p.TSEcr = d.tsNow(), d.tsRecent
@@ -639,7 +640,7 @@ func (d *DataSender) resendRun(n, k uint64) {
 		start := d.sb.start(i)
 		d.sb.resent(i, d.st.Now)
 		d.rate.SkbSent(&s.tx, s.sent, d.sb.packetsOut(), inFlight+uint32(k), d.lost)
-		d.emit(start, s.end, true)
+		d.emit(start, s.end, true, s.push || k > 1 && i == n+k-1)
 		bytes += units.Bytes(s.end - start)
 		if d.rec.On() {
 			d.event(trace.EvRetransmit, start, uint32(s.end-start))

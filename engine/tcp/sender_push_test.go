@@ -123,3 +123,61 @@ func TestPaceKickNotesFullCwndWithNothingUnsent(t *testing.T) {
 		}
 	}
 }
+
+// PSH on a multi-segment chunk's last segment comes from
+// __tcp_transmit_skb, on the clone it sends (tcp_skb_pcount(skb) > 1), and
+// is not kept in the skb: a lone retransmission of that segment carries
+// none, and a retransmission run of several segments carries it on its
+// last. Unpaced slow start sends chunks of two. Segment 41, which ended
+// one, is lost alone; then segments 60 to 65 are lost, and the ACK that
+// reveals them releases several retransmissions at one instant.
+func TestRetransmissionPSHIsTheRuns(t *testing.T) {
+	opts := shLinuxOpts()
+	opts.Pacing = config.PacingOff
+	h := shHarness{cc: "reno", rate: 100 * units.Mbps, owd: 20 * sim.Millisecond, size: 300 * 1448, opts: opts}
+	transmissions := func(lost ...uint64) map[uint64][]shSent {
+		c := h.build(t)
+		var seqs []uint64
+		for _, n := range lost {
+			seqs = append(seqs, seqOfSeg(n))
+		}
+		c.fwd.drop = dropOnce(seqs...)
+		c.runUntil(sim.Time(2 * sim.Second))
+		if got := c.rcv.BytesDelivered(); got != h.size {
+			t.Fatalf("lost %v: delivered %d of %d bytes", lost, got, h.size)
+		}
+		tx := map[uint64][]shSent{}
+		for _, x := range c.fwd.log {
+			if x.len > 0 {
+				n := (x.seq - 1) / 1448
+				tx[n] = append(tx[n], x)
+			}
+		}
+		return tx
+	}
+	psh := func(x shSent) bool { return x.flags&packet.PSH != 0 }
+
+	tx := transmissions(41)
+	if first := tx[41][0]; !psh(first) || tx[40][0].at != first.at || psh(tx[40][0]) {
+		t.Fatalf("segments 40 and 41 first left %+v and %+v; want one chunk, PSH on 41", tx[40][0], first)
+	}
+	if len(tx[41]) != 2 || psh(tx[41][1]) {
+		t.Errorf("segment 41 left %+v; want a retransmission without PSH", tx[41])
+	}
+
+	tx = transmissions(60, 61, 62, 63, 64, 65)
+	at := tx[65][1].at
+	var run []uint64
+	for n := uint64(60); n <= 65; n++ {
+		if len(tx[n]) > 1 && tx[n][1].at == at {
+			run = append(run, n)
+		}
+	}
+	if len(run) < 2 {
+		t.Fatalf("segment 65's retransmission left with %v: want it in a run of several", run)
+	}
+	if !psh(tx[65][1]) || psh(tx[run[0]][1]) {
+		t.Errorf("the retransmissions %v at %v: PSH on the first %v, on the last %v; want on the last only",
+			run, at, psh(tx[run[0]][1]), psh(tx[65][1]))
+	}
+}
