@@ -58,7 +58,8 @@ type FlowSummary struct {
 	// AbortedPs is when a TCP flow's sender gave up on its connection, as
 	// Linux's tcp_write_err does (ETIMEDOUT), and AbortReason why:
 	// "syn_retries" (no SYN-ACK after tcp_syn_retries +
-	// tcp_syn_linear_timeouts retransmitted SYNs, 131 s from the first),
+	// tcp_syn_linear_timeouts retransmitted SYNs, 131 s from the first
+	// and the timer wheel's rounding),
 	// "retries2" (retransmission timeouts for tcp_retries2's 924.6 s from
 	// the first retransmission) or "window_probes" (tcp_retries2
 	// zero-window probes in a row unanswered). Absent while it stands.
