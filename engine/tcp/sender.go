@@ -291,21 +291,14 @@ func (d *DataSender) Receive(id packet.ID) {
 			d.synAck(p)
 		}
 	case sndEstablished:
-		switch {
-		case p.Flags&packet.SYN != 0:
-			// A SYN-ACK again (the receiver answered a retransmitted
-			// SYN): tcp_validate_incoming's challenge ACK.
-			if !oowRateLimited(d.rtt.hz, d.st.Now, &d.oowAck) {
-				d.sendBareAck(d.sndNxt)
-			}
-		case d.pawsRejects(p):
-			// tcp_validate_incoming discards it and answers with a
-			// dupack, under the same per-socket limit.
-			if !oowRateLimited(d.rtt.hz, d.st.Now, &d.oowAck) {
-				d.sendBareAck(d.sndNxt)
-			}
-		default:
+		if p.Flags&packet.SYN == 0 && !d.pawsRejects(p) {
 			d.ack(p)
+		} else if !oowRateLimited(d.rtt.hz, d.st.Now, &d.oowAck) {
+			// A SYN-ACK again (the receiver answered a retransmitted
+			// SYN), or an ACK that fails PAWS: tcp_validate_incoming
+			// discards it and answers, a challenge ACK or a dupack, under
+			// one per-socket limit.
+			d.sendBareAck(d.sndNxt)
 		}
 	}
 	d.pool.Free(id)
@@ -319,16 +312,15 @@ func (d *DataSender) Receive(id packet.ID) {
 // the receiver (a pure ACK at the sender's rcv_nxt): one whose TSval lags
 // ts_recent by more than TCP_PAWS_WINDOW fails tcp_paws_check, and
 // tcp_disordered_ack_check excuses it only as a duplicate ACK (ack ==
-// snd_una) that would not update the window (tcp_may_update_window: a
-// larger or a zero window) and lags by no more than tcp_tsval_replay, the
-// RTO in ticks of a 1200 Hz clock. So an ACK overtaken by 2 ms or more is
-// discarded, SACK blocks and all.
+// snd_una) that would not update the window (mayUpdateWindow) and lags by
+// no more than tcp_tsval_replay, the RTO in ticks of a 1200 Hz clock. So
+// an ACK overtaken by 2 ms or more is discarded, SACK blocks and all.
 func (d *DataSender) pawsRejects(p *packet.Packet) bool {
 	lag := int32(d.tsRecent - p.TSVal)
 	if p.TSVal == 0 || d.tsRecent == 0 || lag <= pawsWindow {
 		return false
 	}
-	if p.Ack != d.sndUna || uint64(p.Wnd) > d.sndWnd || p.Wnd == 0 {
+	if p.Ack != d.sndUna || d.mayUpdateWindow(p.Ack, uint64(p.Wnd)) {
 		return true
 	}
 	replay := int64(d.rto/d.rtt.hz.jiffy()) * 1200 / d.rtt.hz.HZ()

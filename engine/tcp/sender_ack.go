@@ -125,9 +125,8 @@ func (d *DataSender) tcpAck(p *packet.Packet) bool {
 		d.sndUna = ackSeq
 		flag |= flagWinUpdate
 	} else {
-		// tcp_ack_update_window: the ACK carries no data, so the window
-		// is taken when the ACK advances or the window grows.
-		if ackSeq > d.sndUna || nwin > d.sndWnd || nwin == 0 {
+		// tcp_ack_update_window.
+		if d.mayUpdateWindow(ackSeq, nwin) {
 			flag |= flagWinUpdate
 			if nwin != d.sndWnd && d.writeSeq > d.sndNxt {
 				d.slowStartAfterIdleCheck() // data waited behind the old window
@@ -499,4 +498,11 @@ func (d *DataSender) mayRaiseCwnd(flag int) bool {
 		return flag&flagForwardProgress != 0
 	}
 	return flag&flagDataAcked != 0
+}
+
+// mayUpdateWindow is tcp_may_update_window for an ACK from the receiver,
+// which carries no data (its sequence stays snd_wl1): the window is taken
+// when the ACK advances, or the window grows or closes.
+func (d *DataSender) mayUpdateWindow(ack, nwin uint64) bool {
+	return ack > d.sndUna || nwin > d.sndWnd || nwin == 0
 }
