@@ -18,9 +18,12 @@ func (d *DataSender) sacktag(p *packet.Packet, priorSndUna uint64, ss *sackTagSt
 		first = 1
 		b := blocks[0]
 		// Walk the D-SACKed segments still in the queue (tcp_sacktag_one
-		// with dup_sack).
-		if b.End > d.sndUna && b.Start >= 1 {
-			lo := max(d.sb.segOf(max(b.Start, d.sndUna)), d.sb.una)
+		// with dup_sack): those this ACK acks too are still there, as
+		// tcp_clean_rtx_queue frees them later, and count against
+		// undo_retrans; only blocks at or below prior_snd_una are "very
+		// old stuff", counted by checkDSack.
+		if b.End > priorSndUna && b.Start >= 1 {
+			lo := max(d.sb.segOf(b.Start), d.sb.una)
 			hi := min(d.sb.segOf(b.End-1)+1, d.sb.nxt)
 			for n := lo; n < hi; n++ {
 				if d.sb.start(n) >= b.Start && d.sb.seg(n).end <= b.End {
