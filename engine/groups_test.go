@@ -95,7 +95,8 @@ func TestGroupJainBulk(t *testing.T) {
 // GroupSummaries on made-up flow rows, against answers by hand, on one
 // 100 Mbps link of 10 ms: ideal FCT = 20 ms base RTT + 10 ms one way +
 // ⌈size/1448⌉ packets of 52 B headers with the payload at 100 Mbps.
-//   - bulk: goodputs 1, 2, 3, 4 bps; Jain = 10²/(4·30) = 100/120.
+//   - bulk: goodputs 1, 2, 3, 4 bps; Jain = 10²/(4·30) = 100/120; the
+//     last flow's sender gave up (aborted 1).
 //   - fct: 100 flows of 50,000 B (35 packets, 51,820 B on the wire, 4.1456
 //     ms; ideal 34.1456 ms) done in 1 … 100 ms. Nearest rank (Hyndman–Fan
 //     type 1, the ⌈q·n⌉-th smallest, as FCTBucket documents): p50 = 50 ms,
@@ -125,7 +126,8 @@ func TestGroupSummariesByHand(t *testing.T) {
 	for i := range 4 {
 		rows[i] = FlowSummary{BytesSent: 1, GoodputBps: ptr(int64(i + 1))}
 	}
-	for i := range 100 { // out of order: the summary sorts
+	rows[3].AbortedPs = ptr(900 * int64(sim.Second)) // gave up after delivering some
+	for i := range 100 {                             // out of order: the summary sorts
 		rows[4+i] = FlowSummary{BytesSent: 50_000, FCTPs: ptr(int64(100-i) * ms)}
 	}
 	rows[104] = FlowSummary{BytesSent: 9_999, FCTPs: ptr(40 * ms)}
@@ -134,7 +136,7 @@ func TestGroupSummariesByHand(t *testing.T) {
 	jain := 100.0 / 120
 	ideal50k, ideal9999, ideal10k := 34.1456, 30.82904, 30.82912 // ms
 	want := []GroupSummary{
-		{Group: "bulk", Flows: 4, Started: 4, Buckets: []FCTBucket{}, JainBulk: &jain},
+		{Group: "bulk", Flows: 4, Started: 4, Aborted: 1, Buckets: []FCTBucket{}, JainBulk: &jain},
 		{Group: "fct", Flows: 100, Started: 100, Completed: 100, Buckets: []FCTBucket{{
 			MinBytes: 10_000, MaxBytes: 100_000, Count: 100, FCTP50Ps: 50 * ms, FCTP99Ps: 99 * ms,
 			SlowdownP50: 50 / ideal50k, SlowdownP99: 99 / ideal50k, SlowdownMean: 50.5 / ideal50k}}},

@@ -19,6 +19,9 @@ type GroupSummary struct {
 	Flows     int    `json:"flows" msgpack:"flows"`
 	Started   int    `json:"started" msgpack:"started"`
 	Completed int    `json:"completed" msgpack:"completed"`
+	// Aborted counts the flows whose senders gave up on their connections
+	// (FlowSummary.AbortedPs set).
+	Aborted int `json:"aborted" msgpack:"aborted"`
 	// Buckets cover the sized flows that completed, by size.
 	Buckets []FCTBucket `json:"buckets" msgpack:"buckets"`
 	// JainBulk is Jain's index (Σx)²/(n·Σx²) over the goodputs of the
@@ -88,6 +91,9 @@ func GroupSummaries(scn *config.Scenario, nw *topo.Network, flows []FlowSummary)
 			fs := flows[i]
 			if fs.BytesSent > 0 || fs.GoodputBps != nil {
 				gs.Started++
+			}
+			if fs.AbortedPs != nil {
+				gs.Aborted++
 			}
 			if f.Size == 0 && fs.GoodputBps != nil {
 				x := float64(*fs.GoodputBps)

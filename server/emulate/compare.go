@@ -244,7 +244,7 @@ func compareRow(r CompareRow, sv, kv *float64) CompareRow {
 }
 
 // groupRows line up a flow group's summaries: how many of its flows
-// completed, the median and 99th percentile FCT of each size bucket
+// completed (and gave up, where either side's did), the median and 99th percentile FCT of each size bucket
 // either side has flows in (as "fct_p50[10KB,100KB)"), and Jain's index
 // over its bulk flows.
 func groupRows(seed uint64, sg, kg engine.GroupSummary) []CompareRow {
@@ -252,6 +252,9 @@ func groupRows(seed uint64, sg, kg engine.GroupSummary) []CompareRow {
 		return compareRow(CompareRow{Seed: seed, Flow: sg.Group, Metric: name, Unit: unit}, sv, kv)
 	}
 	rows := []CompareRow{at("completed", "flows", fptr(float64(sg.Completed)), fptr(float64(kg.Completed)))}
+	if sg.Aborted > 0 || kg.Aborted > 0 {
+		rows = append(rows, at("aborted", "flows", fptr(float64(sg.Aborted)), fptr(float64(kg.Aborted))))
+	}
 	type bucket struct{ lo, hi int64 }
 	var order []bucket
 	byB := map[bucket][2]*engine.FCTBucket{}

@@ -12,13 +12,14 @@ import (
 
 // TestGroupRows lines up two group summaries whose buckets differ: a
 // bucket only one side has flows in gets a row with the other side empty,
-// and rows follow the buckets' sizes.
+// and rows follow the buckets' sizes; an aborted row appears when either
+// side's senders gave up.
 func TestGroupRows(t *testing.T) {
 	ms := int64(sim.Millisecond)
 	j := 0.9
 	sg := engine.GroupSummary{Group: "web", Completed: 3, JainBulk: &j, Buckets: []engine.FCTBucket{
 		{MinBytes: 10_000, MaxBytes: 100_000, Count: 2, FCTP50Ps: 100 * ms, FCTP99Ps: 150 * ms}}}
-	kg := engine.GroupSummary{Group: "web", Completed: 2, Buckets: []engine.FCTBucket{
+	kg := engine.GroupSummary{Group: "web", Completed: 2, Aborted: 1, Buckets: []engine.FCTBucket{
 		{MinBytes: 0, MaxBytes: 10_000, Count: 1, FCTP50Ps: 60 * ms, FCTP99Ps: 60 * ms},
 		{MinBytes: 10_000, MaxBytes: 100_000, Count: 1, FCTP50Ps: 110 * ms, FCTP99Ps: 110 * ms}}}
 	rows := groupRows(7, sg, kg)
@@ -26,7 +27,7 @@ func TestGroupRows(t *testing.T) {
 		metric    string
 		sim, kern float64 // -1: none
 	}
-	wants := []want{{"completed", 3, 2}, {"fct_p50[,10KB)", -1, 60}, {"fct_p99[,10KB)", -1, 60},
+	wants := []want{{"completed", 3, 2}, {"aborted", 0, 1}, {"fct_p50[,10KB)", -1, 60}, {"fct_p99[,10KB)", -1, 60},
 		{"fct_p50[10KB,100KB)", 100, 110}, {"fct_p99[10KB,100KB)", 150, 110}, {"jain_bulk", 0.9, -1}}
 	if len(rows) != len(wants) {
 		t.Fatalf("%d rows, want %d: %+v", len(rows), len(wants), rows)
@@ -43,8 +44,14 @@ func TestGroupRows(t *testing.T) {
 			t.Errorf("row %d = %s %s sim %v kernel %v; want web %s sim %v kernel %v", i, r.Flow, r.Metric, val(r.Sim), val(r.Kernel), w.metric, w.sim, w.kern)
 		}
 	}
-	if d := rows[3].RelDiff; d == nil || *d < 0.0999 || *d > 0.1001 {
+	if d := rows[4].RelDiff; d == nil || *d < 0.0999 || *d > 0.1001 {
 		t.Errorf("rel_diff of fct_p50[10KB,100KB) = %v, want +0.1", d)
+	}
+	kg.Aborted = 0
+	for _, r := range groupRows(7, sg, kg) {
+		if r.Metric == "aborted" {
+			t.Errorf("an aborted row with no sender giving up: %+v", r)
+		}
 	}
 }
 

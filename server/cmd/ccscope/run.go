@@ -301,19 +301,14 @@ var abortWhy = map[string]string{
 // (ETIMEDOUT), each flow by name, or a count per group whose rows the table
 // leaves out.
 func printAborts(w io.Writer, s engine.Summary, big map[string]bool) {
-	counts := map[string]int{}
 	for _, f := range s.Flows {
-		if f.AbortedPs == nil {
-			continue
-		}
-		if g := groupOf(f.ID, s.Groups); big[g] {
-			counts[g]++
+		if f.AbortedPs == nil || big[groupOf(f.ID, s.Groups)] {
 			continue
 		}
 		fmt.Fprintf(w, "flow %s: the sender gave up at %v: %s\n", f.ID, sim.Duration(*f.AbortedPs), abortWhy[f.AbortReason])
 	}
 	for _, g := range s.Groups {
-		if n := counts[g.Group]; n > 0 {
+		if n := g.Aborted; n > 0 && big[g.Group] {
 			fmt.Fprintf(w, "group %s: %d flows' senders gave up on their connections (--json has when and why)\n", g.Group, n)
 		}
 	}

@@ -68,17 +68,20 @@ func TestRunSaysWhichSendersGaveUp(t *testing.T) {
 		t.Errorf("aborted_ps %v, abort_reason %q; want 135.168 s and syn_retries", f.AbortedPs, f.AbortReason)
 	}
 
-	ps := func(x int64) *int64 { return &x }
-	s := engine.Summary{Scenario: "s", Groups: []engine.GroupSummary{{Group: "web", Flows: 30}}}
-	for i := range 30 {
-		s.Flows = append(s.Flows, engine.FlowSummary{ID: fmt.Sprintf("web/%d", i), CC: "cubic"})
+	// A group too big for its own rows: a count, in the text and the
+	// group's summary.
+	group := []string{"run", "dumbbell-n", "--duration", "150s", "--set", "flows.bulk.count=12", down}
+	code, out, stderr = ccscope(t, group...)
+	if want := "group bulk: 12 flows' senders gave up on their connections (--json has when and why)"; code != 0 || !strings.Contains(out, want) {
+		t.Errorf("exit %d, stdout lacks %q:\n%s%s", code, want, out, stderr)
 	}
-	s.Flows[3].AbortedPs, s.Flows[3].AbortReason = ps(950e12), "retries2"
-	s.Flows[7].AbortedPs, s.Flows[7].AbortReason = ps(951e12), "window_probes"
-	var b strings.Builder
-	printSummary(&b, s)
-	if want := "group web: 2 flows' senders gave up on their connections (--json has when and why)"; !strings.Contains(b.String(), want) {
-		t.Errorf("summary lacks %q:\n%s", want, b.String())
+	code, out, stderr = ccscope(t, append(group, "--json")...)
+	res = engine.Summary{}
+	if err := json.Unmarshal([]byte(out), &res); code != 0 || err != nil || len(res.Groups) != 1 {
+		t.Fatalf("exit %d, %v: %s%s", code, err, out, stderr)
+	}
+	if g := res.Groups[0]; g.Aborted != 12 || g.Started != 0 {
+		t.Errorf("group %+v: want 12 aborted of 12, none started", g)
 	}
 }
 
