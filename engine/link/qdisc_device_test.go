@@ -83,3 +83,44 @@ func TestDualPI2CreditResetWhenDrained(t *testing.T) {
 		t.Errorf("after the drain %v went in that order, want the L packet (flow 2) first", last)
 	}
 }
+
+// fq_pie has no bypass, but its dequeue finding it empty unlinks every flow
+// as fq_codel's does (fq_pie_qdisc_dequeue has no early return: a flow with
+// credit and no packet comes off the list, via old_flows). So a packet that
+// finds the link idle is enqueued, its flow listed new, dequeued, and the
+// empty dequeue that follows at once unlinks the flow again. Flow 1 sends 4
+// packets at once: its flow is new for the first, unlinked, new again for
+// the other three, and unlinked when they are gone. After an idle second
+// flow 3 sends 2 packets (new for each, as flow 1's first two), then flows
+// 1 and 2 one each: new_flows is 3, 1, 2, so flow 3's second packet goes
+// first, then 1, then 2; 6 new flows. Had the lists not been emptied, flow
+// 1 would have stayed on old_flows with its deficit spent and gone last
+// (3, 2, 3, 1), and only 3 flows would have counted as new.
+func TestFQPIEDrainUnlinksFlows(t *testing.T) {
+	s, pool, d, k := deviceLink(func(env qdisc.Env) qdisc.Qdisc {
+		return qdisc.NewFQPIE(env, rand.New(rand.NewPCG(1, 2)), qdisc.FQPIEParams{HashSeed: 1})
+	})
+	q := d.q.(*qdisc.FQPIE)
+	seen := map[int]bool{}
+	for _, f := range []int32{1, 2, 3} {
+		seen[q.Bucket(&packet.Packet{Flow: f, Src: f, Dst: 100})] = true
+	}
+	if len(seen) != 3 {
+		t.Fatal("flows 1-3 share a bucket with this seed")
+	}
+	for range 4 {
+		sendFlow(pool, d, 1, packet.NotECT)
+	}
+	s.RunUntil(sim.Time(sim.Second))
+	sendFlow(pool, d, 3, packet.NotECT)
+	sendFlow(pool, d, 3, packet.NotECT)
+	sendFlow(pool, d, 1, packet.NotECT)
+	sendFlow(pool, d, 2, packet.NotECT)
+	s.Run()
+	if want := []int32{1, 1, 1, 1, 3, 3, 1, 2}; !slices.Equal(k.flow, want) {
+		t.Errorf("flows in delivery order %v, want %v", k.flow, want)
+	}
+	if q.Stats.NewFlowCount != 6 {
+		t.Errorf("new_flow_count %d, want 6 (flows 1 and 3 twice each, flows 1 and 2)", q.Stats.NewFlowCount)
+	}
+}

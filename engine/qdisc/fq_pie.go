@@ -246,6 +246,12 @@ func (q *FQPIE) Dequeue(now sim.Time) (packet.ID, bool) {
 	}
 }
 
+// Drained is the empty dequeue __qdisc_run makes at once after the last
+// packet leaves: fq_pie_qdisc_dequeue walks the lists, refilling each
+// flow's deficit or unlinking it, so the next busy period starts with every
+// flow new.
+func (q *FQPIE) Drained(now sim.Time) { q.Dequeue(now) }
+
 // Trim follows fq_pie_change: dequeue, as the qdisc would, and drop until
 // the queue is within the limit.
 func (q *FQPIE) Trim(now sim.Time) { dequeueTrim(q, q.limit, q.env, now) }
