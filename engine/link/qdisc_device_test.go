@@ -26,6 +26,19 @@ func sendFlow(pool *packet.Pool, d *Dir, flow int32, ecn packet.ECN) {
 	d.Send(id)
 }
 
+// twoBusyPeriods sends the device tests' traffic: flow 1 four packets at
+// once, and after an idle second flow 3 two, then flows 1 and 2 one each.
+func twoBusyPeriods(s *sim.Sim, pool *packet.Pool, d *Dir) {
+	for range 4 {
+		sendFlow(pool, d, 1, packet.NotECT)
+	}
+	s.RunUntil(sim.Time(sim.Second))
+	for _, f := range []int32{3, 3, 1, 2} {
+		sendFlow(pool, d, f, packet.NotECT)
+	}
+	s.Run()
+}
+
 // fq_codel is bypassed when empty (TCQ_F_CAN_BYPASS): a packet finding it
 // empty goes to the device, or waits in its requeue slot while the device
 // is busy, and no flow is listed for it. And when it drains, the empty
@@ -39,15 +52,7 @@ func TestFQCoDelBypassAndDrain(t *testing.T) {
 	s, pool, d, k := deviceLink(func(env qdisc.Env) qdisc.Qdisc {
 		return qdisc.NewFQCoDel(env, qdisc.FQCoDelParams{HashSeed: 1})
 	})
-	for range 4 {
-		sendFlow(pool, d, 1, packet.NotECT)
-	}
-	s.RunUntil(sim.Time(sim.Second))
-	sendFlow(pool, d, 3, packet.NotECT)
-	sendFlow(pool, d, 3, packet.NotECT)
-	sendFlow(pool, d, 1, packet.NotECT)
-	sendFlow(pool, d, 2, packet.NotECT)
-	s.Run()
+	twoBusyPeriods(s, pool, d)
 	if want := []int32{1, 1, 1, 1, 3, 3, 1, 2}; !slices.Equal(k.flow, want) {
 		t.Errorf("flows in delivery order %v, want %v", k.flow, want)
 	}
@@ -108,15 +113,7 @@ func TestFQPIEDrainUnlinksFlows(t *testing.T) {
 	if len(seen) != 3 {
 		t.Fatal("flows 1-3 share a bucket with this seed")
 	}
-	for range 4 {
-		sendFlow(pool, d, 1, packet.NotECT)
-	}
-	s.RunUntil(sim.Time(sim.Second))
-	sendFlow(pool, d, 3, packet.NotECT)
-	sendFlow(pool, d, 3, packet.NotECT)
-	sendFlow(pool, d, 1, packet.NotECT)
-	sendFlow(pool, d, 2, packet.NotECT)
-	s.Run()
+	twoBusyPeriods(s, pool, d)
 	if want := []int32{1, 1, 1, 1, 3, 3, 1, 2}; !slices.Equal(k.flow, want) {
 		t.Errorf("flows in delivery order %v, want %v", k.flow, want)
 	}
