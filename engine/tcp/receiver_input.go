@@ -37,7 +37,6 @@ const pawsWindow = 1
 // aggregate.
 func (r *Receiver) rcvSegment(sg *segment) {
 	now := r.s.Now()
-	r.ecn.countAccECN(sg, &r.ack)
 	// PAWS (RFC 7323, tcp_validate_incoming's first check): data whose
 	// timestamp is more than TCP_PAWS_WINDOW (one tick) older than
 	// ts_recent is a stale duplicate, as when an original overtaken by its
@@ -62,6 +61,9 @@ func (r *Receiver) rcvSegment(sg *segment) {
 		}
 		return
 	}
+	// Only a segment that passed validation counts in AccECN's counters
+	// (step5's tcp_ecn_received_counters_payload).
+	r.ecn.countAccECN(sg, &r.ack)
 	// tcp_replace_ts_recent (RFC 7323 §4.3): only a segment covering the
 	// last ACKed point updates the echoed timestamp, and never backwards.
 	if sg.seq <= r.rcvWup && int32(sg.tsVal-r.tsRecent) >= 0 {

@@ -79,14 +79,6 @@ func (d *DataSender) tcpAck(p *packet.Packet) bool {
 	*ss = sackTagState{}
 	ss.rate.RTT = -1
 
-	// ts_recent never moves back (tcp_replace_ts_recent's PAWS test): an
-	// ACK overtaken on the way keeps the newer one. A newer one is
-	// FLAG_TS_PROGRESS, which AccECN counts as progress.
-	tsProgress := false
-	if p.TSVal != 0 && int32(p.TSVal-d.tsRecent) >= 0 {
-		tsProgress = p.TSVal != d.tsRecent
-		d.tsRecent = p.TSVal
-	}
 	d.rcvTsecr = p.TSEcr
 
 	if ackSeq < priorSndUna {
@@ -101,6 +93,15 @@ func (d *DataSender) tcpAck(p *packet.Packet) bool {
 	}
 	if ackSeq > d.sndNxt {
 		return false // acks data never sent (RFC 793 3.9)
+	}
+	// ts_recent moves once the ACK is known to be in window, neither old
+	// nor for unsent data, and never back (tcp_replace_ts_recent's PAWS
+	// test): an ACK overtaken on the way keeps the newer one. A newer one
+	// is FLAG_TS_PROGRESS, which AccECN counts as progress.
+	tsProgress := false
+	if p.TSVal != 0 && int32(p.TSVal-d.tsRecent) >= 0 {
+		tsProgress = p.TSVal != d.tsRecent
+		d.tsRecent = p.TSVal
 	}
 	d.probesOut = 0 // the peer is alive
 	if ackSeq > priorSndUna {

@@ -318,3 +318,29 @@ func TestPAWSDiscardsOvertakenAck(t *testing.T) {
 		t.Errorf("reordering %d, reordering seen %d times; want %d and none", c.snd.reordering, c.snd.reordSeen, reorderingInit)
 	}
 }
+
+// ts_recent moves only with an ACK that tcp_ack keeps past its first two
+// checks (tcp_replace_ts_recent comes after them): an old ACK (below
+// snd_una) or one for data never sent leaves it, however new its TSval.
+func TestTSRecentIgnoresOldAndInvalidAcks(t *testing.T) {
+	sc := &senderScript{opts: shLinuxOpts(), cc: "reno"}
+	if err := sc.start(); err != nil {
+		t.Fatal(err)
+	}
+	sc.s.RunUntil(sim.Time(100 * sim.Millisecond))
+	sc.deliver(func(p *packet.Packet) { p.Flags, p.Ack, p.Wnd, p.TSVal = packet.SYN|packet.ACK, 1, 65160, 50 })
+	d := sc.d
+	for _, a := range []struct {
+		seg, tsVal, want uint32
+	}{
+		{4, 100, 100},  // in window: taken
+		{2, 200, 100},  // old: left
+		{99, 300, 100}, // beyond snd_nxt: left
+		{5, 200, 200},  // in window again
+	} {
+		sc.deliver(func(p *packet.Packet) { p.Ack, p.Wnd, p.TSVal = seqOfSeg(uint64(a.seg)), 65160, a.tsVal })
+		if d.tsRecent != a.want {
+			t.Errorf("after an ACK of segment %d with TSval %d: ts_recent %d, want %d", a.seg, a.tsVal, d.tsRecent, a.want)
+		}
+	}
+}
