@@ -106,6 +106,11 @@ func (c hzClock) rtoMin() int64      { return c.ticks(200, 5) }        // TCP_RT
 func (c hzClock) rtoMax() int64      { return 120 * c.ticks(1000, 1) } // TCP_RTO_MAX = 120·HZ
 func (c hzClock) maxAto() int64      { return c.ticks(500, 2) }        // the delayed ACK's RTT-less bound, HZ/2
 
+// delackCap is tcp_delack_max (6.11+): min(icsk_delack_max, max(tcp_rto_min,
+// 2) − 1), a tick under TCP_DELACK_MAX with the default RTO floor, so that a
+// delayed ACK always leaves before the peer's minimum RTO.
+func (c hzClock) delackCap() int64 { return min(c.delackMax(), max(c.rtoMin(), 2)-1) }
+
 // ticks is HZ/div: at1000 at the default HZ.
 func (c hzClock) ticks(at1000, div int64) int64 {
 	if c.hz == 0 {

@@ -21,7 +21,7 @@ const (
 type ackState struct {
 	pending     uint8
 	quick       uint32 // quick-ACKs left
-	ato         int64  // delayed-ACK timeout, jiffies; 0 until the first data
+	ato         int64  // delayed-ACK timeout, jiffies; 0 until the first data (set with setATO)
 	lrcvtime    int64  // jiffies of the last data arrival
 	timeout     int64  // jiffies when the delayed-ACK timer fires
 	rcvMss      uint32 // icsk_ack.rcv_mss: our guess of the peer's MSS
@@ -37,6 +37,16 @@ type ackState struct {
 }
 
 func (a *ackState) init(hz hzClock) { a.hz, a.rto = hz, hz.timeoutInit() }
+
+// atoBits is ATO_BITS: icsk_ack.ato is an 8-bit field (since 6.7), so what
+// is stored is the value's low 8 bits. A doubled or RTO-capped ato of 256
+// jiffies or more (an RTO from an RTT over about 56 ms at HZ 1000, 340 ms
+// at HZ 250) wraps: 300 is kept as 44, and 256 as 0, which the next data
+// segment takes for the first (quick-ACK mode, ato TCP_ATO_MIN).
+const atoBits = 8
+
+// setATO stores v in icsk_ack.ato.
+func (a *ackState) setATO(v int64) { a.ato = v & (1<<atoBits - 1) }
 
 // rttSample follows tcp_rtt_estimator's first sample and tcp_set_rto:
 // srtt = m, rttvar = max(2m, TCP_RTO_MIN), rto = srtt + rttvar. A pure
@@ -109,7 +119,7 @@ func (a *ackState) incrQuickack(maxQuick uint32, rcvWnd uint32) {
 // enters ping-pong mode: it sends no data).
 func (a *ackState) enterQuickack(maxQuick uint32, rcvWnd uint32) {
 	a.incrQuickack(maxQuick, rcvWnd)
-	a.ato = a.hz.atoMin()
+	a.setATO(a.hz.atoMin())
 }
 
 // inQuickack is tcp_in_quickack_mode.
@@ -181,7 +191,7 @@ func (r *Receiver) sendDelayedAck() {
 		}
 		ato = min(ato, maxAto)
 	}
-	ato = min(ato, a.hz.delackMax()) // icsk_delack_max
+	ato = min(ato, a.hz.delackCap())
 	now := a.hz.jiffies(r.s.Now())
 	timeout := now + ato
 	if a.pending&ackTimer != 0 {
@@ -211,7 +221,7 @@ func (r *Receiver) delackTimer() {
 	}
 	a.pending &^= ackTimer
 	if a.pending&ackSched != 0 {
-		a.ato = min(a.ato<<1, a.rto)
+		a.setATO(min(a.ato<<1, a.rto))
 		r.stats.DelayedAcks++
 		r.sendAck(r.rcvNxt)
 	}
@@ -299,7 +309,7 @@ func (r *Receiver) sendAck(ack uint64) {
 			if pkts >= a.quick {
 				a.quick = 0
 				// Leaving quick-ACK mode deflates ato.
-				a.ato = a.hz.atoMin()
+				a.setATO(a.hz.atoMin())
 			} else {
 				a.quick -= pkts
 			}

@@ -205,16 +205,18 @@ func (r *Receiver) eventDataRecv(sg *segment) {
 	if a.ato == 0 {
 		// The first data packet received: initialise delayed ACK.
 		a.incrQuickack(tcpMaxQuickacks, uint32(r.win.rcvWnd))
-		a.ato = a.hz.atoMin()
+		a.setATO(a.hz.atoMin())
 	} else {
 		m := j - a.lrcvtime
 		switch {
 		case m <= a.hz.atoMin()/2:
 			// The fastest case is the first.
-			a.ato = a.ato>>1 + a.hz.atoMin()/2
+			a.setATO(a.ato>>1 + a.hz.atoMin()/2)
 		case m < a.ato:
-			a.ato = a.ato>>1 + m
-			a.ato = min(a.ato, a.rto)
+			a.setATO(a.ato>>1 + m) // stored, then compared
+			if a.ato > a.rto {
+				a.setATO(a.rto)
+			}
 		case m > a.rto:
 			// Too long gap: the sender failed to restart its window;
 			// send ACKs quickly.
