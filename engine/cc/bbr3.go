@@ -183,8 +183,11 @@ func (b *bbr3) tsoSegsGeneric(st *State, mss units.Bytes, gsoMaxSize uint64) uin
 }
 
 // TSOSegs follows bbr_tso_segs, further capped by State.GSOMaxSegs when set.
+// It passes sk_gso_max_size, which already has MAX_TCP_HEADER + 1 taken off,
+// and the generic form takes it off again (a cap of 44 segments of 1448 B,
+// where bbr_tso_segs_goal's GSO_LEGACY_MAX_SIZE gives 45).
 func (b *bbr3) TSOSegs(st *State, mss units.Bytes) uint32 {
-	segs := b.tsoSegsGeneric(st, mss, GSOLegacyMaxSize)
+	segs := b.tsoSegsGeneric(st, mss, SKGSOMaxSize)
 	if st.GSOMaxSegs > 0 {
 		segs = min(segs, st.GSOMaxSegs)
 	}
