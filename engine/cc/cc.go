@@ -194,12 +194,12 @@ type RateSample struct {
 	IsAckingTLPRetransSeq bool
 }
 
-// LostPacket is what the skb_marked_lost hook reads of a packet the sender
-// just marked lost (its tcp_skb_cb tx fields). The sender increments
-// State.Lost before calling the hook.
+// LostPacket is what the skb_marked_lost hook reads of an skb the sender
+// just marked lost (its tcp_skb_cb tx fields). The sender adds its segments
+// to State.Lost before calling the hook.
 type LostPacket struct {
-	PCount       uint32 // tcp_skb_pcount: segments in the packet
-	TxInFlight   uint32 // tx.in_flight: in flight just after it was sent, counting itself
+	PCount       uint32 // tcp_skb_pcount: segments in the skb
+	TxInFlight   uint32 // tx.in_flight: in flight just after it was sent, counting the whole skb
 	TxLost       uint32 // tx.lost: State.Lost when it was sent
 	TxAppLimited bool   // tx.is_app_limited
 }
@@ -264,7 +264,8 @@ type TSOSegser interface {
 type SndBufExpander interface{ SndBufExpand() uint32 }
 
 // LossMarker is the skb_marked_lost hook (google/bbr v3 branch), called
-// once for each packet the sender marks lost.
+// once for each skb the sender marks lost, a TSO chunk (or what a split
+// left of it) as one.
 type LossMarker interface {
 	SkbMarkedLost(st *State, p LostPacket)
 }

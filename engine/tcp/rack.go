@@ -134,16 +134,28 @@ func (d *DataSender) markLost(n uint64) {
 	if d.sb.markLost(n) {
 		d.lost++
 		d.noteRetransCandidate(n)
-		if d.hooks.MarkedLost != nil { // tcp_notify_skb_loss_event (BBRv3)
-			s := d.sb.seg(n)
-			d.fillState()
-			d.hooks.MarkedLost.SkbMarkedLost(&d.st, cc.LostPacket{PCount: 1, TxInFlight: s.tx.InFlight,
-				TxLost: s.tx.Lost, TxAppLimited: s.tx.AppLimited})
+		if d.hooks.MarkedLost != nil && d.sb.skbEnd(n) == n+1 {
+			d.notifySkbLoss(n)
 		}
 		if d.rec.On() {
 			d.event(trace.EvLoss, d.sb.start(n), uint32(d.sb.seg(n).end-d.sb.start(n)))
 		}
 	}
+}
+
+// notifySkbLoss follows the v3 branch's tcp_notify_skb_loss_event for the
+// skb that segment n ends, marked lost whole as the kernel marks skbs: the
+// hook runs once for it, with its pcount and its tx snapshot (one for the
+// skb; see scoreboard.split), after tp->lost counted all of it.
+func (d *DataSender) notifySkbLoss(n uint64) {
+	pcount := uint32(1)
+	for i := n; i > d.sb.una && d.sb.seg(i).flags&flagSkbHead == 0; i-- {
+		pcount++
+	}
+	s := d.sb.seg(n)
+	d.fillState()
+	d.hooks.MarkedLost.SkbMarkedLost(&d.st, cc.LostPacket{PCount: pcount, TxInFlight: s.tx.InFlight,
+		TxLost: s.tx.Lost, TxAppLimited: s.tx.AppLimited})
 }
 
 // rackMarkLost follows tcp_rack_mark_lost (mainline Linux 6.x): run

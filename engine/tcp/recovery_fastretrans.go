@@ -184,8 +184,8 @@ func (d *DataSender) markHeadLost(packets uint32, markHead bool) {
 		if s.flags&flagLost == 0 {
 			d.markLost(n)
 		}
-		if markHead {
-			break
+		if markHead && d.sb.skbEnd(n) == n+1 {
+			break // the head skb, whole
 		}
 	}
 }

@@ -14,6 +14,9 @@ func (d *DataSender) newrenoMarkLost(sndUnaAdvanced bool) {
 		if d.sb.seg(d.sb.una).flags&flagLost != 0 {
 			return
 		}
+		if d.sb.una+1 < d.sb.nxt {
+			d.sb.split(d.sb.una + 1) // tcp_fragment: the head's first MSS alone
+		}
 		d.markLost(d.sb.una)
 	}
 }

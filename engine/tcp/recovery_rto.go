@@ -31,7 +31,7 @@ func (d *DataSender) enterLoss() {
 	d.frto = d.cfg.Opts.FRTO && (newRecovery || d.retransmits > 0)
 }
 
-// timeoutMarkLost follows tcp_timeout_mark_lost: on an RTO the head and
+// timeoutMarkLost follows tcp_timeout_mark_lost: on an RTO the head skb and
 // every unsacked segment sent longer than RACK.rtt ago are lost (without
 // RACK, every unsacked segment); segments sent more recently may still be
 // acked.
@@ -39,6 +39,7 @@ func (d *DataSender) timeoutMarkLost() {
 	if !d.isSACK() {
 		d.sb.sackedOut = 0 // tcp_reset_reno_sack
 	}
+	headEnd := d.sb.skbEnd(d.sb.una) // the head skb is lost whole
 	for n := d.sb.una; n < d.sb.nxt; n++ {
 		s := d.sb.seg(n)
 		if s.flags&flagSacked != 0 {
@@ -46,7 +47,7 @@ func (d *DataSender) timeoutMarkLost() {
 		}
 		// With RACK, tcp_rack_skb_timeout(tp, skb, 0) > 0: sent within
 		// RACK.rtt.
-		if d.isRACK() && n != d.sb.una && d.rackSkbTimeout(s, 0) > 0 {
+		if d.isRACK() && n >= headEnd && d.rackSkbTimeout(s, 0) > 0 {
 			continue
 		}
 		d.markLost(n)

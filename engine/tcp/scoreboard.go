@@ -73,6 +73,11 @@ type scoreboard struct {
 	rackAt   sim.Time
 	rackEnd  uint64
 
+	// restamp keeps each skb's tx.in_flight as the google/bbr v3 branch's
+	// tcp_fragment does when it splits a sent skb (see split): only for a
+	// CC that reads it per lost skb (cc.SkbMarkedLoster).
+	restamp bool
+
 	sackedOut  uint32
 	lostOut    uint32
 	retransOut uint32
@@ -322,6 +327,41 @@ func (b *scoreboard) markSacked(n uint64) bool {
 	return true
 }
 
+// skbEnd is where the skb holding segment n ends: the next skb's first
+// segment, or nxt.
+func (b *scoreboard) skbEnd(n uint64) uint64 {
+	e := n + 1
+	for e < b.nxt && b.seg(e).flags&flagSkbHead == 0 {
+		e++
+	}
+	return e
+}
+
+// split makes n the first segment of an skb of its own: tcp_fragment of
+// the sent skb holding it. With restamp it also follows the v3 branch's
+// tcp_fragment: an skb's tx.in_flight counts its own segments at their
+// first transmission, so the part before n, sent as if an skb of its own
+// ahead of the rest, counts the rest's segments no more. The walk back
+// stops at the skb's first segment or at a sacked one: what a SACK joined
+// to the skb before it (tcp_shift_skb_data) no longer needs a stamp, but
+// for the segment being sacked, whose rate sample is yet to be taken.
+func (b *scoreboard) split(n uint64) {
+	if b.seg(n).flags&flagSkbHead != 0 {
+		return
+	}
+	if b.restamp && n > b.una {
+		k := uint32(b.skbEnd(n) - n)
+		for i := n - 1; ; i-- {
+			p := b.seg(i)
+			p.tx.InFlight -= k
+			if p.flags&flagSkbHead != 0 || i == b.una || b.seg(i-1).flags&flagSacked != 0 {
+				break
+			}
+		}
+	}
+	b.skbHead(n)
+}
+
 // sackSkbs follows what tcp_sacktag_walk does to the skbs around newly
 // sacked segment n: a sacked segment joins a sacked skb before it
 // (tcp_shift_skb_data), or else starts an skb of its own, split off at the
@@ -331,13 +371,13 @@ func (b *scoreboard) sackSkbs(n uint64) {
 	if n > b.una && b.seg(n-1).flags&flagSacked != 0 {
 		b.skbJoin(n)
 	} else {
-		b.skbHead(n)
+		b.split(n)
 	}
 	if n+1 < b.nxt {
 		if b.seg(n+1).flags&flagSacked != 0 {
 			b.skbJoin(n + 1)
 		} else {
-			b.skbHead(n + 1)
+			b.split(n + 1)
 		}
 	}
 }

@@ -248,6 +248,7 @@ func NewSender(s *sim.Sim, pool *packet.Pool, out Sender, rec *trace.Recorder, c
 		d.endSeq = 1 + uint64(c.Size)
 	}
 	d.hooks = cc.Resolve(c.CC)
+	d.sb.restamp = d.hooks.MarkedLost != nil
 	d.sigSink = signalSink{rec: rec, flow: c.Flow}
 	d.signals = cc.NewSignals(&d.sigSink, &d.st.Now)
 	d.sigSink.sig = d.signals

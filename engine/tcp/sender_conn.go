@@ -408,5 +408,6 @@ func (d *DataSender) takeFallback() {
 	}
 	if alt := d.hooks.Fallback.Fallback(); alt != nil {
 		d.hooks = cc.Resolve(alt)
+		d.sb.restamp = d.hooks.MarkedLost != nil
 	}
 }

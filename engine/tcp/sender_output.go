@@ -600,12 +600,12 @@ func (d *DataSender) retransmitSeg(n uint64) { d.retransmitRun(n, 1) }
 // skb: they count as in flight (retrans_out) and may be undone. What
 // remained of the skb beyond them is split off (tcp_fragment).
 func (d *DataSender) retransmitRun(n, k uint64) {
+	if n+k < d.sb.nxt {
+		d.sb.split(n + k) // before the transmission stamps the run afresh
+	}
 	d.resendRun(n, k)
 	for i := n; i < n+k; i++ {
 		d.sb.setRetransOut(i)
-	}
-	if n+k < d.sb.nxt {
-		d.sb.skbHead(n + k)
 	}
 	if d.retransStamp == 0 {
 		d.retransStamp = d.tsNow()

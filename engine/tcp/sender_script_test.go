@@ -104,6 +104,7 @@ type senderScript struct {
 	log  strings.Builder
 	opts config.TCPOptions
 	cc   string
+	alg  cc.Algorithm // if set, the algorithm instead of cc's
 	size units.Bytes
 }
 
@@ -153,9 +154,12 @@ func (sc *senderScript) setOpt(k, v string) error {
 
 // start creates the sender; its SYN leaves at time 0.
 func (sc *senderScript) start() error {
-	alg, err := cc.New(sc.cc)
-	if err != nil {
-		return err
+	alg := sc.alg
+	if alg == nil {
+		var err error
+		if alg, err = cc.New(sc.cc); err != nil {
+			return err
+		}
 	}
 	sc.s = sim.New()
 	sc.pool = &packet.Pool{}

@@ -74,7 +74,7 @@ func (d *DataSender) sendLossProbe() {
 		// The google/bbr v3 branch notes, before the retransmission
 		// re-stamps it, whether the probed segment went out app-limited.
 		d.tlp.origAppLimited = d.sb.seg(d.sb.nxt - 1).tx.AppLimited
-		d.sb.skbHead(d.sb.nxt - 1) // tcp_fragment: the probed segment is an skb of its own
+		d.sb.split(d.sb.nxt - 1) // tcp_fragment: the probed segment is an skb of its own
 		d.resendSeg(d.sb.nxt - 1)
 		d.tlp.retrans = true
 		sent = true
