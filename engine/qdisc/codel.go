@@ -27,6 +27,11 @@ type CoDel struct {
 	vars   codelVars
 	stats  codelStats
 
+	// requeued is a packet the kernel's bypass handed to a busy device
+	// (Requeue), valid when bypassed: it leaves first, unseen by CoDel.
+	requeued packet.ID
+	bypassed bool
+
 	// Drops and marks made by the control law (not tail drops).
 	Drops, Marks uint64
 }
@@ -39,10 +44,11 @@ func NewCoDel(env Env, p CoDelParams) *CoDel {
 	return &CoDel{env: env, packetLimit: packetLimit{p.LimitPkts}, params: newCodelParams(p)}
 }
 
-// Enqueue follows codel_qdisc_enqueue: tail drop at the packet limit,
-// otherwise stamp the enqueue time.
+// Enqueue follows codel_qdisc_enqueue: tail drop at the packet limit
+// (qdisc_qlen, a requeued packet included), otherwise stamp the enqueue
+// time.
 func (c *CoDel) Enqueue(id packet.ID, now sim.Time) bool {
-	if c.q.n >= c.limit {
+	if _, n := c.Backlog(); n >= c.limit {
 		return false
 	}
 	c.env.Pool.Get(id).EnqAt = now
@@ -50,11 +56,37 @@ func (c *CoDel) Enqueue(id packet.ID, now sim.Time) bool {
 	return true
 }
 
-// Backlog is the queued bytes and packets.
-func (c *CoDel) Backlog() (units.Bytes, int) { return c.q.bytes, c.q.n }
+// Backlog is the queued bytes and packets, a requeued packet included.
+func (c *CoDel) Backlog() (units.Bytes, int) {
+	if c.bypassed {
+		return c.q.bytes + c.env.Pool.Get(c.requeued).Size, c.q.n + 1
+	}
+	return c.q.bytes, c.q.n
+}
 
-// Dequeue follows codel_qdisc_dequeue: codel_dequeue over the one queue.
+// Pass is __dev_xmit_skb's bypass of an empty codel (codel_init sets
+// TCQ_F_CAN_BYPASS for a limit of one or more): a packet that finds it
+// empty and the link idle goes straight to the link, and CoDel never sees
+// it.
+func (c *CoDel) Pass(packet.ID, sim.Time) bool { return true }
+
+// Requeue is the same bypass when the link is busy: the packet waits in the
+// device's requeue slot (dev_requeue_skb), counted in the backlog, and
+// leaves before anything enqueued after it without passing through
+// codel_dequeue, so its sojourn never reaches CoDel's state.
+func (c *CoDel) Requeue(id packet.ID, _ sim.Time) { c.requeued, c.bypassed = id, true }
+
+// Drained is the empty dequeue __qdisc_run makes at once after the last
+// packet leaves: codel_dequeue finding nothing ends the dropping state.
+func (c *CoDel) Drained(now sim.Time) { c.Dequeue(now) }
+
+// Dequeue follows codel_qdisc_dequeue: a requeued packet first
+// (dequeue_skb), else codel_dequeue over the one queue.
 func (c *CoDel) Dequeue(now sim.Time) (packet.ID, bool) {
+	if c.bypassed {
+		c.bypassed = false
+		return c.requeued, true
+	}
 	id, ok := c.vars.dequeue(c.env, &c.params, &c.stats, (*codelRing)(c), now)
 	c.Drops, c.Marks = c.stats.drops, c.stats.ecnMarks+c.stats.ceMarks
 	return id, ok
@@ -67,11 +99,16 @@ type codelRing CoDel
 func (r *codelRing) dequeueHead() (packet.ID, bool) { return r.q.pop(r.env.Pool) }
 func (r *codelRing) backlogBytes() units.Bytes      { return r.q.bytes }
 
-// Trim follows codel_change: drop from the head until the queue is within
-// the limit.
+// Trim follows codel_change: drop from the head (qdisc_dequeue_internal: a
+// requeued packet first) until the queue is within the limit.
 func (c *CoDel) Trim(now sim.Time) {
-	for c.q.n > c.limit {
-		id, _ := c.q.pop(c.env.Pool)
+	for _, n := c.Backlog(); n > c.limit; _, n = c.Backlog() {
+		id, ok := c.requeued, c.bypassed
+		if ok {
+			c.bypassed = false
+		} else {
+			id, _ = c.q.pop(c.env.Pool)
+		}
 		c.env.Drop(id, now)
 	}
 }
