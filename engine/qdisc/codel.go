@@ -74,7 +74,10 @@ func (c *CoDel) Pass(packet.ID, sim.Time) bool { return true }
 // device's requeue slot (dev_requeue_skb), counted in the backlog, and
 // leaves before anything enqueued after it without passing through
 // codel_dequeue, so its sojourn never reaches CoDel's state.
-func (c *CoDel) Requeue(id packet.ID, _ sim.Time) { c.requeued, c.bypassed = id, true }
+func (c *CoDel) Requeue(id packet.ID, now sim.Time) {
+	c.env.Pool.Get(id).EnqAt = now
+	c.requeued, c.bypassed = id, true
+}
 
 // Drained is the empty dequeue __qdisc_run makes at once after the last
 // packet leaves: codel_dequeue finding nothing ends the dropping state.
