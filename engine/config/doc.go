@@ -97,7 +97,8 @@
 //     (mean, ≥ 1). Every kind takes position "pre" (default: before the
 //     qdisc) or "post" (after serialisation).
 //   - jitter: kind "none" (default); "gaussian" with sigma and clamp
-//     ("redraw" default, or "zero"); "uniform" with min (default 0) and max;
+//     ("redraw" default, "zero" or "total"); "uniform" with min (default 0)
+//     and max;
 //     "pareto" with scale, shape and optional cap; "burst" with period,
 //     length, extra; "wifi_txop" with interval, burst_size, sigma (default
 //     0); "lte_subframe" and "5g_nr" with period (default 1ms, 500us);

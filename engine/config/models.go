@@ -84,7 +84,7 @@ var (
 		"wifi_txop": WiFiTXOP, "lte_subframe": LTESubframe, "5g_nr": NR5G, "reorder": Reorder,
 	}
 	jitterOrders = map[string]JitterOrder{"fifo": OrderFIFO, "reorder": OrderReorder}
-	jitterClamps = map[string]JitterClamp{"redraw": ClampRedraw, "zero": ClampZero}
+	jitterClamps = map[string]JitterClamp{"redraw": ClampRedraw, "zero": ClampZero, "total": ClampTotal}
 )
 
 // Default periods of the quantising jitter models: an LTE subframe (3GPP TS

@@ -45,6 +45,8 @@ func TestSetReachesModelParameters(t *testing.T) {
 			func(d Direction) any { return d.Loss }, Loss{Kind: BernoulliTrain, P: 0.001, TrainLength: 4.5}},
 		{"gaussian zero clamp reorder", []string{ab + "jitter.kind=gaussian", ab + "jitter.sigma=2ms", ab + "jitter.clamp=zero", ab + "jitter.order=reorder"},
 			func(d Direction) any { return d.Jitter }, Jitter{Kind: Gaussian, Sigma: 2 * sim.Millisecond, Clamp: ClampZero, Order: OrderReorder}},
+		{"gaussian total clamp", []string{ab + "jitter.kind=gaussian", ab + "jitter.sigma=2ms", ab + "jitter.clamp=total"},
+			func(d Direction) any { return d.Jitter }, Jitter{Kind: Gaussian, Sigma: 2 * sim.Millisecond, Clamp: ClampTotal}},
 		{"uniform", []string{`links.bottleneck.ab.jitter={"kind":"uniform","min":"1ms","max":"3ms"}`},
 			func(d Direction) any { return d.Jitter }, Jitter{Kind: Uniform, Min: sim.Millisecond, Max: 3 * sim.Millisecond}},
 		{"pareto", []string{`links.bottleneck.ab.jitter={"kind":"pareto","scale":"1ms","shape":1.5}`, ab + "jitter.cap=40ms"},

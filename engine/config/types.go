@@ -192,7 +192,7 @@ const (
 	WiFiTXOP               // delivered in TXOPs every Interval, BurstSize per TXOP, spread |N(0, Sigma)|
 	LTESubframe            // arrivals quantised up to the next multiple of Period (1 ms)
 	NR5G                   // arrivals quantised up to the next multiple of Period (a slot, 0.5 ms)
-	Reorder                // a fraction P of packets held back by Delay (netem reorder)
+	Reorder                // a fraction P of packets held back by Delay (netem's reorder 1 − P)
 )
 
 // JitterClamp is what a Gaussian draw that would make the one-way delay
@@ -202,7 +202,10 @@ type JitterClamp uint8
 // Gaussian clamps.
 const (
 	ClampRedraw JitterClamp = iota // draw again until delay + X ≥ 0
-	ClampZero                      // max(0, X): mean 0.399σ, as many emulators implement it
+	ClampZero                      // max(0, X): mean 0.399σ, never below the delay
+	// ClampTotal is max(−delay, X): the one-way delay delay + X clamped at
+	// 0, as netem's (a packet whose drawn delay is negative leaves at once).
+	ClampTotal
 )
 
 // JitterOrder is whether jitter may reorder packets.

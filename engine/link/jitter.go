@@ -65,9 +65,9 @@ func newJitterModel(c config.Jitter, src *rand.PCG) *jitterModel {
 // heldGap draws how many packets from the last held one (or the model's
 // start) the next held one is: geometric on 1, 2, … with success
 // probability P, by inversion, 1 + ⌊ln U / ln(1 − P)⌋ with U in (0, 1].
-// Holding the first packet whose countdown ends is the same process as
-// netem's draw per packet (each held independently with probability P),
-// with one draw per held packet instead of one per packet.
+// Holding the first packet whose countdown ends is the same process as a
+// draw per packet (each held independently with probability P), with one
+// draw per held packet instead of one per packet.
 func (j *jitterModel) heldGap() int64 {
 	switch {
 	case j.c.P >= 1:
@@ -92,8 +92,11 @@ func (j *jitterModel) extra(at sim.Time, delay sim.Duration) sim.Duration {
 	c := &j.c
 	switch c.Kind {
 	case config.Gaussian:
-		if c.Clamp == config.ClampZero {
+		switch c.Clamp {
+		case config.ClampZero:
 			return max(0, roundPs(float64(j.norm.Draw()*j.sigma)))
+		case config.ClampTotal:
+			return max(-delay, roundPs(float64(j.norm.Draw()*j.sigma)))
 		}
 		// Truncated by redrawing, so the one-way delay never goes below zero.
 		for {
@@ -151,8 +154,8 @@ func (j *jitterModel) extra(at sim.Time, delay sim.Duration) sim.Duration {
 	case config.LTESubframe, config.NR5G:
 		return ceilTo(at, c.Period).Sub(at)
 	case config.Reorder:
-		// netem reorder, seen from the packets held: a fraction P waits Delay
-		// and the packets behind it overtake it.
+		// A fraction P waits Delay and the packets behind it overtake it
+		// (netem's reorder mirrored: there a fraction P goes early).
 		if j.toHeld--; j.toHeld > 0 {
 			return 0
 		}

@@ -67,25 +67,51 @@ func TestJitterModelsMatchDistributions(t *testing.T) {
 			}
 			return phi(x / s0)
 		}, nil}
+	// max(−d, X), X ~ N(0, σ), on a 2 ms link with σ 2 ms: the one-way delay
+	// d + X clamped at 0, as netem clamps its drawn delay. An atom of Φ(−1)
+	// = 15.9 % at −d, and N(0, σ) above; moments by integration.
+	const dTotal = 2.0
+	mT, sdT, kT := clampedMoments(-dTotal, s0)
+	// The integration against closed forms: max(0, X)'s moments above, and
+	// E[max(a, X)] = aΦ(a/σ) + σφ(a/σ).
+	if m, sd, k := clampedMoments(0, s0); math.Abs(m-clampZero.mean) > 1e-9 || math.Abs(sd-clampZero.sd) > 1e-9 || math.Abs(k-clampZero.kurt) > 1e-6 {
+		t.Fatalf("clampedMoments(0, σ) = %v, %v, %v; want %v, %v, %v", m, sd, k, clampZero.mean, clampZero.sd, clampZero.kurt)
+	}
+	if want := -dTotal*phi(-dTotal/s0) + s0*math.Exp(-0.5*dTotal*dTotal/(s0*s0))/math.Sqrt(2*math.Pi); math.Abs(mT-want) > 1e-9 {
+		t.Fatalf("clampedMoments(−d, σ) mean %v, want %v", mT, want)
+	}
+	clampTotal := dist{mT, sdT, kT,
+		func(x float64) float64 {
+			if x < -dTotal {
+				return 0
+			}
+			return phi(x / s0)
+		}, nil}
 	for _, tc := range []struct {
-		name string
-		c    config.Jitter
-		d    dist
+		name  string
+		c     config.Jitter
+		d     dist
+		delay sim.Duration // the link's; 100 ms if 0
 	}{
-		{"gaussian", config.Jitter{Kind: config.Gaussian, Sigma: 2 * sim.Millisecond}, normal(2)},
-		{"gaussian clamp zero", config.Jitter{Kind: config.Gaussian, Sigma: s0 * sim.Millisecond, Clamp: config.ClampZero}, clampZero},
-		{"uniform", config.Jitter{Kind: config.Uniform, Min: sim.Millisecond, Max: 3 * sim.Millisecond}, uniform(1, 3)},
-		{"pareto", config.Jitter{Kind: config.Pareto, Scale: sim.Millisecond, Shape: alpha}, pareto},
+		{"gaussian", config.Jitter{Kind: config.Gaussian, Sigma: 2 * sim.Millisecond}, normal(2), 0},
+		{"gaussian clamp zero", config.Jitter{Kind: config.Gaussian, Sigma: s0 * sim.Millisecond, Clamp: config.ClampZero}, clampZero, 0},
+		{"gaussian clamp total", config.Jitter{Kind: config.Gaussian, Sigma: s0 * sim.Millisecond, Clamp: config.ClampTotal}, clampTotal, dTotal * sim.Millisecond},
+		{"uniform", config.Jitter{Kind: config.Uniform, Min: sim.Millisecond, Max: 3 * sim.Millisecond}, uniform(1, 3), 0},
+		{"pareto", config.Jitter{Kind: config.Pareto, Scale: sim.Millisecond, Shape: alpha}, pareto, 0},
 		// Nominal arrivals at uniform phases: the wait to the next boundary
 		// is U[0, period).
-		{"lte_subframe", config.Jitter{Kind: config.LTESubframe, Period: sim.Millisecond}, uniform(0, 1)},
-		{"5g_nr", config.Jitter{Kind: config.NR5G, Period: 500 * sim.Microsecond}, uniform(0, 0.5)},
+		{"lte_subframe", config.Jitter{Kind: config.LTESubframe, Period: sim.Millisecond}, uniform(0, 1), 0},
+		{"5g_nr", config.Jitter{Kind: config.NR5G, Period: 500 * sim.Microsecond}, uniform(0, 0.5), 0},
 		// Sparse frames (one per 10 ms on average, TXOPs every 4 ms, room
 		// for 4): each waits U[0, interval) for its TXOP.
-		{"wifi_txop σ=0", config.Jitter{Kind: config.WiFiTXOP, Interval: 4 * sim.Millisecond, BurstSize: 4}, uniform(0, 4)},
+		{"wifi_txop σ=0", config.Jitter{Kind: config.WiFiTXOP, Interval: 4 * sim.Millisecond, BurstSize: 4}, uniform(0, 4), 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			x := jitterSample(tc.c, n, 100*sim.Millisecond)
+			delay := tc.delay
+			if delay == 0 {
+				delay = 100 * sim.Millisecond
+			}
+			x := jitterSample(tc.c, n, delay)
 			m, sd := meanSD(x)
 			within(t, "mean (ms)", m, tc.d.mean, tc.d.sd/math.Sqrt(n))
 			within(t, "σ (ms)", sd, tc.d.sd, tc.d.sd*math.Sqrt((tc.d.kurt-1)/(4*n)))
@@ -99,6 +125,33 @@ func TestJitterModelsMatchDistributions(t *testing.T) {
 			}
 		})
 	}
+}
+
+// clampedMoments is the mean, σ and kurtosis of max(a, X), X ~ N(0, s): the
+// atom Φ(a/s) at a, plus the normal's density above a, by Simpson's rule
+// over [a, a + 12s].
+func clampedMoments(a, s float64) (mean, sd, kurt float64) {
+	const steps = 20_000
+	h := 12 * s / steps
+	moment := func(g func(float64) float64) float64 {
+		sum := g(a) * phi(a/s)
+		for i := 0; i <= steps; i++ {
+			x := a + float64(i)*h
+			w := 2.0
+			switch {
+			case i == 0 || i == steps:
+				w = 1
+			case i%2 == 1:
+				w = 4
+			}
+			sum += w * h / 3 * g(x) * math.Exp(-x*x/(2*s*s)) / (s * math.Sqrt(2*math.Pi))
+		}
+		return sum
+	}
+	mean = moment(func(x float64) float64 { return x })
+	v := moment(func(x float64) float64 { return (x - mean) * (x - mean) })
+	m4 := moment(func(x float64) float64 { return math.Pow(x-mean, 4) })
+	return mean, math.Sqrt(v), m4 / (v * v)
 }
 
 // Within-burst spread of wifi_txop: with σ > 0 a sparse frame's extra delay
