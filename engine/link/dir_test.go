@@ -297,7 +297,7 @@ func TestTraceSharesOpportunities(t *testing.T) {
 	now := sim.Time(0)
 	for i := 0; i < 7; i++ {
 		now = tr.next(now)
-		now = tr.take(now, 500)
+		now = tr.take(now, 0, 500) // all queued at 0
 		got = append(got, now)
 	}
 	ms := sim.Time(sim.Millisecond)
@@ -309,7 +309,7 @@ func TestTraceSharesOpportunities(t *testing.T) {
 	// (4004 with the header) then need three opportunities: 4 ms, and 5
 	// and 6 ms of the next pass
 	// (the trace loops after its last timestamp, 4 ms).
-	if end := tr.take(tr.next(now+1), 4000); end != 6*ms {
+	if end := tr.take(tr.next(now+1), now+1, 4000); end != 6*ms {
 		t.Errorf("4000 B after 3 ms left at %v, want 6ms", end)
 	}
 	// Pure ACKs of 52 B take 56: 26 fit in an opportunity (1,456 B), the
@@ -317,10 +317,46 @@ func TestTraceSharesOpportunities(t *testing.T) {
 	tr = newTraceLink(traceConfig([]uint64{1, 2}), 0)
 	now = 0
 	for i := range 27 {
-		now = tr.take(tr.next(now), 52)
+		now = tr.take(tr.next(now), 0, 52)
 		if want := ms + ms*sim.Time(i/26); now != want {
 			t.Fatalf("ACK %d left at %v, want %v", i+1, now, want)
 		}
+	}
+}
+
+// mm-link's clock counts whole milliseconds and rationalize runs before a
+// packet is enqueued, so an arrival can use only opportunities after the
+// millisecond it came in: a packet queued at 0.5 ms leaves at the
+// opportunity of 1 ms, one queued at exactly 1 ms at that of 2 ms (its
+// instant's opportunity, and the 1,004 bytes the first packet left of it,
+// are gone), as does one queued at 1 ms behind others served at 1 ms.
+func TestTraceArrivalMissesItsInstant(t *testing.T) {
+	ms := sim.Time(sim.Millisecond)
+	tr := newTraceLink(traceConfig([]uint64{1, 2, 3, 4}), 0)
+	if end := tr.take(tr.next(ms/2), ms/2, 500); end != ms {
+		t.Errorf("queued at 0.5 ms: left at %v, want 1ms", end)
+	}
+	tr.burn(ms) // arrives at 1 ms to the emptied queue
+	if end := tr.take(tr.next(ms), ms, 500); end != 2*ms {
+		t.Errorf("queued at 1 ms: left at %v, want 2ms", end)
+	}
+	tr = newTraceLink(traceConfig([]uint64{1, 2, 3, 4}), 0)
+	tr.take(tr.next(ms/2), ms/2, 500)
+	if end := tr.take(ms, ms, 500); end != 2*ms {
+		t.Errorf("queued at 1 ms behind one served then: left at %v, want 2ms", end)
+	}
+}
+
+// The same through a direction: opportunities every 2 ms, packets sent at
+// 0, 4 and 8 ms, 3 ms of delay. The first leaves at 2 ms; the others arrive
+// at the instant of an unused opportunity and leave at the next, 6 and 10
+// ms, arriving at 5, 9 and 13 ms (they had left at 4 and 8).
+func TestTraceDirArrivalMissesItsInstant(t *testing.T) {
+	s, _, _, a := testDir(Config{Trace: traceConfig([]uint64{2}), Delay: 3 * sim.Millisecond}, 100, 3, 4*sim.Millisecond, 1)
+	s.Run()
+	ms := sim.Time(sim.Millisecond)
+	if want := []sim.Time{5 * ms, 9 * ms, 13 * ms}; !slices.Equal(a.at, want) {
+		t.Errorf("arrivals %v, want %v", a.at, want)
 	}
 }
 

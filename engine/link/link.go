@@ -377,6 +377,11 @@ func (d *Dir) Send(id packet.ID) {
 			return
 		}
 	}
+	// On a trace link an arrival to an empty queue may use only
+	// opportunities after its instant (traceLink.burn).
+	if d.tr != nil && d.qEmpty() {
+		d.tr.burn(now)
+	}
 	// A FIFO, the common qdisc, is called directly on the paths a busy
 	// link takes per packet, so that its small methods are inlined.
 	ok := false
@@ -572,7 +577,7 @@ func (d *Dir) transmit(id packet.ID, now sim.Time) bool {
 	}
 	switch {
 	case d.tr != nil:
-		d.busyUntil = d.tr.take(now, p.Size)
+		d.busyUntil = d.tr.take(now, p.EnqAt, p.Size)
 	case d.capa != nil:
 		d.busyUntil = d.capa.finish(now, d.busySince, p.Size)
 	case d.byteTime > 0:

@@ -28,10 +28,13 @@ const tunHeader units.Bytes = 4
 // when the schedule ends it starts again, shifted by its last timestamp
 // (use_a_delivery_opportunity), or the link serves nothing more. The
 // packet is taken from the qdisc at the opportunity, as rationalize
-// dequeues it, so the qdisc sees it wait. One difference: a packet that
-// arrives at the very instant of an opportunity uses it here, where
-// mahimahi, whose clock counts milliseconds, burns the opportunity in
-// rationalize before it enqueues the packet.
+// dequeues it, so the qdisc sees it wait. Mahimahi's clock counts whole
+// milliseconds and read_packet calls rationalize before it enqueues an
+// arrival, so a packet can use only opportunities after the millisecond it
+// arrived in: for arrivals between opportunities that is the next one, as
+// here; a packet that arrives at the very instant of an opportunity (whole
+// milliseconds: a delay of whole milliseconds after another trace link, an
+// ACK grant's slot) waits for the next one too (burn, take).
 type traceLink struct {
 	ms     []uint64 // opportunity times in ms, nondecreasing, last > 0
 	period sim.Duration
@@ -90,6 +93,16 @@ func (t *traceLink) skip(now sim.Time) {
 	}
 }
 
+// burn gives up, for a packet arriving at now to an empty queue, the
+// opportunities at or before now and what is left of the one in use: as
+// mm-link's rationalize before it enqueues the packet.
+func (t *traceLink) burn(now sim.Time) {
+	if t.curAt <= now {
+		t.left = 0
+	}
+	t.skip(now + 1)
+}
+
 // ready reports, in a few comparisons inlined where the serialiser asks per
 // packet, whether next(now) == now because the opportunity in use has bytes
 // left or the next unused one is at now. false means only that next must
@@ -112,12 +125,16 @@ func (t *traceLink) next(now sim.Time) sim.Time {
 	return t.at(t.i)
 }
 
-// take serialises a packet of size IP bytes (and its tunHeader) starting
-// at now, where next(now) == now, and returns the instant of the
-// opportunity that completes it (sim.Never if a non-looping trace ends
-// first).
-func (t *traceLink) take(now sim.Time, size units.Bytes) sim.Time {
+// take serialises a packet of size IP bytes (and its tunHeader), queued at
+// enq, starting at now, where next(now) == now, and returns the instant of
+// the opportunity that completes it (sim.Never if a non-looping trace ends
+// first). A packet queued at now, behind others served at now, starts at
+// the opportunity after now (see burn).
+func (t *traceLink) take(now, enq sim.Time, size units.Bytes) sim.Time {
 	need := size + tunHeader
+	if enq >= now {
+		t.burn(now)
+	}
 	if t.left > 0 && t.curAt == now {
 		use := min(t.left, need)
 		t.left -= use
