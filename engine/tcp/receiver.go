@@ -68,7 +68,10 @@ type Receiver struct {
 	state  conn
 	ready  bool     // unread in-order data for cfg.DataReady
 	synTS  uint32   // TSVal of the first SYN (req->ts_recent), echoed on every SYN-ACK
-	synAck sim.Time // when the last SYN-ACK left, for the SYN-ACK RTT
+	synAck sim.Time // when the first SYN-ACK left (snt_synack), for the SYN-ACK RTT
+	// synAckResent counts SYN-ACKs sent again (req->num_retrans): once one
+	// was, the SYN-ACK RTT comes from the timestamp echo instead.
+	synAckResent uint32
 	// The last answer to a retransmitted SYN (req->last_oow_ack_time) and
 	// to a SYN on the connection (tp->last_oow_ack_time), for
 	// oowRateLimited.
@@ -201,6 +204,9 @@ func (r *Receiver) rcvSyn(p *packet.Packet) {
 	if r.state != stateSynRcvd {
 		r.synTS = p.TSVal
 		r.tsRecent = p.TSVal
+		r.synAck = r.s.Now()
+	} else {
+		r.synAckResent++ // inet_rtx_syn_ack
 	}
 	r.state = stateSynRcvd
 	r.rcvNxt, r.rcvWup, r.copiedSeq = p.Seq+1, p.Seq+1, p.Seq+1
@@ -216,7 +222,6 @@ func (r *Receiver) rcvSyn(p *packet.Packet) {
 	a.Wnd = uint32(min(r.win.rcvWnd, tcpMaxWindow))
 	a.TSVal, a.TSEcr = tsNow(r.s.Now()), r.synTS
 	a.SentAt = r.s.Now()
-	r.synAck = r.s.Now()
 	r.out.Send(id)
 }
 
@@ -236,14 +241,19 @@ func oowRateLimited(hz hzClock, now sim.Time, last *int64) bool {
 // establish moves SYN_RCVD to ESTABLISHED on the first ACK, as
 // tcp_rcv_state_process does: the SYN-ACK RTT seeds srtt and the RTO
 // (tcp_synack_rtt_meas → tcp_rtt_estimator, tcp_set_rto) and
-// tcp_init_buffer_space sets up autotuning.
+// tcp_init_buffer_space sets up autotuning. The RTT is the microseconds
+// since the SYN-ACK, unless it had to be sent again (req->num_retrans):
+// then the ACK's timestamp echo gives it in whole milliseconds, at least
+// one (tcp_ack_update_rtt's tcp_rtt_tsopt_us(tp, 1)), as the SYN-ACK it
+// acks is not known; without an echo there is none.
 func (r *Receiver) establish(p *packet.Packet) {
 	r.state = stateEstablished
-	rttUs := int64(r.s.Now().Sub(r.synAck) / sim.Microsecond)
-	if rttUs < 1 {
-		rttUs = 1
+	switch {
+	case r.synAckResent == 0:
+		r.ack.rttSample(max(int64(r.s.Now().Sub(r.synAck)/sim.Microsecond), 1))
+	case p.TSEcr != 0:
+		r.ack.rttSample(int64(max(tsNow(r.s.Now())-p.TSEcr, 1)) * 1000)
 	}
-	r.ack.rttSample(rttUs)
 	r.win.initBufferSpace(r.s.Now(), r.copiedSeq)
 	r.ack.initRcvMss(r.win.advmss, uint32(r.win.rcvWnd))
 	r.ack.lrcvtime = r.ack.hz.jiffies(r.s.Now())

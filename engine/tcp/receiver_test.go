@@ -618,3 +618,30 @@ func TestGROAggregates(t *testing.T) {
 		t.Errorf("a CWR segment and the next: %d GRO aggregates, want 2", got)
 	}
 }
+
+// tcp_synack_rtt_meas takes the SYN-ACK's RTT in microseconds only while no
+// SYN-ACK was sent again (req->num_retrans 0); after a retransmitted SYN
+// drew a second one, the RTT comes from the ACK's echo of the SYN-ACK
+// timestamp, in whole milliseconds. SYN at 0, the first data 40.4 ms after
+// the (last) SYN-ACK: srtt 40,400 µs, or 40,000 when the SYN came again at
+// 1 s (it had been 40,400 from the SYN-ACK of 1 s).
+func TestSynAckRTTAfterItsRetransmission(t *testing.T) {
+	for _, tc := range []struct {
+		resent bool
+		want   uint32
+	}{{false, 40_400}, {true, 40_000}} {
+		h := newHarness(t, defaultOpts(), EchoClassic)
+		h.handshake(0, packet.NotECT)
+		last := sim.Duration(0)
+		if tc.resent {
+			last = sim.Second
+			h.at(last)
+			h.syn(0, packet.NotECT)
+		}
+		h.at(last + 40_400*sim.Microsecond)
+		h.segTS(1, 1448, packet.NotECT, 0, tsNow(sim.Time(last)))
+		if got := h.r.ack.srttUs >> 3; got != tc.want {
+			t.Errorf("SYN-ACK sent again %v: srtt %d µs, want %d", tc.resent, got, tc.want)
+		}
+	}
+}
