@@ -162,7 +162,7 @@ func (d *DataSender) updateScoreboard(fastRexmit bool) {
 
 // markHeadLost follows tcp_mark_head_lost: walk from the head, counting
 // sacked segments, marking the unsacked ones lost until more than packets
-// sacked segments were passed. Like the kernel's lost_skb_hint the walk
+// sacked segments were passed (with markHead, the head skb alone, whole). Like the kernel's lost_skb_hint the walk
 // resumes where the previous one stopped.
 func (d *DataSender) markHeadLost(packets uint32, markHead bool) {
 	n, cnt := d.sb.una, uint32(0)

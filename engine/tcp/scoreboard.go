@@ -75,7 +75,7 @@ type scoreboard struct {
 
 	// restamp keeps each skb's tx.in_flight as the google/bbr v3 branch's
 	// tcp_fragment does when it splits a sent skb (see split): only for a
-	// CC that reads it per lost skb (cc.SkbMarkedLoster).
+	// CC that reads it per lost skb (cc.LossMarker).
 	restamp bool
 
 	sackedOut  uint32
