@@ -136,6 +136,9 @@ func (s *Scenario) tree() tree {
 // written before the models existed keep their hashes.
 func (d Direction) tree() tree {
 	t := tree{"delay": d.Delay.String(), "qdisc": d.Qdisc.tree(), "loss": d.Loss.tree(), "jitter": d.Jitter.tree()}
+	if d.Overhead != 0 {
+		t["overhead"] = int64(d.Overhead)
+	}
 	switch {
 	case d.Trace != nil:
 		t["trace"] = tree{"sha256": d.Trace.SHA256, "loop": d.Trace.Loop}

@@ -96,6 +96,8 @@
 //     with every; "bernoulli_train" with p (a train starts) and train_length
 //     (mean, ≥ 1). Every kind takes position "pre" (default: before the
 //     qdisc) or "post" (after serialisation).
+//   - overhead: bytes each packet takes of the rate beyond its IP bytes
+//     (default 0, at most 256; not with a trace).
 //   - jitter: kind "none" (default); "gaussian" with sigma and clamp
 //     ("redraw" default, "zero" or "total"); "uniform" with min (default 0)
 //     and max;

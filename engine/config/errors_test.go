@@ -21,6 +21,13 @@ func TestParseErrors(t *testing.T) {
 			nil, want{"flows[f0].tcp.sak", "unknown field; expected one of delayed_ack, ecn"}},
 		{"pacing neither bool nor auto", func(m map[string]any) { at(m, "flows", "f0", "tcp")["pacing"] = "on" },
 			nil, want{"flows[f0].tcp.pacing", `must be true, false or "auto", not`}},
+		{"overhead past any link header", func(m map[string]any) { at(m, "links", "bottleneck", "ab")["overhead"] = "1500B" },
+			nil, want{"links[bottleneck].ab.overhead", "more than any link header (at most 256B)"}},
+		{"overhead beside a trace", func(m map[string]any) {
+			d := at(m, "links", "bottleneck", "ab")
+			d["overhead"], d["trace"] = "14B", map[string]any{"file": "cellular.trace"}
+			delete(d, "rate")
+		}, []Option{WithFiles(map[string][]byte{"cellular.trace": []byte("1\n2\n")})}, want{"links[bottleneck].ab.overhead", "a trace link counts mm-link's own 4-byte TUN header"}},
 		{"unknown runtime field", func(m map[string]any) { at(m, "runtime")["sed"] = 1 },
 			nil, want{"runtime.sed", "unknown field"}},
 		{"dangling link end", func(m map[string]any) { at(m, "links", "access")["a"] = "h9" },

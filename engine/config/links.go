@@ -85,13 +85,18 @@ func pick[T any](base, over opt[T]) opt[T] {
 	return base
 }
 
+// maxOverhead bounds a direction's overhead: more than any link layer's
+// header and framing.
+const maxOverhead = 256
+
 // dirSpec is a direction as written: on the link itself or under ab/ba.
 type dirSpec struct {
-	rate   opt[units.BitRate]
-	delay  opt[sim.Duration]
-	qdisc  qdiscSpec
-	loss   modelSpec
-	jitter modelSpec
+	rate     opt[units.BitRate]
+	delay    opt[sim.Duration]
+	overhead opt[units.Bytes]
+	qdisc    qdiscSpec
+	loss     modelSpec
+	jitter   modelSpec
 	// Whole objects: a direction's own replaces the link's.
 	capacity, trace, outages rawField
 }
@@ -156,6 +161,14 @@ func (c *collector) dirSpec(o obj) dirSpec {
 	if v, p, ok := o.get("delay"); ok {
 		t, ok := c.duration(p, v)
 		d.delay.put(t, ok, p)
+	}
+	if v, p, ok := o.get("overhead"); ok {
+		n, ok := c.size(p, v)
+		if ok && n > maxOverhead {
+			c.add(p, "%v is more than any link header (at most %v)", n, units.Bytes(maxOverhead))
+			ok = false
+		}
+		d.overhead.put(n, ok, p)
 	}
 	if v, p, ok := o.get("qdisc"); ok {
 		d.qdisc = c.qdiscSpec(p, v)
@@ -272,7 +285,7 @@ func (c *collector) qdiscSpec(path string, v any) qdiscSpec {
 // different kind starts that object afresh: parameters of the shared kind do
 // not carry over to another kind.
 func mergeDir(base, over dirSpec) dirSpec {
-	out := dirSpec{rate: pick(base.rate, over.rate), delay: pick(base.delay, over.delay)}
+	out := dirSpec{rate: pick(base.rate, over.rate), delay: pick(base.delay, over.delay), overhead: pick(base.overhead, over.overhead)}
 
 	out.qdisc = base.qdisc
 	if kindChanged(base.qdisc.kind, over.qdisc.kind) {
@@ -318,7 +331,10 @@ func (c *collector) direction(path string, d dirSpec) Direction {
 	if !d.delay.set {
 		c.add(join(path, "delay"), "missing; give \"delay\" %s", where)
 	}
-	out.Rate, out.Delay = d.rate.v, d.delay.v
+	out.Rate, out.Delay, out.Overhead = d.rate.v, d.delay.v, d.overhead.v
+	if d.overhead.v > 0 && d.trace.path != "" {
+		c.add(d.overhead.path, "a trace link counts mm-link's own 4-byte TUN header with each packet; remove overhead or the trace")
+	}
 	out.Qdisc = c.qdisc(d.qdisc)
 	out.Loss = c.loss(d.loss)
 	out.Jitter = c.jitter(d.jitter)

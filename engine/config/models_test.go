@@ -45,6 +45,8 @@ func TestSetReachesModelParameters(t *testing.T) {
 			func(d Direction) any { return d.Loss }, Loss{Kind: BernoulliTrain, P: 0.001, TrainLength: 4.5}},
 		{"gaussian zero clamp reorder", []string{ab + "jitter.kind=gaussian", ab + "jitter.sigma=2ms", ab + "jitter.clamp=zero", ab + "jitter.order=reorder"},
 			func(d Direction) any { return d.Jitter }, Jitter{Kind: Gaussian, Sigma: 2 * sim.Millisecond, Clamp: ClampZero, Order: OrderReorder}},
+		{"overhead", []string{ab + "overhead=14B"},
+			func(d Direction) any { return d.Overhead }, units.Bytes(14)},
 		{"gaussian total clamp", []string{ab + "jitter.kind=gaussian", ab + "jitter.sigma=2ms", ab + "jitter.clamp=total"},
 			func(d Direction) any { return d.Jitter }, Jitter{Kind: Gaussian, Sigma: 2 * sim.Millisecond, Clamp: ClampTotal}},
 		{"uniform", []string{`links.bottleneck.ab.jitter={"kind":"uniform","min":"1ms","max":"3ms"}`},

@@ -68,8 +68,14 @@ type Link struct {
 // Direction is one direction of a link: egress qdisc at the sending node,
 // serialisation at Rate, propagation Delay, then impairments.
 type Direction struct {
-	Rate     units.BitRate
-	Delay    sim.Duration
+	Rate  units.BitRate
+	Delay sim.Duration
+	// Overhead is what the rate (or capacity process) serialises of each
+	// packet beyond its IP bytes: a link header, as tc's and netem's
+	// packet overhead count it (14 B for Ethernet's, which netem and tbf
+	// on a veth or Ethernet device charge; 38 B with the FCS, preamble and
+	// gap of Ethernet on the wire). 0 by default: IP bytes only.
+	Overhead units.Bytes
 	Qdisc    Qdisc
 	Loss     Loss
 	Jitter   Jitter

@@ -869,3 +869,28 @@ func TestReorderDeliversInArrivalOrder(t *testing.T) {
 		}
 	}
 }
+
+// A direction's overhead is serialised with every packet: at 12 Mbps a
+// 1,500-byte packet with Ethernet's 14-byte header takes 1,514·8/12e6 s =
+// 1,009.333 µs, so three sent at once arrive that far apart (1 ms without
+// it); the delivered IP rate is 1500/1514 of the link's.
+func TestOverheadIsSerialised(t *testing.T) {
+	for _, tc := range []struct {
+		overhead units.Bytes
+		gap      float64 // µs
+	}{{0, 1000}, {14, 1514.0 * 8 / 12}} {
+		for _, eager := range []bool{false, true} { // served lazily, and by events
+			s, d, _, a := testDir(Config{Rate: 12 * units.Mbps, Overhead: tc.overhead}, 100, 3, 0, 1)
+			if eager {
+				d.Eager()
+			}
+			s.Run()
+			for i, at := range a.at {
+				want := float64(i+1) * tc.gap * float64(sim.Microsecond)
+				if math.Abs(float64(at)-want) > float64(i+1) { // a ps of rounding a packet
+					t.Errorf("overhead %v, eager %v: packet %d arrived at %v, want %.0f ps", tc.overhead, eager, i, at, want)
+				}
+			}
+		}
+	}
+}

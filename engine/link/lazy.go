@@ -90,9 +90,9 @@ func (d *Dir) serve(now sim.Time, arming bool) bool {
 			d.obs.Dequeued(d, start, start.Sub(p.EnqAt))
 		}
 		if d.byteTime > 0 {
-			d.busyUntil = start.Add(sim.Duration(p.Size) * d.byteTime)
+			d.busyUntil = start.Add(sim.Duration(p.Size+d.overhead) * d.byteTime)
 		} else {
-			d.busyUntil = start.Add(units.TxTime(p.Size, d.rate))
+			d.busyUntil = start.Add(units.TxTime(p.Size+d.overhead, d.rate))
 		}
 		d.Stats.SentBytes += p.Size
 		d.propagate(id, d.busyUntil) // fifo order: sets lastArr to its arrival

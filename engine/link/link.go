@@ -125,6 +125,7 @@ type Dir struct {
 	out      *outages
 	rate     units.BitRate
 	byteTime sim.Duration // rate's exact time per byte, or 0 (units.ByteTime)
+	overhead units.Bytes  // serialised with each packet beyond its IP bytes
 	delay    sim.Duration
 	obs      Observer
 	to       Receiver
@@ -171,6 +172,7 @@ type Config struct {
 	AB         bool
 	Rate       units.BitRate
 	Delay      sim.Duration
+	Overhead   units.Bytes // serialised with each packet beyond its IP bytes (config.Direction)
 	Loss       config.Loss
 	Jitter     config.Jitter
 	Capacity   *config.Capacity
@@ -184,7 +186,7 @@ type Config struct {
 // New registers a direction with s. Its qdisc is attached with SetQdisc and
 // its far end with Connect before the run starts.
 func New(s *sim.Sim, pool *packet.Pool, c Config) *Dir {
-	d := &Dir{Name: c.Name, Link: c.Link, AB: c.AB, s: s, pool: pool, delay: c.Delay, rngs: c.Streams, due: sim.Never, tieAt: sim.Never, rdue: sim.Never}
+	d := &Dir{Name: c.Name, Link: c.Link, AB: c.AB, s: s, pool: pool, delay: c.Delay, overhead: c.Overhead, rngs: c.Streams, due: sim.Never, tieAt: sim.Never, rdue: sim.Never}
 	d.setRate(c.Rate)
 	d.self = s.Register(d, "link "+c.Name)
 	d.SetLoss(c.Loss)
@@ -579,11 +581,11 @@ func (d *Dir) transmit(id packet.ID, now sim.Time) bool {
 	case d.tr != nil:
 		d.busyUntil = d.tr.take(now, p.EnqAt, p.Size)
 	case d.capa != nil:
-		d.busyUntil = d.capa.finish(now, d.busySince, p.Size)
+		d.busyUntil = d.capa.finish(now, d.busySince, p.Size+d.overhead)
 	case d.byteTime > 0:
-		d.busyUntil = now.Add(sim.Duration(p.Size) * d.byteTime)
+		d.busyUntil = now.Add(sim.Duration(p.Size+d.overhead) * d.byteTime)
 	default:
-		d.busyUntil = now.Add(units.TxTime(p.Size, d.rate))
+		d.busyUntil = now.Add(units.TxTime(p.Size+d.overhead, d.rate))
 	}
 	if d.busyUntil == sim.Never {
 		// A non-looping trace ended in the middle of the packet: it never

@@ -111,7 +111,7 @@ func Build(s *sim.Sim, pool *packet.Pool, scn *config.Scenario) (*Network, error
 			dir := [2]string{"ab", "ba"}[k]
 			name := l.ID + "/" + dir
 			d := link.New(s, pool, link.Config{
-				Name: name, Link: l.ID, AB: k == 0, Rate: dc.Rate, Delay: dc.Delay,
+				Name: name, Link: l.ID, AB: k == 0, Rate: dc.Rate, Delay: dc.Delay, Overhead: dc.Overhead,
 				Loss: dc.Loss, Jitter: dc.Jitter, Capacity: dc.Capacity, Trace: dc.Trace, Outages: dc.Outages,
 				Streams: link.Streams{
 					Loss:     rng.Stream(seed, "link/"+name+"/loss"),
