@@ -381,7 +381,7 @@ func (d *Dir) Send(id packet.ID) {
 	}
 	// On a trace link an arrival to an empty queue may use only
 	// opportunities after its instant (traceLink.burn).
-	if d.tr != nil && d.qEmpty() {
+	if d.tr != nil && d.tr.due(now) && d.qEmpty() {
 		d.tr.burn(now)
 	}
 	// A FIFO, the common qdisc, is called directly on the paths a busy

@@ -103,6 +103,12 @@ func (t *traceLink) burn(now sim.Time) {
 	t.skip(now + 1)
 }
 
+// due reports whether burn(now) has anything to give up: bytes left of an
+// opportunity at now, or an opportunity at or before now still unused.
+func (t *traceLink) due(now sim.Time) bool {
+	return t.left > 0 && t.curAt == now || !t.done && t.at(t.i) <= now
+}
+
 // ready reports, in a few comparisons inlined where the serialiser asks per
 // packet, whether next(now) == now because the opportunity in use has bytes
 // left or the next unused one is at now. false means only that next must
