@@ -27,10 +27,9 @@ type CoDel struct {
 	vars   codelVars
 	stats  codelStats
 
-	// requeued is a packet the kernel's bypass handed to a busy device
-	// (Requeue), valid when bypassed: it leaves first, unseen by CoDel.
-	requeued packet.ID
-	bypassed bool
+	// requeued holds a packet the kernel's bypass handed to a busy device
+	// (Requeue): it leaves first, unseen by CoDel.
+	requeued requeueSlot
 
 	// Drops and marks made by the control law (not tail drops).
 	Drops, Marks uint64
@@ -58,8 +57,8 @@ func (c *CoDel) Enqueue(id packet.ID, now sim.Time) bool {
 
 // Backlog is the queued bytes and packets, a requeued packet included.
 func (c *CoDel) Backlog() (units.Bytes, int) {
-	if c.bypassed {
-		return c.q.bytes + c.env.Pool.Get(c.requeued).Size, c.q.n + 1
+	if c.requeued.full {
+		return c.q.bytes + c.env.Pool.Get(c.requeued.id).Size, c.q.n + 1
 	}
 	return c.q.bytes, c.q.n
 }
@@ -75,8 +74,7 @@ func (c *CoDel) Pass(packet.ID, sim.Time) bool { return true }
 // leaves before anything enqueued after it without passing through
 // codel_dequeue, so its sojourn never reaches CoDel's state.
 func (c *CoDel) Requeue(id packet.ID, now sim.Time) {
-	c.env.Pool.Get(id).EnqAt = now
-	c.requeued, c.bypassed = id, true
+	c.requeued.put(c.env.Pool, id, now)
 }
 
 // Drained is the empty dequeue __qdisc_run makes at once after the last
@@ -86,9 +84,8 @@ func (c *CoDel) Drained(now sim.Time) { c.Dequeue(now) }
 // Dequeue follows codel_qdisc_dequeue: a requeued packet first
 // (dequeue_skb), else codel_dequeue over the one queue.
 func (c *CoDel) Dequeue(now sim.Time) (packet.ID, bool) {
-	if c.bypassed {
-		c.bypassed = false
-		return c.requeued, true
+	if id, ok := c.requeued.take(); ok {
+		return id, true
 	}
 	id, ok := c.vars.dequeue(c.env, &c.params, &c.stats, (*codelRing)(c), now)
 	c.Drops, c.Marks = c.stats.drops, c.stats.ecnMarks+c.stats.ceMarks
@@ -106,10 +103,8 @@ func (r *codelRing) backlogBytes() units.Bytes      { return r.q.bytes }
 // requeued packet first) until the queue is within the limit.
 func (c *CoDel) Trim(now sim.Time) {
 	for _, n := c.Backlog(); n > c.limit; _, n = c.Backlog() {
-		id, ok := c.requeued, c.bypassed
-		if ok {
-			c.bypassed = false
-		} else {
+		id, ok := c.requeued.take()
+		if !ok {
 			id, _ = c.q.pop(c.env.Pool)
 		}
 		c.env.Drop(id, now)

@@ -65,10 +65,9 @@ type FQCoDel struct {
 	stats   codelStats
 	qlen    int
 	backlog units.Bytes
-	// requeued is a packet the kernel's bypass handed to a busy device
-	// (Requeue), valid when bypassed: it leaves before every flow.
-	requeued packet.ID
-	bypassed bool
+	// requeued holds a packet the kernel's bypass handed to a busy device
+	// (Requeue): it leaves before every flow.
+	requeued requeueSlot
 
 	// Counters: packets dropped by fq_codel_drop on overflow
 	// (drop_overlimit), and flows that became new (new_flow_count).
@@ -123,11 +122,9 @@ func (q *FQCoDel) Pass(packet.ID, sim.Time) bool { return true }
 // flows; it counts in the backlog and leaves before anything enqueued after
 // it (dequeue_skb takes the requeued skb first).
 func (q *FQCoDel) Requeue(id packet.ID, now sim.Time) {
-	p := q.env.Pool.Get(id)
-	p.EnqAt = now
-	q.requeued, q.bypassed = id, true
+	q.requeued.put(q.env.Pool, id, now)
 	q.qlen++
-	q.backlog += p.Size
+	q.backlog += q.env.Pool.Get(id).Size
 }
 
 // Drained is the empty dequeue __qdisc_run makes at once after the last
@@ -213,9 +210,7 @@ func (f *fqcFlow) backlogBytes() units.Bytes { return f.parent.backlog }
 // it leaves, so that new flows cannot starve old ones. A requeued packet
 // (Requeue) leaves first.
 func (q *FQCoDel) Dequeue(now sim.Time) (packet.ID, bool) {
-	if q.bypassed {
-		id := q.requeued
-		q.bypassed = false
+	if id, ok := q.requeued.take(); ok {
 		q.qlen--
 		q.backlog -= q.env.Pool.Get(id).Size
 		return id, true

@@ -89,6 +89,30 @@ type Requeuer interface {
 	Requeue(id packet.ID, now sim.Time)
 }
 
+// requeueSlot is the device's requeue slot (dev_requeue_skb, q->gso_skb)
+// for a discipline the kernel bypasses when empty: it holds at most one
+// packet, which leaves before anything the discipline holds (dequeue_skb
+// takes it first) without passing through the discipline's dequeue.
+type requeueSlot struct {
+	id   packet.ID
+	full bool
+}
+
+// put holds id, queued at now.
+func (r *requeueSlot) put(pool *packet.Pool, id packet.ID, now sim.Time) {
+	pool.Get(id).EnqAt = now
+	r.id, r.full = id, true
+}
+
+// take empties the slot, reporting what it held.
+func (r *requeueSlot) take() (packet.ID, bool) {
+	if !r.full {
+		return 0, false
+	}
+	r.full = false
+	return r.id, true
+}
+
 // Drainer is a discipline whose dequeue finding it empty changes its state:
 // the link calls Drained when a dequeue has left it empty, as __qdisc_run
 // dequeues once more at once after the last packet.
