@@ -53,7 +53,8 @@ type stressAction struct {
 // fq_codel, dualpi2, fq); the bottleneck directions, and some others, a
 // capacity process (dips, grant ramp) or an inline Mahimahi trace (looping
 // or not), loss of every kind before or after the queue, jitter of every
-// kind in either order, and outage windows or periods that queue or drop.
+// kind in either order, and outage windows or periods that queue or drop;
+// a quarter of the directions without a trace, a link overhead.
 // Up to four flows: TCP of any CC with switched mechanisms, ECN, small
 // MSS, buffers and windows, app patterns, receive-path models and proxy
 // legs; groups with every start and size kind (and groups of pumps);
@@ -134,7 +135,7 @@ func drawStressCase(r *rand.Rand, ccs []string) stressCase {
 		var m string
 		switch r.IntN(9) {
 		case 0:
-			m = fmt.Sprintf(`"kind": "gaussian", "sigma": "%dus", "clamp": %q`, 1+r.IntN(5000), pick("redraw", "zero"))
+			m = fmt.Sprintf(`"kind": "gaussian", "sigma": "%dus", "clamp": %q`, 1+r.IntN(5000), pick("redraw", "zero", "total"))
 			c.negJitter = true
 		case 1:
 			m = fmt.Sprintf(`"kind": "uniform", "max": "%dus"`, 1+r.IntN(5000))
@@ -259,6 +260,9 @@ func drawStressCase(r *rand.Rand, ccs []string) stressCase {
 		}
 		if hasRate {
 			parts = append(parts, fmt.Sprintf(`"rate": "%dMbps"`, rateMbps))
+		}
+		if !c.unbounded[key] && r.IntN(4) == 0 {
+			parts = append(parts, fmt.Sprintf(`"overhead": "%dB"`, r.IntN(65)))
 		}
 		return "{" + strings.Join(parts, ", ") + "}"
 	}
