@@ -265,10 +265,10 @@ func (r *Receiver) rmemAlloc() uint64 {
 	adv := uint64(r.win.advmss)
 	var m uint64
 	if unread := r.rcvNxt - r.copiedSeq; unread > 0 {
-		m += skbTruesize((unread + adv - 1) / adv)
+		m += r.win.skbTruesize((unread + adv - 1) / adv)
 	}
 	if n := uint64(len(r.ofo.iv)); n > 0 {
-		m += n*skbStructSize + (r.ofo.bytes+adv-1)/adv*rxFrameTruesize
+		m += n*skbStructSize + (r.ofo.bytes+adv-1)/adv*r.win.frameTruesize
 	}
 	return m
 }

@@ -28,7 +28,7 @@ const (
 	defaultScalingRatio = 1 << (rmemToWinScale - 1) // TCP_DEFAULT_SCALING_RATIO: 50%
 )
 
-// Receive-side skb truesize for a 1500-byte MTU. A NIC driver receives each
+// Receive-side skb truesize. A NIC driver on a 1500-byte MTU receives each
 // frame into a 2 KiB half-page buffer and builds the skb around it
 // (build_skb: SKB_TRUESIZE(2048 − shared info) = 2048 plus
 // SKB_DATA_ALIGN(sizeof(struct sk_buff)) = 256 on x86-64, 2304 in all);
@@ -36,27 +36,70 @@ const (
 // (skb_try_coalesce) steal each further frame's head fragment and add its
 // truesize less the freed sk_buff, 2048. One skb of n frames is therefore
 // 256 + 2048·n, and a lone 1448-byte segment gives scaling_ratio
-// 1448·256/2304 = 160 (62.5%).
+// 1448·256/2304 = 160 (62.5%). A frame too large for that buffer (a jumbo
+// MTU) takes what rxFrameTruesize says.
 const (
-	rxFrameTruesize = 2048 // a 1500-byte frame's half-page receive buffer
-	skbStructSize   = 256  // SKB_DATA_ALIGN(sizeof(struct sk_buff))
+	rxHalfPage    = 2048 // a 1500-byte frame's half-page receive buffer
+	skbStructSize = 256  // SKB_DATA_ALIGN(sizeof(struct sk_buff))
 )
 
+// The x86-64 constants of an skb's data buffer (6.18; skbSharedInfo is
+// with the send buffer's).
+const (
+	pageSize      = 4096
+	netSkbPad     = 64 // NET_SKB_PAD: headroom a driver reserves
+	smpCacheBytes = 64 // SKB_DATA_ALIGN's unit
+	pageCostly    = 3  // PAGE_ALLOC_COSTLY_ORDER
+)
+
+// rxFrameTruesize is the truesize, less the sk_buff, that one received
+// frame of an IP packet of ipLen bytes adds to an skb. Up to 1,664 bytes
+// it fits the 2 KiB half page. A larger frame is sized as tun_get_user
+// allocates it (tun_alloc_skb → alloc_skb_with_frags): a linear part of
+// the whole packet while headroom and packet stay under a page, else of
+// SKB_MAX_HEAD(NET_SKB_PAD) = 3,712 bytes, in a kmalloc'd head of the
+// next power of two, the rest in pages of the smallest order (at most
+// PAGE_ALLOC_COSTLY_ORDER) that holds it. A 9,000-byte frame takes 4,096
+// + 8,192 bytes, 12,544 with the sk_buff, as on a NIC that receives it
+// into three 3 KiB buffers of half an 8 KiB page each (ixgbe); a lone
+// 8,948-byte segment then measures scaling_ratio 182.
+func rxFrameTruesize(ipLen uint64) uint64 {
+	lin := ipLen
+	if netSkbPad+ipLen >= pageSize {
+		lin = pageSize - skbSharedInfo - netSkbPad // SKB_MAX_HEAD(NET_SKB_PAD)
+	}
+	head := (netSkbPad+lin+smpCacheBytes-1)&^(smpCacheBytes-1) + skbSharedInfo
+	t := max(uint64(1)<<bits.Len64(head-1), rxHalfPage) // kmalloc_size_roundup
+	for rest := ipLen - lin; rest > 0; {
+		order := pageCostly
+		for order > 0 && (rest+pageSize-1)&^(pageSize-1) < pageSize<<order {
+			order--
+		}
+		chunk := uint64(pageSize) << order
+		t += chunk
+		rest -= min(rest, chunk)
+	}
+	return t
+}
+
 // skbTruesize is the truesize of one skb holding frames received frames.
-func skbTruesize(frames uint64) uint64 { return skbStructSize + frames*rxFrameTruesize }
+func (w *window) skbTruesize(frames uint64) uint64 {
+	return skbStructSize + frames*w.frameTruesize
+}
 
 // window is the receive-window and autotuning state of tcp_sock. Windows
 // are plain bytes; an advertised window is a multiple of the scale unit
 // (1 << wscale), as the kernel rounds it.
 type window struct {
-	advmss       uint32
-	wscale       uint8  // rx_opt.rcv_wscale, the shift this receiver announced
-	scalingRatio uint32 // tp->scaling_ratio, /256
-	rcvBuf       uint64 // sk_rcvbuf
-	maxBuf       uint64 // tcp_rmem[2]
-	windowClamp  uint64
-	rcvSsthresh  uint64
-	rcvWnd       uint64
+	advmss        uint32
+	frameTruesize uint64 // rxFrameTruesize of a full segment's frame
+	wscale        uint8  // rx_opt.rcv_wscale, the shift this receiver announced
+	scalingRatio  uint32 // tp->scaling_ratio, /256
+	rcvBuf        uint64 // sk_rcvbuf
+	maxBuf        uint64 // tcp_rmem[2]
+	windowClamp   uint64
+	rcvSsthresh   uint64
+	rcvWnd        uint64
 
 	// Receiver RTT estimate (tp->rcv_rtt_est), <<3-scaled microseconds.
 	rcvRttUs        uint32
@@ -91,7 +134,7 @@ func (w *window) spaceFromWin(win uint64) uint64 {
 // measured (81920 at 160/256).
 func (w *window) measureScalingRatio(len, frames uint64) {
 	old := w.scalingRatio
-	w.scalingRatio = max(uint32(len<<rmemToWinScale/skbTruesize(frames)), 1)
+	w.scalingRatio = max(uint32(len<<rmemToWinScale/w.skbTruesize(frames)), 1)
 	if w.scalingRatio == old {
 		return
 	}
@@ -102,7 +145,7 @@ func (w *window) measureScalingRatio(len, frames uint64) {
 }
 
 // sockMinRcvbuf is SOCK_MIN_RCVBUF: two skbs of TCP_SKB_MIN_TRUESIZE.
-const sockMinRcvbuf = 2 * (2048 + skbStructSize)
+const sockMinRcvbuf = 2 * (rxHalfPage + skbStructSize)
 
 // setWindowClamp follows tcp_set_window_clamp (6.15+) for a non-zero
 // value: a lower clamp lowers rcv_ssthresh with it (no SO_RESERVE_MEM
@@ -130,6 +173,7 @@ func (w *window) init(o config.TCPOptions) {
 	if w.advmss == 0 {
 		w.advmss = defaultMSS
 	}
+	w.frameTruesize = rxFrameTruesize(uint64(w.advmss) + HeaderBytes)
 	w.scalingRatio = defaultScalingRatio // tcp_scaling_ratio_init
 	w.rcvBuf = uint64(o.RcvBufInit)
 	if w.rcvBuf == 0 {
@@ -171,7 +215,7 @@ func WScale(rcvBufMax units.Bytes) uint8 {
 // segment of mss measures. It is what a capture's largest advertised
 // window says of its receiver's buffer ceiling.
 func RcvBufForWindow(win, mss units.Bytes) units.Bytes {
-	ratio := max(uint64(mss)<<rmemToWinScale/skbTruesize(1), 1)
+	ratio := max(uint64(mss)<<rmemToWinScale/(skbStructSize+rxFrameTruesize(uint64(mss)+HeaderBytes)), 1)
 	return units.Bytes((uint64(win)<<rmemToWinScale + ratio - 1) / ratio)
 }
 

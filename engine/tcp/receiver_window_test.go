@@ -87,21 +87,32 @@ func TestAutotuning(t *testing.T) {
 }
 
 // TestScalingRatio checks tcp_measure_rcv_mss's scaling_ratio = (len << 8) /
-// truesize against hand arithmetic with the 1500-byte-MTU truesize model
-// (256 + 2048 per frame), and tcp_win_from_space / tcp_space_from_win with
-// it.
+// truesize against hand arithmetic: with the 1500-byte-MTU truesize model
+// (256 + 2048 per frame), and with a 9000-byte jumbo frame, which
+// tun_get_user puts in a 4 KiB kmalloc'd head (64 B of headroom and 3,712
+// of packet, with 320 of skb_shared_info) and an 8 KiB page for the other
+// 5,288 bytes (alloc_skb_with_frags: order 1 is the smallest that holds
+// them): 256 + 4096 + 8192 = 12,544. It checks tcp_win_from_space /
+// tcp_space_from_win too.
 func TestScalingRatio(t *testing.T) {
 	for _, tc := range []struct {
 		name        string
+		mss         units.Bytes
 		len, frames uint64
 		want        uint32
 	}{
-		{"lone 1448-byte segment: 370688/2304", 1448, 1, 160},
-		{"GRO aggregate of 44: 16310272/90368", 44 * 1448, 44, 180},
-		{"lone 1000-byte segment: 256000/2304", 1000, 1, 111},
-		{"1-byte segment: 256/2304 = 0, floored at 1", 1, 1, 1},
+		{"lone 1448-byte segment: 370688/2304", 1448, 1448, 1, 160},
+		{"GRO aggregate of 44: 16310272/90368", 1448, 44 * 1448, 44, 180},
+		{"lone 1000-byte segment: 256000/2304", 1448, 1000, 1, 111},
+		{"1-byte segment: 256/2304 = 0, floored at 1", 1448, 1, 1, 1},
+		{"MSS 536 keeps the half page: 137216/2304", 536, 536, 1, 59},
+		{"jumbo 8948-byte segment: 2290688/12544", 8948, 8948, 1, 182},
+		{"GRO aggregate of 7 jumbo frames: 16034816/86272", 8948, 7 * 8948, 7, 185},
 	} {
 		var w window
+		o := defaultOpts()
+		o.MSS = tc.mss
+		w.init(o)
 		w.measureScalingRatio(tc.len, tc.frames)
 		if w.scalingRatio != tc.want {
 			t.Errorf("%s: scaling_ratio = %d, want %d", tc.name, w.scalingRatio, tc.want)
@@ -118,6 +129,31 @@ func TestScalingRatio(t *testing.T) {
 	d.init(defaultOpts())
 	if d.scalingRatio != 128 {
 		t.Errorf("initial scaling_ratio = %d, want TCP_DEFAULT_SCALING_RATIO = 128", d.scalingRatio)
+	}
+}
+
+// TestRxFrameTruesize checks a frame's truesize against tun_get_user's
+// allocation worked by hand (x86-64: NET_SKB_PAD 64, skb_shared_info 320,
+// 4 KiB pages): up to 1,664 bytes a frame fits a 2 KiB buffer with its
+// headroom and shared info; 1,665 needs kmalloc-4k; 4,031 is the largest
+// packet linear in one head (64 + 4,031 < 4,096, its head 4,096 + 320
+// rounded up to 8 KiB); from 4,032 the head holds 3,712 bytes and the rest
+// goes to pages of the smallest order that holds it, at most 3 (32 KiB).
+// And over every MSS from TCP_MIN_MSS to the largest window, a lone full
+// segment measures a scaling_ratio under 256, as the kernel's u8 holds it.
+func TestRxFrameTruesize(t *testing.T) {
+	for _, tc := range []struct{ ipLen, want uint64 }{
+		{588, 2048}, {1500, 2048}, {1664, 2048}, {1665, 4096}, {4031, 8192},
+		{4032, 4096 + 4096}, {9000, 4096 + 8192}, {32819, 4096 + 32768},
+	} {
+		if got := rxFrameTruesize(tc.ipLen); got != tc.want {
+			t.Errorf("rxFrameTruesize(%d) = %d, want %d", tc.ipLen, got, tc.want)
+		}
+	}
+	for mss := uint64(tcpMinMss); mss <= 32767; mss++ {
+		if r := mss << rmemToWinScale / (skbStructSize + rxFrameTruesize(mss+HeaderBytes)); r > 255 {
+			t.Fatalf("MSS %d: scaling_ratio %d does not fit the kernel's u8", mss, r)
+		}
 	}
 }
 

@@ -766,9 +766,8 @@ const (
 	// the MSS with MAX_TCP_HEADER (256) and skb_shared_info (320) rounded
 	// up to a power of two, and the sk_buff (256): 2,304 bytes at MSS 1448.
 	maxTCPHeader    = 256
-	skbSharedInfo   = 320
-	skbStruct       = 256
-	tcpOptTimestamp = 12 // mss_clamp is the MSS before the timestamp option
+	skbSharedInfo   = 320 // SKB_DATA_ALIGN(sizeof(struct skb_shared_info))
+	tcpOptTimestamp = 12  // mss_clamp is the MSS before the timestamp option
 )
 
 // initSndBuf follows tcp_init_sock and tcp_init_buffer_space: sk_sndbuf
@@ -802,7 +801,7 @@ func (d *DataSender) sndbufExpand() {
 	if d.sndBuf >= limit {
 		return
 	}
-	perMSS := uint64(1)<<bits.Len64(d.mss+tcpOptTimestamp+maxTCPHeader+skbSharedInfo-1) + skbStruct
+	perMSS := uint64(1)<<bits.Len64(d.mss+tcpOptTimestamp+maxTCPHeader+skbSharedInfo-1) + skbStructSize
 	segs := max(uint64(cc.InitCwnd), uint64(d.st.CwndPkts), uint64(d.reordering)+1)
 	windows := uint64(2)
 	if d.hooks.SndBuf != nil {
