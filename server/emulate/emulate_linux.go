@@ -99,6 +99,18 @@ type run struct {
 	flows   []*eflow
 	undo    []func() error
 	sysctls map[string]map[string]string
+	mtu     int // every TUN device's (tunMTU)
+}
+
+// tunMTU is the MTU of the emulated hosts' TUN devices: 1500, or more for
+// a flow whose mss with its headers needs more (a jumbo frame), so that
+// every flow's kernel segments are its mss long.
+func tunMTU(flows []config.Flow) int {
+	mtu := 1500
+	for _, f := range flows {
+		mtu = max(mtu, int(f.TCP.MSS)+tcp.HeaderBytes)
+	}
+	return mtu
 }
 
 func (e *run) push(f func() error) { e.undo = append(e.undo, f) }
@@ -127,7 +139,7 @@ func Run(ctx context.Context, scn *config.Scenario, hash string, opt Options) (r
 		return nil, err
 	}
 	removeStale()
-	e := &run{scn: scn, plan: pl, pid: os.Getpid(), nodes: map[int32]*node{}, sysctls: map[string]map[string]string{}}
+	e := &run{scn: scn, plan: pl, pid: os.Getpid(), nodes: map[int32]*node{}, sysctls: map[string]map[string]string{}, mtu: tunMTU(pl.flows)}
 	defer func() {
 		if cerr := e.cleanup(); cerr != nil && err == nil {
 			err = fmt.Errorf("emulate: cleanup: %w", cerr)
@@ -174,7 +186,7 @@ func Run(ctx context.Context, scn *config.Scenario, hash string, opt Options) (r
 	for _, f := range pl.flows {
 		rec.Flows = append(rec.Flows, f.ID)
 	}
-	r := &relay{s: s, pool: pool, nw: nw, nflows: len(pl.flows), rec: rec}
+	r := &relay{s: s, pool: pool, nw: nw, nflows: len(pl.flows), rec: rec, slot: slotFor(e.mtu)}
 	// A switch's flooded copies carry the frame's bytes too: without them
 	// the copy that reached the destination carried another packet's.
 	pool.OnClone = func(from, to packet.ID) { copy(r.buf(to), r.buf(from)) }
@@ -415,10 +427,6 @@ func check(scn *config.Scenario, opt Options) (*plan, error) {
 		if o.ECNLow {
 			errs = append(errs, p+".tcp.ecn_low: the mainline kernel has no ecn_low route feature")
 		}
-		if o.MSS > 1448 {
-			errs = append(errs, fmt.Sprintf("%s.tcp.mss: %d B needs a %d-byte MTU; the emulator's TUN devices carry 1500 bytes, 1448 of payload beside the timestamp option",
-				p, o.MSS, o.MSS+52))
-		}
 	}
 	_, conflicts := nodeSysctls(pl.flows)
 	errs = append(errs, conflicts...)
@@ -598,7 +606,7 @@ func (e *run) setupNodes() error {
 		for _, args := range [][]string{
 			{"-n", name, "link", "set", "lo", "up"},
 			{"-n", name, "addr", "add", addr + "/32", "dev", "tun0"},
-			{"-n", name, "link", "set", "tun0", "mtu", "1500", "txqueuelen", "10000", "up"},
+			{"-n", name, "link", "set", "tun0", "mtu", strconv.Itoa(e.mtu), "txqueuelen", "10000", "up"},
 		} {
 			if err := ipCmd(args...); err != nil {
 				return fmt.Errorf("node %s: %w", sn.ID, err)

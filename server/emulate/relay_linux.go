@@ -31,10 +31,13 @@ import (
 // pool's packet IDs, so the loop allocates nothing per packet.
 
 const (
-	slotSize  = 2048 // bytes per packet slot (the TUN MTU is 1500)
 	slabShift = 12   // as engine/packet's slabs: 4096 packets per slab
 	basePort  = 5201 // flow i listens on basePort+i
 )
+
+// slotFor is the bytes of a packet slot for TUN devices of the given MTU:
+// 2 KiB for 1500, a jumbo MTU rounded up to a cache line.
+func slotFor(mtu int) int { return max(2048, (mtu+63)&^63) }
 
 // relay is the real-time event loop.
 type relay struct {
@@ -46,6 +49,7 @@ type relay struct {
 	// nodeOf maps the last octet of an emulated address to a node index.
 	nodeOf [256]int32
 	bufs   [][]byte
+	slot   int // bytes per packet slot (slotFor)
 	nflows int
 	rtt    []rttTrack
 	rec    *trace.Recorder
@@ -85,10 +89,10 @@ func (r *relay) now() sim.Time { return sim.Time(time.Since(r.t0).Nanoseconds() 
 func (r *relay) buf(id packet.ID) []byte {
 	s := int(id) >> slabShift
 	for len(r.bufs) <= s {
-		r.bufs = append(r.bufs, make([]byte, slotSize<<slabShift))
+		r.bufs = append(r.bufs, make([]byte, r.slot<<slabShift))
 	}
-	o := (int(id) & (1<<slabShift - 1)) * slotSize
-	return r.bufs[s][o : o+slotSize]
+	o := (int(id) & (1<<slabShift - 1)) * r.slot
+	return r.bufs[s][o : o+r.slot]
 }
 
 // Receive writes a packet arriving at the port's node to its TUN device,

@@ -33,7 +33,7 @@ func benchRelay(tb testing.TB) (*relay, []byte) {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { syscall.Close(null) })
-	r := &relay{s: s, pool: pool, nw: nw, nflows: 1, rec: trace.NewRecorder(config.TraceSummary, 0, nil), t0: time.Now()}
+	r := &relay{s: s, pool: pool, nw: nw, nflows: 1, slot: slotFor(1500), rec: trace.NewRecorder(config.TraceSummary, 0, nil), t0: time.Now()}
 	for i := range r.nodeOf {
 		r.nodeOf[i] = -1
 	}
