@@ -242,19 +242,45 @@ func (r *Receiver) receiveWindow() uint64 {
 
 // growWindow follows tcp_grow_window: rcv_ssthresh, the cap on the
 // advertised window, grows by two segments per arriving segment while the
-// buffer has room; growing asks for a quick ACK so the sender learns it.
-// Every skb fits ("check #2": tcp_win_from_space(truesize) <= len)
-// because all skbs have the len/truesize the ratio was measured on, or a
-// better one (GRO aggregates).
+// buffer has room and the segment's truesize fits the window it would buy
+// ("check #2": tcp_win_from_space(truesize) <= len); a segment with more
+// overhead grows it only while rcv_ssthresh is small (growWindowSlow).
+// Growing asks for a quick ACK so the sender learns it.
 func (r *Receiver) growWindow(sg *segment) {
 	w := &r.win
 	room := int64(min(w.windowClamp, w.space(r.rmemAlloc()))) - int64(w.rcvSsthresh)
 	if room <= 0 {
 		return
 	}
-	incr := max(2*uint64(w.advmss), 2*(sg.end-sg.seq))
-	w.rcvSsthresh += min(uint64(room), incr)
+	n := sg.end - sg.seq
+	incr := 2 * uint64(w.advmss)
+	if truesize := w.skbTruesize(uint64(sg.segs)); w.winFromSpace(truesize) > n {
+		if incr = r.growWindowSlow(n, truesize); incr == 0 {
+			return
+		}
+	}
+	w.rcvSsthresh += min(uint64(room), max(incr, 2*n))
 	r.ack.quick |= 1
+}
+
+// growWindowSlow is __tcp_grow_window: a segment of n bytes whose truesize
+// buys more window than it carries grows rcv_ssthresh by two of rcv_mss
+// while rcv_ssthresh is at most half the window of tcp_rmem[2]; each
+// halving of the window beyond that needs the segment to be twice as
+// dense. A segment of 536 bytes in a 1,280-byte skb at the ratio ½ (an
+// MSS of 536 never measures another) grows it to a quarter of tcp_rmem[2].
+func (r *Receiver) growWindowSlow(n, truesize uint64) uint64 {
+	w := &r.win
+	t := w.winFromSpace(truesize) >> 1
+	window := w.winFromSpace(w.maxBuf) >> 1
+	for w.rcvSsthresh <= window {
+		if t <= n {
+			return 2 * uint64(r.ack.rcvMss)
+		}
+		t >>= 1
+		window >>= 1
+	}
+	return 0
 }
 
 // rmemAlloc is sk_rmem_alloc: the truesize of unread and out-of-order

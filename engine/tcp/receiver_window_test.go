@@ -468,3 +468,45 @@ func TestOutOfWindowProbeAnswersRateLimited(t *testing.T) {
 		t.Errorf("old data within 500 ms of an answer went unanswered")
 	}
 }
+
+// TestGrowWindowCheck2 follows tcp_grow_window by hand. At the ratio a
+// GRO aggregate measured, 170/256, a lone 1448-byte segment's 2,304 bytes
+// of truesize buy tcp_win_from_space(2304) = 1,530 bytes of window, more
+// than it carries, so check #2 fails and __tcp_grow_window decides: with
+// tcp_rmem[2] 32 MiB its window is 33554432·170/256 / 2 = 11,141,120, and
+// the truesize's half, 765, fits 1448 at once. So rcv_ssthresh grows by
+// 2·rcv_mss up to that window and not beyond it: from 11,141,121 on, the
+// next round (5,570,560, 382) lies below rcv_ssthresh too. At 160/256
+// check #2 holds (1,440 ≤ 1448) and it grows by 2·advmss wherever it is.
+// A 536-byte segment with MSS 536 (rcv_mss 536, the ratio never measured,
+// so ½) in a 2,304-byte skb: 1,152 > 536; the first round 576 > 536, the
+// second 288 fits, below half the first round's window, 4 MiB with a
+// 32 MiB tcp_rmem[2].
+func TestGrowWindowCheck2(t *testing.T) {
+	for _, c := range []struct {
+		name                 string
+		mss, rcvMss, ratio   uint32
+		len                  uint64
+		ssthresh, wantGrowth uint64
+	}{
+		{"170: below the window", 1448, 1448, 170, 1448, 11_141_120, 2896},
+		{"170: just above it", 1448, 1448, 170, 1448, 11_141_121, 0},
+		{"160: check #2 holds", 1448, 1448, 160, 1448, 20_000_000, 2896},
+		{"mss 536 at ½: below a quarter of the window", 536, 536, 128, 536, 4_194_304, 1072},
+		{"mss 536 at ½: above it", 536, 536, 128, 536, 4_194_305, 0},
+	} {
+		o := defaultOpts()
+		o.MSS = units.Bytes(c.mss)
+		var r Receiver
+		r.win.init(o)
+		r.win.maxBuf, r.win.rcvBuf = 32<<20, 32<<20
+		r.win.windowClamp = 1 << 30
+		r.win.scalingRatio = c.ratio
+		r.win.rcvSsthresh = c.ssthresh
+		r.ack.rcvMss = c.rcvMss
+		r.growWindow(&segment{seq: 1, end: 1 + c.len, segs: 1, segLen: uint32(c.len)})
+		if got := r.win.rcvSsthresh - c.ssthresh; got != c.wantGrowth {
+			t.Errorf("%s: rcv_ssthresh grew by %d, want %d", c.name, got, c.wantGrowth)
+		}
+	}
+}
