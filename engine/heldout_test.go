@@ -185,19 +185,26 @@ func TestHeldOutKnobsBesideKernel(t *testing.T) {
 	}
 }
 
-// Jumbo segments beside the kernel (2026-12-06, `compare p-rtr-p`, seeds
-// 1–2, the emulator's TUN devices at mss + 52 bytes of MTU): a receiver
-// held by its 2 MiB buffer advertises what the truesize of its frames
-// leaves (rxFrameTruesize), 1.49 MB of window at mss 8948 and 0.98 MB at
-// 3948. Before frames over 2 KiB were sized so, the simulator's 8948-byte
-// segments measured a scaling_ratio of 994/256, and the first path ran at
-// 208 Mbps with 33 retransmissions. BBR at 1 % loss with jumbo segments
-// over the default buffers.
-func TestHeldOutJumboBesideKernel(t *testing.T) {
+// Segment sizes beside the kernel (2026-12-06, `compare p-rtr-p`, seeds
+// 1–2, the emulator's TUN devices at mss + 52 bytes of MTU where 1500 is
+// too small): a receiver held by its buffer advertises what the truesize
+// of its frames leaves (rxFrameTruesize, growWindow). With a 2 MiB buffer,
+// 1.49 MB of window at mss 8948 and 0.98 MB at 3948: before frames over
+// 2 KiB were sized so, the simulator's 8948-byte segments measured a
+// scaling_ratio of 994/256, and the first path ran at 208 Mbps with 33
+// retransmissions. With 512 KiB, mss 536 and 300 never measure their ratio
+// and their 1,280-byte skbs fail check #2, so rcv_ssthresh stops at a
+// quarter and an eighth of it: 10.02 and 5.04 Mbps over 100 ms, where the
+// simulator gave 19.65 and 19.49 before. BBR at 1 % loss with jumbo
+// segments over the default buffers.
+func TestHeldOutSegmentSizesBesideKernel(t *testing.T) {
 	window := []string{"links.bottleneck.rate=250Mbps", "links.bottleneck.delay=49ms", "flows.f0.tcp.rcvbuf_max=2MiB"}
+	small := []string{"links.bottleneck.rate=50Mbps", "links.bottleneck.delay=49ms", "flows.f0.tcp.rcvbuf_max=512KiB"}
 	for _, c := range []heldOutPath{
 		{"cubic-mss8948-2MiB-window", append([]string{"flows.f0.tcp.mss=8948"}, window...), 111.68, 0.01, [2]int64{0, 0}},
 		{"cubic-mss3948-2MiB-window", append([]string{"flows.f0.tcp.mss=3948"}, window...), 73.02, 0.01, [2]int64{0, 0}},
+		{"cubic-mss536-512KiB-window", append([]string{"flows.f0.tcp.mss=536"}, small...), 10.02, 0.01, [2]int64{0, 0}},
+		{"cubic-mss300-512KiB-window", append([]string{"flows.f0.tcp.mss=300"}, small...), 5.04, 0.01, [2]int64{0, 0}},
 		{"bbr-mss8948-1%loss", []string{"flows.f0.tcp.mss=8948", "flows.f0.cc=bbr",
 			`links.bottleneck.ab.loss={"kind":"bernoulli","p":0.01}`},
 			97.75, 0.01, [2]int64{240, 249}},

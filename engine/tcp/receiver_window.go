@@ -36,40 +36,47 @@ const (
 // (skb_try_coalesce) steal each further frame's head fragment and add its
 // truesize less the freed sk_buff, 2048. One skb of n frames is therefore
 // 256 + 2048·n, and a lone 1448-byte segment gives scaling_ratio
-// 1448·256/2304 = 160 (62.5%). A frame too large for that buffer (a jumbo
-// MTU) takes what rxFrameTruesize says.
+// 1448·256/2304 = 160 (62.5%). Frames much smaller or larger than 1500
+// bytes take what rxFrameTruesize says.
 const (
-	rxHalfPage    = 2048 // a 1500-byte frame's half-page receive buffer
-	skbStructSize = 256  // SKB_DATA_ALIGN(sizeof(struct sk_buff))
+	skbStructSize     = 256                  // SKB_DATA_ALIGN(sizeof(struct sk_buff))
+	tcpSkbMinTruesize = 2048 + skbStructSize // TCP_SKB_MIN_TRUESIZE
 )
 
 // The x86-64 constants of an skb's data buffer (6.18; skbSharedInfo is
-// with the send buffer's).
+// with the send buffer's). The small-head cache's size follows MAX_HEADER:
+// 640 bytes with the 128 of this project's kernel, 704 where tunnels add 48.
 const (
 	pageSize      = 4096
-	netSkbPad     = 64 // NET_SKB_PAD: headroom a driver reserves
-	smpCacheBytes = 64 // SKB_DATA_ALIGN's unit
-	pageCostly    = 3  // PAGE_ALLOC_COSTLY_ORDER
+	netSkbPad     = 64  // NET_SKB_PAD: headroom a driver reserves
+	smpCacheBytes = 64  // SKB_DATA_ALIGN's unit
+	pageCostly    = 3   // PAGE_ALLOC_COSTLY_ORDER
+	smallHeadSize = 640 // SKB_SMALL_HEAD_CACHE_SIZE: SKB_HEAD_ALIGN(GRO_MAX_HEAD_PAD = 320)
 )
 
 // rxFrameTruesize is the truesize, less the sk_buff, that one received
-// frame of an IP packet of ipLen bytes adds to an skb. Up to 1,664 bytes
-// it fits the 2 KiB half page. A larger frame is sized as tun_get_user
-// allocates it (tun_alloc_skb → alloc_skb_with_frags): a linear part of
-// the whole packet while headroom and packet stay under a page, else of
-// SKB_MAX_HEAD(NET_SKB_PAD) = 3,712 bytes, in a kmalloc'd head of the
-// next power of two, the rest in pages of the smallest order (at most
-// PAGE_ALLOC_COSTLY_ORDER) that holds it. A 9,000-byte frame takes 4,096
-// + 8,192 bytes, 12,544 with the sk_buff, as on a NIC that receives it
-// into three 3 KiB buffers of half an 8 KiB page each (ixgbe); a lone
-// 8,948-byte segment then measures scaling_ratio 182.
+// frame of an IP packet of ipLen bytes adds to an skb: what tun_get_user
+// allocates for it (tun_alloc_skb → alloc_skb_with_frags), as the
+// emulator's TUN devices and Mahimahi's deliver frames. The head holds the
+// whole packet while headroom and packet stay under a page, else
+// SKB_MAX_HEAD(NET_SKB_PAD) = 3,712 bytes of it, with its shared info in
+// the small-head cache (up to 640 bytes) or a kmalloc of the next power of
+// two; the rest goes to pages of the smallest order (at most
+// PAGE_ALLOC_COSTLY_ORDER) that holds it. From 589 to 1,612 bytes of MSS
+// that is 2 KiB, the NIC's half page above. Below, the head is smaller
+// (1 KiB at MSS 536, where a NIC would still take 2 KiB); above, a
+// 9,000-byte frame takes 4,096 + 8,192 bytes, 12,544 with the sk_buff, as
+// on a NIC that receives it into three 3 KiB buffers of half an 8 KiB page
+// each (ixgbe), and a lone 8,948-byte segment measures scaling_ratio 182.
 func rxFrameTruesize(ipLen uint64) uint64 {
 	lin := ipLen
 	if netSkbPad+ipLen >= pageSize {
 		lin = pageSize - skbSharedInfo - netSkbPad // SKB_MAX_HEAD(NET_SKB_PAD)
 	}
-	head := (netSkbPad+lin+smpCacheBytes-1)&^(smpCacheBytes-1) + skbSharedInfo
-	t := max(uint64(1)<<bits.Len64(head-1), rxHalfPage) // kmalloc_size_roundup
+	t := uint64(smallHeadSize)
+	if head := (netSkbPad+lin+smpCacheBytes-1)&^(smpCacheBytes-1) + skbSharedInfo; head > smallHeadSize {
+		t = uint64(1) << bits.Len64(head-1) // kmalloc_size_roundup
+	}
 	for rest := ipLen - lin; rest > 0; {
 		order := pageCostly
 		for order > 0 && (rest+pageSize-1)&^(pageSize-1) < pageSize<<order {
@@ -145,7 +152,7 @@ func (w *window) measureScalingRatio(len, frames uint64) {
 }
 
 // sockMinRcvbuf is SOCK_MIN_RCVBUF: two skbs of TCP_SKB_MIN_TRUESIZE.
-const sockMinRcvbuf = 2 * (rxHalfPage + skbStructSize)
+const sockMinRcvbuf = 2 * tcpSkbMinTruesize
 
 // setWindowClamp follows tcp_set_window_clamp (6.15+) for a non-zero
 // value: a lower clamp lowers rcv_ssthresh with it (no SO_RESERVE_MEM

@@ -105,7 +105,7 @@ func TestScalingRatio(t *testing.T) {
 		{"GRO aggregate of 44: 16310272/90368", 1448, 44 * 1448, 44, 180},
 		{"lone 1000-byte segment: 256000/2304", 1448, 1000, 1, 111},
 		{"1-byte segment: 256/2304 = 0, floored at 1", 1448, 1, 1, 1},
-		{"MSS 536 keeps the half page: 137216/2304", 536, 536, 1, 59},
+		{"MSS 536 in a 1 KiB head: 137216/1280", 536, 536, 1, 107},
 		{"jumbo 8948-byte segment: 2290688/12544", 8948, 8948, 1, 182},
 		{"GRO aggregate of 7 jumbo frames: 16034816/86272", 8948, 7 * 8948, 7, 185},
 	} {
@@ -134,16 +134,19 @@ func TestScalingRatio(t *testing.T) {
 
 // TestRxFrameTruesize checks a frame's truesize against tun_get_user's
 // allocation worked by hand (x86-64: NET_SKB_PAD 64, skb_shared_info 320,
-// 4 KiB pages): up to 1,664 bytes a frame fits a 2 KiB buffer with its
-// headroom and shared info; 1,665 needs kmalloc-4k; 4,031 is the largest
-// packet linear in one head (64 + 4,031 < 4,096, its head 4,096 + 320
-// rounded up to 8 KiB); from 4,032 the head holds 3,712 bytes and the rest
-// goes to pages of the smallest order that holds it, at most 3 (32 KiB).
-// And over every MSS from TCP_MIN_MSS to the largest window, a lone full
-// segment measures a scaling_ratio under 256, as the kernel's u8 holds it.
+// the small-head cache 640, 4 KiB pages): a head of SKB_DATA_ALIGN(64 +
+// packet) + 320 bytes takes the small-head cache up to 640 (packets up to
+// 256 bytes), then a kmalloc of the next power of two: 1 KiB up to 640
+// bytes, 2 KiB up to 1,664; 4,031 is the largest packet linear in one head
+// (64 + 4,031 < 4,096, its head 4,096 + 320 rounded up to 8 KiB); from
+// 4,032 the head holds 3,712 bytes and the rest goes to pages of the
+// smallest order that holds it, at most 3 (32 KiB). And over every MSS
+// from TCP_MIN_MSS to the largest window, a lone full segment measures a
+// scaling_ratio under 256, as the kernel's u8 holds it.
 func TestRxFrameTruesize(t *testing.T) {
 	for _, tc := range []struct{ ipLen, want uint64 }{
-		{588, 2048}, {1500, 2048}, {1664, 2048}, {1665, 4096}, {4031, 8192},
+		{140, 640}, {256, 640}, {257, 1024}, {588, 1024}, {640, 1024}, {641, 2048},
+		{1500, 2048}, {1664, 2048}, {1665, 4096}, {4031, 8192},
 		{4032, 4096 + 4096}, {9000, 4096 + 8192}, {32819, 4096 + 32768},
 	} {
 		if got := rxFrameTruesize(tc.ipLen); got != tc.want {
@@ -479,9 +482,10 @@ func TestOutOfWindowProbeAnswersRateLimited(t *testing.T) {
 // next round (5,570,560, 382) lies below rcv_ssthresh too. At 160/256
 // check #2 holds (1,440 ≤ 1448) and it grows by 2·advmss wherever it is.
 // A 536-byte segment with MSS 536 (rcv_mss 536, the ratio never measured,
-// so ½) in a 2,304-byte skb: 1,152 > 536; the first round 576 > 536, the
-// second 288 fits, below half the first round's window, 4 MiB with a
-// 32 MiB tcp_rmem[2].
+// so ½) in a 1,280-byte skb: 640 > 536; the first round's 320 fits, below
+// its window of 8 MiB with a 32 MiB tcp_rmem[2]. With MSS 200 the skb is
+// 896 bytes (the small-head cache) and the first round's 224 > 200 waits
+// for the second, as with MSS 300 in 1,280 bytes (320 > 300), below 4 MiB.
 func TestGrowWindowCheck2(t *testing.T) {
 	for _, c := range []struct {
 		name                 string
@@ -492,8 +496,12 @@ func TestGrowWindowCheck2(t *testing.T) {
 		{"170: below the window", 1448, 1448, 170, 1448, 11_141_120, 2896},
 		{"170: just above it", 1448, 1448, 170, 1448, 11_141_121, 0},
 		{"160: check #2 holds", 1448, 1448, 160, 1448, 20_000_000, 2896},
-		{"mss 536 at ½: below a quarter of the window", 536, 536, 128, 536, 4_194_304, 1072},
-		{"mss 536 at ½: above it", 536, 536, 128, 536, 4_194_305, 0},
+		{"mss 536 at ½: below half the window", 536, 536, 128, 536, 8_388_608, 1072},
+		{"mss 536 at ½: above it", 536, 536, 128, 536, 8_388_609, 0},
+		{"mss 200 at ½: below a quarter", 200, 200, 128, 200, 4_194_304, 400},
+		{"mss 200 at ½: above it", 200, 200, 128, 200, 4_194_305, 0},
+		{"mss 300 at ½: below a quarter", 300, 300, 128, 300, 4_194_304, 600},
+		{"mss 300 at ½: above it", 300, 300, 128, 300, 4_194_305, 0},
 	} {
 		o := defaultOpts()
 		o.MSS = units.Bytes(c.mss)
