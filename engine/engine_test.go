@@ -107,6 +107,25 @@ func TestPumpBelowRateDeliversEverything(t *testing.T) {
 	}
 }
 
+// A pump through a bottleneck that sends every packet twice delivers each
+// once: at 40 Mbps the copies (80 Mbps in all) fit the 100 Mbps link, the
+// bottleneck counts one copy per packet, and what the pump delivers is
+// what it sent less those still in flight, as without the copies.
+func TestPumpDeliversDuplicatesOnce(t *testing.T) {
+	scn := pumpScenario(40*units.Mbps, 100*units.Mbps, 19*sim.Millisecond, bdpFIFO(), 2*sim.Second)
+	scn.Links[1].AB.Duplicate = 1
+	r := run(t, scn)
+	p := r.Flows[0].(pumpFlow).p
+	bn, _ := r.Net.Dir("bottleneck", "ab")
+	delivered := int64(p.BytesDelivered / 1500)
+	if missing := int64(p.Sent) - delivered; missing < 0 || missing > 70 {
+		t.Errorf("sent %d, delivered %d packets; want all but the last 20 ms's (67)", p.Sent, delivered)
+	}
+	if int64(bn.Stats.Duplicated) < delivered {
+		t.Errorf("bottleneck sent %d copies for %d packets delivered, want one each", bn.Stats.Duplicated, delivered)
+	}
+}
+
 // Bernoulli loss at p over n ≥ 10^5 packets: the measured rate must lie
 // within 4 standard errors sqrt(p(1-p)/n) of p.
 func TestBernoulliLossRate(t *testing.T) {

@@ -213,6 +213,23 @@ func TestHeldOutSegmentSizesBesideKernel(t *testing.T) {
 	}
 }
 
+// A bottleneck that sends a fraction of its packets twice (netem's
+// duplicate), beside the kernel, whose relay runs the engine's link, so the
+// same packets are copied on both sides (2026-12-06, seeds 1–2, 10 s). Each
+// second copy draws a D-SACK and quick ACKs from the receiver. BBR at 1 %
+// is left out: the kernel's bandwidth samples, above the link's rate by
+// its ACK timing noise, let it keep a queue (srtt p50 58.9–62.2 ms against
+// 44.7), which 40 µs of ACK jitter gives the simulator too (59.9 ms).
+func TestHeldOutDuplicatesBesideKernel(t *testing.T) {
+	for _, c := range []heldOutPath{
+		{"cubic-duplicate-1%", []string{"links.bottleneck.ab.duplicate=0.01"}, 93.83, 0.01, [2]int64{38, 40}},
+		{"cubic-duplicate-5%", []string{"links.bottleneck.ab.duplicate=0.05"}, 90.30, 0.01, [2]int64{27, 38}},
+		{"bbr-duplicate-5%", []string{"flows.f0.cc=bbr", "links.bottleneck.ab.duplicate=0.05"}, 90.08, 0.01, [2]int64{2982, 3146}},
+	} {
+		c.check(t, 2)
+	}
+}
+
 // heldOutPath is p-rtr-p with sets beside the kernel's mean goodput and
 // range of retransmissions (seeds 1–2, tcp.hz=250, 10 s unless its sets
 // say otherwise).

@@ -56,3 +56,33 @@ func TestPingRTTIdle(t *testing.T) {
 		}
 	}
 }
+
+// Over a bottleneck that sends every packet twice each way, every request
+// reaches the echo twice and each of its two replies is copied again, so
+// four replies of each probe arrive, all at the idle path's RTT or one
+// 100-byte serialisation at 100 Mbps (8 µs) per copy behind it; the probe
+// counts one, as ping reports the rest as DUP!.
+func TestPingCountsDuplicateRepliesOnce(t *testing.T) {
+	raw := mustBuiltin(t, "pump")
+	r, sum := runJSON(t, raw, `flows=[{"id":"p","src":"h1","dst":"h2","cc":"ping","packet_size":"100B"}]`,
+		"links.bottleneck.duplicate=1")
+	idle := 40*sim.Millisecond + 2*(units.TxTime(100, units.Gbps)+units.TxTime(100, 100*units.Mbps))
+	p := r.Flows[0].(pingFlow).p
+	if p.Sent != 51 || p.Received != 50 || len(p.RTTs) != 50 {
+		t.Fatalf("sent %d, received %d, %d RTTs; want 51 sent (0 to 10 s), 50 answered by 10 s", p.Sent, p.Received, len(p.RTTs))
+	}
+	for i, rtt := range p.RTTs {
+		if rtt != idle {
+			t.Fatalf("probe %d RTT = %v, want the first copy's %v", i, rtt, idle)
+		}
+	}
+	var dup uint64
+	for _, q := range sum.Queues {
+		if q.Link == "bottleneck" {
+			dup += q.Duplicated
+		}
+	}
+	if dup != 150 {
+		t.Errorf("bottleneck copies = %d, want 150: 50 requests and 100 replies", dup)
+	}
+}

@@ -54,7 +54,8 @@ type stressAction struct {
 // capacity process (dips, grant ramp) or an inline Mahimahi trace (looping
 // or not), loss of every kind before or after the queue, jitter of every
 // kind in either order, and outage windows or periods that queue or drop;
-// a quarter of the directions without a trace, a link overhead.
+// a quarter of the directions without a trace, a link overhead; an eighth
+// of them, duplicates.
 // Up to four flows: TCP of any CC with switched mechanisms, ECN, small
 // MSS, buffers and windows, app patterns, receive-path models and proxy
 // legs; groups with every start and size kind (and groups of pumps);
@@ -263,6 +264,9 @@ func drawStressCase(r *rand.Rand, ccs []string) stressCase {
 		}
 		if !c.unbounded[key] && r.IntN(4) == 0 {
 			parts = append(parts, fmt.Sprintf(`"overhead": "%dB"`, r.IntN(65)))
+		}
+		if r.IntN(8) == 0 {
+			parts = append(parts, fmt.Sprintf(`"duplicate": %g`, []float64{0.001, 0.01, 0.1, 1}[r.IntN(4)]))
 		}
 		return "{" + strings.Join(parts, ", ") + "}"
 	}

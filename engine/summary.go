@@ -96,7 +96,9 @@ type QueueSummary struct {
 	WireLosses uint64 `json:"wire_losses" msgpack:"wire_losses"`
 	// OutageDrops are packets refused while the direction was down
 	// (drop_on_outage, or a full queue during an outage); not in Drops.
-	OutageDrops     uint64 `json:"outage_drops,omitempty" msgpack:"outage_drops,omitempty"`
+	OutageDrops uint64 `json:"outage_drops,omitempty" msgpack:"outage_drops,omitempty"`
+	// Duplicated are the copies the direction's duplicate model sent.
+	Duplicated      uint64 `json:"duplicated,omitempty" msgpack:"duplicated,omitempty"`
 	MaxBacklogBytes int64  `json:"max_backlog_bytes" msgpack:"max_backlog_bytes"`
 	// LimitBytes and LimitPackets are the qdisc's limits as they stand, a
 	// BDP multiple resolved to bytes; omitted where there is none.
@@ -134,8 +136,8 @@ func (q *QueueRecorder) Row(d *link.Dir) (QueueSummary, bool) {
 	}
 	row := QueueSummary{Link: d.Link, Dir: d.DirName(), Enqueued: d.Stats.Enqueued,
 		Drops: d.Stats.Drops, Marks: d.Stats.Marks, WireLosses: d.Stats.WireLosses, OutageDrops: d.Stats.OutageDrops,
-		MaxBacklogBytes: int64(d.Stats.MaxBacklog),
-		SojournP50Ps:    quantile(&q.Sojourn, 0.5), SojournP99Ps: quantile(&q.Sojourn, 0.99)}
+		Duplicated: d.Stats.Duplicated, MaxBacklogBytes: int64(d.Stats.MaxBacklog),
+		SojournP50Ps: quantile(&q.Sojourn, 0.5), SojournP99Ps: quantile(&q.Sojourn, 0.99)}
 	row.LimitBytes, row.LimitPackets = QueueLimit(d)
 	return row, true
 }

@@ -139,6 +139,9 @@ func (d Direction) tree() tree {
 	if d.Overhead != 0 {
 		t["overhead"] = int64(d.Overhead)
 	}
+	if d.Duplicate != 0 {
+		t["duplicate"] = float(d.Duplicate)
+	}
 	switch {
 	case d.Trace != nil:
 		t["trace"] = tree{"sha256": d.Trace.SHA256, "loop": d.Trace.Loop}

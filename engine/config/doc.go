@@ -98,6 +98,8 @@
 //     qdisc) or "post" (after serialisation).
 //   - overhead: bytes each packet takes of the rate beyond its IP bytes
 //     (default 0, at most 256; not with a trace).
+//   - duplicate: the fraction of packets sent twice, as netem's duplicate
+//     (default 0).
 //   - jitter: kind "none" (default); "gaussian" with sigma and clamp
 //     ("redraw" default, "zero" or "total"); "uniform" with min (default 0)
 //     and max;

@@ -21,6 +21,8 @@ func TestParseErrors(t *testing.T) {
 			nil, want{"flows[f0].tcp.sak", "unknown field; expected one of delayed_ack, ecn"}},
 		{"pacing neither bool nor auto", func(m map[string]any) { at(m, "flows", "f0", "tcp")["pacing"] = "on" },
 			nil, want{"flows[f0].tcp.pacing", `must be true, false or "auto", not`}},
+		{"duplicate beyond a probability", func(m map[string]any) { at(m, "links", "bottleneck", "ab")["duplicate"] = json.Number("1.5") },
+			nil, want{"links[bottleneck].ab.duplicate", "1.5 is not a probability in [0, 1]"}},
 		{"overhead past any link header", func(m map[string]any) { at(m, "links", "bottleneck", "ab")["overhead"] = "1500B" },
 			nil, want{"links[bottleneck].ab.overhead", "more than any link header (at most 256B)"}},
 		{"overhead beside a trace", func(m map[string]any) {

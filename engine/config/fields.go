@@ -91,7 +91,7 @@ var (
 	})}
 
 	directionFields = map[string]*shape{
-		"rate": leaf(kRate), "delay": leaf(kDuration), "overhead": leaf(kSize),
+		"rate": leaf(kRate), "delay": leaf(kDuration), "overhead": leaf(kSize), "duplicate": leaf(kProb),
 		"qdisc": qdiscShape, "loss": lossShape, "jitter": jitterShape,
 		"capacity": capacityShape, "trace": traceShape, "outages": outagesShape,
 	}

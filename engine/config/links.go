@@ -94,6 +94,7 @@ type dirSpec struct {
 	rate     opt[units.BitRate]
 	delay    opt[sim.Duration]
 	overhead opt[units.Bytes]
+	dup      opt[float64]
 	qdisc    qdiscSpec
 	loss     modelSpec
 	jitter   modelSpec
@@ -169,6 +170,10 @@ func (c *collector) dirSpec(o obj) dirSpec {
 			ok = false
 		}
 		d.overhead.put(n, ok, p)
+	}
+	if v, p, ok := o.get("duplicate"); ok {
+		x, ok := c.prob(p, v)
+		d.dup.put(x, ok, p)
 	}
 	if v, p, ok := o.get("qdisc"); ok {
 		d.qdisc = c.qdiscSpec(p, v)
@@ -285,7 +290,8 @@ func (c *collector) qdiscSpec(path string, v any) qdiscSpec {
 // different kind starts that object afresh: parameters of the shared kind do
 // not carry over to another kind.
 func mergeDir(base, over dirSpec) dirSpec {
-	out := dirSpec{rate: pick(base.rate, over.rate), delay: pick(base.delay, over.delay), overhead: pick(base.overhead, over.overhead)}
+	out := dirSpec{rate: pick(base.rate, over.rate), delay: pick(base.delay, over.delay), overhead: pick(base.overhead, over.overhead),
+		dup: pick(base.dup, over.dup)}
 
 	out.qdisc = base.qdisc
 	if kindChanged(base.qdisc.kind, over.qdisc.kind) {
@@ -331,7 +337,7 @@ func (c *collector) direction(path string, d dirSpec) Direction {
 	if !d.delay.set {
 		c.add(join(path, "delay"), "missing; give \"delay\" %s", where)
 	}
-	out.Rate, out.Delay, out.Overhead = d.rate.v, d.delay.v, d.overhead.v
+	out.Rate, out.Delay, out.Overhead, out.Duplicate = d.rate.v, d.delay.v, d.overhead.v, d.dup.v
 	if d.overhead.v > 0 && d.trace.path != "" {
 		c.add(d.overhead.path, "a trace link counts mm-link's own 4-byte TUN header with each packet; remove overhead or the trace")
 	}

@@ -47,6 +47,8 @@ func TestSetReachesModelParameters(t *testing.T) {
 			func(d Direction) any { return d.Jitter }, Jitter{Kind: Gaussian, Sigma: 2 * sim.Millisecond, Clamp: ClampZero, Order: OrderReorder}},
 		{"overhead", []string{ab + "overhead=14B"},
 			func(d Direction) any { return d.Overhead }, units.Bytes(14)},
+		{"duplicate", []string{ab + "duplicate=0.01"},
+			func(d Direction) any { return d.Duplicate }, 0.01},
 		{"gaussian total clamp", []string{ab + "jitter.kind=gaussian", ab + "jitter.sigma=2ms", ab + "jitter.clamp=total"},
 			func(d Direction) any { return d.Jitter }, Jitter{Kind: Gaussian, Sigma: 2 * sim.Millisecond, Clamp: ClampTotal}},
 		{"uniform", []string{`links.bottleneck.ab.jitter={"kind":"uniform","min":"1ms","max":"3ms"}`},

@@ -74,7 +74,7 @@ func TestApplyErrors(t *testing.T) {
 		want want
 	}{
 		{"unknown top-level key", "nosuch=1", want{"nosuch", `the scenario format has no "nosuch" here`}},
-		{"unknown key deep down", "links.bottleneck.ab.bogus=1", want{"links.bottleneck.ab.bogus", `no "links.bottleneck.ab.bogus" here; expected one of capacity, delay, jitter, loss, outages, overhead, qdisc, rate, trace`}},
+		{"unknown key deep down", "links.bottleneck.ab.bogus=1", want{"links.bottleneck.ab.bogus", `no "links.bottleneck.ab.bogus" here; expected one of capacity, delay, duplicate, jitter, loss, outages, overhead, qdisc, rate, trace`}},
 		{"no such flow", "flows.f9.start=1s", want{"flows.f9.start", `no element with id "f9" in "flows"; its ids: f0, p0`}},
 		{"no such change", "changes.3.at=1s", want{"changes.3.at", `no element "3" in "changes"`}},
 		{"change by id", "changes.c0.at=1s", want{"changes.c0.at", `no element "c0" in "changes" (1 of them, addressed by index from 0)`}},

@@ -78,10 +78,14 @@ type Direction struct {
 	Overhead units.Bytes
 	Qdisc    Qdisc
 	Loss     Loss
-	Jitter   Jitter
-	Capacity *Capacity  // nil: a constant Rate
-	Trace    *TraceLink // nil: no trace; else it replaces Rate
-	Outages  *Outages   // nil: always up
+	// Duplicate is the fraction of packets the direction sends twice, as
+	// netem's duplicate: the copy goes first and meets loss, queue and
+	// jitter as any packet. 0 by default.
+	Duplicate float64
+	Jitter    Jitter
+	Capacity  *Capacity  // nil: a constant Rate
+	Trace     *TraceLink // nil: no trace; else it replaces Rate
+	Outages   *Outages   // nil: always up
 }
 
 // QdiscKind selects a queueing discipline.

@@ -61,7 +61,8 @@ func (a *arrivals) Receive(id packet.ID) {
 func testDir(c Config, limit int, n uint64, gap sim.Duration, seed uint64) (*sim.Sim, *Dir, *source, *arrivals) {
 	s, pool := sim.New(), &packet.Pool{}
 	c.Streams = Streams{
-		Loss: rng.Stream(seed, "link/t/ab/loss"), Jitter: rng.PCG(seed, "link/t/ab/jitter"),
+		Loss: rng.Stream(seed, "link/t/ab/loss"), Duplicate: rng.Stream(seed, "link/t/ab/duplicate"),
+		Jitter:   rng.PCG(seed, "link/t/ab/jitter"),
 		Capacity: rng.PCG(seed, "link/t/ab/capacity"), Dips: rng.PCG(seed, "link/t/ab/capacity/dips"),
 	}
 	if c.Name == "" {

@@ -63,19 +63,22 @@ func newJitterModel(c config.Jitter, src *rand.PCG) *jitterModel {
 }
 
 // heldGap draws how many packets from the last held one (or the model's
-// start) the next held one is: geometric on 1, 2, … with success
-// probability P, by inversion, 1 + ⌊ln U / ln(1 − P)⌋ with U in (0, 1].
-// Holding the first packet whose countdown ends is the same process as a
-// draw per packet (each held independently with probability P), with one
-// draw per held packet instead of one per packet.
-func (j *jitterModel) heldGap() int64 {
+// start) the next held one is (geometricGap).
+func (j *jitterModel) heldGap() int64 { return geometricGap(j.rng, j.c.P, j.logKeep) }
+
+// geometricGap draws how many packets from the last chosen one the next is,
+// when each is chosen independently with probability p: geometric on 1, 2,
+// … by inversion, 1 + ⌊ln U / ln(1 − p)⌋ with U in (0, 1], logKeep being
+// ln(1 − p). Choosing the first packet whose countdown ends is the same
+// process as a draw per packet, with one draw per chosen packet instead.
+func geometricGap(r *rand.Rand, p, logKeep float64) int64 {
 	switch {
-	case j.c.P >= 1:
+	case p >= 1:
 		return 1
-	case j.c.P <= 0:
+	case p <= 0:
 		return math.MaxInt64
 	}
-	g := math.Floor(math.Log(1-j.rng.Float64()) / j.logKeep)
+	g := math.Floor(math.Log(1-r.Float64()) / logKeep)
 	if g >= math.MaxInt64/2 {
 		return math.MaxInt64
 	}

@@ -83,6 +83,7 @@ type Stats struct {
 	Delivered   uint64 // packets that arrived at the far node
 	MaxBacklog  units.Bytes
 	SentBytes   units.Bytes // bytes serialised onto the wire
+	Duplicated  uint64      // copies the duplicate model sent
 }
 
 type inflight struct {
@@ -116,7 +117,7 @@ type Dir struct {
 	eagerTies uint64
 	// Models; nil when absent, so a direction without impairment pays a
 	// nil check per stage.
-	loss     *lossModel // Position pre
+	loss     *lossModel // Position pre, or only the duplicate model (lossModel.dup)
 	postLoss *lossModel // Position post
 	jit      *jitterModel
 	capa     *capacityModel
@@ -142,6 +143,7 @@ type Dir struct {
 	requeue qdisc.Requeuer  // q, if the kernel bypasses it when empty
 	drain   qdisc.Drainer   // q, if its dequeue when empty changes it
 	rngs    Streams
+	dup     *dupModel // the duplicate model, kept across loss changes (SetLoss)
 	// Reordering jitter: packets in flight by arrival time, and when the
 	// event for the earliest is due (see arriveReordered).
 	rring entryRing // in arrival order, appended at the tail
@@ -160,7 +162,7 @@ func (d *Dir) DirName() string {
 
 // Streams are a direction's random streams, one per model family.
 type Streams struct {
-	Loss *rand.Rand
+	Loss, Duplicate *rand.Rand
 	// The jitter model's normal draws go to its PCG directly (rng.Normal);
 	// a capacity process steps copies of its PCGs ahead (finish).
 	Jitter, Capacity, Dips *rand.PCG
@@ -174,6 +176,7 @@ type Config struct {
 	Delay      sim.Duration
 	Overhead   units.Bytes // serialised with each packet beyond its IP bytes (config.Direction)
 	Loss       config.Loss
+	Duplicate  float64 // the fraction of packets sent twice (config.Direction)
 	Jitter     config.Jitter
 	Capacity   *config.Capacity
 	Trace      *config.TraceLink
@@ -189,6 +192,7 @@ func New(s *sim.Sim, pool *packet.Pool, c Config) *Dir {
 	d := &Dir{Name: c.Name, Link: c.Link, AB: c.AB, s: s, pool: pool, delay: c.Delay, overhead: c.Overhead, rngs: c.Streams, due: sim.Never, tieAt: sim.Never, rdue: sim.Never}
 	d.setRate(c.Rate)
 	d.self = s.Register(d, "link "+c.Name)
+	d.dup = newDupModel(c.Duplicate, c.Streams.Duplicate)
 	d.SetLoss(c.Loss)
 	d.SetJitter(c.Jitter)
 	d.SetCapacity(c.Capacity)
@@ -288,6 +292,14 @@ func (d *Dir) SetLoss(l config.Loss) {
 	} else {
 		d.loss = m
 	}
+	// The duplicate model rides on the pre-queue loss model's slot, so
+	// that a direction with neither pays one nil check per packet.
+	if d.dup != nil {
+		if d.loss == nil {
+			d.loss = &lossModel{}
+		}
+		d.loss.dup = d.dup
+	}
 }
 
 // SetJitter replaces the jitter model. Packets on the wire keep their
@@ -323,8 +335,15 @@ func (d *Dir) AddOutage(dur sim.Duration) {
 	d.remode()
 }
 
-// Send hands a packet to the direction: pre-queue loss, then the qdisc.
+// Send hands a packet to the direction: its copy first if the duplicate
+// model sends it twice, then pre-queue loss, then the qdisc.
 func (d *Dir) Send(id packet.ID) {
+	if m := d.loss; m != nil && m.dup != nil && m.dup.next() {
+		d.Stats.Duplicated++
+		m.dup.copying = true
+		d.Send(d.pool.Clone(id))
+		m.dup.copying = false
+	}
 	now := d.s.Now()
 	if now >= d.due { // due is sim.Never unless served lazily with a queue
 		// Serve first what started by now, so that the tail limit, the step

@@ -12,9 +12,10 @@ import (
 type lossModel struct {
 	c    config.Loss
 	rng  *rand.Rand
-	bad  bool    // gilbert_elliott: in the bad state; bernoulli_train: in a train
-	n    int64   // periodic: packets seen
-	cont float64 // bernoulli_train: P(the train goes on after a lost packet) = 1 − 1/TrainLength
+	bad  bool      // gilbert_elliott: in the bad state; bernoulli_train: in a train
+	n    int64     // periodic: packets seen
+	cont float64   // bernoulli_train: P(the train goes on after a lost packet) = 1 − 1/TrainLength
+	dup  *dupModel // the direction's duplicate model, on the pre-queue slot (Dir.SetLoss)
 }
 
 func newLossModel(c config.Loss, rng *rand.Rand) *lossModel {

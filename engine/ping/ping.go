@@ -46,6 +46,10 @@ type Probe struct {
 	BytesReceived  units.Bytes
 	// RTTs holds every probe's round-trip time, in the order replies came.
 	RTTs []sim.Duration
+	// answered has bit i set once probe i's reply came: a second reply (a
+	// link's duplicate) is not counted again, as ping reports it as DUP!
+	// apart from what it received.
+	answered []uint64
 }
 
 // New registers a probe with s; out is its source node.
@@ -75,6 +79,10 @@ func (p *Probe) Handle(ev sim.Event) {
 // Receive takes an echo reply at the source and records its RTT.
 func (p *Probe) Receive(id packet.ID) {
 	pk := p.pool.Get(id)
+	if p.replied(pk.Seq) {
+		p.pool.Free(id)
+		return
+	}
 	now := p.s.Now()
 	rtt := now.Sub(pk.SentAt)
 	p.Received++
@@ -84,6 +92,18 @@ func (p *Probe) Receive(id packet.ID) {
 		p.rec.RecordSignal(&p.lastRec, now, p.cfg.Flow, p.sig, float64(rtt))
 	}
 	p.pool.Free(id)
+}
+
+// replied marks probe seq answered and reports whether it already was.
+func (p *Probe) replied(seq uint64) bool {
+	w := seq / 64
+	for uint64(len(p.answered)) <= w {
+		p.answered = append(p.answered, 0)
+	}
+	bit := uint64(1) << (seq % 64)
+	was := p.answered[w]&bit != 0
+	p.answered[w] |= bit
+	return was
 }
 
 // Echo is the destination's side: it returns each request to its sender.

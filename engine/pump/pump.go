@@ -41,6 +41,7 @@ type Pump struct {
 	next    sim.Time
 	seq     uint64
 	lastRec sim.Time
+	arrived arrived
 
 	// Counters.
 	Sent           uint64 // packets
@@ -72,6 +73,7 @@ func (m *Milestones) Note(before, after units.Bytes, now, first sim.Time) {
 // New registers a pump with s; out sends from the source node.
 func New(s *sim.Sim, pool *packet.Pool, out Sender, rec *trace.Recorder, c Config) *Pump {
 	p := &Pump{cfg: c, s: s, pool: pool, out: out, rec: rec, gap: units.TxTime(c.PacketSize, c.Rate)}
+	p.arrived.pktSize = uint64(c.PacketSize)
 	p.self = s.Register(p, "pump")
 	p.timer = s.NewTimer(p.self, kindSend)
 	p.next = c.Start
@@ -115,6 +117,10 @@ func (p *Pump) Handle(ev sim.Event) {
 // Receive is the sink.
 func (p *Pump) Receive(id packet.ID) {
 	pk := p.pool.Get(id)
+	if !p.arrived.first(pk.Seq) {
+		p.pool.Free(id) // a link's copy of a packet that came
+		return
+	}
 	now := p.s.Now()
 	before := p.BytesDelivered
 	p.BytesDelivered += pk.Size

@@ -112,12 +112,13 @@ func Build(s *sim.Sim, pool *packet.Pool, scn *config.Scenario) (*Network, error
 			name := l.ID + "/" + dir
 			d := link.New(s, pool, link.Config{
 				Name: name, Link: l.ID, AB: k == 0, Rate: dc.Rate, Delay: dc.Delay, Overhead: dc.Overhead,
-				Loss: dc.Loss, Jitter: dc.Jitter, Capacity: dc.Capacity, Trace: dc.Trace, Outages: dc.Outages,
+				Loss: dc.Loss, Duplicate: dc.Duplicate, Jitter: dc.Jitter, Capacity: dc.Capacity, Trace: dc.Trace, Outages: dc.Outages,
 				Streams: link.Streams{
-					Loss:     rng.Stream(seed, "link/"+name+"/loss"),
-					Jitter:   rng.PCG(seed, "link/"+name+"/jitter"),
-					Capacity: rng.PCG(seed, "link/"+name+"/capacity"),
-					Dips:     rng.PCG(seed, "link/"+name+"/capacity/dips"),
+					Loss:      rng.Stream(seed, "link/"+name+"/loss"),
+					Duplicate: rng.Stream(seed, "link/"+name+"/duplicate"),
+					Jitter:    rng.PCG(seed, "link/"+name+"/jitter"),
+					Capacity:  rng.PCG(seed, "link/"+name+"/capacity"),
+					Dips:      rng.PCG(seed, "link/"+name+"/capacity/dips"),
 				},
 			})
 			pair[k] = d

@@ -257,15 +257,20 @@ func printSummary(w io.Writer, s engine.Summary) {
 	}
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	// The outage_drops column appears only when a direction had outages
-	// that refused packets, so the usual table keeps its shape.
-	outages := false
+	// The outage_drops and duplicated columns appear only when a direction
+	// had outages that refused packets or sent copies, so the usual table
+	// keeps its shape.
+	outages, dups := false, false
 	for _, q := range s.Queues {
 		outages = outages || q.OutageDrops > 0
+		dups = dups || q.Duplicated > 0
 	}
 	head = "queue\tenqueued\tdrops\tmarks\twire_losses\tmax_backlog\tlimit\tsojourn_p50\tsojourn_p99\t"
 	if outages {
 		head += "outage_drops\t"
+	}
+	if dups {
+		head += "duplicated\t"
 	}
 	fmt.Fprintln(tw, head)
 	hidden := map[string]bool{} // groups whose hosts' own links are left out
@@ -278,6 +283,9 @@ func printSummary(w io.Writer, s engine.Summary) {
 			bytesStr(q.MaxBacklogBytes), limitStr(q), durStr(q.SojournP50Ps), durStr(q.SojournP99Ps))
 		if outages {
 			fmt.Fprintf(tw, "%d\t", q.OutageDrops)
+		}
+		if dups {
+			fmt.Fprintf(tw, "%d\t", q.Duplicated)
 		}
 		fmt.Fprintln(tw)
 	}
