@@ -21,6 +21,8 @@ type Action struct {
 	Rate  *units.BitRate `json:"rate,omitempty" msgpack:"rate,omitempty"`
 	Delay *sim.Duration  `json:"delay,omitempty" msgpack:"delay,omitempty"`
 	LossP *float64       `json:"loss,omitempty" msgpack:"loss,omitempty"`
+	// Duplicate replaces the direction's duplicate fraction (0: none).
+	Duplicate *float64 `json:"duplicate,omitempty" msgpack:"duplicate,omitempty"`
 	// LossModel, JitterModel and Capacity replace the direction's model
 	// whole; Outage takes it down from now for that long. Scheduled changes
 	// reach them; LossP is the wire form of a Bernoulli LossModel.
@@ -60,8 +62,11 @@ func (r *Run) Act(a Action) error {
 			return fmt.Errorf("engine: action: no link direction %q %q (dir is \"ab\" or \"ba\")", a.Link, a.Dir)
 		}
 		if a.Rate == nil && a.Delay == nil && a.LossP == nil && a.QueueLimit == nil &&
-			a.LossModel == nil && a.JitterModel == nil && a.Capacity == nil && a.Outage == nil {
-			return fmt.Errorf("engine: action on link %q sets nothing (rate, delay, loss or queue_limit)", a.Link)
+			a.LossModel == nil && a.JitterModel == nil && a.Capacity == nil && a.Outage == nil && a.Duplicate == nil {
+			return fmt.Errorf("engine: action on link %q sets nothing (rate, delay, loss, duplicate or queue_limit)", a.Link)
+		}
+		if a.Duplicate != nil && !(*a.Duplicate >= 0 && *a.Duplicate <= 1) {
+			return fmt.Errorf("engine: action.duplicate: %v is not a probability in [0, 1]", *a.Duplicate)
 		}
 		if a.Outage != nil && *a.Outage <= 0 {
 			return fmt.Errorf("engine: action.outage: %v is not positive", *a.Outage)
@@ -117,6 +122,9 @@ func (r *Run) Act(a Action) error {
 		if a.Outage != nil {
 			d.AddOutage(*a.Outage)
 		}
+		if a.Duplicate != nil {
+			d.SetDuplicate(*a.Duplicate)
+		}
 		return nil
 	}
 	return fmt.Errorf("engine: action names no target; give link and dir, or flow")
@@ -156,7 +164,7 @@ func (c *changer) Handle(ev sim.Event) {
 		return
 	}
 	a := Action{Link: ch.Link, Dir: ch.Dir, Rate: ch.Rate, Delay: ch.Delay,
-		LossModel: ch.Loss, JitterModel: ch.Jitter, Capacity: ch.Capacity, Outage: ch.Outage}
+		LossModel: ch.Loss, JitterModel: ch.Jitter, Capacity: ch.Capacity, Outage: ch.Outage, Duplicate: ch.Duplicate}
 	if err := c.run.Act(a); err != nil {
 		// The scenario was validated, so a failure here is an engine bug.
 		panic(fmt.Sprintf("engine: scheduled change %d at %v: %v", ev.Arg, ev.At, err))

@@ -126,6 +126,23 @@ func TestPumpDeliversDuplicatesOnce(t *testing.T) {
 	}
 }
 
+// Scheduled changes set the fraction: copies on from 1 s to 1.5 s at the
+// bottleneck, where the 40 Mbps pump's packets (one per 300 µs) arrive:
+// 0.5 s / 300 µs = 1,666.7, so 1,666 or 1,667 copies.
+func TestScheduledDuplicate(t *testing.T) {
+	scn := pumpScenario(40*units.Mbps, 100*units.Mbps, 19*sim.Millisecond, bdpFIFO(), 2*sim.Second)
+	on, off := 1.0, 0.0
+	scn.Changes = []config.Change{
+		{At: sim.Second, Link: "bottleneck", Dir: "ab", Duplicate: &on},
+		{At: 1500 * sim.Millisecond, Link: "bottleneck", Dir: "ab", Duplicate: &off},
+	}
+	r := run(t, scn)
+	bn, _ := r.Net.Dir("bottleneck", "ab")
+	if c := bn.Stats.Duplicated; c < 1666 || c > 1667 {
+		t.Errorf("%d copies, want 1666 or 1667", c)
+	}
+}
+
 // Bernoulli loss at p over n ≥ 10^5 packets: the measured rate must lie
 // within 4 standard errors sqrt(p(1-p)/n) of p.
 func TestBernoulliLossRate(t *testing.T) {

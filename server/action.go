@@ -26,6 +26,7 @@ type WireAction struct {
 	Jitter     map[string]any `msgpack:"jitter,omitempty"`
 	Capacity   map[string]any `msgpack:"capacity,omitempty"`
 	Outage     string         `msgpack:"outage,omitempty"`
+	Duplicate  *float64       `msgpack:"duplicate,omitempty"`
 	QueueLimit string         `msgpack:"queue_limit,omitempty"`
 	Cwnd       *uint32        `msgpack:"cwnd,omitempty"`
 	PacingRate string         `msgpack:"pacing_rate,omitempty"`
@@ -33,7 +34,7 @@ type WireAction struct {
 
 // wireAction is the canonical wire form of a.
 func wireAction(a engine.Action) WireAction {
-	w := WireAction{Link: a.Link, Dir: a.Dir, Flow: a.Flow, Cwnd: a.CwndPkts}
+	w := WireAction{Link: a.Link, Dir: a.Dir, Flow: a.Flow, Cwnd: a.CwndPkts, Duplicate: a.Duplicate}
 	switch {
 	case a.LossP != nil:
 		w.Loss = *a.LossP
@@ -74,7 +75,7 @@ func wireAction(a engine.Action) WireAction {
 // The keys of an action map: its target, then the values for a link
 // direction and for a flow.
 var (
-	linkOnly   = []string{"rate", "delay", "loss", "jitter", "capacity", "outage", "queue_limit"}
+	linkOnly   = []string{"rate", "delay", "loss", "duplicate", "jitter", "capacity", "outage", "queue_limit"}
 	flowOnly   = []string{"cwnd", "pacing_rate"}
 	actionKeys = slices.Concat([]string{"link", "dir", "flow"}, linkOnly, flowOnly)
 )
@@ -144,6 +145,13 @@ func parseAction(m map[string]any, prefix string) (engine.Action, *Error) {
 			a.LossP = &p
 		}
 	}
+	if ar.has("duplicate") {
+		p, err := ar.probability("duplicate")
+		if err != nil {
+			return a, err
+		}
+		a.Duplicate = &p
+	}
 	if ar.has("jitter") {
 		v, _ := ar.get("jitter")
 		j, err := config.ParseJitter(v, prefix+"jitter")
@@ -199,7 +207,7 @@ func parseAction(m map[string]any, prefix string) (engine.Action, *Error) {
 		return a, err
 	}
 	if a.Rate == nil && a.Delay == nil && a.LossP == nil && a.QueueLimit == nil && a.CwndPkts == nil && a.PacingRate == nil &&
-		a.LossModel == nil && a.JitterModel == nil && a.Capacity == nil && a.Outage == nil {
+		a.LossModel == nil && a.JitterModel == nil && a.Capacity == nil && a.Outage == nil && a.Duplicate == nil {
 		return a, errorf(CodeBadArgs, strings.TrimSuffix(prefix, "."), "the action sets nothing: give %s", strings.Join(append(linkOnly, flowOnly...), ", "))
 	}
 	// A pacing_rate of 0 is no rate: it clears an earlier override and

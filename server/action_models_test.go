@@ -6,7 +6,7 @@ import (
 )
 
 // Actions reach the path models: a loss model, a jitter model, a capacity
-// process and an outage, each logged in canonical form, and a checkpoint
+// process, an outage and a duplicate fraction, each logged in canonical form, and a checkpoint
 // with them replays to the same digest.
 func TestActPathModelsReplay(t *testing.T) {
 	t.Parallel()
@@ -18,6 +18,7 @@ func TestActPathModelsReplay(t *testing.T) {
 		{"link": "bottleneck", "dir": "ab", "loss": map[string]any{"kind": "gilbert_elliott", "p_gb": 0.001, "p_bg": 0.3}},
 		{"link": "bottleneck", "dir": "ab", "jitter": map[string]any{"kind": "gaussian", "sigma": "1ms", "order": "reorder"}},
 		{"link": "bottleneck", "dir": "ab", "outage": "200ms"},
+		{"link": "bottleneck", "dir": "ab", "duplicate": 0.05},
 		{"link": "bottleneck", "dir": "ab", "capacity": map[string]any{
 			"states":      []any{map[string]any{"rate": "80Mbps", "dwell": "1s"}, map[string]any{"rate": "40Mbps", "dwell": "500ms"}},
 			"transitions": []any{[]any{0, 1}, []any{1, 0}}}},
@@ -33,6 +34,9 @@ func TestActPathModelsReplay(t *testing.T) {
 	}
 	if o := acts[2].(map[string]any)["action"].(map[string]any)["outage"]; o != "200ms" {
 		t.Errorf("logged outage = %v, want 200ms", o)
+	}
+	if d := acts[3].(map[string]any)["action"].(map[string]any)["duplicate"]; d != 0.05 {
+		t.Errorf("logged duplicate = %v, want 0.05", d)
 	}
 	r := c.call("restore", map[string]any{"checkpoint": cp})
 	a := c.call("run", map[string]any{"session": id})
@@ -61,6 +65,7 @@ func TestActPathModelErrors(t *testing.T) {
 		{map[string]any{"link": "bottleneck", "dir": "ab", "jitter": map[string]any{"kind": "wobbly"}}, "action.jitter.kind", `unknown value "wobbly"`},
 		{map[string]any{"link": "bottleneck", "dir": "ab", "loss": map[string]any{"kind": "periodic"}}, "action.loss.every", "missing"},
 		{map[string]any{"link": "bottleneck", "dir": "ab", "outage": "0ms"}, "action.outage", "must be positive"},
+		{map[string]any{"link": "bottleneck", "dir": "ab", "duplicate": 1.5}, "action.duplicate", "[0, 1]"},
 		{map[string]any{"link": "bottleneck", "rate": "10Mbps"}, "action.dir", `missing; a link action names its direction, "ab" or "ba"`},
 		{map[string]any{"link": "bottleneck", "dir": "ab", "capacity": map[string]any{"states": []any{}}}, "action.capacity.states", "at least one state"},
 		// Refused by the engine rather than the parser: a FIFO limit below

@@ -56,7 +56,7 @@ func TestUnknownArgumentListsEveryKnownKey(t *testing.T) {
 		keys string
 	}{
 		{"act", map[string]any{"session": sid, "action": map[string]any{"flow": "f0", "cwnd": 5, "bogus": 1}}, "action.bogus",
-			"link, dir, flow, rate, delay, loss, jitter, capacity, outage, queue_limit, cwnd, pacing_rate"},
+			"link, dir, flow, rate, delay, loss, duplicate, jitter, capacity, outage, queue_limit, cwnd, pacing_rate"},
 		{"steps", map[string]any{"steps": []any{map[string]any{"session": sid, "time": "1ms", "bogus": 1}}}, "steps[0].bogus",
 			"session, time, events, action, observe, obs_format"},
 		{"restore", map[string]any{"checkpoint": cp}, "checkpoint.extra",

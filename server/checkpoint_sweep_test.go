@@ -45,6 +45,9 @@ func sweepAction(r *rand.Rand, s *state) map[string]any {
 				"grant":       map[string]any{"start": 0.5, "ramp": "10ms"}}
 		case 6:
 			m["outage"] = fmt.Sprintf("%dms", 1+r.IntN(300))
+			if r.IntN(2) == 0 {
+				m["duplicate"] = []float64{0, 0.01, 0.2}[r.IntN(3)]
+			}
 		default:
 			m["queue_limit"] = fmt.Sprintf("%dp", 2+r.IntN(300))
 		}

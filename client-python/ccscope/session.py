@@ -255,6 +255,7 @@ class Session:
         rate: str | int | None = None,
         delay: str | None = None,
         loss: float | Mapping[str, Any] | None = None,
+        duplicate: float | None = None,
         jitter: Mapping[str, Any] | None = None,
         capacity: Mapping[str, Any] | None = None,
         outage: str | None = None,
@@ -273,6 +274,8 @@ class Session:
             loss: New Bernoulli loss probability in [0, 1], or a loss model
                 as a scenario writes it (``{"kind": "gilbert_elliott",
                 "p_gb": 0.01, "p_bg": 0.3}``).
+            duplicate: New fraction of packets the direction sends twice, in
+                [0, 1] (netem's duplicate; 0 for none).
             jitter: A jitter model (``{"kind": "pareto", "scale": "1ms",
                 "shape": 1.5}``); it replaces the direction's.
             capacity: A capacity process (``{"states": [...],
@@ -297,7 +300,7 @@ class Session:
         """
         action = make_action(
             link=link, dir=dir, flow=flow, rate=rate, delay=delay, loss=loss,
-            jitter=jitter, capacity=capacity, outage=outage,
+            duplicate=duplicate, jitter=jitter, capacity=capacity, outage=outage,
             queue_limit=queue_limit, cwnd=cwnd, pacing_rate=pacing_rate,
         )  # fmt: skip
         return self._client.call("act", {"session": self.id, "action": action})
@@ -548,6 +551,7 @@ def make_action(
     rate: str | int | None = None,
     delay: str | None = None,
     loss: float | Mapping[str, Any] | None = None,
+    duplicate: float | None = None,
     jitter: Mapping[str, Any] | None = None,
     capacity: Mapping[str, Any] | None = None,
     outage: str | None = None,
@@ -563,13 +567,13 @@ def make_action(
     if (link is None) == (flow is None):
         raise ValueError("ccscope: an action targets a link (with dir) or a flow, exactly one")
     values = {
-        "rate": rate, "delay": delay, "loss": loss, "jitter": jitter, "capacity": capacity,
+        "rate": rate, "delay": delay, "loss": loss, "duplicate": duplicate, "jitter": jitter, "capacity": capacity,
         "outage": outage, "queue_limit": queue_limit, "cwnd": cwnd, "pacing_rate": pacing_rate,
     }  # fmt: skip
     values = {k: (dict(v) if isinstance(v, Mapping) else v) for k, v in values.items() if v is not None}
     if not values:
         raise ValueError(
-            "ccscope: an action needs a value: rate, delay, loss, jitter, capacity, outage, queue_limit, cwnd or pacing_rate"
+            "ccscope: an action needs a value: rate, delay, loss, duplicate, jitter, capacity, outage, queue_limit, cwnd or pacing_rate"
         )
     # A flow's dir is sent as given, for the server to refuse by name.
     target: dict[str, Any] = {"flow": flow} if flow is not None else {"link": link, "dir": dir or "ab"}

@@ -190,12 +190,16 @@ def test_action_defaults_dir_ab():
 
 def test_action_carries_path_models():
     a = ccscope.make_action(
-        link="b", loss={"kind": "periodic", "every": 10}, jitter={"kind": "5g_nr"}, outage="100ms"
+        link="b", loss={"kind": "periodic", "every": 10}, jitter={"kind": "5g_nr"}, outage="100ms", duplicate=0.01
     )
     assert a == {
         "link": "b", "dir": "ab", "loss": {"kind": "periodic", "every": 10},
-        "jitter": {"kind": "5g_nr"}, "outage": "100ms",
+        "jitter": {"kind": "5g_nr"}, "outage": "100ms", "duplicate": 0.01,
     }  # fmt: skip
+
+
+def test_action_duplicate_zero_is_sent():
+    assert ccscope.make_action(link="b", duplicate=0) == {"link": "b", "dir": "ab", "duplicate": 0}
 
 
 def test_session_context_closes(fake):

@@ -101,6 +101,9 @@ func (s *Scenario) tree() tree {
 		if ch.Outage != nil {
 			t["outage"] = ch.Outage.String()
 		}
+		if ch.Duplicate != nil {
+			t["duplicate"] = float(*ch.Duplicate)
+		}
 		if ch.Announce != nil {
 			t["announce"] = ch.Announce.String()
 		}

@@ -71,8 +71,14 @@ func (c *collector) change(path string, o obj) Change {
 			ch.Outage = &d
 		}
 	}
+	if v, p, ok := o.get("duplicate"); ok {
+		changed = true
+		if x, ok := c.prob(p, v); ok {
+			ch.Duplicate = &x
+		}
+	}
 	if !changed {
-		c.add(path, "changes nothing; give rate, delay, loss, jitter, capacity or outage")
+		c.add(path, "changes nothing; give rate, delay, loss, jitter, capacity, outage or duplicate")
 	}
 	if v, p, ok := o.get("announce"); ok {
 		if d, ok := c.duration(p, v); ok {
@@ -228,7 +234,7 @@ func (ch *Change) sets() []string {
 		name string
 		set  bool
 	}{{"rate", ch.Rate != nil}, {"delay", ch.Delay != nil}, {"loss", ch.Loss != nil}, {"jitter", ch.Jitter != nil},
-		{"capacity", ch.Capacity != nil}, {"outage", ch.Outage != nil}} {
+		{"capacity", ch.Capacity != nil}, {"outage", ch.Outage != nil}, {"duplicate", ch.Duplicate != nil}} {
 		if f.set {
 			out = append(out, f.name)
 		}

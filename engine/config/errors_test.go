@@ -142,6 +142,8 @@ func TestParseErrors(t *testing.T) {
 			nil, want{"changes[0].dir", `"up" is not a direction`}},
 		{"change after the run", func(m map[string]any) { list(m, "changes")[0].(map[string]any)["at"] = "10.5s" },
 			nil, want{"changes[0].at", "10.5s is after the run ends at 10s"}},
+		{"change duplicate beyond a probability", func(m map[string]any) { list(m, "changes")[0].(map[string]any)["duplicate"] = json.Number("-0.1") },
+			nil, want{"changes[0].duplicate", "-0.1 is not a probability in [0, 1]"}},
 		{"change of nothing", func(m map[string]any) { delete(list(m, "changes")[0].(map[string]any), "rate") },
 			nil, want{"changes[0]", "changes nothing"}},
 		{"announce before the run", func(m map[string]any) { list(m, "changes")[0].(map[string]any)["announce"] = "1000s" },

@@ -155,6 +155,7 @@ var (
 		"at": leaf(kDuration), "link": leaf(kString), "dir": leaf(kString),
 		"rate": leaf(kRate), "delay": leaf(kDuration), "loss": lossShape,
 		"jitter": jitterShape, "capacity": capacityShape, "outage": leaf(kDuration), "announce": leaf(kDuration),
+		"duplicate": leaf(kProb),
 	})
 
 	scenarioShape = object(map[string]*shape{

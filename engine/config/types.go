@@ -463,6 +463,8 @@ type Change struct {
 	Jitter   *Jitter
 	Capacity *Capacity
 	Outage   *sim.Duration // the direction goes down at At for this long
+	// Duplicate replaces the direction's duplicate fraction.
+	Duplicate *float64
 	// Announce, when set, is the lead with which the link layer predicts
 	// this change: at At − Announce every flow whose route crosses the
 	// link hears of it (cc.EventHandover; SaTCP acts on it).

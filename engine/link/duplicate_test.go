@@ -65,3 +65,37 @@ func TestDuplicateCopiesMeetLoss(t *testing.T) {
 		within(t, "fraction arriving "+[]string{"never", "once", "twice"}[k], count[k]/n, want, math.Sqrt(want*(1-want)/n))
 	}
 }
+
+// A scheduled change or an action sets the fraction mid-run: none of the
+// first 1,000 packets is copied, every one of the next 1,000 is (p = 1),
+// then none again; and a loss model set while copies are on keeps them.
+func TestSetDuplicateMidRun(t *testing.T) {
+	const n = 3000
+	s, d, src, a := testDir(Config{Rate: 100 * units.Mbps, Delay: sim.Millisecond}, 1000, n, 200*sim.Microsecond, 3)
+	src.onAct = func(i uint64) {
+		switch i {
+		case 1000:
+			d.SetDuplicate(1)
+			d.SetLoss(config.Loss{Kind: config.Periodic, Every: 1_000_000})
+		case 2000:
+			d.SetDuplicate(0)
+		}
+	}
+	s.Run()
+	count := make([]int, n)
+	for _, q := range a.seq {
+		count[q]++
+	}
+	for i, c := range count {
+		want := 1
+		if i >= 1000 && i < 2000 {
+			want = 2
+		}
+		if c != want {
+			t.Fatalf("packet %d arrived %d times, want %d", i, c, want)
+		}
+	}
+	if d.Stats.Duplicated != 1000 || d.loss != nil && d.loss.dup != nil {
+		t.Errorf("%d copies, duplicate model still on the loss slot: %v; want 1000 and off", d.Stats.Duplicated, d.loss != nil && d.loss.dup != nil)
+	}
+}

@@ -292,14 +292,33 @@ func (d *Dir) SetLoss(l config.Loss) {
 	} else {
 		d.loss = m
 	}
-	// The duplicate model rides on the pre-queue loss model's slot, so
-	// that a direction with neither pays one nil check per packet.
-	if d.dup != nil {
-		if d.loss == nil {
-			d.loss = &lossModel{}
-		}
-		d.loss.dup = d.dup
+	d.attachDup()
+}
+
+// SetDuplicate replaces the duplicate model with one sending the fraction
+// p of packets twice (0: none). It continues the direction's duplicate
+// stream.
+func (d *Dir) SetDuplicate(p float64) {
+	d.dup = newDupModel(p, d.rngs.Duplicate)
+	if d.loss != nil && d.loss.c.Kind == config.NoLoss {
+		d.loss = nil // only the old duplicate model held the slot
 	}
+	if d.loss != nil {
+		d.loss.dup = nil
+	}
+	d.attachDup()
+}
+
+// attachDup puts the duplicate model on the pre-queue loss model's slot, so
+// that a direction with neither pays one nil check per packet.
+func (d *Dir) attachDup() {
+	if d.dup == nil {
+		return
+	}
+	if d.loss == nil {
+		d.loss = &lossModel{}
+	}
+	d.loss.dup = d.dup
 }
 
 // SetJitter replaces the jitter model. Packets on the wire keep their

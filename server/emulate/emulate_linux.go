@@ -780,6 +780,9 @@ func applyChange(nw *topo.Network, c config.Change) {
 	if c.Outage != nil {
 		d.AddOutage(*c.Outage)
 	}
+	if c.Duplicate != nil {
+		d.SetDuplicate(*c.Duplicate)
+	}
 }
 
 // summary builds the run's report in the shape of a simulated run's.
