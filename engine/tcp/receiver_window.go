@@ -219,10 +219,15 @@ func WScale(rcvBufMax units.Bytes) uint8 {
 
 // RcvBufForWindow is the tcp_rmem[2] whose window reaches win: the buffer
 // tcp_win_from_space turns into win at the scaling ratio a lone full-sized
-// segment of mss measures. It is what a capture's largest advertised
-// window says of its receiver's buffer ceiling.
+// segment of mss measures, or at ½ for an mss of TCP_MSS_DEFAULT or less,
+// which never measures one (its first segment is as long as the rcv_mss
+// it starts at). It is what a capture's largest advertised window says of
+// its receiver's buffer ceiling.
 func RcvBufForWindow(win, mss units.Bytes) units.Bytes {
-	ratio := max(uint64(mss)<<rmemToWinScale/(skbStructSize+rxFrameTruesize(uint64(mss)+HeaderBytes)), 1)
+	ratio := uint64(defaultScalingRatio)
+	if mss > tcpMssDefault {
+		ratio = max(uint64(mss)<<rmemToWinScale/(skbStructSize+rxFrameTruesize(uint64(mss)+HeaderBytes)), 1)
+	}
 	return units.Bytes((uint64(win)<<rmemToWinScale + ratio - 1) / ratio)
 }
 

@@ -358,10 +358,16 @@ func TestRcvRttUpdate(t *testing.T) {
 // (1448·256/2304 = 160), a 6 MiB buffer offers 6291456·160/256 = 3932160
 // bytes of window, and a 128 KiB one 81920 (the clamp a 6.18 receiver
 // announces after its first segment): each window gives its buffer back.
+// An 8948-byte segment measures 182 (2290688/12544): 3932160 bytes of
+// window need 5530951 (rounded up). An mss of 536 measures none and stays
+// at ½: twice the window.
 func TestRcvBufForWindow(t *testing.T) {
-	for _, c := range []struct{ win, want units.Bytes }{{3932160, 6 * units.MiB}, {81920, 128 * units.KiB}, {81921, 128*units.KiB + 2}} {
-		if got := RcvBufForWindow(c.win, 1448); got != c.want {
-			t.Errorf("RcvBufForWindow(%d, 1448) = %d, want %d", c.win, got, c.want)
+	for _, c := range []struct{ win, mss, want units.Bytes }{
+		{3932160, 1448, 6 * units.MiB}, {81920, 1448, 128 * units.KiB}, {81921, 1448, 128*units.KiB + 2},
+		{3932160, 8948, 5530951}, {3932160, 536, 7864320},
+	} {
+		if got := RcvBufForWindow(c.win, c.mss); got != c.want {
+			t.Errorf("RcvBufForWindow(%d, %d) = %d, want %d", c.win, c.mss, got, c.want)
 		}
 	}
 }
