@@ -99,7 +99,7 @@ type run struct {
 	flows   []*eflow
 	undo    []func() error
 	sysctls map[string]map[string]string
-	mtu     int // every TUN device's (tunMTU)
+	mtu     int // every TUN device's (tunMTU); a flow whose mss it does not give sets TCP_MAXSEG
 }
 
 // tunMTU is the MTU of the emulated hosts' TUN devices: 1500, or more for
@@ -681,7 +681,7 @@ func (e *run) setupFlows(nw *topo.Network) error {
 			if err := syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_REUSEADDR, 1); err != nil {
 				return err
 			}
-			if mss != 1448 {
+			if mss+tcp.HeaderBytes != e.mtu { // else the devices' MTU gives it
 				if err := setMaxSeg(fd, mss); err != nil {
 					return err
 				}
@@ -711,7 +711,7 @@ func (e *run) setupFlows(nw *topo.Network) error {
 					return err
 				}
 			}
-			if mss != 1448 {
+			if mss+tcp.HeaderBytes != e.mtu { // else the devices' MTU gives it
 				if err := setMaxSeg(fd, mss); err != nil {
 					return err
 				}
