@@ -1,49 +1,60 @@
 package pump
 
+import "slices"
+
+// maxHoles bounds the gaps a pump's sink remembers. A packet arriving
+// behind more than this many newer gaps is taken for a copy.
+const maxHoles = 1024
+
 // arrived records which of a pump's packets have come, so that a copy a
-// link sent (a duplicate) is delivered once. Packets are numbered by their
-// sequence (byte offset) over the packet size. Every packet before next has
-// come, and bit i−64·base of bits says whether packet i ≥ next has. In
-// order, next moves on and bits stays empty (no division on that path); a
-// loss or reordering leaves next behind and costs a bit per packet above
-// it until the hole closes.
+// link sent (a duplicate) is delivered once. Packets are known by their
+// sequence (byte offset): top is the sequence just past the highest packet
+// that came, and holes the ranges below it that have not, oldest first. A
+// packet in order costs a comparison; one past a gap (a loss, or one held
+// back) opens a hole, which a late packet then fills; anything else below
+// top is a copy. Sequence spaces of packets never overlap, so a packet is
+// its sequence.
 type arrived struct {
-	next    uint64 // sequence of the first packet not yet come
-	base    uint64 // the packet number of bit 0 of bits[0], over 64
-	bits    []uint64
+	top     uint64
+	holes   []hole
 	pktSize uint64
 }
+
+// hole is a range [from, to) of sequences not yet come.
+type hole struct{ from, to uint64 }
 
 // first marks the packet at sequence seq come and reports whether it is
 // its first arrival.
 func (a *arrived) first(seq uint64) bool {
-	if seq < a.next {
-		return false
-	}
-	if seq == a.next && len(a.bits) == 0 {
-		a.next += a.pktSize
+	switch {
+	case seq == a.top:
+		a.top += a.pktSize
+		return true
+	case seq > a.top:
+		if len(a.holes) == maxHoles {
+			a.holes = slices.Delete(a.holes, 0, 1)
+		}
+		a.holes = append(a.holes, hole{a.top, seq})
+		a.top = seq + a.pktSize
 		return true
 	}
-	i := seq / a.pktSize
-	w := i/64 - a.base
-	for uint64(len(a.bits)) <= w {
-		a.bits = append(a.bits, 0)
+	for k := len(a.holes) - 1; k >= 0; k-- { // late packets are mostly recent
+		h := a.holes[k]
+		if seq < h.from || seq >= h.to {
+			continue
+		}
+		var rest []hole
+		if seq > h.from {
+			rest = append(rest, hole{h.from, seq})
+		}
+		if end := seq + a.pktSize; end < h.to {
+			rest = append(rest, hole{end, h.to})
+		}
+		a.holes = slices.Replace(a.holes, k, k+1, rest...)
+		if len(a.holes) > maxHoles {
+			a.holes = slices.Delete(a.holes, 0, 1)
+		}
+		return true
 	}
-	bit := uint64(1) << (i % 64)
-	if a.bits[w]&bit != 0 {
-		return false
-	}
-	a.bits[w] |= bit
-	for a.has(a.next / a.pktSize) {
-		a.next += a.pktSize
-	}
-	for len(a.bits) > 0 && a.base < a.next/a.pktSize/64 { // words wholly before next
-		a.bits, a.base = a.bits[1:], a.base+1
-	}
-	return true
-}
-
-func (a *arrived) has(i uint64) bool {
-	w := i/64 - a.base
-	return w < uint64(len(a.bits)) && a.bits[w]&(1<<(i%64)) != 0
+	return false
 }
