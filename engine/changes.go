@@ -124,6 +124,14 @@ func (r *Run) Act(a Action) error {
 		}
 		if a.Duplicate != nil {
 			d.SetDuplicate(*a.Duplicate)
+			if *a.Duplicate > 0 && !r.copies {
+				r.copies = true
+				for _, f := range r.Flows {
+					if pf, ok := f.(pumpFlow); ok {
+						pf.p.ExpectCopies()
+					}
+				}
+			}
 		}
 		return nil
 	}

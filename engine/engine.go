@@ -43,6 +43,10 @@ type Run struct {
 	changes changer
 	ccNames map[string][]string // by CC, the signal names released flows share
 	rings   tcp.Recycler        // scoreboard rings released flows gave back
+	// copies says some direction has sent or may send packets twice (a
+	// duplicate model, built or set by an action): pumps then deliver each
+	// packet once (pump.Config.Copies).
+	copies bool
 }
 
 // New builds a run of scn. sink receives full trace tables (nil: they
@@ -55,6 +59,9 @@ func New(scn *config.Scenario, sink trace.Sink) (*Run, error) {
 		return nil, err
 	}
 	r.Net = nw
+	for _, d := range nw.Dirs {
+		r.copies = r.copies || d.Duplicates()
+	}
 	for _, l := range scn.Links {
 		r.Trace.Links = append(r.Trace.Links, l.ID)
 	}
@@ -161,7 +168,7 @@ func (r *Run) newFlow(idx int32, f *config.Flow) (Flow, error) {
 	if f.CC == "pump" {
 		p := pump.New(r.Sim, r.Pool, src, r.Trace, pump.Config{
 			Flow: idx, Src: src.Index, Dst: dst.Index, Rate: f.Rate, PacketSize: f.PacketSize,
-			Start: sim.Time(f.Start), Size: f.Size, ECN: pumpECN[f.ECN],
+			Start: sim.Time(f.Start), Size: f.Size, ECN: pumpECN[f.ECN], Copies: r.copies,
 		})
 		dst.Attach(idx, p)
 		return pumpFlow{p, *f}, nil

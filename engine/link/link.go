@@ -295,6 +295,9 @@ func (d *Dir) SetLoss(l config.Loss) {
 	d.attachDup()
 }
 
+// Duplicates reports whether the direction sends some packets twice.
+func (d *Dir) Duplicates() bool { return d.dup != nil }
+
 // SetDuplicate replaces the duplicate model with one sending the fraction
 // p of packets twice (0: none). It continues the direction's duplicate
 // stream.

@@ -13,7 +13,9 @@ const maxHoles = 1024
 // packet in order costs a comparison; one past a gap (a loss, or one held
 // back) opens a hole, which a late packet then fills; anything else below
 // top is a copy. Sequence spaces of packets never overlap, so a packet is
-// its sequence.
+// its sequence. A pump keeps it only once a link may copy packets
+// (Config.Copies): the first packets after that open one hole below them,
+// which packets in flight then fill.
 type arrived struct {
 	top     uint64
 	holes   []hole
@@ -39,20 +41,25 @@ func (a *arrived) first(seq uint64) bool {
 		return true
 	}
 	for k := len(a.holes) - 1; k >= 0; k-- { // late packets are mostly recent
-		h := a.holes[k]
+		h := &a.holes[k]
 		if seq < h.from || seq >= h.to {
 			continue
 		}
-		var rest []hole
-		if seq > h.from {
-			rest = append(rest, hole{h.from, seq})
-		}
-		if end := seq + a.pktSize; end < h.to {
-			rest = append(rest, hole{end, h.to})
-		}
-		a.holes = slices.Replace(a.holes, k, k+1, rest...)
-		if len(a.holes) > maxHoles {
-			a.holes = slices.Delete(a.holes, 0, 1)
+		end := seq + a.pktSize
+		switch {
+		case seq == h.from && end >= h.to:
+			a.holes = slices.Delete(a.holes, k, k+1)
+		case seq == h.from:
+			h.from = end
+		case end >= h.to:
+			h.to = seq
+		default: // from the middle: two holes
+			rest := hole{end, h.to}
+			h.to = seq
+			a.holes = slices.Insert(a.holes, k+1, rest)
+			if len(a.holes) > maxHoles {
+				a.holes = slices.Delete(a.holes, 0, 1)
+			}
 		}
 		return true
 	}

@@ -26,6 +26,9 @@ type Config struct {
 	Start      sim.Time
 	Size       units.Bytes // 0: until the run ends
 	ECN        packet.ECN  // codepoint of every packet
+	// Copies says a link may deliver a packet twice (a duplicate model):
+	// the sink then delivers each once (ExpectCopies, mid-run).
+	Copies bool
 }
 
 // Pump is the source and the sink of one flow.
@@ -114,10 +117,13 @@ func (p *Pump) Handle(ev sim.Event) {
 	p.out.Send(id)
 }
 
+// ExpectCopies tells the sink that a link may now deliver packets twice.
+func (p *Pump) ExpectCopies() { p.cfg.Copies = true }
+
 // Receive is the sink.
 func (p *Pump) Receive(id packet.ID) {
 	pk := p.pool.Get(id)
-	if !p.arrived.first(pk.Seq) {
+	if p.cfg.Copies && !p.arrived.first(pk.Seq) {
 		p.pool.Free(id) // a link's copy of a packet that came
 		return
 	}
