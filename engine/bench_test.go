@@ -242,6 +242,9 @@ func pumpModels() []pumpModel {
 			d.Loss = config.Loss{Kind: config.GilbertElliott, PGB: 1e-4, PBG: 0.5, LossBad: 0.5}
 		}},
 		{"periodic", func(d *config.Direction) { d.Loss = config.Loss{Kind: config.Periodic, Every: 10000} }},
+		// Copies at the bottleneck's rate queue behind the pump's packets,
+		// as losses at the same rate make room: both at 10^-4.
+		{"duplicate", func(d *config.Direction) { d.Duplicate = 1e-4 }},
 		{"bernoulli_train", func(d *config.Direction) {
 			d.Loss = config.Loss{Kind: config.BernoulliTrain, P: 1e-5, TrainLength: 3}
 		}},
