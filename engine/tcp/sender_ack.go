@@ -229,6 +229,7 @@ func (d *DataSender) checkDone() {
 		d.Stats.Done = d.st.Now
 		d.clearXmitTimer()
 		d.lastRec = d.st.Now // a sampled trace keeps the state the flow ends in
+		d.sigSink.release(d.st.Now)
 	}
 }
 

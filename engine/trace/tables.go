@@ -168,11 +168,12 @@ func (t *SignalTable) reset() {
 // Len is the number of rows.
 func (t *SignalTable) Len() int { return len(t.T) }
 
-// RecordSignal appends a signal change. Signals are recorded on every change
-// at change detail and subject to *last per flow when sampled.
-func (r *Recorder) RecordSignal(last *sim.Time, now sim.Time, flow, signal int32, v float64) {
+// RecordSignal appends a signal change and reports whether it did. Signals
+// are recorded on every change at change detail and subject to *last per
+// flow when sampled.
+func (r *Recorder) RecordSignal(last *sim.Time, now sim.Time, flow, signal int32, v float64) bool {
 	if r.skip[iSignals] || r.Detail == config.TraceSummary || r.Detail == config.TraceSampled && !r.due(last, now) {
-		return
+		return false
 	}
 	s := &r.SignalT
 	s.T = append(s.T, int64(now))
@@ -180,6 +181,7 @@ func (r *Recorder) RecordSignal(last *sim.Time, now sim.Time, flow, signal int32
 	s.Signal = append(s.Signal, signal)
 	s.Value = append(s.Value, v)
 	r.maybeFlush(TableSignals, len(s.T))
+	return true
 }
 
 // MergeSignals adds rows that were recorded apart from the run's clock (an
