@@ -208,6 +208,7 @@ func (r *Run) Done() bool {
 func (r *Run) RunUntil(t sim.Time) {
 	r.Sim.RunUntil(min(t, r.horizon))
 	r.catchUpLinks()
+	r.releaseAtEnd()
 }
 
 // StepEvents dispatches up to n events that fall before the horizon and
@@ -218,6 +219,7 @@ func (r *Run) StepEvents(n uint64) uint64 {
 		r.Sim.RunUntil(r.horizon)
 	}
 	r.catchUpLinks()
+	r.releaseAtEnd()
 	return done
 }
 
@@ -225,7 +227,16 @@ func (r *Run) StepEvents(n uint64) uint64 {
 func (r *Run) RunToEnd() {
 	r.Sim.RunUntil(r.horizon)
 	r.catchUpLinks()
+	r.releaseAtEnd()
 	r.Trace.FlushAll()
+}
+
+// releaseAtEnd writes the rows a sampled trace holds (trace.Sampler) once
+// the run has reached its horizon, however it was stepped there.
+func (r *Run) releaseAtEnd() {
+	if r.Sim.Now() >= r.horizon && r.Sim.NextAt() > r.horizon {
+		r.Trace.ReleaseHeld(r.horizon)
+	}
 }
 
 // catchUpLinks brings every lazily served link direction up to now (see
@@ -248,7 +259,7 @@ type QueueRecorder struct {
 	Link    int32 // index into the trace's links
 	AB      bool
 	Sojourn trace.Hist // every dequeued packet's sojourn, in ps
-	last    sim.Time
+	smp     trace.QueueSampler
 }
 
 // Enqueued records the backlog after an enqueue.
@@ -276,7 +287,7 @@ func (q *QueueRecorder) LinkChanged(d *link.Dir, at sim.Time, rate units.BitRate
 // record writes a queue row; the trace is on.
 func (q *QueueRecorder) record(d *link.Dir, now sim.Time, sojourn sim.Duration) {
 	b, n := d.Qdisc().Backlog()
-	q.Trace.RecordQueue(&q.last, &trace.QueueRow{T: now, Link: q.Link, DirAB: q.AB, BacklogBytes: int64(b),
+	q.Trace.RecordQueue(&q.smp, &trace.QueueRow{T: now, Link: q.Link, DirAB: q.AB, BacklogBytes: int64(b),
 		BacklogPkts: int64(n), Sojourn: sojourn, Drops: d.Stats.Drops, Marks: d.Stats.Marks})
 }
 

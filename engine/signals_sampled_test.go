@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
@@ -28,68 +29,107 @@ func TestSampledTraceKeepsEverySignal(t *testing.T) {
 	}
 }
 
-// A signal set twice within a sampled trace's interval, its second value
-// skipped, shows that value at its next sample: the sampled table never
-// holds, beyond one interval and the flow's next event, a value the signal
-// has left. BBR's PROBE_BW on a short path with a quarter-BDP FIFO often
-// ends its 0.75 phase an ACK after starting it (bbr_is_next_cycle_phase:
-// inflight already at the BDP), so pacing_gain goes 0.75 and back to 1
-// within 1 ms; the every-change trace of the same run is the truth.
-func TestSampledTraceSignalsNeverStale(t *testing.T) {
-	sets := []string{"flows.f0.cc=bbr", "runtime.duration=6s",
-		"links.bottleneck.rate=16.9Mbps", "links.bottleneck.delay=3ms",
-		`links.bottleneck.ab.qdisc={"kind":"fifo","limit":"0.25BDP"}`}
-	type step struct {
-		t sim.Time
-		v float64
-	}
-	steps := func(trace string) map[string][]step {
-		r := builtinRun(t, "p-rtr-p", append(sets, "trace="+trace)...)
-		r.RunToEnd()
-		sig, m := &r.Trace.SignalT, map[string][]step{}
-		for i := range sig.Len() {
-			n := r.Trace.Signals[sig.Signal[i]]
-			m[n] = append(m[n], step{sim.Time(sig.T[i]), sig.Value[i]})
-		}
-		return m
-	}
-	at := func(s []step, t sim.Time) float64 {
-		v := math.NaN()
-		for _, x := range s {
-			if x.t > t {
-				break
-			}
-			v = x.v
-		}
-		return v
-	}
-	truth := steps(`{"detail":"change"}`)
-	sampled := steps(`{"detail":"sampled","interval":"1ms"}`)
-	const lag = 2 * sim.Millisecond // the interval, and the flow's next ACK
-	for name, ts := range truth {
-		stale := 0
-		for i, x := range ts {
-			// the value the signal held from x.t until its next change
-			until := sim.Never
-			if i+1 < len(ts) {
-				until = ts[i+1].t
-			}
-			if until.Sub(x.t) <= lag {
-				continue
-			}
-			if got := at(sampled[name], x.t.Add(lag)); got != x.v {
-				stale++
-				if stale <= 3 {
-					t.Errorf("%s: %v at %v until %v; the sampled trace shows %v at %v",
-						name, x.v, x.t, until, got, x.t.Add(lag))
+// A sampled trace never holds, beyond its interval, a value that the
+// entity it samples has left: a row its interval skips is written at the
+// entity's next sample time. The every-change trace of the same run is the
+// truth, and every value it shows for longer than the interval and a
+// margin must show in the sampled trace by then: each CC signal, each
+// direction's backlog, each flow's cwnd and bytes delivered.
+//   - BBR's PROBE_BW on a short path with a quarter-BDP FIFO often ends its
+//     0.75 phase an ACK after starting it (bbr_is_next_cycle_phase:
+//     inflight already at the BDP), so pacing_gain goes 0.75 and back to 1
+//     within 1 ms; before, the sampled trace showed 0.75 for whole cycles.
+//   - A sized flow's queue empties within an interval of its last row and
+//     stays empty; before, the sampled trace kept its last backlog (84 KB
+//     at the bottleneck) to the run's end.
+func TestSampledTraceNeverStale(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		sets []string
+	}{
+		{"bbr", []string{"flows.f0.cc=bbr", "runtime.duration=6s",
+			"links.bottleneck.rate=16.9Mbps", "links.bottleneck.delay=3ms",
+			`links.bottleneck.ab.qdisc={"kind":"fifo","limit":"0.25BDP"}`}},
+		{"sized", []string{"flows.f0.size=5MB", "runtime.duration=3s"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			truth := sampledSeries(t, c.sets, `{"detail":"change"}`)
+			sampled := sampledSeries(t, c.sets, `{"detail":"sampled","interval":"1ms"}`)
+			const lag = 2 * sim.Millisecond // the interval, and a margin
+			for name, ts := range truth {
+				stale := 0
+				for i, x := range ts {
+					until := sim.Never // the value holds from x.t until its next change
+					if i+1 < len(ts) {
+						until = ts[i+1].t
+					}
+					if until.Sub(x.t) <= lag {
+						continue
+					}
+					if got := stepAt(sampled[name], x.t.Add(lag)); got != x.v {
+						if stale++; stale <= 3 {
+							t.Errorf("%s: %v at %v until %v; the sampled trace shows %v at %v",
+								name, x.v, x.t, until, got, x.t.Add(lag))
+						}
+					}
+				}
+				if stale > 3 {
+					t.Errorf("%s: %d stale values in all", name, stale)
 				}
 			}
-		}
-		if stale > 3 {
-			t.Errorf("%s: %d stale values in all", name, stale)
-		}
+			if n := len(truth["signal pacing_gain"]); c.name == "bbr" && n < 100 {
+				t.Fatalf("pacing_gain changed %d times; want PROBE_BW's cycles", n)
+			}
+			if b := truth["queue bottleneck ab"]; c.name == "sized" && (len(b) < 100 || b[len(b)-1].v != 0) {
+				t.Fatalf("the bottleneck's backlog: %d rows ending at %v; want a queue that empties", len(b), b[len(b)-1])
+			}
+		})
 	}
-	if len(truth["pacing_gain"]) < 100 {
-		t.Fatalf("pacing_gain changed %d times; want PROBE_BW's cycles", len(truth["pacing_gain"]))
+}
+
+// step is a value a series takes at t.
+type step struct {
+	t sim.Time
+	v float64
+}
+
+// sampledSeries runs p-rtr-p with sets and the trace given, stepping it as
+// a session does, and returns its tables as series by name, each in time
+// order.
+func sampledSeries(t *testing.T, sets []string, trace string) map[string][]step {
+	r := builtinRun(t, "p-rtr-p", append(sets, "trace="+trace)...)
+	for !r.Done() || r.Sim.NextAt() <= r.Horizon() { // as a session steps it
+		r.StepEvents(5000)
 	}
+	m := map[string][]step{}
+	add := func(name string, at int64, v float64) { m[name] = append(m[name], step{sim.Time(at), v}) }
+	sig := &r.Trace.SignalT
+	for i := range sig.Len() {
+		add("signal "+r.Trace.Signals[sig.Signal[i]], sig.T[i], sig.Value[i])
+	}
+	q := &r.Trace.Queue
+	for i := range q.Len() {
+		add(fmt.Sprintf("queue %s %s", r.Trace.Links[q.Link[i]], map[bool]string{true: "ab", false: "ba"}[q.DirAB[i]]),
+			q.T[i], float64(q.BacklogBytes[i]))
+	}
+	for _, f := range r.Trace.FlowsT.Rows {
+		add("cwnd", int64(f.T), float64(f.CwndPkts))
+	}
+	d := &r.Trace.Delivery
+	for i := range d.Len() {
+		add("delivered", d.T[i], float64(d.BytesDelivered[i]))
+	}
+	return m
+}
+
+// stepAt is the value a series holds at t: NaN before its first step.
+func stepAt(s []step, t sim.Time) float64 {
+	v := math.NaN()
+	for _, x := range s {
+		if x.t > t {
+			break
+		}
+		v = x.v
+	}
+	return v
 }

@@ -30,7 +30,7 @@ type tcpFlow struct {
 
 	milestones pump.Milestones
 	delivered  units.Bytes
-	lastRec    sim.Time
+	delivSmp   trace.DeliverySampler
 
 	// The receive-path models (nil when not configured) and their counts;
 	// rcvModels are the first models of the data and the ACK path, whose
@@ -247,10 +247,10 @@ func (t *tcpFlow) noteDelivered() {
 	t.delivered = got
 	if t.cfg.Size > 0 && got >= t.cfg.Size && t.done == 0 {
 		t.done = now
-		t.lastRec = now // a sampled trace keeps the row of the last byte
+		t.delivSmp.Force() // a sampled trace keeps the row of the last byte
 	}
 	if t.run.Trace.On() {
-		t.run.Trace.RecordDelivery(&t.lastRec, now, t.idx, int64(got))
+		t.run.Trace.RecordDelivery(&t.delivSmp, now, t.idx, int64(got))
 	}
 }
 

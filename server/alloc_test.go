@@ -21,9 +21,9 @@ func TestReuseAllocatorStreamsMatchGoAllocator(t *testing.T) {
 			CwndPkts: uint32(i), SSThreshPkts: 7, InflightBytes: int64(3 * i), SRTT: sim.Duration(i), Delivered: uint64(i),
 			CAState: uint8(i % 5)})
 	}
-	var last sim.Time
+	var ss trace.SignalSampler
 	for i := range 5000 {
-		r.RecordSignal(&last, sim.Time(i), int32(i%2), r.SignalIndex([]string{"cwnd", "pacing_gain"}[i%2]), float64(i)/3)
+		r.RecordSignal(&ss, sim.Time(i), int32(i%2), r.SignalIndex([]string{"cwnd", "pacing_gain"}[i%2]), float64(i)/3)
 	}
 	stream := func(mem memory.Allocator, table string) []byte {
 		rec, err := r.Batch(table, mem)

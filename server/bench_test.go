@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ccscope/ccscope/engine/sim"
+	"github.com/ccscope/ccscope/engine/trace"
 )
 
 // BenchmarkStepRoundTrip measures one `step 1ms` request to its response
@@ -82,9 +83,9 @@ func fillSignals(s *session, n int) {
 	for i := range 8 {
 		r.SignalIndex("sig" + string(rune('a'+i)))
 	}
-	var last sim.Time
+	var ss trace.SignalSampler
 	for i := range n {
-		r.RecordSignal(&last, sim.Time(i)*sim.Time(sim.Microsecond), int32(i%4), int32(i%8), float64(i))
+		r.RecordSignal(&ss, sim.Time(i)*sim.Time(sim.Microsecond), int32(i%4), int32(i%8), float64(i))
 	}
 }
 

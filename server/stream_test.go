@@ -35,10 +35,10 @@ func TestSignalsFrameMatchesMsgpack(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := &trace.Recorder{Flows: []string{"f0"}}
-			var last sim.Time
+			var ss trace.SignalSampler
 			sig := r.SignalIndex("cwnd")
 			for i := range tt.rows {
-				r.RecordSignal(&last, sim.Time(i), 0, sig, float64(i))
+				r.RecordSignal(&ss, sim.Time(i), 0, sig, float64(i))
 			}
 			var recs []arrow.Record
 			if tt.rows > 0 {

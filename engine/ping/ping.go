@@ -32,14 +32,14 @@ const kindProbe sim.Kind = 1
 
 // Probe sends the echo requests and takes the replies.
 type Probe struct {
-	cfg     Config
-	s       *sim.Sim
-	pool    *packet.Pool
-	out     Sender
-	rec     *trace.Recorder
-	sig     int32 // the trace signal ping_rtt_ps
-	lastRec sim.Time
-	timer   *sim.Timer
+	cfg   Config
+	s     *sim.Sim
+	pool  *packet.Pool
+	out   Sender
+	rec   *trace.Recorder
+	sig   int32 // the trace signal ping_rtt_ps
+	smp   trace.SignalSampler
+	timer *sim.Timer
 
 	Sent, Received uint64
 	BytesSent      units.Bytes
@@ -89,7 +89,7 @@ func (p *Probe) Receive(id packet.ID) {
 	p.BytesReceived += pk.Size
 	p.RTTs = append(p.RTTs, rtt)
 	if p.sig >= 0 {
-		p.rec.RecordSignal(&p.lastRec, now, p.cfg.Flow, p.sig, float64(rtt))
+		p.rec.RecordSignal(&p.smp, now, p.cfg.Flow, p.sig, float64(rtt))
 	}
 	p.pool.Free(id)
 }

@@ -43,7 +43,7 @@ type Pump struct {
 	gap     sim.Duration
 	next    sim.Time
 	seq     uint64
-	lastRec sim.Time
+	smp     trace.DeliverySampler
 	arrived arrived
 
 	// Counters.
@@ -135,10 +135,10 @@ func (p *Pump) Receive(id packet.ID) {
 	p.Milestones.Note(before, p.BytesDelivered, now, p.FirstSend)
 	if p.cfg.Size > 0 && p.BytesDelivered >= p.cfg.Size && p.Done == 0 {
 		p.Done = now
-		p.lastRec = now // a sampled trace keeps the row of the last byte
+		p.smp.Force() // a sampled trace keeps the row of the last byte
 	}
 	if p.rec.On() {
-		p.rec.RecordDelivery(&p.lastRec, now, p.cfg.Flow, int64(p.BytesDelivered))
+		p.rec.RecordDelivery(&p.smp, now, p.cfg.Flow, int64(p.BytesDelivered))
 	}
 	p.pool.Free(id)
 }

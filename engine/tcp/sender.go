@@ -5,7 +5,6 @@
 package tcp
 
 import (
-	"math"
 	"math/rand/v2"
 
 	"github.com/ccscope/ccscope/engine/cc"
@@ -220,7 +219,7 @@ type DataSender struct {
 	synStamp  uint32 // the first SYN's TSval: tp->retrans_stamp in SYN-SENT
 	oowAck    int64  // the last challenge ACK (tp->last_oow_ack_time), for oowRateLimited
 
-	lastRec  sim.Time
+	flowSmp  trace.FlowSampler
 	scratch  [][2]uint64
 	ackState sackTagState
 
@@ -516,8 +515,8 @@ func (d *DataSender) record() {
 	if !d.rec.On() {
 		return
 	}
-	d.rec.RecordFlow(&d.lastRec, d.Snapshot())
-	d.sigSink.flush(d.st.Now)
+	row := d.Snapshot()
+	d.rec.RecordFlow(&d.flowSmp, &row)
 }
 
 // Snapshot returns the sender's state now, as the flows trace table records
@@ -548,71 +547,20 @@ type signalSink struct {
 	rec  *trace.Recorder
 	sig  *cc.Signals
 	flow int32
-	ids  []int32    // SignalID → Recorder.Signals index
-	next []sim.Time // SignalID → when a sampled trace takes its next value
-	// A sampled trace's skipped changes: held[id] when the signal's value
-	// has moved from shown[id], the last value the table took, and nheld
-	// of them.
-	held  []bool
-	shown []float64
-	nheld int
+	ids  []int32                // SignalID → Recorder.Signals index
+	smp  []*trace.SignalSampler // SignalID → its clock in a sampled trace
 }
 
 // RecordSignal implements cc.SignalSink. A sampled trace samples each
 // signal on its own clock, so signals that change at one instant (a
-// round's start, a mode change) are all kept. A change it skips is held
-// for the signal's next sample (flush).
+// round's start, a mode change) are all kept.
 func (k *signalSink) RecordSignal(t sim.Time, id cc.SignalID, v float64) {
 	if !k.rec.On() {
 		return
 	}
 	for int(id) >= len(k.ids) {
 		k.ids = append(k.ids, k.rec.SignalIndex(k.sig.Defs()[len(k.ids)].Name))
-		k.next = append(k.next, 0)
-		k.held = append(k.held, false)
-		k.shown = append(k.shown, math.NaN())
+		k.smp = append(k.smp, new(trace.SignalSampler)) // the recorder may hold it
 	}
-	if k.rec.RecordSignal(&k.next[id], t, k.flow, k.ids[id], v) {
-		k.shown[id] = v
-		k.hold(id, false)
-	} else {
-		k.hold(id, v != k.shown[id])
-	}
-}
-
-func (k *signalSink) hold(id cc.SignalID, h bool) {
-	if k.held[id] != h {
-		k.held[id] = h
-		if h {
-			k.nheld++
-		} else {
-			k.nheld--
-		}
-	}
-}
-
-// flush records, once a held signal's next sample is due, the value it
-// holds now: a signal set twice within the interval would otherwise show
-// its first value until it next changed (BBR's pacing_gain stuck at 0.75
-// through a whole PROBE_BW cycle). The sender calls it after each event,
-// as it records its own state.
-func (k *signalSink) flush(now sim.Time) {
-	if k.nheld == 0 {
-		return
-	}
-	for i, h := range k.held {
-		if id := cc.SignalID(i); h && now >= k.next[id] {
-			k.RecordSignal(now, id, k.sig.Value(id))
-		}
-	}
-}
-
-// release makes every held signal due now: a sized flow's trace ends with
-// the state its last ACK leaves, as its flows row does.
-func (k *signalSink) release(now sim.Time) {
-	for i, h := range k.held {
-		if h {
-			k.next[i] = now
-		}
-	}
+	k.rec.RecordSignal(k.smp[id], t, k.flow, k.ids[id], v)
 }

@@ -228,8 +228,7 @@ func (d *DataSender) checkDone() {
 	if d.endSeq > 0 && d.sndUna >= d.endSeq && d.Stats.Done == 0 {
 		d.Stats.Done = d.st.Now
 		d.clearXmitTimer()
-		d.lastRec = d.st.Now // a sampled trace keeps the state the flow ends in
-		d.sigSink.release(d.st.Now)
+		d.flowSmp.Force() // a sampled trace keeps the state the flow ends in
 	}
 }
 

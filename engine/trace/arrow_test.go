@@ -56,21 +56,24 @@ func sampleRecorder() *Recorder {
 	r := NewRecorder(config.TraceChange, 0, nil)
 	r.Links = []string{"bottleneck", "access"}
 	r.Flows = []string{"f0", "f1"}
-	var last sim.Time
-	r.RecordQueue(&last, &QueueRow{T: 10, Link: 0, DirAB: true, BacklogBytes: 3000, BacklogPkts: 2, Drops: 1})
-	r.RecordQueue(&last, &QueueRow{T: 20, Link: 1, DirAB: false, BacklogBytes: 1500, BacklogPkts: 1,
+	var qs QueueSampler
+	var ds DeliverySampler
+	var fs FlowSampler
+	var ss SignalSampler
+	r.RecordQueue(&qs, &QueueRow{T: 10, Link: 0, DirAB: true, BacklogBytes: 3000, BacklogPkts: 2, Drops: 1})
+	r.RecordQueue(&qs, &QueueRow{T: 20, Link: 1, DirAB: false, BacklogBytes: 1500, BacklogPkts: 1,
 		Sojourn: 5 * sim.Microsecond, Marks: 7})
-	r.RecordDelivery(&last, 30, 0, 1448)
-	r.RecordDelivery(&last, 40, 1, 2896)
-	r.RecordFlow(&last, FlowRow{T: 50, Flow: 0, CwndPkts: 10, SSThreshPkts: 1<<31 - 1, InflightBytes: 14480,
+	r.RecordDelivery(&ds, 30, 0, 1448)
+	r.RecordDelivery(&ds, 40, 1, 2896)
+	r.RecordFlow(&fs, &FlowRow{T: 50, Flow: 0, CwndPkts: 10, SSThreshPkts: 1<<31 - 1, InflightBytes: 14480,
 		InflightPkts: 10, SRTT: 20 * sim.Millisecond, RTTVar: 5 * sim.Millisecond, MinRTT: 19 * sim.Millisecond,
 		PacingRateBps: 100_000_000, DeliveryRateBps: 90_000_000, Delivered: 100, Lost: 2, Retrans: 3, CAState: 0})
-	r.RecordFlow(&last, FlowRow{T: 60, Flow: 1, CwndPkts: 7, SSThreshPkts: 7, CAState: 3})
-	r.RecordFlow(&last, FlowRow{T: 70, Flow: 0, CwndPkts: 1, SSThreshPkts: 5, CAState: 4})
+	r.RecordFlow(&fs, &FlowRow{T: 60, Flow: 1, CwndPkts: 7, SSThreshPkts: 7, CAState: 3})
+	r.RecordFlow(&fs, &FlowRow{T: 70, Flow: 0, CwndPkts: 1, SSThreshPkts: 5, CAState: 4})
 	bw, minRTT := r.SignalIndex("bw"), r.SignalIndex("min_rtt")
-	r.RecordSignal(&last, 80, 0, bw, 1.5e6)
-	r.RecordSignal(&last, 90, 1, minRTT, 0.02)
-	r.RecordSignal(&last, 95, 1, bw, -2)
+	r.RecordSignal(&ss, 80, 0, bw, 1.5e6)
+	r.RecordSignal(&ss, 90, 1, minRTT, 0.02)
+	r.RecordSignal(&ss, 95, 1, bw, -2)
 	r.RecordEvent(100, 1, EvRTO, 1448, 1448)
 	r.RecordEvent(110, 0, EvECNMark, 0, 1500)
 	r.RecordEvent(120, 1, EventKind(200), -1, 0)
@@ -273,9 +276,9 @@ func TestWriteIPCStream(t *testing.T) {
 func BenchmarkBatchFlows(b *testing.B) {
 	r := NewRecorder(config.TraceChange, 0, nil)
 	r.Flows = []string{"f0", "f1", "cubic-2", "bbr-3"}
-	var last sim.Time
+	var fs FlowSampler
 	for i := range DefaultFlushRows {
-		r.RecordFlow(&last, FlowRow{T: sim.Time(i) * 1000, Flow: int32(i % 4), CwndPkts: uint32(i), SRTT: 20e9,
+		r.RecordFlow(&fs, &FlowRow{T: sim.Time(i) * 1000, Flow: int32(i % 4), CwndPkts: uint32(i), SRTT: 20e9,
 			Delivered: uint64(i), CAState: uint8(i % 5)})
 	}
 	mem := memory.NewGoAllocator()
@@ -315,9 +318,9 @@ func BenchmarkBatchSignals(b *testing.B) {
 	r := NewRecorder(config.TraceChange, 0, nil)
 	r.Flows = []string{"f0", "f1", "cubic-2", "bbr-3"}
 	sigs := []int32{r.SignalIndex("bw"), r.SignalIndex("min_rtt"), r.SignalIndex("pacing_gain"), r.SignalIndex("cwnd_gain")}
-	var last sim.Time
+	var ss SignalSampler
 	for i := range DefaultFlushRows {
-		r.RecordSignal(&last, sim.Time(i)*1000, int32(i%4), sigs[i/4%4], float64(i))
+		r.RecordSignal(&ss, sim.Time(i)*1000, int32(i%4), sigs[i/4%4], float64(i))
 	}
 	for _, tt := range []struct {
 		name string

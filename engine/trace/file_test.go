@@ -44,19 +44,22 @@ const manyRows = 2*DefaultFlushRows + 123
 func recordMany(r *Recorder) {
 	r.Links = []string{"bottleneck", "access"}
 	r.Flows = []string{"f0", "f1"}
-	var last sim.Time
-	r.RecordQueue(&last, &QueueRow{T: 10, Link: 0, DirAB: true, BacklogBytes: 3000, BacklogPkts: 2, Drops: 1})
-	r.RecordQueue(&last, &QueueRow{T: 20, Link: 1, DirAB: false, BacklogBytes: 1500, BacklogPkts: 1,
+	var qs QueueSampler
+	var ds DeliverySampler
+	var fs FlowSampler
+	var ss SignalSampler
+	r.RecordQueue(&qs, &QueueRow{T: 10, Link: 0, DirAB: true, BacklogBytes: 3000, BacklogPkts: 2, Drops: 1})
+	r.RecordQueue(&qs, &QueueRow{T: 20, Link: 1, DirAB: false, BacklogBytes: 1500, BacklogPkts: 1,
 		Sojourn: 5 * sim.Microsecond, Marks: 7})
-	r.RecordDelivery(&last, 30, 0, 1448)
-	r.RecordDelivery(&last, 40, 1, 2896)
+	r.RecordDelivery(&ds, 30, 0, 1448)
+	r.RecordDelivery(&ds, 40, 1, 2896)
 	sig := []int32{r.SignalIndex("bw"), r.SignalIndex("min_rtt")}
 	for i := range manyRows {
-		r.RecordFlow(&last, FlowRow{T: sim.Time(i) * 1000, Flow: int32(i % 2), CwndPkts: uint32(i), SSThreshPkts: uint32(i / 2),
+		r.RecordFlow(&fs, &FlowRow{T: sim.Time(i) * 1000, Flow: int32(i % 2), CwndPkts: uint32(i), SSThreshPkts: uint32(i / 2),
 			InflightBytes: int64(i) * 1448, InflightPkts: uint32(i % 100), SRTT: sim.Duration(i) * sim.Microsecond,
 			RTTVar: sim.Duration(i), MinRTT: -sim.Duration(i), PacingRateBps: int64(i) << 20, DeliveryRateBps: int64(i) << 10,
 			Delivered: uint64(i) << 40, Lost: uint64(i / 3), Retrans: uint64(i / 7), CAState: uint8(i % 5)})
-		r.RecordSignal(&last, sim.Time(i), int32(i%2), sig[i/2%2], float64(i)/4)
+		r.RecordSignal(&ss, sim.Time(i), int32(i%2), sig[i/2%2], float64(i)/4)
 	}
 }
 
@@ -339,9 +342,9 @@ func BenchmarkFileSinkFlows(b *testing.B) {
 		b.Run(ext[1:], func(b *testing.B) {
 			r := NewRecorder(config.TraceChange, 0, nil)
 			r.Flows = []string{"f0", "f1", "cubic-2", "bbr-3"}
-			var last sim.Time
+			var fs FlowSampler
 			for i := range DefaultFlushRows {
-				r.RecordFlow(&last, FlowRow{T: sim.Time(i) * 1000, Flow: int32(i % 4), CwndPkts: uint32(i / 64),
+				r.RecordFlow(&fs, &FlowRow{T: sim.Time(i) * 1000, Flow: int32(i % 4), CwndPkts: uint32(i / 64),
 					InflightBytes: int64(i%64) * 1448, SRTT: 20e9 + sim.Duration(i%1000)*1e6, Delivered: uint64(i),
 					PacingRateBps: 1e8, CAState: uint8(i / 1000 % 5)})
 			}

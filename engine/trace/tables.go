@@ -36,13 +36,24 @@ type QueueRow struct {
 	Drops, Marks uint64
 }
 
-// RecordQueue appends a queue row if the detail level and *last allow.
-// The row comes by pointer: passed by value, its 64 bytes were copied on
-// every enqueue and dequeue of every link direction.
-func (r *Recorder) RecordQueue(last *sim.Time, row *QueueRow) {
-	if r.skip[iQueue] || !r.due(last, row.T) {
+// RecordQueue appends a queue row, or holds it for the direction's next
+// sample (Sampler). The row comes by pointer: passed by value, its 64
+// bytes were copied on every enqueue and dequeue of every link direction.
+func (r *Recorder) RecordQueue(s *QueueSampler, row *QueueRow) {
+	if r.skip[iQueue] || !r.On() {
 		return
 	}
+	if r.Detail == config.TraceSampled {
+		r.releaseQueue(s, row.T)
+	}
+	if !r.admit(&s.Sampler, row.T) {
+		r.holdQueue(s, row)
+		return
+	}
+	r.appendQueue(row)
+}
+
+func (r *Recorder) appendQueue(row *QueueRow) {
 	q := &r.Queue
 	q.T = append(q.T, int64(row.T))
 	q.Link = append(q.Link, row.Link)
@@ -104,11 +115,21 @@ func (t *DeliveryTable) reset() {
 // Len is the number of rows.
 func (t *DeliveryTable) Len() int { return len(t.T) }
 
-// RecordDelivery appends a delivery row if the detail level and *last allow.
-func (r *Recorder) RecordDelivery(last *sim.Time, now sim.Time, flow int32, delivered int64) {
-	if r.skip[iDelivery] || !r.due(last, now) {
+// RecordDelivery appends a delivery row, or holds it for the flow's next
+// sample (Sampler).
+func (r *Recorder) RecordDelivery(s *DeliverySampler, now sim.Time, flow int32, delivered int64) {
+	if r.skip[iDelivery] || !r.On() {
 		return
 	}
+	if !r.admit(&s.Sampler, now) {
+		s.flow, s.delivered = flow, delivered
+		r.hold(s)
+		return
+	}
+	r.appendDelivery(now, flow, delivered)
+}
+
+func (r *Recorder) appendDelivery(now sim.Time, flow int32, delivered int64) {
 	d := &r.Delivery
 	d.T = append(d.T, int64(now))
 	d.Flow = append(d.Flow, flow)
@@ -144,12 +165,22 @@ func (t *FlowTable) reset() { t.Rows = t.Rows[:0] }
 // Len is the number of rows.
 func (t *FlowTable) Len() int { return len(t.Rows) }
 
-// RecordFlow appends a sender-state row if the detail level and *last allow.
-func (r *Recorder) RecordFlow(last *sim.Time, row FlowRow) {
-	if r.skip[iFlows] || !r.due(last, row.T) {
+// RecordFlow appends a sender-state row, or holds it for the flow's next
+// sample (Sampler).
+func (r *Recorder) RecordFlow(s *FlowSampler, row *FlowRow) {
+	if r.skip[iFlows] || !r.On() {
 		return
 	}
-	r.FlowsT.Rows = append(r.FlowsT.Rows, row)
+	if !r.admit(&s.Sampler, row.T) {
+		s.row = *row
+		r.hold(s)
+		return
+	}
+	r.appendFlow(row)
+}
+
+func (r *Recorder) appendFlow(row *FlowRow) {
+	r.FlowsT.Rows = append(r.FlowsT.Rows, *row)
 	r.maybeFlush(TableFlows, len(r.FlowsT.Rows))
 }
 
@@ -168,20 +199,33 @@ func (t *SignalTable) reset() {
 // Len is the number of rows.
 func (t *SignalTable) Len() int { return len(t.T) }
 
-// RecordSignal appends a signal change and reports whether it did. Signals
-// are recorded on every change at change detail and subject to *last per
-// flow when sampled.
-func (r *Recorder) RecordSignal(last *sim.Time, now sim.Time, flow, signal int32, v float64) bool {
-	if r.skip[iSignals] || r.Detail == config.TraceSummary || r.Detail == config.TraceSampled && !r.due(last, now) {
-		return false
+// RecordSignal appends a signal's new value, or holds it for the
+// signal's next sample (Sampler); a value equal to the one the table shows
+// holds nothing.
+func (r *Recorder) RecordSignal(s *SignalSampler, now sim.Time, flow, signal int32, v float64) {
+	if r.skip[iSignals] || !r.On() {
+		return
 	}
+	if !r.admit(&s.Sampler, now) {
+		if s.seen && v == s.shown {
+			s.held = false
+			return
+		}
+		s.flow, s.signal, s.v = flow, signal, v
+		r.hold(s)
+		return
+	}
+	s.shown, s.seen = v, true
+	r.appendSignal(now, flow, signal, v)
+}
+
+func (r *Recorder) appendSignal(now sim.Time, flow, signal int32, v float64) {
 	s := &r.SignalT
 	s.T = append(s.T, int64(now))
 	s.Flow = append(s.Flow, flow)
 	s.Signal = append(s.Signal, signal)
 	s.Value = append(s.Value, v)
 	r.maybeFlush(TableSignals, len(s.T))
-	return true
 }
 
 // MergeSignals adds rows that were recorded apart from the run's clock (an

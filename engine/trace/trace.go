@@ -64,10 +64,13 @@ type Recorder struct {
 	EventT   EventTable
 	LinkT    LinkTable
 
-	sink      Sink
-	skip      [len(Tables)]bool // tables the sink does not write: not recorded
-	flushRows int
-	err       error // sticky first sink error
+	held       heldHeap        // flows' samplers whose skipped rows wait for their sample time
+	heldQueues []*QueueSampler // queues' samplers that have held a row since the last ReleaseHeld
+	heldIDs    uint32          // Sampler.id's last
+	sink       Sink
+	skip       [len(Tables)]bool // tables the sink does not write: not recorded
+	flushRows  int
+	err        error // sticky first sink error
 }
 
 // DefaultFlushRows is the table size at which a recorder with a sink flushes.
@@ -109,21 +112,6 @@ func (r *Recorder) SignalIndex(name string) int32 {
 	}
 	r.Signals = append(r.Signals, name)
 	return int32(len(r.Signals) - 1)
-}
-
-// due reports whether an entity may record at now. *next is the entity's
-// own "next sample due" time (zero before its first record). Every-change
-// detail always records; sampled detail records at most once per Interval
-// per entity.
-func (r *Recorder) due(next *sim.Time, now sim.Time) bool {
-	if r.Detail == config.TraceChange {
-		return true
-	}
-	if r.Detail != config.TraceSampled || now < *next {
-		return false
-	}
-	*next = now.Add(r.Interval)
-	return true
 }
 
 func (r *Recorder) maybeFlush(table string, rows int) {

@@ -323,13 +323,13 @@ func (f *eflow) sample(r *relay, now sim.Time, scratch []byte) {
 	}
 	mss := int64(max(ti.SndMSS, 1))
 	in := ti.inflight()
-	r.rec.RecordFlow(&f.lastFlow, trace.FlowRow{T: now, Flow: int32(f.idx), CwndPkts: ti.SndCwnd,
+	r.rec.RecordFlow(&f.flowSmp, &trace.FlowRow{T: now, Flow: int32(f.idx), CwndPkts: ti.SndCwnd,
 		SSThreshPkts: ti.SndSSThresh, InflightBytes: int64(in) * mss, InflightPkts: in,
 		SRTT: sim.Duration(ti.RTT) * sim.Microsecond, RTTVar: sim.Duration(ti.RTTVar) * sim.Microsecond,
 		MinRTT: sim.Duration(ti.MinRTT) * sim.Microsecond, PacingRateBps: int64(ti.PacingRate) * 8,
 		DeliveryRateBps: int64(ti.DeliveryRate) * 8, Delivered: uint64(ti.Delivered), Lost: uint64(ti.Lost),
 		Retrans: uint64(ti.TotalRetrans), CAState: ti.CAState})
-	r.rec.RecordDelivery(&f.lastDeliv, now, int32(f.idx), received)
+	r.rec.RecordDelivery(&f.delivSmp, now, int32(f.idx), received)
 	if f.capture != nil {
 		f.capture = append(f.capture, calibrate.Sample{TUs: int64(now / sim.Time(sim.Microsecond)), Flow: f.cfg.ID,
 			CAState: ti.CAState, Cwnd: ti.SndCwnd, SSThresh: ti.SndSSThresh, RTTUs: ti.RTT, RTTVarUs: ti.RTTVar,
@@ -342,15 +342,12 @@ func (f *eflow) sample(r *relay, now sim.Time, scratch []byte) {
 		if f.ccTraced {
 			return // the tracer records these, at each change
 		}
-		last := f.lastSignal
-		for _, sv := range [...]struct {
+		for i, sv := range [...]struct {
 			name string
 			v    float64
 		}{{"bw", float64(b.BwBps)}, {"min_rtt", float64(b.MinRTTUs)},
 			{"pacing_gain", float64(b.PacingGain) / 256}, {"cwnd_gain", float64(b.CwndGain) / 256}} {
-			l := last
-			r.rec.RecordSignal(&l, now, int32(f.idx), r.rec.SignalIndex(sv.name), sv.v)
-			f.lastSignal = l
+			r.rec.RecordSignal(&f.sigSmp[i], now, int32(f.idx), r.rec.SignalIndex(sv.name), sv.v)
 		}
 	}
 }

@@ -47,32 +47,32 @@ func Available() error {
 
 // eflow is one flow's pair of sockets and what its goroutines observed.
 type eflow struct {
-	cfg        config.Flow
-	idx        int
-	src, dst   *node
-	port       int
-	lfd, sfd   int // listening socket (dst namespace), sending socket (src)
-	mu         sync.Mutex
-	rfd        int      // accepted socket, -1 until then
-	connected  bool     // sfd is connected: TCP_INFO is meaningful
-	firstSend  sim.Time // when the first byte was handed to the socket
-	received   int64
-	firstByte  sim.Time    // first payload byte read by the receiver; 0: none
-	crossed    [3]sim.Time // 1 MB, 10 MB, 100 MB delivered; 0: not yet
-	done       sim.Time    // all of a sized flow delivered
-	err        error
-	abortedAt  sim.Time       // when its kernel timed the connection out (ETIMEDOUT)
-	abortWhy   string         // engine.FlowSummary.AbortReason's word for it; "" while it stands
-	rcvPath    *rcvpath.Stats // the receive-path models' counts; nil: none configured
-	lastFlow   sim.Time
-	lastDeliv  sim.Time
-	lastSignal sim.Time
-	ti         tcpInfo
-	capture    []calibrate.Sample // nil unless Options.Capture
-	bbr        bbrInfo
-	hasBBR     bool
-	ccTraced   bool   // its CC state comes from the ccTracer
-	payload    []byte // what its writer sends (setupFlows)
+	cfg       config.Flow
+	idx       int
+	src, dst  *node
+	port      int
+	lfd, sfd  int // listening socket (dst namespace), sending socket (src)
+	mu        sync.Mutex
+	rfd       int      // accepted socket, -1 until then
+	connected bool     // sfd is connected: TCP_INFO is meaningful
+	firstSend sim.Time // when the first byte was handed to the socket
+	received  int64
+	firstByte sim.Time    // first payload byte read by the receiver; 0: none
+	crossed   [3]sim.Time // 1 MB, 10 MB, 100 MB delivered; 0: not yet
+	done      sim.Time    // all of a sized flow delivered
+	err       error
+	abortedAt sim.Time       // when its kernel timed the connection out (ETIMEDOUT)
+	abortWhy  string         // engine.FlowSummary.AbortReason's word for it; "" while it stands
+	rcvPath   *rcvpath.Stats // the receive-path models' counts; nil: none configured
+	flowSmp   trace.FlowSampler
+	delivSmp  trace.DeliverySampler
+	sigSmp    [4]trace.SignalSampler // TCP_CC_INFO's, when no tracer reads the CC
+	ti        tcpInfo
+	capture   []calibrate.Sample // nil unless Options.Capture
+	bbr       bbrInfo
+	hasBBR    bool
+	ccTraced  bool   // its CC state comes from the ccTracer
+	payload   []byte // what its writer sends (setupFlows)
 	// A split flow's leg 0 is read by its proxy's relay (pumpLeg), which
 	// writes to relayTo, its leg 1, through a buffer of relayBuf bytes;
 	// ready is closed once a leg 1 has connected or given up.
@@ -337,6 +337,7 @@ func Run(ctx context.Context, scn *config.Scenario, hash string, opt Options) (r
 	for _, d := range nw.Dirs {
 		d.CatchUp() // a FIFO direction serves its queue lazily (engine/link/lazy.go)
 	}
+	rec.ReleaseHeld(min(end, sim.Time(scn.Runtime.Duration)))
 	if cct != nil {
 		cct.stop()
 		sig, err := cct.signals(rec, e.flows, mono0, end)
