@@ -196,11 +196,17 @@ func checkStressCase(c stressCase, i int) (skipped bool, err error) {
 		sc.Trace.Detail = det
 		sc.Trace.Interval = 0
 		q.Scenario = &sc
-		d, _, err := runActs(&q, c.actions, nil)
+		d, drun, err := runActs(&q, c.actions, nil)
 		if err != nil {
 			fail("detail %v: %v", det, err)
 		} else if d.Digest != a.Digest || d.Events != a.Events {
 			fail("detail %v: digest %s (%d ev) vs %s (%d ev)", det, d.Digest, d.Events, a.Digest, a.Events)
+		} else if det == config.TraceChange && p.Scenario.Trace.Detail == config.TraceSampled {
+			// A sampled trace shows, an interval after, every value the
+			// run holds longer (trace.Sampler); a margin of an interval.
+			for _, e := range staleValues(traceSeries(drun.Trace), traceSeries(run.Trace), 2*p.Scenario.Trace.Interval) {
+				fail("sampled trace: %s", e)
+			}
 		}
 	}
 	s, srun, err := runActs(p, c.actions, rand.New(rand.NewPCG(uint64(i), 7)))
