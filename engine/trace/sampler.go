@@ -76,13 +76,13 @@ type SignalSampler struct {
 	seen         bool // shown is set
 }
 
-// heldRow is a typed sampler whose row the recorder may write later.
+// heldRow is a flow's typed sampler, whose row the recorder may write
+// later.
 type heldRow interface {
 	sampler() *Sampler
 	write(r *Recorder, at sim.Time)
 }
 
-func (s *QueueSampler) sampler() *Sampler    { return &s.Sampler }
 func (s *FlowSampler) sampler() *Sampler     { return &s.Sampler }
 func (s *DeliverySampler) sampler() *Sampler { return &s.Sampler }
 func (s *SignalSampler) sampler() *Sampler   { return &s.Sampler }
