@@ -112,7 +112,7 @@ func LegFlows(f config.Flow, px *topo.Node) [2]config.Flow {
 		p := *f.Params // the leg's own settings: f's may be its group's
 		c.Params = &p
 		if f.Legs != nil {
-			c.CC, c.TCP = f.Legs[i].CC, f.Legs[i].TCP
+			c.CC, c.CCParams, c.TCP = f.Legs[i].CC, f.Legs[i].CCParams, f.Legs[i].TCP
 		}
 		if i == 0 {
 			// The receive path's models are the destination's (its NIC,

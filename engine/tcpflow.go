@@ -88,7 +88,7 @@ func needsECN(ccName string) bool { return ccName == "dctcp" || ccName == "pragu
 func (r *Run) newTCPFlow(idx int32, f *config.Flow) (*tcpFlow, error) {
 	t := &tcpFlow{cfg: f, idx: idx, run: r}
 	if lazy(f) {
-		if _, err := cc.New(f.CC); err != nil {
+		if _, err := cc.NewWith(f.CC, f.CCParams); err != nil {
 			return nil, fmt.Errorf("cc: %w", err)
 		}
 		return t, nil
@@ -99,7 +99,7 @@ func (r *Run) newTCPFlow(idx int32, f *config.Flow) (*tcpFlow, error) {
 // build creates the flow's two ends and attaches them to their nodes.
 func (t *tcpFlow) build() error {
 	r, f, idx := t.run, t.cfg, t.idx
-	alg, err := cc.New(f.CC)
+	alg, err := cc.NewWith(f.CC, f.CCParams)
 	if err != nil {
 		return fmt.Errorf("cc: %w", err)
 	}

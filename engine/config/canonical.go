@@ -326,15 +326,31 @@ func (f Flow) tree() tree {
 		tcp["hz"] = json.Number(strconv.Itoa(o.HZ))
 	}
 	t["tcp"] = tcp
+	addCCParams(t, f.CCParams)
 	f.Rcv.addTo(t)
 	if f.Legs != nil { // absent keeps older scenarios' hashes
 		legs := make([]any, 2)
 		for i, l := range f.Legs {
-			legs[i] = tree{"cc": l.CC, "tcp": Flow{Params: &Params{CC: l.CC, TCP: l.TCP}}.tree()["tcp"]}
+			lt := tree{"cc": l.CC, "tcp": Flow{Params: &Params{CC: l.CC, TCP: l.TCP}}.tree()["tcp"]}
+			addCCParams(lt, l.CCParams)
+			legs[i] = lt
 		}
 		t["legs"] = legs
 	}
 	return t
+}
+
+// addCCParams writes a flow's or leg's module parameters as integers;
+// absent when there are none, which keeps older scenarios' hashes.
+func addCCParams(t tree, p map[string]int64) {
+	if len(p) == 0 {
+		return
+	}
+	m := tree{}
+	for k, v := range p {
+		m[k] = json.Number(strconv.FormatInt(v, 10))
+	}
+	t["cc_params"] = m
 }
 
 // pacingValue is a pacing switch as the scenario format writes it.

@@ -26,6 +26,7 @@ const (
 	kFlowSize                    // a size or a size distribution object
 	kPerSecond                   // an arrival rate: "200/s" or a positive number per second
 	kCDF                         // an array of [size, probability] points
+	kCCParams                    // a CC's module parameters: integers or booleans under free keys
 )
 
 // shape is one node of the scenario format's known-field table. The decoder
@@ -124,7 +125,7 @@ var (
 	})
 
 	// legShape is one leg of a flow a proxy splits.
-	legShape = object(map[string]*shape{"cc": leaf(kString), "tcp": tcpShape})
+	legShape = object(map[string]*shape{"cc": leaf(kString), "cc_params": leaf(kCCParams), "tcp": tcpShape})
 
 	// hostShape is a group's per-flow host: the node it links to and its
 	// access link's direction values (both directions alike).
@@ -144,7 +145,7 @@ var (
 	// flowShape is a flow, or a flow group (keyed by "group", with "count").
 	flowShape = object(map[string]*shape{
 		"id": leaf(kString), "group": leaf(kString), "count": leaf(kCount),
-		"src": union(kEnds, hostShape), "dst": union(kEnds, hostShape), "cc": leaf(kString),
+		"src": union(kEnds, hostShape), "dst": union(kEnds, hostShape), "cc": leaf(kString), "cc_params": leaf(kCCParams),
 		"rate": leaf(kRate), "start": union(kStart, startShape), "size": union(kFlowSize, sizeDistShape),
 		"interval": leaf(kDuration), "packet_size": leaf(kSize), "ecn": leaf(kString), "app": appShape, "tcp": tcpShape,
 		"rcv_hold": leaf(kDuration), "ack_hold": ackHoldShape, "ack_grant": ackGrantShape,

@@ -1,9 +1,12 @@
 package config
 
 import (
+	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/ccscope/ccscope/engine/sim"
@@ -106,6 +109,7 @@ func (c *collector) flowCommon(path string, o obj, id string, opts options) Flow
 			c.add(p, "only for pump flows (cc %q); %s", Pump, key.tcp)
 		}
 	}
+	f.CCParams = c.ccParams(o, f.CC, opts)
 	f.App = c.app(o)
 	f.TCP = c.tcp(o)
 	if w := f.App.Write; w > 0 && w < f.TCP.MSS {
@@ -124,7 +128,7 @@ func (c *collector) legs(o obj, f Flow, opts options) *[2]Leg {
 	if !ok {
 		return nil
 	}
-	out := &[2]Leg{{f.CC, f.TCP}, {f.CC, f.TCP}}
+	out := &[2]Leg{{f.CC, f.CCParams, f.TCP}, {f.CC, f.CCParams, f.TCP}}
 	arr, isArr := v.([]any)
 	if !isArr || len(arr) != 2 {
 		c.add(p, "must be an array of two legs: [to the proxy, from the proxy]")
@@ -141,12 +145,63 @@ func (c *collector) legs(o obj, f Flow, opts options) *[2]Leg {
 				if s == Pump || s == Ping || opts.ccs != nil && !slices.Contains(opts.ccs, s) {
 					c.add(cp, "unknown congestion control %q; known: %s", s, strings.Join(opts.ccs, ", "))
 				}
-				out[i].CC = s
+				out[i].CC, out[i].CCParams = s, nil // a leg of another CC takes none of the flow's
 			}
+		}
+		if _, _, ok := lo.get("cc_params"); ok {
+			out[i].CCParams = c.ccParams(lo, out[i].CC, opts)
 		}
 		if _, _, ok := lo.get("tcp"); ok {
 			out[i].TCP = c.tcp(lo)
 		}
+	}
+	return out
+}
+
+// ccParams decodes the module parameters a flow (or a leg, o) sets for its
+// CC: an object of integers, a flag as true or false (or 1 or 0), each
+// checked against the CC's parameters when Parse knows them. nil when the
+// object is absent or empty.
+func (c *collector) ccParams(o obj, cc string, opts options) map[string]int64 {
+	v, p, ok := o.get("cc_params")
+	if !ok {
+		return nil
+	}
+	m, isObj := v.(map[string]any)
+	if !isObj {
+		c.add(p, "must be an object of the CC's module parameters, such as {\"beta\": 512, \"hystart\": false}, not %s", describe(v))
+		return nil
+	}
+	var out map[string]int64
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		kp := join(p, k)
+		var n int64
+		switch x := m[k].(type) {
+		case bool:
+			if x {
+				n = 1
+			}
+		case json.Number:
+			i, err := strconv.ParseInt(x.String(), 10, 64)
+			if err != nil {
+				c.add(kp, "%s is not an integer: module parameters are integers, a flag true or false", x)
+				continue
+			}
+			n = i
+		default:
+			c.add(kp, "must be an integer or true or false, not %s", describe(m[k]))
+			continue
+		}
+		if opts.param != nil {
+			if err := opts.param(cc, k, n); err != nil {
+				c.add(kp, "%v", err)
+				continue
+			}
+		}
+		if out == nil {
+			out = map[string]int64{}
+		}
+		out[k] = n
 	}
 	return out
 }
@@ -171,7 +226,7 @@ func (c *collector) pump(path string, o obj, f *Flow) {
 	if v, p, ok := o.get("ecn"); ok {
 		f.ECN, _ = enum(c, p, v, ecnMarkings)
 	}
-	for _, key := range []string{"app", "tcp", "legs", "rcv_hold", "ack_hold", "ack_grant"} {
+	for _, key := range []string{"app", "tcp", "cc_params", "legs", "rcv_hold", "ack_hold", "ack_grant"} {
 		if _, p, ok := o.get(key); ok {
 			c.add(p, "only for TCP flows; this flow's cc is %q", Pump)
 		}
@@ -231,7 +286,7 @@ func (c *collector) ping(o obj, f *Flow) {
 			c.add(p, "not for ping flows (cc %q): a probe runs from its start to the end of the run", Ping)
 		}
 	}
-	for _, key := range []string{"tcp", "rate", "ecn", "legs"} {
+	for _, key := range []string{"tcp", "cc_params", "rate", "ecn", "legs"} {
 		if _, p, ok := o.get(key); ok {
 			c.add(p, "not for ping flows (cc %q): a probe is an echo request and its reply, not a TCP flow or a pump", Ping)
 		}

@@ -22,15 +22,22 @@ const DefaultCC = "cubic"
 type Option func(*options)
 
 type options struct {
-	ccs   []string          // known CC names; nil means any name is accepted
-	dir   string            // directory trace and CDF files are relative to
-	files map[string][]byte // trace and CDF files sent with the scenario, by name
+	ccs   []string                             // known CC names; nil means any name is accepted
+	param func(cc, name string, v int64) error // checks a CC's module parameter; nil accepts any
+	dir   string                               // directory trace and CDF files are relative to
+	files map[string][]byte                    // trace and CDF files sent with the scenario, by name
 }
 
 // WithCCs makes Parse reject a flow whose cc is neither Pump nor one of
 // names. Pass cc.Names(); config itself does not import the algorithms.
 func WithCCs(names []string) Option {
 	return func(o *options) { o.ccs = slices.Clone(names) }
+}
+
+// WithCCParams makes Parse check each of a flow's cc_params with check
+// (cc.CheckParam); config itself does not import the algorithms.
+func WithCCParams(check func(cc, name string, v int64) error) Option {
+	return func(o *options) { o.param = check }
 }
 
 // Parse decodes, defaults and validates scenario JSON. On failure the error

@@ -47,7 +47,7 @@ var leafRefs = map[valueKind]string{
 	kNumber: "#/$defs/number", kMatrix: "#/$defs/matrix", kTexts: "#/$defs/traces",
 	kDurations: "#/$defs/quantiles",
 	kEnds:      "#/$defs/flow_ends", kStart: "#/$defs/flow_start", kFlowSize: "#/$defs/flow_size",
-	kPerSecond: "#/$defs/per_second", kCDF: "#/$defs/cdf",
+	kPerSecond: "#/$defs/per_second", kCDF: "#/$defs/cdf", kCCParams: "#/$defs/cc_params",
 }
 
 // positiveRefs is the $defs entry a kind of value uses where the parser

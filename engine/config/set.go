@@ -244,7 +244,7 @@ func setPath(c *collector, root any, path string, v any) (replaced any, leaf *sh
 					c.add(path, "%q is absent; set the whole array first", here)
 					return nil, nil
 				}
-				if next.kind != kObject {
+				if next.kind != kObject && next.kind != kCCParams {
 					c.add(path, "%q is absent; set the whole value first", here)
 					return nil, nil
 				}
@@ -273,6 +273,21 @@ func setPath(c *collector, root any, path string, v any) (replaced any, leaf *sh
 				return replaced, sh.elem
 			}
 			cur, sh = arr[idx], sh.elem
+		case kCCParams:
+			// Free keys (the CC's parameter names, checked by Parse): a
+			// parameter is a leaf; an absent object is made.
+			m, ok := cur.(map[string]any)
+			if !ok {
+				c.add(path, "%q is %s, not an object", strings.Join(segs[:i], "."), describe(cur))
+				return nil, nil
+			}
+			if !last {
+				c.add(path, "%q is a module parameter and has no field %q", here, segs[i+1])
+				return nil, nil
+			}
+			replaced = m[seg]
+			m[seg] = v
+			return replaced, &shape{kind: kCount}
 		default:
 			if sh.alt != nil {
 				c.add(path, "%q is %s, which has no field %q; only its object form has fields: set the whole object first", strings.Join(segs[:i], "."), describe(cur), seg)

@@ -340,6 +340,11 @@ type Params struct {
 	// Ping: one echo request of PacketSize bytes every Interval.
 	Interval sim.Duration
 
+	// CCParams are the CC's module parameters set by the flow, under the
+	// kernel's names (tcp_cubic's beta, hystart, …) and in its units; nil
+	// when none are, and the kernel's defaults hold.
+	CCParams map[string]int64
+
 	App AppPattern
 	TCP TCPOptions
 	// Rcv is the receive path at the destination: receive hold, ACK hold
@@ -354,8 +359,9 @@ type Params struct {
 
 // Leg is one leg of a flow split by a proxy.
 type Leg struct {
-	CC  string
-	TCP TCPOptions
+	CC       string
+	CCParams map[string]int64
+	TCP      TCPOptions
 }
 
 // ECNField is the IP ECN codepoint a pump puts on its packets (RFC 3168;

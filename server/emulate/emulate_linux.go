@@ -153,6 +153,11 @@ func Run(ctx context.Context, scn *config.Scenario, hash string, opt Options) (r
 	if err := e.setupNodes(); err != nil {
 		return nil, fmt.Errorf("emulate: %w", err)
 	}
+	if want, _ := cubicParams(pl.flows); want != nil { // check refused any conflict
+		if err := e.setCubicParams(want); err != nil {
+			return nil, fmt.Errorf("emulate: %w", err)
+		}
+	}
 	if err := e.setupFlows(nw); err != nil {
 		return nil, fmt.Errorf("emulate: %w", err)
 	}
@@ -430,6 +435,8 @@ func check(scn *config.Scenario, opt Options) (*plan, error) {
 		}
 	}
 	_, conflicts := nodeSysctls(pl.flows)
+	errs = append(errs, conflicts...)
+	_, conflicts = cubicParams(pl.flows)
 	errs = append(errs, conflicts...)
 	limit := opt.MaxRateBps
 	if limit == 0 {

@@ -28,7 +28,8 @@ import (
 // scheduled change, a 4 s run of two senders, a 3 s run with a ping probe,
 // a 2 s run with receive-path models, a 2 s sized flow, a 5 s calibration
 // capture, a 3 s run read with bpftrace, two 4 s runs through a split-TCP
-// proxy, and short setup-and-cancel runs.
+// proxy, a 2 s run with tcp_cubic's parameters set, and short
+// setup-and-cancel runs.
 
 // requireEmulation skips, loudly, only where emulation cannot run at all:
 // not root, or no TUN device.
