@@ -112,7 +112,7 @@ func init() {
 	registerParams("cubic", d, []param[CubicParams]{
 		{ParamSpec{"beta", 1, betaScale - 1, int64(d.Beta), "window kept on loss, /1024"},
 			func(p *CubicParams, v int64) { p.Beta = uint32(v) }},
-		{ParamSpec{"bic_scale", 1, 1024, int64(d.BicScale), "the cubic's C, ×1024/10"},
+		{ParamSpec{"bic_scale", 1, 1024, int64(d.BicScale), "the cubic's C = bic_scale·10/1024"},
 			func(p *CubicParams, v int64) { p.BicScale = uint32(v) }},
 		{flag("fast_convergence", d.FastConvergence, "lower W_max on a loss below it"),
 			func(p *CubicParams, v int64) { p.FastConvergence = v != 0 }},

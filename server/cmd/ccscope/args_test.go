@@ -85,6 +85,9 @@ func TestCommandArguments(t *testing.T) {
 		{[]string{"calibrate", "c.csv", "extra"}, 2, `ccscope: calibrate: unexpected argument "extra"`},
 		{[]string{"scenarios", "extra"}, 2, `ccscope: scenarios: unexpected argument "extra"`},
 		{[]string{"scenarios", "--show", "pump", "extra"}, 2, `ccscope: scenarios: unexpected argument "extra"`},
+		{[]string{"scenarios", "--cc-params", "cubic"}, 0, ""},
+		{[]string{"scenarios", "--cc-params", "cubbic"}, 2, `ccscope: scenarios: --cc-params: cc: unknown algorithm "cubbic"`},
+		{[]string{"scenarios", "--ccs", "--cc-params", "cubic"}, 2, "ccscope: scenarios: give one of --show, --ccs and --cc-params"},
 		{[]string{"version", "extra"}, 2, `ccscope: version: unexpected argument "extra"`},
 		// An empty value, as an unset $OUT gives, is not taken for no flag.
 		{[]string{"run", "pump", "--trace", ""}, 2, "ccscope: run: --trace is empty; give FILE, or leave the flag out"},

@@ -20,7 +20,7 @@ Usage:
               [--pcap FILE] [--json]
   ccscope compare SCENARIO|FILE.json [--seeds 1-3] [--duration D] [--set path=value]... [--trace DIR] [--retries N] [--json]
   ccscope calibrate CAPTURE [--cc NAME] [--flow F] [--out FILE.json] [--json]
-  ccscope scenarios [--show NAME | --ccs]
+  ccscope scenarios [--show NAME | --ccs | --cc-params NAME]
   ccscope leo-path [--scenario NAME|FILE.json] [--link ID] [--seed N] [--duration D] [--outage D]
               [--loss P] [--announce LEAD] [--rtt MIN-MAX] [--rate MIN-MAX] [--trace FILE.csv|example]
   ccscope serve [--addr HOST:PORT] [--token T] [--max-sessions N] [--log-format json|console]

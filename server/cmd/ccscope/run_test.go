@@ -176,3 +176,17 @@ func TestMemAvailable(t *testing.T) {
 		t.Errorf("memAvailable() = %d bytes, want a host's available memory", m)
 	}
 }
+
+// `scenarios --cc-params` lists a CC's module parameters with the kernel's
+// defaults, and says so of a CC without them.
+func TestScenariosCCParams(t *testing.T) {
+	out := string(cli(t, "scenarios", "--cc-params", "cubic"))
+	for _, want := range []string{"PARAMETER", "beta", "717", "1..1023", "hystart_ack_delta_us", "2000"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("scenarios --cc-params cubic:\n%s\nlacks %q", out, want)
+		}
+	}
+	if out := string(cli(t, "scenarios", "--cc-params", "bbr")); out != "bbr has no module parameters\n" {
+		t.Errorf("scenarios --cc-params bbr: %q", out)
+	}
+}
