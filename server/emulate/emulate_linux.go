@@ -154,7 +154,7 @@ func Run(ctx context.Context, scn *config.Scenario, hash string, opt Options) (r
 		return nil, fmt.Errorf("emulate: %w", err)
 	}
 	if want, _ := cubicParams(pl.flows); want != nil { // check refused any conflict
-		if err := e.setCubicParams(want); err != nil {
+		if err := e.setCubicParams(want, pl.flows); err != nil {
 			return nil, fmt.Errorf("emulate: %w", err)
 		}
 	}

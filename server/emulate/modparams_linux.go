@@ -73,8 +73,17 @@ func cubicParams(flows []config.Flow) (map[string]int64, []string) {
 
 // setCubicParams writes each parameter of want that differs from the
 // kernel's value (one left by an earlier run too) and pushes its
-// restoration.
-func (e *run) setCubicParams(want map[string]int64) error {
+// restoration. A kernel that shows no tcp_cubic parameters (a module not
+// yet loaded) runs its defaults, unless a flow set some.
+func (e *run) setCubicParams(want map[string]int64, flows []config.Flow) error {
+	if _, err := os.Stat(cubicParamDir); err != nil {
+		for _, f := range flows {
+			if f.CC == "cubic" && len(f.CCParams) > 0 {
+				return fmt.Errorf("flows[%s].cc_params: the kernel shows no tcp_cubic parameters to set: %w", f.ID, err)
+			}
+		}
+		return nil
+	}
 	for _, k := range slices.Sorted(maps.Keys(want)) {
 		path := filepath.Join(cubicParamDir, k)
 		b, err := os.ReadFile(path)

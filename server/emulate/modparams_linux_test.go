@@ -109,3 +109,39 @@ func TestCubicParamsReachTheKernel(t *testing.T) {
 		}
 	}
 }
+
+// TestCubicParamsWithoutSysfs: a kernel that shows no tcp_cubic parameters
+// runs its defaults for flows that set none, and refuses a flow that sets
+// some, naming it. With the parameters shown, a value that differs is
+// written and the old one restored at cleanup.
+func TestCubicParamsWithoutSysfs(t *testing.T) {
+	saved := cubicParamDir
+	defer func() { cubicParamDir = saved }()
+	cubicParamDir = filepath.Join(t.TempDir(), "absent")
+	plain := []config.Flow{{ID: "a", Params: &config.Params{CC: "cubic"}}}
+	set := []config.Flow{{ID: "b", Params: &config.Params{CC: "cubic", CCParams: map[string]int64{"hystart": 0}}}}
+	if err := (&run{}).setCubicParams(map[string]int64{"hystart": 1}, plain); err != nil {
+		t.Errorf("defaults without sysfs: %v", err)
+	}
+	if err := (&run{}).setCubicParams(map[string]int64{"hystart": 0}, set); err == nil || !strings.Contains(err.Error(), "flows[b].cc_params") {
+		t.Errorf("cc_params without sysfs: %v, want an error naming flows[b].cc_params", err)
+	}
+	cubicParamDir = t.TempDir()
+	path := filepath.Join(cubicParamDir, "hystart")
+	if err := os.WriteFile(path, []byte("1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e := &run{}
+	if err := e.setCubicParams(map[string]int64{"hystart": 0}, set); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "0" {
+		t.Errorf("hystart = %q during the run, want 0", b)
+	}
+	if err := e.cleanup(); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "1" {
+		t.Errorf("hystart = %q after cleanup, want 1", b)
+	}
+}
