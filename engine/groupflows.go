@@ -176,7 +176,7 @@ func packSummary(s FlowSummary) finalSummary {
 
 // unpack is the summary packSummary kept, of TCP flow cfg.
 func (f finalSummary) unpack(cfg *config.Flow) FlowSummary {
-	s := FlowSummary{ID: cfg.ID, Kind: "tcp", CC: cfg.CC, BytesSent: f.sent, BytesDelivered: f.delivered, RcvPath: f.rcvPath}
+	s := FlowSummary{ID: cfg.ID, Kind: "tcp", CC: cfg.CC, CCParams: cfg.CCParams, BytesSent: f.sent, BytesDelivered: f.delivered, RcvPath: f.rcvPath}
 	for i, p := range s.optional() {
 		if f.set&(1<<i) != 0 {
 			*p = ptr(f.opt[i])

@@ -308,17 +308,17 @@ func TestFinishedFlowsKeepLittle(t *testing.T) {
 
 // A released flow's summary is the one it had when it finished: every
 // field of FlowSummary comes back from finalSummary, or from the flow's
-// configuration (id, kind, CC), except those Summary fills in for every
-// flow (path facts, CC values). A field added to FlowSummary fails this
-// until finalSummary keeps it.
+// configuration (id, kind, CC and its parameters), except those Summary
+// fills in for every flow (path facts, CC values). A field added to
+// FlowSummary fails this until finalSummary keeps it.
 func TestFinalSummaryKeepsEverything(t *testing.T) {
-	cfg := &config.Flow{ID: "web/7", Params: &config.Params{CC: "cubic"}}
+	cfg := &config.Flow{ID: "web/7", Params: &config.Params{CC: "cubic", CCParams: map[string]int64{"hystart": 0}}}
 	var s FlowSummary
 	v := reflect.ValueOf(&s).Elem()
 	for i := range v.NumField() {
 		f, name := v.Field(i), v.Type().Field(i).Name
 		switch {
-		case name == "ID", name == "Kind", name == "CC", name == "PathFacts", name == "CCFinal":
+		case name == "ID", name == "Kind", name == "CC", name == "CCParams", name == "PathFacts", name == "CCFinal":
 		case name == "AbortReason": // a released flow completed, so it never aborted
 		case f.Kind() == reflect.Int64:
 			f.SetInt(int64(1000 + i))
@@ -331,7 +331,7 @@ func TestFinalSummaryKeepsEverything(t *testing.T) {
 			t.Fatalf("FlowSummary.%s (%s): keep it in finalSummary, or say here why not", name, f.Type())
 		}
 	}
-	s.ID, s.Kind, s.CC = cfg.ID, "tcp", cfg.CC
+	s.ID, s.Kind, s.CC, s.CCParams = cfg.ID, "tcp", cfg.CC, cfg.CCParams
 	if got := packSummary(s).unpack(cfg); !reflect.DeepEqual(got, s) {
 		t.Errorf("unpacked %+v, want %+v", got, s)
 	}

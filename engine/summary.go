@@ -31,17 +31,20 @@ type Summary struct {
 // FlowSummary reports one flow. Pointers are null where a value does not
 // apply or was not reached.
 type FlowSummary struct {
-	ID             string `json:"id" msgpack:"id"`
-	Kind           string `json:"kind" msgpack:"kind"` // "pump" or "tcp"
-	CC             string `json:"cc" msgpack:"cc"`
-	BytesSent      int64  `json:"bytes_sent" msgpack:"bytes_sent"`
-	BytesDelivered int64  `json:"bytes_delivered" msgpack:"bytes_delivered"`
-	GoodputBps     *int64 `json:"goodput_bps" msgpack:"goodput_bps"`
-	Retransmits    *int64 `json:"retransmits" msgpack:"retransmits"`
-	T10MBPs        *int64 `json:"t_10MB_ps" msgpack:"t_10MB_ps"`
-	T100MBPs       *int64 `json:"t_100MB_ps" msgpack:"t_100MB_ps"`
-	RTTP50Ps       *int64 `json:"rtt_p50_ps" msgpack:"rtt_p50_ps"`
-	RTTP99Ps       *int64 `json:"rtt_p99_ps" msgpack:"rtt_p99_ps"`
+	ID   string `json:"id" msgpack:"id"`
+	Kind string `json:"kind" msgpack:"kind"` // "pump" or "tcp"
+	CC   string `json:"cc" msgpack:"cc"`
+	// CCParams are the module parameters the flow set for its CC
+	// (cc_params; absent when it set none).
+	CCParams       map[string]int64 `json:"cc_params,omitempty" msgpack:"cc_params,omitempty"`
+	BytesSent      int64            `json:"bytes_sent" msgpack:"bytes_sent"`
+	BytesDelivered int64            `json:"bytes_delivered" msgpack:"bytes_delivered"`
+	GoodputBps     *int64           `json:"goodput_bps" msgpack:"goodput_bps"`
+	Retransmits    *int64           `json:"retransmits" msgpack:"retransmits"`
+	T10MBPs        *int64           `json:"t_10MB_ps" msgpack:"t_10MB_ps"`
+	T100MBPs       *int64           `json:"t_100MB_ps" msgpack:"t_100MB_ps"`
+	RTTP50Ps       *int64           `json:"rtt_p50_ps" msgpack:"rtt_p50_ps"`
+	RTTP99Ps       *int64           `json:"rtt_p99_ps" msgpack:"rtt_p99_ps"`
 	PathFacts
 	// FCTPs is a group flow's completion time: from its start to the
 	// receiving application having its last byte (sized flows that

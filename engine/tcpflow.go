@@ -263,7 +263,7 @@ func (h tcpDelivery) Send(id packet.ID) { h.Receive(id) }
 // from the first data segment sent to completion (or now).
 func (t *tcpFlow) Summary(now sim.Time) FlowSummary {
 	if t.snd == nil { // a group's flow that has not started
-		return FlowSummary{ID: t.cfg.ID, Kind: "tcp", CC: t.cfg.CC}
+		return FlowSummary{ID: t.cfg.ID, Kind: "tcp", CC: t.cfg.CC, CCParams: t.cfg.CCParams}
 	}
 	s := t.liveSummary(now)
 	s.CCFinal = t.snd.CCFinal()
@@ -274,7 +274,7 @@ func (t *tcpFlow) Summary(now sim.Time) FlowSummary {
 func (t *tcpFlow) liveSummary(now sim.Time) FlowSummary {
 	st := &t.snd.Stats
 	delivered := t.rcv.BytesDelivered()
-	s := FlowSummary{ID: t.cfg.ID, Kind: "tcp", CC: t.cfg.CC, BytesSent: int64(st.BytesSent),
+	s := FlowSummary{ID: t.cfg.ID, Kind: "tcp", CC: t.cfg.CC, CCParams: t.cfg.CCParams, BytesSent: int64(st.BytesSent),
 		BytesDelivered: int64(delivered), Retransmits: ptr(int64(st.Retransmits)),
 		T10MBPs: milestone(t.milestones.T10MB), T100MBPs: milestone(t.milestones.T100MB),
 		RTTP50Ps: quantile(&st.RTT, 0.5), RTTP99Ps: quantile(&st.RTT, 0.99), RcvPath: t.rcvPath}

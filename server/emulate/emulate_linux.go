@@ -816,7 +816,7 @@ func (e *run) summary(r *relay, nw *topo.Network, probes map[int]*ping.Probe, ha
 		}
 		f := tcp[0]
 		tcp = tcp[1:]
-		fs := engine.FlowSummary{ID: f.cfg.ID, Kind: "tcp", CC: f.cfg.CC, BytesSent: int64(f.ti.BytesSent),
+		fs := engine.FlowSummary{ID: f.cfg.ID, Kind: "tcp", CC: f.cfg.CC, CCParams: f.cfg.CCParams, BytesSent: int64(f.ti.BytesSent),
 			BytesDelivered: f.received, RTTP50Ps: quantile(&r.rtt[i].hist, 0.5), RTTP99Ps: quantile(&r.rtt[i].hist, 0.99),
 			RcvPath: f.rcvPath}
 		if f.firstByte != 0 {

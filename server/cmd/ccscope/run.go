@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -250,6 +252,7 @@ func printSummary(w io.Writer, s engine.Summary) {
 			fmt.Fprintf(w, "group %s: its %d flows' own rows are left out here (--json has them)\n", g.Group, g.Flows)
 		}
 	}
+	printCCParams(w, s, big)
 	printAborts(w, s, big)
 	if len(s.Groups) > 0 {
 		fmt.Fprintln(w)
@@ -294,6 +297,21 @@ func printSummary(w io.Writer, s engine.Summary) {
 		if hidden[g.Group] {
 			fmt.Fprintf(w, "group %s: the queues of its flows' own host links are left out here (--json has them)\n", g.Group)
 		}
+	}
+}
+
+// printCCParams says which of the table's flows ran their CC with module
+// parameters of their own, which the cc column does not show.
+func printCCParams(w io.Writer, s engine.Summary, big map[string]bool) {
+	for _, f := range s.Flows {
+		if len(f.CCParams) == 0 || big[groupOf(f.ID, s.Groups)] {
+			continue
+		}
+		var set []string
+		for _, k := range slices.Sorted(maps.Keys(f.CCParams)) {
+			set = append(set, fmt.Sprintf("%s=%d", k, f.CCParams[k]))
+		}
+		fmt.Fprintf(w, "%s: %s with %s\n", f.ID, f.CC, strings.Join(set, " "))
 	}
 }
 

@@ -190,3 +190,15 @@ func TestScenariosCCParams(t *testing.T) {
 		t.Errorf("scenarios --cc-params bbr: %q", out)
 	}
 }
+
+// The run's table says which flows set their CC's module parameters, which
+// its cc column does not show.
+func TestPrintSummaryCCParams(t *testing.T) {
+	s := engine.Summary{Scenario: "s", Flows: []engine.FlowSummary{
+		{ID: "f0", CC: "cubic", CCParams: map[string]int64{"hystart": 0, "beta": 512}}, {ID: "f1", CC: "cubic"}}}
+	var b strings.Builder
+	printSummary(&b, s)
+	if out := b.String(); !strings.Contains(out, "f0: cubic with beta=512 hystart=0\n") || strings.Contains(out, "f1: cubic with") {
+		t.Errorf("table:\n%s\nwant one line for f0's cc_params, none for f1", out)
+	}
+}
