@@ -61,9 +61,15 @@ func (v *Vegas) Init(st *State) {
 			enabled: s.Define("doing_vegas_now", "enum", "1 while Vegas adjusts cwnd (CA state Open), 0 while Reno does"),
 		}
 	}
+	v.reset(st)
+	v.publish()
+}
+
+// reset is tcp_vegas_init's state: forget baseRTT and sample anew.
+// YeAH's Vegas, whose signals stay undefined, takes this alone.
+func (v *Vegas) reset(st *State) {
 	v.baseRTT = 0x7fffffff
 	v.enable(st)
-	v.publish()
 }
 
 // PktsAcked follows tcp_vegas_pkts_acked: min-filter the RTT over the
