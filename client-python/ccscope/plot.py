@@ -45,7 +45,8 @@ _ESTIMATOR_WORDS = ("rtt", "delay", "bw", "gain")  # rate, RTT and gain estimato
 # µs, Westwood's rtt_min in jiffies = ms). They are drawn in ms beside srtt, as the HTML report does.
 _DELAY_SIGNALS_MS = {
     "delay_min": 1e3, "hystart_curr_rtt": 1e3, "min_rtt": 1e3, "rtprop": 1e3, "rtt_hat": 1e3,
-    "base_rtt": 1e3, "rtt_min_round": 1e3, "rtt_min": 1.0,
+    "base_rtt": 1e3, "rtt_min_round": 1e3, "rtt_min": 1.0, "max_rtt": 1e3, "rtt": 1e3,
+    "avg_delay": 1e3, "max_delay": 1e3,
 }  # fmt: skip
 _NO_SAMPLE_US = 2**32 - 1  # the kernel's "no RTT sample" (~0U), as a kernel trace records it
 _MAX_POINTS = 4000  # per line, after thinning

@@ -62,8 +62,8 @@ func (h *HTCP) Init(st *State) {
 		h.sig = htcpSignals{
 			alpha:    s.Define("alpha", "pkts", "α: additive increase per RTT (kernel unit 1/128), 2(1−β)·α(Δ) scaled by minRTT/100 ms"),
 			beta:     s.Define("beta", "ratio", "β: multiplicative decrease, minRTT/maxRTT clamped to [0.5, 0.8] (kernel unit 1/128)"),
-			minRTT:   s.Define("min_rtt", "ms", "minRTT: smallest RTT sample, in jiffies"),
-			maxRTT:   s.Define("max_rtt", "ms", "maxRTT: largest RTT sample in Open (at most 20 ms above the last), in jiffies; fades 5 % towards minRTT at each congestion event"),
+			minRTT:   s.Define("min_rtt", "us", "minRTT: smallest RTT sample (kernel unit jiffies)"),
+			maxRTT:   s.Define("max_rtt", "us", "maxRTT: largest RTT sample in Open (at most 20 ms above the last; kernel unit jiffies); fades 5 % towards minRTT at each congestion event"),
 			congTime: s.Define("cong_time", "ms", "Δ: time since the end of the last congestion event (its start while in recovery), in jiffies"),
 			maxB:     s.Define("max_b", "pkts/s", "maxB: largest smoothed throughput since the last congestion event; a change over 20 % between events resets β to 0.5"),
 		}
@@ -294,8 +294,9 @@ func (h *HTCP) publish(st *State) {
 	msPerJiffy := 1000 / float64(hz(st))
 	h.s.Set(h.sig.alpha, float64(h.alpha)/128)
 	h.s.Set(h.sig.beta, float64(h.beta)/128)
-	h.s.Set(h.sig.minRTT, float64(h.minRTT)*msPerJiffy)
-	h.s.Set(h.sig.maxRTT, float64(h.maxRTT)*msPerJiffy)
+	// µs, as the other CCs' RTT signals, so plots and reports read one unit.
+	h.s.Set(h.sig.minRTT, float64(h.minRTT)*msPerJiffy*1000)
+	h.s.Set(h.sig.maxRTT, float64(h.maxRTT)*msPerJiffy*1000)
 	h.s.Set(h.sig.congTime, float64(h.congTime(st))*msPerJiffy)
 	h.s.Set(h.sig.maxB, float64(h.maxB))
 }

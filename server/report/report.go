@@ -434,22 +434,24 @@ func (q *queueAcc) add(t int64, r queueRow, has rowHas) {
 	}
 }
 
-// signalDefs are the signals every registered algorithm defines, by name
-// (units and help), learned by initialising each one on the cctest harness:
-// trace files carry signal names only.
-var signalDefs = func() map[string]cc.SignalDef {
-	m := map[string]cc.SignalDef{}
+// signalDefs are the signals each registered algorithm defines (units and
+// help), by algorithm and name, learned by initialising each one on the
+// cctest harness: trace files carry signal names only, and algorithms
+// share names in different units (DCTCP's alpha is a ratio, H-TCP's
+// packets per RTT; BBR's min_rtt is in µs, H-TCP's in ms).
+var signalDefs = func() map[string]map[string]cc.SignalDef {
+	m := map[string]map[string]cc.SignalDef{}
 	for _, name := range cc.Names() {
 		a, err := cc.New(name)
 		if err != nil {
 			continue
 		}
 		c := cctest.New(a, cctest.Options{ECNOk: true})
+		defs := map[string]cc.SignalDef{}
 		for _, d := range c.St.Signals.Defs() {
-			if _, ok := m[d.Name]; !ok {
-				m[d.Name] = d
-			}
+			defs[d.Name] = d
 		}
+		m[name] = defs
 	}
 	return m
 }()
@@ -613,7 +615,7 @@ func (b *Builder) flowGroup(i int, f *flowAcc) group {
 	other := map[string]*chart{}
 	var otherOrder []string
 	for _, s := range f.sigs {
-		def := signalDefs[s.name]
+		def := signalDefs[f.cc][s.name]
 		label := "cc " + s.name
 		e := s.ext
 		switch {
