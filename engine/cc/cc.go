@@ -118,6 +118,12 @@ type State struct {
 	ECNOk          bool   // ECN negotiated on this connection
 	SndUna, SndNxt uint64 // byte sequence numbers (not wrapped) for per-window logic
 	LastAckSeq     uint64 // cumulative ACK of the ACK being processed
+	SackedOut      uint32 // sacked_out: packets SACKed (Reno: dupacks counted) above snd_una
+	// EnterCWR is set by an algorithm inside CongAvoid to call
+	// tcp_enter_cwr, as tcp_cdg.c's delay backoff does: when the hook
+	// returns, the sender enters CWR (its ssthresh hook then gives the
+	// reduced window) and clears the flag.
+	EnterCWR bool
 
 	// DeliveredTime is delivered_mstamp: when Delivered last grew (the
 	// ACK time of the most recent delivery), which BBR times its phases by.

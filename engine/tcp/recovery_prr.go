@@ -48,8 +48,8 @@ func (d *DataSender) endCwndReduction() {
 	}
 }
 
-// enterCWR follows tcp_enter_cwr: an ECN-echo reduces cwnd once per window,
-// with no undo.
+// enterCWR follows tcp_enter_cwr: an ECN-echo, or a CC's call (CDG's
+// delay backoff), reduces cwnd once per window, with no undo.
 func (d *DataSender) enterCWR() {
 	d.undo.priorSSThresh = 0
 	if d.st.CA < cc.CACWR {

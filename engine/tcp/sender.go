@@ -464,6 +464,7 @@ func (d *DataSender) fillState() {
 	st.DeliveredTime = d.rate.DeliveredAt
 	st.NextDepartureTime = d.wstamp
 	st.SndUna, st.SndNxt = d.sndUna, d.sndNxt
+	st.SackedOut = d.sb.sackedOut
 }
 
 // setCAState follows tcp_set_ca_state: the CC hears of it first.

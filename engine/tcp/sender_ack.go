@@ -488,6 +488,10 @@ func (d *DataSender) congControl(ackSeq uint64, ackedSacked uint32, flag int, rs
 	} else if d.mayRaiseCwnd(flag) {
 		d.fillState()
 		d.hooks.CongAvoid(&d.st, ackedSacked)
+		if d.st.EnterCWR { // the CC called tcp_enter_cwr (CDG's backoff)
+			d.st.EnterCWR = false
+			d.enterCWR()
+		}
 		d.cwndStamp = d.st.Now
 	}
 	d.updatePacingRate()

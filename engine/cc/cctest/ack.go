@@ -188,6 +188,10 @@ func (c *Conn) congControl(a ACK, rs *cc.RateSample, unaAdvanced bool) {
 		})
 	case a.Acked > 0:
 		c.Hooks.CongAvoid(st, a.Acked)
+		if st.EnterCWR { // the CC called tcp_enter_cwr (CDG's backoff)
+			st.EnterCWR = false
+			c.enterCWR()
+		}
 	}
 	c.updatePacingRate()
 }
