@@ -225,6 +225,10 @@ func (c *CDG) CongAvoid(st *State, acked uint32) {
 	defer c.publish()
 	if InSlowStart(st) && cdgHystartDetect != 0 {
 		c.hystartUpdate(st)
+		// tcp_is_cwnd_limited, asked again below (and by Reno's
+		// cong_avoid), loses its slow-start allowance once HyStart set
+		// ssthresh to cwnd.
+		st.CwndLimited = st.IsCwndLimited || InSlowStart(st) && st.CwndLimited
 	}
 	if st.LastAckSeq > c.rttSeq && c.rtt.set() {
 		var grad int32

@@ -138,10 +138,15 @@ func (v *Veno) congAvoid(st *State, acked uint32) {
 	target := (uint64(st.CwndPkts) * uint64(v.baseRTT)) << venoParamShift / uint64(rtt)
 	v.diff = st.CwndPkts<<venoParamShift - uint32(target)
 
+	// Only a slow start that took every packet acked skips the increase
+	// (the kernel's goto done): outside it an ACK of none still acts on
+	// a full snd_cwnd_cnt.
+	grow := true
 	if InSlowStart(st) {
 		acked = SlowStart(st, acked)
+		grow = acked != 0
 	}
-	if acked != 0 {
+	if grow {
 		if v.diff < venoBeta {
 			// Non-congestive state: one packet per RTT.
 			CongAvoidAI(st, st.CwndPkts, acked)

@@ -115,10 +115,14 @@ func (y *YeAH) CongAvoid(st *State, acked uint32) {
 	if !st.CwndLimited {
 		return
 	}
+	// Only a slow start that took every packet acked skips the increase
+	// (the kernel's goto do_vegas).
+	grow := true
 	if InSlowStart(st) {
 		acked = SlowStart(st, acked)
+		grow = acked != 0
 	}
-	if acked != 0 {
+	if grow {
 		if y.doingRenoNow == 0 {
 			CongAvoidAI(st, min(st.CwndPkts, yeahScalableAICnt), acked) // Scalable
 		} else {
