@@ -250,7 +250,7 @@ func (r *Receiver) establish(p *packet.Packet) {
 	r.state = stateEstablished
 	switch {
 	case r.synAckResent == 0:
-		r.ack.rttSample(max(int64(r.s.Now().Sub(r.synAck)/sim.Microsecond), 1))
+		r.ack.rttSample(max(stampUsDelta(r.s.Now(), r.synAck), 1))
 	case p.TSEcr != 0:
 		r.ack.rttSample(int64(max(tsNow(r.s.Now())-p.TSEcr, 1)) * 1000)
 	}

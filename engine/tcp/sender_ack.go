@@ -370,8 +370,8 @@ func (d *DataSender) cleanRtxQueue(priorFack, priorSndUna uint64, ss *sackTagSta
 
 	seqRTT, caRTT, sackRTT := int64(-1), int64(-1), int64(-1)
 	if haveAckt && flag&flagRetransAcked == 0 {
-		seqRTT = toUs(d.st.Now.Sub(firstAckt))
-		caRTT = toUs(d.st.Now.Sub(lastAckt))
+		seqRTT = stampUsDelta(d.st.Now, firstAckt)
+		caRTT = stampUsDelta(d.st.Now, lastAckt)
 		// A lone runt, likely a delayed ACK. As in the kernel, flag is
 		// this function's own (it starts at 0), so of FLAG_CA_ALERT and
 		// FLAG_SYN_ACKED only the latter could be set here, and the
@@ -383,8 +383,8 @@ func (d *DataSender) cleanRtxQueue(priorFack, priorSndUna uint64, ss *sackTagSta
 		}
 	}
 	if ss.sackedAny {
-		sackRTT = toUs(d.st.Now.Sub(ss.firstSackt))
-		caRTT = toUs(d.st.Now.Sub(ss.lastSackt))
+		sackRTT = stampUsDelta(d.st.Now, ss.firstSackt)
+		caRTT = stampUsDelta(d.st.Now, ss.lastSackt)
 	}
 	rttUpdate := d.ackUpdateRTT(flag, seqRTT, sackRTT, caRTT, &ss.rate)
 
@@ -403,7 +403,7 @@ func (d *DataSender) cleanRtxQueue(priorFack, priorSndUna uint64, ss *sackTagSta
 			d.lostCntHint -= min(d.lostCntHint, delta)
 		}
 	} else if d.sb.packetsOut() > 0 && rttUpdate && sackRTT >= 0 &&
-		sackRTT > toUs(d.st.Now.Sub(d.sb.seg(d.sb.una).sent)) {
+		sackRTT > stampUsDelta(d.st.Now, d.sb.seg(d.sb.una).sent) {
 		flag |= flagSetXmitTimer
 	}
 

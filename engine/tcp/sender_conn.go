@@ -302,7 +302,7 @@ func (d *DataSender) synAck(p *packet.Packet) {
 	// to the timestamp echo as tcp_ack_update_rtt does.
 	var rttUs int64 = -1
 	if d.retransmits == 0 {
-		rttUs = toUs(d.st.Now.Sub(d.synSentAt))
+		rttUs = stampUsDelta(d.st.Now, d.synSentAt)
 	} else if p.TSEcr != 0 {
 		rttUs = max(int64(d.tsNow()-p.TSEcr), 1) * 1000
 	}

@@ -31,11 +31,12 @@ func (d *DataSender) clearXmitTimer() {
 	d.xmitTimer.t.Stop()
 }
 
-// rtoDelta is tcp_rto_delta_us: how far in the future the RTO of the head
-// segment lies (it may be negative).
-func (d *DataSender) rtoDelta() sim.Duration {
+// rtoDeltaUs is tcp_rto_delta_us: how far in the future the RTO of the
+// head segment lies, in µs (it may be negative), from the µs stamps of its
+// transmission and of now, as the kernel takes them.
+func (d *DataSender) rtoDeltaUs() int64 {
 	head := d.sb.seg(d.sb.una)
-	return head.sent.Add(d.rto).Sub(d.st.Now)
+	return usNow(head.sent) + toUs(d.rto) - usNow(d.st.Now)
 }
 
 // rearmRTO follows tcp_rearm_rto: restart the RTO after forward progress;
@@ -48,7 +49,7 @@ func (d *DataSender) rearmRTO() {
 	}
 	rto := d.rto
 	if d.pending == timeReoTimeout || d.pending == timeLossProbe {
-		rto = d.rtt.hz.usToJiffies(max(toUs(d.rtoDelta()), 1))
+		rto = d.rtt.hz.usToJiffies(max(d.rtoDeltaUs(), 1))
 	}
 	d.resetXmitTimer(timeRetrans, rto, rtoMax)
 }

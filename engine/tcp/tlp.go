@@ -42,14 +42,14 @@ func (d *DataSender) scheduleLossProbe(advancingRTO bool) bool {
 	} else {
 		timeout = timeoutInit
 	}
-	var rtoDelta sim.Duration
+	var rtoDeltaUs int64
 	if advancingRTO {
-		rtoDelta = d.rto
+		rtoDeltaUs = toUs(d.rto)
 	} else {
-		rtoDelta = d.rtoDelta()
+		rtoDeltaUs = d.rtoDeltaUs()
 	}
-	if rtoDelta > 0 {
-		timeout = min(timeout, d.rtt.hz.usToJiffies(toUs(rtoDelta)))
+	if rtoDeltaUs > 0 {
+		timeout = min(timeout, d.rtt.hz.usToJiffies(rtoDeltaUs))
 	}
 	d.resetXmitTimer(timeLossProbe, timeout, rtoMax)
 	return true
