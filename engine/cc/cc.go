@@ -159,9 +159,14 @@ type State struct {
 
 // AckSample is struct ack_sample, given to PktsAcked.
 type AckSample struct {
-	PktsAcked    uint32
-	RTT          sim.Duration // negative when the ACK gave no RTT sample
-	InFlightPkts uint32       // packets in flight before this ACK
+	PktsAcked uint32
+	RTT       sim.Duration // negative when the ACK gave no RTT sample
+	// InFlightBytes is in_flight: mss_cache·(delivered − prior_delivered),
+	// the bytes delivered while the most recently sent of the packets this
+	// ACK delivered was out (6.x's estimate of what was in flight when it
+	// left); mss_cache·delivered when the ACK delivered none. u32, as the
+	// kernel's. TCP-NV reads it.
+	InFlightBytes uint32
 }
 
 // RateSample is struct rate_sample (tcp_rate.c), given to CongControl.

@@ -412,8 +412,8 @@ func (d *DataSender) cleanRtxQueue(priorFack, priorSndUna uint64, ss *sackTagSta
 	if d.hooks.PktsAcked != nil {
 		d.fillState()
 		d.hooks.PktsAcked.PktsAcked(&d.st, cc.AckSample{PktsAcked: pktsAcked,
-			RTT:          ss.rate.RTT,
-			InFlightPkts: ss.rate.PriorInFlightPkts})
+			RTT:           ss.rate.RTT,
+			InFlightBytes: uint32(d.st.MSS) * (d.rate.Delivered - ss.rate.PriorDelivered)})
 	}
 	return flag
 }

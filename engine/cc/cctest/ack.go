@@ -63,7 +63,14 @@ func (c *Conn) OnACK(a ACK) {
 	c.refresh()
 	st.LastAckSeq = st.SndUna
 	if c.Hooks.PktsAcked != nil && a.Acked > 0 {
-		c.Hooks.PktsAcked.PktsAcked(st, cc.AckSample{PktsAcked: a.Acked, RTT: rtt, InFlightPkts: priorInFlight})
+		// in_flight: delivered since the newest acked packet left (its
+		// tx snapshot is tcp_rate_skb_delivered's prior_delivered).
+		var priorDelivered uint32
+		if newest != nil {
+			priorDelivered = newest.tx.Delivered
+		}
+		c.Hooks.PktsAcked.PktsAcked(st, cc.AckSample{PktsAcked: a.Acked, RTT: rtt,
+			InFlightBytes: uint32(st.MSS) * (c.rate.Delivered - priorDelivered)})
 	}
 
 	c.inAckEvent(a, c.una > priorUna)
