@@ -78,7 +78,7 @@ type Packet struct {
 	Seq    uint64 // first payload byte (unwrapped sequence space)
 	Ack    uint64 // cumulative ACK
 	Wnd    uint32 // advertised receive window, bytes
-	TSVal  uint32 // timestamp option (the sender's clock, usec)
+	TSVal  uint32 // timestamp option: the sender's clock in ms (TCP_TS_HZ 1000)
 	TSEcr  uint32
 	Tx     int32              // sender-private index of this transmission's record
 	SentAt sim.Time           // when the sender handed it to the network
