@@ -24,6 +24,7 @@ import (
 // module parameters are at their defaults (use_tolerance off, use_shadow
 // on).
 type CDG struct {
+	p CDGParams
 	// struct cdg.
 	rtt, rttPrev cdgMinMax // this round's and the last round's RTT extremes, µs
 	gradients    [cdgWindow]cdgMinMax
@@ -62,21 +63,35 @@ const (
 	cdgBackoff
 )
 
-// The module parameters of tcp_cdg.c at their defaults, and HyStart's
-// detector bits.
-const (
-	cdgWindow        = 8   // window: gradient window, rounds (a power of two)
-	cdgBackoffBeta   = 724 // backoff_beta: 0.7071·1024 (√½)
-	cdgBackoffFactor = 42  // backoff_factor: 1000/(G·window) of the paper
-	cdgHystartDetect = 3   // hystart_detect: ACK train and delay
-	cdgUseIneff      = 5   // use_ineff: backoffs without effect tolerated
-	cdgUseShadow     = true
+// cdgWindow is the module parameter window at its default: the gradient
+// window, rounds. It is read when the module loads (0444), and is fixed
+// here.
+const cdgWindow = 8
 
+// HyStart's detector bits.
+const (
 	cdgHystartACKTrain = 1
 	cdgHystartDelay    = 2
 )
 
-func init() { Register("cdg", func() Algorithm { return &CDG{} }) }
+// CDGParams are tcp_cdg.c's module parameters but window.
+type CDGParams struct {
+	BackoffBeta   uint32 // backoff_beta: cwnd kept at a delay backoff, /1024
+	BackoffFactor uint32 // backoff_factor: 1000/(G·window) of the paper
+	HystartDetect uint32 // hystart_detect: 0 off, 1 ACK train, 2 delay, 3 both
+	UseIneff      uint32 // use_ineff: backoffs without effect tolerated; 0 no limit
+	UseShadow     bool   // use_shadow: a loss keeps half the shadow window
+	UseTolerance  bool   // use_tolerance: a loss while the queue is not full keeps cwnd
+}
+
+// DefaultCDGParams are the module's defaults. The kernel's file header
+// suggests use_shadow and use_ineff off for scavenger (less-than-best-
+// effort) traffic.
+func DefaultCDGParams() CDGParams {
+	return CDGParams{BackoffBeta: 724, BackoffFactor: 42, HystartDetect: 3, UseIneff: 5, UseShadow: true}
+}
+
+func init() { Register("cdg", func() Algorithm { return &CDG{p: DefaultCDGParams()} }) }
 
 // Name returns "cdg".
 func (*CDG) Name() string { return "cdg" }
@@ -103,7 +118,7 @@ func (c *CDG) Init(st *State) {
 	if c.rng == nil {
 		c.rng = rand.New(rand.NewPCG(0, 0)) // never seeded: a fixed stream
 	}
-	*c = CDG{rng: c.rng, s: c.s, sig: c.sig}
+	*c = CDG{p: c.p, rng: c.rng, s: c.s, sig: c.sig}
 	c.rttSeq = st.SndNxt
 	c.shadowWnd = st.CwndPkts
 	c.publish()
@@ -144,7 +159,7 @@ func (c *CDG) hystartUpdate(st *State) {
 	if c.delayMin == 0 {
 		return
 	}
-	if cdgHystartDetect&cdgHystartACKTrain != 0 {
+	if c.p.HystartDetect&cdgHystartACKTrain != 0 {
 		now := usClock(st.Now)
 		if c.lastAck == 0 || !st.CwndLimited {
 			c.lastAck, c.roundStart = now, now
@@ -157,7 +172,7 @@ func (c *CDG) hystartUpdate(st *State) {
 			}
 		}
 	}
-	if cdgHystartDetect&cdgHystartDelay != 0 {
+	if c.p.HystartDetect&cdgHystartDelay != 0 {
 		if c.sampleCnt < 8 {
 			c.sampleCnt++
 		} else {
@@ -195,7 +210,25 @@ func (c *CDG) gradient() int32 {
 	if gmin <= -32 || gmax <= -32 {
 		c.backoffCnt = 0
 	}
+	if c.p.UseTolerance {
+		// Small variations are no signal: gradients in 64 µs, rounded.
+		gmin, gmax = divRoundClosestS32(gmin, 64), divRoundClosestS32(gmax, 64)
+		if gmin > 0 && gmax <= 0 {
+			c.state = cdgFull
+		} else if gmin > 0 && gmax > 0 || gmax < 0 {
+			c.state = cdgNonFull
+		}
+	}
 	return grad
+}
+
+// divRoundClosestS32 is DIV_ROUND_CLOSEST of an s32 by a positive divisor: x/d
+// rounded half away from zero.
+func divRoundClosestS32(x, d int32) int32 {
+	if x > 0 {
+		return (x + d/2) / d
+	}
+	return (x - d/2) / d
 }
 
 // backoff follows tcp_cdg_backoff: back off with probability
@@ -203,12 +236,14 @@ func (c *CDG) gradient() int32 {
 // without the delay falling, by entering CWR (the sender runs
 // tcp_enter_cwr, whose ssthresh hook sees the backoff state).
 func (c *CDG) backoff(st *State, grad uint32) bool {
-	if c.rng.Uint32() <= nexpU32(grad*cdgBackoffFactor) {
+	if c.rng.Uint32() <= nexpU32(grad*c.p.BackoffFactor) {
 		return false
 	}
-	c.backoffCnt++
-	if c.backoffCnt > cdgUseIneff {
-		return false
+	if c.p.UseIneff != 0 {
+		c.backoffCnt++
+		if uint32(c.backoffCnt) > c.p.UseIneff {
+			return false
+		}
 	}
 	c.shadowWnd = max(c.shadowWnd, st.CwndPkts)
 	c.state = cdgBackoff
@@ -223,7 +258,7 @@ func (c *CDG) backoff(st *State, grad uint32) bool {
 // window follows.
 func (c *CDG) CongAvoid(st *State, acked uint32) {
 	defer c.publish()
-	if InSlowStart(st) && cdgHystartDetect != 0 {
+	if InSlowStart(st) && c.p.HystartDetect != 0 {
 		c.hystartUpdate(st)
 		// tcp_is_cwnd_limited, asked again below (and by Reno's
 		// cong_avoid), loses its slow-start allowance once HyStart set
@@ -282,10 +317,13 @@ func (c *CDG) PktsAcked(st *State, s AckSample) {
 // after a loss half the window, or half the shadow window if larger.
 func (c *CDG) SSThresh(st *State) uint32 {
 	if c.state == cdgBackoff {
-		return max(2, st.CwndPkts*min(1024, cdgBackoffBeta)>>10)
+		return max(2, st.CwndPkts*min(1024, c.p.BackoffBeta)>>10)
+	}
+	if c.state == cdgNonFull && c.p.UseTolerance {
+		return st.CwndPkts
 	}
 	c.shadowWnd = min(c.shadowWnd>>1, st.CwndPkts)
-	if cdgUseShadow {
+	if c.p.UseShadow {
 		return max(2, c.shadowWnd, st.CwndPkts>>1)
 	}
 	return max(2, st.CwndPkts>>1)
@@ -300,7 +338,7 @@ func (*CDG) UndoCwnd(st *State) uint32 { return max(st.CwndPkts, st.PriorCwndPkt
 func (c *CDG) CwndEvent(st *State, ev Event) {
 	switch ev {
 	case EventCwndRestart:
-		*c = CDG{rng: c.rng, s: c.s, sig: c.sig, backoffs: c.backoffs}
+		*c = CDG{p: c.p, rng: c.rng, s: c.s, sig: c.sig, backoffs: c.backoffs}
 		c.rttSeq = st.SndNxt
 		c.shadowWnd = st.CwndPkts
 	case EventCompleteCWR:

@@ -34,7 +34,7 @@ func TestCDGNexp(t *testing.T) {
 func TestCDGHystartExitDropsTheAllowance(t *testing.T) {
 	var now sim.Time
 	st := &State{CwndPkts: 10, CwndClampPkts: ^uint32(0), SSThreshPkts: InfiniteSSThresh, Signals: NewSignals(nil, &now)}
-	c := &CDG{}
+	c := &CDG{p: DefaultCDGParams()}
 	c.Init(st)
 	c.delayMin, c.sampleCnt = 1000, 8
 	c.rtt = cdgMinMax{2000, 2000} // above max(delay_min·9/8, 125) µs: the delay test fires
@@ -43,5 +43,15 @@ func TestCDGHystartExitDropsTheAllowance(t *testing.T) {
 	c.CongAvoid(st, 1)
 	if st.SSThreshPkts != 10 || st.CwndPkts != 10 || st.CwndCnt != 9 || c.shadowWnd != 10 {
 		t.Errorf("ssthresh %d, cwnd %d, cnt %d, shadow %d; want 10, 10, 9, 10", st.SSThreshPkts, st.CwndPkts, st.CwndCnt, c.shadowWnd)
+	}
+}
+
+// TestDivRoundClosestS32 is DIV_ROUND_CLOSEST (include/linux/math.h) on
+// s32 by 64: halves round away from zero, division truncates.
+func TestDivRoundClosestS32(t *testing.T) {
+	for _, c := range [][2]int32{{0, 0}, {31, 0}, {32, 1}, {95, 1}, {96, 2}, {-31, 0}, {-32, -1}, {-96, -2}} {
+		if got := divRoundClosestS32(c[0], 64); got != c[1] {
+			t.Errorf("DIV_ROUND_CLOSEST(%d, 64) = %d, want %d", c[0], got, c[1])
+		}
 	}
 }

@@ -17,6 +17,7 @@ package cc
 // them (use_bandwidth_switch). The kernel's fixed point is kept: α and β
 // in 1/128, RTTs and Δ in jiffies, throughput in packets per second.
 type HTCP struct {
+	p HTCPParams
 	// struct htcp.
 	alpha        uint32 // 1/128 packets per RTT
 	beta         uint8  // 1/128
@@ -39,17 +40,25 @@ type HTCP struct {
 
 type htcpSignals struct{ alpha, beta, minRTT, maxRTT, congTime, maxB SignalID }
 
-// The constants of tcp_htcp.c: ALPHA_BASE, BETA_MIN and BETA_MAX in 1/128,
-// and its module parameters at their defaults.
+// The constants of tcp_htcp.c: ALPHA_BASE, BETA_MIN and BETA_MAX in 1/128.
 const (
-	htcpAlphaBase          = 1 << 7 // 1.0
-	htcpBetaMin            = 1 << 6 // 0.5
-	htcpBetaMax            = 102    // 0.8
-	htcpUseRTTScaling      = true
-	htcpUseBandwidthSwitch = true
+	htcpAlphaBase = 1 << 7 // 1.0
+	htcpBetaMin   = 1 << 6 // 0.5
+	htcpBetaMax   = 102    // 0.8
 )
 
-func init() { Register("htcp", func() Algorithm { return &HTCP{} }) }
+// HTCPParams are tcp_htcp.c's module parameters.
+type HTCPParams struct {
+	UseRTTScaling      bool // use_rtt_scaling: scale α by minRTT/100 ms
+	UseBandwidthSwitch bool // use_bandwidth_switch: β back to 0.5 when the throughput moved
+}
+
+// DefaultHTCPParams are the module's defaults: both on.
+func DefaultHTCPParams() HTCPParams { return HTCPParams{UseRTTScaling: true, UseBandwidthSwitch: true} }
+
+func init() {
+	Register("htcp", func() Algorithm { return &HTCP{p: DefaultHTCPParams()} })
+}
 
 // Name returns "htcp".
 func (*HTCP) Name() string { return "htcp" }
@@ -68,7 +77,7 @@ func (h *HTCP) Init(st *State) {
 			maxB:     s.Define("max_b", "pkts/s", "maxB: largest smoothed throughput since the last congestion event; a change over 20 % between events resets β to 0.5"),
 		}
 	}
-	*h = HTCP{s: h.s, sig: h.sig}
+	*h = HTCP{p: h.p, s: h.s, sig: h.sig}
 	h.alpha = htcpAlphaBase
 	h.beta = htcpBetaMin
 	h.pktsAcked = 1
@@ -134,7 +143,7 @@ func (h *HTCP) PktsAcked(st *State, s AckSample) {
 		h.measureRTT(st, uint32(usecsToJiffies(st, usOf(s.RTT))))
 	}
 	defer h.publish(st)
-	if !htcpUseBandwidthSwitch {
+	if !h.p.UseBandwidthSwitch {
 		return
 	}
 	if st.CA != CAOpen && st.CA != CADisorder {
@@ -175,7 +184,7 @@ func between32(seq1, seq2, seq3 uint32) bool { return seq3-seq2 >= seq1-seq2 }
 // last event (5·maxB outside [4, 6]·old_maxB), and 0.5 once more at the
 // first event that allows adaptive backoff (modeswitch).
 func (h *HTCP) betaUpdate(st *State, minRTT, maxRTT uint32) {
-	if htcpUseBandwidthSwitch {
+	if h.p.UseBandwidthSwitch {
 		maxB, oldMaxB := h.maxB, h.oldMaxB
 		h.oldMaxB = h.maxB
 		if !between32(5*maxB, 4*oldMaxB, 6*oldMaxB) {
@@ -213,7 +222,7 @@ func (h *HTCP) alphaUpdate(st *State) {
 		diff -= hzv
 		factor = 1 + (10*diff+((diff/2)*(diff/2)/hzv))/hzv
 	}
-	if htcpUseRTTScaling && minRTT != 0 {
+	if h.p.UseRTTScaling && minRTT != 0 {
 		scale := (hzv << 3) / (10 * minRTT)
 		// Clamp the ratio to [0.5, 10] << 3.
 		scale = min(max(scale, 1<<2), 10<<3)

@@ -19,6 +19,7 @@ package cc
 // β = 1/2). The kernel's fixed point is kept: α in 1/128 (α_min = 38/128),
 // β in 1/64, delays in µs.
 type Illinois struct {
+	p IllinoisParams
 	// struct illinois.
 	sumRTT   uint64 // sum of the RTT samples in the current round, µs
 	cntRTT   uint16 // RTT samples in the current round
@@ -57,12 +58,20 @@ const (
 	illinoisBetaMin   = illinoisBetaScale / 8 // 0.125
 	illinoisBetaMax   = illinoisBetaScale / 2 // 0.5
 	illinoisBetaBase  = illinoisBetaMax
-
-	illinoisWinThresh = 15 // packets: below, Reno's α and β
-	illinoisTheta     = 5  // low-delay rounds before α returns to α_max
 )
 
-func init() { Register("illinois", func() Algorithm { return &Illinois{} }) }
+// IllinoisParams are tcp_illinois.c's module parameters (ints there).
+type IllinoisParams struct {
+	WinThresh uint32 // win_thresh: below this cwnd, packets, Reno's α and β
+	Theta     int    // theta: low-delay rounds before α returns to α_max
+}
+
+// DefaultIllinoisParams are the module's defaults: 15 packets, 5 rounds.
+func DefaultIllinoisParams() IllinoisParams { return IllinoisParams{WinThresh: 15, Theta: 5} }
+
+func init() {
+	Register("illinois", func() Algorithm { return &Illinois{p: DefaultIllinoisParams()} })
+}
 
 // Name returns "illinois".
 func (*Illinois) Name() string { return "illinois" }
@@ -145,7 +154,7 @@ func (il *Illinois) alphaOf(da, dm uint32) uint32 {
 		// Wait for theta good rounds before α_max, so one good RTT
 		// does not cause a sudden window increase.
 		il.rttLow++
-		if il.rttLow < illinoisTheta {
+		if int(il.rttLow) < il.p.Theta {
 			return il.alpha
 		}
 		il.rttLow = 0
@@ -175,7 +184,7 @@ func illinoisBeta(da, dm uint32) uint32 {
 // updateParams follows update_params: once per RTT, α and β from the
 // last round's delays (Reno's below win_thresh), then a new round.
 func (il *Illinois) updateParams(st *State) {
-	if st.CwndPkts < illinoisWinThresh {
+	if st.CwndPkts < il.p.WinThresh {
 		il.alpha = illinoisAlphaBase
 		il.beta = illinoisBetaBase
 	} else if il.cntRTT > 0 {

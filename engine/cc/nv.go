@@ -37,6 +37,7 @@ import (
 // reset period. No BPF base_rtt is given (BPF_SOCK_OPS_BASE_RTT), so the
 // RTT bounds stay off, as without a sock_ops program.
 type NV struct {
+	p NVParams
 	// struct tcpnv.
 	minRTTResetJiffies uint32 // nv_min_rtt_reset_jiffies: when to switch to minRTTNew
 	cwndGrowthFactor   int8   // cwnd_growth_factor: < 0 grows less than 1 packet/RTT
@@ -77,10 +78,7 @@ type nvSignals struct {
 
 // The module parameters of tcp_nv.c at their defaults, and its constants.
 const (
-	nvPad                  = 10             // nv_pad: max queued packets allowed in the network
 	nvPadBuffer            = 2              // nv_pad_buffer: do not grow this close to nv_pad
-	nvResetPeriod          = 5              // nv_reset_period: min_rtt reset period, s
-	nvMinCwndParam         = 2              // nv_min_cwnd: no decrease below it without losses
 	nvCongDecMult          = 30 * 128 / 100 // nv_cong_dec_mult: 38/128, 30 % of the excess
 	nvSSThreshFactor       = 8              // nv_ssthresh_factor: ssthresh = 8·max_win/8
 	nvRTTFactor            = 128            // nv_rtt_factor: avg = ½ old + ½ new
@@ -99,7 +97,17 @@ const (
 	nvTSOCwndBound = 80         // NV_TSO_CWND_BOUND
 )
 
-func init() { Register("nv", func() Algorithm { return &NV{} }) }
+// NVParams are tcp_nv.c's module parameters (ints there).
+type NVParams struct {
+	Pad         uint32 // nv_pad: max queued packets allowed in the network
+	ResetPeriod uint32 // nv_reset_period: min_rtt reset period, s
+	MinCwnd     uint32 // nv_min_cwnd: no decrease below it without losses, packets
+}
+
+// DefaultNVParams are the module's defaults: 10 packets, 5 s, 2 packets.
+func DefaultNVParams() NVParams { return NVParams{Pad: 10, ResetPeriod: 5, MinCwnd: 2} }
+
+func init() { Register("nv", func() Algorithm { return &NV{p: DefaultNVParams()} }) }
 
 // Name returns "nv".
 func (*NV) Name() string { return "nv" }
@@ -152,7 +160,7 @@ func (n *NV) Init(st *State) {
 	if n.rng == nil {
 		n.rng = newUnseededRand() // never seeded: a fixed stream
 	}
-	*n = NV{rng: n.rng, s: n.s, sig: n.sig}
+	*n = NV{p: n.p, rng: n.rng, s: n.s, sig: n.sig}
 	n.resetRound(st)
 	// No sock_ops program answers BPF_SOCK_OPS_BASE_RTT: base_rtt and its
 	// lower bound stay 0 (off).
@@ -246,7 +254,7 @@ func (n *NV) PktsAcked(st *State, s AckSample) {
 	mss := uint32(st.MSS)
 	rttUs := uint32(int32(s.RTT / sim.Microsecond)) // s32 rtt_us, not negative here
 
-	if n.catchup && st.CwndPkts >= nvMinCwndParam {
+	if n.catchup && st.CwndPkts >= n.p.MinCwnd {
 		n.catchup = false
 		n.allowCwndGrowth = false
 	}
@@ -305,7 +313,7 @@ func (n *NV) PktsAcked(st *State, s AckSample) {
 		n.minRTT = n.minRTTNew
 		n.minRTTNew = nvInitRTT
 		r := uint32(uint8(n.rng.Uint32())) // get_random_bytes(&rand, 1)
-		n.minRTTResetJiffies = now + ((nvResetPeriod * (384 + r) * hz(st)) >> 9)
+		n.minRTTResetJiffies = now + ((n.p.ResetPeriod * (384 + r) * hz(st)) >> 9)
 		n.minCwnd = max(n.minCwnd/2, nvMinCwnd)
 		n.minRTTResets++
 	}
@@ -333,7 +341,7 @@ func (n *NV) PktsAcked(st *State, s AckSample) {
 	// The window for the measured rate at min_rtt: the slope is
 	// 80000·MSS/min_rtt (100 bit/s per packet of window).
 	cwndBySlope := uint32(uint64(n.rttMaxRate) * uint64(n.minRTT) / (80000 * uint64(mss)))
-	maxWin := cwndBySlope + nvPad
+	maxWin := cwndBySlope + n.p.Pad
 	n.cwndBySlope, n.maxWin = cwndBySlope, maxWin
 
 	cwnd := st.CwndPkts
@@ -393,8 +401,8 @@ func (n *NV) PktsAcked(st *State, s AckSample) {
 	n.rttMaxRate = 0
 
 	// NV's own decrease must not take cwnd below nv_min_cwnd.
-	if st.CwndPkts < nvMinCwndParam {
-		st.CwndPkts = nvMinCwndParam
+	if st.CwndPkts < n.p.MinCwnd {
+		st.CwndPkts = n.p.MinCwnd
 	}
 }
 

@@ -201,7 +201,11 @@ type nvKernelDriver struct {
 }
 
 func newNVKernelDriver(w uint32) *nvKernelDriver {
-	d := &nvKernelDriver{nv: &cc.NV{}}
+	a, err := cc.New("nv")
+	if err != nil {
+		panic(err)
+	}
+	d := &nvKernelDriver{nv: a.(*cc.NV)}
 	d.st = cc.State{
 		CwndPkts: w, CwndClampPkts: ^uint32(0), SSThreshPkts: cc.InfiniteSSThresh,
 		MSS: cctest.DefaultMSS,

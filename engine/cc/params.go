@@ -155,4 +155,46 @@ func init() {
 		{ParamSpec{"prague_cwnd_transit", 0, 1<<31 - 1, int64(pd.CwndTransitPkts), "window, 1500-byte packets, where mode 2 switches"},
 			func(p *PragueParams, v int64) { p.CwndTransitPkts = uint32(v) }},
 	}, func(p PragueParams) (Algorithm, error) { return NewPrague(p) })
+
+	hd := DefaultHTCPParams()
+	registerParams("htcp", hd, []param[HTCPParams]{
+		{flag("use_rtt_scaling", hd.UseRTTScaling, "scale α by minRTT/100 ms"),
+			func(p *HTCPParams, v int64) { p.UseRTTScaling = v != 0 }},
+		{flag("use_bandwidth_switch", hd.UseBandwidthSwitch, "β back to 0.5 when the throughput moved over 20 %"),
+			func(p *HTCPParams, v int64) { p.UseBandwidthSwitch = v != 0 }},
+	}, func(p HTCPParams) (Algorithm, error) { return &HTCP{p: p}, nil })
+
+	id := DefaultIllinoisParams()
+	registerParams("illinois", id, []param[IllinoisParams]{
+		{ParamSpec{"win_thresh", 0, 1<<31 - 1, int64(id.WinThresh), "below this cwnd, packets, Reno's α and β"},
+			func(p *IllinoisParams, v int64) { p.WinThresh = uint32(v) }},
+		{ParamSpec{"theta", 0, 1<<31 - 1, int64(id.Theta), "low-delay rounds before α returns to α_max"},
+			func(p *IllinoisParams, v int64) { p.Theta = int(v) }},
+	}, func(p IllinoisParams) (Algorithm, error) { return &Illinois{p: p}, nil })
+
+	cd := DefaultCDGParams()
+	registerParams("cdg", cd, []param[CDGParams]{
+		{ParamSpec{"backoff_beta", 0, 1024, int64(cd.BackoffBeta), "cwnd kept at a delay backoff, /1024"},
+			func(p *CDGParams, v int64) { p.BackoffBeta = uint32(v) }},
+		{ParamSpec{"backoff_factor", 0, 1 << 20, int64(cd.BackoffFactor), "backoff probability scale, 1000/(G·window) of the paper"},
+			func(p *CDGParams, v int64) { p.BackoffFactor = uint32(v) }},
+		{ParamSpec{"hystart_detect", 0, 3, int64(cd.HystartDetect), "HyStart's detectors: 1 ACK train, 2 delay"},
+			func(p *CDGParams, v int64) { p.HystartDetect = uint32(v) }},
+		{ParamSpec{"use_ineff", 0, 65535, int64(cd.UseIneff), "backoffs without the delay falling before they stop; 0 no limit"},
+			func(p *CDGParams, v int64) { p.UseIneff = uint32(v) }},
+		{flag("use_shadow", cd.UseShadow, "a loss keeps half the shadow window"),
+			func(p *CDGParams, v int64) { p.UseShadow = v != 0 }},
+		{flag("use_tolerance", cd.UseTolerance, "a loss while the queue is not full keeps cwnd"),
+			func(p *CDGParams, v int64) { p.UseTolerance = v != 0 }},
+	}, func(p CDGParams) (Algorithm, error) { return &CDG{p: p}, nil })
+
+	nd := DefaultNVParams()
+	registerParams("nv", nd, []param[NVParams]{
+		{ParamSpec{"nv_pad", 0, 1 << 16, int64(nd.Pad), "queued packets allowed above the window the rate needs"},
+			func(p *NVParams, v int64) { p.Pad = uint32(v) }},
+		{ParamSpec{"nv_reset_period", 0, 3000, int64(nd.ResetPeriod), "min_rtt reset period, s (±25 % at random)"},
+			func(p *NVParams, v int64) { p.ResetPeriod = uint32(v) }},
+		{ParamSpec{"nv_min_cwnd", 0, 1 << 16, int64(nd.MinCwnd), "no decrease below this cwnd, packets, without losses"},
+			func(p *NVParams, v int64) { p.MinCwnd = uint32(v) }},
+	}, func(p NVParams) (Algorithm, error) { return &NV{p: p}, nil })
 }

@@ -19,6 +19,12 @@ func TestParamsDefaultsAreTheKernels(t *testing.T) {
 			"hystart_detect": 3, "hystart_low_window": 16, "hystart_ack_delta_us": 2000, "initial_ssthresh": 0},
 		"dctcp":  {"dctcp_shift_g": 4, "dctcp_alpha_on_init": 1024},
 		"prague": {"prague_burst_shift": 12, "prague_max_tso_segs": 0, "prague_rtt_transition": 4, "prague_rtt_target": 25000, "prague_alpha_mode": 0, "prague_cwnd_mode": 2, "prague_cwnd_transit": 4},
+		// tcp_htcp.c, tcp_illinois.c, tcp_cdg.c (backoff_beta = 0.7071·1024
+		// as an unsigned int), tcp_nv.c.
+		"htcp":     {"use_rtt_scaling": 1, "use_bandwidth_switch": 1},
+		"illinois": {"win_thresh": 15, "theta": 5},
+		"cdg":      {"backoff_beta": 724, "backoff_factor": 42, "hystart_detect": 3, "use_ineff": 5, "use_shadow": 1, "use_tolerance": 0},
+		"nv":       {"nv_pad": 10, "nv_reset_period": 5, "nv_min_cwnd": 2},
 	}
 	for _, name := range cc.Names() {
 		specs := cc.Params(name)
