@@ -20,9 +20,9 @@ import (
 // loss halves the window as Reno, or to half of the shadow window, the
 // window a Reno flow would have grown to without the delay backoffs, if
 // that is larger. Slow start ends on HyStart's ACK-train or delay test,
-// as the kernel's variant does it. Window growth is Reno's. The kernel's
-// module parameters are at their defaults (use_tolerance off, use_shadow
-// on).
+// as the kernel's variant does it. Window growth is Reno's. The module
+// parameters are CDGParams (a flow's cc_params), the kernel's defaults
+// unless set: use_tolerance off, use_shadow on.
 type CDG struct {
 	p CDGParams
 	// struct cdg.
@@ -106,12 +106,12 @@ func (c *CDG) Init(st *State) {
 		c.s = s
 		c.sig = cdgSignals{
 			grad:       s.Define("gradient", "us", "the round's delay gradient: the sum over the last 8 rounds of the change of the round's smallest RTT (of its largest when that one is not positive); a positive one may back off"),
-			state:      s.Define("cdg_state", "enum", "0 unknown, 3 backoff (the last reduction was a delay backoff, ssthresh 0.7071·cwnd)"),
+			state:      s.Define("cdg_state", "enum", "0 unknown, 1 not full and 2 full (use_tolerance only), 3 backoff (the last reduction was a delay backoff, ssthresh backoff_beta·cwnd)"),
 			shadow:     s.Define("shadow_wnd", "pkts", "the window a Reno flow would have without the delay backoffs; a loss leaves at least half of it"),
 			delayMin:   s.Define("delay_min", "us", "smallest round minimum RTT since the last restart (HyStart's base)"),
 			rttMin:     s.Define("rtt_min_round", "us", "smallest RTT sample of the last complete round"),
 			rttMax:     s.Define("rtt_max_round", "us", "largest RTT sample of the last complete round"),
-			backoffCnt: s.Define("backoff_cnt", "count", "backoffs since the delay last fell; above 5 the flow stops backing off (ineffectual backoff)"),
+			backoffCnt: s.Define("backoff_cnt", "count", "backoffs since the delay last fell; above use_ineff (5) the flow stops backing off (ineffectual backoff)"),
 			backoffs:   s.Define("backoffs", "count", "delay backoffs so far"),
 		}
 	}

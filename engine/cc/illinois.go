@@ -43,8 +43,7 @@ type illinoisSignals struct {
 	alpha, beta, baseRTT, maxRTT, avgDelay, maxDelay, rttAbove, rttLow SignalID
 }
 
-// The constants of tcp_illinois.c and its module parameters at their
-// defaults.
+// The constants of tcp_illinois.c.
 const (
 	illinoisAlphaShift = 7
 	illinoisAlphaScale = 1 << illinoisAlphaShift

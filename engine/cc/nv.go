@@ -32,10 +32,12 @@ import (
 // slows to one packet per 2^k RTTs (k ≤ 8), speeding up again after every
 // nine uncongested decisions.
 //
-// The module parameters are at their defaults, the kernel's u8/u32/u64
-// fixed point and division order are kept, time is in jiffies for the
-// reset period. No BPF base_rtt is given (BPF_SOCK_OPS_BASE_RTT), so the
-// RTT bounds stay off, as without a sock_ops program.
+// nv_pad, nv_reset_period and nv_min_cwnd are NVParams (a flow's
+// cc_params); the module's other parameters are constants at their
+// defaults. The kernel's u8/u32/u64 fixed point and division order are
+// kept, and time is in jiffies for the reset period. No BPF base_rtt is
+// given (BPF_SOCK_OPS_BASE_RTT), so the RTT bounds stay off, as without a
+// sock_ops program.
 type NV struct {
 	p NVParams
 	// struct tcpnv.
@@ -76,7 +78,8 @@ type nvSignals struct {
 	noCongCnt, growthFactor, minCwnd, decreases, increases              SignalID
 }
 
-// The module parameters of tcp_nv.c at their defaults, and its constants.
+// tcp_nv.c's module parameters that are not NVParams, at their defaults,
+// and its constants.
 const (
 	nvPadBuffer            = 2              // nv_pad_buffer: do not grow this close to nv_pad
 	nvCongDecMult          = 30 * 128 / 100 // nv_cong_dec_mult: 38/128, 30 % of the excess
