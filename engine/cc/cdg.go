@@ -163,10 +163,10 @@ func (c *CDG) hystartUpdate(st *State) {
 		now := usClock(st.Now)
 		if c.lastAck == 0 || !st.CwndLimited {
 			c.lastAck, c.roundStart = now, now
-		} else if int32(now-(c.lastAck+3000)) < 0 {
+		} else if before32(now, c.lastAck+3000) {
 			baseOWD := max(uint32(c.delayMin)/2, 125)
 			c.lastAck = now
-			if int32(c.roundStart+baseOWD-now) < 0 {
+			if after32(now, c.roundStart+baseOWD) {
 				st.SSThreshPkts = st.CwndPkts
 				return
 			}

@@ -3,7 +3,6 @@ package cc_test
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"testing"
 
 	"github.com/ccscope/ccscope/engine/cc"
@@ -15,14 +14,54 @@ import (
 // (ssthresh = w), its backoff draws from a PCG seeded with seed.
 func newCDG(t *testing.T, w uint32, seed uint64) *cctest.Conn {
 	t.Helper()
-	a, err := cc.New("cdg")
-	if err != nil {
-		t.Fatalf("cc.New(cdg): %v", err)
-	}
-	a.(cc.Seeder).Seed(rand.New(rand.NewPCG(seed, 7)))
-	c := cctest.New(a, cctest.Options{InitCwnd: w})
+	return newCDGWith(t, nil, w, seed)
+}
+
+// newCDGWith is newCDG with module parameters set.
+func newCDGWith(t *testing.T, set map[string]int64, w uint32, seed uint64) *cctest.Conn {
+	t.Helper()
+	c := newWith(t, "cdg", set, seed, cctest.Options{InitCwnd: w})
 	c.St.SSThreshPkts = w
 	return c
+}
+
+// cdgBackoffs runs rounds of c, the RTT *rtt moving by step after each,
+// and counts the delay backoffs (entries into CWR).
+func cdgBackoffs(c *cctest.Conn, rtt *sim.Duration, rounds int, step sim.Duration) int {
+	n := 0
+	for range rounds {
+		prior := c.St.CA
+		c.Round(*rtt)
+		if prior != cc.CACWR && c.St.CA == cc.CACWR {
+			n++
+		}
+		*rtt += step
+	}
+	return n
+}
+
+// cdgBackoffThenFlat drives c through two rounds at base, rounds 20 ms
+// longer until a delay backoff, the CWR it enters, and flat rounds at
+// base: the RTT falls back, the window's gradients sum to zero and no
+// second backoff follows. It returns the window the backoff reduced.
+func cdgBackoffThenFlat(t *testing.T, c *cctest.Conn, base sim.Duration, flat int) uint32 {
+	t.Helper()
+	c.Round(base)
+	c.Round(base)
+	for i := 0; c.St.CA != cc.CACWR; i++ {
+		if i == 20 {
+			t.Fatal("no backoff in 20 rounds after a 20 ms rise of the RTT")
+		}
+		c.Round(base + 20*sim.Millisecond)
+	}
+	w := c.St.PriorCwndPkts
+	for c.St.CA == cc.CACWR {
+		c.Round(base)
+	}
+	for range flat {
+		c.Round(base)
+	}
+	return w
 }
 
 // TestCDGBackoffProbability checks the delay backoff against Hayes &
@@ -96,25 +135,13 @@ func TestCDGNoBackoffOnFlatOrFallingDelay(t *testing.T) {
 func TestCDGIneffectualBackoff(t *testing.T) {
 	c := newCDG(t, 100, 3)
 	rtt := 40 * sim.Millisecond
-	backoffs := func(rounds int, step sim.Duration) int {
-		n := 0
-		for range rounds {
-			prior := c.St.CA
-			c.Round(rtt)
-			if prior != cc.CACWR && c.St.CA == cc.CACWR {
-				n++
-			}
-			rtt += step
-		}
-		return n
-	}
-	if got := backoffs(40, 20*sim.Millisecond); got != 5 {
+	if got := cdgBackoffs(c, &rtt, 40, 20*sim.Millisecond); got != 5 {
 		t.Errorf("backoffs over 40 rounds of a rising RTT = %d, want use_ineff = 5", got)
 	}
 	// The RTT falls: the sum drops, backoff_cnt resets, and once it rises
 	// again backoffs resume.
-	backoffs(10, -20*sim.Millisecond)
-	if got := backoffs(20, 20*sim.Millisecond); got == 0 {
+	cdgBackoffs(c, &rtt, 10, -20*sim.Millisecond)
+	if got := cdgBackoffs(c, &rtt, 20, 20*sim.Millisecond); got == 0 {
 		t.Errorf("backoffs after the delay fell and rose again = 0, want some (backoff_cnt reset)")
 	}
 }
@@ -129,24 +156,10 @@ func TestCDGIneffectualBackoff(t *testing.T) {
 // Reno's rule gives 75.
 func TestCDGShadowWindow(t *testing.T) {
 	c := newCDG(t, 200, 5)
-	base := 40 * sim.Millisecond
-	c.Round(base)
-	c.Round(base)
-	for i := 0; c.St.CA != cc.CACWR; i++ {
-		if i == 20 {
-			t.Fatal("no backoff in 20 rounds after a 20 ms rise of the RTT")
-		}
-		c.Round(base + 20*sim.Millisecond)
-	}
-	w := c.St.PriorCwndPkts
+	w := cdgBackoffThenFlat(t, c, 40*sim.Millisecond, 10)
+	// Growth in congestion avoidance leaves ssthresh where the backoff set it.
 	if c.St.SSThreshPkts != w*724/1024 {
 		t.Fatalf("ssthresh after the backoff = %d, want ⌊%d·724/1024⌋", c.St.SSThreshPkts, w)
-	}
-	for c.St.CA == cc.CACWR {
-		c.Round(base)
-	}
-	for range 10 {
-		c.Round(base)
 	}
 	if c.St.CA != cc.CAOpen {
 		t.Fatalf("CA state %v after flat rounds, want open (no second backoff)", c.St.CA)

@@ -88,20 +88,7 @@ func TestIllinoisParams(t *testing.T) {
 // rising (TestCDGIneffectualBackoff); use_shadow 0 gives a loss after a
 // backoff Reno's half of cwnd, not of the shadow (TestCDGShadowWindow).
 func TestCDGParams(t *testing.T) {
-	rise := func(c *cctest.Conn, rounds int) int {
-		n, rtt := 0, 40*sim.Millisecond
-		for range rounds {
-			prior := c.St.CA
-			c.Round(rtt)
-			if prior != cc.CACWR && c.St.CA == cc.CACWR {
-				n++
-			}
-			rtt += 20 * sim.Millisecond
-		}
-		return n
-	}
-	c := newWith(t, "cdg", map[string]int64{"backoff_beta": 512}, 3, cctest.Options{InitCwnd: 100})
-	c.St.SSThreshPkts = 100
+	c := newCDGWith(t, map[string]int64{"backoff_beta": 512}, 100, 3)
 	for rtt := 40 * sim.Millisecond; c.St.CA != cc.CACWR; rtt += 20 * sim.Millisecond {
 		if rtt > 2*sim.Second {
 			t.Fatal("backoff_beta 512: no backoff while the RTT rose to 2 s")
@@ -111,29 +98,14 @@ func TestCDGParams(t *testing.T) {
 	if c.St.SSThreshPkts != c.St.PriorCwndPkts/2 {
 		t.Errorf("backoff_beta 512: ssthresh %d after a backoff from %d, want half", c.St.SSThreshPkts, c.St.PriorCwndPkts)
 	}
-	c = newWith(t, "cdg", map[string]int64{"use_ineff": 0}, 3, cctest.Options{InitCwnd: 100})
-	c.St.SSThreshPkts = 100
-	if got := rise(c, 40); got <= 5 {
+	c = newCDGWith(t, map[string]int64{"use_ineff": 0}, 100, 3)
+	rtt := 40 * sim.Millisecond
+	if got := cdgBackoffs(c, &rtt, 40, 20*sim.Millisecond); got <= 5 {
 		t.Errorf("use_ineff 0: %d backoffs over 40 rounds of a rising RTT, want more than use_ineff's default 5", got)
 	}
 
-	c = newWith(t, "cdg", map[string]int64{"use_shadow": 0}, 5, cctest.Options{InitCwnd: 200})
-	c.St.SSThreshPkts = 200
-	base := 40 * sim.Millisecond
-	c.Round(base)
-	c.Round(base)
-	for i := 0; c.St.CA != cc.CACWR; i++ {
-		if i == 20 {
-			t.Fatal("no backoff in 20 rounds after a 20 ms rise of the RTT")
-		}
-		c.Round(base + 20*sim.Millisecond)
-	}
-	for c.St.CA == cc.CACWR {
-		c.Round(base)
-	}
-	for range 10 {
-		c.Round(base)
-	}
+	c = newCDGWith(t, map[string]int64{"use_shadow": 0}, 200, 5)
+	cdgBackoffThenFlat(t, c, 40*sim.Millisecond, 10)
 	c.Lose(1)
 	if want := c.St.PriorCwndPkts / 2; c.St.SSThreshPkts != want {
 		t.Errorf("use_shadow 0: ssthresh after a loss = %d, want Reno's cwnd/2 = %d", c.St.SSThreshPkts, want)
@@ -146,8 +118,7 @@ func TestCDGParams(t *testing.T) {
 // nexp_u32(0) = U32_MAX, so no delay backoff comes first.
 func TestCDGTolerance(t *testing.T) {
 	for _, tol := range []int64{0, 1} {
-		c := newWith(t, "cdg", map[string]int64{"use_tolerance": tol, "backoff_factor": 0}, 1, cctest.Options{InitCwnd: 100})
-		c.St.SSThreshPkts = 100
+		c := newCDGWith(t, map[string]int64{"use_tolerance": tol, "backoff_factor": 0}, 100, 1)
 		for i, rtt := 0, 40*sim.Millisecond; i < 4; i, rtt = i+1, rtt+5*sim.Millisecond {
 			c.Round(rtt)
 		}
