@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ccscope/ccscope/engine/cc"
 	"github.com/ccscope/ccscope/engine/config"
 )
 
@@ -117,6 +118,18 @@ func BenchmarkSweepRun(b *testing.B) {
 	for _, cc := range []string{"cubic", "bbr", "reno", "bbr3"} {
 		b.Run(cc, func(b *testing.B) {
 			benchScale(b, builtinWith(b, "p-rtr-p", "runtime.duration=10s", "flows.f0.cc="+cc))
+		})
+	}
+}
+
+// BenchmarkEveryCC runs every registered CC on p-rtr-p for 10 simulated
+// seconds (100 Mbps, 40 ms, a 1-BDP FIFO: slow start, losses, recovery),
+// so that each algorithm's cost per event and per run is on record and a
+// CC added is measured with the others.
+func BenchmarkEveryCC(b *testing.B) {
+	for _, name := range cc.Names() {
+		b.Run(name, func(b *testing.B) {
+			benchScale(b, builtinWith(b, "p-rtr-p", "runtime.duration=10s", "flows.f0.cc="+name))
 		})
 	}
 }
