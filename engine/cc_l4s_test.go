@@ -430,18 +430,32 @@ func TestEchoModeECNLow(t *testing.T) {
 // above K) and the receiver echoes ECE, but BBRv3 ignores it: ecn_alpha
 // stays at 1.0 and inflight_hi is never set.
 //
-// Measured over 1–5 s with ecn_low (2026-12-06): utilisation 1.000, queue
-// p50 68.9 packets, 64.1 % of packets marked (k = 10), alpha time average
-// 0.586 (final 0.5625), ecn_in_round 1 for 79 % of the time, inflight_hi
-// 95.7 on average, inflight p50 80. inflight_hi is set from a marked
-// round's rate sample, whose tx_in_flight is what was in flight when its
-// skb left plus that whole skb: above BDP + K by up to a TSO chunk
-// (bbr_tso_segs at 1 Gbps: 44 segments). Asserted between −25 % of BDP + K
-// and BDP + K + 44, as the value in force over the window (it may have
-// been set before it). Without ecn_low: inflight_hi never set, ecn_alpha
-// one record, 1.0.
+// Where the queue settles depends on the bandwidth BBRv3's max filter
+// holds. A rate sample can count one packet more than the link serialised
+// in its ACK phase (78 packets in 924 µs, where the link takes 12 µs a
+// packet): d/(d − 1) of the link's rate, 978 Mbps at d = 78 against the
+// 965 Mbps of payload. Both builds below draw such samples; the filter keeps one
+// for the two bandwidth-probe cycles it spans (2–3 s each), and whether a
+// run's filter holds one moves with every microsecond of its stamps. While
+// it holds one, pacing no longer binds and inflight rises to the cruise
+// bound, inflight_hi less bbr_inflight_hi_headroom (15 %), so the queue is
+// (1 − 0.15)·inflight_hi − BDP rather than K: the test allows either.
+//
+// Measured over 1–5 s with ecn_low (2026-12-07, rate samples between µs
+// stamps): utilisation 1.000, queue p50 75.1 packets, 81.4 % of packets
+// marked (k = 13), alpha time average 0.752 (final 0.75), ecn_in_round 1
+// for 91 % of the time, inflight_hi 100.0 on average, inflight p50 86
+// (0.85 · 100 + 1), the filter holding 978 Mbps from 0.31 s. Before, with
+// intervals in picoseconds: queue p50 68.9, inflight p50 80, the filter at
+// 966 Mbps. inflight_hi is set from a marked round's rate sample, whose
+// tx_in_flight is what was in flight when its skb left plus that whole
+// skb: above BDP + K by up to a TSO chunk (bbr_tso_segs at 1 Gbps: 44
+// segments). Asserted between −25 % of BDP + K and BDP + K + 44, as the
+// value in force over the window (it may have been set before it).
+// Without ecn_low: inflight_hi never set, ecn_alpha one record, 1.0.
 func TestBBRv3ECNLow(t *testing.T) {
-	const bdpK = 1e9*100e-6/(1500*8) + 65
+	const bdp = 1e9 * 100e-6 / (1500 * 8)
+	const bdpK = bdp + 65
 	from := sim.Time(sim.Second)
 	t.Run("ecn_low", func(t *testing.T) {
 		r := builtinRun(t, "dctcp-dc", "flows.f0.cc=bbr3", "flows.f0.tcp.ecn=true",
@@ -469,8 +483,11 @@ func TestBBRv3ECNLow(t *testing.T) {
 		if util < 0.95 {
 			t.Errorf("utilisation = %.4f, want ≥ 0.95", util)
 		}
-		if math.Abs(qPkts-65) > 10 {
-			t.Errorf("queue p50 = %.1f packets, want K = 65 ± 10", qPkts)
+		// The cruise bound, and the queue it leaves, when pacing does not bind.
+		cruise := 0.85 * hi
+		if qPkts < 65-10 || qPkts > max(65+10, cruise-bdp+2) {
+			t.Errorf("queue p50 = %.1f packets, want K = 65 ± 10, or up to the cruise bound's 0.85·inflight_hi − BDP = %.1f (+2)",
+				qPkts, cruise-bdp)
 		}
 		k := math.Floor(16 * frac)
 		if alphaAvg < (k-2)/16 || alphaAvg > (k+1)/16 {
@@ -483,8 +500,9 @@ func TestBBRv3ECNLow(t *testing.T) {
 		if !(hi >= 0.75*bdpK && hi <= bdpK+44) {
 			t.Errorf("inflight_hi average = %v packets, want between BDP + K = %.1f −25 %% and BDP + K + a 44-segment TSO chunk", hi, bdpK)
 		}
-		if math.Abs(infl-bdpK) > 0.15*bdpK {
-			t.Errorf("inflight p50 = %v packets, want BDP + K = %.1f ± 15%%", infl, bdpK)
+		if infl < 0.85*bdpK || infl > max(1.15*bdpK, cruise+2) {
+			t.Errorf("inflight p50 = %v packets, want BDP + K = %.1f ± 15%%, or up to the cruise bound 0.85·inflight_hi = %.1f (+2)",
+				infl, bdpK, cruise)
 		}
 	})
 	t.Run("without ecn_low", func(t *testing.T) {

@@ -7,8 +7,8 @@ import "github.com/ccscope/ccscope/engine/sim"
 // state when the segment was sent, from which its (s)ack builds a rate
 // sample.
 type RateTx struct {
-	FirstTx     sim.Time // tx.first_tx_mstamp
-	DeliveredAt sim.Time // tx.delivered_mstamp
+	FirstTx     sim.Time // tx.first_tx_mstamp (a µs stamp, usFloor)
+	DeliveredAt sim.Time // tx.delivered_mstamp (a µs stamp)
 	Delivered   uint32   // tx.delivered
 	DeliveredCE uint32   // tx.delivered_ce
 	Valid       bool     // delivered_mstamp != 0 in the kernel
@@ -33,8 +33,8 @@ type RateSkb struct {
 type RateState struct {
 	Delivered      uint32   // tp->delivered
 	DeliveredCE    uint32   // tp->delivered_ce
-	DeliveredAt    sim.Time // tp->delivered_mstamp
-	FirstTx        sim.Time // tp->first_tx_mstamp
+	DeliveredAt    sim.Time // tp->delivered_mstamp (a µs stamp, usFloor)
+	FirstTx        sim.Time // tp->first_tx_mstamp (a µs stamp)
 	AppLimited     uint32   // tp->app_limited: delivered mark of the bubble's end, 0 if none
 	RateDelivered  uint32   // tp->rate_delivered
 	RateInterval   sim.Duration
@@ -50,8 +50,8 @@ type RateState struct {
 func (r *RateState) SkbSent(tx *RateTx, sent sim.Time, packetsOut, inFlight, lost uint32) {
 	if packetsOut == 0 {
 		// Nothing in flight: the sampling interval starts now.
-		r.FirstTx = sent
-		r.DeliveredAt = sent
+		r.FirstTx = usFloor(sent)
+		r.DeliveredAt = r.FirstTx
 	}
 	// Field by field: a composite literal of more than four fields is
 	// built on the stack and copied in 16-byte loads, which stall on
@@ -74,7 +74,8 @@ func (r *RateState) SkbDelivered(tx *RateTx, skb RateSkb, rs *RateSample, hasPri
 	if !tx.Valid {
 		return
 	}
-	if rs.PriorDelivered == 0 || SentAfter(skb.Sent, r.FirstTx, skb.EndSeq, rs.LastEndSeq) {
+	sent := usFloor(skb.Sent) // tcp_skb_timestamp_us
+	if rs.PriorDelivered == 0 || SentAfter(sent, r.FirstTx, skb.EndSeq, rs.LastEndSeq) {
 		rs.PriorDelivered = tx.Delivered
 		rs.PriorDeliveredCE = tx.DeliveredCE
 		rs.PriorTime = tx.DeliveredAt
@@ -84,8 +85,8 @@ func (r *RateState) SkbDelivered(tx *RateTx, skb RateSkb, rs *RateSample, hasPri
 		rs.LastEndSeq = skb.EndSeq
 		rs.TxInFlight = tx.InFlight
 		r.priorLost = tx.Lost
-		rs.Interval = skb.Sent.Sub(tx.FirstTx) // the send phase of this window
-		r.FirstTx = skb.Sent
+		rs.Interval = stampDelta(sent, tx.FirstTx) // the send phase of this window
+		r.FirstTx = sent
 	}
 	// A sacked segment must not supply a second sample when it is
 	// cumulatively acked later.
@@ -109,7 +110,7 @@ func (r *RateState) Gen(now sim.Time, a RateAck, rs *RateSample) {
 		r.AppLimited = 0 // the app-limited bubble has been acked
 	}
 	if a.Delivered != 0 {
-		r.DeliveredAt = now
+		r.DeliveredAt = usFloor(now)
 	}
 	rs.AckedSacked = a.Delivered
 	rs.Losses = a.Lost
@@ -123,7 +124,7 @@ func (r *RateState) Gen(now sim.Time, a RateAck, rs *RateSample) {
 	// Sending and acking are separate pipeline phases of a window; ACK
 	// compression can make the ACK phase shorter, so take the longer.
 	snd := rs.Interval
-	ack := now.Sub(rs.PriorTime)
+	ack := stampDelta(now, rs.PriorTime)
 	rs.Interval = max(snd, ack)
 	rs.SendInterval = snd
 	rs.RecvInterval = ack
@@ -140,6 +141,15 @@ func (r *RateState) Gen(now sim.Time, a RateAck, rs *RateSample) {
 		r.RateAppLimited = rs.IsAppLimited
 	}
 }
+
+// usFloor is t as the kernel's µs stamps keep it (tp->tcp_mstamp,
+// tcp_skb_timestamp_us): whole microseconds, rounded down. The rate
+// sampler stores its stamps so and takes its intervals between them.
+func usFloor(t sim.Time) sim.Time { return t - t%sim.Time(sim.Microsecond) }
+
+// stampDelta is tcp_stamp_us_delta: t1 − t0 between their µs stamps, at
+// least 0.
+func stampDelta(t1, t0 sim.Time) sim.Duration { return max(usFloor(t1).Sub(usFloor(t0)), 0) }
 
 // SentAfter is tcp_skb_sent_after: t1 later than t2, or the same time and
 // a higher end sequence.
