@@ -32,12 +32,15 @@ func jhash3Words(a, b, c, initval uint32) uint32 {
 	return c
 }
 
-// flowHash is skb_get_hash: the sender's hash if it set one (as TCP sets
-// skb->hash from sk_txhash), else a hash of the flow's identity (source,
-// destination, flow index) keyed by seed. The kernel's flow dissector keys
-// siphash with a boot-time secret; jhash keyed by a per-qdisc seed drawn
-// from the run's random streams spreads flows as evenly and keeps runs
-// reproducible.
+// flowHash is skb_get_hash: a packet's own hash if something set one, else
+// a hash of the flow's identity (source, destination, flow index) keyed by
+// seed, as the flow dissector hashes a forwarded packet's 5-tuple. The
+// kernel's dissector keys siphash with a boot-time secret; jhash keyed by a
+// per-qdisc seed drawn from the run's random streams spreads flows as
+// evenly and keeps runs reproducible. No sender sets a hash: a Linux host's
+// own packets carry the socket's random sk_txhash, drawn again at each RTO
+// (sk_rethink_txhash), so on a host's fq_codel a flow that times out moves
+// to another bucket, which here it does not (README, Link and queue models).
 func flowHash(p *packet.Packet, seed uint32) uint32 {
 	if p.Hash != 0 {
 		return p.Hash
