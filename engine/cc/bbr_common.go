@@ -232,15 +232,19 @@ func (c *bbrCore) extraAckedMax() uint32 {
 }
 
 // initPacingRateFromRTT follows bbr_init_pacing_rate_from_rtt: gain *
-// cwnd / srtt, or over a nominal 1 ms before any RTT sample.
+// cwnd / srtt, or over a nominal 1 ms before any RTT sample. An RTT has
+// been seen once tp->srtt_us is not 0, which a sample of 0 µs leaves at 1
+// (an eighth of a µs), so the test is on SRTT, not on whole µs. The
+// bandwidth goes to bbr_bw_to_pacing_rate as a u32: at 256 packets per µs
+// or more (a large cwnd over a µs-scale srtt) the kernel's wraps.
 func (c *bbrCore) initPacingRateFromRTT(st *State, rateBytesPerSec bbrRateFunc, gain uint32) {
 	rttUs := uint32(1000)
-	if s := srttUs(st); s > 0 {
-		rttUs = max(s, 1)
+	if st.SRTT > 0 {
+		rttUs = max(srttUs(st), 1)
 		c.hasSeenRTT = true
 	}
-	bw := uint64(st.CwndPkts) * bwUnit / uint64(rttUs)
-	setPacingBytesPerSec(st, rateBytesPerSec(st, bw, gain, bbrPacingMarginPct))
+	bw := uint32(uint64(st.CwndPkts) * bwUnit / uint64(rttUs))
+	setPacingBytesPerSec(st, rateBytesPerSec(st, uint64(bw), gain, bbrPacingMarginPct))
 }
 
 // setPacingRate follows bbr_set_pacing_rate: never slow down before the
@@ -248,7 +252,7 @@ func (c *bbrCore) initPacingRateFromRTT(st *State, rateBytesPerSec bbrRateFunc, 
 // bbr_init_pacing_rate_from_rtt.
 func (c *bbrCore) setPacingRate(st *State, rateBytesPerSec bbrRateFunc, bw, gain, initGain uint32) {
 	rate := rateBytesPerSec(st, uint64(bw), gain, bbrPacingMarginPct)
-	if !c.hasSeenRTT && srttUs(st) > 0 {
+	if !c.hasSeenRTT && st.SRTT > 0 {
 		c.initPacingRateFromRTT(st, rateBytesPerSec, initGain)
 	}
 	if c.fullBWReached || rate > pacingBytesPerSec(st) {

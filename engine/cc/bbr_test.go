@@ -447,3 +447,41 @@ func TestBBRPolicer(t *testing.T) {
 		}
 	}
 }
+
+// TestBBRInitPacingRateFromRTT traces bbr_init_pacing_rate_from_rtt by hand
+// (tcp_bbr.c, 6.18), as a differential run against the kernel's compiled
+// file found it: bw = cwnd·BW_UNIT/rtt_us goes to bbr_bw_to_pacing_rate as a
+// u32, and "an RTT seen" is tp->srtt_us != 0, which a first sample of 0 µs
+// leaves at 1 (an eighth of a µs).
+//
+//   - cwnd 300 over an srtt of 1 µs: bw = 300·2^24 = 5,033,164,800, which as
+//     a u32 is 738,197,504 (44 packets per µs). bbr_rate_bytes_per_sec at
+//     high_gain 739, MSS 1448, margin 1 %: 738,197,504·1448·739 >> 8 =
+//     3,085,655,958,208 (whole), ·990,000 >> 24 = 182,079,438,750 bytes/s.
+//   - cwnd 10 and srtt_us = 1 (SRTT 125 ns): rtt_us = max(1 >> 3, 1) = 1, so
+//     bw = 10·2^24 and the rate 41,381,690,625 bytes/s, with has_seen_rtt
+//     set; before any sample (srtt_us 0) the nominal 1 ms gives bw =
+//     10·2^24/1000 = 167,772 and 41,381,651 bytes/s.
+func TestBBRInitPacingRateFromRTT(t *testing.T) {
+	cases := []struct {
+		name      string
+		cwnd      uint32
+		srtt      sim.Duration
+		wantBytes uint64
+		wantSeen  bool
+	}{
+		{"bw wraps as a u32", 300, sim.Microsecond, 182_079_438_750, true},
+		{"srtt_us = 1 is an RTT seen", 10, sim.Microsecond / 8, 41_381_690_625, true},
+		{"no sample: nominal 1 ms", 10, 0, 41_381_651, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			st := &State{MSS: 1448, CwndPkts: tc.cwnd, SRTT: tc.srtt}
+			var c bbrCore
+			c.initPacingRateFromRTT(st, bbrRateBytesPerSec, bbrHighGain)
+			if got := pacingBytesPerSec(st); got != tc.wantBytes || c.hasSeenRTT != tc.wantSeen {
+				t.Errorf("pacing rate %d B/s, has_seen_rtt %v; want %d, %v", got, c.hasSeenRTT, tc.wantBytes, tc.wantSeen)
+			}
+		})
+	}
+}
