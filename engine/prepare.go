@@ -28,7 +28,7 @@ func Prepare(raw []byte, sets []string, opts ...config.Option) (*Prepared, error
 			return nil, err
 		}
 	}
-	scn, err := config.Parse(raw, append([]config.Option{config.WithCCs(cc.Names()), config.WithCCParams(cc.CheckParam)}, opts...)...)
+	scn, err := config.Parse(raw, append([]config.Option{config.WithCCs(cc.Names()), config.WithCCParams(cc.CheckParam), config.WithCCParamSet(cc.CheckParams)}, opts...)...)
 	if err != nil {
 		return nil, err
 	}

@@ -89,7 +89,7 @@ func (r *Run) newTCPFlow(idx int32, f *config.Flow) (*tcpFlow, error) {
 	t := &tcpFlow{cfg: f, idx: idx, run: r}
 	if lazy(f) {
 		if _, err := cc.NewWith(f.CC, f.CCParams); err != nil {
-			return nil, fmt.Errorf("cc: %w", err)
+			return nil, err
 		}
 		return t, nil
 	}
@@ -101,7 +101,7 @@ func (t *tcpFlow) build() error {
 	r, f, idx := t.run, t.cfg, t.idx
 	alg, err := cc.NewWith(f.CC, f.CCParams)
 	if err != nil {
-		return fmt.Errorf("cc: %w", err)
+		return err
 	}
 	if lazy(f) {
 		r.Sim.Own(&t.owned)

@@ -166,7 +166,7 @@ func buildScenario(raw []byte, seed *uint64, set any, files map[string][]byte) (
 			notes = append(notes, fmt.Sprintf("seed %d overrides set %s", *seed, s))
 		}
 	}
-	scn, err := config.Parse(raw, config.WithCCs(cc.Names()), config.WithCCParams(cc.CheckParam), config.WithFiles(files))
+	scn, err := config.Parse(raw, config.WithCCs(cc.Names()), config.WithCCParams(cc.CheckParam), config.WithCCParamSet(cc.CheckParams), config.WithFiles(files))
 	if err != nil {
 		return nil, nil, configError(err, "")
 	}
@@ -248,7 +248,7 @@ func jsonValue(v any, path string) *Error {
 
 // newState builds a fresh run of canonical scenario JSON.
 func newState(canonical []byte, limits Limits) (*state, *Error) {
-	scn, err := config.Parse(canonical, config.WithCCs(cc.Names()), config.WithCCParams(cc.CheckParam))
+	scn, err := config.Parse(canonical, config.WithCCs(cc.Names()), config.WithCCParams(cc.CheckParam), config.WithCCParamSet(cc.CheckParams))
 	if err != nil {
 		return nil, configError(err, "")
 	}

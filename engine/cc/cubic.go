@@ -120,7 +120,34 @@ func (p CubicParams) Validate() error {
 	case p.InitialSSThresh > 0x7fffffff:
 		return fmt.Errorf("cc: cubic: initial_ssthresh = %d, want at most %d", p.InitialSSThresh, 0x7fffffff)
 	}
+	if p.TCPFriendliness {
+		// bictcp_update's Reno-friendly loop takes cwnd·beta_scale/8 ACKs
+		// per packet; at 0 it never ends, on Linux as here. Congestion
+		// avoidance runs from a cwnd of 2 (ssthresh's floor), or 1 when
+		// initial_ssthresh is 1.
+		scale := 8 * (betaScale + p.Beta) / 3 / (betaScale - p.Beta)
+		minCwnd := uint32(2)
+		if p.InitialSSThresh == 1 {
+			minCwnd = 1
+		}
+		if minCwnd*scale>>3 == 0 {
+			return fmt.Errorf("cc: cubic: beta = %d with tcp_friendliness 1 and a cwnd of %d in congestion avoidance "+
+				"would never leave bictcp_update's Reno-friendly loop (cwnd·beta_scale/8 = 0 ACKs a packet; the kernel locks up the same way): "+
+				"want beta ≥ %d, or tcp_friendliness 0", p.Beta, minCwnd, minFriendlyBeta(minCwnd))
+		}
+	}
 	return nil
+}
+
+// minFriendlyBeta is the least beta whose beta_scale gives cwnd·beta_scale/8
+// ≥ 1 at the given cwnd.
+func minFriendlyBeta(cwnd uint32) uint32 {
+	for b := uint32(1); b < betaScale; b++ {
+		if cwnd*(8*(betaScale+b)/3/(betaScale-b))>>3 > 0 {
+			return b
+		}
+	}
+	return betaScale - 1
 }
 
 // Kernel constants of tcp_cubic.c, and HZ.
@@ -432,7 +459,10 @@ func (c *Cubic) PktsAcked(st *State, s AckSample) {
 // when a round's ACK train outlasts half the minimum RTT, or when the
 // round's minimum RTT exceeds delay_min by delay_min/8 clamped to 4..16 ms.
 func (c *Cubic) hystartUpdate(st *State, delay uint32) {
-	if st.SndUna > c.endSeq {
+	// after(ack, end_seq) on the u32 sequence space: a round whose end lies
+	// 2^31 bytes or more behind snd_una (slow start re-entered after an
+	// undo, with gigabytes acked in between) is not over half the time.
+	if after32(uint32(st.SndUna), uint32(c.endSeq)) {
 		c.hystartReset(st)
 	}
 	// Rounds start below the low window too, as since 6.14's "tcp_cubic:

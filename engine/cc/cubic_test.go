@@ -371,6 +371,11 @@ func TestCubicParamsValidate(t *testing.T) {
 		{"bic_scale=0", func(p *cc.CubicParams) { p.BicScale = 0 }},
 		{"hystart_detect=4", func(p *cc.CubicParams) { p.HyStartDetect = 4 }},
 		{"hystart_ack_delta_us=2s", func(p *cc.CubicParams) { p.HyStartAckDeltaUS = 2_000_000 }},
+		// beta_scale = 8·(1024+β)/3/(1024−β): 3 at β 204, so the
+		// Reno-friendly loop's cwnd·3/8 ACKs a packet is 0 at cwnd 2; 7 at
+		// β 511, 0 at cwnd 1, which initial_ssthresh 1 lets CA reach.
+		{"beta=204 with tcp_friendliness", func(p *cc.CubicParams) { p.Beta = 204 }},
+		{"beta=511, initial_ssthresh=1", func(p *cc.CubicParams) { p.Beta, p.InitialSSThresh = 511, 1 }},
 	}
 	for _, tc := range bad {
 		t.Run(tc.name, func(t *testing.T) {
@@ -378,6 +383,23 @@ func TestCubicParamsValidate(t *testing.T) {
 			tc.mutate(&p)
 			if _, err := cc.NewCubic(p); err == nil {
 				t.Errorf("NewCubic(%s) = nil error, want an error", tc.name)
+			}
+		})
+	}
+	good := []struct {
+		name   string
+		mutate func(*cc.CubicParams)
+	}{
+		{"beta=205 (beta_scale 4)", func(p *cc.CubicParams) { p.Beta = 205 }},
+		{"beta=204 without tcp_friendliness", func(p *cc.CubicParams) { p.Beta, p.TCPFriendliness = 204, false }},
+		{"beta=512, initial_ssthresh=1 (beta_scale 8)", func(p *cc.CubicParams) { p.Beta, p.InitialSSThresh = 512, 1 }},
+	}
+	for _, tc := range good {
+		t.Run(tc.name, func(t *testing.T) {
+			p := cc.DefaultCubicParams()
+			tc.mutate(&p)
+			if _, err := cc.NewCubic(p); err != nil {
+				t.Errorf("NewCubic(%s) = %v, want nil", tc.name, err)
 			}
 		})
 	}

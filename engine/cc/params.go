@@ -1,6 +1,7 @@
 package cc
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -76,6 +77,20 @@ func CheckParam(name, param string, v int64) error {
 		names[i] = s.Name
 	}
 	return fmt.Errorf("%s has no module parameter %q; its parameters: %s", name, param, strings.Join(names, ", "))
+}
+
+// CheckParams reports whether module parameters that each pass CheckParam
+// are valid together, by the algorithm's own rules (such as CUBIC's beta
+// with tcp_friendliness); the error leaves out NewWith's "cc: " prefix.
+func CheckParams(name string, set map[string]int64) error {
+	ps, ok := paramSets[name]
+	if !ok || len(set) == 0 {
+		return nil
+	}
+	if _, err := ps.build(set); err != nil {
+		return errors.New(strings.TrimPrefix(err.Error(), "cc: "))
+	}
+	return nil
 }
 
 // NewWith returns a fresh instance of the named algorithm with module

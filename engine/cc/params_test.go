@@ -65,6 +65,28 @@ func TestNewWithRefuses(t *testing.T) {
 	}
 }
 
+// TestCheckParamsTogether: CUBIC's beta 100 keeps beta_scale at
+// 8·1124/3/924 = 3, so with tcp_friendliness the Reno-friendly loop's
+// cwnd·3/8 ACKs a packet is 0 at a cwnd of 2 and never ends; alone each
+// value is in range.
+func TestCheckParamsTogether(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		set  map[string]int64
+		want string // "" for no error
+	}{
+		{"cubic", map[string]int64{"beta": 100}, "cubic: beta = 100 with tcp_friendliness 1 and a cwnd of 2"},
+		{"cubic", map[string]int64{"beta": 100, "tcp_friendliness": 0}, ""},
+		{"cubic", map[string]int64{"beta": 717}, ""},
+		{"bbr", nil, ""},
+	} {
+		err := cc.CheckParams(c.name, c.set)
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.HasPrefix(err.Error(), c.want)) {
+			t.Errorf("CheckParams(%s, %v) = %v, want %q", c.name, c.set, err, c.want)
+		}
+	}
+}
+
 // TestCubicParamsShapeTheCurve sets tcp_cubic's beta and bic_scale and
 // checks RFC 9438's curve with those constants: after a loss at W_max =
 // 1000 the window is β·W_max, then W(t) = C·(t − K)³ + W_max with K =

@@ -65,4 +65,45 @@ func TestCCParams(t *testing.T) {
 	if _, err := Apply(raw, []string{"flows.f0.cc_params.beta.x=1"}); err == nil {
 		t.Error("--set below a module parameter: no error")
 	}
+
+	// Parameters valid alone but not together (cc.CheckParams) are refused
+	// at the object, once each passed alone.
+	alone := WithCCParams(func(cc, name string, v int64) error {
+		if name == "beta" && (v < 1 || v > 1023) {
+			return errors.New("refused")
+		}
+		return nil
+	})
+	var sets []map[string]int64
+	together := WithCCParamSet(func(cc string, set map[string]int64) error {
+		sets = append(sets, set)
+		if f, ok := set["tcp_friendliness"]; set["beta"] < 205 && (!ok || f != 0) {
+			return errors.New("beta below 205 with tcp_friendliness")
+		}
+		return nil
+	})
+	for _, c := range []struct {
+		set, path string // path "" for none
+		calls     int
+	}{
+		{`flows.f0.cc_params={"beta":100}`, "flows[f0].cc_params", 1},
+		{`flows.f0.cc_params={"beta":100,"tcp_friendliness":false}`, "", 1},
+		{`flows.f0.cc_params={"beta":2000}`, "flows[f0].cc_params.beta", 0}, // refused alone: not checked together
+	} {
+		sets = nil
+		in, err := Apply(raw, []string{c.set, "flows.f0.legs=null"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = Parse(in, alone, together)
+		switch {
+		case c.path == "" && err != nil:
+			t.Errorf("--set %s: error %v, want none", c.set, err)
+		case c.path != "" && (err == nil || !strings.Contains(err.Error(), c.path+":")):
+			t.Errorf("--set %s: error = %v, want one at %s", c.set, err, c.path)
+		}
+		if len(sets) != c.calls {
+			t.Errorf("--set %s: checked together %d times, want %d", c.set, len(sets), c.calls)
+		}
+	}
 }

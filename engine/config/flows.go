@@ -173,6 +173,7 @@ func (c *collector) ccParams(o obj, cc string, opts options) map[string]int64 {
 		return nil
 	}
 	var out map[string]int64
+	bad := false
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		kp := join(p, k)
 		var n int64
@@ -185,16 +186,19 @@ func (c *collector) ccParams(o obj, cc string, opts options) map[string]int64 {
 			i, err := strconv.ParseInt(x.String(), 10, 64)
 			if err != nil {
 				c.add(kp, "%s is not an integer: module parameters are integers, a flag true or false", x)
+				bad = true
 				continue
 			}
 			n = i
 		default:
 			c.add(kp, "must be an integer or true or false, not %s", describe(m[k]))
+			bad = true
 			continue
 		}
 		if opts.param != nil {
 			if err := opts.param(cc, k, n); err != nil {
 				c.add(kp, "%v", err)
+				bad = true
 				continue
 			}
 		}
@@ -202,6 +206,11 @@ func (c *collector) ccParams(o obj, cc string, opts options) map[string]int64 {
 			out = map[string]int64{}
 		}
 		out[k] = n
+	}
+	if !bad && out != nil && opts.paramSet != nil {
+		if err := opts.paramSet(cc, out); err != nil {
+			c.add(p, "%v", err)
+		}
 	}
 	return out
 }

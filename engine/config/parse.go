@@ -22,10 +22,11 @@ const DefaultCC = "cubic"
 type Option func(*options)
 
 type options struct {
-	ccs   []string                             // known CC names; nil means any name is accepted
-	param func(cc, name string, v int64) error // checks a CC's module parameter; nil accepts any
-	dir   string                               // directory trace and CDF files are relative to
-	files map[string][]byte                    // trace and CDF files sent with the scenario, by name
+	ccs      []string                                    // known CC names; nil means any name is accepted
+	param    func(cc, name string, v int64) error        // checks a CC's module parameter; nil accepts any
+	paramSet func(cc string, set map[string]int64) error // checks a flow's module parameters together; nil accepts any
+	dir      string                                      // directory trace and CDF files are relative to
+	files    map[string][]byte                           // trace and CDF files sent with the scenario, by name
 }
 
 // WithCCs makes Parse reject a flow whose cc is neither Pump nor one of
@@ -38,6 +39,13 @@ func WithCCs(names []string) Option {
 // (cc.CheckParam); config itself does not import the algorithms.
 func WithCCParams(check func(cc, name string, v int64) error) Option {
 	return func(o *options) { o.param = check }
+}
+
+// WithCCParamSet makes Parse check a flow's cc_params together with check
+// (cc.CheckParams), for rules that tie one parameter to another; it runs
+// when each passed WithCCParams's check.
+func WithCCParamSet(check func(cc string, set map[string]int64) error) Option {
+	return func(o *options) { o.paramSet = check }
 }
 
 // Parse decodes, defaults and validates scenario JSON. On failure the error
