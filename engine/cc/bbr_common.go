@@ -118,6 +118,14 @@ func after32(a, b uint32) bool { return int32(b-a) < 0 }
 // before32 is the kernel's before().
 func before32(a, b uint32) bool { return int32(a-b) < 0 }
 
+// seqAfter is after() on State's sequence numbers as the kernel holds
+// them, u32: State's are unwrapped, but a CC's round marker left 2^31
+// bytes or more behind snd_una reads as ahead of it on Linux, and so here.
+func seqAfter(a, b uint64) bool { return after32(uint32(a), uint32(b)) }
+
+// seqBefore is before() on State's sequence numbers as u32 (seqAfter).
+func seqBefore(a, b uint64) bool { return before32(uint32(a), uint32(b)) }
+
 // stampUsDelta is tcp_stamp_us_delta: t1 - t0 in microseconds, never
 // negative.
 func stampUsDelta(t1, t0 uint64) uint32 {

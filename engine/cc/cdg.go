@@ -265,7 +265,7 @@ func (c *CDG) CongAvoid(st *State, acked uint32) {
 		// ssthresh to cwnd.
 		st.CwndLimited = st.IsCwndLimited || InSlowStart(st) && st.CwndLimited
 	}
-	if st.LastAckSeq > c.rttSeq && c.rtt.set() {
+	if seqAfter(st.LastAckSeq, c.rttSeq) && c.rtt.set() {
 		var grad int32
 		if c.rttPrev.set() {
 			grad = c.gradient()

@@ -459,10 +459,10 @@ func (c *Cubic) PktsAcked(st *State, s AckSample) {
 // when a round's ACK train outlasts half the minimum RTT, or when the
 // round's minimum RTT exceeds delay_min by delay_min/8 clamped to 4..16 ms.
 func (c *Cubic) hystartUpdate(st *State, delay uint32) {
-	// after(ack, end_seq) on the u32 sequence space: a round whose end lies
-	// 2^31 bytes or more behind snd_una (slow start re-entered after an
-	// undo, with gigabytes acked in between) is not over half the time.
-	if after32(uint32(st.SndUna), uint32(c.endSeq)) {
+	// A round whose end lies 2^31 bytes or more behind snd_una (slow start
+	// re-entered after an undo, with gigabytes acked in between) is not
+	// over half the time.
+	if seqAfter(st.SndUna, c.endSeq) {
 		c.hystartReset(st)
 	}
 	// Rounds start below the low window too, as since 6.14's "tcp_cubic:

@@ -142,10 +142,8 @@ func (d *DCTCP) UndoCwnd(st *State) uint32 {
 // observation window, fold the window's CE-marked fraction F into alpha,
 // alpha ← alpha − alpha·g + F·g, in the kernel's integers (F·g·1024 is
 // delivered_ce << (10 − g) / delivered, truncated), and start a new window.
-// State's sequence numbers are unwrapped, so !before(snd_una, next_seq) is
-// a plain comparison.
 func (d *DCTCP) InAckEvent(st *State, _ AckFlags) {
-	if st.SndUna < d.nextSeq {
+	if seqBefore(st.SndUna, d.nextSeq) {
 		return
 	}
 	delivered := st.Delivered - d.oldDelivered

@@ -211,8 +211,7 @@ func (il *Illinois) SetState(st *State, s CAState) {
 // CongAvoid follows tcp_illinois_cong_avoid: the once-per-RTT update,
 // then Reno's slow start or α/cwnd per ACK.
 func (il *Illinois) CongAvoid(st *State, acked uint32) {
-	// The kernel's after(ack, end_seq), on unwrapped sequence numbers.
-	if st.LastAckSeq > il.endSeq {
+	if seqAfter(st.LastAckSeq, il.endSeq) {
 		il.updateParams(st)
 	}
 	defer il.publish()

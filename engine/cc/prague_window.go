@@ -48,7 +48,7 @@ func (r *Prague) isRTTIndep(st *State) bool {
 // no sooner than one target RTT after the last update, so flows of
 // different RTTs converge to the same alpha on a step AQM.
 func (r *Prague) shouldUpdateEWMA(st *State) bool {
-	e2e := st.SndUna >= r.nextSeq // !before(snd_una, next_seq), unwrapped
+	e2e := !seqBefore(st.SndUna, r.nextSeq)
 	return e2e && (!r.isRTTIndep(st) || r.targetRTT8()>>3 <= sinceUS(st, r.alphaStamp))
 }
 

@@ -109,7 +109,7 @@ func (v *Vegas) CongAvoid(st *State, acked uint32) {
 		renoCongAvoid(st, acked)
 		return
 	}
-	if st.LastAckSeq > v.begSndNxt {
+	if seqAfter(st.LastAckSeq, v.begSndNxt) {
 		// The once-per-RTT adjustment.
 		v.begSndNxt = st.SndNxt
 		if v.cntRTT <= 2 {

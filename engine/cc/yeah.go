@@ -130,7 +130,7 @@ func (y *YeAH) CongAvoid(st *State, acked uint32) {
 		}
 	}
 	v := &y.vegas
-	if st.LastAckSeq > v.begSndNxt {
+	if seqAfter(st.LastAckSeq, v.begSndNxt) {
 		// Three samples or more: at least one not from a delayed ACK.
 		if v.cntRTT > 2 {
 			y.update(st)

@@ -32,3 +32,28 @@ func TestHyStartRoundWrapsAsU32(t *testing.T) {
 		})
 	}
 }
+
+// TestSeqAfterIsTheKernels checks seqAfter and seqBefore against after()
+// and before() of include/net/tcp.h, (s32)(seq2 − seq1) < 0 and
+// (s32)(seq1 − seq2) < 0, worked by hand on unwrapped State numbers.
+func TestSeqAfterIsTheKernels(t *testing.T) {
+	for _, c := range []struct {
+		a, b          uint64
+		after, before bool
+	}{
+		{1448, 0, true, false},
+		{0, 1448, false, true},
+		{7, 7, false, false},
+		{1000 + 1<<31 - 1, 1000, true, false},    // s32 gap 2^31 − 1
+		{1000 + 1<<31, 1000, true, true},         // 2^31 apart: both, as −2^31 is its own negation
+		{1000 + 1<<31 + 1448, 1000, false, true}, // reads as behind
+		{1<<32 + 5, 3, true, false},              // one wrap on, 2 ahead
+	} {
+		if got := seqAfter(c.a, c.b); got != c.after {
+			t.Errorf("seqAfter(%d, %d) = %v, want %v", c.a, c.b, got, c.after)
+		}
+		if got := seqBefore(c.a, c.b); got != c.before {
+			t.Errorf("seqBefore(%d, %d) = %v, want %v", c.a, c.b, got, c.before)
+		}
+	}
+}
