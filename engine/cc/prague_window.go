@@ -34,8 +34,12 @@ func divRoundUp(a, b uint64) uint64 { return (a + b - 1) / b }
 // targetRTT8 follows prague_target_rtt: the target in µs, scaled by 8.
 func (r *Prague) targetRTT8() uint64 { return uint64(r.p.RTTTarget/sim.Microsecond) << 3 }
 
-// sinceUS is tcp_stamp_us_delta(tcp_mstamp, t), in µs.
-func sinceUS(st *State, t sim.Time) uint64 { return uint64(st.Now.Sub(t) / sim.Microsecond) }
+// sinceUS is tcp_stamp_us_delta(tcp_mstamp, t): the difference of the two
+// µs stamps (t is kept exact, the kernel's stamp is tcp_mstamp then), as a
+// u32.
+func sinceUS(st *State, t sim.Time) uint64 {
+	return uint64(stampUsDelta(tcpMstamp(st), uint64(t/sim.Time(sim.Microsecond))))
+}
 
 // isRTTIndep follows prague_is_rtt_indep: past slow start by at least
 // RTTTransition rounds.
