@@ -178,8 +178,8 @@ func (b *bbr3) tsoSegsGeneric(st *State, mss units.Bytes, gsoMaxSize uint64) uin
 	if r := b.minRTTUs >> bbr3TSORTTShift; r < 32 {
 		bytes += GSOLegacyMaxSize >> r
 	}
-	bytes = min(bytes, gsoMaxSize-1-MaxTCPHeader)
-	return max(uint32(bytes/uint64(mss)), sysctlTCPMinTSOSegs)
+	capped := min(uint32(bytes), uint32(gsoMaxSize-1-MaxTCPHeader)) // min_t(u32, ...) cuts bytes first
+	return max(capped/uint32(mss), sysctlTCPMinTSOSegs)
 }
 
 // TSOSegs follows bbr_tso_segs, further capped by State.GSOMaxSegs when set.

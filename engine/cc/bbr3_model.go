@@ -61,13 +61,14 @@ func (b *bbr3) updateECNAlpha(st *State) {
 	if delivered <= 0 || deliveredCE < 0 {
 		return
 	}
-	ceRatio := uint32((uint64(deliveredCE) << bbrScale) / uint64(delivered))
-	alpha := ((bbrUnit - bbr3ECNAlphaGain) * b.ecnAlpha) >> bbrScale
+	// ce_ratio and alpha are u64s, cut to u32 only by min_t and the call.
+	ceRatio := (uint64(deliveredCE) << bbrScale) / uint64(delivered)
+	alpha := uint64((bbrUnit-bbr3ECNAlphaGain)*b.ecnAlpha) >> bbrScale
 	alpha += (bbr3ECNAlphaGain * ceRatio) >> bbrScale
-	b.ecnAlpha = min(alpha, bbrUnit)
+	b.ecnAlpha = min(uint32(alpha), bbrUnit)
 	b.alphaLastDelivered = st.Delivered
 	b.alphaLastDelivCE = st.DeliveredCE
-	b.checkECNTooHighInStartup(st, ceRatio)
+	b.checkECNTooHighInStartup(st, uint32(ceRatio))
 }
 
 // raiseInflightHiSlope follows bbr_raise_inflight_hi_slope: each round of

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/ccscope/ccscope/engine/sim"
+	"github.com/ccscope/ccscope/engine/units"
 )
 
 // newInitedBBR3 is a BBRv3 instance after bbr_init on a flow with a 10
@@ -87,5 +88,35 @@ func TestBBR3ReadsRawIsCwndLimited(t *testing.T) {
 				t.Errorf("inflight_hi = %d, want %d", b.inflightHi, tc.wantHi)
 			}
 		})
+	}
+}
+
+// TestBBR3IntegerWidths traces two v3 functions by hand where their integer
+// widths decide, as a differential run against the v3 branch's tcp_bbr.c
+// found them (neither reachable by a real flow):
+//
+//   - bbr_update_ecn_alpha keeps ce_ratio and alpha as u64s: with 2^20 CE
+//     marks over 1 delivery, ce_ratio = 2^28 and alpha = 240 + 16·2^28 >> 8
+//     = 240 + 2^24, which min_t(u32, alpha, BBR_UNIT) takes to 256 (a u32
+//     product would wrap to 0 and leave 240).
+//   - bbr_tso_segs_generic cuts its byte budget to u32 in min_t(u32, bytes,
+//     gso_max_size − 1 − MAX_TCP_HEADER): a pacing rate of 2^42 B/s gives
+//     2^42 >> 10 = 2^32 bytes, 0 as a u32, so the goal is the sysctl's
+//     floor of 2 segments (min_rtt 20 ms adds no allowance: 20000 >> 9 =
+//     39 ≥ 32).
+func TestBBR3IntegerWidths(t *testing.T) {
+	b := newBBR3()
+	b.ecnEligible, b.ecnAlpha = true, bbrUnit
+	st := &State{Delivered: 1, DeliveredCE: 1 << 20}
+	b.updateECNAlpha(st)
+	if b.ecnAlpha != bbrUnit {
+		t.Errorf("ecn_alpha = %d, want %d (BBR_UNIT)", b.ecnAlpha, bbrUnit)
+	}
+
+	b = newBBR3()
+	b.minRTTUs = 20_000
+	st = &State{PacingRate: units.BitRate(1<<42) * 8}
+	if got := b.tsoSegsGeneric(st, 1448, SKGSOMaxSize); got != sysctlTCPMinTSOSegs {
+		t.Errorf("tso segs goal = %d, want %d (the byte budget cut to 0 as a u32)", got, sysctlTCPMinTSOSegs)
 	}
 }
