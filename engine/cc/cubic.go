@@ -125,7 +125,7 @@ func (p CubicParams) Validate() error {
 		// per packet; at 0 it never ends, on Linux as here. Congestion
 		// avoidance runs from a cwnd of 2 (ssthresh's floor), or 1 when
 		// initial_ssthresh is 1.
-		scale := 8 * (betaScale + p.Beta) / 3 / (betaScale - p.Beta)
+		scale := cubicBetaScale(p.Beta)
 		minCwnd := uint32(2)
 		if p.InitialSSThresh == 1 {
 			minCwnd = 1
@@ -139,11 +139,15 @@ func (p CubicParams) Validate() error {
 	return nil
 }
 
+// cubicBetaScale is cubictcp_register's beta_scale: Reno-friendly ACKs per
+// packet, ×8, for the given beta.
+func cubicBetaScale(beta uint32) uint32 { return 8 * (betaScale + beta) / 3 / (betaScale - beta) }
+
 // minFriendlyBeta is the least beta whose beta_scale gives cwnd·beta_scale/8
 // ≥ 1 at the given cwnd.
 func minFriendlyBeta(cwnd uint32) uint32 {
 	for b := uint32(1); b < betaScale; b++ {
-		if cwnd*(8*(betaScale+b)/3/(betaScale-b))>>3 > 0 {
+		if cwnd*cubicBetaScale(b)>>3 > 0 {
 			return b
 		}
 	}
@@ -172,7 +176,7 @@ func NewCubic(p CubicParams) (*Cubic, error) {
 // newCubic precomputes the scale factors as cubictcp_register does.
 func newCubic(p CubicParams) *Cubic {
 	c := &Cubic{p: p}
-	c.betaScale = 8 * (betaScale + p.Beta) / 3 / (betaScale - p.Beta)
+	c.betaScale = cubicBetaScale(p.Beta)
 	c.cubeRTTScale = p.BicScale * 10
 	c.cubeFactor = (1 << (10 + 3*bictcpHZ)) / uint64(c.cubeRTTScale)
 	return c

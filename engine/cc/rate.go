@@ -147,9 +147,12 @@ func (r *RateState) Gen(now sim.Time, a RateAck, rs *RateSample) {
 // sampler stores its stamps so and takes its intervals between them.
 func usFloor(t sim.Time) sim.Time { return t - t%sim.Time(sim.Microsecond) }
 
-// stampDelta is tcp_stamp_us_delta: t1 − t0 between their µs stamps, at
-// least 0.
-func stampDelta(t1, t0 sim.Time) sim.Duration { return max(usFloor(t1).Sub(usFloor(t0)), 0) }
+// stampDelta is tcp_stamp_us_delta (stampUsDelta) between the µs stamps of
+// t1 and t0, as a duration.
+func stampDelta(t1, t0 sim.Time) sim.Duration {
+	us := sim.Time(sim.Microsecond)
+	return sim.Duration(stampUsDelta(uint64(t1/us), uint64(t0/us))) * sim.Microsecond
+}
 
 // SentAfter is tcp_skb_sent_after: t1 later than t2, or the same time and
 // a higher end sequence.
