@@ -455,8 +455,11 @@ func (d *DataSender) tsoShouldDefer(quota, maxSegs uint32) (wait, cwndBound bool
 	return end != d.endSeq, false
 }
 
-// sendChunk sends up to quota new segments as one TSO chunk (one skb): they
-// leave together and advance the pacing clock by their total length.
+// sendChunk sends up to quota new segments as one TSO chunk: the send head
+// skb as tcp_grow_skb grew it (headSkbEnd), cut where tcp_mss_split_point
+// cuts it. They leave together and advance the pacing clock by their total
+// length; the skbs after the head wait for the next round of
+// tcp_write_xmit's loop, with its pacing, cwnd and deferral tests.
 //
 // A chunk of two segments or more carries PSH on its last segment:
 // __tcp_transmit_skb sets it on the clone of every skb of more than one
@@ -478,14 +481,15 @@ func (d *DataSender) sendChunk(quota uint32) uint32 {
 	wndEnd := d.sndUna + d.sndWnd
 	first := d.sb.nxt
 	inFlight := d.sb.inFlight()
-	for n < quota && d.writeSeq > d.sndNxt {
-		end := min(d.sndNxt+d.mss, d.writeSeq)
+	skbEnd := d.headSkbEnd(quota)
+	for n < quota && skbEnd > d.sndNxt {
+		end := min(d.sndNxt+d.mss, skbEnd)
 		if end > wndEnd {
 			break
 		}
-		// The chunk's last segment: quota reached, nothing more
-		// written, or the next would pass the receive window.
-		last := n+1 == quota || end == d.writeSeq || min(end+d.mss, d.writeSeq) > wndEnd
+		// The chunk's last segment: quota reached, the skb's end, or
+		// the next would pass the receive window.
+		last := n+1 == quota || end == skbEnd || min(end+d.mss, skbEnd) > wndEnd
 		bytes += d.sendNewSeg(end, last && n > 0)
 		n++
 	}

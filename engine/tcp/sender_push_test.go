@@ -4,9 +4,11 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/ccscope/ccscope/engine/cc"
 	"github.com/ccscope/ccscope/engine/config"
 	"github.com/ccscope/ccscope/engine/packet"
 	"github.com/ccscope/ccscope/engine/sim"
+	"github.com/ccscope/ccscope/engine/trace"
 	"github.com/ccscope/ccscope/engine/units"
 )
 
@@ -180,4 +182,48 @@ func TestRetransmissionPSHIsTheRuns(t *testing.T) {
 		t.Errorf("the retransmissions %v at %v: PSH on the first %v, on the last %v; want on the last only",
 			run, at, psh(tx[run[0]][1]), psh(tx[65][1]))
 	}
+}
+
+// One tcp_write_xmit iteration sends one skb: the send head, grown by
+// tcp_grow_skb from the next skb only, up to the quota. Hand-computed from
+// tcp_output.c: a head of 14 segments, then skbs of 2 and 30, quota 20:
+// the head takes the 2-segment skb whole (missing_bytes is 6 segments), is
+// 16 segments long, fits tcp_mss_split_point's max_len of 20 segments and
+// leaves as one chunk of 16, its last segment pushed; the next call starts
+// at the 30-segment skb. Sending across skbs made it one chunk of 20.
+func TestChunkIsTheGrownSendHead(t *testing.T) {
+	o := config.DefaultTCPOptions()
+	pool := &packet.Pool{}
+	wire := &pshWire{pool: pool}
+	rec := trace.NewRecorder(config.TraceSummary, 0, nil)
+	d := NewSender(sim.New(), pool, wire, rec, SenderConfig{Opts: o, CC: &cc.Reno{}, App: config.AppPattern{Kind: config.Greedy}})
+	d.state = sndEstablished
+	d.st.CwndPkts = 100
+	d.sndWnd = 1 << 30
+	mss := d.mss
+	first := d.sndNxt
+	d.wq = writeQueue{ends: []uint64{first + 14*mss, first + 16*mss, first + 46*mss}}
+	d.writeSeq = first + 46*mss
+	if n := d.sendChunk(20); n != 16 {
+		t.Fatalf("a chunk of %d segments, want 16: the head and the skb after it", n)
+	}
+	if want := []uint64{first + 15*mss}; !slices.Equal(wire.pushed, want) {
+		t.Errorf("PSH on the segments from %v, want %v (the chunk's last)", wire.pushed, want)
+	}
+	if n := d.sendChunk(20); n != 20 {
+		t.Errorf("the next chunk is %d segments, want 20 from the 30-segment skb", n)
+	}
+}
+
+// pshWire frees what a sender sends, noting where each PSH segment starts.
+type pshWire struct {
+	pool   *packet.Pool
+	pushed []uint64
+}
+
+func (w *pshWire) Send(id packet.ID) {
+	if p := w.pool.Get(id); p.Flags&packet.PSH != 0 {
+		w.pushed = append(w.pushed, p.Seq)
+	}
+	w.pool.Free(id)
 }
