@@ -60,19 +60,19 @@ func TestCubicScaleFactors(t *testing.T) {
 }
 
 // TestHystartAckDelay checks hystart_ack_delay against hand arithmetic with
-// sk_gso_max_size = 65536 − (MAX_TCP_HEADER + 1) = 65215 bytes:
-// min(1000, 65215·4·10^6 / rate) µs for a pacing rate in bytes/s.
+// sk_gso_max_size = 65536 − (MAX_TCP_HEADER 192 + 1) = 65343 bytes:
+// min(1000, 65343·4·10^6 / rate) µs for a pacing rate in bytes/s.
 func TestHystartAckDelay(t *testing.T) {
 	for _, tc := range []struct {
 		rate units.BitRate
 		want uint32
 	}{
 		{0, 0},                        // no pacing rate yet
-		{units.Gbps, 1000},            // 2086.88 µs, capped at 1 ms
-		{2500 * units.Mbps, 834},      // 260860·10^6 / 312.5·10^6 = 834.75
-		{10 * units.Gbps, 208},        // / 1.25·10^9 = 208.69
-		{100 * units.Gbps, 20},        // / 12.5·10^9 = 20.87
-		{8 * 65215 * units.Bps, 1000}, // one GSO packet per second
+		{units.Gbps, 1000},            // 2090.98 µs, capped at 1 ms
+		{2500 * units.Mbps, 836},      // 261372·10^6 / 312.5·10^6 = 836.39
+		{10 * units.Gbps, 209},        // / 1.25·10^9 = 209.10
+		{100 * units.Gbps, 20},        // / 12.5·10^9 = 20.91
+		{8 * 65343 * units.Bps, 1000}, // one GSO packet per second
 	} {
 		st := State{PacingRate: tc.rate, MSS: 1448, GSOMaxSegs: 65535}
 		if got := hystartAckDelay(&st); got != tc.want {

@@ -6,9 +6,11 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/ccscope/ccscope/engine/cc"
 	"github.com/ccscope/ccscope/engine/config"
 	"github.com/ccscope/ccscope/engine/packet"
 	"github.com/ccscope/ccscope/engine/sim"
+	"github.com/ccscope/ccscope/engine/trace"
 	"github.com/ccscope/ccscope/engine/units"
 )
 
@@ -757,5 +759,38 @@ func TestOnOffWriterWakesAtTheSend(t *testing.T) {
 				t.Fatalf("refills at %v, %v apart; want the kernel's 16.2 ± 0.4 ms", p, gap)
 			}
 		}
+	}
+}
+
+// MAX_TCP_HEADER is 192 on the 6.18 kernel the simulator is compared with,
+// measured there on loopback in a fresh namespace (BBR, whose
+// sndbuf_expand asks for three windows): sk_sndbuf after connect() is
+// 69,120 (3 · 10 · 2,304) up to TCP_MAXSEG 1536 (mss_clamp + 192 + 320
+// fits 2,048) and 130,560 (3 · 10 · 4,352) at 1537; tcp_sendmsg's size
+// goal (tcp:tcp_sendmsg_locked) at MSS 1360 is 65,280, 48 segments, so
+// sk_gso_max_size is at least 65,280 (65536 − 193 = 65,343; MAX_TCP_HEADER
+// 256 or 320 would leave 47).
+func TestMaxTCPHeaderIsTheKernels(t *testing.T) {
+	for _, c := range []struct {
+		mss  units.Bytes
+		want uint64
+	}{{1448, 69120}, {1524, 69120}, {1525, 130560}} {
+		o := config.DefaultTCPOptions()
+		o.MSS = c.mss
+		alg, err := cc.New("bbr")
+		if err != nil {
+			t.Fatal(err)
+		}
+		pool := &packet.Pool{}
+		d := NewSender(sim.New(), pool, freeSender{pool}, trace.NewRecorder(config.TraceSummary, 0, nil),
+			SenderConfig{Opts: o, CC: alg, App: config.AppPattern{Kind: config.Greedy}})
+		d.initSndBuf() // as the handshake completes (tcp_init_buffer_space)
+		if d.sndBuf != c.want {
+			t.Errorf("MSS %v (TCP_MAXSEG %d): sk_sndbuf %d, want the kernel's %d", c.mss, uint64(c.mss)+tcpOptTimestamp, d.sndBuf, c.want)
+		}
+	}
+	d := &DataSender{mss: 1360, maxWnd: 1 << 20}
+	if got := d.xmitSizeGoal(); got != 65280 {
+		t.Errorf("size goal at MSS 1360: %d, want the kernel's 65,280", got)
 	}
 }

@@ -174,16 +174,15 @@ func (d *DataSender) sndBufEnd(b uint64) uint64 {
 }
 
 // xmitSizeGoal follows tcp_xmit_size_goal: the payload tcp_sendmsg puts
-// in an skb, whole segments up to sk_gso_max_size (65536 less
-// MAX_TCP_HEADER + 1: 65215 bytes), at most half the largest window the
-// peer advertised (tcp_bound_to_half_wnd), at least one segment.
+// in an skb, whole segments up to sk_gso_max_size (cc.SKGSOMaxSize), at
+// most half the largest window the peer advertised (tcp_bound_to_half_wnd),
+// at least one segment.
 func (d *DataSender) xmitSizeGoal() uint64 {
-	const gsoMaxSize = 65215
 	cutoff := d.maxWnd
 	if cutoff > tcpMssDefault {
 		cutoff >>= 1
 	}
-	goal := uint64(gsoMaxSize)
+	goal := uint64(cc.SKGSOMaxSize)
 	if cutoff > 0 && goal > cutoff {
 		goal = cutoff
 	}

@@ -295,7 +295,7 @@ func (d *DataSender) cwndTest() uint32 {
 // tsoSegs follows tcp_tso_segs and tcp_tso_autosize (5.18+): about 1 ms of
 // data at the pacing rate (rate >> sk_pacing_shift), plus sk_gso_max_size
 // halved per 2^tcp_tso_rtt_log us of min_rtt, capped at sk_gso_max_size
-// (65215 B), at least min_tso_segs.
+// (cc.SKGSOMaxSize), at least min_tso_segs.
 func (d *DataSender) tsoSegs() uint32 {
 	if !d.cfg.Opts.TSO {
 		return 1
@@ -767,9 +767,8 @@ const (
 	// small and grows with cwnd.
 	sndBufUnlimited = 1 << 30
 	// The worst case of an skb per segment (tcp_sndbuf_expand's per_mss):
-	// the MSS with MAX_TCP_HEADER (256) and skb_shared_info (320) rounded
-	// up to a power of two, and the sk_buff (256): 2,304 bytes at MSS 1448.
-	maxTCPHeader    = 256
+	// the MSS with MAX_TCP_HEADER and skb_shared_info (320) rounded up to a
+	// power of two, and the sk_buff (256): 2,304 bytes at MSS 1448.
 	skbSharedInfo   = 320 // SKB_DATA_ALIGN(sizeof(struct skb_shared_info))
 	tcpOptTimestamp = 12  // mss_clamp is the MSS before the timestamp option
 )
@@ -805,7 +804,7 @@ func (d *DataSender) sndbufExpand() {
 	if d.sndBuf >= limit {
 		return
 	}
-	perMSS := uint64(1)<<bits.Len64(d.mss+tcpOptTimestamp+maxTCPHeader+skbSharedInfo-1) + skbStructSize
+	perMSS := uint64(1)<<bits.Len64(d.mss+tcpOptTimestamp+cc.MaxTCPHeader+skbSharedInfo-1) + skbStructSize
 	segs := max(uint64(cc.InitCwnd), uint64(d.st.CwndPkts), uint64(d.reordering)+1)
 	windows := uint64(2)
 	if d.hooks.SndBuf != nil {
