@@ -1,6 +1,8 @@
 package tcp
 
 import (
+	"math"
+
 	"github.com/ccscope/ccscope/engine/packet"
 	"github.com/ccscope/ccscope/engine/sim"
 	"github.com/ccscope/ccscope/engine/trace"
@@ -242,21 +244,38 @@ func oowRateLimited(hz hzClock, now sim.Time, last *int64) bool {
 // tcp_rcv_state_process does: the SYN-ACK RTT seeds srtt and the RTO
 // (tcp_synack_rtt_meas → tcp_rtt_estimator, tcp_set_rto) and
 // tcp_init_buffer_space sets up autotuning. The RTT is the microseconds
-// since the SYN-ACK, unless it had to be sent again (req->num_retrans):
-// then the ACK's timestamp echo gives it in whole milliseconds, at least
-// one (tcp_ack_update_rtt's tcp_rtt_tsopt_us(tp, 1)), as the SYN-ACK it
-// acks is not known; without an echo there is none.
+// since the SYN-ACK (0 on a path quicker than a microsecond, as on Linux),
+// unless it had to be sent again (req->num_retrans): then the ACK's
+// timestamp echo gives it in whole milliseconds, at least one
+// (tcp_ack_update_rtt's tcp_rtt_tsopt_us(tp, 1)), as the SYN-ACK it acks
+// is not known; without an echo there is none.
 func (r *Receiver) establish(p *packet.Packet) {
 	r.state = stateEstablished
 	switch {
 	case r.synAckResent == 0:
-		r.ack.rttSample(max(stampUsDelta(r.s.Now(), r.synAck), 1))
+		r.ack.rttSample(stampUsDelta(r.s.Now(), r.synAck))
 	case p.TSEcr != 0:
-		r.ack.rttSample(int64(max(tsNow(r.s.Now())-p.TSEcr, 1)) * 1000)
+		if m := rttTsoptUs(tsNow(r.s.Now()), p.TSEcr, 1); m >= 0 {
+			r.ack.rttSample(m)
+		}
 	}
 	r.win.initBufferSpace(r.s.Now(), r.copiedSeq)
 	r.ack.initRcvMss(r.win.advmss, uint32(r.win.rcvWnd))
 	r.ack.lrcvtime = r.ack.hz.jiffies(r.s.Now())
+}
+
+// rttTsoptUs follows tcp_rtt_tsopt_us: the timestamp ticks (ms) since the
+// echoed one, in µs, a delta of 0 taken as least; -1, no sample, for an
+// echo from the future or more than INT_MAX/1000 ticks (35.8 min) old.
+func rttTsoptUs(now, tsecr, least uint32) int64 {
+	delta := now - tsecr
+	if delta >= math.MaxInt32/1000 {
+		return -1
+	}
+	if delta == 0 {
+		delta = least
+	}
+	return int64(delta) * 1000
 }
 
 // tsNow is the TCP timestamp clock: milliseconds, as tcp_time_stamp_ts

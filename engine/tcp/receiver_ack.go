@@ -49,10 +49,11 @@ const atoBits = 8
 func (a *ackState) setATO(v int64) { a.ato = v & (1<<atoBits - 1) }
 
 // rttSample follows tcp_rtt_estimator's first sample and tcp_set_rto:
-// srtt = m, rttvar = max(2m, TCP_RTO_MIN), rto = srtt + rttvar. A pure
-// receiver gets exactly one sample, from the SYN-ACK.
+// srtt = m (srtt_us at least 1, so a 0 µs sample leaves srtt_us >> 3 at
+// 0), rttvar = max(2m, TCP_RTO_MIN), rto = srtt + rttvar. A pure receiver
+// gets exactly one sample, from the SYN-ACK.
 func (a *ackState) rttSample(mUs int64) {
-	a.srttUs = uint32(mUs << 3)
+	a.srttUs = max(uint32(mUs<<3), 1)
 	rttvar := max(mUs<<1, rtoMinUs) // tcp_rto_min_us
 	rtoUs := mUs + rttvar
 	a.rto = min(a.hz.usecs(rtoUs), a.hz.rtoMax())

@@ -645,3 +645,26 @@ func TestSynAckRTTAfterItsRetransmission(t *testing.T) {
 		}
 	}
 }
+
+// The receiver's one RTT sample comes from the SYN-ACK (tcp_synack_rtt_meas)
+// and may be 0 µs: tcp_rtt_estimator then keeps srtt_us at its floor of 1,
+// so __tcp_set_rto adds srtt_us >> 3 = 0 to rttvar's 200 ms, 50 ticks at
+// HZ 250 (flooring the sample at 1 µs gave usecs_to_jiffies(200,001) = 51).
+// After a 40 ms handshake: 40 + 200 ms = 240 ms, 60 ticks.
+func TestReceiverRTOFromSynAck(t *testing.T) {
+	for _, tc := range []struct {
+		rtt      sim.Duration
+		srtt     uint32
+		rtoTicks int64
+	}{{0, 1, 50}, {40 * ms, 320000, 60}} {
+		o := defaultOpts()
+		o.HZ = 250
+		h := newHarness(t, o, EchoClassic)
+		h.handshake(0, packet.NotECT)
+		h.at(tc.rtt)
+		h.seg(1, 1448, packet.NotECT, 0)
+		if h.r.ack.srttUs != tc.srtt || h.r.ack.rto != tc.rtoTicks {
+			t.Errorf("handshake of %v: srtt_us %d, rto %d ticks; want %d and %d", tc.rtt, h.r.ack.srttUs, h.r.ack.rto, tc.srtt, tc.rtoTicks)
+		}
+	}
+}

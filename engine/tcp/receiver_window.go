@@ -127,9 +127,11 @@ func (w *window) winFromSpace(space uint64) uint64 {
 	return space * uint64(w.scalingRatio) >> rmemToWinScale
 }
 
-// spaceFromWin is tcp_space_from_win, its inverse.
-func (w *window) spaceFromWin(win uint64) uint64 {
-	return win << rmemToWinScale / uint64(w.scalingRatio)
+// spaceFromWin is tcp_space_from_win, its inverse, with the kernel's int
+// argument and result: a window of 2^31 or more is negative there,
+// sign-extended before the shift, and the quotient is cut to 32 bits.
+func (w *window) spaceFromWin(win uint32) uint32 {
+	return uint32(uint64(int64(int32(win))) << rmemToWinScale / uint64(w.scalingRatio))
 }
 
 // measureScalingRatio is tcp_measure_rcv_mss's scaling_ratio update (6.6+),
@@ -151,8 +153,9 @@ func (w *window) measureScalingRatio(len, frames uint64) {
 	}
 }
 
-// sockMinRcvbuf is SOCK_MIN_RCVBUF: two skbs of TCP_SKB_MIN_TRUESIZE.
-const sockMinRcvbuf = 2 * tcpSkbMinTruesize
+// sockMinRcvbuf is SOCK_MIN_RCVBUF: one skb of TCP_SKB_MIN_TRUESIZE
+// (SOCK_MIN_SNDBUF is the one of two).
+const sockMinRcvbuf = tcpSkbMinTruesize
 
 // setWindowClamp follows tcp_set_window_clamp (6.15+) for a non-zero
 // value: a lower clamp lowers rcv_ssthresh with it (no SO_RESERVE_MEM
@@ -315,15 +318,16 @@ func (r *Receiver) selectWindow() uint64 {
 // or when data waits unread (queued reflects rcv_nxt != copied_seq), and
 // otherwise smoothed in with gain 1/8. The estimate is <<3-scaled.
 func (w *window) rcvRttUpdate(sampleUs int64, winDep, queued bool) {
-	old := int64(w.rcvRttUs)
-	if m := sampleUs << 3; old == 0 || m < old {
-		w.rcvRttUs = uint32(m)
+	sample := uint32(sampleUs) // the kernel's u32, shifted as one
+	old := w.rcvRttUs
+	if m := sample << 3; old == 0 || m < old {
+		w.rcvRttUs = m
 		return
 	}
 	if winDep || queued {
 		return
 	}
-	w.rcvRttUs = uint32(old - old>>3 + sampleUs)
+	w.rcvRttUs = old - old>>3 + sample
 }
 
 // rcvRttMeasure follows tcp_rcv_rtt_measure: the time to receive one
@@ -355,11 +359,9 @@ func (w *window) rcvRttMeasureTS(tsEcr uint32, now sim.Time, queued, full bool) 
 	if !full {
 		return // a short segment takes the echo but gives no sample
 	}
-	delta := tsNow(now) - tsEcr
-	if delta == 0 || delta >= (1<<31-1)/1000 {
-		return
+	if m := rttTsoptUs(tsNow(now), tsEcr, 0); m > 0 {
+		w.rcvRttUpdate(m, false, queued)
 	}
-	w.rcvRttUpdate(int64(delta)*1000, false, queued)
 }
 
 // rcvSpaceAdjust follows tcp_rcv_space_adjust (DRS, 6.16+): once per
@@ -399,7 +401,7 @@ func (w *window) rcvbufGrow(newval, oooSpan uint64) {
 	grow := uint64(rcvwin) * uint64(uint32(newval-old)) / uint64(uint32(old))
 	rcvwin += uint32(grow << 1)
 	rcvwin += uint32(oooSpan)
-	rcvbuf := min(w.spaceFromWin(uint64(rcvwin)), w.maxBuf)
+	rcvbuf := min(uint64(w.spaceFromWin(rcvwin)), w.maxBuf)
 	if rcvbuf > w.rcvBuf {
 		w.rcvBuf = rcvbuf
 		w.windowClamp = w.winFromSpace(rcvbuf)

@@ -524,3 +524,31 @@ func TestGrowWindowCheck2(t *testing.T) {
 		}
 	}
 }
+
+// The receive window's integer edges, by hand from Linux 6.18:
+//   - tcp_set_window_clamp floors the clamp at SOCK_MIN_RCVBUF / 2, and
+//     SOCK_MIN_RCVBUF is one TCP_SKB_MIN_TRUESIZE (2,304): 1,152.
+//   - tcp_rcvbuf_grow hands its u32 rcvwin to tcp_space_from_win as an int.
+//     From rcvq_space 14,480 a read of 3,121,244 bytes gives rcvwin =
+//     6,242,488 + 2·(6,242,488·3,106,764 / 14,480 = 1,339,360,289) =
+//     2,684,963,066, negative as an int: sign-extended, ·256 / 160 and cut
+//     to 32 bits, 973,609 bytes, not the 32 MiB cap.
+//   - tcp_rcv_rtt_update shifts its u32 sample in u32: a sample of
+//     2^29 + 10,000 µs is 80,000 <<3-scaled, below an estimate of 50 ms.
+func TestReceiveWindowIntegerEdges(t *testing.T) {
+	w := window{windowClamp: 64088, rcvSsthresh: 64088, rcvWnd: 65160}
+	w.setWindowClamp(448)
+	if w.windowClamp != 1152 || w.rcvSsthresh != 1152 {
+		t.Errorf("tcp_set_window_clamp(448): clamp %d, rcv_ssthresh %d, want 1152 and 1152", w.windowClamp, w.rcvSsthresh)
+	}
+	g := window{scalingRatio: 160, rcvqSpace: 14480, rcvBuf: 131072, maxBuf: 32 << 20}
+	g.rcvbufGrow(3121244, 0)
+	if g.rcvBuf != 973609 {
+		t.Errorf("tcp_rcvbuf_grow(3121244) from 14480: sk_rcvbuf %d, want the kernel's 973609", g.rcvBuf)
+	}
+	r := window{rcvRttUs: 50000 << 3}
+	r.rcvRttUpdate(1<<29+10000, false, false)
+	if r.rcvRttUs != 80000 {
+		t.Errorf("tcp_rcv_rtt_update(2^29 + 10000 µs): estimate %d, want the u32 shift's 80000", r.rcvRttUs)
+	}
+}

@@ -231,3 +231,22 @@ func TestWheelTimerKeepsItsBucket(t *testing.T) {
 type noHandler struct{}
 
 func (noHandler) Handle(sim.Event) {}
+
+// tcp_rtt_tsopt_us by hand: a delta of 0 ticks is min_delta, a delta up to
+// INT_MAX / 1000 − 1 = 2,147,482 ms is a sample, and anything at or past
+// 2,147,483 ms (an echo 35.8 min old, or one from the future, as a u32
+// difference) is none.
+func TestRttTsoptUs(t *testing.T) {
+	const now = 3_000_000
+	for _, tc := range []struct {
+		tsecr, least uint32
+		want         int64
+	}{
+		{now, 1, 1000}, {now, 0, 0}, {now - 40, 1, 40000},
+		{now - 2147482, 1, 2147482000}, {now - 2147483, 1, -1}, {now + 1, 1, -1},
+	} {
+		if got := rttTsoptUs(now, tc.tsecr, tc.least); got != tc.want {
+			t.Errorf("tcp_rtt_tsopt_us(now %d, tsecr %d, min %d) = %d, want %d", now, tc.tsecr, tc.least, got, tc.want)
+		}
+	}
+}

@@ -436,10 +436,8 @@ func (d *DataSender) ackUpdateRTT(flag int, seqRTT, sackRTT, caRTT int64, rs *cc
 		seqRTT = sackRTT
 	}
 	if seqRTT < 0 && d.rcvTsecr != 0 && flag&flagAcked != 0 {
-		if delta := int32(d.tsNow() - d.rcvTsecr); delta >= 0 {
-			seqRTT = max(int64(delta), 1) * 1000
-			caRTT = seqRTT
-		}
+		seqRTT = rttTsoptUs(d.tsNow(), d.rcvTsecr, 1)
+		caRTT = seqRTT
 	}
 	if caRTT >= 0 {
 		rs.RTT = sim.Duration(caRTT) * sim.Microsecond
