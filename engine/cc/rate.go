@@ -154,8 +154,12 @@ func stampDelta(t1, t0 sim.Time) sim.Duration {
 	return sim.Duration(stampUsDelta(uint64(t1/us), uint64(t0/us))) * sim.Microsecond
 }
 
-// SentAfter is tcp_skb_sent_after: t1 later than t2, or the same time and
-// a higher end sequence.
+// SentAfter is tcp_skb_sent_after on the µs stamps its callers pass
+// (tcp_skb_timestamp_us, first_tx_mstamp, rack.mstamp): t1 later than t2,
+// or the same microsecond and a later end sequence (after()), so two skbs
+// sent within a microsecond are ordered by sequence, as on Linux.
 func SentAfter(t1, t2 sim.Time, seq1, seq2 uint64) bool {
-	return t1 > t2 || t1 == t2 && seq1 > seq2
+	us := sim.Time(sim.Microsecond)
+	t1, t2 = t1/us, t2/us
+	return t1 > t2 || t1 == t2 && seqAfter(seq1, seq2)
 }

@@ -80,3 +80,27 @@ func TestRateSampleMicrosecondStamps(t *testing.T) {
 		}
 	}
 }
+
+// tcp_skb_sent_after compares tcp_skb_timestamp_us stamps: a segment sent
+// 400 ns after another, within the same microsecond, is later only if its
+// end sequence is (after()), so a retransmission of a low segment right
+// behind a new high one counts as sent before it, as on Linux; a whole
+// microsecond later it is later whatever its sequence.
+func TestSentAfterComparesMicroseconds(t *testing.T) {
+	t0 := sim.Time(7*sim.Second + 3*sim.Microsecond + 100*sim.Nanosecond)
+	for _, tc := range []struct {
+		t1, t2     sim.Time
+		seq1, seq2 uint64
+		want       bool
+	}{
+		{t0 + sim.Time(400*sim.Nanosecond), t0, 1449, 4345, false},
+		{t0, t0 + sim.Time(400*sim.Nanosecond), 4345, 1449, true},
+		{t0 + sim.Time(900*sim.Nanosecond), t0, 1449, 4345, true}, // the next microsecond
+		{t0, t0, 1449, 1449, false},
+		{t0, t0, 1<<32 + 10, 1<<32 - 10, true}, // after() across the u32 wrap
+	} {
+		if got := SentAfter(tc.t1, tc.t2, tc.seq1, tc.seq2); got != tc.want {
+			t.Errorf("SentAfter(%v, %v, %d, %d) = %v, want %v", tc.t1, tc.t2, tc.seq1, tc.seq2, got, tc.want)
+		}
+	}
+}
