@@ -105,6 +105,7 @@ func (c hzClock) timeoutInit() int64 { return c.ticks(1000, 1) }       // TCP_TI
 func (c hzClock) rtoMin() int64      { return c.ticks(200, 5) }        // TCP_RTO_MIN = HZ/5
 func (c hzClock) rtoMax() int64      { return 120 * c.ticks(1000, 1) } // TCP_RTO_MAX = 120·HZ
 func (c hzClock) maxAto() int64      { return c.ticks(500, 2) }        // the delayed ACK's RTT-less bound, HZ/2
+func (c hzClock) minRTTWlen() int64  { return 300 * c.ticks(1000, 1) } // sysctl_tcp_min_rtt_wlen (300 s)·HZ
 
 // delackCap is tcp_delack_max (6.11+): min(icsk_delack_max, max(tcp_rto_min,
 // 2) − 1), a tick under TCP_DELACK_MAX with the default RTO floor, so that a

@@ -11,7 +11,6 @@ const (
 	rtoMax         = 120 * sim.Second // TCP_RTO_MAX
 	timeoutInit    = sim.Second       // TCP_TIMEOUT_INIT: SYN and no-RTT RTO
 	rtoMinUs       = 200000           // tcp_rto_min_us(): TCP_RTO_MIN, 200 ms at any HZ
-	minRTTWindow   = 300 * sim.Second // sysctl_tcp_min_rtt_wlen
 	synRetriesMax  = 6                // sysctl_tcp_syn_retries
 	synLinearRTOs  = 4                // sysctl_tcp_syn_linear_timeouts (6.5+)
 	reorderingInit = 3                // sysctl_tcp_reordering
@@ -104,21 +103,23 @@ func (r *rttEstimator) minRTTUs() int64 {
 }
 
 // minRTTFilter is tp->rtt_min: lib/win_minmax.c's windowed running minimum
-// (cc.Minmax) over the sender's picosecond clock, with valid standing in for
-// the ~0U the kernel's filter holds before any sample.
+// (cc.Minmax) on tcp_jiffies32, so a minimum expires at the tick the
+// kernel's does, with valid standing in for the ~0U the kernel's filter
+// holds before any sample.
 type minRTTFilter struct {
 	m     cc.Minmax[int64]
 	valid bool
 }
 
-// runningMin follows minmax_running_min; the first sample resets the filter.
-func (f *minRTTFilter) runningMin(win sim.Duration, t sim.Time, v int64) {
+// runningMin follows minmax_running_min at jiffy j over a window of win
+// ticks; the first sample resets the filter.
+func (f *minRTTFilter) runningMin(win, j, v int64) {
 	if !f.valid {
-		f.m.Reset(int64(t), v)
+		f.m.Reset(j, v)
 		f.valid = true
 		return
 	}
-	f.m.RunningMin(int64(win), int64(t), v)
+	f.m.RunningMin(win, j, v)
 }
 
 // get follows minmax_get.

@@ -53,20 +53,47 @@ func TestRTOFromSamples(t *testing.T) {
 }
 
 // The windowed min filter (lib/win_minmax.c) keeps the minimum over its window
-// and forgets it once it is older than the window.
+// and forgets it once it is older than the window (times in ticks).
 func TestMinRTTWindow(t *testing.T) {
 	var m minRTTFilter
-	win := 10 * sim.Second
+	const win = 10000
 	m.runningMin(win, 0, 50)
-	m.runningMin(win, sim.Time(sim.Second), 60)
-	m.runningMin(win, sim.Time(2*sim.Second), 40)
+	m.runningMin(win, 1000, 60)
+	m.runningMin(win, 2000, 40)
 	if m.get() != 40 {
 		t.Errorf("min = %d, want 40", m.get())
 	}
-	m.runningMin(win, sim.Time(5*sim.Second), 70)
-	m.runningMin(win, sim.Time(13*sim.Second), 80)
+	m.runningMin(win, 5000, 70)
+	m.runningMin(win, 13000, 80)
 	if m.get() != 70 {
 		t.Errorf("min after the 40 expired = %d, want 70 (the best sample within the window)", m.get())
+	}
+}
+
+// tcp_update_rtt_min runs the filter on tcp_jiffies32 over
+// tcp_min_rtt_wlen·HZ = 75,000 ticks at HZ 250: a minimum taken 1 ms into
+// a tick is still the minimum 300 s and 2 ms later, 75,000 ticks on (not
+// more than the window), and gone at the next tick, when the sample of the
+// tick before, the filter's second choice, takes its place. On the
+// picosecond clock it had expired 300 s + 1 ps on.
+func TestMinRTTExpiresByTheTick(t *testing.T) {
+	d := &DataSender{}
+	d.rtt.hz = newHZClock(250)
+	t0 := sim.Time(7*sim.Second + sim.Millisecond)
+	for _, s := range []struct {
+		at   sim.Time
+		us   int64
+		want int64
+	}{
+		{t0, 1, 1},
+		{t0 + sim.Time(300*sim.Second+2*sim.Millisecond), 252, 1},
+		{t0 + sim.Time(300*sim.Second+3*sim.Millisecond), 253, 252},
+	} {
+		d.st.Now = s.at
+		d.updateRTTMin(s.us, 0)
+		if got := d.rtt.minRTTUs(); got != s.want {
+			t.Errorf("at %v, sample %d µs: min_rtt %d µs, want %d", s.at, s.us, got, s.want)
+		}
 	}
 }
 

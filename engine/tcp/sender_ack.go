@@ -458,7 +458,8 @@ func (d *DataSender) ackUpdateRTT(flag int, seqRTT, sackRTT, caRTT int64, rs *cc
 
 // updateRTTMin follows tcp_update_rtt_min (tcp_input.c, 4.10+): skip
 // suspected delayed ACKs above the minimum, and feed the windowed filter
-// `rtt_us ? : jiffies_to_usecs(1)`: only a zero sample becomes 1 ms.
+// `rtt_us ? : jiffies_to_usecs(1)` at tcp_jiffies32: only a zero sample
+// becomes a tick.
 func (d *DataSender) updateRTTMin(rttUs int64, flag int) {
 	if flag&flagAckMaybeDelayed != 0 && rttUs > d.rtt.minRTTUs() {
 		return
@@ -466,7 +467,8 @@ func (d *DataSender) updateRTTMin(rttUs int64, flag int) {
 	if rttUs == 0 {
 		rttUs = d.rtt.hz.jiffyUs()
 	}
-	d.rtt.minRTT.runningMin(minRTTWindow, d.st.Now, rttUs)
+	hz := d.rtt.hz
+	d.rtt.minRTT.runningMin(hz.minRTTWlen(), hz.jiffies(d.st.Now), rttUs)
 }
 
 // congControl follows tcp_cong_control: the CC's cong_control if it has

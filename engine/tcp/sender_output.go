@@ -332,12 +332,15 @@ func (d *DataSender) pacingCheck() bool {
 	return true
 }
 
-// pacingDelay is tcp_pacing_delay: how far the next departure lies ahead.
+// pacingDelay is tcp_pacing_delay: how far the next departure lies ahead,
+// as tcp_wstamp_ns − tcp_clock_cache, two whole-nanosecond stamps, so that
+// the ticks armXmitTimer truncates it to are the kernel's.
 func (d *DataSender) pacingDelay() sim.Duration {
-	if !d.paced || d.wstamp <= d.st.Now {
-		return 0
+	ns := sim.Time(sim.Nanosecond)
+	if delay := d.wstamp/ns - d.st.Now/ns; d.paced && delay > 0 {
+		return sim.Duration(delay) * sim.Nanosecond
 	}
-	return d.wstamp.Sub(d.st.Now)
+	return 0
 }
 
 // writeXmit follows tcp_write_xmit. pushOne is 0 (send all allowed), or 2

@@ -284,7 +284,7 @@ func TestTSOAutosize(t *testing.T) {
 		h := shHarness{cc: "reno", rate: units.Gbps, owd: sim.Millisecond, opts: shLinuxOpts()}
 		d := h.build(t).snd
 		d.st.PacingRate = tc.rate
-		d.rtt.minRTT.runningMin(minRTTWindow, 0, tc.rttUs)
+		d.rtt.minRTT.runningMin(d.rtt.hz.minRTTWlen(), 0, tc.rttUs)
 		if got := d.tsoSegs(); got != tc.want {
 			t.Errorf("tso segs at %v, min_rtt %d us = %d, want %d", tc.rate, tc.rttUs, got, tc.want)
 		}

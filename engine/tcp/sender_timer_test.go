@@ -369,3 +369,22 @@ func TestSYNRetriesGiveUp(t *testing.T) {
 	}
 	t.Logf("SYNs at %v, aborted at %v", syns, st.AbortedAt)
 }
+
+// tcp_pacing_delay subtracts two whole-nanosecond stamps, tcp_wstamp_ns and
+// tcp_clock_cache, and tcp_reset_xmit_timer adds nsecs_to_jiffies of that
+// to the timer. A departure 3,999,999,999 ps ahead of a clock 160 ps past a
+// nanosecond ends 159 ps past one: 4,000,000 ns apart as the kernel's
+// stamps are, a whole tick at HZ 250, where the picoseconds make less than
+// one.
+func TestPacingDelayBetweenNanosecondStamps(t *testing.T) {
+	d := &DataSender{paced: true}
+	d.st.Now = sim.Time(1_860_242_516_420_160)
+	d.wstamp = d.st.Now + 3_999_999_999
+	if got := d.pacingDelay(); got != 4*sim.Millisecond {
+		t.Errorf("pacing delay %v, want 4 ms: the nanosecond stamps' difference", got)
+	}
+	d.wstamp = d.st.Now + 500 // within the clock's nanosecond
+	if got := d.pacingDelay(); got != 0 {
+		t.Errorf("pacing delay %v within one nanosecond, want 0", got)
+	}
+}
