@@ -23,7 +23,7 @@ import (
 // and the exact log expected. Segment numbers count MSS-sized segments
 // from sequence 1 (segment n is [1+n·1448, 1+(n+1)·1448)).
 //
-//	opts cc=reno sack=on rack=on tlp=on pacing=off tso=on frto=on iw=10 size=N (segments)
+//	opts cc=reno sack=on rack=on tlp=on pacing=off tso=on frto=on iw=10 hz=1000 size=N (segments)
 //	synack at=100ms [win=65160]   the SYN (sent at 0) is answered at 100ms
 //	at 250ms                      run the clock (timers fire) to an absolute time
 //	ack N [sack=a-b,c-d] [win=W]  an ACK of segments below N, SACKing [a,b) …
@@ -138,6 +138,10 @@ func (sc *senderScript) setOpt(k, v string) error {
 	switch k {
 	case "cc":
 		sc.cc = v
+	case "hz":
+		n, err := strconv.ParseUint(v, 10, 32)
+		o.HZ = int(n)
+		return err
 	case "iw":
 		n, err := strconv.ParseUint(v, 10, 32)
 		o.InitCwnd = uint32(n)
