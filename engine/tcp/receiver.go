@@ -1,8 +1,6 @@
 package tcp
 
 import (
-	"math"
-
 	"github.com/ccscope/ccscope/engine/packet"
 	"github.com/ccscope/ccscope/engine/sim"
 	"github.com/ccscope/ccscope/engine/trace"
@@ -262,20 +260,6 @@ func (r *Receiver) establish(p *packet.Packet) {
 	r.win.initBufferSpace(r.s.Now(), r.copiedSeq)
 	r.ack.initRcvMss(r.win.advmss, uint32(r.win.rcvWnd))
 	r.ack.lrcvtime = r.ack.hz.jiffies(r.s.Now())
-}
-
-// rttTsoptUs follows tcp_rtt_tsopt_us: the timestamp ticks (ms) since the
-// echoed one, in µs, a delta of 0 taken as least; -1, no sample, for an
-// echo from the future or more than INT_MAX/1000 ticks (35.8 min) old.
-func rttTsoptUs(now, tsecr, least uint32) int64 {
-	delta := now - tsecr
-	if delta >= math.MaxInt32/1000 {
-		return -1
-	}
-	if delta == 0 {
-		delta = least
-	}
-	return int64(delta) * 1000
 }
 
 // tsNow is the TCP timestamp clock: milliseconds, as tcp_time_stamp_ts

@@ -1,6 +1,8 @@
 package tcp
 
 import (
+	"math"
+
 	"github.com/ccscope/ccscope/engine/cc"
 	"github.com/ccscope/ccscope/engine/sim"
 )
@@ -124,3 +126,17 @@ func (f *minRTTFilter) runningMin(win, j, v int64) {
 
 // get follows minmax_get.
 func (f *minRTTFilter) get() int64 { return f.m.Get() }
+
+// rttTsoptUs follows tcp_rtt_tsopt_us: the timestamp ticks (ms) since the
+// echoed one, in µs, a delta of 0 taken as least; -1, no sample, for an
+// echo from the future or more than INT_MAX/1000 ticks (35.8 min) old.
+func rttTsoptUs(now, tsecr, least uint32) int64 {
+	delta := now - tsecr
+	if delta >= math.MaxInt32/1000 {
+		return -1
+	}
+	if delta == 0 {
+		delta = least
+	}
+	return int64(delta) * 1000
+}
