@@ -48,10 +48,12 @@ func (r *Receiver) rcvSegment(sg *segment) {
 		r.sendDupack(sg)
 		return
 	}
-	if sg.end < r.rcvWup || sg.seq > r.rcvNxt+r.receiveWindow() {
+	if edge := r.rcvNxt + r.receiveWindow(); sg.end < r.rcvWup || sg.seq > edge || sg.end > edge && r.rcvNxt != r.copiedSeq {
 		// tcp_sequence: entirely left of the advertised window (an old
-		// duplicate: quick-ACK mode and a D-SACK) or beyond its right
-		// edge → tcp_send_dupack. This is tcp_validate_incoming, before
+		// duplicate: quick-ACK mode and a D-SACK), beyond its right
+		// edge, or across it while data waits unread (6.18 accepts a
+		// segment past the edge only into an empty receive queue) →
+		// tcp_send_dupack. This is tcp_validate_incoming, before
 		// tcp_data_queue clears the D-SACK state: a D-SACK still waiting
 		// in a compressed ACK leaves with this one. A zero-length segment
 		// (a window probe, a stray ACK) is answered at most once per
@@ -140,10 +142,8 @@ func (r *Receiver) queueAndOut(sg *segment) {
 
 // ofoQueue follows tcp_ofo_queue: data at the head of the out-of-order
 // queue that rcv_nxt now reaches moves in order; what the new segment
-// duplicated is reported as D-SACK. The kernel extends the block from the
-// queued skb's start up to dsack_high even when the skb ends earlier,
-// which reports bytes that were not duplicates; this port reports only
-// the duplicated bytes, as RFC 2883 §4 asks.
+// duplicated, from the queued data's start to the lesser of its end and
+// the rcv_nxt the segment brought (dsack_high), is reported as D-SACK.
 func (r *Receiver) ofoQueue() {
 	dsackHigh := r.rcvNxt
 	for len(r.ofo.iv) > 0 {

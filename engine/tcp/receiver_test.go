@@ -588,6 +588,29 @@ func TestOutOfWindow(t *testing.T) {
 	}
 }
 
+// A segment across the window's right edge (69545, as in TestOutOfWindow)
+// is accepted only into an empty receive queue (tcp_sequence, 6.18): while
+// the application reads, it is queued out of order; while the first
+// segment waits unread, it is dropped and answered by a duplicate ACK.
+func TestAcrossTheWindowEdge(t *testing.T) {
+	for _, unread := range []bool{false, true} {
+		h := newHarness(t, defaultOpts(), EchoClassic)
+		h.r.readStopped = unread
+		h.handshake(0, packet.NotECT)
+		h.at(10 * ms)
+		h.seg(1, 1448, packet.NotECT, 0)
+		h.at(11 * ms)
+		h.seg(69545-100, 1448, packet.NotECT, 0)
+		acks := h.acksFrom(0)
+		last := acks[len(acks)-1]
+		queued := h.r.Stats().OfoSegments == 1
+		if queued == unread || unread && (ackBody(last) != "ack=1449" || last.At != h.s.Now()) {
+			t.Errorf("data unread %v: queued out of order %v, last ACK %q at %v; want queued %v and, when dropped, a dupack now",
+				unread, queued, ackBody(last), last.At, !unread)
+		}
+	}
+}
+
 // GRO merges by size only (skb_gro_receive: the aggregate, IP and TCP
 // headers included, stays below 64 KB): 45 segments of 1,448 bytes make
 // 65,212 B and merge, the 46th starts the next aggregate. And a segment
