@@ -127,13 +127,17 @@ func (a *ackState) enterQuickack(maxQuick uint32, rcvWnd uint32) {
 func (a *ackState) inQuickack() bool { return a.quick != 0 }
 
 // ackSndCheck follows __tcp_ack_snd_check: ACK now if more than one
-// full-sized segment is unacknowledged and the window would not shrink
-// (the application has not read yet: it runs after this softirq work, so
-// the SO_RCVLOWAT clause never holds), in quick-ACK mode, or when
+// full-sized segment is unacknowledged and the window would not shrink, in
+// quick-ACK mode, or when
 // ICSK_ACK_NOW asks; otherwise delay the ACK, or, with out-of-order data,
 // send the first three duplicate ACKs for a given rcv_nxt and then compress
 // SACKs. A delayed every-second-segment ACK still leaves at once when the
-// application reads (cleanupRbuf).
+// application reads (cleanupRbuf). The SO_RCVLOWAT clause (rcv_nxt −
+// copied_seq < 1) is left out: new in-order data is unread here (the
+// application runs after this softirq work), and out-of-order data that
+// finds everything read and more than a segment unacknowledged is the
+// first at its rcv_nxt (an ACK sent there would have brought rcv_wup up
+// to it), whose duplicate ACK leaves at once anyway.
 func (r *Receiver) ackSndCheck() {
 	a := &r.ack
 	if !r.cfg.Opts.DelayedAck ||
