@@ -317,12 +317,14 @@ func (d *DataSender) accecnSafeDelta(pkts, delta, dceb uint32, optValid bool) ui
 	return safe
 }
 
-// highestSackSeq is tcp_highest_sack_seq.
+// highestSackSeq is tcp_highest_sack_seq: the end of the highest SACKed
+// segment, even once snd_una has passed it (an ACK that covers every SACKed
+// segment, before tcp_clean_rtx_queue takes them off).
 func (d *DataSender) highestSackSeq() uint64 {
 	if d.sb.sackedOut == 0 {
 		return d.sndUna
 	}
-	return max(d.highestSackEnd, d.sndUna)
+	return d.highestSackEnd
 }
 
 // cleanRtxQueue follows tcp_clean_rtx_queue: free cumulatively acked

@@ -290,3 +290,49 @@ func TestTSOAutosize(t *testing.T) {
 		}
 	}
 }
+
+// tcp_highest_sack_seq is the end of the highest SACKed skb while any is
+// SACKed, never lifted to snd_una. An ACK up to segment 6 whose D-SACK
+// names segment 1 (retransmitted, then SACKed, with segments 2–4) measures
+// reordering from segment 1 to the end of segment 4, the highest SACK: 4
+// segments, so tcp_check_sack_reordering raises reordering from 3 to 4
+// (from the new snd_una it would be 5).
+func TestReorderingFromTheHighestSack(t *testing.T) {
+	h := shHarness{cc: "reno", rate: 100 * units.Mbps, owd: 20 * sim.Millisecond, opts: shLinuxOpts()}
+	d := h.build(t).snd
+	base := d.sndUna
+	seg := func(n uint64) uint64 { return base + n*d.mss }
+	d.sb.sackedOut = 4
+	d.highestSackEnd = seg(5)
+	d.sndUna = seg(6)
+	d.reordering = 3
+	d.checkSackReordering(seg(1))
+	if d.reordering != 4 {
+		t.Errorf("reordering %d, want 4: segment 1 up to the highest SACK, the end of segment 4", d.reordering)
+	}
+}
+
+// tcp_sacktag_walk hands every skb of a block it walks to
+// tcp_rate_skb_delivered, SACKed before or not. A SACKed tail that a loss
+// probe sent again carries a fresh snapshot (tcp_rate_skb_sent), so the
+// D-SACK of that copy gives the ACK its rate sample, from the copy's send,
+// and spends the snapshot.
+func TestDSackOfResentSackedTailSamples(t *testing.T) {
+	h := shHarness{cc: "reno", rate: 100 * units.Mbps, owd: 20 * sim.Millisecond, size: 10 * 1448, opts: shLinuxOpts()}
+	c := h.build(t)
+	c.runUntil(sim.Time(50 * sim.Millisecond)) // the handshake done, the ten segments sent
+	d := c.snd
+	last := d.sb.nxt - 1
+	if d.sb.packetsOut() != 10 {
+		t.Fatalf("%d segments out at 50 ms, want 10", d.sb.packetsOut())
+	}
+	d.sb.markSacked(last)
+	d.sb.seg(last).tx.Valid = false // its first SACK took its sample
+	d.retransmitSeg(last)           // the probe
+	var ss sackTagState
+	d.sacktagOne(last, true, &ss)
+	if !ss.hasPrior || ss.rate.LastEndSeq != d.sb.seg(last).end || d.sb.seg(last).tx.Valid {
+		t.Errorf("D-SACK of the resent tail: sample %v (end %d), snapshot left valid %v; want a sample from it, spent",
+			ss.hasPrior, ss.rate.LastEndSeq, d.sb.seg(last).tx.Valid)
+	}
+}

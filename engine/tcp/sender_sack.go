@@ -61,9 +61,7 @@ func (d *DataSender) sacktag(p *packet.Packet, priorSndUna uint64, ss *sackTagSt
 	d.scratch = d.sb.newSackRanges(segBlocks[:nb], d.scratch)
 	for _, r := range d.scratch {
 		for n := r[0]; n < r[1]; n++ {
-			if d.sb.seg(n).flags&flagSacked == 0 {
-				d.sacktagOne(n, false, ss)
-			}
+			d.sacktagOne(n, false, ss)
 		}
 	}
 	// tcp_check_sack_reordering unless in Loss after an undo was ruled out.
@@ -165,6 +163,12 @@ func (d *DataSender) sacktagOne(n uint64, dup bool, ss *sackTagState) {
 		if s.end > d.highestSackEnd {
 			d.highestSackEnd = s.end
 		}
+		d.rate.SkbDelivered(&s.tx, s.rateSkb(), &ss.rate, &ss.hasPrior)
+	} else {
+		// tcp_sacktag_walk calls tcp_rate_skb_delivered for every skb in
+		// the block it walks, sacked before or not: one sacked before and
+		// retransmitted since (a loss probe of a sacked tail) has a valid
+		// snapshot again, which this sample takes and clears.
 		d.rate.SkbDelivered(&s.tx, s.rateSkb(), &ss.rate, &ss.hasPrior)
 	}
 	if dup && s.flags&flagRetransOut != 0 {
