@@ -61,7 +61,12 @@ func (d *DataSender) sacktag(p *packet.Packet, priorSndUna uint64, ss *sackTagSt
 	d.scratch = d.sb.newSackRanges(segBlocks[:nb], d.scratch)
 	for _, r := range d.scratch {
 		for n := r[0]; n < r[1]; n++ {
-			d.sacktagOne(n, false, ss)
+			// A segment SACKed before has nothing to give unless it was
+			// sent again since (its snapshot valid again: see sacktagOne);
+			// the flags share its cache line, the snapshot does not.
+			if f := d.sb.seg(n).flags; f&flagSacked == 0 || f&flagRetrans != 0 {
+				d.sacktagOne(n, false, ss)
+			}
 		}
 	}
 	// tcp_check_sack_reordering unless in Loss after an undo was ruled out.
