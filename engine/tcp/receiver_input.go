@@ -48,7 +48,8 @@ func (r *Receiver) rcvSegment(sg *segment) {
 		r.sendDupack(sg)
 		return
 	}
-	if edge := r.rcvNxt + r.receiveWindow(); sg.end < r.rcvWup || sg.seq > edge || sg.end > edge && r.rcvNxt != r.copiedSeq {
+	edge := r.rcvNxt + r.receiveWindow()
+	if sg.end < r.rcvWup || sg.seq > edge || sg.end > edge && r.rcvNxt != r.copiedSeq {
 		// tcp_sequence: entirely left of the advertised window (an old
 		// duplicate: quick-ACK mode and a D-SACK), beyond its right
 		// edge, or across it while data waits unread (6.18 accepts a
