@@ -16,6 +16,13 @@ type Prepared struct {
 	Notes []string
 }
 
+// CCChecks are the parse options that hold a scenario's flows to the
+// algorithms this engine has: their names, each module parameter, and a
+// flow's parameters together.
+func CCChecks() []config.Option {
+	return []config.Option{config.WithCCs(cc.Names()), config.WithCCParams(cc.CheckParam), config.WithCCParamSet(cc.CheckParams)}
+}
+
 // Prepare applies --set style overrides to raw scenario JSON, validates it
 // against the algorithms this engine has, and computes its canonical form
 // and hash. opts add parse options (config.WithDir for a scenario file that
@@ -28,7 +35,7 @@ func Prepare(raw []byte, sets []string, opts ...config.Option) (*Prepared, error
 			return nil, err
 		}
 	}
-	scn, err := config.Parse(raw, append([]config.Option{config.WithCCs(cc.Names()), config.WithCCParams(cc.CheckParam), config.WithCCParamSet(cc.CheckParams)}, opts...)...)
+	scn, err := config.Parse(raw, append(CCChecks(), opts...)...)
 	if err != nil {
 		return nil, err
 	}

@@ -13,7 +13,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/ccscope/ccscope/engine"
-	"github.com/ccscope/ccscope/engine/cc"
 	"github.com/ccscope/ccscope/engine/config"
 	"github.com/ccscope/ccscope/engine/sim"
 )
@@ -166,7 +165,7 @@ func buildScenario(raw []byte, seed *uint64, set any, files map[string][]byte) (
 			notes = append(notes, fmt.Sprintf("seed %d overrides set %s", *seed, s))
 		}
 	}
-	scn, err := config.Parse(raw, config.WithCCs(cc.Names()), config.WithCCParams(cc.CheckParam), config.WithCCParamSet(cc.CheckParams), config.WithFiles(files))
+	scn, err := config.Parse(raw, append(engine.CCChecks(), config.WithFiles(files))...)
 	if err != nil {
 		return nil, nil, configError(err, "")
 	}
@@ -248,7 +247,7 @@ func jsonValue(v any, path string) *Error {
 
 // newState builds a fresh run of canonical scenario JSON.
 func newState(canonical []byte, limits Limits) (*state, *Error) {
-	scn, err := config.Parse(canonical, config.WithCCs(cc.Names()), config.WithCCParams(cc.CheckParam), config.WithCCParamSet(cc.CheckParams))
+	scn, err := config.Parse(canonical, engine.CCChecks()...)
 	if err != nil {
 		return nil, configError(err, "")
 	}

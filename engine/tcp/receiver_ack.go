@@ -128,10 +128,9 @@ func (a *ackState) inQuickack() bool { return a.quick != 0 }
 
 // ackSndCheck follows __tcp_ack_snd_check: ACK now if more than one
 // full-sized segment is unacknowledged and the window would not shrink, in
-// quick-ACK mode, or when
-// ICSK_ACK_NOW asks; otherwise delay the ACK, or, with out-of-order data,
-// send the first three duplicate ACKs for a given rcv_nxt and then compress
-// SACKs. A delayed every-second-segment ACK still leaves at once when the
+// quick-ACK mode, or when ICSK_ACK_NOW asks; otherwise delay the ACK, or,
+// with out-of-order data, send the first three duplicate ACKs for a given
+// rcv_nxt and then compress SACKs. A delayed every-second-segment ACK still leaves at once when the
 // application reads (cleanupRbuf). The SO_RCVLOWAT clause (rcv_nxt −
 // copied_seq < 1) is left out: new in-order data is unread here (the
 // application runs after this softirq work), and out-of-order data that
