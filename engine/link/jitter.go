@@ -17,9 +17,13 @@ import (
 // out once, when the model is made.
 type jitterModel struct {
 	c       config.Jitter
+	src     *rand.PCG // the stream rng and norm draw from
 	rng     *rand.Rand
 	norm    *rng.Normal
 	reorder bool // packets keep their own delivery times (reorders())
+	// redrawn: a Gaussian truncated by redrawing (the default clamp), which
+	// Dir.jitter draws itself.
+	redrawn bool
 	// gaussian, wifi_txop: σ in ps.
 	sigma float64
 	// uniform: the number of values in [Min, Max].
@@ -44,9 +48,9 @@ func newJitterModel(c config.Jitter, src *rand.PCG) *jitterModel {
 		return nil
 	}
 	j := &jitterModel{c: c, reorder: c.Order == config.OrderReorder || c.Kind == config.Reorder,
-		sigma: float64(c.Sigma)}
+		redrawn: c.Kind == config.Gaussian && c.Clamp == config.ClampRedraw, sigma: float64(c.Sigma)}
 	if src != nil {
-		j.rng, j.norm = rand.New(src), rng.NewNormal(src)
+		j.src, j.rng, j.norm = src, rand.New(src), rng.NewNormal(src)
 	}
 	switch c.Kind {
 	case config.Uniform:
@@ -173,15 +177,16 @@ func (j *jitterModel) extra(at sim.Time, delay sim.Duration) sim.Duration {
 // packet: the conversion truncates toward zero, x minus its truncation (the
 // fraction of a float) is exact, and so is twice it, which truncates to 1
 // from ½ up, to −1 from −½ down and to 0 between. Beyond 2^52 every float
-// is whole, and math.Round does the rest (values the conversion cannot
-// hold, NaN). Callers convert the product they pass explicitly, so that it
-// cannot fuse with the subtraction.
+// is whole, so math.Round would return x itself, and the conversion is all
+// there is to do (for values it cannot hold and NaN too). Without a call it
+// is small enough to be inlined. Callers convert the product they pass
+// explicitly, so that it cannot fuse with the subtraction.
 func roundPs(x float64) sim.Duration {
+	r := sim.Duration(x)
 	if math.Abs(x) < 1<<52 {
-		r := sim.Duration(x)
-		return r + sim.Duration(2*(x-float64(r)))
+		r += sim.Duration(2 * (x - float64(r)))
 	}
-	return sim.Duration(math.Round(x))
+	return r
 }
 
 // ceilTo rounds t up to a multiple of q.

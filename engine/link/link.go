@@ -40,6 +40,7 @@ import (
 	"github.com/ccscope/ccscope/engine/config"
 	"github.com/ccscope/ccscope/engine/packet"
 	"github.com/ccscope/ccscope/engine/qdisc"
+	"github.com/ccscope/ccscope/engine/rng"
 	"github.com/ccscope/ccscope/engine/sim"
 	"github.com/ccscope/ccscope/engine/units"
 )
@@ -738,7 +739,7 @@ func (d *Dir) propagate(id packet.ID, now sim.Time) {
 	if d.jit != nil && d.jit.reorders() {
 		base := max(now.Add(d.delay), d.lastBase)
 		d.lastBase = base
-		at := base.Add(d.jit.extra(base, d.delay))
+		at := base.Add(d.jitter(base))
 		d.lastArr = max(d.lastArr, at)
 		d.rseq++
 		e := heapEntry{arrive: at, tag: d.rseq << 2, id: id}
@@ -756,7 +757,7 @@ func (d *Dir) propagate(id packet.ID, now sim.Time) {
 	base := now.Add(d.delay)
 	at := base
 	if d.jit != nil {
-		at = at.Add(d.jit.extra(base, d.delay))
+		at = at.Add(d.jitter(base))
 	}
 	if at < d.lastArr {
 		at = d.lastArr
@@ -774,6 +775,26 @@ func (d *Dir) propagate(id packet.ID, now sim.Time) {
 	if d.n == 1 {
 		d.s.Schedule(at, d.self, kindArrive, uint64(id))
 	}
+}
+
+// jitter is the jitter model's extra delay for a packet whose nominal
+// arrival is base. A redrawn Gaussian, the common model, is drawn here,
+// inline, rather than through extra and rng.Normal.Draw (two calls, and
+// the caller's registers saved around each); a draw that would put the
+// arrival before the departure is drawn again by extra, as its loop does.
+func (d *Dir) jitter(base sim.Time) sim.Duration {
+	j := d.jit
+	if j.redrawn {
+		u := j.src.Uint64() // j.norm.Draw(), in its inlinable parts
+		v, ok := rng.Boxed(u)
+		if !ok {
+			v = j.norm.Rest(u)
+		}
+		if x := roundPs(float64(v * j.sigma)); d.delay+x >= 0 {
+			return x
+		}
+	}
+	return j.extra(base, d.delay)
 }
 
 // wireAhead is how many slots ahead of the head arrive prefetches the wire

@@ -65,12 +65,14 @@ func (q *queue) pushMany(e Event, now Time) {
 // goes behind few of those pending (most are timers and arrivals due
 // later), so it is appended and moved past the ones due before it, an
 // insertion sort's step: with a handful pending that costs less than a
-// heap's sift.
+// heap's sift. e is the latest queued (its seq the highest), so it goes
+// behind every event at its time: one comparison of times decides, where
+// less would compare the times twice and then the sequences.
 func (q *queue) pushFew(e Event) {
 	q.few = append(q.few, e) // the length alone unless it grows
 	ev := q.few
 	i := len(ev) - 1
-	for i > 0 && ev[i-1].less(&e) {
+	for i > 0 && ev[i-1].At <= e.At {
 		ev[i] = ev[i-1]
 		i--
 	}
