@@ -11,15 +11,17 @@ import (
 
 // jitterSample draws n extra delays (in ms) for nominal arrivals spread
 // uniformly at random over [0, 1000 s), each 1 ms or more after the one
-// before in expectation, far apart for the stateful models.
+// before in expectation, far apart for the stateful models. It draws as a
+// link direction does (Dir.jitter, which takes a redrawn Gaussian's draw
+// inline and the rest through extra).
 func jitterSample(c config.Jitter, n int, delay sim.Duration) []float64 {
-	m := newJitterModel(c, rng.PCG(11, "test/jitter"))
+	d := &Dir{jit: newJitterModel(c, rng.PCG(11, "test/jitter")), delay: delay}
 	phase := rng.Stream(12, "test/phase")
 	out := make([]float64, n)
 	at := sim.Time(0)
 	for i := range out {
 		at = at.Add(sim.Duration(phase.Int64N(int64(20 * sim.Millisecond))))
-		out[i] = float64(m.extra(at, delay)) / float64(sim.Millisecond)
+		out[i] = float64(d.jitter(at)) / float64(sim.Millisecond)
 	}
 	return out
 }
@@ -80,6 +82,20 @@ func TestJitterModelsMatchDistributions(t *testing.T) {
 	if want := -dTotal*phi(-dTotal/s0) + s0*math.Exp(-0.5*dTotal*dTotal/(s0*s0))/math.Sqrt(2*math.Pi); math.Abs(mT-want) > 1e-9 {
 		t.Fatalf("clampedMoments(−d, σ) mean %v, want %v", mT, want)
 	}
+	// The default clamp redraws: on a 2 ms link with σ 2 ms, X ~ N(0, σ)
+	// given X ≥ −d, a normal truncated at −1σ (15.9 % of draws redrawn).
+	// Its mean is σφ(α)/(1 − Φ(α)) with α = −d/σ.
+	mR, sdR, kR := truncatedMoments(-dTotal, s0)
+	if want := s0 * math.Exp(-0.5*dTotal*dTotal/(s0*s0)) / math.Sqrt(2*math.Pi) / (1 - phi(-dTotal/s0)); math.Abs(mR-want) > 1e-9 {
+		t.Fatalf("truncatedMoments(−d, σ) mean %v, want %v", mR, want)
+	}
+	redrawn := dist{mR, sdR, kR,
+		func(x float64) float64 {
+			if x < -dTotal {
+				return 0
+			}
+			return (phi(x/s0) - phi(-dTotal/s0)) / (1 - phi(-dTotal/s0))
+		}, nil}
 	clampTotal := dist{mT, sdT, kT,
 		func(x float64) float64 {
 			if x < -dTotal {
@@ -94,6 +110,7 @@ func TestJitterModelsMatchDistributions(t *testing.T) {
 		delay sim.Duration // the link's; 100 ms if 0
 	}{
 		{"gaussian", config.Jitter{Kind: config.Gaussian, Sigma: 2 * sim.Millisecond}, normal(2), 0},
+		{"gaussian redrawn", config.Jitter{Kind: config.Gaussian, Sigma: s0 * sim.Millisecond}, redrawn, dTotal * sim.Millisecond},
 		{"gaussian clamp zero", config.Jitter{Kind: config.Gaussian, Sigma: s0 * sim.Millisecond, Clamp: config.ClampZero}, clampZero, 0},
 		{"gaussian clamp total", config.Jitter{Kind: config.Gaussian, Sigma: s0 * sim.Millisecond, Clamp: config.ClampTotal}, clampTotal, dTotal * sim.Millisecond},
 		{"uniform", config.Jitter{Kind: config.Uniform, Min: sim.Millisecond, Max: 3 * sim.Millisecond}, uniform(1, 3), 0},
@@ -147,6 +164,33 @@ func clampedMoments(a, s float64) (mean, sd, kurt float64) {
 			sum += w * h / 3 * g(x) * math.Exp(-x*x/(2*s*s)) / (s * math.Sqrt(2*math.Pi))
 		}
 		return sum
+	}
+	mean = moment(func(x float64) float64 { return x })
+	v := moment(func(x float64) float64 { return (x - mean) * (x - mean) })
+	m4 := moment(func(x float64) float64 { return math.Pow(x-mean, 4) })
+	return mean, math.Sqrt(v), m4 / (v * v)
+}
+
+// truncatedMoments is the mean, σ and kurtosis of X ~ N(0, s) given X ≥ a,
+// by Simpson's rule over [a, a + 12s].
+func truncatedMoments(a, s float64) (mean, sd, kurt float64) {
+	const steps = 20_000
+	h := 12 * s / steps
+	mass := 1 - phi(a/s)
+	moment := func(g func(float64) float64) float64 {
+		sum := 0.0
+		for i := 0; i <= steps; i++ {
+			x := a + float64(i)*h
+			w := 2.0
+			switch {
+			case i == 0 || i == steps:
+				w = 1
+			case i%2 == 1:
+				w = 4
+			}
+			sum += w * h / 3 * g(x) * math.Exp(-x*x/(2*s*s)) / (s * math.Sqrt(2*math.Pi))
+		}
+		return sum / mass
 	}
 	mean = moment(func(x float64) float64 { return x })
 	v := moment(func(x float64) float64 { return (x - mean) * (x - mean) })
