@@ -54,6 +54,16 @@ type fqFlow struct {
 	state          fqState
 	age            sim.Time // when it became detached
 	timeNextPacket sim.Time
+	band           uint8 // f->band: 0 from the slab until its first packet sets it
+}
+
+// fqBands is FQ_BANDS.
+const fqBands = 3
+
+// fqBand is struct fq_perband_flows.
+type fqBand struct {
+	newFlows, oldFlows fqList
+	credit, quantum    int32
 }
 
 // fqList is a round-robin list of flows (struct fq_flow_head).
@@ -72,26 +82,33 @@ func (l *fqList) pushBack(flows []fqFlow, i int32) {
 
 // FQ is net/sched/sch_fq.c for a host's egress: per-flow queues served by
 // DRR (quantum 2 MTU, a new flow starting with 10 MTU of credit), new flows
-// first, each packet held until its earliest departure time (packet.TxTime,
-// the EDT model Linux TCP uses with fq). A flow here is a socket: the
-// packets of one flow index leaving one node.
+// first within a band, the three priority bands by weighted round robin,
+// each packet held until its earliest departure time (packet.TxTime, the
+// EDT model Linux TCP uses with fq). A flow here is a socket: the packets
+// of one flow index leaving one node.
 //
-// Left out: the three priority bands (all our packets are priority 0, one
-// band, and the band WRR then does nothing), the per-socket pacing-rate
-// path for packets without a departure time (a sender that wants pacing
-// stamps TxTime), flow_max_rate, ce_threshold, and garbage collection of
-// idle flows (flow state lives for the run).
+// Left out: the per-socket pacing-rate path for packets without a
+// departure time (a sender that wants pacing stamps TxTime),
+// flow_max_rate, ce_threshold, priorities other than 0, and garbage
+// collection of idle flows (flow state lives for the run).
 type FQ struct {
-	env       Env
-	p         FQParams
-	flows     []fqFlow
-	byKey     map[uint64]int32
-	newFlows  fqList
-	oldFlows  fqList
+	env   Env
+	p     FQParams
+	flows []fqFlow
+	byKey map[uint64]int32
+	// bands are fq_perband_flows, with quanta of 9, 3 and 1 × 64 KiB
+	// (fq_init). Our packets are all priority 0, band 1 in the default
+	// priomap, but a flow fresh from the slab has band 0 when fq_enqueue
+	// adds it to a new list (f->band is set after fq_flow_add_tail), so its
+	// first attach is to band 0's list and it waits for the band round to
+	// reach band 0: after band 1 has spent its 192 KiB of credit, or run
+	// out of packets. Until 2026-12-07 a new flow went first, as if all
+	// flows shared one band.
+	bands     [fqBands]fqBand
+	bandNr    int
 	delayed   []int32 // throttled flows by time_next_packet, ties in arrival order
 	nextDelay sim.Time
-	internal  []fqEntry // the fast-path queue
-	ihead     int
+	internal  fqFlow // the fast-path queue (q->internal), in time_to_send order as flow_queue_add keeps it
 
 	qlen, bandPkts int
 	inactive       int
@@ -124,7 +141,21 @@ func NewFQ(env Env, p FQParams) *FQ {
 	if p.Horizon == 0 {
 		p.Horizon = 10 * sim.Second
 	}
-	return &FQ{env: env, p: p, byKey: map[uint64]int32{}, newFlows: fqList{-1, -1}, oldFlows: fqList{-1, -1}, nextDelay: sim.Never}
+	q := &FQ{env: env, p: p, byKey: map[uint64]int32{}, nextDelay: sim.Never}
+	for i, w := range [fqBands]int32{9 << 16, 3 << 16, 1 << 16} {
+		q.bands[i] = fqBand{newFlows: fqList{-1, -1}, oldFlows: fqList{-1, -1}, quantum: w}
+	}
+	return q
+}
+
+// addTail follows fq_flow_add_tail: onto the flow's band's new or old list.
+func (q *FQ) addTail(fi int32, old bool) {
+	b := &q.bands[q.flows[fi].band]
+	if old {
+		b.oldFlows.pushBack(q.flows, fi)
+	} else {
+		b.newFlows.pushBack(q.flows, fi)
+	}
 }
 
 // Backlog is the queued bytes and packets.
@@ -145,7 +176,7 @@ func (q *FQ) fastpath(tts, now sim.Time) bool {
 		if len(q.flows) != q.inactive+len(q.delayed) {
 			return false
 		}
-		if len(q.internal)-q.ihead >= fqFastpathMax {
+		if q.internal.qlen >= fqFastpathMax {
 			return false
 		}
 		// A throttled flow already due but not yet served keeps its turn.
@@ -196,7 +227,8 @@ func (q *FQ) Enqueue(id packet.ID, now sim.Time) bool {
 	fi := q.classify(p, tts, now)
 	p.EnqAt = now
 	if fi < 0 {
-		q.internal = append(q.internal, fqEntry{id, tts})
+		q.internal.qlen++
+		q.internal.add(fqEntry{id, tts})
 	} else {
 		f := &q.flows[fi]
 		if f.qlen >= q.p.FlowLimit {
@@ -204,11 +236,12 @@ func (q *FQ) Enqueue(id packet.ID, now sim.Time) bool {
 			return false
 		}
 		if f.state == fqDetached {
-			q.newFlows.pushBack(q.flows, fi)
+			q.addTail(fi, false)
 			if now > f.age.Add(fqRefillDelay) {
 				f.credit = max(f.credit, int32(q.p.Quantum))
 			}
 		}
+		f.band = 1 // priority 0's band (fq_prio2band, the default priomap)
 		q.bandPkts++
 		if f.qlen == 0 {
 			q.inactive--
@@ -292,51 +325,73 @@ func (q *FQ) checkThrottled(now sim.Time) {
 			return
 		}
 		q.delayed = q.delayed[1:]
-		q.oldFlows.pushBack(q.flows, fi)
+		q.addTail(fi, true)
 	}
 }
 
 // Dequeue follows fq_dequeue: the fast-path queue first; then, after
-// releasing due throttled flows, the first flow of the new list, else of
-// the old list. A flow out of credit gets a quantum and goes to the tail of
-// the old list; a flow whose next packet is not yet due is throttled; an
-// empty flow on the new list gets one pass through the old list, an empty
-// old flow is detached.
+// releasing due throttled flows, the current band's first flow of its new
+// list, else of its old list. A band out of credit or of flows hands over
+// to the next, whose credit is topped up by its quantum (at most to it). A
+// flow out of credit gets a quantum and goes to the tail of its band's old
+// list; a flow whose next packet is not yet due is throttled; an empty flow
+// on a new list gets one pass through an old list, an empty old flow is
+// detached.
 func (q *FQ) Dequeue(now sim.Time) (packet.ID, bool) {
 	if q.qlen == 0 {
 		return 0, false
 	}
-	if q.ihead < len(q.internal) {
-		e := q.internal[q.ihead]
-		q.ihead++
-		if q.ihead == len(q.internal) {
-			q.internal, q.ihead = q.internal[:0], 0
-		}
+	if e, ok := q.internal.peek(); ok {
+		q.internal.qlen--
+		q.internal.remove(e)
 		q.sent(e.id)
 		return e.id, true
 	}
 	q.checkThrottled(now)
+	retry := 0
 	for {
-		head := &q.newFlows
-		if head.head < 0 {
-			head = &q.oldFlows
-			if head.head < 0 {
-				return 0, false
+		pb := &q.bands[q.bandNr]
+		var head *fqList
+		if pb.credit > 0 { // fq_pband_head_select
+			if pb.newFlows.head >= 0 {
+				head = &pb.newFlows
+			} else if pb.oldFlows.head >= 0 {
+				head = &pb.oldFlows
 			}
+		}
+		if head == nil {
+			next := false
+			for retry++; retry <= fqBands; retry++ {
+				if q.bandNr++; q.bandNr == fqBands {
+					q.bandNr = 0
+				}
+				b := &q.bands[q.bandNr]
+				b.credit = min(b.credit+b.quantum, b.quantum)
+				if b.credit > 0 {
+					next = true
+					break
+				}
+				retry = 0
+			}
+			if next {
+				continue
+			}
+			return 0, false
 		}
 		fi := head.head
 		f := &q.flows[fi]
+		retry = 0
 		if f.credit <= 0 {
 			f.credit += int32(q.p.Quantum)
 			head.head = f.next
-			q.oldFlows.pushBack(q.flows, fi)
+			q.addTail(fi, true)
 			continue
 		}
 		e, ok := f.peek()
 		if !ok {
 			head.head = f.next
-			if head == &q.newFlows {
-				q.oldFlows.pushBack(q.flows, fi)
+			if head == &pb.newFlows {
+				q.addTail(fi, true)
 			} else {
 				f.state, f.age = fqDetached, now
 			}
@@ -355,6 +410,7 @@ func (q *FQ) Dequeue(now sim.Time) (packet.ID, bool) {
 		q.bandPkts--
 		f.remove(e)
 		f.credit -= int32(q.env.Pool.Get(e.id).Size)
+		pb.credit -= int32(q.env.Pool.Get(e.id).Size)
 		q.sent(e.id)
 		return e.id, true
 	}
