@@ -179,6 +179,36 @@ func TestRenoLearnsReordering(t *testing.T) {
 	}
 }
 
+// tcp_try_undo_partial without SACK: a partial ACK that a delayed original
+// explains is reordering, measured by tcp_check_sack_reordering from the
+// prior snd_una to tcp_highest_sack_seq, which without SACK is the head
+// skb's seq (tp->highest_sack is the first skb sent, moved on by
+// tcp_clean_rtx_queue's tcp_highest_sack_replace as the head is freed):
+// snd_una, whatever the dupacks counted in sacked_out. An ACK 6 segments
+// past the prior snd_una, with reordering 3, makes it ⌈6·mss/mss⌉ = 6.
+// Until 2026-12-07 the port took the SACKed end, never set without SACK,
+// and reordering stayed at 3: running Linux 6.18's recovery code beside
+// the port (NewReno at 10 % reordering) raised it from 3 to 7 where the
+// port re-entered recovery and cut ssthresh.
+func TestRenoPartialAckLearnsReordering(t *testing.T) {
+	opts := shLinuxOpts()
+	opts.SACK = false
+	c := shHarness{cc: "reno", rate: 100 * units.Mbps, owd: 10 * sim.Millisecond, opts: opts,
+		size: 200 * 1448}.build(t)
+	c.runUntil(sim.Time(25 * sim.Millisecond)) // the first flight is out, nothing acked
+	d := c.snd
+	if out := d.sb.packetsOut(); out < 10 {
+		t.Fatalf("%d segments out, want at least 10", out)
+	}
+	prior := d.sndUna
+	d.addRenoSack(2, false) // dupacks: sacked_out 2
+	d.sndUna = prior + 6*d.mss
+	d.checkSackReordering(prior)
+	if d.reordering != 6 || d.reordSeen != 1 {
+		t.Errorf("a partial ACK of 6 segments without SACK: reordering %d, reord_seen %d; want 6, 1", d.reordering, d.reordSeen)
+	}
+}
+
 // shAt runs f when its event comes.
 type shAt struct{ f func() }
 

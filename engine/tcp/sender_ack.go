@@ -321,7 +321,10 @@ func (d *DataSender) accecnSafeDelta(pkts, delta, dceb uint32, optValid bool) ui
 // segment, even once snd_una has passed it (an ACK that covers every SACKed
 // segment, before tcp_clean_rtx_queue takes them off).
 func (d *DataSender) highestSackSeq() uint64 {
-	if d.sb.sackedOut == 0 {
+	if d.sb.sackedOut == 0 || !d.isSACK() {
+		// Without SACK tp->highest_sack is the head skb (set as the first
+		// skb is sent, moved on by tcp_clean_rtx_queue's
+		// tcp_highest_sack_replace): its seq is snd_una.
 		return d.sndUna
 	}
 	return d.highestSackEnd
