@@ -209,6 +209,67 @@ func TestRenoPartialAckLearnsReordering(t *testing.T) {
 	}
 }
 
+// tcp_retransmit_timer's zero-window branch: with the peer's window shut
+// and data in flight, an RTO retransmits the head as any does but is not
+// counted (no tcp_update_rto_stats: icsk_retransmits stays 0), so the
+// next one, in Loss with icsk_retransmits 0, cuts ssthresh again in
+// tcp_enter_loss. Reno's first flight of 10: the first RTO sets ssthresh
+// to max(10/2, 2) = 5 and cwnd to what is in flight + 1 = 1; the second
+// sets it to max(1/2, 2) = 2. With the window open the second RTO is
+// counted and leaves ssthresh at 5.
+func TestZeroWindowRTOIsNotCounted(t *testing.T) {
+	for _, tc := range []struct {
+		wnd                 uint64
+		retransmits, second uint32
+	}{{0, 0, 2}, {5792, 2, 5}} {
+		opts := shLinuxOpts()
+		opts.Pacing = config.PacingOff
+		c := shHarness{cc: "reno", rate: 100 * units.Mbps, owd: 10 * sim.Millisecond, opts: opts,
+			size: 200 * 1448}.build(t)
+		c.runUntil(sim.Time(25 * sim.Millisecond)) // the first flight is out, nothing acked
+		d := c.snd
+		if d.st.CwndPkts != 10 || d.sb.packetsOut() != 10 {
+			t.Fatalf("cwnd %d, %d out; want the first flight of 10", d.st.CwndPkts, d.sb.packetsOut())
+		}
+		d.st.Now = c.s.Now()
+		d.sndWnd = tc.wnd
+		d.retransmitTimer()
+		if d.st.SSThreshPkts != 5 || d.st.CwndPkts != 1 {
+			t.Fatalf("window %d, first RTO: ssthresh %d, cwnd %d; want 5, 1", tc.wnd, d.st.SSThreshPkts, d.st.CwndPkts)
+		}
+		d.retransmitTimer()
+		if d.retransmits != tc.retransmits || d.backoff != 2 || d.st.SSThreshPkts != tc.second {
+			t.Errorf("window %d, two RTOs: icsk_retransmits %d, backoff %d, ssthresh %d; want %d, 2, %d",
+				tc.wnd, d.retransmits, d.backoff, d.st.SSThreshPkts, tc.retransmits, tc.second)
+		}
+	}
+}
+
+// tcp_rtx_probe0_timed_out: a zero-window RTO gives the connection up once
+// the peer has been silent for more than 2·TCP_RTO_MAX (240 s) by the
+// timer's expiry and the first retransmission is more than 240 s old;
+// silent for exactly 240 s, it goes on.
+func TestZeroWindowRTOTimesOut(t *testing.T) {
+	for _, silent := range []int64{0, 1} {
+		opts := shLinuxOpts()
+		opts.Pacing = config.PacingOff
+		c := shHarness{cc: "reno", rate: 100 * units.Mbps, owd: 10 * sim.Millisecond, opts: opts,
+			size: 200 * 1448}.build(t)
+		c.runUntil(sim.Time(25 * sim.Millisecond))
+		d := c.snd
+		d.st.Now = c.s.Now()
+		d.sndWnd = 0
+		d.retransmitTimer()
+		timeout := 2 * d.rtt.hz.rtoMax()
+		d.rcvTstamp = d.xmitTimer.expires - timeout - silent
+		d.retransStamp = d.tsNow() - 240_001
+		d.retransmitTimer()
+		if aborted := d.Stats.Aborted == AbortWindowProbes; aborted != (silent == 1) {
+			t.Errorf("peer silent for 240 s + %d ticks: aborted %v, want %v", silent, aborted, silent == 1)
+		}
+	}
+}
+
 // shAt runs f when its event comes.
 type shAt struct{ f func() }
 

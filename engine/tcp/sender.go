@@ -182,6 +182,7 @@ type DataSender struct {
 	retransmits    uint32 // icsk_retransmits
 	backoff        uint   // icsk_backoff: RTOs and window probes since the last RTT sample
 	probesOut      uint32 // icsk_probes_out: window probes not answered by an ACK
+	rcvTstamp      int64  // tp->rcv_tstamp: the tick of the last acceptable ACK
 	highestSackEnd uint64
 	rtxHint        uint64 // lowest segment that may be lost and not retransmitted
 	lostHint       uint64 // tcp_mark_head_lost's resume point (lost_skb_hint)

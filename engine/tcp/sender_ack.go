@@ -104,6 +104,7 @@ func (d *DataSender) tcpAck(p *packet.Packet) bool {
 		d.tsRecent = p.TSVal
 	}
 	d.probesOut = 0 // the peer is alive
+	d.rcvTstamp = d.rtt.hz.jiffies(d.st.Now)
 	if ackSeq > priorSndUna {
 		flag |= flagSndUnaAdvanced
 		d.retransmits = 0

@@ -286,6 +286,7 @@ func (d *DataSender) synTimer() {
 func (d *DataSender) synAck(p *packet.Packet) {
 	d.state = sndEstablished
 	d.sndUna, d.sndNxt, d.writeSeq = 1, 1, 1
+	d.rcvTstamp = d.rtt.hz.jiffies(d.st.Now) // the SYN-ACK's tcp_ack
 	d.sndWnd = uint64(p.Wnd)
 	d.maxWnd = d.sndWnd
 	d.tsRecent = p.TSVal

@@ -93,8 +93,9 @@ func (d *DataSender) writeTimer() {
 }
 
 // retransmitTimer follows tcp_retransmit_timer: give up if the
-// retransmissions have timed out (tcp_write_timeout), else enter Loss,
-// retransmit the head, back the RTO off exponentially.
+// retransmissions have timed out (tcp_write_timeout, or behind a zero
+// window tcp_rtx_probe0_timed_out), else enter Loss, retransmit the head,
+// back the RTO off exponentially.
 func (d *DataSender) retransmitTimer() {
 	if d.sb.packetsOut() == 0 {
 		return
@@ -103,17 +104,46 @@ func (d *DataSender) retransmitTimer() {
 	if d.rec.On() {
 		d.event(trace.EvRTO, d.sndUna, 0)
 	}
-	if d.retries2TimedOut() {
+	// With the peer's window shut and data in flight the retransmission
+	// probes the window: tcp_retransmit_timer's branch for it does not
+	// count the timeout (no tcp_update_rto_stats), so each such RTO in Loss
+	// cuts ssthresh again (tcp_enter_loss), and it gives up only once the
+	// peer has been silent for 2·TCP_RTO_MAX, not by tcp_write_timeout.
+	zeroWnd := d.sndWnd == 0
+	switch {
+	case zeroWnd && d.rtxProbe0TimedOut():
+		d.abort(AbortWindowProbes)
+		return
+	case !zeroWnd && d.retries2TimedOut():
 		d.abort(AbortRetries2)
 		return
 	}
 	d.enterLoss()
-	d.retransmits++
+	if !zeroWnd {
+		d.retransmits++
+	}
 	d.retransmitSeg(d.sb.una)
 	d.rtxHint = d.sb.una + 1
 	d.backoff++
 	d.rto = min(d.rto<<1, rtoMax)
 	d.armXmitTimer(timeRetrans, d.rto, rtoMax)
+}
+
+// rtxProbe0TimedOut is tcp_rtx_probe0_timed_out without a user timeout:
+// a zero-window RTO gives up once nothing has come from the peer for
+// 2·TCP_RTO_MAX by the timer's expiry and the first retransmission (or the
+// head's transmission, before any) is as old.
+func (d *DataSender) rtxProbe0TimedOut() bool {
+	hz := d.rtt.hz
+	timeout := 2 * hz.rtoMax()
+	if int32(d.xmitTimer.expires-d.rcvTstamp) <= int32(timeout) {
+		return false
+	}
+	since := d.retransStamp
+	if since == 0 {
+		since = tsNow(d.sb.seg(d.sb.una).sent) + 1 // tcp_skb_timestamp_ts, on tsNow's clock
+	}
+	return hz.usecs(int64(d.tsNow()-since)*1000) > timeout // msecs_to_jiffies
 }
 
 // retries2Timeout is tcp_model_timeout(sk, tcp_retries2, TCP_RTO_MIN): the
