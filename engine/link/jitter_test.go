@@ -145,40 +145,23 @@ func TestJitterModelsMatchDistributions(t *testing.T) {
 }
 
 // clampedMoments is the mean, σ and kurtosis of max(a, X), X ~ N(0, s): the
-// atom Φ(a/s) at a, plus the normal's density above a, by Simpson's rule
-// over [a, a + 12s].
-func clampedMoments(a, s float64) (mean, sd, kurt float64) {
-	const steps = 20_000
-	h := 12 * s / steps
-	moment := func(g func(float64) float64) float64 {
-		sum := g(a) * phi(a/s)
-		for i := 0; i <= steps; i++ {
-			x := a + float64(i)*h
-			w := 2.0
-			switch {
-			case i == 0 || i == steps:
-				w = 1
-			case i%2 == 1:
-				w = 4
-			}
-			sum += w * h / 3 * g(x) * math.Exp(-x*x/(2*s*s)) / (s * math.Sqrt(2*math.Pi))
-		}
-		return sum
-	}
-	mean = moment(func(x float64) float64 { return x })
-	v := moment(func(x float64) float64 { return (x - mean) * (x - mean) })
-	m4 := moment(func(x float64) float64 { return math.Pow(x-mean, 4) })
-	return mean, math.Sqrt(v), m4 / (v * v)
-}
+// atom Φ(a/s) at a, plus the normal's density above a.
+func clampedMoments(a, s float64) (mean, sd, kurt float64) { return momentsAbove(a, s, true) }
 
-// truncatedMoments is the mean, σ and kurtosis of X ~ N(0, s) given X ≥ a,
-// by Simpson's rule over [a, a + 12s].
-func truncatedMoments(a, s float64) (mean, sd, kurt float64) {
+// truncatedMoments is the mean, σ and kurtosis of X ~ N(0, s) given X ≥ a.
+func truncatedMoments(a, s float64) (mean, sd, kurt float64) { return momentsAbove(a, s, false) }
+
+// momentsAbove integrates the normal's density over [a, a + 12s] by
+// Simpson's rule, with the mass below a as an atom at a (clamp) or left
+// out and the rest renormalised.
+func momentsAbove(a, s float64, clamp bool) (mean, sd, kurt float64) {
 	const steps = 20_000
 	h := 12 * s / steps
-	mass := 1 - phi(a/s)
 	moment := func(g func(float64) float64) float64 {
 		sum := 0.0
+		if clamp {
+			sum = g(a) * phi(a/s)
+		}
 		for i := 0; i <= steps; i++ {
 			x := a + float64(i)*h
 			w := 2.0
@@ -190,7 +173,10 @@ func truncatedMoments(a, s float64) (mean, sd, kurt float64) {
 			}
 			sum += w * h / 3 * g(x) * math.Exp(-x*x/(2*s*s)) / (s * math.Sqrt(2*math.Pi))
 		}
-		return sum / mass
+		if !clamp {
+			sum /= 1 - phi(a/s)
+		}
+		return sum
 	}
 	mean = moment(func(x float64) float64 { return x })
 	v := moment(func(x float64) float64 { return (x - mean) * (x - mean) })

@@ -409,8 +409,9 @@ func (q *FQ) Dequeue(now sim.Time) (packet.ID, bool) {
 		}
 		q.bandPkts--
 		f.remove(e)
-		f.credit -= int32(q.env.Pool.Get(e.id).Size)
-		pb.credit -= int32(q.env.Pool.Get(e.id).Size)
+		plen := int32(q.env.Pool.Get(e.id).Size)
+		f.credit -= plen
+		pb.credit -= plen
 		q.sent(e.id)
 		return e.id, true
 	}

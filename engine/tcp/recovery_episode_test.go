@@ -126,12 +126,19 @@ func TestPacketDelayedWithoutRetransmission(t *testing.T) {
 	}
 }
 
+// renoFirstFlight is a Reno flow of 200 segments over 100 Mbps, 10 ms each
+// way, run until its first flight is out and nothing is acked (25 ms).
+func renoFirstFlight(t *testing.T, opts config.TCPOptions) *shConn {
+	c := shHarness{cc: "reno", rate: 100 * units.Mbps, owd: 10 * sim.Millisecond, opts: opts,
+		size: 200 * 1448}.build(t)
+	c.runUntil(sim.Time(25 * sim.Millisecond))
+	return c
+}
+
 // tcp_enter_recovery starts the undo clock afresh unless a retransmission
 // of an earlier episode is still out (tcp_retrans_stamp_cleanup).
 func TestEnterRecoveryRestartsRetransStamp(t *testing.T) {
-	c := shHarness{cc: "reno", rate: 100 * units.Mbps, owd: 10 * sim.Millisecond, opts: shLinuxOpts(),
-		size: 200 * 1448}.build(t)
-	c.runUntil(sim.Time(25 * sim.Millisecond)) // the first flight is out, nothing acked
+	c := renoFirstFlight(t, shLinuxOpts())
 	d := c.snd
 	if d.sb.packetsOut() == 0 {
 		t.Fatal("nothing in flight")
@@ -156,9 +163,7 @@ func TestEnterRecoveryRestartsRetransStamp(t *testing.T) {
 func TestRenoLearnsReordering(t *testing.T) {
 	opts := shLinuxOpts()
 	opts.SACK = false
-	c := shHarness{cc: "reno", rate: 100 * units.Mbps, owd: 10 * sim.Millisecond, opts: opts,
-		size: 200 * 1448}.build(t)
-	c.runUntil(sim.Time(25 * sim.Millisecond)) // the first flight is out, nothing acked
+	c := renoFirstFlight(t, opts)
 	d := c.snd
 	out := d.sb.packetsOut()
 	if out < 4 {
@@ -193,9 +198,7 @@ func TestRenoLearnsReordering(t *testing.T) {
 func TestRenoPartialAckLearnsReordering(t *testing.T) {
 	opts := shLinuxOpts()
 	opts.SACK = false
-	c := shHarness{cc: "reno", rate: 100 * units.Mbps, owd: 10 * sim.Millisecond, opts: opts,
-		size: 200 * 1448}.build(t)
-	c.runUntil(sim.Time(25 * sim.Millisecond)) // the first flight is out, nothing acked
+	c := renoFirstFlight(t, opts)
 	d := c.snd
 	if out := d.sb.packetsOut(); out < 10 {
 		t.Fatalf("%d segments out, want at least 10", out)
@@ -224,9 +227,7 @@ func TestZeroWindowRTOIsNotCounted(t *testing.T) {
 	}{{0, 0, 2}, {5792, 2, 5}} {
 		opts := shLinuxOpts()
 		opts.Pacing = config.PacingOff
-		c := shHarness{cc: "reno", rate: 100 * units.Mbps, owd: 10 * sim.Millisecond, opts: opts,
-			size: 200 * 1448}.build(t)
-		c.runUntil(sim.Time(25 * sim.Millisecond)) // the first flight is out, nothing acked
+		c := renoFirstFlight(t, opts)
 		d := c.snd
 		if d.st.CwndPkts != 10 || d.sb.packetsOut() != 10 {
 			t.Fatalf("cwnd %d, %d out; want the first flight of 10", d.st.CwndPkts, d.sb.packetsOut())
@@ -253,9 +254,7 @@ func TestZeroWindowRTOTimesOut(t *testing.T) {
 	for _, silent := range []int64{0, 1} {
 		opts := shLinuxOpts()
 		opts.Pacing = config.PacingOff
-		c := shHarness{cc: "reno", rate: 100 * units.Mbps, owd: 10 * sim.Millisecond, opts: opts,
-			size: 200 * 1448}.build(t)
-		c.runUntil(sim.Time(25 * sim.Millisecond))
+		c := renoFirstFlight(t, opts)
 		d := c.snd
 		d.st.Now = c.s.Now()
 		d.sndWnd = 0
