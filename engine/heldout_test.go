@@ -265,15 +265,19 @@ func TestHeldOutSegmentSizesBesideKernel(t *testing.T) {
 // second copy draws a D-SACK and quick ACKs from the receiver. BBR at 1 %
 // is left out: the kernel's bandwidth samples, above the link's rate by
 // its ACK timing noise, let it keep a queue (srtt p50 58.9–62.2 ms against
-// 44.7), which 40 µs of ACK jitter gives the simulator too (59.9 ms).
+// 44.7), which 40 µs of ACK jitter gives the simulator too (59.9 ms). BBR
+// at 5 % lands in one of two outcomes by seed on both sides, so it is held
+// over seeds 1–6 (2026-12-07: the kernel's 2,282–3,149 retransmissions,
+// mean goodput 90.13 Mbps).
 func TestHeldOutDuplicatesBesideKernel(t *testing.T) {
 	for _, c := range []heldOutPath{
 		{"cubic-duplicate-1%", []string{"links.bottleneck.ab.duplicate=0.01"}, 93.83, 0.01, [2]int64{38, 40}},
 		{"cubic-duplicate-5%", []string{"links.bottleneck.ab.duplicate=0.05"}, 90.30, 0.01, [2]int64{27, 38}},
-		{"bbr-duplicate-5%", []string{"flows.f0.cc=bbr", "links.bottleneck.ab.duplicate=0.05"}, 90.08, 0.01, [2]int64{2982, 3146}},
 	} {
 		c.check(t, 2)
 	}
+	heldOutPath{"bbr-duplicate-5%", []string{"flows.f0.cc=bbr", "links.bottleneck.ab.duplicate=0.05"},
+		90.13, 0.01, [2]int64{2282, 3149}}.check(t, 6)
 }
 
 // heldOutPath is p-rtr-p with sets beside the kernel's mean goodput and

@@ -5,6 +5,7 @@ import (
 
 	"github.com/ccscope/ccscope/engine/cc"
 	"github.com/ccscope/ccscope/engine/config"
+	"github.com/ccscope/ccscope/engine/packet"
 	"github.com/ccscope/ccscope/engine/sim"
 	"github.com/ccscope/ccscope/engine/units"
 )
@@ -334,5 +335,67 @@ func TestDSackOfResentSackedTailSamples(t *testing.T) {
 	if !ss.hasPrior || ss.rate.LastEndSeq != d.sb.seg(last).end || d.sb.seg(last).tx.Valid {
 		t.Errorf("D-SACK of the resent tail: sample %v (end %d), snapshot left valid %v; want a sample from it, spent",
 			ss.hasPrior, ss.rate.LastEndSeq, d.sb.seg(last).tx.Valid)
+	}
+}
+
+// tcp_sacktag_write_queue sorts the SACK blocks by their start, the D-SACK
+// block among them, and tags a D-SACK inside a block that starts lower
+// during that block's walk (next_dup): the D-SACKed duplicate of the last
+// segment, beside a block of two segments lower down, is tagged last. So
+// nothing is tagged below a higher SACK (no reordering), and RACK's RTT is
+// the last tagged segment's (tcp_rack_advance keeps each call's), the
+// duplicated one's. (A sender that has retransmitted less than it was
+// D-SACKed takes the block for a plain SACK: tcp_dsack_seen.)
+func TestDSackTaggedInSequenceOrder(t *testing.T) {
+	h := shHarness{cc: "reno", rate: 100 * units.Mbps, owd: 20 * sim.Millisecond, size: 10 * 1448, opts: shLinuxOpts()}
+	c := h.build(t)
+	c.runUntil(sim.Time(50 * sim.Millisecond))
+	d := c.snd
+	if d.sb.packetsOut() != 10 {
+		t.Fatalf("%d segments out at 50 ms, want 10", d.sb.packetsOut())
+	}
+	una := d.sb.una
+	for n := una; n < d.sb.nxt; n++ { // sent 1 ms apart, so each has its own RTT
+		d.sb.seg(n).sent = sim.Time(30*sim.Millisecond) + sim.Time(n-una)*sim.Time(sim.Millisecond)
+	}
+	d.totalRetrans = 5 // earlier retransmissions, so a D-SACK counts (tcp_dsack_seen)
+	start := func(k uint64) uint64 { return d.sb.start(una + k) }
+	p := &packet.Packet{NSack: 3}
+	p.Sack = [packet.MaxSack]packet.SackBlock{{Start: start(9), End: start(10)}, {Start: start(8), End: start(10)},
+		{Start: start(2), End: start(4)}}
+	var ss sackTagState
+	d.sacktag(p, d.sndUna, &ss)
+	if d.reordSeen != 0 || d.reordering != 3 {
+		t.Errorf("reord_seen %d, reordering %d; want 0 and 3: segments 2 and 3 are tagged before 8 and 9", d.reordSeen, d.reordering)
+	}
+	if want := stampUsDelta(d.st.Now, d.sb.seg(una+9).sent); d.rack.rttUs != want {
+		t.Errorf("RACK RTT %d µs, want %d, segment 9's, the last tagged", d.rack.rttUs, want)
+	}
+}
+
+// When the walk of the block holding a D-SACK runs to the end of the
+// queue, the D-SACK block's own turn finds its segments again (skb NULL:
+// tcp_sacktag_skip's search) and tags them a second time. A retransmitted
+// tail that the first walk SACKed then counts as reordering (state->reord),
+// and its D-SACK counts against undo_retrans twice.
+func TestDSackOfTheTailTaggedTwice(t *testing.T) {
+	h := shHarness{cc: "reno", rate: 100 * units.Mbps, owd: 20 * sim.Millisecond, size: 10 * 1448, opts: shLinuxOpts()}
+	c := h.build(t)
+	c.runUntil(sim.Time(50 * sim.Millisecond))
+	d := c.snd
+	una := d.sb.una
+	last := d.sb.nxt - 1
+	d.retransmitSeg(last) // a loss probe of the tail, whose original arrives too
+	d.undo.marker, d.undo.retrans = d.sndUna, 2
+	p := &packet.Packet{NSack: 2}
+	end := d.sb.seg(last).end
+	p.Sack = [packet.MaxSack]packet.SackBlock{{Start: d.sb.start(last), End: end}, {Start: d.sb.start(una + 8), End: end}}
+	var ss sackTagState
+	d.sacktag(p, d.sndUna, &ss)
+	if d.undo.retrans != 0 {
+		t.Errorf("undo_retrans %d, want 0: the D-SACK counted once per pass", d.undo.retrans)
+	}
+	if d.reordSeen != 1 {
+		t.Errorf("reord_seen %d, want 1: the second pass finds the tail SACKed and retransmitted", d.reordSeen)
 	}
 }

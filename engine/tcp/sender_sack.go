@@ -14,21 +14,33 @@ func (d *DataSender) sacktag(p *packet.Packet, priorSndUna uint64, ss *sackTagSt
 	ss.flag, ss.reord = 0, d.sndNxt
 	blocks := p.Sack[:p.NSack]
 	first := 0
+	// The D-SACKed segments still in the queue are tagged with dup_sack
+	// (tcp_sacktag_one): those this ACK acks too are still there, as
+	// tcp_clean_rtx_queue frees them later, and count against
+	// undo_retrans; only blocks at or below prior_snd_una are "very old
+	// stuff", counted by checkDSack. The kernel sorts the D-SACK block
+	// among the others by its start, so its segments are tagged in
+	// sequence order with the rest (inside a block that starts lower, in
+	// that block's walk: next_dup).
+	var db packet.SackBlock
+	dupLo, dupHi := uint64(0), uint64(0)
+	inner := false // inside a block that starts lower (sorted after it)
 	if d.checkDSack(p, blocks, priorSndUna, ss) {
 		first = 1
-		b := blocks[0]
-		// Walk the D-SACKed segments still in the queue (tcp_sacktag_one
-		// with dup_sack): those this ACK acks too are still there, as
-		// tcp_clean_rtx_queue frees them later, and count against
-		// undo_retrans; only blocks at or below prior_snd_una are "very
-		// old stuff", counted by checkDSack.
-		if b.End > priorSndUna && b.Start >= 1 {
-			lo := max(d.sb.segOf(b.Start), d.sb.una)
-			hi := min(d.sb.segOf(b.End-1)+1, d.sb.nxt)
-			for n := lo; n < hi; n++ {
-				if d.sb.start(n) >= b.Start && d.sb.seg(n).end <= b.End {
-					d.sacktagOne(n, true, ss)
-				}
+		db = blocks[0]
+		if db.End > priorSndUna && db.Start >= 1 {
+			dupLo = max(d.sb.segOf(db.Start), d.sb.una)
+			dupHi = min(d.sb.segOf(db.End-1)+1, d.sb.nxt)
+		}
+		inner = len(blocks) > 1 && db.Start > blocks[1].Start && db.End <= blocks[1].End
+	}
+	inDup := func(n uint64) bool {
+		return n >= dupLo && n < dupHi && d.sb.start(n) >= db.Start && d.sb.seg(n).end <= db.End
+	}
+	walkDup := func(lo, hi uint64) {
+		for n := max(lo, dupLo); n < min(hi, dupHi); n++ {
+			if inDup(n) {
+				d.sacktagOne(n, true, ss)
 			}
 		}
 	}
@@ -59,8 +71,15 @@ func (d *DataSender) sacktag(p *packet.Packet, priorSndUna uint64, ss *sackTagSt
 		}
 	}
 	d.scratch = d.sb.newSackRanges(segBlocks[:nb], d.scratch)
+	next := dupLo // D-SACKed segments below next are tagged
 	for _, r := range d.scratch {
+		walkDup(next, r[0])
+		next = max(next, r[1])
 		for n := r[0]; n < r[1]; n++ {
+			if inDup(n) {
+				d.sacktagOne(n, true, ss)
+				continue
+			}
 			// A segment SACKed before has nothing to give unless it was
 			// sent again since (its snapshot valid again: see sacktagOne);
 			// the flags share its cache line, the snapshot does not.
@@ -68,6 +87,15 @@ func (d *DataSender) sacktag(p *packet.Packet, priorSndUna uint64, ss *sackTagSt
 				d.sacktagOne(n, false, ss)
 			}
 		}
+	}
+	walkDup(next, dupHi)
+	// When the walk of the block holding the D-SACK ran off the end of
+	// the queue (skb NULL), tcp_sacktag_write_queue's turn for the D-SACK
+	// block finds its first skb again (tcp_sacktag_skip's bsearch) and
+	// tags its segments a second time.
+	if n := len(d.scratch); inner && n > 0 && d.scratch[n-1][1] == d.sb.nxt && dupLo < dupHi &&
+		d.sb.segOf(blocks[1].End-1) >= d.sb.nxt-1 {
+		walkDup(dupLo, dupHi)
 	}
 	// tcp_check_sack_reordering unless in Loss after an undo was ruled out.
 	if d.st.CA != cc.CALoss || d.undo.marker != 0 {
