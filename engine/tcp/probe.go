@@ -109,9 +109,13 @@ func (d *DataSender) sendProbe0() {
 // segment, whose ACK returns the same window information.
 func (d *DataSender) writeWakeup() {
 	if d.sendHeadFits() {
+		rearm := d.newDataRearms()
 		priorWstamp := d.wstamp
 		d.wstamp = max(d.wstamp, d.st.Now)
 		d.afterSend(d.sendNewSeg(min(d.sndNxt+d.mss, d.writeSeq), false), priorWstamp)
+		if rearm {
+			d.rearmRTO()
+		}
 		d.checkSpace()
 		return
 	}

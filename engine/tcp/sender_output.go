@@ -477,6 +477,7 @@ func (d *DataSender) tsoShouldDefer(quota, maxSegs uint32) (wait, cwndBound bool
 // once, and a chunk of three is answered by two ACKs (two segments, then
 // one).
 func (d *DataSender) sendChunk(quota uint32) uint32 {
+	rearm := d.newDataRearms()
 	priorWstamp := d.wstamp
 	d.wstamp = max(d.wstamp, d.st.Now)
 	var n uint32
@@ -508,13 +509,16 @@ func (d *DataSender) sendChunk(quota uint32) uint32 {
 		}
 	}
 	d.afterSend(bytes, priorWstamp)
+	if rearm && n > 0 {
+		d.rearmRTO()
+	}
 	return n
 }
 
 // sendNewSeg transmits the new segment [snd_nxt, end) (tcp_transmit_skb
-// with tcp_event_data_sent, then tcp_event_new_data_sent) and returns its
-// payload length. chunkEnd marks it the last of a multi-segment TSO chunk,
-// which carries PSH (see sendChunk).
+// with tcp_event_data_sent, then tcp_event_new_data_sent but for its timer:
+// newDataRearms) and returns its payload length. chunkEnd marks it the last
+// of a multi-segment TSO chunk, which carries PSH (see sendChunk).
 func (d *DataSender) sendNewSeg(end uint64, chunkEnd bool) units.Bytes {
 	if d.sb.inFlight() == 0 {
 		d.caEvent(cc.EventTxStart) // tcp_event_data_sent
@@ -534,11 +538,16 @@ func (d *DataSender) sendNewSeg(end uint64, chunkEnd bool) units.Bytes {
 	}
 	d.sndNxt = end
 	d.wq.sent(end)
-	// tcp_event_new_data_sent: the first segment in flight arms the RTO.
-	if packetsOut == 0 || d.pending == timeLossProbe {
-		d.rearmRTO()
-	}
 	return bytes
+}
+
+// newDataRearms is tcp_event_new_data_sent's test: the skb that puts data in
+// flight, or one sent while a loss probe is pending, re-arms the RTO. The
+// caller re-arms once the skb has left (tcp_transmit_skb), so that the
+// pacing delay tcp_reset_xmit_timer adds counts the skb's own pacing
+// (tcp_update_skb_after_send advanced tcp_wstamp_ns).
+func (d *DataSender) newDataRearms() bool {
+	return d.sb.packetsOut() == 0 || d.pending == timeLossProbe
 }
 
 // afterSend follows tcp_update_skb_after_send: advance tcp_wstamp_ns by the

@@ -227,3 +227,39 @@ func (w *pshWire) Send(id packet.ID) {
 	}
 	w.pool.Free(id)
 }
+
+// tcp_event_new_data_sent re-arms the RTO of the skb that puts data in
+// flight after tcp_transmit_skb has advanced tcp_wstamp_ns by that skb's
+// pacing time, and tcp_reset_xmit_timer adds tcp_pacing_delay, so a paced
+// flight that leaves an idle sender has its RTO the flight's own pacing
+// later: at 1 Mbps a chunk of two 1,448-byte segments takes 23.168 ms, 23
+// ticks at HZ 1000 (the sender starts at time 0, so no idle credit). With
+// TLP on, the loss probe would take the timer's place.
+func TestRTOArmedAfterTheChunksPacing(t *testing.T) {
+	o := config.DefaultTCPOptions()
+	o.TLP = false
+	pool := &packet.Pool{}
+	s := sim.New()
+	d := NewSender(s, pool, &pshWire{pool: pool}, trace.NewRecorder(config.TraceSummary, 0, nil),
+		SenderConfig{Opts: o, CC: &cc.Reno{}, App: config.AppPattern{Kind: config.Greedy}})
+	d.state = sndEstablished
+	d.st.CwndPkts = 4 // tcp_cwnd_test's quota: half the window, 2
+	d.sndWnd = 1 << 30
+	d.paced, d.st.PacingRate = true, units.Mbps
+	d.Stats.SegsSent = unpacedSegs // past the unpaced start
+	first := d.sndNxt
+	d.wq = writeQueue{ends: []uint64{first + 2*d.mss}}
+	d.writeSeq = first + 2*d.mss
+	d.writeXmit(0)
+	if d.sndNxt != first+2*d.mss || d.pending != timeRetrans {
+		t.Fatalf("sent to %d (want %d), timer %v; want one chunk of two and the RTO", d.sndNxt-first, 2*d.mss, d.pending)
+	}
+	pacing := d.wstamp.Sub(d.st.Now)
+	if pacing != 23168*sim.Microsecond {
+		t.Fatalf("pacing delay %v, want 23.168 ms", pacing)
+	}
+	want := d.rtt.hz.jiffies(d.st.Now) + int64((d.rto+pacing)/sim.Millisecond)
+	if d.xmitTimer.expires != want {
+		t.Errorf("RTO at tick %d, want %d: the RTO (%v) and the chunk's pacing delay (%v)", d.xmitTimer.expires, want, d.rto, pacing)
+	}
+}
