@@ -368,6 +368,9 @@ func (d *DataSender) writeXmit(pushOne int) bool {
 			quota = 1
 		}
 		quota = min(quota, maxSegs)
+		// tcp_grow_skb: the send head takes from the skb after it what it
+		// lacks of quota segments, and keeps it if the loop stops below.
+		d.wq.grow(d.sndNxt + uint64(quota)*d.mss)
 		// tcp_snd_wnd_test: the first segment must fit the receive window.
 		segEnd := min(d.sndNxt+d.mss, d.writeSeq)
 		if segEnd > d.sndUna+d.sndWnd {
@@ -401,17 +404,6 @@ func (d *DataSender) writeXmit(pushOne int) bool {
 	return d.sb.packetsOut() == 0 && d.writeSeq > d.sndNxt
 }
 
-// headSkbEnd is where the send head's skb ends once tcp_write_xmit has
-// grown it toward quota segments (tcp_grow_skb, 6.10+: from the next skb
-// only), the skbs being those the writer laid (writeQueue).
-func (d *DataSender) headSkbEnd(quota uint32) uint64 {
-	end, next := d.wq.headEnd()
-	if want := d.sndNxt + uint64(quota)*d.mss; end < want {
-		end = min(want, next)
-	}
-	return end
-}
-
 // tsoShouldDefer follows tcp_tso_should_defer as of Linux 6.18 (with "tcp:
 // fix tcp_tso_should_defer() vs large RTT"): an skb of more than one segment
 // that the windows let out only in part waits for the next ACK, so that
@@ -431,7 +423,7 @@ func (d *DataSender) tsoShouldDefer(quota, maxSegs uint32) (wait, cwndBound bool
 	if limit >= uint64(maxSegs)*d.mss || limit >= min(d.sndWnd, uint64(d.st.CwndPkts)*d.mss)/tsoWinDiv {
 		return false, false
 	}
-	end := d.headSkbEnd(quota)
+	end := d.wq.headEnd()
 	skbLen := end - d.sndNxt
 	tail := end == d.writeSeq
 	// One segment takes Nagle's test instead; a skb before the tail that
@@ -459,7 +451,7 @@ func (d *DataSender) tsoShouldDefer(quota, maxSegs uint32) (wait, cwndBound bool
 }
 
 // sendChunk sends up to quota new segments as one TSO chunk: the send head
-// skb as tcp_grow_skb grew it (headSkbEnd), cut where tcp_mss_split_point
+// skb as tcp_grow_skb grew it (writeQueue.grow), cut where tcp_mss_split_point
 // cuts it. They leave together and advance the pacing clock by their total
 // length; the skbs after the head wait for the next round of
 // tcp_write_xmit's loop, with its pacing, cwnd and deferral tests.
@@ -485,7 +477,7 @@ func (d *DataSender) sendChunk(quota uint32) uint32 {
 	wndEnd := d.sndUna + d.sndWnd
 	first := d.sb.nxt
 	inFlight := d.sb.inFlight()
-	skbEnd := d.headSkbEnd(quota)
+	skbEnd := d.wq.headEnd()
 	for n < quota && skbEnd > d.sndNxt {
 		end := min(d.sndNxt+d.mss, skbEnd)
 		if end > wndEnd {

@@ -204,12 +204,14 @@ func TestChunkIsTheGrownSendHead(t *testing.T) {
 	first := d.sndNxt
 	d.wq = writeQueue{ends: []uint64{first + 14*mss, first + 16*mss, first + 46*mss}}
 	d.writeSeq = first + 46*mss
+	d.wq.grow(first + 20*mss) // as writeXmit does before its window tests
 	if n := d.sendChunk(20); n != 16 {
 		t.Fatalf("a chunk of %d segments, want 16: the head and the skb after it", n)
 	}
 	if want := []uint64{first + 15*mss}; !slices.Equal(wire.pushed, want) {
 		t.Errorf("PSH on the segments from %v, want %v (the chunk's last)", wire.pushed, want)
 	}
+	d.wq.grow(d.sndNxt + 20*mss)
 	if n := d.sendChunk(20); n != 20 {
 		t.Errorf("the next chunk is %d segments, want 20 from the 30-segment skb", n)
 	}
@@ -261,5 +263,38 @@ func TestRTOArmedAfterTheChunksPacing(t *testing.T) {
 	want := d.rtt.hz.jiffies(d.st.Now) + int64((d.rto+pacing)/sim.Millisecond)
 	if d.xmitTimer.expires != want {
 		t.Errorf("RTO at tick %d, want %d: the RTO (%v) and the chunk's pacing delay (%v)", d.xmitTimer.expires, want, d.rto, pacing)
+	}
+}
+
+// tcp_grow_skb grows the send head from the next skb only, and before the
+// window test, which may then stop the loop: the head keeps what it took.
+// Hand-computed from tcp_output.c, skbs of 2, 1 and 7 segments and a quota
+// of 5 (cwnd 10): a push into a closed window grows the head to 3 segments
+// (the 1-segment skb eaten whole) and sends nothing; once the window opens
+// the head takes 2 more from the 7-segment skb and leaves as a chunk of 5,
+// then the rest as one of 5 (PSH on each chunk's last segment). Growing
+// afresh from the writer's layout sent chunks of 3, 5 and 2.
+func TestGrownHeadKeepsItsGrowth(t *testing.T) {
+	o := config.DefaultTCPOptions()
+	pool := &packet.Pool{}
+	wire := &pshWire{pool: pool}
+	d := NewSender(sim.New(), pool, wire, trace.NewRecorder(config.TraceSummary, 0, nil),
+		SenderConfig{Opts: o, CC: &cc.Reno{}, App: config.AppPattern{Kind: config.Greedy}})
+	d.state = sndEstablished
+	d.st.CwndPkts = 10
+	d.st.PacingRate = 10 * units.Gbps // TSO chunks of up to 64 KB
+	mss := d.mss
+	first := d.sndNxt
+	d.wq = writeQueue{ends: []uint64{first + 2*mss, first + 3*mss, first + 10*mss}}
+	d.writeSeq = first + 10*mss
+	d.sndWnd = 0
+	d.writeXmit(0)
+	if d.sndNxt != first || d.wq.headEnd() != first+3*mss {
+		t.Fatalf("closed window: sent %d bytes, head ends %d segments in; want 0 and 3", d.sndNxt-first, (d.wq.headEnd()-first)/mss)
+	}
+	d.sndWnd = 1 << 30
+	d.writeXmit(0)
+	if want := []uint64{first + 4*mss, first + 9*mss}; !slices.Equal(wire.pushed, want) {
+		t.Errorf("PSH on the segments from %v, want %v: chunks of 5 and 5", wire.pushed, want)
 	}
 }

@@ -82,13 +82,21 @@ func (q *writeQueue) sent(nxt uint64) {
 	}
 }
 
-// headEnd is where the send head's skb ends, and the next skb's end (the
-// head's own when there is none).
-func (q *writeQueue) headEnd() (head, next uint64) {
-	head = q.ends[q.head]
-	next = head
-	if q.n() > 1 {
-		next = q.ends[q.head+1]
+// headEnd is where the send head's skb ends.
+func (q *writeQueue) headEnd() uint64 { return q.ends[q.head] }
+
+// grow follows tcp_grow_skb (6.10+): the send head takes bytes from the skb
+// after it, up to want, eating it if it takes it all; one skb at most. The
+// skbs keep the growth whether or not the head then leaves: tcp_write_xmit
+// grows the head before its window and TSO-deferral tests, so a head grown
+// by a push that the receive window or deferral then stopped is the longer
+// skb at the next push, and tcp_tso_should_defer reads its length.
+func (q *writeQueue) grow(want uint64) {
+	switch {
+	case q.n() < 2 || q.ends[q.head] >= want:
+	case want < q.ends[q.head+1]:
+		q.ends[q.head] = want
+	default:
+		q.head++ // the next skb eaten whole: the head ends where it ended
 	}
-	return head, next
 }

@@ -17,8 +17,8 @@ func TestWriteQueueLays(t *testing.T) {
 		t.Fatalf("ends %v, want %v", q.ends[q.head:], want)
 	}
 	q.sent(61) // the head is split at 61: its remainder ends at 81
-	if head, next := q.headEnd(); q.n() != 3 || head != 81 || next != 131 {
-		t.Fatalf("after sending to 61: %d skbs, head ends %d, next %d; want 3, 81, 131", q.n(), head, next)
+	if head := q.headEnd(); q.n() != 3 || head != 81 || q.ends[q.head+1] != 131 {
+		t.Fatalf("after sending to 61: %d skbs, head ends %d, next %d; want 3, 81, 131", q.n(), head, q.ends[q.head+1])
 	}
 	if got := q.newSkbs(61, 161, 300, 50); got != 3 { // the 30-byte tail takes 20, then 119 bytes in 3 skbs
 		t.Fatalf("newSkbs = %d, want 3", got)
@@ -32,5 +32,26 @@ func TestWriteQueueLays(t *testing.T) {
 	}
 	if q.n() != 3 || cap(q.ends) > 64 {
 		t.Errorf("after 100,000 skbs written and as many sent: %d unsent, room for %d; want 3 and little room", q.n(), cap(q.ends))
+	}
+}
+
+// tcp_grow_skb moves bytes from the skb after the send head into it, up to
+// what the head lacks, and frees that skb when it takes all of it; the skb
+// after that is left alone, and the growth stays in the queue.
+func TestWriteQueueGrowsTheHead(t *testing.T) {
+	q := writeQueue{ends: []uint64{11, 21, 51}} // skbs [1,11) [11,21) [21,51), snd_nxt 1
+	q.grow(8)                                   // the head already holds it
+	q.grow(16)                                  // five bytes of the next
+	if q.headEnd() != 16 || q.n() != 3 || q.ends[q.head+1] != 21 {
+		t.Fatalf("grown to 16: ends %v, want [16 21 51]", q.ends[q.head:])
+	}
+	q.grow(40) // the next's last five: it is eaten, and [21,51) is not touched
+	if q.headEnd() != 21 || q.n() != 2 || q.ends[q.head+1] != 51 {
+		t.Fatalf("grown to 40: ends %v, want [21 51]", q.ends[q.head:])
+	}
+	q.sent(21)
+	q.grow(100) // the last skb has nothing after it
+	if q.headEnd() != 51 || q.n() != 1 {
+		t.Errorf("the tail grown: ends %v, want [51]", q.ends[q.head:])
 	}
 }
