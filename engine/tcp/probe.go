@@ -28,10 +28,11 @@ func (d *DataSender) probe0When(maxWhen sim.Duration) sim.Duration {
 	return min(d.probe0Base()<<min(d.backoff, probe0MaxBackoff), maxWhen)
 }
 
-// sendHeadFits is tcp_ack_probe's "usable window" test, !after(end_seq,
-// tcp_wnd_end): the head of the unsent data fits the receive window. The
-// engine's write queue has no skb boundaries; the head is one MSS (or the
-// flow's last bytes), the unit tcp_write_xmit sends.
+// sendHeadFits is tcp_write_wakeup's test with one MSS in place of what
+// the window takes: the next segment of unsent data (one MSS, or the
+// flow's last bytes) fits the receive window. The kernel sends into any
+// open window, a sub-MSS segment where less than one MSS is open; the
+// retransmission queue numbers segments by MSS (writeWakeup).
 func (d *DataSender) sendHeadFits() bool {
 	return min(d.sndNxt+d.mss, d.writeSeq) <= d.sndUna+d.sndWnd
 }
@@ -46,15 +47,17 @@ func (d *DataSender) checkProbeTimer() {
 }
 
 // ackProbe follows tcp_ack_probe, run on an ACK that arrives with nothing
-// in flight: if the window now takes the head segment, the backoff the
-// probes used is cleared with the timer (tcp_data_snd_check sends next);
-// otherwise the persist timer restarts with the current backoff.
+// in flight: if the window now takes the send head's skb whole
+// (!after(end_seq, tcp_wnd_end)), the backoff the probes used is cleared
+// with the timer (tcp_data_snd_check sends next); otherwise the persist
+// timer restarts with the current backoff, though tcp_write_xmit may still
+// send the part of the skb that fits.
 func (d *DataSender) ackProbe() {
 	d.fillWrite()
 	if d.writeSeq <= d.sndNxt {
 		return // tcp_send_head(sk) == NULL
 	}
-	if d.sendHeadFits() {
+	if d.wq.headEnd() <= d.sndUna+d.sndWnd {
 		d.backoff = 0
 		if d.pending == timeProbe0 {
 			d.clearXmitTimer()

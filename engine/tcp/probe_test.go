@@ -3,9 +3,11 @@ package tcp
 import (
 	"testing"
 
+	"github.com/ccscope/ccscope/engine/cc"
 	"github.com/ccscope/ccscope/engine/config"
 	"github.com/ccscope/ccscope/engine/packet"
 	"github.com/ccscope/ccscope/engine/sim"
+	"github.com/ccscope/ccscope/engine/trace"
 	"github.com/ccscope/ccscope/engine/units"
 )
 
@@ -188,5 +190,35 @@ func TestWindowReopenAfterIdleRestartsCwnd(t *testing.T) {
 	}
 	if want := max(ssBefore, before*3/4); c.snd.st.SSThreshPkts != want {
 		t.Errorf("ssthresh = %d, want max(%d, ¾·%d) = %d", c.snd.st.SSThreshPkts, ssBefore, before, want)
+	}
+}
+
+// tcp_ack_probe clears the probes' backoff and the persist timer only when
+// the window takes the send head's skb whole; a window that opens on part
+// of a 10-segment skb restarts the persist timer with the backoff kept
+// (tcp_data_snd_check then sends what fits, and its RTO takes over).
+func TestAckProbeWantsTheWholeHeadSkb(t *testing.T) {
+	o := config.DefaultTCPOptions()
+	pool := &packet.Pool{}
+	d := NewSender(sim.New(), pool, &pshWire{pool: pool}, trace.NewRecorder(config.TraceSummary, 0, nil),
+		SenderConfig{Opts: o, CC: &cc.Reno{}, App: config.AppPattern{Kind: config.Greedy}})
+	d.state = sndEstablished
+	first := d.sndNxt
+	d.endSeq = first + 10*d.mss // the flow's last bytes, queued as one skb
+	d.writeSeq = d.endSeq
+	d.wq = writeQueue{ends: []uint64{d.endSeq}}
+	d.backoff = 3
+	d.resetXmitTimer(timeProbe0, d.probe0When(rtoMax), rtoMax)
+	d.sndWnd = 5 * d.mss
+	d.ackProbe()
+	want := d.rtt.hz.jiffies(d.st.Now) + int64(8*sim.Second/d.rtt.hz.jiffy()) // the initial RTO of 1 s, backed off thrice
+	if d.backoff != 3 || d.pending != timeProbe0 || d.xmitTimer.expires != want {
+		t.Errorf("half the skb open: backoff %d, timer %v at tick %d; want 3 and the persist timer at %d",
+			d.backoff, pendingNames[d.pending], d.xmitTimer.expires, want)
+	}
+	d.sndWnd = 10 * d.mss
+	d.ackProbe()
+	if d.backoff != 0 || d.pending != timeNone {
+		t.Errorf("the skb open: backoff %d, timer %v; want 0 and none", d.backoff, pendingNames[d.pending])
 	}
 }
