@@ -377,7 +377,7 @@ func (d *DataSender) writeXmit(pushOne int) bool {
 			break
 		}
 		if pushOne == 0 && d.cfg.Opts.TSO {
-			if wait, cwndBound := d.tsoShouldDefer(quota, maxSegs); wait {
+			if wait, cwndBound := d.tsoShouldDefer(maxSegs); wait {
 				cwndLimited = cwndLimited || cwndBound
 				break
 			}
@@ -411,7 +411,7 @@ func (d *DataSender) writeXmit(pushOne int) bool {
 // sent nothing for 1 ms, may send max_segs or a third of its window, or
 // expects no ACK within min(srtt/2, 1 ms). It reports whether to wait, and
 // whether cwnd is what holds the skb back (is_cwnd_limited).
-func (d *DataSender) tsoShouldDefer(quota, maxSegs uint32) (wait, cwndBound bool) {
+func (d *DataSender) tsoShouldDefer(maxSegs uint32) (wait, cwndBound bool) {
 	// Every test that sends now commutes with the others: the cheap ones
 	// come first.
 	if d.st.CA >= cc.CARecovery || d.st.Now.Sub(d.wstamp) > sim.Millisecond || d.sb.packetsOut() == 0 {
