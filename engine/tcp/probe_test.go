@@ -3,11 +3,9 @@ package tcp
 import (
 	"testing"
 
-	"github.com/ccscope/ccscope/engine/cc"
 	"github.com/ccscope/ccscope/engine/config"
 	"github.com/ccscope/ccscope/engine/packet"
 	"github.com/ccscope/ccscope/engine/sim"
-	"github.com/ccscope/ccscope/engine/trace"
 	"github.com/ccscope/ccscope/engine/units"
 )
 
@@ -198,11 +196,7 @@ func TestWindowReopenAfterIdleRestartsCwnd(t *testing.T) {
 // of a 10-segment skb restarts the persist timer with the backoff kept
 // (tcp_data_snd_check then sends what fits, and its RTO takes over).
 func TestAckProbeWantsTheWholeHeadSkb(t *testing.T) {
-	o := config.DefaultTCPOptions()
-	pool := &packet.Pool{}
-	d := NewSender(sim.New(), pool, &pshWire{pool: pool}, trace.NewRecorder(config.TraceSummary, 0, nil),
-		SenderConfig{Opts: o, CC: &cc.Reno{}, App: config.AppPattern{Kind: config.Greedy}})
-	d.state = sndEstablished
+	d, _ := wiredSender(config.DefaultTCPOptions())
 	first := d.sndNxt
 	d.endSeq = first + 10*d.mss // the flow's last bytes, queued as one skb
 	d.writeSeq = d.endSeq

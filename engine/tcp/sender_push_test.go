@@ -192,12 +192,7 @@ func TestRetransmissionPSHIsTheRuns(t *testing.T) {
 // leaves as one chunk of 16, its last segment pushed; the next call starts
 // at the 30-segment skb. Sending across skbs made it one chunk of 20.
 func TestChunkIsTheGrownSendHead(t *testing.T) {
-	o := config.DefaultTCPOptions()
-	pool := &packet.Pool{}
-	wire := &pshWire{pool: pool}
-	rec := trace.NewRecorder(config.TraceSummary, 0, nil)
-	d := NewSender(sim.New(), pool, wire, rec, SenderConfig{Opts: o, CC: &cc.Reno{}, App: config.AppPattern{Kind: config.Greedy}})
-	d.state = sndEstablished
+	d, wire := wiredSender(config.DefaultTCPOptions())
 	d.st.CwndPkts = 100
 	d.sndWnd = 1 << 30
 	mss := d.mss
@@ -215,6 +210,17 @@ func TestChunkIsTheGrownSendHead(t *testing.T) {
 	if n := d.sendChunk(20); n != 20 {
 		t.Errorf("the next chunk is %d segments, want 20 from the 30-segment skb", n)
 	}
+}
+
+// wiredSender is an established Reno sender with a greedy application at
+// time 0, sending into a pshWire, for tests that set its state by hand.
+func wiredSender(o config.TCPOptions) (*DataSender, *pshWire) {
+	pool := &packet.Pool{}
+	wire := &pshWire{pool: pool}
+	d := NewSender(sim.New(), pool, wire, trace.NewRecorder(config.TraceSummary, 0, nil),
+		SenderConfig{Opts: o, CC: &cc.Reno{}, App: config.AppPattern{Kind: config.Greedy}})
+	d.state = sndEstablished
+	return d, wire
 }
 
 // pshWire frees what a sender sends, noting where each PSH segment starts.
@@ -240,11 +246,7 @@ func (w *pshWire) Send(id packet.ID) {
 func TestRTOArmedAfterTheChunksPacing(t *testing.T) {
 	o := config.DefaultTCPOptions()
 	o.TLP = false
-	pool := &packet.Pool{}
-	s := sim.New()
-	d := NewSender(s, pool, &pshWire{pool: pool}, trace.NewRecorder(config.TraceSummary, 0, nil),
-		SenderConfig{Opts: o, CC: &cc.Reno{}, App: config.AppPattern{Kind: config.Greedy}})
-	d.state = sndEstablished
+	d, _ := wiredSender(o)
 	d.st.CwndPkts = 4 // tcp_cwnd_test's quota: half the window, 2
 	d.sndWnd = 1 << 30
 	d.paced, d.st.PacingRate = true, units.Mbps
@@ -275,12 +277,7 @@ func TestRTOArmedAfterTheChunksPacing(t *testing.T) {
 // then the rest as one of 5 (PSH on each chunk's last segment). Growing
 // afresh from the writer's layout sent chunks of 3, 5 and 2.
 func TestGrownHeadKeepsItsGrowth(t *testing.T) {
-	o := config.DefaultTCPOptions()
-	pool := &packet.Pool{}
-	wire := &pshWire{pool: pool}
-	d := NewSender(sim.New(), pool, wire, trace.NewRecorder(config.TraceSummary, 0, nil),
-		SenderConfig{Opts: o, CC: &cc.Reno{}, App: config.AppPattern{Kind: config.Greedy}})
-	d.state = sndEstablished
+	d, wire := wiredSender(config.DefaultTCPOptions())
 	d.st.CwndPkts = 10
 	d.st.PacingRate = 10 * units.Gbps // TSO chunks of up to 64 KB
 	mss := d.mss
