@@ -199,7 +199,7 @@ func livenessCase(r *rand.Rand, ccs []string, dur sim.Duration, busy bool) sweep
 		}
 		// Every CONFIG_HZ, without a draw (the sweep's scenarios stay as
 		// they were otherwise).
-		o.HZ = []int{1000, 250, 100}[f%3]
+		o.HZ = []int{1000, 250, 100, 300}[f%4]
 		fl := config.Flow{ID: fmt.Sprintf("f%d", f), Src: "h1", Dst: "d0", Params: &config.Params{CC: ccs[r.IntN(len(ccs))], TCP: o},
 			Start: sim.Duration(r.IntN(500)) * sim.Millisecond}
 		switch r.IntN(8) {

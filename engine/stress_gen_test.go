@@ -382,7 +382,7 @@ func drawStressCase(r *rand.Rand, ccs []string) stressCase {
 			o = append(o, fmt.Sprintf(`"gro_interval": "%dus"`, 1+r.IntN(500)))
 		}
 		if r.IntN(4) == 0 {
-			o = append(o, fmt.Sprintf(`"hz": %s`, pick("100", "250", "1000")))
+			o = append(o, fmt.Sprintf(`"hz": %s`, pick("100", "250", "300", "1000")))
 		}
 		return "{" + strings.Join(o, ", ") + "}"
 	}

@@ -7,6 +7,7 @@ package cc
 import (
 	"math/rand/v2"
 
+	"github.com/ccscope/ccscope/engine/jiffy"
 	"github.com/ccscope/ccscope/engine/sim"
 	"github.com/ccscope/ccscope/engine/units"
 )
@@ -106,11 +107,16 @@ func tcpJiffies32(st *State) uint32 {
 	if st.HZ == 0 || st.HZ == 1000 {
 		return uint32(st.Now / sim.Time(sim.Millisecond)) // a constant divisor: a multiply
 	}
-	return uint32(int64(st.Now) / (int64(sim.Second) / int64(st.HZ)))
+	return uint32(int64(st.Now) / int64(jiffy.Tick(st.HZ)))
 }
 
 // msecsToJiffies is msecs_to_jiffies: round up to whole ticks.
-func msecsToJiffies(st *State, ms uint32) uint32 { return (ms*hz(st) + 999) / 1000 }
+func msecsToJiffies(st *State, ms uint32) uint32 {
+	if st.HZ == 0 || st.HZ == 1000 {
+		return ms
+	}
+	return uint32(jiffy.MsecsTo(st.HZ, ms))
+}
 
 // after32 is the kernel's after() on u32 stamps and sequence counts.
 func after32(a, b uint32) bool { return int32(b-a) < 0 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/bits"
 
+	"github.com/ccscope/ccscope/engine/jiffy"
 	"github.com/ccscope/ccscope/engine/sim"
 )
 
@@ -204,7 +205,7 @@ func jiffies(st *State, t sim.Time) uint32 {
 	if st.HZ == 0 || st.HZ == 1000 {
 		return uint32(t/sim.Time(sim.Millisecond)) + uint32(1<<32-300*1000)
 	}
-	return uint32(int64(t)/(int64(sim.Second)/int64(st.HZ))) + initialJiffies(st)
+	return uint32(int64(t)/int64(jiffy.Tick(st.HZ))) + initialJiffies(st)
 }
 
 // clockUS is bictcp_clock_us: tcp_mstamp in us, truncated to 32 bits.
@@ -215,8 +216,7 @@ func usecsToJiffies(st *State, us uint32) uint64 {
 	if st.HZ == 0 || st.HZ == 1000 {
 		return (uint64(us) + 999) / 1000
 	}
-	per := 1_000_000 / uint64(st.HZ)
-	return (uint64(us) + per - 1) / per
+	return jiffy.UsecsTo(st.HZ, us)
 }
 
 // reset follows bictcp_reset: clears everything up to the HyStart round.

@@ -91,7 +91,7 @@ func dropFirst() func(*cctest.Conn) bool {
 // The same assertion runs on the product's sender in engine's
 // TestCubicCurveRealSender.
 func TestCubicCurve(t *testing.T) {
-	for _, hz := range []uint32{1000, 250, 100} {
+	for _, hz := range []uint32{1000, 250, 100, 300} {
 		t.Run(fmt.Sprintf("HZ %d", hz), func(t *testing.T) { testCubicCurve(t, hz) })
 	}
 }

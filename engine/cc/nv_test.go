@@ -30,7 +30,13 @@ func newNV(t *testing.T, w, ssthresh uint32, seed uint64) *cctest.Conn {
 // byte: 5·(384 + b)·HZ/512 ticks of 1/HZ s.
 func nvResetInterval(b uint8, hz uint32) sim.Duration {
 	jif := (5 * (384 + uint32(b)) * hz) >> 9
-	return sim.Duration(jif) * sim.Second / sim.Duration(hz)
+	return sim.Duration(jif) * tickNsec(hz)
+}
+
+// tickNsec is the kernel's TICK_NSEC, (NSEC_PER_SEC + HZ/2)/HZ: a third of
+// a nanosecond under 1/HZ s at HZ 300.
+func tickNsec(hz uint32) sim.Duration {
+	return sim.Duration((1_000_000_000+hz/2)/hz) * sim.Nanosecond
 }
 
 // TestNVSSThresh checks tcpnv_recalc_ssthresh: a loss sets ssthresh to
@@ -466,12 +472,12 @@ func TestNVGrowthAfterRTO(t *testing.T) {
 // first reset (whose period began at init) keeps 10000 µs, and the second
 // takes 19999 µs, where ⌊(20000 + a)/2⌋ settles from below (its fixed
 // point is 20000 − 1). The window is clamped at 10 packets and rounds
-// are 20 ms, so ACKs come on a 20 ms grid; HZ 250 checks the tick.
+// are 20 ms, so ACKs come on a 20 ms grid; HZ 250 and 300 check the tick.
 func TestNVMinRTTReset(t *testing.T) {
 	for _, tc := range []struct {
 		seed uint64
 		hz   uint32
-	}{{1, 1000}, {2, 1000}, {3, 250}} {
+	}{{1, 1000}, {2, 1000}, {3, 250}, {4, 300}} {
 		t.Run(fmt.Sprintf("seed%d/HZ%d", tc.seed, tc.hz), func(t *testing.T) {
 			a, _ := cc.New("nv")
 			a.(cc.Seeder).Seed(rand.New(rand.NewPCG(tc.seed, 7)))
@@ -484,7 +490,7 @@ func TestNVMinRTTReset(t *testing.T) {
 				g := sim.Time(20 * sim.Millisecond)
 				return (t + g - 1) / g * g
 			}
-			want := []sim.Time{grid(sim.Time(2 * sim.Second))}
+			want := []sim.Time{grid(sim.Time(sim.Duration(2*tc.hz) * tickNsec(tc.hz)))}
 			for range 2 {
 				want = append(want, grid(want[len(want)-1].Add(nvResetInterval(uint8(draws.Uint32()), tc.hz))))
 			}

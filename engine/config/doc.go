@@ -155,7 +155,7 @@
 //     handshake's window holds a segment), rcvbuf_max (default "32MiB",
 //     tcp_rmem[2]),
 //     gro_interval (default 0: only back-to-back segments coalesce), hz
-//     (the kernel's CONFIG_HZ, 100, 250 or 1000, default 1000: the tick
+//     (the kernel's CONFIG_HZ, 100, 250, 300 or 1000, default 1000: the tick
 //     TCP's timers and the CCs' jiffies clocks count).
 //
 // A flows entry with "group" instead of "id" is a flow group:

@@ -433,10 +433,10 @@ func (c *collector) tcp(flow obj) TCPOptions {
 	if v, p, ok := o.get("hz"); ok {
 		if n, ok := c.count(p, v, math.MaxInt32); ok {
 			switch n {
-			case 100, 250, 1000:
+			case 100, 250, 300, 1000:
 				t.HZ = int(n)
 			default:
-				c.add(p, "%d is not a CONFIG_HZ the simulator runs; expected 100, 250 or 1000 (300 is not a whole number of picoseconds a tick)", n)
+				c.add(p, "%d is not a CONFIG_HZ the kernel offers; expected 100, 250, 300 or 1000", n)
 			}
 		}
 	}

@@ -453,7 +453,7 @@ type TCPOptions struct {
 	// HZ is the kernel's CONFIG_HZ: its timers tick 1/HZ s apart, and the
 	// delayed-ACK, loss-probe, reordering and RTO timers and the CCs' clocks
 	// (CUBIC's epoch, BBR's min_rtt stamp) count in those ticks. One of 100,
-	// 250 or 1000 (the default); Debian's kernels run 250.
+	// 250, 300 or 1000 (the default); Debian's kernels run 250, Arch's 300.
 	HZ int
 }
 

@@ -1,6 +1,9 @@
 package tcp
 
-import "github.com/ccscope/ccscope/engine/sim"
+import (
+	"github.com/ccscope/ccscope/engine/jiffy"
+	"github.com/ccscope/ccscope/engine/sim"
+)
 
 // hzClock is the kernel's jiffies clock at CONFIG_HZ
 // (config.TCPOptions.HZ): the delayed-ACK, loss-probe, reordering and RTO
@@ -9,13 +12,16 @@ import "github.com/ccscope/ccscope/engine/sim"
 // HZ = 250 a timer rounds up to 4 ms where at 1000 it rounds to 1 ms.
 // TCP_TIMEOUT_MIN_US, which the loss-probe and reordering timers add before
 // rounding, is 2 ms whatever HZ.
-type hzClock struct{ hz int64 } // 0 (the zero value) is 1000
+type hzClock struct {
+	hz   int64        // 0 (the zero value) is 1000
+	tick sim.Duration // jiffy at another HZ
+}
 
 func newHZClock(hz int) hzClock {
-	if hz == 1000 {
-		hz = 0 // odd is then one comparison, and the fast paths inline
+	if hz == 1000 || hz == 0 {
+		return hzClock{} // odd is then one comparison, and the fast paths inline
 	}
-	return hzClock{int64(hz)}
+	return hzClock{int64(hz), jiffy.Tick(uint32(hz))}
 }
 
 // HZ is the clock's rate.
@@ -26,13 +32,13 @@ func (c hzClock) HZ() int64 {
 	return c.hz
 }
 
-// jiffy is one tick (config allows only HZ that divide a second in ps).
-// The default HZ's are constants: the timers ask for them on every ACK.
+// jiffy is one tick, TICK_NSEC (3,333,333 ns at HZ 300). The default HZ's
+// is a constant: the timers ask for it on every ACK.
 func (c hzClock) jiffy() sim.Duration {
 	if c.hz == 0 {
 		return sim.Millisecond
 	}
-	return sim.Second / sim.Duration(c.hz)
+	return c.tick
 }
 
 // jiffies is the tick count at t.
@@ -67,8 +73,45 @@ func (c hzClock) usecs(us int64) int64 {
 
 //go:noinline
 func (c hzClock) usecsOdd(us int64) int64 {
-	per := c.jiffyUs()
-	return (us + per - 1) / per
+	return int64(jiffy.UsecsTo(uint32(c.hz), uint32(us)))
+}
+
+// msecs is msecs_to_jiffies.
+func (c hzClock) msecs(ms int64) int64 {
+	if c.odd() {
+		return int64(jiffy.MsecsTo(uint32(c.hz), uint32(ms)))
+	}
+	return ms
+}
+
+// paced is when, whole ticks, plus a pacing delay in the ticks
+// nsecs_to_jiffies gives it. At HZ 1000 that is the sum: a tick is a whole
+// number of the delay's nanoseconds.
+func (c hzClock) paced(when, delay sim.Duration) sim.Duration {
+	if c.odd() {
+		return c.pacedOdd(when, delay)
+	}
+	return when + delay
+}
+
+//go:noinline
+func (c hzClock) pacedOdd(when, delay sim.Duration) sim.Duration {
+	ticks := int64(when/c.jiffy()) + int64(jiffy.NsecsTo(uint32(c.hz), uint64(delay/sim.Nanosecond)))
+	return sim.Duration(ticks) * c.jiffy()
+}
+
+// usecsOf is jiffies_to_usecs of a count of ticks held as a duration (an
+// RTO): at HZ 300 a tick is 3,333 µs to it, not 3,333.333.
+func (c hzClock) usecsOf(d sim.Duration) int64 {
+	if c.odd() {
+		return c.usecsOfOdd(d)
+	}
+	return toUs(d)
+}
+
+//go:noinline
+func (c hzClock) usecsOfOdd(d sim.Duration) int64 {
+	return int64(jiffy.ToUsecs(uint32(c.hz), uint64(d/c.jiffy())))
 }
 
 // usToJiffies is usecs_to_jiffies as a duration.
@@ -89,7 +132,7 @@ func (c hzClock) jiffyUs() int64 {
 	if c.hz == 0 {
 		return 1000
 	}
-	return 1_000_000 / c.hz
+	return int64(jiffy.ToUsecs(uint32(c.hz), 1))
 }
 
 // timeoutMinUs is TCP_TIMEOUT_MIN_US, 2 ms (2*USEC_PER_MSEC) whatever HZ:

@@ -123,7 +123,7 @@ func testStalledReader(t *testing.T, loseUpdate bool) {
 // its level's buckets, 1 tick wide for delays under 63 ticks, 8 under 504,
 // 64 under 4032 and 512 under 32256.
 func wheelAt(hz int, armed sim.Time, when sim.Duration) sim.Time {
-	tick := sim.Second / sim.Duration(hz)
+	tick := tickNsec(hz)
 	gran := sim.Time(tick)
 	for _, limit := range []sim.Duration{63, 504, 4032} {
 		if when >= limit*tick {
@@ -132,6 +132,12 @@ func wheelAt(hz int, armed sim.Time, when sim.Duration) sim.Time {
 	}
 	due := armed - armed%sim.Time(tick) + sim.Time(when)
 	return (due/gran + 1) * gran
+}
+
+// tickNsec is the kernel's TICK_NSEC, (NSEC_PER_SEC + HZ/2)/HZ: 3,333,333
+// ns at HZ 300.
+func tickNsec(hz int) sim.Duration {
+	return sim.Duration((1_000_000_000+hz/2)/hz) * sim.Nanosecond
 }
 
 // An on/off application writes only what the windows let the sender send

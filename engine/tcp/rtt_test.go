@@ -156,6 +156,34 @@ func TestRTOAtHZ250(t *testing.T) {
 	}
 }
 
+// TestRTOAtHZ300: at CONFIG_HZ = 300 a tick is TICK_NSEC, 3,333,333 ns,
+// and usecs_to_jiffies rounds up to thirds of 10 ms: the "fall" case's
+// 293,750 µs is 88.125 ticks, so 89, 296.666637 ms; 240 ms is 72 ticks,
+// 239.999976 ms. Read back as jiffies_to_usecs, 89 ticks are 296,666 µs
+// (⌊89·10⁴/3⌋), not the 296,666.637 µs of their real time.
+func TestRTOAtHZ300(t *testing.T) {
+	for _, tc := range []struct {
+		samples []int64 // µs
+		ticks   int64
+		us      int64
+	}{
+		{[]int64{100000, 20000}, 89, 296_666},
+		{[]int64{40000}, 72, 240_000},
+	} {
+		r := rttEstimator{hz: newHZClock(300)}
+		for _, s := range tc.samples {
+			r.sample(s, 1, 1)
+			r.setRTO()
+		}
+		if want := sim.Duration(tc.ticks) * 3_333_333 * sim.Nanosecond; r.rto != want {
+			t.Errorf("samples %v at HZ 300: rto = %v, want %d ticks, %v", tc.samples, r.rto, tc.ticks, want)
+		}
+		if got := r.hz.usecsOf(r.rto); got != tc.us {
+			t.Errorf("samples %v at HZ 300: jiffies_to_usecs(rto) = %d µs, want %d", tc.samples, got, tc.us)
+		}
+	}
+}
+
 // TestHZClockConstants checks the clock against include/net/tcp.h and
 // jiffies.h at each CONFIG_HZ: TCP_RTO_MIN = HZ/5 and TCP_ATO_MIN = HZ/25
 // are 200 and 40 ms whatever HZ, and usecs_to_jiffies rounds up to a whole
@@ -169,18 +197,25 @@ func TestHZClockConstants(t *testing.T) {
 		{100, 10 * sim.Millisecond, [3][2]int64{{1, 1}, {10000, 1}, {10001, 2}}},
 		{250, 4 * sim.Millisecond, [3][2]int64{{1, 1}, {4000, 1}, {4001, 2}}},
 		{1000, sim.Millisecond, [3][2]int64{{1, 1}, {1000, 1}, {1001, 2}}},
+		{300, 3_333_333 * sim.Nanosecond, [3][2]int64{{1, 1}, {3333, 1}, {3334, 2}}},
 	} {
 		c := newHZClock(tc.hz)
 		if c.jiffy() != tc.tick {
 			t.Errorf("HZ %d: tick %v, want %v", tc.hz, c.jiffy(), tc.tick)
 		}
+		// 200 and 40 ms, less the third of a nanosecond a tick falls
+		// short of 1/HZ s at HZ 300.
+		near := func(j int64, want sim.Duration) bool {
+			d := sim.Duration(j) * c.jiffy()
+			return d <= want && want-d < sim.Duration(j)*sim.Nanosecond
+		}
 		for name, j := range map[string]int64{"TCP_RTO_MIN": c.rtoMin(), "TCP_DELACK_MAX": c.delackMax()} {
-			if d := sim.Duration(j) * c.jiffy(); d != 200*sim.Millisecond {
-				t.Errorf("HZ %d: %s = %v, want 200 ms", tc.hz, name, d)
+			if !near(j, 200*sim.Millisecond) {
+				t.Errorf("HZ %d: %s = %d ticks, %v; want 200 ms", tc.hz, name, j, sim.Duration(j)*c.jiffy())
 			}
 		}
-		if d := sim.Duration(c.atoMin()) * c.jiffy(); d != 40*sim.Millisecond {
-			t.Errorf("HZ %d: TCP_ATO_MIN = %v, want 40 ms", tc.hz, d)
+		if j := c.atoMin(); !near(j, 40*sim.Millisecond) {
+			t.Errorf("HZ %d: TCP_ATO_MIN = %d ticks, %v; want 40 ms", tc.hz, j, sim.Duration(j)*c.jiffy())
 		}
 		for _, u := range tc.up {
 			if got := c.usecs(u[0]); got != u[1] {

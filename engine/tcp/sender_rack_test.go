@@ -72,7 +72,8 @@ func TestRACKRepairsMidWindowLossAtDupthresh(t *testing.T) {
 // loss probe after PTO = 2·srtt + TCP_TIMEOUT_MIN_US (more than one packet
 // out), rounded up to jiffies, counted from the last ACK, which re-armed
 // the timer (tcp_schedule_loss_probe). TCP_TIMEOUT_MIN_US is 2 ms at any
-// HZ (include/net/tcp.h); HZ = 250's 4 ms ticks round the sum up further.
+// HZ (include/net/tcp.h); HZ = 250's 4 ms ticks round the sum up further,
+// and HZ = 300's ticks of 3,333,333 ns (TICK_NSEC) to a multiple of 10/3 ms.
 // The timer wheel then fires the probe at the first boundary after it is
 // due of its level's buckets (wheelAt): at HZ = 1000 the PTO, some 83
 // ticks, lies on level 1 (8-tick buckets); at HZ = 250, some 21 ticks, on
@@ -89,6 +90,7 @@ func TestTLPRepairsTailLoss(t *testing.T) {
 	}{
 		{"tlp on", true, 1000, 0, 1},
 		{"tlp on, HZ 250", true, 250, 0, 1},
+		{"tlp on, HZ 300", true, 300, 0, 1},
 		{"tlp off", false, 1000, 1, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -135,9 +137,8 @@ func TestTLPRepairsTailLoss(t *testing.T) {
 				t.Fatalf("%d packets out after the last ACK, want the 3 lost", out)
 			}
 			us := again.snd.rtt.srttUs8>>2 + 2000
-			perTick := int64(1_000_000 / tc.hz)
-			ticks := (us + perTick - 1) / perTick // usecs_to_jiffies
-			want := wheelAt(tc.hz, lastAck, sim.Duration(ticks)*sim.Second/sim.Duration(tc.hz))
+			ticks := (us*int64(tc.hz) + 999_999) / 1_000_000 // usecs_to_jiffies: ⌈us·HZ/10⁶⌉
+			want := wheelAt(tc.hz, lastAck, sim.Duration(ticks)*tickNsec(tc.hz))
 			if repair != want {
 				t.Errorf("probe at %v, want %v: armed at the last ACK %v for 2·srtt + 2 ms = %d µs, %d ticks", repair, want, lastAck, us, ticks)
 			}

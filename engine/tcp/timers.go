@@ -11,7 +11,7 @@ import (
 // after when (capped at maxWhen), plus the pacing delay so a timer never
 // fires before the paced departure it would send.
 func (d *DataSender) resetXmitTimer(what pendingTimer, when, maxWhen sim.Duration) {
-	d.armXmitTimer(what, when+d.pacingDelay(), maxWhen)
+	d.armXmitTimer(what, d.rtt.hz.paced(when, d.pacingDelay()), maxWhen)
 }
 
 // armXmitTimer is inet_csk_reset_xmit_timer: no pacing allowance. when is
@@ -36,7 +36,7 @@ func (d *DataSender) clearXmitTimer() {
 // transmission and of now, as the kernel takes them.
 func (d *DataSender) rtoDeltaUs() int64 {
 	head := d.sb.seg(d.sb.una)
-	return usNow(head.sent) + toUs(d.rto) - usNow(d.st.Now)
+	return usNow(head.sent) + d.rtt.hz.usecsOf(d.rto) - usNow(d.st.Now)
 }
 
 // rearmRTO follows tcp_rearm_rto: restart the RTO after forward progress;
@@ -143,7 +143,7 @@ func (d *DataSender) rtxProbe0TimedOut() bool {
 	if since == 0 {
 		since = tsNow(d.sb.seg(d.sb.una).sent) + 1 // tcp_skb_timestamp_ts, on tsNow's clock
 	}
-	return hz.usecs(int64(d.tsNow()-since)*1000) > timeout // msecs_to_jiffies
+	return hz.msecs(int64(d.tsNow()-since)) > timeout
 }
 
 // retries2Timeout is tcp_model_timeout(sk, tcp_retries2, TCP_RTO_MIN): the

@@ -44,7 +44,7 @@ func (d *DataSender) scheduleLossProbe(advancingRTO bool) bool {
 	}
 	var rtoDeltaUs int64
 	if advancingRTO {
-		rtoDeltaUs = toUs(d.rto)
+		rtoDeltaUs = d.rtt.hz.usecsOf(d.rto)
 	} else {
 		rtoDeltaUs = d.rtoDeltaUs()
 	}

@@ -208,7 +208,7 @@ func TestHZNote(t *testing.T) {
 		return got
 	}
 	// The CONFIG_HZ values the simulator runs (engine/config).
-	hzs := []int{100, 250, 1000}
+	hzs := []int{100, 250, 300, 1000}
 	t.Run("configuration read", func(t *testing.T) {
 		if khz == 0 {
 			t.Skip("SKIPPED: this host's CONFIG_HZ cannot be read (no /proc/config.gz, no /boot/config-<release>), and kernelHZ takes no other value: the note for a tcp.hz that is not the kernel's goes untested here")

@@ -18,6 +18,7 @@ import (
 
 	"github.com/ccscope/ccscope/engine"
 	"github.com/ccscope/ccscope/engine/config"
+	"github.com/ccscope/ccscope/engine/jiffy"
 	"github.com/ccscope/ccscope/engine/packet"
 	"github.com/ccscope/ccscope/engine/ping"
 	"github.com/ccscope/ccscope/engine/qdisc"
@@ -473,7 +474,7 @@ func notes(flows []config.Flow) []string {
 		}
 		if f.CC != config.Ping && f.CC != "pump" && hz != 0 && f.TCP.HZ != hz {
 			out = append(out, fmt.Sprintf("flows[%s].tcp.hz: %d, but this kernel runs at CONFIG_HZ=%d: its delayed-ACK, loss-probe and RTO timers tick %v apart; set tcp.hz=%d to simulate it",
-				f.ID, f.TCP.HZ, hz, sim.Second/sim.Duration(hz), hz))
+				f.ID, f.TCP.HZ, hz, jiffy.Tick(uint32(hz)), hz))
 		}
 	}
 	return out
