@@ -115,7 +115,11 @@ func (d *DataSender) writeWakeup() {
 		rearm := d.newDataRearms()
 		priorWstamp := d.wstamp
 		d.wstamp = max(d.wstamp, d.st.Now)
-		d.afterSend(d.sendNewSeg(min(d.sndNxt+d.mss, d.writeSeq), false), priorWstamp)
+		// The head skb takes PSH before tcp_fragment cuts the segment
+		// off it, so the segment and what stays of the skb both carry it.
+		d.pushedSeq = max(d.pushedSeq, d.wq.headEnd())
+		d.wq.markHead()
+		d.afterSend(d.sendNewSeg(min(d.sndNxt+d.mss, d.writeSeq), false, true), priorWstamp)
 		if rearm {
 			d.rearmRTO()
 		}

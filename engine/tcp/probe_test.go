@@ -206,7 +206,7 @@ func TestAckProbeWantsTheWholeHeadSkb(t *testing.T) {
 	first := d.sndNxt
 	d.endSeq = first + 10*d.mss // the flow's last bytes, queued as one skb
 	d.writeSeq = d.endSeq
-	d.wq = writeQueue{ends: []uint64{d.endSeq}}
+	d.wq = unmarkedQueue(d.endSeq)
 	d.backoff = 3
 	d.resetXmitTimer(timeProbe0, d.probe0When(rtoMax), rtoMax)
 	d.sndWnd = 5 * d.mss

@@ -24,6 +24,7 @@ func (d *DataSender) Feed(n uint64) {
 		d.checkAppLimited()         // before the new data is queued, as tcp_sendmsg
 		d.slowStartAfterIdleCheck() // tcp_skb_entail's, for the skb it queues
 	}
+	d.feedSeq = 1 + d.cfg.Relay.Written
 	d.cfg.Relay.Written += n
 	d.push()
 	d.record()

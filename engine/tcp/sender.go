@@ -161,6 +161,7 @@ type DataSender struct {
 	writeSeq  uint64     // end of the data the application has written
 	wq        writeQueue // the skbs of [sndNxt, writeSeq)
 	pushedSeq uint64     // writeSeq at the last push mark (tcp_mark_push)
+	feedSeq   uint64     // where a relay's last write call (Feed) began
 	// smlSeq stands for snd_sml, the end of the last sub-MSS segment sent
 	// (tcp_minshall_update): here where a greedy writer's call left one,
 	// as the application writes whole segments (pushRemnant).

@@ -53,13 +53,14 @@ const onOffLowat = 16 << 10
 // ever the flow's last. It reports whether a greedy application found
 // its buffer full in this write (push then lets it top up the send head).
 func (d *DataSender) fillWrite() (filled bool) {
-	from, greedy := d.writeSeq, false
+	from, greedy, calls := d.writeSeq, false, false
 	limit := d.streamEnd()
 	if b := uint64(d.cfg.Opts.SndBuf); b > 0 && d.cfg.App.Kind != config.Greedy {
 		limit = min(limit, d.sndUna+b)
 	}
 	switch d.cfg.App.Kind {
 	case config.AppRate:
+		calls = true
 		w := min(d.writeSeq+d.appOwed, limit)
 		if w > d.writeSeq {
 			d.appOwed -= w - d.writeSeq
@@ -80,6 +81,7 @@ func (d *DataSender) fillWrite() (filled bool) {
 		if !d.appOn {
 			break
 		}
+		calls = true
 		if d.appAsleep {
 			if 2*(d.writeSeq-d.sndNxt) >= onOffLowat {
 				break
@@ -135,7 +137,19 @@ func (d *DataSender) fillWrite() (filled bool) {
 	if d.writeSeq != d.endSeq {
 		d.writeSeq = 1 + (d.writeSeq-1)/d.mss*d.mss
 	}
-	d.wq.lay(d.sndNxt, from, d.writeSeq, d.xmitSizeGoal())
+	// A rate or on/off application writes a segment per call, and each
+	// call's tcp_push marks its tail (tcp_mark_push), so every skb it
+	// fills is marked; a relay's write is one call, which marks its tail
+	// as it ends or waits for memory.
+	d.wq.lay(d.sndNxt, from, d.writeSeq, d.xmitSizeGoal(), from == d.feedSeq)
+	switch {
+	case d.writeSeq == from:
+	case calls:
+		d.pushedSeq = d.writeSeq
+		d.wq.markAfter(from)
+	default:
+		d.markPush()
+	}
 	if greedy {
 		b := d.sndBuf
 		d.appAsleep = b > 0 && d.writeSeq != d.endSeq && d.sndQueued(d.writeSeq) >= b

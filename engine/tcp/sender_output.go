@@ -149,11 +149,11 @@ func (d *DataSender) writeCall(sent, idle bool) bool {
 		if end <= d.writeSeq {
 			break
 		}
-		d.wq.lay(d.sndNxt, d.writeSeq, end, goal)
+		d.wq.lay(d.sndNxt, d.writeSeq, end, goal, d.writeSeq == d.callStart(d.callOf(d.writeSeq)))
 		d.writeSeq, wrote = end, true
 		if end == callEnd {
 			if end == d.endSeq { // the flow's last call: no next one
-				d.pushedSeq = end
+				d.markPush()
 				return d.writeXmit(0)
 			}
 			idle, held = d.endCall(end)
@@ -166,7 +166,7 @@ func (d *DataSender) writeCall(sent, idle bool) bool {
 		}
 		nxt := d.sndNxt
 		if d.writeSeq > d.pushedSeq+d.maxWnd/2 {
-			d.pushedSeq = d.writeSeq
+			d.markPush()
 			idle = d.writeXmit(0)
 		} else if d.wq.n() == 1 { // the tail is the send head: tcp_push_one
 			idle = d.writeXmit(1)
@@ -176,7 +176,7 @@ func (d *DataSender) writeCall(sent, idle bool) bool {
 		blocked = d.sndNxt == nxt
 	}
 	if wrote {
-		d.pushedSeq = d.writeSeq // tcp_push as the writer waits for memory
+		d.markPush() // tcp_push as the writer waits for memory
 	}
 	if wrote || !sent {
 		idle = d.writeXmit(0)
@@ -206,9 +206,10 @@ func (d *DataSender) topUp(idle bool) bool {
 		if end <= d.writeSeq {
 			break
 		}
-		d.wq.lay(d.sndNxt, d.writeSeq, end, goal)
+		d.wq.lay(d.sndNxt, d.writeSeq, end, goal, false)
 		d.writeSeq = end
 		if d.writeSeq > d.pushedSeq+d.maxWnd/2 {
+			d.markPush()
 			idle = d.writeXmit(0)
 			break
 		}
@@ -218,7 +219,7 @@ func (d *DataSender) topUp(idle bool) bool {
 			break
 		}
 	}
-	d.pushedSeq = d.writeSeq // tcp_push as the writer waits for memory
+	d.markPush() // tcp_push as the writer waits for memory
 	return idle
 }
 
@@ -229,11 +230,17 @@ func (d *DataSender) topUp(idle bool) bool {
 // tail skb (something left unsent, or the remnant held) rather than
 // needing a new one.
 func (d *DataSender) endCall(end uint64) (idle, goOn bool) {
-	d.pushedSeq = end
+	d.markPush()
 	idle = d.writeXmit(0)
 	goOn = d.writeSeq != d.sndNxt || d.pushRemnant(end)
 	d.rateCheckAppLimited()
 	return idle, goOn
+}
+
+// markPush is tcp_mark_push on the tail skb.
+func (d *DataSender) markPush() {
+	d.pushedSeq = d.writeSeq
+	d.wq.markTail()
 }
 
 // pushRemnant is tcp_push at the end of a call whose whole segments have
@@ -486,7 +493,7 @@ func (d *DataSender) sendChunk(quota uint32) uint32 {
 		// The chunk's last segment: quota reached, the skb's end, or
 		// the next would pass the receive window.
 		last := n+1 == quota || end == skbEnd || min(end+d.mss, skbEnd) > wndEnd
-		bytes += d.sendNewSeg(end, last && n > 0)
+		bytes += d.sendNewSeg(end, last && n > 0, end == skbEnd && d.wq.headMarked())
 		n++
 	}
 	if n > 0 {
@@ -510,18 +517,18 @@ func (d *DataSender) sendChunk(quota uint32) uint32 {
 // sendNewSeg transmits the new segment [snd_nxt, end) (tcp_transmit_skb
 // with tcp_event_data_sent, then tcp_event_new_data_sent but for its timer:
 // newDataRearms) and returns its payload length. chunkEnd marks it the last
-// of a multi-segment TSO chunk, which carries PSH (see sendChunk).
-func (d *DataSender) sendNewSeg(end uint64, chunkEnd bool) units.Bytes {
+// of a multi-segment TSO chunk, which carries PSH (see sendChunk); psh, the
+// end of an skb that carries a PSH mark (tcp_mark_push), which the segment
+// keeps for its retransmissions: the part of an skb that tso_fragment cuts
+// off to send leaves the mark with the rest.
+func (d *DataSender) sendNewSeg(end uint64, chunkEnd, psh bool) units.Bytes {
 	if d.sb.inFlight() == 0 {
 		d.caEvent(cc.EventTxStart) // tcp_event_data_sent
 	}
 	packetsOut := d.sb.packetsOut()
 	seg := d.sb.push(end, d.st.Now)
 	s := d.sb.seg(seg)
-	// A segment that ends what the application has written is the tail
-	// skb tcp_push marked at the write's end (tcp_mark_push), a mark the
-	// skb keeps for its retransmissions.
-	s.push = end == d.writeSeq
+	s.push = psh
 	d.rate.SkbSent(&s.tx, s.sent, packetsOut, d.sb.inFlight(), d.lost)
 	bytes := units.Bytes(end - d.sndNxt)
 	d.emit(d.sndNxt, end, false, s.push || chunkEnd)

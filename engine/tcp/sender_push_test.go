@@ -130,9 +130,11 @@ func TestPaceKickNotesFullCwndWithNothingUnsent(t *testing.T) {
 // __tcp_transmit_skb, on the clone it sends (tcp_skb_pcount(skb) > 1), and
 // is not kept in the skb: a lone retransmission of that segment carries
 // none, and a retransmission run of several segments carries it on its
-// last. Unpaced slow start sends chunks of two. Segment 41, which ended
-// one, is lost alone; then segments 60 to 65 are lost, and the ACK that
-// reveals them releases several retransmissions at one instant.
+// last. Within the run, only a segment whose skb tcp_mark_push marked
+// keeps PSH, and it had it when first sent. Unpaced slow start sends
+// chunks of two. Segment 41, which ended one, is lost alone; then
+// segments 60 to 65 are lost, and the ACK that reveals them releases
+// several retransmissions at one instant.
 func TestRetransmissionPSHIsTheRuns(t *testing.T) {
 	opts := shLinuxOpts()
 	opts.Pacing = config.PacingOff
@@ -178,9 +180,20 @@ func TestRetransmissionPSHIsTheRuns(t *testing.T) {
 	if len(run) < 2 {
 		t.Fatalf("segment 65's retransmission left with %v: want it in a run of several", run)
 	}
-	if !psh(tx[65][1]) || psh(tx[run[0]][1]) {
-		t.Errorf("the retransmissions %v at %v: PSH on the first %v, on the last %v; want on the last only",
-			run, at, psh(tx[run[0]][1]), psh(tx[65][1]))
+	if !psh(tx[65][1]) {
+		t.Errorf("the retransmissions %v at %v: no PSH on the last", run, at)
+	}
+	bare := 0
+	for _, n := range run[:len(run)-1] {
+		if psh(tx[n][1]) && !psh(tx[n][0]) {
+			t.Errorf("segment %d retransmitted with PSH, sent first without it", n)
+		}
+		if !psh(tx[n][1]) {
+			bare++
+		}
+	}
+	if bare == 0 {
+		t.Errorf("the retransmissions %v: PSH on every one, want it only where the skbs were marked", run)
 	}
 }
 
@@ -197,7 +210,7 @@ func TestChunkIsTheGrownSendHead(t *testing.T) {
 	d.sndWnd = 1 << 30
 	mss := d.mss
 	first := d.sndNxt
-	d.wq = writeQueue{ends: []uint64{first + 14*mss, first + 16*mss, first + 46*mss}}
+	d.wq = unmarkedQueue(first+14*mss, first+16*mss, first+46*mss)
 	d.writeSeq = first + 46*mss
 	d.wq.grow(first + 20*mss) // as writeXmit does before its window tests
 	if n := d.sendChunk(20); n != 16 {
@@ -252,7 +265,7 @@ func TestRTOArmedAfterTheChunksPacing(t *testing.T) {
 	d.paced, d.st.PacingRate = true, units.Mbps
 	d.Stats.SegsSent = unpacedSegs // past the unpaced start
 	first := d.sndNxt
-	d.wq = writeQueue{ends: []uint64{first + 2*d.mss}}
+	d.wq = unmarkedQueue(first + 2*d.mss)
 	d.writeSeq = first + 2*d.mss
 	d.writeXmit(0)
 	if d.sndNxt != first+2*d.mss || d.pending != timeRetrans {
@@ -282,7 +295,7 @@ func TestGrownHeadKeepsItsGrowth(t *testing.T) {
 	d.st.PacingRate = 10 * units.Gbps // TSO chunks of up to 64 KB
 	mss := d.mss
 	first := d.sndNxt
-	d.wq = writeQueue{ends: []uint64{first + 2*mss, first + 3*mss, first + 10*mss}}
+	d.wq = unmarkedQueue(first+2*mss, first+3*mss, first+10*mss)
 	d.writeSeq = first + 10*mss
 	d.sndWnd = 0
 	d.writeXmit(0)

@@ -13,8 +13,16 @@ package tcp
 // tcp:tcp_sendmsg_locked) the writer's first wake-up topped a 22-segment
 // tail up to the new 27-segment goal and took one new skb, 32 segments,
 // where skbs laid at the current goal from snd_nxt gave 38.
+//
+// Each skb keeps its PSH mark (TCP_SKB_CB(skb)->tcp_flags): tcp_push marks
+// the tail at the end of each write call and as the writer waits for
+// memory, and a forced push marks it too (tcp_mark_push); a call's first
+// copy clears the mark of the tail it tops up. A mark stays with the skb
+// until it leaves, behind newer data or not, and goes with what
+// tso_fragment leaves of it, not with the part sent.
 type writeQueue struct {
 	ends []uint64 // ends[head:] ascending
+	psh  []bool   // beside ends: the skb's PSH mark
 	head int
 }
 
@@ -35,8 +43,9 @@ func (q *writeQueue) tailLen(nxt, w uint64) uint64 {
 }
 
 // lay queues the data [from, to) as tcp_sendmsg_locked does: the tail skb
-// is topped up to the size goal, then new skbs are filled to it.
-func (q *writeQueue) lay(nxt, from, to, goal uint64) {
+// is topped up to the size goal, then new skbs are filled to it. A call's
+// first copy (first) clears the mark of the tail it tops up.
+func (q *writeQueue) lay(nxt, from, to, goal uint64, first bool) {
 	if to <= from {
 		return
 	}
@@ -44,6 +53,7 @@ func (q *writeQueue) lay(nxt, from, to, goal uint64) {
 		if l := q.tailLen(nxt, from); l < goal {
 			from = min(to, from+goal-l)
 			q.ends[len(q.ends)-1] = from
+			q.psh[len(q.psh)-1] = q.psh[len(q.psh)-1] && !first
 		}
 	}
 	for from < to {
@@ -52,11 +62,37 @@ func (q *writeQueue) lay(nxt, from, to, goal uint64) {
 			// Reuse the room the sent skbs left, so that a sender that
 			// never drains its queue holds only what is unsent.
 			q.ends = q.ends[:copy(q.ends, q.ends[q.head:])]
+			q.psh = q.psh[:copy(q.psh, q.psh[q.head:])]
 			q.head = 0
 		}
 		q.ends = append(q.ends, from)
+		q.psh = append(q.psh, false)
 	}
 }
+
+// markTail is tcp_mark_push on the tail skb, if there is one (tcp_push
+// returns without an skb).
+func (q *writeQueue) markTail() {
+	if q.n() > 0 {
+		q.psh[len(q.psh)-1] = true
+	}
+}
+
+// markAfter marks every skb that ends after from: an application writing
+// a segment per call marks each skb as its tail at the end of the call
+// that filled it, and its last again after any top-up.
+func (q *writeQueue) markAfter(from uint64) {
+	for i := len(q.ends) - 1; i >= q.head && q.ends[i] > from; i-- {
+		q.psh[i] = true
+	}
+}
+
+// markHead marks the send head (tcp_write_wakeup's PSH before it
+// fragments the skb).
+func (q *writeQueue) markHead() { q.psh[q.head] = true }
+
+// headMarked is whether the send head carries a PSH mark.
+func (q *writeQueue) headMarked() bool { return q.psh[q.head] }
 
 // newSkbs is how many skbs writing on from w to to adds, the tail topped
 // up first.
@@ -78,7 +114,7 @@ func (q *writeQueue) sent(nxt uint64) {
 		q.head++
 	}
 	if q.head == len(q.ends) {
-		q.ends, q.head = q.ends[:0], 0
+		q.ends, q.psh, q.head = q.ends[:0], q.psh[:0], 0
 	}
 }
 
@@ -86,7 +122,8 @@ func (q *writeQueue) sent(nxt uint64) {
 func (q *writeQueue) headEnd() uint64 { return q.ends[q.head] }
 
 // grow follows tcp_grow_skb (6.10+): the send head takes bytes from the skb
-// after it, up to want, eating it if it takes it all; one skb at most. The
+// after it, up to want, eating it if it takes it all (tcp_eat_one_skb, which
+// ORs in the eaten skb's PSH); one skb at most. The
 // skbs keep the growth whether or not the head then leaves: tcp_write_xmit
 // grows the head before its window and TSO-deferral tests, so a head grown
 // by a push that the receive window or deferral then stopped is the longer
@@ -98,5 +135,6 @@ func (q *writeQueue) grow(want uint64) {
 		q.ends[q.head] = want
 	default:
 		q.head++ // the next skb eaten whole: the head ends where it ended
+		q.psh[q.head] = q.psh[q.head] || q.psh[q.head-1]
 	}
 }
