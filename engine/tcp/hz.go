@@ -14,7 +14,7 @@ import (
 // rounding, is 2 ms whatever HZ.
 type hzClock struct {
 	hz   int64        // 0 (the zero value) is 1000
-	tick sim.Duration // jiffy at another HZ
+	tick sim.Duration // the tick at an HZ other than 1000
 }
 
 func newHZClock(hz int) hzClock {
@@ -33,7 +33,7 @@ func (c hzClock) HZ() int64 {
 }
 
 // jiffy is one tick, TICK_NSEC (3,333,333 ns at HZ 300). The default HZ's
-// is a constant: the timers ask for it on every ACK.
+// tick is a constant: the timers ask for it on every ACK.
 func (c hzClock) jiffy() sim.Duration {
 	if c.hz == 0 {
 		return sim.Millisecond
