@@ -584,6 +584,33 @@ func TestCallArithmetic(t *testing.T) {
 	}
 }
 
+// A writer whose calls are shorter than a segment (8 KiB calls at an MSS
+// of 8,948) writes on: its calls, rounded down to whole segments, can
+// start where the next starts, and callOf takes the last of them, so each
+// call the writer makes ends past where it starts. The config refuses such
+// calls (app.write below the MSS), but the transmit-loop harness, which
+// builds its senders directly, drew them (2026-12-07): a call that ended
+// where it began stopped the writer for good, the flow stalled at 10
+// segments with nothing in flight, and the liveness check said so.
+func TestWritesShorterThanASegment(t *testing.T) {
+	const write = 8 * units.KiB
+	opts := shLinuxOpts()
+	opts.MSS = 8948
+	d := &DataSender{cfg: SenderConfig{App: config.AppPattern{Kind: config.Greedy, Write: write}}, mss: 8948}
+	for seq := uint64(1); seq < 2_000_000; seq += 8948 {
+		if k := d.callOf(seq); d.callStart(k+1) <= seq || d.callStart(k) > seq {
+			t.Fatalf("callOf(%d) = %d, whose calls span [%d, %d)", seq, k, d.callStart(k), d.callStart(k+1))
+		}
+	}
+	size := 200 * 8948 * units.Bytes(1)
+	c := shHarness{cc: "reno", rate: 20 * units.Mbps, owd: 10 * sim.Millisecond, size: size, opts: opts,
+		app: config.AppPattern{Kind: config.Greedy, Write: write}}.build(t)
+	c.runUntil(sim.Time(5 * sim.Second))
+	if got := c.rcv.BytesDelivered(); got != size {
+		t.Errorf("delivered %d of %d bytes: the writer stopped at write_seq %d", got, size, c.snd.writeSeq)
+	}
+}
+
 // The remnant pushRemnant weighs is the one of the call that ends where it
 // is asked: call k ends k·W bytes into the stream. With 128 KiB calls,
 // 181 of them are 23,724,032 bytes, exactly 16,384 segments of 1448: the

@@ -66,10 +66,12 @@ func (d *DataSender) writeThenSend(sent, idle bool) {
 
 // callOf is the greedy writer's call (from 0) that writes sequence seq:
 // calls of the application's write size (1 MiB by default, as the
-// emulator's writer) from sequence 1, each from its callStart.
+// emulator's writer) from sequence 1, each from its callStart. Calls
+// shorter than a segment can start where the next does, their bytes
+// rounded away; callOf is then the last of them, the one that writes.
 func (d *DataSender) callOf(seq uint64) uint64 {
 	k := (seq - 1) / uint64(d.cfg.App.WriteSize())
-	if d.callStart(k+1) <= seq { // a start rounded down to a segment
+	for d.callStart(k+1) <= seq { // a start rounded down to a segment
 		k++
 	}
 	return k
