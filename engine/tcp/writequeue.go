@@ -79,8 +79,9 @@ func (q *writeQueue) markTail() {
 }
 
 // markAfter marks every skb that ends after from: an application writing
-// a segment per call marks each skb as its tail at the end of the call
-// that filled it, and its last again after any top-up.
+// a segment per call pushes at the end of each call, so each skb it wrote
+// into was the tail at some call's end, and a top-up's clearing is undone
+// by the push that ends the same call.
 func (q *writeQueue) markAfter(from uint64) {
 	for i := len(q.ends) - 1; i >= q.head && q.ends[i] > from; i-- {
 		q.psh[i] = true
