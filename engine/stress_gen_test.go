@@ -384,6 +384,9 @@ func drawStressCase(r *rand.Rand, ccs []string) stressCase {
 		if r.IntN(4) == 0 {
 			o = append(o, fmt.Sprintf(`"hz": %s`, pick("100", "250", "300", "1000")))
 		}
+		if r.IntN(4) == 0 {
+			o = append(o, `"timestamps": 2`)
+		}
 		return "{" + strings.Join(o, ", ") + "}"
 	}
 	rcv := func() string {

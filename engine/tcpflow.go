@@ -113,8 +113,9 @@ func (t *tcpFlow) build() error {
 	opts.ECN = ecn
 	t.snd = tcp.NewSender(r.Sim, r.Pool, src, r.Trace, tcp.SenderConfig{
 		Flow: idx, Node: src.Index, Peer: dst.Index, Opts: opts, CC: alg,
-		RNG: rng.Stream(r.Scenario.Runtime.Seed, "flow/"+f.ID+"/cc"),
-		ECN: ecn, Echo: echo, Start: sim.Time(f.Start), Size: f.Size, App: f.App,
+		RNG:          rng.Stream(r.Scenario.Runtime.Seed, "flow/"+f.ID+"/cc"),
+		PeerTSOffset: peerTSOffset(r.Scenario.Runtime.Seed, f.ID, opts),
+		ECN:          ecn, Echo: echo, Start: sim.Time(f.Start), Size: f.Size, App: f.App,
 		HostFQ:   r.egressFQ(src.Index, dst.Index),
 		Relay:    t.relayFeed(),
 		Recycler: r.recycler(f),
@@ -339,4 +340,14 @@ func (r *Run) TCPEnds(i int) (snd *tcp.DataSender, rcv *tcp.Receiver, ok bool) {
 		return nil, nil, false
 	}
 	return t.snd, t.rcv, true
+}
+
+// peerTSOffset is the offset the flow's receiver adds to its timestamps:
+// with tcp_timestamps 1 a keyed hash of the addresses (secure_tcp_ts_off),
+// a uniform u32 drawn here from the flow's own stream; with 2, none.
+func peerTSOffset(seed uint64, id string, o config.TCPOptions) uint32 {
+	if o.Timestamps != 1 {
+		return 0
+	}
+	return uint32(rng.PCG(seed, "flow/"+id+"/ts_offset").Uint64() >> 32)
 }

@@ -119,6 +119,11 @@ type State struct {
 	SndUna, SndNxt uint64 // byte sequence numbers (not wrapped) for per-window logic
 	LastAckSeq     uint64 // cumulative ACK of the ACK being processed
 	SackedOut      uint32 // sacked_out: packets SACKed (Reno: dupacks counted) above snd_una
+	// RcvTSVal and RcvTSEcr are rx_opt.rcv_tsval and rcv_tsecr, the
+	// timestamp option of the ACK being processed (the echo in the
+	// sender's own clock), and TSNow is tcp_time_stamp_ts(tp), the
+	// sender's timestamp clock at that ACK, in ms. TCP-LP reads them.
+	RcvTSVal, RcvTSEcr, TSNow uint32
 	// EnterCWR is set by an algorithm inside CongAvoid to call
 	// tcp_enter_cwr, as tcp_cdg.c's delay backoff does: when the hook
 	// returns, the sender enters CWR (its ssthresh hook then gives the

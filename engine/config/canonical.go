@@ -325,6 +325,9 @@ func (f Flow) tree() tree {
 	if o.HZ != DefaultHZ { // absent keeps older scenarios' hashes
 		tcp["hz"] = json.Number(strconv.Itoa(o.HZ))
 	}
+	if o.Timestamps != DefaultTimestamps { // absent keeps older scenarios' hashes
+		tcp["timestamps"] = json.Number(strconv.Itoa(o.Timestamps))
+	}
 	t["tcp"] = tcp
 	addCCParams(t, f.CCParams)
 	f.Rcv.addTo(t)

@@ -112,7 +112,7 @@ var (
 		"sack": leaf(kBool), "rack": leaf(kBool), "tlp": leaf(kBool), "prr": leaf(kBool),
 		"frto": leaf(kBool), "pacing": leaf(kPacing), "tso": leaf(kBool), "gro": leaf(kBool),
 		"delayed_ack": leaf(kBool), "ecn": leaf(kBool), "ecn_low": leaf(kBool),
-		"mss": leaf(kSize), "init_cwnd": leaf(kCount), "sndbuf": leaf(kBuffer), "hz": leaf(kCount),
+		"mss": leaf(kSize), "init_cwnd": leaf(kCount), "sndbuf": leaf(kBuffer), "hz": leaf(kCount), "timestamps": leaf(kCount),
 		"rcvbuf_init": leaf(kSize), "rcvbuf_max": leaf(kSize), "gro_interval": leaf(kDuration),
 	})
 

@@ -27,6 +27,9 @@ const (
 	DefaultRcvBufInit = 131072 * units.B
 	DefaultRcvBufMax  = 32 * units.MiB
 	DefaultHZ         = 1000
+	// DefaultTimestamps is sysctl tcp_timestamps' default: each connection's
+	// timestamps carry a random offset.
+	DefaultTimestamps = 1
 
 	// MinMSS is TCP_MIN_MSS from include/net/tcp.h: the kernel clamps any
 	// smaller MSS up to it.
@@ -43,6 +46,7 @@ func DefaultTCPOptions() TCPOptions {
 		Pacing: PacingAuto, TSO: true, GRO: true, DelayedAck: true, ECN: false,
 		MSS: DefaultMSS, InitCwnd: DefaultInitCwnd, SndBuf: DefaultSndBuf,
 		RcvBufInit: DefaultRcvBufInit, RcvBufMax: DefaultRcvBufMax, HZ: DefaultHZ,
+		Timestamps: DefaultTimestamps,
 	}
 }
 
@@ -437,6 +441,18 @@ func (c *collector) tcp(flow obj) TCPOptions {
 				t.HZ = int(n)
 			default:
 				c.add(p, "%d is not a CONFIG_HZ the kernel offers; expected 100, 250, 300 or 1000", n)
+			}
+		}
+	}
+	if v, p, ok := o.get("timestamps"); ok {
+		if n, ok := c.count(p, v, math.MaxInt32); ok {
+			switch n {
+			case 1, 2:
+				t.Timestamps = int(n)
+			case 0:
+				c.add(p, "0 (no timestamps) is not simulated: the endpoint always negotiates them; expected 1 (random offsets, Linux's default) or 2 (none)")
+			default:
+				c.add(p, "%d is not a value of sysctl tcp_timestamps; expected 1 (random offsets, Linux's default) or 2 (none)", n)
 			}
 		}
 	}

@@ -34,7 +34,7 @@ func TestParseDefaults(t *testing.T) {
 		Flows: []Flow{
 			{ID: "f0", Src: "a", Dst: "b", Params: &Params{CC: "cubic", App: AppPattern{Kind: Greedy}, TCP: TCPOptions{
 				SACK: true, RACK: true, TLP: true, PRR: true, FRTO: true, Pacing: PacingAuto, TSO: true, GRO: true, DelayedAck: true, ECN: false,
-				MSS: 1448, InitCwnd: 10, SndBuf: 4194304, RcvBufInit: 131072, RcvBufMax: 33554432, GROInterval: 0, HZ: 1000,
+				MSS: 1448, InitCwnd: 10, SndBuf: 4194304, RcvBufInit: 131072, RcvBufMax: 33554432, GROInterval: 0, HZ: 1000, Timestamps: 1,
 			}}},
 			{ID: "p", Src: "b", Dst: "a", Params: &Params{CC: "pump", Rate: units.Mbps, PacketSize: 1500}},
 		},

@@ -455,6 +455,12 @@ type TCPOptions struct {
 	// (CUBIC's epoch, BBR's min_rtt stamp) count in those ticks. One of 100,
 	// 250, 300 or 1000 (the default); Debian's kernels run 250, Arch's 300.
 	HZ int
+
+	// Timestamps is sysctl tcp_timestamps: 1 (the default) stamps each
+	// connection's timestamps with a random offset (secure_tcp_ts_off),
+	// 2 with none. Only the peer's offset shows, in rcv_tsval, which of
+	// the CCs only TCP-LP reads.
+	Timestamps int
 }
 
 // Change is a scheduled change of a link direction at time At. Nil fields

@@ -35,6 +35,11 @@ type SenderConfig struct {
 	Opts config.TCPOptions
 	CC   cc.Algorithm
 	RNG  *rand.Rand // the CC's stream (rng.Stream(seed, "flow/<id>/cc"))
+	// PeerTSOffset is the receiver's tsoffset (secure_tcp_ts_off), which
+	// Linux adds to every timestamp it sends: random with tcp_timestamps 1,
+	// 0 with 2. The simulated receiver stamps its clock as it is; the
+	// sender adds the offset where the kernel would read it, in rcv_tsval.
+	PeerTSOffset uint32
 	// ECN requests ECN in the SYN; Echo says which kind (EchoAccECN asks for
 	// AccECN and marks ECT(1), the others classic ECN with ECT(0)).
 	ECN   bool
@@ -210,8 +215,7 @@ type DataSender struct {
 	pacingOverride units.BitRate
 
 	// Timestamps (RFC 7323).
-	tsRecent uint32
-	rcvTsecr uint32
+	tsRecent uint32 // the peer's; the ACK's own option is in st (RcvTSVal, RcvTSEcr)
 
 	// Application.
 	appOn     bool

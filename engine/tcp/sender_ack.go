@@ -79,7 +79,10 @@ func (d *DataSender) tcpAck(p *packet.Packet) bool {
 	*ss = sackTagState{}
 	ss.rate.RTT = -1
 
-	d.rcvTsecr = p.TSEcr
+	// The receiver stamps ms since the start, one below the sender's clock
+	// (tsNow); both ends of a Linux host read one clock, and the peer adds
+	// its offset.
+	d.st.RcvTSVal, d.st.RcvTSEcr, d.st.TSNow = p.TSVal+1+d.cfg.PeerTSOffset, p.TSEcr, d.tsNow()
 
 	if ackSeq < priorSndUna {
 		// An old ACK: use its SACK information only (the kernel's old_ack
@@ -432,7 +435,7 @@ func (d *DataSender) spuriousRetrans(s *txSeg) bool {
 
 // tsecrBefore is tcp_tsopt_ecr_before.
 func (d *DataSender) tsecrBefore(when uint32) bool {
-	return d.rcvTsecr != 0 && int32(d.rcvTsecr-when) < 0
+	return d.st.RcvTSEcr != 0 && int32(d.st.RcvTSEcr-when) < 0
 }
 
 // ackUpdateRTT follows tcp_ack_update_rtt: prefer the ACK's timing, fall
@@ -441,8 +444,8 @@ func (d *DataSender) ackUpdateRTT(flag int, seqRTT, sackRTT, caRTT int64, rs *cc
 	if seqRTT < 0 {
 		seqRTT = sackRTT
 	}
-	if seqRTT < 0 && d.rcvTsecr != 0 && flag&flagAcked != 0 {
-		seqRTT = rttTsoptUs(d.tsNow(), d.rcvTsecr, 1)
+	if seqRTT < 0 && d.st.RcvTSEcr != 0 && flag&flagAcked != 0 {
+		seqRTT = rttTsoptUs(d.tsNow(), d.st.RcvTSEcr, 1)
 		caRTT = seqRTT
 	}
 	if caRTT >= 0 {

@@ -57,6 +57,16 @@ func TestNodeSysctls(t *testing.T) {
 				t.Errorf("tcp_rmem h1 %q, h2 %q; want f1's receiver the default, f0's 16 MiB", r1, r2)
 			}
 		}},
+		{"offsets or none", `[{"id":"f0","src":"h1","dst":"h2","cc":"cubic","tcp":{"timestamps":2}},
+			{"id":"f1","src":"h2","dst":"h3","cc":"cubic"}]`, nil, func(t *testing.T, vals map[string][]nsSysctl) {
+			if t1, t2, t3 := value(vals, "h1", "net.ipv4.tcp_timestamps"), value(vals, "h2", "net.ipv4.tcp_timestamps"), value(vals, "h3", "net.ipv4.tcp_timestamps"); t1 != "1" || t2 != "2" || t3 != "1" {
+				t.Errorf("tcp_timestamps h1 %s, h2 %s, h3 %s; want 1, 2 (f0's receiver), 1", t1, t2, t3)
+			}
+		}},
+		{"timestamps into one receiver", `[{"id":"f0","src":"h1","dst":"h2","cc":"cubic","tcp":{"timestamps":2}},
+			{"id":"f1","src":"h3","dst":"h2","cc":"cubic"}]`, []string{
+			`flows[f1].tcp.timestamps: differs from flows[f0]'s at node h2, where f1 receives and f0 receives (net.ipv4.tcp_timestamps "1" against "2")`,
+		}, nil},
 		{"receive buffers into one receiver", `[{"id":"f0","src":"h1","dst":"h2","cc":"cubic","tcp":{"rcvbuf_max":"16MiB"}},
 			{"id":"f1","src":"h3","dst":"h2","cc":"cubic","tcp":{"sack":false}}]`, []string{
 			`flows[f1].tcp.sack: differs from flows[f0]'s at node h2, where f1 receives and f0 receives (net.ipv4.tcp_sack "0" against "1")`,

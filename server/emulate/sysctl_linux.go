@@ -5,6 +5,7 @@ package emulate
 import (
 	"fmt"
 	"slices"
+	"strconv"
 
 	"github.com/ccscope/ccscope/engine/config"
 	"github.com/ccscope/ccscope/engine/tcp"
@@ -43,8 +44,9 @@ func nsSysctls(o config.TCPOptions) []nsSysctl {
 	return []nsSysctl{
 		{"net.ipv6.conf.all.disable_ipv6", "1", "", atBoth},
 		{"net.ipv6.conf.default.disable_ipv6", "1", "", atBoth},
-		{"net.ipv4.tcp_timestamps", "1", "", atBoth},
 		{"net.ipv4.tcp_window_scaling", "1", "", atBoth},
+		// The receiver's offset is the one its peer's CC can read (rcv_tsval).
+		{"net.ipv4.tcp_timestamps", strconv.Itoa(o.Timestamps), "timestamps", atReceiver},
 		{"net.ipv4.tcp_no_metrics_save", "1", "", atBoth},
 		{"net.ipv4.tcp_moderate_rcvbuf", "1", "", atBoth},
 		{"net.ipv4.tcp_sack", b(o.SACK, "1", "0"), "sack", atBoth},
