@@ -174,13 +174,7 @@ func Run(ctx context.Context, scn *config.Scenario, hash string, opt Options) (r
 			}
 		}
 	}
-	interval := opt.SampleInterval
-	if interval == 0 {
-		interval = 5 * sim.Millisecond
-		if scn.Trace.Detail == config.TraceSampled {
-			interval = scn.Trace.Interval
-		}
-	}
+	interval := sampleInterval(opt.SampleInterval, scn.Trace)
 	detail := scn.Trace.Detail
 	if detail == config.TraceSummary {
 		detail = config.TraceSampled

@@ -1,6 +1,7 @@
 package emulate
 
 import (
+	"github.com/ccscope/ccscope/engine/config"
 	"github.com/ccscope/ccscope/engine/sim"
 	"github.com/ccscope/ccscope/engine/trace"
 	"github.com/ccscope/ccscope/server/calibrate"
@@ -51,3 +52,23 @@ type Result struct {
 // process id follows, so concurrent runs do not collide and a run can
 // remove what a killed earlier one left.
 const NamespacePrefix = "ccscope-"
+
+// defaultSample is how often a kernel run samples TCP_INFO when neither
+// the options nor a sampled trace say: each sample is a getsockopt per
+// flow on the relay's own thread.
+const defaultSample = 5 * sim.Millisecond
+
+// sampleInterval is the kernel run's TCP_INFO sampling interval: set, the
+// sampled trace's, or defaultSample. Never 0: the relay's loop would then
+// sample on every turn and fall behind its packets (compare turns a
+// change trace into a sampled one with no interval of its own; such runs
+// ran hundreds of milliseconds late).
+func sampleInterval(set sim.Duration, t config.Trace) sim.Duration {
+	switch {
+	case set > 0:
+		return set
+	case t.Detail == config.TraceSampled && t.Interval > 0:
+		return t.Interval
+	}
+	return defaultSample
+}
