@@ -113,12 +113,12 @@ func (t *tcpFlow) build() error {
 	opts.ECN = ecn
 	t.snd = tcp.NewSender(r.Sim, r.Pool, src, r.Trace, tcp.SenderConfig{
 		Flow: idx, Node: src.Index, Peer: dst.Index, Opts: opts, CC: alg,
-		RNG:          rng.Stream(r.Scenario.Runtime.Seed, "flow/"+f.ID+"/cc"),
+		RNG: rng.Stream(r.Scenario.Runtime.Seed, "flow/"+f.ID+"/cc"),
+		ECN: ecn, Echo: echo, Start: sim.Time(f.Start), Size: f.Size, App: f.App,
+		HostFQ:       r.egressFQ(src.Index, dst.Index),
+		Relay:        t.relayFeed(),
+		Recycler:     r.recycler(f),
 		PeerTSOffset: peerTSOffset(r.Scenario.Runtime.Seed, f.ID, opts),
-		ECN:          ecn, Echo: echo, Start: sim.Time(f.Start), Size: f.Size, App: f.App,
-		HostFQ:   r.egressFQ(src.Index, dst.Index),
-		Relay:    t.relayFeed(),
-		Recycler: r.recycler(f),
 	})
 	t.rcv = tcp.NewReceiver(r.Sim, r.Pool, t.ackPath(src.Index, dst), r.Trace, tcp.ReceiverConfig{
 		Flow: idx, Node: dst.Index, Peer: src.Index, Opts: opts, Echo: echo,

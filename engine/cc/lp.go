@@ -27,8 +27,10 @@ import "github.com/ccscope/ccscope/engine/sim"
 // default (tcp_timestamps 1) the offset is a random u32, and the smoothed
 // delay, kept << 3 in a u32, overflows unless delay and offset are below
 // 2^29: in 7 connections of 8, sowd >> 3 wraps below owd_min, no
-// congestion is ever indicated, and LP is Reno. With tcp_timestamps 2 (no
-// offset) the delay is small and LP yields as designed.
+// congestion is ever indicated, and LP is Reno; in the 8th, the first
+// sample's cut sets owd_max to twice the offset, which puts the threshold
+// out of reach of any queue. With tcp_timestamps 2 (no offset) the delay
+// is small and LP yields as designed.
 type LP struct {
 	// struct lp.
 	flag      uint32
