@@ -79,6 +79,12 @@ func echoMode(f config.Flow) tcp.EchoMode {
 	return tcp.EchoClassic
 }
 
+// ReceiverRunsCC reports whether flow f's simulated receiver echoes CE as
+// its CC's receiving end does (DCTCP's per-packet echo, Prague's AccECN),
+// not as RFC 3168's: a kernel run then needs the CC at the listener too,
+// as hosts running DCTCP or Prague set it at both ends.
+func ReceiverRunsCC(f config.Flow) bool { return echoMode(f) != tcp.EchoClassic }
+
 // needsECN reports whether the CC requires ECN whatever the options say
 // (TCP_CONG_NEEDS_ECN in the kernel).
 func needsECN(ccName string) bool { return ccName == "dctcp" || ccName == "prague" }

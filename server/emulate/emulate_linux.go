@@ -684,6 +684,11 @@ func (e *run) setupFlows(nw *topo.Network) error {
 			if err := syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_REUSEADDR, 1); err != nil {
 				return err
 			}
+			if engine.ReceiverRunsCC(fc) { // the accepted socket inherits it
+				if err := setCongestion(fd, fc.CC); err != nil {
+					return err
+				}
+			}
 			if mss+tcp.HeaderBytes != e.mtu { // else the devices' MTU gives it
 				if err := setMaxSeg(fd, mss); err != nil {
 					return err
