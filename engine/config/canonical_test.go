@@ -90,6 +90,7 @@ func TestHashChanges(t *testing.T) {
 		{"one picosecond of delay", []string{"links.access.ab.delay=1000000001"}},
 		{"reverse qdisc", []string{"links.bottleneck.ba.qdisc.kind=codel"}},
 		{"a TCP switch", []string{"flows.f0.tcp.tlp=false"}},
+		{"timestamps without offsets", []string{"flows.f0.tcp.timestamps=2"}},
 		{"write size", []string{"flows.f0.app.write=128KiB"}},
 		{"cc", []string{"flows.f0.cc=reno"}},
 		{"change time", []string{"changes.0.at=6s"}},

@@ -294,7 +294,7 @@ func TestScenarioFilesSentOrShipped(t *testing.T) {
 func TestCanonicalOmitsNewDefaults(t *testing.T) {
 	s := mustParse(t, []byte(baseJSON))
 	c := string(s.Canonical())
-	for _, k := range []string{"position", "order", "clamp", "capacity", "outages", `"trace":{"sha`, "traces"} {
+	for _, k := range []string{"position", "order", "clamp", "capacity", "outages", `"trace":{"sha`, "traces", "timestamps"} {
 		if strings.Contains(c, k) {
 			t.Errorf("canonical form of a scenario without path models has %q: %s", k, c)
 		}
