@@ -106,6 +106,7 @@ func Compare(ctx context.Context, raw []byte, sets []string, opt CompareOptions)
 		}
 		if n == 0 {
 			c.Scenario, c.Notes = prep.Scenario.Name, prep.Notes
+			c.Notes = append(c.Notes, lpOffsetNotes(prep.Scenario.Flows)...)
 		}
 		progress(fmt.Sprintf("seed %d (%d of %d): simulating", seed, n+1, len(seeds)))
 		prep.Scenario.Trace = config.Trace{Detail: config.TraceSampled, Interval: simSample}
@@ -346,6 +347,21 @@ func minRTTNote(seed uint64, sf engine.FlowSummary, simRec, kernRec *trace.Recor
 	}
 	return fmt.Sprintf("seed %d, flows[%s]: the kernel's BBR took its first min_rtt, %.3f ms, %.0f µs above the simulator's %.3f ms (a handshake's packets cross the relay and the kernels more slowly than data): data samples below it restart BBR's 10 s min_rtt window, so PROBE_RTT can come later on the kernel side",
 		seed, sf.ID, k/1e3, k-s, s/1e3)
+}
+
+// lpOffsetNotes warns, per LP flow with timestamp offsets, that the two
+// sides draw the receiver's offset differently (the kernel per address
+// pair, the simulator per flow and seed), and that LP's outcome rests on
+// it: from 2^29 up it is Reno, below it does not yield either, with none
+// it yields (README, "Congestion controllers").
+func lpOffsetNotes(flows []config.Flow) []string {
+	var notes []string
+	for _, f := range flows {
+		if f.CC == "lp" && f.TCP.Timestamps == 1 {
+			notes = append(notes, fmt.Sprintf("flows[%s]: lp's one-way delay includes the receiver's timestamp offset, which the kernel draws per address pair (secure_tcp_ts_off) and the simulator per flow and seed; LP is Reno when it is 2^29 or more, so the two sides may land apart: set tcp.timestamps=2 (no offsets) to compare like with like", f.ID))
+		}
+	}
+	return notes
 }
 
 // abortNote says when either side's sender gave up on a flow's connection

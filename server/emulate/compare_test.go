@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ccscope/ccscope/engine"
+	"github.com/ccscope/ccscope/engine/config"
 	"github.com/ccscope/ccscope/engine/sim"
 	"github.com/ccscope/ccscope/engine/trace"
 )
@@ -125,6 +126,21 @@ func TestLeastLate(t *testing.T) {
 			t.Errorf("%s: %d runs (%d reported), kept p99 %v, heard %v; want %d runs, %v kept, heard %v",
 				c.name, runs, tries, got, heard, c.runs, c.kept, c.heard)
 		}
+	}
+}
+
+// TestLPOffsetNote: an lp flow with offsets (tcp.timestamps 1, the
+// default) gets a note naming it and the setting that compares like with
+// like; one with timestamps 2, or another CC, gets none.
+func TestLPOffsetNote(t *testing.T) {
+	flow := func(id, cc string, ts int) config.Flow {
+		o := config.DefaultTCPOptions()
+		o.Timestamps = ts
+		return config.Flow{ID: id, Params: &config.Params{CC: cc, TCP: o}}
+	}
+	got := lpOffsetNotes([]config.Flow{flow("a", "lp", 1), flow("b", "lp", 2), flow("c", "reno", 1)})
+	if len(got) != 1 || !strings.HasPrefix(got[0], "flows[a]: ") || !strings.Contains(got[0], "tcp.timestamps=2") {
+		t.Fatalf("notes %q, want one for flows[a] naming tcp.timestamps=2", got)
 	}
 }
 
