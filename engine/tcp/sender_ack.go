@@ -445,7 +445,7 @@ func (d *DataSender) ackUpdateRTT(flag int, seqRTT, sackRTT, caRTT int64, rs *cc
 		seqRTT = sackRTT
 	}
 	if seqRTT < 0 && d.st.RcvTSEcr != 0 && flag&flagAcked != 0 {
-		seqRTT = rttTsoptUs(d.tsNow(), d.st.RcvTSEcr, 1)
+		seqRTT = rttTsoptUs(d.st.TSNow, d.st.RcvTSEcr, 1)
 		caRTT = seqRTT
 	}
 	if caRTT >= 0 {
