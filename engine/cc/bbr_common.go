@@ -102,12 +102,14 @@ func deliveredMstamp(st *State) uint64 {
 	return uint64(st.DeliveredTime / sim.Time(sim.Microsecond))
 }
 
-// tcpJiffies32 is tcp_jiffies32: ticks of 1/HZ s, wrapping u32.
+// tcpJiffies32 is tcp_jiffies32: ticks of 1/HZ s since the host clock's
+// zero (State.Clock), wrapping u32.
 func tcpJiffies32(st *State) uint32 {
+	t := st.Now + sim.Time(st.Clock)
 	if st.HZ == 0 || st.HZ == 1000 {
-		return uint32(st.Now / sim.Time(sim.Millisecond)) // a constant divisor: a multiply
+		return uint32(t / sim.Time(sim.Millisecond)) // a constant divisor: a multiply
 	}
-	return uint32(int64(st.Now) / int64(jiffy.Tick(st.HZ)))
+	return uint32(int64(t) / int64(jiffy.Tick(st.HZ)))
 }
 
 // msecsToJiffies is msecs_to_jiffies: round up to whole ticks.

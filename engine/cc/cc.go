@@ -86,6 +86,9 @@ type State struct {
 	// HZ is the kernel's CONFIG_HZ, whose ticks (jiffies) the CCs' coarse
 	// clocks count; 0 means 1000.
 	HZ uint32
+	// Clock is where the kernel clock stood at time 0
+	// (config.KernelClock): jiffies count Now + Clock.
+	Clock sim.Duration
 
 	CwndPkts      uint32 // snd_cwnd, written by the CC
 	CwndCnt       uint32 // snd_cwnd_cnt: linear-increase counter, written by the CC

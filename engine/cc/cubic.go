@@ -198,10 +198,12 @@ func hz(st *State) uint32 {
 // 300 s before it wraps.
 func initialJiffies(st *State) uint32 { return uint32(1<<32 - 300*uint64(hz(st))) }
 
-// jiffies is tcp_jiffies32 at time t, counted from INITIAL_JIFFIES. The
-// default HZ divides by a constant (a multiply), as it did before HZ was a
-// setting: CUBIC reads the clock on every ACK.
+// jiffies is tcp_jiffies32 at time t, counted from INITIAL_JIFFIES at the
+// host clock's zero (State.Clock). The default HZ divides by a constant (a
+// multiply), as it did before HZ was a setting: CUBIC reads the clock on
+// every ACK.
 func jiffies(st *State, t sim.Time) uint32 {
+	t += sim.Time(st.Clock)
 	if st.HZ == 0 || st.HZ == 1000 {
 		return uint32(t/sim.Time(sim.Millisecond)) + uint32(1<<32-300*1000)
 	}
@@ -522,7 +524,7 @@ func (c *Cubic) publish(st *State) {
 	s.Set(c.sig.k, float64(c.bicK)*1000/1024)
 	epoch := 0.0
 	if c.epochStart != 0 {
-		epoch = float64(c.epochStart - initialJiffies(st))
+		epoch = float64(c.epochStart - jiffies(st, 0))
 		if h := hz(st); h != 1000 {
 			epoch = epoch * 1000 / float64(h)
 		}

@@ -12,16 +12,21 @@ import (
 // HZ = 250 a timer rounds up to 4 ms where at 1000 it rounds to 1 ms.
 // TCP_TIMEOUT_MIN_US, which the loss-probe and reordering timers add before
 // rounding, is 2 ms whatever HZ.
+//
+// zero is the kernel clock's reading at the run's time 0 (config.KernelClock):
+// its ticks, and the timer wheel's buckets, fall wherever that puts them,
+// as a kernel's fall wherever its uptime does.
 type hzClock struct {
 	hz   int64        // 0 (the zero value) is 1000
 	tick sim.Duration // the tick at an HZ other than 1000
+	zero sim.Duration // the host clock's reading at time 0
 }
 
-func newHZClock(hz int) hzClock {
+func newHZClock(hz int, zero sim.Duration) hzClock {
 	if hz == 1000 || hz == 0 {
-		return hzClock{} // odd is then one comparison, and the fast paths inline
+		return hzClock{zero: zero} // odd is then one comparison, and the fast paths inline
 	}
-	return hzClock{int64(hz), jiffy.Tick(uint32(hz))}
+	return hzClock{int64(hz), jiffy.Tick(uint32(hz)), zero}
 }
 
 // HZ is the clock's rate.
@@ -43,6 +48,7 @@ func (c hzClock) jiffy() sim.Duration {
 
 // jiffies is the tick count at t.
 func (c hzClock) jiffies(t sim.Time) int64 {
+	t += sim.Time(c.zero)
 	if c.odd() {
 		return int64(t / sim.Time(c.jiffy()))
 	}
@@ -61,7 +67,12 @@ func (c hzClock) since(now, t sim.Time) sim.Duration {
 func (c hzClock) odd() bool { return c.hz != 0 }
 
 // at is the time tick j begins, when a timer set to expire at j fires.
-func (c hzClock) at(j int64) sim.Time { return sim.Time(j * int64(c.jiffy())) }
+func (c hzClock) at(j int64) sim.Time { return sim.Time(j*int64(c.jiffy())) - sim.Time(c.zero) }
+
+// ms is the host's millisecond clock at t, as tcp_time_stamp_ms reads it.
+func (c hzClock) ms(t sim.Time) uint32 {
+	return uint32((t + sim.Time(c.zero)) / sim.Time(sim.Millisecond))
+}
 
 // usecs is usecs_to_jiffies: microseconds rounded up to whole ticks.
 func (c hzClock) usecs(us int64) int64 {

@@ -110,7 +110,7 @@ func NewReceiver(s *sim.Sim, pool *packet.Pool, out Sender, rec *trace.Recorder,
 	r.compress = s.NewTimer(r.self, kindCompress)
 	r.groTimer = s.NewTimer(r.self, kindGRO)
 	r.win.init(c.Opts)
-	r.ack.init(newHZClock(c.Opts.HZ))
+	r.ack.init(newHZClock(c.Opts.HZ, c.Clock))
 	r.ecn.mode = c.Echo
 	return r
 }
@@ -220,7 +220,7 @@ func (r *Receiver) rcvSyn(p *packet.Packet) {
 	a.Seq, a.Ack = 0, r.rcvNxt
 	// RFC 7323: the window on a SYN-ACK is never scaled.
 	a.Wnd = uint32(min(r.win.rcvWnd, tcpMaxWindow))
-	a.TSVal, a.TSEcr = tsNow(r.s.Now()), r.synTS
+	a.TSVal, a.TSEcr = r.ack.hz.ms(r.s.Now()), r.synTS
 	a.SentAt = r.s.Now()
 	r.out.Send(id)
 }
@@ -253,7 +253,7 @@ func (r *Receiver) establish(p *packet.Packet) {
 	case r.synAckResent == 0:
 		r.ack.rttSample(stampUsDelta(r.s.Now(), r.synAck))
 	case p.TSEcr != 0:
-		if m := rttTsoptUs(tsNow(r.s.Now()), p.TSEcr, 1); m >= 0 {
+		if m := rttTsoptUs(r.ack.hz.ms(r.s.Now()), p.TSEcr, 1); m >= 0 {
 			r.ack.rttSample(m)
 		}
 	}
@@ -261,10 +261,6 @@ func (r *Receiver) establish(p *packet.Packet) {
 	r.ack.initRcvMss(r.win.advmss, uint32(r.win.rcvWnd))
 	r.ack.lrcvtime = r.ack.hz.jiffies(r.s.Now())
 }
-
-// tsNow is the TCP timestamp clock: milliseconds, as tcp_time_stamp_ts
-// without usec timestamps.
-func tsNow(t sim.Time) uint32 { return uint32(t / sim.Time(sim.Millisecond)) }
 
 // usNow is tp->tcp_mstamp in microseconds.
 func usNow(t sim.Time) int64 { return int64(t / sim.Time(sim.Microsecond)) }

@@ -281,7 +281,7 @@ func (r *Receiver) sendAck(ack uint64) {
 	p.Flags = packet.ACK
 	p.Seq, p.Ack = 1, ack
 	p.Wnd = uint32(r.selectWindow())
-	p.TSVal, p.TSEcr = tsNow(now), r.tsRecent
+	p.TSVal, p.TSEcr = a.hz.ms(now), r.tsRecent
 	p.SentAt = now
 	if r.cfg.Opts.SACK {
 		p.NSack = r.sack.write(&p.Sack)

@@ -158,3 +158,7 @@ func (h *harness) log() string {
 	}
 	return b.String()
 }
+
+// tsNow is the TCP timestamp clock of a host whose clock reads zero at time
+// 0 (the harnesses' receivers): milliseconds, as tcp_time_stamp_ts.
+func tsNow(t sim.Time) uint32 { return uint32(t / sim.Time(sim.Millisecond)) }

@@ -73,7 +73,7 @@ func (r *Receiver) rcvSegment(sg *segment) {
 		r.tsRecent = sg.tsVal
 	}
 	r.ecn.acceptCWR(sg, &r.ack)
-	r.win.rcvRttMeasureTS(sg.tsEcr, now, r.rcvNxt != r.copiedSeq, sg.end-sg.seq >= uint64(r.ack.rcvMss))
+	r.win.rcvRttMeasureTS(sg.tsEcr, r.ack.hz.ms(now), r.rcvNxt != r.copiedSeq, sg.end-sg.seq >= uint64(r.ack.rcvMss))
 	r.dataQueue(sg)
 	if r.ack.pending&ackSched != 0 {
 		r.ackSndCheck()

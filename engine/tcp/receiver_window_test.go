@@ -348,7 +348,7 @@ func TestRcvRttUpdate(t *testing.T) {
 	}
 	// tcp_rtt_tsopt_us(tp, 0): an echo from this very tick is no sample.
 	now := sim.Time(50 * sim.Millisecond)
-	w.rcvRttMeasureTS(tsNow(now), now, false, true)
+	w.rcvRttMeasureTS(tsNow(now), tsNow(now), false, true)
 	if w.rcvRttUs != 40000 {
 		t.Errorf("a zero timestamp delta changed the estimate to %d", w.rcvRttUs)
 	}

@@ -78,7 +78,7 @@ func TestMinRTTWindow(t *testing.T) {
 // picosecond clock it had expired 300 s + 1 ps on.
 func TestMinRTTExpiresByTheTick(t *testing.T) {
 	d := &DataSender{}
-	d.rtt.hz = newHZClock(250)
+	d.rtt.hz = newHZClock(250, 0)
 	t0 := sim.Time(7*sim.Second + sim.Millisecond)
 	for _, s := range []struct {
 		at   sim.Time
@@ -145,7 +145,7 @@ func TestRTOAtHZ250(t *testing.T) {
 		{[]int64{100000, 20000}, 296 * sim.Millisecond},
 		{[]int64{40000}, 240 * sim.Millisecond},
 	} {
-		r := rttEstimator{hz: newHZClock(250)}
+		r := rttEstimator{hz: newHZClock(250, 0)}
 		for _, s := range tc.samples {
 			r.sample(s, 1, 1)
 			r.setRTO()
@@ -170,7 +170,7 @@ func TestRTOAtHZ300(t *testing.T) {
 		{[]int64{100000, 20000}, 89, 296_666},
 		{[]int64{40000}, 72, 240_000},
 	} {
-		r := rttEstimator{hz: newHZClock(300)}
+		r := rttEstimator{hz: newHZClock(300, 0)}
 		for _, s := range tc.samples {
 			r.sample(s, 1, 1)
 			r.setRTO()
@@ -199,7 +199,7 @@ func TestHZClockConstants(t *testing.T) {
 		{1000, sim.Millisecond, [3][2]int64{{1, 1}, {1000, 1}, {1001, 2}}},
 		{300, 3_333_333 * sim.Nanosecond, [3][2]int64{{1, 1}, {3333, 1}, {3334, 2}}},
 	} {
-		c := newHZClock(tc.hz)
+		c := newHZClock(tc.hz, 0)
 		if c.jiffy() != tc.tick {
 			t.Errorf("HZ %d: tick %v, want %v", tc.hz, c.jiffy(), tc.tick)
 		}
@@ -226,7 +226,7 @@ func TestHZClockConstants(t *testing.T) {
 			t.Errorf("HZ %d: jiffies(9 ms) = %d, want the tick 9 ms falls in", tc.hz, j)
 		}
 	}
-	if newHZClock(0) != (hzClock{}) || (hzClock{}).HZ() != 1000 {
+	if newHZClock(0, 0) != (hzClock{}) || (hzClock{}).HZ() != 1000 {
 		t.Errorf("an unset HZ is not 1000")
 	}
 }
@@ -260,7 +260,7 @@ func TestTimerWheelBuckets(t *testing.T) {
 		{"beyond the wheel at HZ 1000: cut to 62·2^24, fires at 63·2^24", 1000, 0, 2_000_000_000, 63 << 24},
 		{"beyond the wheel at HZ 100 (8 levels): cut to 62·2^21, fires at 63·2^21", 100, 0, 2_000_000_000, 63 << 21},
 	} {
-		if got := newHZClock(tc.hz).bucket(tc.clk, tc.expires); got != tc.at {
+		if got := newHZClock(tc.hz, 0).bucket(tc.clk, tc.expires); got != tc.at {
 			t.Errorf("%s: armed at tick %d to expire at %d fires at %d, want %d", tc.name, tc.clk, tc.expires, got, tc.at)
 		}
 	}
@@ -273,7 +273,7 @@ func TestTimerWheelBuckets(t *testing.T) {
 func TestWheelTimerKeepsItsBucket(t *testing.T) {
 	s := sim.New()
 	w := wheelTimer{t: s.NewTimer(s.Register(noHandler{}, "t"), 1)}
-	c := newHZClock(1000)
+	c := newHZClock(1000, 0)
 	ms := func(n int64) sim.Time { return sim.Time(n * int64(sim.Millisecond)) }
 	w.set(c, ms(1000), 1070) // 70 ticks: level 1
 	w.set(c, ms(1010), 1070) // 60 ticks from here: level 0 if armed afresh

@@ -40,6 +40,9 @@ type SenderConfig struct {
 	// 0 with 2. The simulated receiver stamps its clock as it is; the
 	// sender adds the offset where the kernel would read it, in rcv_tsval.
 	PeerTSOffset uint32
+	// Clock is the host's kernel clock at time 0 (config.KernelClock):
+	// jiffies, the timer wheel and the timestamp clock count from it.
+	Clock sim.Duration
 	// ECN requests ECN in the SYN; Echo says which kind (EchoAccECN asks for
 	// AccECN and marks ECT(1), the others classic ECN with ECT(0)).
 	ECN   bool
@@ -247,8 +250,8 @@ func NewSender(s *sim.Sim, pool *packet.Pool, out Sender, rec *trace.Recorder, c
 	d.paceTimer = s.NewTimer(d.self, kindPace)
 	d.appTimer = s.NewTimer(d.self, kindApp)
 	d.sb = newScoreboard(d.mss, c.Recycler)
-	d.rtt.hz = newHZClock(c.Opts.HZ)
-	d.st.HZ = uint32(d.rtt.hz.HZ())
+	d.rtt.hz = newHZClock(c.Opts.HZ, c.Clock)
+	d.st.HZ, d.st.Clock = uint32(d.rtt.hz.HZ()), c.Clock
 	d.rack.reoWndSteps = 1
 	if c.Size > 0 {
 		d.endSeq = 1 + uint64(c.Size)
@@ -515,7 +518,7 @@ func (d *DataSender) isRACK() bool { return d.cfg.Opts.RACK }
 
 // tsNow is tcp_time_stamp_ts: the sender's millisecond clock for the TS
 // option, offset by one so it is never 0 (0 means "no timestamp").
-func (d *DataSender) tsNow() uint32 { return uint32(d.st.Now/sim.Time(sim.Millisecond)) + 1 }
+func (d *DataSender) tsNow() uint32 { return d.rtt.hz.ms(d.st.Now) + 1 }
 
 // record writes the sender's state row to the trace.
 func (d *DataSender) record() {

@@ -141,7 +141,7 @@ func (d *DataSender) rtxProbe0TimedOut() bool {
 	}
 	since := d.retransStamp
 	if since == 0 {
-		since = tsNow(d.sb.seg(d.sb.una).sent) + 1 // tcp_skb_timestamp_ts, on tsNow's clock
+		since = hz.ms(d.sb.seg(d.sb.una).sent) + 1 // tcp_skb_timestamp_ts, on tsNow's clock
 	}
 	return hz.msecs(int64(d.tsNow()-since)) > timeout
 }

@@ -4,6 +4,7 @@ package tcp
 import (
 	"github.com/ccscope/ccscope/engine/config"
 	"github.com/ccscope/ccscope/engine/packet"
+	"github.com/ccscope/ccscope/engine/sim"
 )
 
 // Header sizes on the wire: 20 B IPv4 + 20 B TCP + 12 B timestamp option
@@ -29,6 +30,8 @@ type ReceiverConfig struct {
 	Peer int32             // the sender's node index
 	Opts config.TCPOptions // SACK, DelayedAck, GRO, ECN, RcvBufInit, RcvBufMax, GROInterval, MSS
 	Echo EchoMode
+	// Clock is the host's kernel clock at time 0 (config.KernelClock).
+	Clock sim.Duration
 	// DataReady, if set, makes the application read only through Read,
 	// as a relay does that reads no faster than it can pass bytes on
 	// (relay.go), and is called, as sk_data_ready, once the receiver is
