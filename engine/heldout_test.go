@@ -184,10 +184,14 @@ func TestHeldOutRandomDrawBesideKernel(t *testing.T) {
 			"links.bottleneck.ab.qdisc.limit=0.53BDP", `links.bottleneck.ab.loss={"kind":"bernoulli","p":0.00048}`,
 			`links.bottleneck.ba.loss={"kind":"bernoulli","p":0.002}`, `links.bottleneck.ab.jitter={"kind":"gaussian","sigma":"1.43ms"}`},
 			9.03, 0.01, [2]int64{208, 221}},
+		// 1.2 Mbps, mostly in timeouts: where the kernel clock stands when
+		// the run starts (config.KernelClock) moves the mean of seeds 1–2
+		// between 1.20 and 1.22 Mbps (eight clocks tried), as the timers
+		// fall in other buckets of the timer wheel.
 		{"cubic-23Mbps-166ms-1.5%loss-ack-loss-jitter", []string{"links.bottleneck.rate=23.0Mbps", "links.bottleneck.delay=82ms",
 			"links.bottleneck.ab.qdisc.limit=2.16BDP", `links.bottleneck.ab.loss={"kind":"bernoulli","p":0.01527}`,
 			`links.bottleneck.ba.loss={"kind":"bernoulli","p":0.0022}`, `links.bottleneck.ab.jitter={"kind":"gaussian","sigma":"0.13ms"}`},
-			1.20, 0.01, [2]int64{11, 18}},
+			1.20, 0.02, [2]int64{11, 18}},
 		{"cubic-78Mbps-156ms-pie-0.3%loss", []string{"links.bottleneck.rate=78.5Mbps", "links.bottleneck.delay=77ms",
 			`links.bottleneck.ab.qdisc={"kind":"pie"}`, `links.bottleneck.ab.loss={"kind":"bernoulli","p":0.00262}`},
 			6.105, 0.01, [2]int64{5, 12}},

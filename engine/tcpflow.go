@@ -125,10 +125,11 @@ func (t *tcpFlow) build() error {
 		Relay:        t.relayFeed(),
 		Recycler:     r.recycler(f),
 		PeerTSOffset: peerTSOffset(r.Scenario.Runtime.Seed, f.ID, opts),
+		Clock:        r.kernelClock(),
 	})
 	t.rcv = tcp.NewReceiver(r.Sim, r.Pool, t.ackPath(src.Index, dst), r.Trace, tcp.ReceiverConfig{
 		Flow: idx, Node: dst.Index, Peer: src.Index, Opts: opts, Echo: echo,
-		DataReady: t.relayReady(),
+		Clock: r.kernelClock(), DataReady: t.relayReady(),
 	})
 	in := t.dataPath()
 	r.Sim.Own(nil)
@@ -356,4 +357,17 @@ func peerTSOffset(seed uint64, id string, o config.TCPOptions) uint32 {
 		return 0
 	}
 	return uint32(rng.PCG(seed, "flow/"+id+"/ts_offset").Uint64() >> 32)
+}
+
+// kernelClock is where the kernel clock stands at time 0
+// (config.KernelClock): a whole number of microseconds, so that the
+// microsecond stamps (tcp_mstamp), which read the run's time, differ from
+// that clock by whole microseconds; below 2^27 µs (134 s, many times the
+// coarsest timer-wheel bucket a TCP timer meets, 4.096 s); drawn from the
+// stream runtime/clock; zero when the run's clock is aligned.
+func (r *Run) kernelClock() sim.Duration {
+	if r.Scenario.Runtime.KernelClock == config.ClockAligned {
+		return 0
+	}
+	return sim.Duration(rng.PCG(r.Scenario.Runtime.Seed, "runtime/clock").Uint64()>>37) * sim.Microsecond
 }

@@ -210,6 +210,17 @@ func jiffies(st *State, t sim.Time) uint32 {
 	return uint32(int64(t)/int64(jiffy.Tick(st.HZ))) + initialJiffies(st)
 }
 
+// tickMs is when tick j began, in milliseconds of the run's time: how the
+// signals show a jiffies stamp.
+func tickMs(st *State, j uint32) float64 {
+	tick := sim.Millisecond
+	if st.HZ != 0 && st.HZ != 1000 {
+		tick = jiffy.Tick(st.HZ)
+	}
+	began := -(st.Clock % tick) // the tick running at time 0
+	return (float64(float64(int32(j-jiffies(st, 0)))*float64(tick)) + float64(began)) / float64(sim.Millisecond)
+}
+
 // clockUS is bictcp_clock_us: tcp_mstamp in us, truncated to 32 bits.
 func clockUS(st *State) uint32 { return uint32(st.Now / sim.Time(sim.Microsecond)) }
 
@@ -524,10 +535,7 @@ func (c *Cubic) publish(st *State) {
 	s.Set(c.sig.k, float64(c.bicK)*1000/1024)
 	epoch := 0.0
 	if c.epochStart != 0 {
-		epoch = float64(c.epochStart - jiffies(st, 0))
-		if h := hz(st); h != 1000 {
-			epoch = epoch * 1000 / float64(h)
-		}
+		epoch = tickMs(st, c.epochStart)
 	}
 	s.Set(c.sig.epochStart, epoch)
 	s.Set(c.sig.originPoint, float64(c.bicOriginPoint))

@@ -7,6 +7,7 @@ import (
 
 	"github.com/ccscope/ccscope/engine/cc"
 	"github.com/ccscope/ccscope/engine/cc/cctest"
+	"github.com/ccscope/ccscope/engine/jiffy"
 	"github.com/ccscope/ccscope/engine/sim"
 )
 
@@ -113,8 +114,11 @@ func testCubicCurve(t *testing.T, hz uint32) {
 	if got := signal(t, c, "last_max_cwnd"); got != 1000 {
 		t.Errorf("signal last_max_cwnd = %v, want 1000", got)
 	}
-	if got, want := signal(t, c, "epoch_start"), math.Floor(t0.Seconds()*float64(hz))*1000/float64(hz); got != want {
-		t.Errorf("signal epoch_start = %v ms, want %v ms (end of recovery, on its tick)", got, want)
+	// The tick's start: TICK_NSEC, a third of a nanosecond under 1/HZ s at
+	// HZ 300, so 60 ticks begin at 199.99998 ms.
+	tick := int64(jiffy.Tick(hz))
+	if got, want := signal(t, c, "epoch_start"), float64(int64(t0)/tick*tick)/float64(sim.Millisecond); got != want {
+		t.Errorf("signal epoch_start = %v ms, want %v ms (the start of the tick recovery ended in)", got, want)
 	}
 	for _, ts := range []float64{0.5, 1, 2, 4, 6, 8, 9, 10, 12, 14, 15} {
 		want := wCubic(ts, k, 1000)

@@ -429,7 +429,7 @@ func (n *NV) publish(st *State) {
 		s.Set(g.minRTTNew, float64(n.minRTTNew))
 	}
 	s.Set(g.avgRTT, float64(n.lastRTT))
-	s.Set(g.resetAt, float64(n.minRTTResetJiffies-jiffies(st, 0))*1000/float64(hz(st)))
+	s.Set(g.resetAt, tickMs(st, n.minRTTResetJiffies))
 	s.Set(g.resets, float64(n.minRTTResets))
 	s.Set(g.cwndBySlope, float64(n.cwndBySlope))
 	s.Set(g.maxWin, float64(n.maxWin))

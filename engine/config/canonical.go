@@ -115,7 +115,7 @@ func (s *Scenario) tree() tree {
 	}
 	out := tree{
 		"name": s.Name, "description": s.Description,
-		"runtime": tree{"seed": json.Number(strconv.FormatUint(s.Runtime.Seed, 10)), "duration": s.Runtime.Duration.String()},
+		"runtime": s.runtimeTree(),
 		"nodes":   nodes, "links": links, "flows": flows, "changes": changes, "trace": tr,
 	}
 	// Trace files travel inside the canonical config, by the SHA-256 of
@@ -415,4 +415,14 @@ func nameOf[T comparable](m map[string]T, v T) string {
 		}
 	}
 	panic("config: enum value without a name")
+}
+
+// runtimeTree is the runtime section; kernel_clock only when aligned, so
+// that scenarios written before it keep their hashes.
+func (s *Scenario) runtimeTree() tree {
+	t := tree{"seed": json.Number(strconv.FormatUint(s.Runtime.Seed, 10)), "duration": s.Runtime.Duration.String()}
+	if s.Runtime.KernelClock == ClockAligned {
+		t["kernel_clock"] = "aligned"
+	}
+	return t
 }

@@ -66,16 +66,19 @@ func TestHashStable(t *testing.T) {
 	}
 }
 
-// A greedy application's default write size, written out, is the same run
-// as the scenario that leaves it out, and keeps that scenario's hash.
-func TestHashDefaultWrite(t *testing.T) {
+// A default written out is the same run as the scenario that leaves it
+// out, and keeps that scenario's hash: a greedy application's write size,
+// the kernel clock drawn from the seed.
+func TestHashDefaultsWrittenOut(t *testing.T) {
 	base, _ := Hash([]byte(baseJSON))
-	raw, err := Apply([]byte(baseJSON), []string{"flows.f0.app.write=1MiB"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if h, err := Hash(raw); err != nil || h != base {
-		t.Errorf("Hash with write 1MiB = %s, %v; want the base's %s", h, err, base)
+	for _, set := range []string{"flows.f0.app.write=1MiB", "runtime.kernel_clock=random"} {
+		raw, err := Apply([]byte(baseJSON), []string{set})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h, err := Hash(raw); err != nil || h != base {
+			t.Errorf("Hash with %s = %s, %v; want the base's %s", set, h, err, base)
+		}
 	}
 }
 
@@ -91,6 +94,7 @@ func TestHashChanges(t *testing.T) {
 		{"reverse qdisc", []string{"links.bottleneck.ba.qdisc.kind=codel"}},
 		{"a TCP switch", []string{"flows.f0.tcp.tlp=false"}},
 		{"timestamps without offsets", []string{"flows.f0.tcp.timestamps=2"}},
+		{"an aligned kernel clock", []string{"runtime.kernel_clock=aligned"}},
 		{"write size", []string{"flows.f0.app.write=128KiB"}},
 		{"cc", []string{"flows.f0.cc=reno"}},
 		{"change time", []string{"changes.0.at=6s"}},
@@ -126,7 +130,8 @@ func TestCanonicalRoundTrip(t *testing.T) {
 		inputs["builtin "+b.Name] = raw
 	}
 	variants := map[string][]string{
-		"codel with ecn": {`links.bottleneck.ab.qdisc={"kind":"codel","target":"2.5ms","interval":"50ms","ecn":true,"limit":"64KiB"}`},
+		"aligned kernel clock": {"runtime.kernel_clock=aligned"},
+		"codel with ecn":       {`links.bottleneck.ab.qdisc={"kind":"codel","target":"2.5ms","interval":"50ms","ecn":true,"limit":"64KiB"}`},
 		"fifo step marking": {`links.bottleneck.ab.qdisc={"kind":"fifo","limit":"1000p","ecn_threshold":"65p"}`,
 			`links.bottleneck.ba.qdisc={"kind":"fifo","ecn_threshold":"0.25BDP"}`},
 		"fq_codel and dualpi2": {`links.bottleneck.ab.qdisc={"kind":"fq_codel","flows":16,"quantum":"300B","ce_threshold":"1ms","ecn":false}`,

@@ -47,7 +47,10 @@
 // # Fields and defaults
 //
 // runtime: seed (an integer in [0, 2^64), default 0, and 0 is a seed like any
-// other), duration (required, positive).
+// other), duration (required, positive), kernel_clock: "random" (default)
+// starts the kernel clock the hosts share (jiffies and the millisecond
+// timestamp clock) at a whole number of microseconds drawn from the stream
+// runtime/clock, "aligned" at zero.
 //
 // nodes: id, kind (required): "endpoint" hosts flows and forwards nothing;
 // "router" forwards on shortest paths by propagation delay (then fewer hops,

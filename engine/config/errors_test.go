@@ -196,6 +196,8 @@ func TestParseErrors(t *testing.T) {
 			nil, want{"runtime.duration", "must be positive"}},
 		{"negative seed", func(m map[string]any) { at(m, "runtime")["seed"] = -1 },
 			nil, want{"runtime.seed", "-1 is not an integer"}},
+		{"a kernel clock that is neither", func(m map[string]any) { at(m, "runtime")["kernel_clock"] = "zero" },
+			nil, want{"runtime.kernel_clock", `unknown value "zero"; expected one of "aligned", "random"`}},
 		{"direction without a rate", func(m map[string]any) {
 			l := at(m, "links", "access")
 			delete(l, "rate")

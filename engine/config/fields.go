@@ -161,7 +161,7 @@ var (
 
 	scenarioShape = object(map[string]*shape{
 		"name": leaf(kString), "description": leaf(kString),
-		"runtime": object(map[string]*shape{"seed": leaf(kCount), "duration": leaf(kDuration)}),
+		"runtime": object(map[string]*shape{"seed": leaf(kCount), "duration": leaf(kDuration), "kernel_clock": leaf(kString)}),
 		"nodes":   {kind: kList, byID: true, elem: object(map[string]*shape{"id": leaf(kString), "kind": leaf(kString), "routing": leaf(kString), "buffer": leaf(kSize)})},
 		"links":   {kind: kList, byID: true, elem: linkShape},
 		"flows":   {kind: kList, byID: true, elem: flowShape},

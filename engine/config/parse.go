@@ -175,6 +175,9 @@ func (c *collector) runtime(root obj) Runtime {
 	if v, p, ok := o.get("seed"); ok {
 		r.Seed, _ = c.count(p, v, math.MaxUint64)
 	}
+	if v, p, ok := o.get("kernel_clock"); ok {
+		r.KernelClock, _ = enum(c, p, v, kernelClocks)
+	}
 	v, p, ok := o.get("duration")
 	if !ok {
 		c.add(p, "missing; the run needs a length, e.g. \"10s\"")
@@ -192,6 +195,7 @@ func (c *collector) runtime(root obj) Runtime {
 var (
 	nodeKinds    = map[string]NodeKind{"endpoint": Endpoint, "router": Router, "switch": Switch, "proxy": Proxy}
 	routingModes = map[string]Routing{"first": RouteFirst, "ecmp": RouteECMP, "spray": RouteSpray}
+	kernelClocks = map[string]KernelClock{"random": ClockRandom, "aligned": ClockAligned}
 )
 
 func (c *collector) node(path string, o obj, id string) Node {

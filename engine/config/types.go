@@ -23,7 +23,27 @@ type Scenario struct {
 type Runtime struct {
 	Seed     uint64
 	Duration sim.Duration // the run stops at this simulated time
+	// KernelClock is where the hosts' kernel clock stands at t = 0.
+	KernelClock KernelClock
 }
+
+// KernelClock is where the kernel clock the hosts share (jiffies, whose
+// ticks the TCP timers' wheel and the CCs' jiffies stamps count, and the
+// millisecond timestamp clock) stands when the run starts. They share one,
+// as the network namespaces of an emulated testbed share one kernel's.
+type KernelClock uint8
+
+// Kernel clock settings.
+const (
+	// ClockRandom: the clock stands at a whole number of microseconds drawn
+	// from the stream "runtime/clock", as a kernel's stands wherever its
+	// uptime puts it when a run starts.
+	ClockRandom KernelClock = iota
+	// ClockAligned: the clock reads zero at t = 0, so ticks fall on
+	// multiples of the tick from the run's start (the simulator until
+	// 2026-12-07, and what hand-worked timelines assume).
+	ClockAligned
+)
 
 // NodeKind is what a node does.
 type NodeKind uint8

@@ -290,6 +290,39 @@ func TestWheelTimerKeepsItsBucket(t *testing.T) {
 	}
 }
 
+// A kernel clock that stood at 1,700,300 µs (425 ticks and 300 µs at HZ
+// 250) when the run began: its ticks fall 3.7 ms, 7.7 ms, … into the run,
+// the timestamp clock reads 1,700 ms at time 0 and turns 0.7 ms in, and a
+// timer set at 10 ms to expire 70 ticks on (level 1, 8-tick buckets) fires
+// at the first bucket boundary past its expiry, counted on that clock:
+// jiffies(10 ms) = ⌊1,710.3 / 4⌋ = 427, the expiry 497, the bucket (497 >>
+// 3 + 1) << 3 = 504, which begins at 504·4 − 1,700.3 = 315.7 ms.
+func TestHZClockStandsWhereTheKernelsDoes(t *testing.T) {
+	us := func(n int64) sim.Time { return sim.Time(n * int64(sim.Microsecond)) }
+	c := newHZClock(250, 1_700_300*sim.Microsecond)
+	for _, tc := range []struct {
+		at   sim.Time
+		tick int64
+	}{{0, 425}, {us(3699), 425}, {us(3700), 426}, {us(7700), 427}} {
+		if got := c.jiffies(tc.at); got != tc.tick {
+			t.Errorf("jiffies(%v) = %d, want %d", tc.at, got, tc.tick)
+		}
+	}
+	if got := c.at(426); got != us(3700) {
+		t.Errorf("tick 426 begins at %v, want 3.7 ms", got)
+	}
+	if got, got2 := c.ms(us(699)), c.ms(us(700)); got != 1700 || got2 != 1701 {
+		t.Errorf("timestamp clock at 0.699 ms and 0.7 ms: %d, %d; want 1700, 1701", got, got2)
+	}
+	s := sim.New()
+	w := wheelTimer{t: s.NewTimer(s.Register(noHandler{}, "t"), 1)}
+	now := us(10_000)
+	w.set(c, now, c.jiffies(now)+70)
+	if got := w.t.Deadline(); got != us(315_700) {
+		t.Errorf("a timer 70 ticks on, set at 10 ms, fires at %v, want 315.7 ms", got)
+	}
+}
+
 type noHandler struct{}
 
 func (noHandler) Handle(sim.Event) {}

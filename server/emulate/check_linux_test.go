@@ -251,3 +251,21 @@ func TestHZNote(t *testing.T) {
 		}
 	})
 }
+
+// A kernel's clock cannot be set to zero: emulate says that an aligned
+// runtime.kernel_clock is not applied, and says nothing of the default.
+func TestClockNote(t *testing.T) {
+	for _, tc := range []struct {
+		set  []string
+		want int
+	}{{nil, 0}, {[]string{"runtime.kernel_clock=random"}, 0}, {[]string{"runtime.kernel_clock=aligned"}, 1}} {
+		prep, err := engine.Prepare([]byte(cleanPath), tc.set)
+		if err != nil {
+			t.Fatalf("Prepare(cleanPath, %q) error %v", tc.set, err)
+		}
+		got := clockNotes(prep.Scenario.Runtime)
+		if len(got) != tc.want || tc.want == 1 && !strings.HasPrefix(got[0], "runtime.kernel_clock: aligned is not applied") {
+			t.Errorf("%q: notes %q, want %d naming runtime.kernel_clock", tc.set, got, tc.want)
+		}
+	}
+}

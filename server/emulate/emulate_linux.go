@@ -347,7 +347,7 @@ func Run(ctx context.Context, scn *config.Scenario, hash string, opt Options) (r
 		rec.MergeSignals(sig)
 	}
 	sum := e.summary(r, nw, probes, hash, min(end, sim.Time(scn.Runtime.Duration)))
-	sum.Notes = notes(pl.flows)
+	sum.Notes = append(notes(pl.flows), clockNotes(scn.Runtime)...)
 	if p99 := sum.Lateness.P99Ps; p99 != nil && sim.Duration(*p99) > LateWarn {
 		ms := func(ps int64) float64 { return float64(ps) / float64(sim.Millisecond) }
 		sum.Notes = append(sum.Notes, fmt.Sprintf("lateness: the relay wrote packets %.2f ms late at the 99th percentile (max %.2f ms), over %v: this machine did not keep up in real time, so the kernel run's timing is disturbed; rerun it on a quieter machine or at lower rates",
@@ -472,6 +472,15 @@ func notes(flows []config.Flow) []string {
 		}
 	}
 	return out
+}
+
+// clockNotes says that an aligned kernel clock (runtime.kernel_clock) is
+// the simulator's alone: a kernel's stands wherever its uptime puts it.
+func clockNotes(rt config.Runtime) []string {
+	if rt.KernelClock != config.ClockAligned {
+		return nil
+	}
+	return []string{"runtime.kernel_clock: aligned is not applied: this kernel's clock stands where its uptime puts it, as the default, random, draws it in the simulator"}
 }
 
 // kernelHZ is the running kernel's CONFIG_HZ, from /proc/config.gz or

@@ -50,15 +50,17 @@ func TestPrintSummaryGroups(t *testing.T) {
 // A flow whose sender gave up is said so under the flow table, with when
 // and why, and carries aborted_ps and abort_reason in --json; a group too
 // big for its rows gets a count. The SYN path: p-rtr-p with its bottleneck
-// down from the start, as TestSYNRetriesGiveUp (engine/tcp) computes.
+// down from the start, as TestSYNRetriesGiveUp (engine/tcp) computes with
+// the kernel clock at zero when the flow starts.
 func TestRunSaysWhichSendersGaveUp(t *testing.T) {
 	down := `--set=links.bottleneck.ab.outages=[{"at":"0s","duration":"200s"}]`
-	code, out, stderr := ccscope(t, "run", "p-rtr-p", "--duration", "150s", down)
+	aligned := "--set=runtime.kernel_clock=aligned"
+	code, out, stderr := ccscope(t, "run", "p-rtr-p", "--duration", "150s", down, aligned)
 	want := "flow f0: the sender gave up at 135.168s: no SYN-ACK after 10 retransmitted SYNs (tcp_syn_retries 6 + tcp_syn_linear_timeouts 4)"
 	if code != 0 || !strings.Contains(out, want) {
 		t.Errorf("exit %d, stdout lacks %q:\n%s%s", code, want, out, stderr)
 	}
-	code, out, stderr = ccscope(t, "run", "p-rtr-p", "--duration", "150s", down, "--json")
+	code, out, stderr = ccscope(t, "run", "p-rtr-p", "--duration", "150s", down, aligned, "--json")
 	var res engine.Summary
 	if err := json.Unmarshal([]byte(out), &res); code != 0 || err != nil || len(res.Flows) != 1 {
 		t.Fatalf("exit %d, %v: %s%s", code, err, out, stderr)
