@@ -57,6 +57,7 @@ func FuzzRun(f *testing.F) {
 		{"cellular", 0, "flows.f0.cc=bbr3", `flows.f0.ack_hold={"quantiles":["1ms","5ms","20ms"]}`, ""},
 		{"wifi", 0, `flows.f0.rcv_hold="1ms"`, "flows.f0.tcp.sack=false", ""},
 		{"leo-handover", 0, "runtime.duration=2s", "flows.f0.cc=bbr", ""},
+		{"p-rtr-p", 0, "runtime.kernel_clock=aligned", "flows.f0.cc=westwood", ""},
 		{"leo-handover", 0, "trace.detail=change", `changes=[{"at":"100ms","link":"bottleneck","dir":"ab","outage":"50ms","delay":"30ms"}]`, "runtime.duration=1s"},
 		{"dumbbell-n", 0, "flows.bulk.count=8", `flows.bulk.start={"kind":"poisson","rate":"100/s"}`, `flows.bulk.size={"kind":"lognormal","median":"20KB","sigma":1.5}`},
 		{"p-we-p", 0, "flows.f0.cc=bbr", "runtime.seed=3", ""},

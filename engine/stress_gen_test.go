@@ -559,12 +559,13 @@ func drawStressCase(r *rand.Rand, ccs []string) stressCase {
 		tail = 5000
 		c.tail = true
 	}
-	c.raw = fmt.Appendf(nil, `{"name": "stress", "runtime": {"seed": %d, "duration": "%dms"},
+	clock := pick("random", "random", "aligned")
+	c.raw = fmt.Appendf(nil, `{"name": "stress", "runtime": {"seed": %d, "duration": "%dms", "kernel_clock": %q},
  "nodes": [%s],
  "links": [%s],
  "flows": [%s],
  "changes": [%s],
- "trace": {"detail": %s}%s}`, r.Uint64()>>1, durMs+tail, strings.Join(nodes, ",\n  "), strings.Join(links, ",\n  "),
+ "trace": {"detail": %s}%s}`, r.Uint64()>>1, durMs+tail, clock, strings.Join(nodes, ",\n  "), strings.Join(links, ",\n  "),
 		strings.Join(flows, ",\n  "), strings.Join(changes, ",\n  "), detail, traceSec)
 	// Actions at event positions.
 	for range r.IntN(4) {
