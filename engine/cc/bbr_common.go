@@ -102,7 +102,7 @@ func deliveredMstamp(st *State) uint64 {
 	return uint64(st.DeliveredTime / sim.Time(sim.Microsecond))
 }
 
-// tcpJiffies32 is tcp_jiffies32: ticks of 1/HZ s since the host clock's
+// tcpJiffies32 is tcp_jiffies32: ticks of 1/HZ s since the kernel clock's
 // zero (State.Clock), wrapping u32.
 func tcpJiffies32(st *State) uint32 {
 	t := st.Now + sim.Time(st.Clock)

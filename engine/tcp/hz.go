@@ -19,7 +19,7 @@ import (
 type hzClock struct {
 	hz   int64        // 0 (the zero value) is 1000
 	tick sim.Duration // the tick at an HZ other than 1000
-	zero sim.Duration // the host clock's reading at time 0
+	zero sim.Duration // the kernel clock's reading at time 0
 }
 
 func newHZClock(hz int, zero sim.Duration) hzClock {
@@ -69,7 +69,7 @@ func (c hzClock) odd() bool { return c.hz != 0 }
 // at is the time tick j begins, when a timer set to expire at j fires.
 func (c hzClock) at(j int64) sim.Time { return sim.Time(j*int64(c.jiffy())) - sim.Time(c.zero) }
 
-// ms is the host's millisecond clock at t, as tcp_time_stamp_ms reads it.
+// ms is the kernel's millisecond clock at t, as tcp_time_stamp_ms reads it.
 func (c hzClock) ms(t sim.Time) uint32 {
 	return uint32((t + sim.Time(c.zero)) / sim.Time(sim.Millisecond))
 }

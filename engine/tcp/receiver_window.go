@@ -348,9 +348,10 @@ func (w *window) rcvRttMeasure(rcvNxt uint64, now sim.Time) {
 // rcvRttMeasureTS follows tcp_rcv_rtt_measure_ts (6.16+): a segment
 // echoing a new timestamp of ours records it (rcv_rtt_last_tsecr), and if
 // it is full-sized (full: at least rcv_mss) measures the RTT in timestamp
-// ticks (milliseconds: tsNow is the receiver's clock); a zero delta is no sample (tcp_rtt_tsopt_us with
-// min_delta 0), which leaves sub-millisecond paths to the window-based
-// samples. queued is rcv_nxt != copied_seq.
+// ticks (milliseconds, tsNow being the receiver's clock); a zero delta is
+// no sample (tcp_rtt_tsopt_us with min_delta 0), which leaves
+// sub-millisecond paths to the window-based samples. queued is rcv_nxt !=
+// copied_seq.
 func (w *window) rcvRttMeasureTS(tsEcr, tsNow uint32, queued, full bool) {
 	if tsEcr == w.rcvRttLastTsecr {
 		return
