@@ -15,15 +15,18 @@ import (
 // Summary is a run's end-of-run report; its JSON form is what
 // `ccscope run --json` prints and the server's summary op returns.
 type Summary struct {
-	Scenario   string         `json:"scenario" msgpack:"scenario"`
-	Seed       uint64         `json:"seed" msgpack:"seed"`
-	ConfigHash string         `json:"config_hash" msgpack:"config_hash"`
-	SimTimePs  int64          `json:"sim_time_ps" msgpack:"sim_time_ps"`
-	Events     uint64         `json:"events" msgpack:"events"`
-	Digest     string         `json:"digest" msgpack:"digest"`
-	WallS      float64        `json:"wall_s" msgpack:"wall_s"`
-	Flows      []FlowSummary  `json:"flows" msgpack:"flows"`
-	Queues     []QueueSummary `json:"queues" msgpack:"queues"`
+	Scenario string `json:"scenario" msgpack:"scenario"`
+	Seed     uint64 `json:"seed" msgpack:"seed"`
+	// KernelClockPs is where the hosts' kernel clock stood at time 0
+	// (runtime.kernel_clock; absent when aligned, at zero).
+	KernelClockPs int64          `json:"kernel_clock_ps,omitempty" msgpack:"kernel_clock_ps,omitempty"`
+	ConfigHash    string         `json:"config_hash" msgpack:"config_hash"`
+	SimTimePs     int64          `json:"sim_time_ps" msgpack:"sim_time_ps"`
+	Events        uint64         `json:"events" msgpack:"events"`
+	Digest        string         `json:"digest" msgpack:"digest"`
+	WallS         float64        `json:"wall_s" msgpack:"wall_s"`
+	Flows         []FlowSummary  `json:"flows" msgpack:"flows"`
+	Queues        []QueueSummary `json:"queues" msgpack:"queues"`
 	// Groups summarises each flow group (absent when there are none).
 	Groups []GroupSummary `json:"groups,omitempty" msgpack:"groups,omitempty"`
 }
@@ -114,7 +117,7 @@ type QueueSummary struct {
 // Summary reports the run so far. hash is the scenario's config hash.
 func (r *Run) Summary(hash string) Summary {
 	now := r.Sim.Now()
-	s := Summary{Scenario: r.Scenario.Name, Seed: r.Scenario.Runtime.Seed, ConfigHash: hash,
+	s := Summary{Scenario: r.Scenario.Name, Seed: r.Scenario.Runtime.Seed, KernelClockPs: int64(r.kernelClock()), ConfigHash: hash,
 		SimTimePs: int64(now), Events: r.Sim.Events(), Digest: DigestString(r.Sim.Digest()),
 		Flows: []FlowSummary{}, Queues: []QueueSummary{}}
 	for i, f := range r.Flows {

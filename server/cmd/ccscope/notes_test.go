@@ -75,7 +75,7 @@ func TestFlagOverrideNotes(t *testing.T) {
 		}
 	}
 	code, stdout, stderr := ccscope(t, "run", "pump", "--duration", "10ms", "--set", "runtime.duration=20ms", "--seed", "3", "--set", "runtime.seed=5")
-	if code != 0 || !strings.Contains(stdout, "seed 3  sim 10ms") ||
+	if code != 0 || !strings.Contains(stdout, "seed 3  kernel clock ") || !strings.Contains(stdout, "  sim 10ms  ") ||
 		stderr != "ccscope: note: --seed 3 overrides --set runtime.seed=5\nccscope: note: --duration 10ms overrides --set runtime.duration=20ms\n" {
 		t.Errorf("run --duration 10ms --set runtime.duration=20ms --seed 3 --set runtime.seed=5: exit %d, %s%s", code, stdout, stderr)
 	}

@@ -215,8 +215,12 @@ func isTerminal(f *os.File) bool {
 // groups' completion times by size, and its queues (without those of such
 // a group's own host links, said once too).
 func printSummary(w io.Writer, s engine.Summary) {
-	fmt.Fprintf(w, "scenario %s  seed %d  sim %v  events %d  digest %s  wall %.2fs\n\n",
-		s.Scenario, s.Seed, sim.Duration(s.SimTimePs), s.Events, s.Digest, s.WallS)
+	clock := ""
+	if s.KernelClockPs != 0 {
+		clock = fmt.Sprintf("  kernel clock %v", sim.Duration(s.KernelClockPs))
+	}
+	fmt.Fprintf(w, "scenario %s  seed %d%s  sim %v  events %d  digest %s  wall %.2fs\n\n",
+		s.Scenario, s.Seed, clock, sim.Duration(s.SimTimePs), s.Events, s.Digest, s.WallS)
 	big := map[string]bool{}
 	for _, g := range s.Groups {
 		big[g.Group] = g.Flows > tableGroupFlows
