@@ -38,6 +38,7 @@ type Run struct {
 	Flows    []Flow
 
 	horizon sim.Time
+	clock   sim.Duration // the kernel clock's reading at time 0 (kernelClock)
 	paths   pathTable
 	queues  []*queueObs
 	changes changer
@@ -52,7 +53,8 @@ type Run struct {
 // New builds a run of scn. sink receives full trace tables (nil: they
 // accumulate in Run.Trace).
 func New(scn *config.Scenario, sink trace.Sink) (*Run, error) {
-	r := &Run{Scenario: scn, Sim: sim.New(), Pool: &packet.Pool{}, horizon: sim.Time(scn.Runtime.Duration)}
+	r := &Run{Scenario: scn, Sim: sim.New(), Pool: &packet.Pool{}, horizon: sim.Time(scn.Runtime.Duration),
+		clock: kernelClock(scn.Runtime)}
 	r.Trace = trace.NewRecorder(scn.Trace.Detail, scn.Trace.Interval, sink)
 	nw, err := topo.Build(r.Sim, r.Pool, scn)
 	if err != nil {

@@ -117,7 +117,7 @@ type QueueSummary struct {
 // Summary reports the run so far. hash is the scenario's config hash.
 func (r *Run) Summary(hash string) Summary {
 	now := r.Sim.Now()
-	s := Summary{Scenario: r.Scenario.Name, Seed: r.Scenario.Runtime.Seed, KernelClockPs: int64(r.kernelClock()), ConfigHash: hash,
+	s := Summary{Scenario: r.Scenario.Name, Seed: r.Scenario.Runtime.Seed, KernelClockPs: int64(r.clock), ConfigHash: hash,
 		SimTimePs: int64(now), Events: r.Sim.Events(), Digest: DigestString(r.Sim.Digest()),
 		Flows: []FlowSummary{}, Queues: []QueueSummary{}}
 	for i, f := range r.Flows {

@@ -125,11 +125,11 @@ func (t *tcpFlow) build() error {
 		Relay:        t.relayFeed(),
 		Recycler:     r.recycler(f),
 		PeerTSOffset: peerTSOffset(r.Scenario.Runtime.Seed, f.ID, opts),
-		Clock:        r.kernelClock(),
+		Clock:        r.clock,
 	})
 	t.rcv = tcp.NewReceiver(r.Sim, r.Pool, t.ackPath(src.Index, dst), r.Trace, tcp.ReceiverConfig{
 		Flow: idx, Node: dst.Index, Peer: src.Index, Opts: opts, Echo: echo,
-		Clock: r.kernelClock(), DataReady: t.relayReady(),
+		Clock: r.clock, DataReady: t.relayReady(),
 	})
 	in := t.dataPath()
 	r.Sim.Own(nil)
@@ -365,9 +365,9 @@ func peerTSOffset(seed uint64, id string, o config.TCPOptions) uint32 {
 // that clock by whole microseconds; below 2^27 µs (134 s, many times the
 // coarsest timer-wheel bucket a TCP timer meets, 4.096 s); drawn from the
 // stream runtime/clock; zero when the run's clock is aligned.
-func (r *Run) kernelClock() sim.Duration {
-	if r.Scenario.Runtime.KernelClock == config.ClockAligned {
+func kernelClock(rt config.Runtime) sim.Duration {
+	if rt.KernelClock == config.ClockAligned {
 		return 0
 	}
-	return sim.Duration(rng.PCG(r.Scenario.Runtime.Seed, "runtime/clock").Uint64()>>37) * sim.Microsecond
+	return sim.Duration(rng.PCG(rt.Seed, "runtime/clock").Uint64()>>37) * sim.Microsecond
 }
