@@ -11,7 +11,13 @@ import (
 // opportunities. When a packet arrives to an empty channel the next grant
 // is a gap drawn from Gap later; each grant releases up to PerGrant
 // packets, oldest first, and while packets remain another grant follows a
-// fresh gap later. Grants fall on the next multiple of Slot. A released
+// fresh gap later. Grants fall on the next multiple of Slot. A packet
+// queued at the very instant of a grant drawn earlier waits for the next
+// one: an uplink builds what a grant carries from what is queued before
+// it, and a receiver's stack takes microseconds to turn a segment into an
+// ACK, so on a path of whole-millisecond delays and slots a segment that
+// arrives on a grant's instant does not have its ACK leave at that
+// instant (the kernel beside a cellular trace never does). A released
 // packet is lost with probability Loss. With Filter, a pure ACK that joins
 // the queue drops the queued pure ACKs it makes redundant (the CPE's ACK
 // filter): those at the queue's tail that carry no SACK blocks, no more
@@ -28,8 +34,15 @@ type Grant struct {
 	slot   sim.Duration
 	stats  *Stats
 
-	q     []packet.ID // waiting, oldest first
-	timer *sim.Timer
+	q       []waiting // oldest first
+	armedAt sim.Time  // when the pending grant was drawn
+	timer   *sim.Timer
+}
+
+// waiting is a packet queued for a grant, and when it was queued.
+type waiting struct {
+	id packet.ID
+	at sim.Time
 }
 
 // GrantConfig configures a Grant.
@@ -57,9 +70,9 @@ func (g *Grant) Send(id packet.ID) {
 	if g.filter {
 		g.filterFor(g.pool.Get(id))
 	}
-	g.q = append(g.q, id)
+	g.q = append(g.q, waiting{id, g.s.Now()})
 	if !g.timer.Armed() {
-		g.timer.Arm(g.next())
+		g.arm()
 	}
 }
 
@@ -70,14 +83,20 @@ func (g *Grant) filterFor(p *packet.Packet) {
 		return
 	}
 	for len(g.q) > 0 {
-		old := g.pool.Get(g.q[len(g.q)-1])
+		old := g.pool.Get(g.q[len(g.q)-1].id)
 		if !isPureAck(old) || old.NSack > 0 || old.Ack > p.Ack || old.Flags&packet.ECE != p.Flags&packet.ECE {
 			return
 		}
-		g.pool.Free(g.q[len(g.q)-1])
+		g.pool.Free(g.q[len(g.q)-1].id)
 		g.q = g.q[:len(g.q)-1]
 		g.stats.AcksFiltered++
 	}
+}
+
+// arm draws the next grant, a gap from now on the slot grid.
+func (g *Grant) arm() {
+	g.armedAt = g.s.Now()
+	g.timer.Arm(g.next())
 }
 
 // next is the time of the grant a gap from now, on the slot grid.
@@ -91,22 +110,27 @@ func (g *Grant) next() sim.Time {
 	return at
 }
 
-// Handle is a grant: it releases up to PerGrant packets.
+// Handle is a grant: it releases up to PerGrant packets, none queued at
+// its own instant unless it was drawn then (a gap of zero).
 func (g *Grant) Handle(sim.Event) {
+	now := g.s.Now()
 	n := min(g.per, len(g.q))
-	for _, id := range g.q[:n] {
+	for g.armedAt < now && n > 0 && g.q[n-1].at == now {
+		n--
+	}
+	for _, w := range g.q[:n] {
 		if g.loss > 0 && g.rng.Float64() < g.loss {
-			g.pool.Free(id)
+			g.pool.Free(w.id)
 			g.stats.AcksLost++
 			continue
 		}
-		g.to.Send(id)
+		g.to.Send(w.id)
 	}
 	if n > 0 {
 		g.stats.Grants++
 	}
 	g.q = g.q[:copy(g.q, g.q[n:])]
 	if len(g.q) > 0 {
-		g.timer.Arm(g.next())
+		g.arm()
 	}
 }

@@ -107,8 +107,8 @@ func Discard(s Sink, free func(packet.ID)) {
 			m.q.drain(free)
 			s = m.to
 		case *Grant:
-			for _, id := range m.q {
-				free(id)
+			for _, w := range m.q {
+				free(w.id)
 			}
 			m.q = m.q[:0]
 			s = m.to

@@ -271,6 +271,39 @@ func TestGrantSlots(t *testing.T) {
 	}
 }
 
+// TestGrantTie: an ACK queued at the very instant of a grant drawn before
+// it waits for the next grant (the uplink builds a grant from what was
+// queued before it); one whose own grant is drawn with a gap of zero
+// leaves at once. Hand-worked with a fixed gap of 1 ms: a at 0 goes at
+// 1 ms; b, queued at 1 ms as that grant fires, and c at 1.5 ms go at 2 ms.
+func TestGrantTie(t *testing.T) {
+	r := newRig()
+	var st Stats
+	r.in = NewGrant(r.s, r.pool, "grant", GrantConfig{Gap: Quantiles{sim.Millisecond, sim.Millisecond}, PerGrant: 10,
+		RNG: rand.New(rand.NewPCG(1, 2)), Stats: &st}, r)
+	r.at(0, 1)
+	r.at(sim.Time(sim.Millisecond), 2) // queued before the grant's event at 1 ms runs
+	r.at(sim.Time(1500*sim.Microsecond), 3)
+	r.s.Run()
+	want := []sim.Time{sim.Time(sim.Millisecond), sim.Time(2 * sim.Millisecond), sim.Time(2 * sim.Millisecond)}
+	var got []sim.Time
+	for _, o := range r.out {
+		got = append(got, o.at)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("released at %v, want %v", got, want)
+	}
+
+	z := newRig()
+	z.in = NewGrant(z.s, z.pool, "grant", GrantConfig{Gap: Quantiles{0, 0}, PerGrant: 10,
+		RNG: rand.New(rand.NewPCG(1, 2)), Stats: &st}, z)
+	z.at(sim.Time(5*sim.Millisecond), 1)
+	z.s.Run()
+	if len(z.out) != 1 || z.out[0].at != sim.Time(5*sim.Millisecond) {
+		t.Errorf("with a gap of zero: released %v, want one ACK at 5ms", z.out)
+	}
+}
+
 // TestGrantFilter: a pure cumulative ACK drops the queued pure ACKs it
 // covers, and stops at one carrying SACK blocks or a different ECN echo.
 func TestGrantFilter(t *testing.T) {
