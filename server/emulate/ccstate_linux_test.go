@@ -47,12 +47,13 @@ func requireBpftrace(t *testing.T) {
 		return
 	}
 	install := func() error {
-		cmd := exec.Command("apt-get", "install", "-y", "bpftrace")
+		// Other packages' tests may hold dpkg's lock installing theirs.
+		cmd := exec.Command("apt-get", "-o", "DPkg::Lock::Timeout=300", "install", "-y", "bpftrace")
 		cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
 		return cmd.Run()
 	}
 	if install() != nil {
-		exec.Command("apt-get", "update").Run()
+		exec.Command("apt-get", "-o", "DPkg::Lock::Timeout=300", "update").Run()
 		if err := install(); err != nil {
 			t.Fatalf("bpftrace is missing and apt-get install bpftrace failed: %v", err)
 		}

@@ -31,7 +31,9 @@ func Tool(t testing.TB, bin, pkg string) string {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		defer cancel()
 		for _, args := range [][]string{{"update"}, {"install", "-y", "--no-install-recommends", pkg}} {
-			cmd := exec.CommandContext(ctx, "apt-get", args...)
+			// Tests of other packages may be installing at the same time:
+			// wait for dpkg's lock rather than fail on it.
+			cmd := exec.CommandContext(ctx, "apt-get", append([]string{"-o", "DPkg::Lock::Timeout=300"}, args...)...)
 			cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
 			if out, err := cmd.CombinedOutput(); err != nil {
 				if len(out) > 800 {
