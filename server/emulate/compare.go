@@ -183,6 +183,9 @@ func Compare(ctx context.Context, raw []byte, sets []string, opt CompareOptions)
 			if n := minRTTNote(seed, sf, r.Trace, res.Trace, int32(i)); n != "" {
 				c.Notes = append(c.Notes, n)
 			}
+			if n := bwNote(seed, sf, r.Trace, res.Trace, int32(i), simSum.SimTimePs); n != "" {
+				c.Notes = append(c.Notes, n)
+			}
 			if n := abortNote(seed, sf, res.Summary.Flows[i]); n != "" {
 				c.Notes = append(c.Notes, n)
 			}
@@ -347,6 +350,78 @@ func minRTTNote(seed uint64, sf engine.FlowSummary, simRec, kernRec *trace.Recor
 	}
 	return fmt.Sprintf("seed %d, flows[%s]: the kernel's BBR took its first min_rtt, %.3f ms, %.0f µs above the simulator's %.3f ms (a handshake's packets cross the relay and the kernels more slowly than data): data samples below it restart BBR's 10 s min_rtt window, so PROBE_RTT can come later on the kernel side",
 		seed, sf.ID, k/1e3, k-s, s/1e3)
+}
+
+// bwExcess is how far above the simulator's the kernel's BBR bandwidth
+// estimate may run, as a fraction, before compare says so. The simulator's
+// estimate of a link-limited flow is the link's payload rate exactly.
+const bwExcess = 0.001
+
+// bwNote says when a link-limited BBR flow's kernel side read more
+// bandwidth than the simulator's over the run (time-weighted medians of the
+// bw signal; link-limited: the simulator's within 1 % of the path's payload
+// rate, 1448 of each 1500 bytes). The kernel's ACKs carry the relay's and
+// the hosts' timing noise, which shortens some delivery-rate intervals, and
+// BBR's max filter keeps the highest: it paces that much faster in cruise
+// and keeps a standing queue (README, "How close they are"). "" otherwise.
+func bwNote(seed uint64, sf engine.FlowSummary, simRec, kernRec *trace.Recorder, flow int32, endPs int64) string {
+	if sf.CC != "bbr" || sf.BottleneckBps <= 0 {
+		return ""
+	}
+	s, ok1 := timeMedian(simRec, flow, "bw", endPs)
+	k, ok2 := timeMedian(kernRec, flow, "bw", endPs)
+	payload := float64(sf.BottleneckBps) * 1448 / 1500
+	if !ok1 || !ok2 || math.Abs(s/payload-1) > 0.01 || k <= s*(1+bwExcess) {
+		return ""
+	}
+	return fmt.Sprintf("seed %d, flows[%s]: the kernel's BBR read %.2f Mbps of bandwidth (the median over the run), %.2f %% above the simulator's %.2f (the link's payload rate): its ACKs carry the relay's and the hosts' timing noise, so it paces faster in cruise and keeps more queue, more so on short paths; jitter on the ACK direction gives the simulator the same",
+		seed, sf.ID, k/1e6, 100*(k/s-1), s/1e6)
+}
+
+// timeMedian is the median over time of a flow's signal from its first
+// value to endPs, each value holding until the next; false if the flow has
+// none.
+func timeMedian(rec *trace.Recorder, flow int32, name string, endPs int64) (float64, bool) {
+	idx := slices.Index(rec.Signals, name)
+	if idx < 0 {
+		return 0, false
+	}
+	type span struct {
+		v float64
+		d int64
+	}
+	var spans []span
+	var total int64
+	t := &rec.SignalT
+	last := -1
+	for i := range t.T {
+		if t.Flow[i] != flow || t.Signal[i] != int32(idx) {
+			continue
+		}
+		if last >= 0 && t.T[i] > t.T[last] {
+			spans = append(spans, span{t.Value[last], t.T[i] - t.T[last]})
+			total += t.T[i] - t.T[last]
+		}
+		last = i
+	}
+	if last < 0 {
+		return 0, false
+	}
+	if endPs > t.T[last] {
+		spans = append(spans, span{t.Value[last], endPs - t.T[last]})
+		total += endPs - t.T[last]
+	}
+	if total == 0 {
+		return t.Value[last], true
+	}
+	slices.SortFunc(spans, func(a, b span) int { return cmp.Compare(a.v, b.v) })
+	var acc int64
+	for _, sp := range spans {
+		if acc += sp.d; 2*acc >= total {
+			return sp.v, true
+		}
+	}
+	return spans[len(spans)-1].v, true
 }
 
 // lpOffsetNotes warns, per LP flow with timestamp offsets, that the two

@@ -180,6 +180,46 @@ func TestMinRTTNote(t *testing.T) {
 	}
 }
 
+// TestBwNote: a link-limited BBR flow whose kernel side read more bandwidth
+// than the simulator's over the run (time-weighted medians) gets a note with
+// both values; a brief spike above, a flow held below the link (send
+// buffer), equal estimates or a CUBIC flow get none. The path: 150 Mbps,
+// whose payload rate at 1448 bytes of 1500 is 144.8 Mbps.
+func TestBwNote(t *testing.T) {
+	rec := func(pts ...[2]float64) *trace.Recorder { // (time in s, bw in Mbps)
+		r := trace.NewRecorder(0, 0, nil)
+		r.Flows = []string{"f0"}
+		bw := r.SignalIndex("bw")
+		s := &r.SignalT
+		for _, p := range pts {
+			s.T, s.Flow, s.Signal, s.Value = append(s.T, int64(p[0]*1e12)), append(s.Flow, 0), append(s.Signal, bw), append(s.Value, p[1]*1e6)
+		}
+		return r
+	}
+	end := int64(15e12)
+	bbr := engine.FlowSummary{ID: "f0", CC: "bbr", PathFacts: engine.PathFacts{BottleneckBps: 150e6}}
+	sim := rec([2]float64{0.5, 140}, [2]float64{0.6, 144.8})
+	got := bwNote(2, bbr, sim, rec([2]float64{0.5, 141}, [2]float64{1, 147.9}, [2]float64{2, 145.1}), 0, end)
+	for _, want := range []string{"seed 2, flows[f0]", "read 145.10 Mbps", "0.21 % above the simulator's 144.80", "keeps more queue"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("note %q lacks %q", got, want)
+		}
+	}
+	// 147.9 Mbps for 1 s of 15: the median is the simulator's.
+	if n := bwNote(2, bbr, sim, rec([2]float64{0.5, 141}, [2]float64{1, 147.9}, [2]float64{2, 144.8}), 0, end); n != "" {
+		t.Errorf("a spike: note %q, want none", n)
+	}
+	if n := bwNote(2, bbr, rec([2]float64{0.5, 93}), rec([2]float64{0.5, 101.7}), 0, end); n != "" {
+		t.Errorf("held under the link: note %q, want none", n)
+	}
+	if n := bwNote(2, engine.FlowSummary{ID: "f0", CC: "cubic", PathFacts: bbr.PathFacts}, sim, rec([2]float64{0.5, 145.1}), 0, end); n != "" {
+		t.Errorf("CUBIC: note %q, want none", n)
+	}
+	if n := bwNote(2, bbr, sim, trace.NewRecorder(0, 0, nil), 0, end); n != "" {
+		t.Errorf("no kernel signals: note %q, want none", n)
+	}
+}
+
 // TestStallNote: a relay stall longer than a quarter of the shortest base
 // RTT among the flows gets a note with both values; one at or under it, or
 // flows without a path (a ping's RTT is 0 here), get none.
