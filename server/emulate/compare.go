@@ -386,42 +386,59 @@ func timeMedian(rec *trace.Recorder, flow int32, name string, endPs int64) (floa
 	if idx < 0 {
 		return 0, false
 	}
-	type span struct {
-		v float64
-		d int64
-	}
-	var spans []span
-	var total int64
+	var xs []timeSpan
+	var at int64 // when the last value was recorded
 	t := &rec.SignalT
-	last := -1
 	for i := range t.T {
 		if t.Flow[i] != flow || t.Signal[i] != int32(idx) {
 			continue
 		}
-		if last >= 0 && t.T[i] > t.T[last] {
-			spans = append(spans, span{t.Value[last], t.T[i] - t.T[last]})
-			total += t.T[i] - t.T[last]
+		if n := len(xs); n > 0 {
+			xs[n-1].w = t.T[i] - at
 		}
-		last = i
+		xs = append(xs, timeSpan{t.Value[i], 0})
+		at = t.T[i]
 	}
-	if last < 0 {
+	if len(xs) == 0 {
 		return 0, false
 	}
-	if endPs > t.T[last] {
-		spans = append(spans, span{t.Value[last], endPs - t.T[last]})
-		total += endPs - t.T[last]
+	xs[len(xs)-1].w = max(0, endPs-at)
+	return spanQuantiles(xs, 0.5)[0], true
+}
+
+// timeSpan is a value that held for w picoseconds.
+type timeSpan struct {
+	v float64
+	w int64
+}
+
+// spanQuantiles sorts xs by value and gives, for each fraction in ps, the
+// value at which that fraction of their time is reached. Spans that all
+// share one instant (no time at all) weigh alike.
+func spanQuantiles(xs []timeSpan, ps ...float64) []float64 {
+	var total int64
+	for _, x := range xs {
+		total += x.w
 	}
 	if total == 0 {
-		return t.Value[last], true
+		for i := range xs {
+			xs[i].w = 1
+		}
+		total = int64(len(xs))
 	}
-	slices.SortFunc(spans, func(a, b span) int { return cmp.Compare(a.v, b.v) })
-	var acc int64
-	for _, sp := range spans {
-		if acc += sp.d; 2*acc >= total {
-			return sp.v, true
+	slices.SortFunc(xs, func(a, b timeSpan) int { return cmp.Compare(a.v, b.v) })
+	out := make([]float64, len(ps))
+	for k, p := range ps {
+		var acc int64
+		out[k] = xs[len(xs)-1].v
+		for _, x := range xs {
+			if acc += x.w; float64(acc) >= p*float64(total) {
+				out[k] = x.v
+				break
+			}
 		}
 	}
-	return spans[len(spans)-1].v, true
+	return out
 }
 
 // lpOffsetNotes warns, per LP flow with timestamp offsets, that the two
@@ -572,45 +589,23 @@ func lastDelivery(d *trace.DeliveryTable, flow int32) sim.Time {
 // CUBIC transfer (65.7 against 61.7 ms). After until a sized flow is done
 // and only the emulator's polls go on.
 func srttQuantiles(rows []trace.FlowRow, flow int32, until sim.Time) (p50, p99 *float64) {
-	type span struct {
-		ms float64
-		w  sim.Duration
-	}
 	var own []trace.FlowRow
 	for _, r := range rows {
 		if r.Flow == flow && r.SRTT > 0 && r.T <= until {
 			own = append(own, r)
 		}
 	}
-	xs := make([]span, len(own))
-	var total sim.Duration
+	if len(own) == 0 {
+		return nil, nil
+	}
+	xs := make([]timeSpan, len(own))
 	for i, r := range own {
 		end := until
 		if i+1 < len(own) {
 			end = own[i+1].T
 		}
-		xs[i] = span{r.SRTT.Seconds() * 1000, end.Sub(r.T)}
-		total += xs[i].w
+		xs[i] = timeSpan{r.SRTT.Seconds() * 1000, int64(end.Sub(r.T))}
 	}
-	if len(xs) == 0 {
-		return nil, nil
-	}
-	if total == 0 { // one instant: weigh the samples alike
-		for i := range xs {
-			xs[i].w = 1
-		}
-		total = sim.Duration(len(xs))
-	}
-	slices.SortFunc(xs, func(a, b span) int { return cmp.Compare(a.ms, b.ms) })
-	q := func(p float64) *float64 {
-		var acc sim.Duration
-		for _, x := range xs {
-			acc += x.w
-			if float64(acc) >= p*float64(total) {
-				return fptr(x.ms)
-			}
-		}
-		return fptr(xs[len(xs)-1].ms)
-	}
-	return q(0.5), q(0.99)
+	q := spanQuantiles(xs, 0.5, 0.99)
+	return fptr(q[0]), fptr(q[1])
 }
