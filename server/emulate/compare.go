@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/ccscope/ccscope/engine"
 	"github.com/ccscope/ccscope/engine/config"
@@ -183,6 +184,9 @@ func Compare(ctx context.Context, raw []byte, sets []string, opt CompareOptions)
 			if n := minRTTNote(seed, sf, r.Trace, res.Trace, int32(i)); n != "" {
 				c.Notes = append(c.Notes, n)
 			}
+			if n := probeRTTNote(seed, sf, r.Trace, res.Trace, int32(i)); n != "" {
+				c.Notes = append(c.Notes, n)
+			}
 			if n := bwNote(seed, sf, r.Trace, res.Trace, int32(i), simSum.SimTimePs); n != "" {
 				c.Notes = append(c.Notes, n)
 			}
@@ -350,6 +354,58 @@ func minRTTNote(seed uint64, sf engine.FlowSummary, simRec, kernRec *trace.Recor
 	}
 	return fmt.Sprintf("seed %d, flows[%s]: the kernel's BBR took its first min_rtt, %.3f ms, %.0f µs above the simulator's %.3f ms (a handshake's packets cross the relay and the kernels more slowly than data): data samples below it restart BBR's 10 s min_rtt window, so PROBE_RTT can come later on the kernel side",
 		seed, sf.ID, k/1e3, k-s, s/1e3)
+}
+
+// probeRTTNote says when a BBR flow entered PROBE_RTT a different number
+// of times on the two sides, with the times. BBR enters it once min_rtt
+// has gone 10 s without a lower sample: the kernel's RTT samples carry
+// tens of microseconds of noise, so one now and then undercuts min_rtt and
+// restarts the window, where the simulator's at an empty queue are all
+// equal (README, "How close they are"). A PROBE_RTT is where BBR v1's
+// cwnd_gain falls to 1 (bbr_update_gains), which both sides record. ""
+// otherwise.
+func probeRTTNote(seed uint64, sf engine.FlowSummary, simRec, kernRec *trace.Recorder, flow int32) string {
+	if sf.CC != "bbr" {
+		return ""
+	}
+	s, k := probeRTTs(simRec, flow), probeRTTs(kernRec, flow)
+	if len(s) == len(k) {
+		return ""
+	}
+	at := func(ts []float64) string {
+		if len(ts) == 0 {
+			return "never"
+		}
+		parts := make([]string, len(ts))
+		for i, t := range ts {
+			parts[i] = fmt.Sprintf("%.1f", t)
+		}
+		return "at " + strings.Join(parts, ", ") + " s"
+	}
+	return fmt.Sprintf("seed %d, flows[%s]: the simulated BBR entered PROBE_RTT %s, the kernel's %s: the kernel's RTT samples carry tens of microseconds of noise, so one now and then falls under min_rtt and restarts its 10 s window, where the simulator's at an empty queue are all equal",
+		seed, sf.ID, at(s), at(k))
+}
+
+// probeRTTs are the times, in seconds, at which a flow's cwnd_gain signal
+// fell to 1 from another value.
+func probeRTTs(rec *trace.Recorder, flow int32) []float64 {
+	idx := slices.Index(rec.Signals, "cwnd_gain")
+	if idx < 0 {
+		return nil
+	}
+	var out []float64
+	prev := 0.0
+	t := &rec.SignalT
+	for i := range t.T {
+		if t.Flow[i] != flow || t.Signal[i] != int32(idx) {
+			continue
+		}
+		if t.Value[i] == 1 && prev != 0 && prev != 1 {
+			out = append(out, float64(t.T[i])/1e12)
+		}
+		prev = t.Value[i]
+	}
+	return out
 }
 
 // bwExcess is how far above the simulator's the kernel's BBR bandwidth

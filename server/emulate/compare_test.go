@@ -220,6 +220,43 @@ func TestBwNote(t *testing.T) {
 	}
 }
 
+// TestProbeRTTNote: a BBR flow that entered PROBE_RTT (cwnd_gain falling
+// to 1) a different number of times on the two sides gets a note with both
+// sides' times; the kernel's first poll, taken before BBR set its gains
+// (1.0 then 2.885), is no PROBE_RTT. Equal counts, or a CUBIC flow, get
+// none. The figures are those of BBR at 50 Mbps over 600 ms
+// (server/emulate/COMPARISONS.md, "AQMs on long paths").
+func TestProbeRTTNote(t *testing.T) {
+	rec := func(pts ...[2]float64) *trace.Recorder { // (time in s, cwnd_gain)
+		r := trace.NewRecorder(0, 0, nil)
+		r.Flows = []string{"f0"}
+		g := r.SignalIndex("cwnd_gain")
+		s := &r.SignalT
+		for _, p := range pts {
+			s.T, s.Flow, s.Signal, s.Value = append(s.T, int64(p[0]*1e12)), append(s.Flow, 0), append(s.Signal, g), append(s.Value, p[1])
+		}
+		return r
+	}
+	bbr := engine.FlowSummary{ID: "f0", CC: "bbr"}
+	sim := rec([2]float64{0.6, 2.885}, [2]float64{8.77, 2}, [2]float64{10.602, 1}, [2]float64{11.802, 2}, [2]float64{21.805, 1}, [2]float64{23.006, 2})
+	kern := rec([2]float64{0.601, 1}, [2]float64{1.202, 2.885}, [2]float64{8.798, 2}, [2]float64{10.605, 1}, [2]float64{11.805, 2})
+	got := probeRTTNote(1, bbr, sim, kern, 0)
+	for _, want := range []string{"seed 1, flows[f0]", "simulated BBR entered PROBE_RTT at 10.6, 21.8 s", "the kernel's at 10.6 s:", "restarts its 10 s window"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("note %q lacks %q", got, want)
+		}
+	}
+	if n := probeRTTNote(1, bbr, rec([2]float64{0.6, 2.885}, [2]float64{8.77, 2}), kern, 0); !strings.Contains(n, "entered PROBE_RTT never, the kernel's at 10.6 s") {
+		t.Errorf("none simulated: note %q", n)
+	}
+	if n := probeRTTNote(1, bbr, sim, sim, 0); n != "" {
+		t.Errorf("equal counts: note %q, want none", n)
+	}
+	if n := probeRTTNote(1, engine.FlowSummary{ID: "f0", CC: "cubic"}, sim, kern, 0); n != "" {
+		t.Errorf("CUBIC: note %q, want none", n)
+	}
+}
+
 // TestStallNote: a relay stall longer than a quarter of the shortest base
 // RTT among the flows gets a note with both values; one at or under it, or
 // flows without a path (a ping's RTT is 0 here), get none.
