@@ -338,13 +338,35 @@ func fptr(v float64) *float64 { return &v }
 // µs above theirs.
 const handshakeExcess = 50 // µs
 
+// bbrMinRTTWindow is how long BBR keeps min_rtt without a lower sample
+// (bbr_min_rtt_win_sec): a flow that ends sooner never meets PROBE_RTT,
+// whatever its first sample.
+const bbrMinRTTWindow = 10e12 // ps
+
+// signalSpan is the time, in ps, from a flow's first recorded signal to
+// its last.
+func signalSpan(rec *trace.Recorder, flow int32) int64 {
+	first, last := int64(-1), int64(-1)
+	t := &rec.SignalT
+	for i := range t.T {
+		if t.Flow[i] == flow {
+			if first < 0 {
+				first = t.T[i]
+			}
+			last = t.T[i]
+		}
+	}
+	return last - first
+}
+
 // minRTTNote says when a BBR flow's kernel side took its first min_rtt
 // (from the handshake) well above the simulator's: BBR keeps min_rtt until
 // a lower sample or 10 s, so data samples below an inflated handshake
 // sample restart that window and move PROBE_RTT later on the kernel side
-// (README, "The real kernel beside the simulator"). "" otherwise.
+// (README, "The real kernel beside the simulator"). A flow whose signals
+// span no more than that window is passed over. "" otherwise.
 func minRTTNote(seed uint64, sf engine.FlowSummary, simRec, kernRec *trace.Recorder, flow int32) string {
-	if sf.CC != "bbr" {
+	if sf.CC != "bbr" || signalSpan(simRec, flow) <= bbrMinRTTWindow {
 		return ""
 	}
 	s, ok1 := firstSignal(simRec, flow, "min_rtt")

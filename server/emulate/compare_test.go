@@ -146,28 +146,40 @@ func TestLPOffsetNote(t *testing.T) {
 
 // TestMinRTTNote: a BBR flow whose kernel side took its first min_rtt more
 // than 50 µs above the simulator's gets a note saying what that does to
-// PROBE_RTT, with both values; one within 50 µs, or a CUBIC flow, gets
-// none. Values of 0 (no sample yet) are passed over, as the simulator's
-// BBR publishes before its handshake ends.
+// PROBE_RTT, with both values; one within 50 µs, a CUBIC flow, or one that
+// ran no longer than BBR's 10 s min_rtt window (a short flow of a group)
+// gets none. Values of 0 (no sample yet) are passed over, as the
+// simulator's BBR publishes before its handshake ends.
 func TestMinRTTNote(t *testing.T) {
-	rec := func(vals ...float64) *trace.Recorder {
+	// Values 6 s apart, and one more sample of another signal 12 s after
+	// the first unless short.
+	recOf := func(short bool, vals ...float64) *trace.Recorder {
 		r := trace.NewRecorder(0, 0, nil)
 		r.Flows = []string{"f0"}
 		other, mrtt := r.SignalIndex("bw"), r.SignalIndex("min_rtt")
 		s := &r.SignalT
+		add := func(at int64, sig int32, v float64) {
+			s.T, s.Flow, s.Signal, s.Value = append(s.T, at), append(s.Flow, 0), append(s.Signal, sig), append(s.Value, v)
+		}
 		for i, v := range vals {
-			for _, sig := range []int32{other, mrtt} {
-				s.T, s.Flow, s.Signal, s.Value = append(s.T, int64(i)), append(s.Flow, 0), append(s.Signal, sig), append(s.Value, v)
-			}
+			add(int64(i)*6e12, other, v)
+			add(int64(i)*6e12, mrtt, v)
+		}
+		if !short {
+			add(12e12, other, 1)
 		}
 		return r
 	}
+	rec := func(vals ...float64) *trace.Recorder { return recOf(false, vals...) }
 	bbr := engine.FlowSummary{ID: "f0", CC: "bbr"}
 	got := minRTTNote(3, bbr, rec(0, 50008, 50000), rec(50326, 50159), 0)
 	for _, want := range []string{"seed 3, flows[f0]", "50.326 ms", "318 µs above the simulator's 50.008 ms", "PROBE_RTT can come later"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("note %q lacks %q", got, want)
 		}
+	}
+	if n := minRTTNote(3, bbr, recOf(true, 50008, 50000), rec(50326, 50159), 0); n != "" {
+		t.Errorf("a flow of 6 s: note %q, want none", n)
 	}
 	if n := minRTTNote(3, bbr, rec(50008), rec(50050), 0); n != "" {
 		t.Errorf("42 µs apart: note %q, want none", n)
