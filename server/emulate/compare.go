@@ -106,6 +106,9 @@ func Compare(ctx context.Context, raw []byte, sets []string, opt CompareOptions)
 			return nil, err
 		}
 		if n == 0 {
+			if err := checkCCs(prep.Scenario); err != nil {
+				return nil, err
+			}
 			c.Scenario, c.Notes = prep.Scenario.Name, prep.Notes
 			c.Notes = append(c.Notes, lpOffsetNotes(prep.Scenario.Flows)...)
 		}

@@ -389,6 +389,38 @@ func setMaxSeg(fd, mss int) error {
 // segment carries it.
 const tcpTimestampOpt = 12
 
+// checkCCs refuses a scenario whose TCP flows, or split flows' legs, name a
+// congestion control this kernel lacks, before anything runs: compare calls
+// it ahead of its simulations. Each CC is set on a throwaway socket, as a
+// run's sockets are, so one built as a module is loaded as the run would
+// load it.
+func checkCCs(scn *config.Scenario) error {
+	pl, err := planFlows(scn)
+	if err != nil {
+		return fmt.Errorf("emulate: %w", err)
+	}
+	var errs []string
+	tried := map[string]bool{}
+	for _, f := range pl.flows {
+		if f.CC == "pump" || f.CC == config.Ping || tried[f.CC] {
+			continue
+		}
+		tried[f.CC] = true
+		fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("emulate: %w", err)
+		}
+		if err := setCongestion(fd, f.CC); err != nil {
+			errs = append(errs, "flows["+f.ID+"].cc: "+err.Error())
+		}
+		syscall.Close(fd)
+	}
+	if len(errs) > 0 {
+		return errors.New("emulate: " + strings.Join(errs, "; "))
+	}
+	return nil
+}
+
 // check refuses what emulation cannot do faithfully, naming the field, and
 // plans the connections of the run.
 func check(scn *config.Scenario, opt Options) (*plan, error) {

@@ -246,6 +246,21 @@ func TestCleanupOnError(t *testing.T) {
 	checkClean(t, before)
 }
 
+// TestCompareRefusesMissingCCFirst: compare refuses a CC the kernel lacks
+// before it simulates any seed, naming the flow and the kernel's CCs.
+func TestCompareRefusesMissingCCFirst(t *testing.T) {
+	requireEmulation(t)
+	var progress []string
+	_, err := Compare(context.Background(), []byte(cleanPath), []string{"flows.f0.cc=bbr3"},
+		CompareOptions{Seeds: []uint64{1, 2}, Progress: func(s string) { progress = append(progress, s) }})
+	if err == nil || !strings.Contains(err.Error(), `flows[f0].cc: the kernel has no congestion control "bbr3"`) || !strings.Contains(err.Error(), availableCCs()) {
+		t.Errorf("Compare(cc=bbr3) = %v, want an error naming flows[f0] and the kernel's CCs (%s)", err, availableCCs())
+	}
+	if len(progress) > 0 {
+		t.Errorf("progress %q before the refusal, want none", progress)
+	}
+}
+
 // TestRefusesBeyondCeiling checks that a path beyond the real-time ceiling
 // is refused before anything is created.
 func TestRefusesBeyondCeiling(t *testing.T) {
