@@ -412,23 +412,14 @@ func probeRTTNote(seed uint64, sf engine.FlowSummary, simRec, kernRec *trace.Rec
 }
 
 // probeRTTs are the times, in seconds, at which a flow's cwnd_gain signal
-// fell to 1 from another value.
+// fell to 1 from another value (0 is no gain set yet).
 func probeRTTs(rec *trace.Recorder, flow int32) []float64 {
-	idx := slices.Index(rec.Signals, "cwnd_gain")
-	if idx < 0 {
-		return nil
-	}
+	ts, vs := signalSeries(rec, flow, "cwnd_gain")
 	var out []float64
-	prev := 0.0
-	t := &rec.SignalT
-	for i := range t.T {
-		if t.Flow[i] != flow || t.Signal[i] != int32(idx) {
-			continue
+	for i := 1; i < len(vs); i++ {
+		if vs[i] == 1 && vs[i-1] != 1 && vs[i-1] != 0 {
+			out = append(out, float64(ts[i])/1e12)
 		}
-		if t.Value[i] == 1 && prev != 0 && prev != 1 {
-			out = append(out, float64(t.T[i])/1e12)
-		}
-		prev = t.Value[i]
 	}
 	return out
 }
@@ -463,27 +454,18 @@ func bwNote(seed uint64, sf engine.FlowSummary, simRec, kernRec *trace.Recorder,
 // value to endPs, each value holding until the next; false if the flow has
 // none.
 func timeMedian(rec *trace.Recorder, flow int32, name string, endPs int64) (float64, bool) {
-	idx := slices.Index(rec.Signals, name)
-	if idx < 0 {
+	ts, vs := signalSeries(rec, flow, name)
+	if len(vs) == 0 {
 		return 0, false
 	}
-	var xs []timeSpan
-	var at int64 // when the last value was recorded
-	t := &rec.SignalT
-	for i := range t.T {
-		if t.Flow[i] != flow || t.Signal[i] != int32(idx) {
-			continue
+	xs := make([]timeSpan, len(vs))
+	for i, v := range vs {
+		end := endPs
+		if i+1 < len(ts) {
+			end = ts[i+1]
 		}
-		if n := len(xs); n > 0 {
-			xs[n-1].w = t.T[i] - at
-		}
-		xs = append(xs, timeSpan{t.Value[i], 0})
-		at = t.T[i]
+		xs[i] = timeSpan{v, max(0, end-ts[i])}
 	}
-	if len(xs) == 0 {
-		return 0, false
-	}
-	xs[len(xs)-1].w = max(0, endPs-at)
 	return spanQuantiles(xs, 0.5)[0], true
 }
 
@@ -576,17 +558,29 @@ func stallNote(seed uint64, maxPs int64, flows []engine.FlowSummary) string {
 // signal's units; false if none (a value of 0 or above an hour is no
 // measurement yet).
 func firstSignal(rec *trace.Recorder, flow int32, name string) (float64, bool) {
-	idx := slices.Index(rec.Signals, name)
-	if idx < 0 {
-		return 0, false
-	}
-	t := &rec.SignalT
-	for i := range t.T {
-		if t.Flow[i] == flow && t.Signal[i] == int32(idx) && t.Value[i] > 0 && t.Value[i] < 3.6e9 {
-			return t.Value[i], true
+	_, vs := signalSeries(rec, flow, name)
+	for _, v := range vs {
+		if v > 0 && v < 3.6e9 {
+			return v, true
 		}
 	}
 	return 0, false
+}
+
+// signalSeries is a flow's values of one signal and the times (ps) they
+// were recorded at, in order; none if the recorder has no such signal.
+func signalSeries(rec *trace.Recorder, flow int32, name string) (ts []int64, vs []float64) {
+	idx := slices.Index(rec.Signals, name)
+	if idx < 0 {
+		return nil, nil
+	}
+	t := &rec.SignalT
+	for i := range t.T {
+		if t.Flow[i] == flow && t.Signal[i] == int32(idx) {
+			ts, vs = append(ts, t.T[i]), append(vs, t.Value[i])
+		}
+	}
+	return ts, vs
 }
 
 func psMs(p *int64) *float64 {
