@@ -107,11 +107,12 @@ func (b *Builder) flowGroup(i int, f *flowAcc) group {
 
 	rates := &chart{ID: id("rates"), Title: "Rates", Axes: [2]axis{{Label: "Mbps", Min: ptr0()}}, fillTo: f.last}
 	if f.sent != nil {
-		for j := range f.sent {
-			f.sent[j] *= float64(b.opt.WirePacketBytes)
+		sent := make([]float64, len(f.sent))
+		for j, n := range f.sent {
+			sent[j] = n * float64(b.opt.WirePacketBytes)
 		}
 		rates.add(&series{Label: fmt.Sprintf("send rate (%.0f ms avg)", winMs), Unit: "Mbps", Style: styleLine,
-			Data: encode(movingRate(f.sent, k, b.g.w, f.first, f.last))})
+			Data: encode(movingRate(sent, k, b.g.w, f.first, f.last))})
 	}
 	rates.addLine(f.rate, "delivery rate (sampler)", "Mbps", styleLine, 0)
 	if f.goodput != nil {
@@ -188,11 +189,9 @@ func (b *Builder) flowGroup(i int, f *flowAcc) group {
 		case "pkts":
 			infl.addLine(e, label, "pkts", styleStep, 0)
 		case "bps":
-			scale(e, 1e-6)
-			rates.addLine(e, label, "Mbps", styleStep, 0)
+			rates.addLine(scaled(e, 1e-6), label, "Mbps", styleStep, 0)
 		case "us":
-			scale(e, 1e-3)
-			rtt.addLine(e, label, "ms", styleStep, 0)
+			rtt.addLine(scaled(e, 1e-3), label, "ms", styleStep, 0)
 		case "enum":
 			if def.Help != "" {
 				label += " (" + def.Help + ")"
@@ -259,11 +258,15 @@ func (b *Builder) clipRates(c *chart, f *flowAcc) {
 		rateStr(int64(lim*1e6)), rateStr(int64(peak*1e6)))
 }
 
-// scale multiplies every stored value of e by k (unit conversion).
-func scale(e *extremes, k float64) {
-	for i := range e.has {
-		e.minV[i], e.maxV[i], e.last[i] = e.minV[i]*k, e.maxV[i]*k, e.last[i]*k
+// scaled is e with every stored value multiplied by k (unit conversion);
+// e itself is left as it is, so that a page can be written again.
+func scaled(e *extremes, k float64) *extremes {
+	out := *e
+	out.minV, out.maxV, out.last = slices.Clone(e.minV), slices.Clone(e.maxV), slices.Clone(e.last)
+	for i := range out.has {
+		out.minV[i], out.maxV[i], out.last[i] = e.minV[i]*k, e.maxV[i]*k, e.last[i]*k
 	}
+	return &out
 }
 
 // queueGroup lays out one direction's queue panels.

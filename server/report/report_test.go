@@ -514,3 +514,20 @@ func TestCCEnumsApartFromTheCAState(t *testing.T) {
 		t.Error("CUBIC's hystart_found is not on the CC phase panel")
 	}
 }
+
+// A page written twice is the same page: laying out the panels converts
+// units on copies (the send rate to bytes, BBR's bandwidth to Mbps, its
+// delays to ms), not on the builder's own values. Before, each Write
+// scaled them again.
+func TestWriteTwiceSamePage(t *testing.T) {
+	b := runReport(t, "p-rtr-p", []string{"flows.f0.cc=bbr", "runtime.duration=1s"})
+	first, second := writePage(t, b), writePage(t, b)
+	ja, _ := json.Marshal(first)
+	jb, _ := json.Marshal(second)
+	if !bytes.Equal(ja, jb) {
+		t.Error("the second page's data differ from the first's")
+	}
+	if findSeries(first, "f0-rates", "send rate") == nil || findSeries(first, "f0-rates", "cc ") == nil {
+		t.Error("no send rate or CC rate signal: the test needs both")
+	}
+}
