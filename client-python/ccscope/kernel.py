@@ -134,6 +134,7 @@ def compare(
     set: Mapping[str, Any] | Sequence[str] | None = None,
     duration: str | None = None,
     trace_dir: str | os.PathLike[str] | None = None,
+    report: str | os.PathLike[str] | None = None,
     retries: int = 2,
     cc_state: bool = False,
     progress: bool = True,
@@ -152,6 +153,10 @@ def compare(
         trace_dir: Write both runs' trace tables there as Parquet
             (``sim-seedN.flows.parquet``, ``kernel-seedN.flows.parquet``, …),
             for :func:`ccscope.plot.sim_vs_kernel`.
+        report: Write each seed's two runs as one self-contained HTML page
+            there (a name ending in ``.html``; ``NAME-seedN.html`` for
+            several seeds): the simulator's panels with the kernel's series
+            dashed in them, and the seed's rows as a table.
         retries: Run a seed's kernel side up to this many more times while
             its relay runs late (p99 over 1 ms: the host did not keep up in
             real time), keeping the least late run; a note says so. Each
@@ -202,6 +207,8 @@ def compare(
 
     if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
         raise ValueError(f"ccscope.compare: retries={retries!r}: want an int, 0 or more")
+    if report is not None and not os.fspath(report).endswith(".html"):
+        raise ValueError(f"ccscope.compare: report={os.fspath(report)!r}: the file name must end in .html")
     why = emulation_available()
     if why is not None:
         raise EmulationError(f"ccscope.compare: {why}")
@@ -222,6 +229,8 @@ def compare(
             cmd += ["--duration", duration]
         if trace_dir is not None:
             cmd += ["--trace", os.fspath(trace_dir)]
+        if report is not None:
+            cmd += ["--report", os.fspath(report)]
         cmd += ["--retries", str(retries)]
         if cc_state:
             cmd += ["--cc-state"]

@@ -61,7 +61,7 @@ def test_compare_builds_the_command_and_the_frame(tmp_path, can_emulate):
     exe = fake_binary(tmp_path, stdout=json.dumps(REPORT))
     df = ccscope.compare(
         {"name": "x"}, seeds=[1, 2], set={"links.bottleneck.rate": "50Mbps", "flows.f0.tcp.sack": False},
-        duration="3s", trace_dir=tmp_path / "tr", binary=exe,
+        duration="3s", trace_dir=tmp_path / "tr", report=tmp_path / "cmp.html", binary=exe,
     )
     args = (tmp_path / "args.txt").read_text().split("\n")
     assert args[0] == "compare" and args[1].endswith("scenario.json") and args[2] == "--json"
@@ -71,6 +71,7 @@ def test_compare_builds_the_command_and_the_frame(tmp_path, can_emulate):
     assert args[args.index("--duration") + 1] == "3s"
     assert "links.bottleneck.rate=50Mbps" in args and "flows.f0.tcp.sack=false" in args
     assert args[args.index("--trace") + 1] == str(tmp_path / "tr")
+    assert args[args.index("--report") + 1] == str(tmp_path / "cmp.html")
     assert args[args.index("--retries") + 1] == "2"  # the default, as the command line's
     assert list(df.columns) == ["seed", "flow", "group", "metric", "unit", "sim", "kernel", "rel_diff"]
     assert len(df) == 4 and df.loc[0, "kernel"] == 46.7 and pd.isna(df.loc[1, "sim"])
@@ -128,6 +129,13 @@ def test_compare_passes_retries_and_refuses_bad_ones(tmp_path, can_emulate):
             ccscope.compare("p-rtr-p", retries=bad, binary=exe)
 
 
+def test_compare_refuses_a_report_not_html(tmp_path, can_emulate):
+    exe = fake_binary(tmp_path, stdout=json.dumps(REPORT))
+    with pytest.raises(ValueError, match=r"report='cmp.txt': the file name must end in .html"):
+        ccscope.compare("p-rtr-p", report="cmp.txt", binary=exe)
+    assert not (tmp_path / "args.txt").exists()
+
+
 def test_compare_echoes_progress(tmp_path, can_emulate, capsys):
     lines = "compare: seed 1 (1 of 1): simulating\ncompare: seed 1: running on the kernel for 3s\n"
     exe = fake_binary(tmp_path, stdout=json.dumps(REPORT), stderr=lines)
@@ -153,7 +161,7 @@ def test_compare_refuses_without_emulation(monkeypatch):
 
 
 @pytest.mark.kernel
-def test_compare_on_the_kernel(binary_env):
+def test_compare_on_the_kernel(binary_env, tmp_path):
     why = ccscope.emulation_available()
     if why is not None:
         pytest.skip(f"EMULATION TEST NOT RUN: {why}")
@@ -173,8 +181,9 @@ def test_compare_on_the_kernel(binary_env):
     # all agreed within 5 %). Up to three tries while the relay's p99 lateness is over 1 ms or the
     # goodputs disagree (server/emulate's runOnTime retries the same way), the last one checked; each
     # try taken again is reported with its figures in the test summary.
+    page = tmp_path / "cmp.html"
     for attempt in range(1, 4):
-        df = ccscope.compare(scn)
+        df = ccscope.compare(scn, report=page)
         emulated = df.attrs["comparison"]["emulated"][0]
         g = df[df.metric == "goodput"].iloc[0]
         late = emulated["lateness"].get("p99_ps") or 0
@@ -191,6 +200,9 @@ def test_compare_on_the_kernel(binary_env):
     assert emulated["mode"] == "emulate"
     # The simulated flow ticks as this kernel does, so no note says otherwise.
     assert not [n for n in df.attrs["notes"] if ".tcp.hz:" in n], df.attrs["notes"]
+    # Both runs on one page: the kernel's srtt dashed in the simulator's panel.
+    html = page.read_text()
+    assert '"label":"srtt · sim"' in html and '"label":"srtt · kernel"' in html and '"dash":true' in html
 
 
 def test_kernel_hz_reads_the_kernel_configuration(monkeypatch, tmp_path):

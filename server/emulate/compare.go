@@ -34,6 +34,27 @@ type CompareOptions struct {
 	// Config are the scenario's parse options: config.WithDir for a
 	// scenario file, whose trace and CDF files are relative to it.
 	Config []config.Option
+	// Seed, if set, hears each seed's pair of runs once they are compared
+	// (compare --report draws them); an error it returns ends Compare.
+	Seed func(SeedRuns) error
+}
+
+// SeedRuns is one seed's pair of runs, as Compare hands them to
+// CompareOptions.Seed.
+type SeedRuns struct {
+	Seed uint64
+	// Config is the seed's scenario, canonical JSON.
+	Config []byte
+	// Sim and Kernel are the runs' traces; the simulator's is sampled
+	// every millisecond.
+	Sim, Kernel               *trace.Recorder
+	SimSummary, KernelSummary *engine.Summary
+	// KernelRelease is the kernel's uname -r.
+	KernelRelease string
+	Rows          []CompareRow // the seed's rows, as in Comparison.Rows
+	// Notes are the comparison's notes on this seed, the scenario's with
+	// the first seed's, and the kernel run's own.
+	Notes []string
 }
 
 // CompareRow is one metric of one flow, or of one flow group, in one
@@ -100,6 +121,7 @@ func Compare(ctx context.Context, raw []byte, sets []string, opt CompareOptions)
 	}
 	c := &Comparison{Seeds: seeds, Rows: []CompareRow{}}
 	for n, seed := range seeds {
+		rowStart, noteStart := len(c.Rows), len(c.Notes)
 		s := append(slices.Clone(sets), "runtime.seed="+strconv.FormatUint(seed, 10))
 		prep, err := engine.Prepare(raw, s, opt.Config...)
 		if err != nil {
@@ -199,6 +221,14 @@ func Compare(ctx context.Context, raw []byte, sets []string, opt CompareOptions)
 		}
 		for g := range simSum.Groups {
 			c.Rows = append(c.Rows, groupRows(seed, simSum.Groups[g], res.Summary.Groups[g])...)
+		}
+		if opt.Seed != nil {
+			err := opt.Seed(SeedRuns{Seed: seed, Config: prep.Canonical, Sim: r.Trace, Kernel: res.Trace,
+				SimSummary: &simSum, KernelSummary: &res.Summary.Summary, KernelRelease: res.Summary.Kernel,
+				Rows: c.Rows[rowStart:], Notes: append(slices.Clone(c.Notes[noteStart:]), res.Summary.Notes...)})
+			if err != nil {
+				return nil, err
+			}
 		}
 		if opt.TraceDir != "" {
 			for _, t := range []struct {

@@ -261,6 +261,37 @@ func TestCompareRefusesMissingCCFirst(t *testing.T) {
 	}
 }
 
+// TestCompareHandsEachSeed: Compare hands CompareOptions.Seed each seed's
+// two runs (what compare --report draws): their traces with the flow's
+// rows, the summaries, and the seed's own comparison rows alone.
+func TestCompareHandsEachSeed(t *testing.T) {
+	requireEmulation(t)
+	var got []SeedRuns
+	c, err := Compare(context.Background(), []byte(cleanPath), []string{"runtime.duration=1s"},
+		CompareOptions{Seeds: []uint64{1, 2}, Seed: func(s SeedRuns) error { got = append(got, s); return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 {
+		t.Fatalf("Seed heard %d seeds, want 2", len(got))
+	}
+	for i, s := range got {
+		if s.Seed != c.Seeds[i] || len(s.Rows) != len(CompareMetrics) || s.Rows[0].Seed != s.Seed || s.Rows[len(s.Rows)-1].Seed != s.Seed {
+			t.Errorf("seed %d: %d rows (seeds %d..%d), want the seed's %d", s.Seed, len(s.Rows), s.Rows[0].Seed, s.Rows[len(s.Rows)-1].Seed, len(CompareMetrics))
+		}
+		if len(s.Sim.FlowsT.Rows) == 0 || len(s.Kernel.FlowsT.Rows) == 0 || s.KernelRelease != c.Kernel ||
+			s.SimSummary.Seed != s.Seed || len(s.KernelSummary.Flows) != 1 || len(s.Config) == 0 {
+			t.Errorf("seed %d: flows rows %d sim, %d kernel; kernel %q; summaries' seed %d, kernel flows %d; config %d B",
+				s.Seed, len(s.Sim.FlowsT.Rows), len(s.Kernel.FlowsT.Rows), s.KernelRelease, s.SimSummary.Seed, len(s.KernelSummary.Flows), len(s.Config))
+		}
+	}
+	stop := errors.New("stop")
+	if _, err := Compare(context.Background(), []byte(cleanPath), []string{"runtime.duration=1s"},
+		CompareOptions{Seed: func(SeedRuns) error { return stop }}); !errors.Is(err, stop) {
+		t.Errorf("a Seed that fails: Compare = %v, want its error", err)
+	}
+}
+
 // TestRefusesBeyondCeiling checks that a path beyond the real-time ceiling
 // is refused before anything is created.
 func TestRefusesBeyondCeiling(t *testing.T) {

@@ -207,14 +207,40 @@ func startChromium(t *testing.T, bin string) *cdp {
 	}
 }
 
-// The report in a real browser: headless Chromium loads the file from disk
-// with the network cut off; the page must log no error, fetch nothing,
-// draw every panel (coloured pixels inside every plot area), and a zoom
-// dragged on one panel must move every other panel to the same range.
-func TestReportInChromium(t *testing.T) {
+// pageLog is what a page loaded in Chromium logged as errors and fetched
+// from the network.
+type pageLog struct{ problems, fetched []string }
+
+func (l *pageLog) collect(ev cdpEvent) {
+	switch ev.Method {
+	case "Runtime.exceptionThrown", "Runtime.consoleAPICalled", "Log.entryAdded":
+		var p struct {
+			Type  string `json:"type"`
+			Entry struct {
+				Level, Text, URL string
+			} `json:"entry"`
+		}
+		json.Unmarshal(ev.Params, &p)
+		if ev.Method == "Runtime.exceptionThrown" || p.Type == "error" || p.Type == "assert" || p.Entry.Level == "error" {
+			l.problems = append(l.problems, ev.Method+": "+string(ev.Params))
+		}
+	case "Network.requestWillBeSent":
+		var p struct {
+			Request struct{ URL string } `json:"request"`
+		}
+		json.Unmarshal(ev.Params, &p)
+		if !strings.HasPrefix(p.Request.URL, "file://") && !strings.HasPrefix(p.Request.URL, "data:") {
+			l.fetched = append(l.fetched, p.Request.URL)
+		}
+	}
+}
+
+// openPage writes b's page to a file and loads it in Chromium with the
+// network cut off, until its script has drawn it.
+func openPage(t *testing.T, b *Builder) (*cdp, *pageLog) {
+	t.Helper()
 	bin := debian.Tool(t, "chromium", "chromium")
 	html := filepath.Join(t.TempDir(), "report.html")
-	b := runReport(t, "p-rtr-p", []string{"flows.f0.cc=bbr", "runtime.duration=3s"})
 	f, err := os.Create(html)
 	if err != nil {
 		t.Fatal(err)
@@ -233,41 +259,16 @@ func TestReportInChromium(t *testing.T) {
 	c.call("Emulation.setDeviceMetricsOverride", map[string]any{"width": 1400, "height": 1000, "deviceScaleFactor": 1, "mobile": false})
 	c.call("Page.navigate", map[string]any{"url": "file://" + html})
 
-	var problems, fetched []string
-	loaded := false
+	l := &pageLog{}
 	deadline := time.After(60 * time.Second)
-	collect := func(ev cdpEvent) {
-		switch ev.Method {
-		case "Page.loadEventFired":
-			loaded = true
-		case "Runtime.exceptionThrown", "Runtime.consoleAPICalled", "Log.entryAdded":
-			var p struct {
-				Type  string `json:"type"`
-				Entry struct {
-					Level, Text, URL string
-				} `json:"entry"`
-			}
-			json.Unmarshal(ev.Params, &p)
-			if ev.Method == "Runtime.exceptionThrown" || p.Type == "error" || p.Type == "assert" || p.Entry.Level == "error" {
-				problems = append(problems, ev.Method+": "+string(ev.Params))
-			}
-		case "Network.requestWillBeSent":
-			var p struct {
-				Request struct{ URL string } `json:"request"`
-			}
-			json.Unmarshal(ev.Params, &p)
-			if !strings.HasPrefix(p.Request.URL, "file://") && !strings.HasPrefix(p.Request.URL, "data:") {
-				fetched = append(fetched, p.Request.URL)
-			}
-		}
-	}
-	for !loaded {
+	for loaded := false; !loaded; {
 		select {
 		case ev, ok := <-c.events:
 			if !ok {
 				t.Fatal("devtools connection closed before the page loaded")
 			}
-			collect(ev)
+			loaded = ev.Method == "Page.loadEventFired"
+			l.collect(ev)
 		case <-deadline:
 			t.Fatal("the report did not finish loading in 60 s")
 		}
@@ -277,26 +278,65 @@ func TestReportInChromium(t *testing.T) {
 	if !ready {
 		t.Fatal("the report's script did not finish (window.ccscopeReady unset)")
 	}
+	return c, l
+}
 
-	// Every panel drawn: count saturated pixels in each plot area (grid
-	// lines and axes are grey, every series has a colour).
-	type panel struct {
-		ID      string `json:"id"`
-		Colored int    `json:"colored"`
-		Series  int    `json:"series"`
-	}
-	drawn := func() (ps []panel) {
-		c.eval(`window.ccscopeCharts.map(u => {
-			const b = u.bbox, d = u.ctx.getImageData(b.left, b.top, b.width, b.height).data;
-			let n = 0;
-			for (let i = 0; i < d.length; i += 4) {
-				const mx = Math.max(d[i], d[i+1], d[i+2]), mn = Math.min(d[i], d[i+1], d[i+2]);
-				if (d[i+3] > 0 && mx - mn > 60) n++;
+// check drains what arrived meanwhile, then fails t on the errors the
+// page logged and what it fetched.
+func (l *pageLog) check(t *testing.T, c *cdp) {
+	t.Helper()
+	for {
+		select {
+		case ev, ok := <-c.events:
+			if ok {
+				l.collect(ev)
+				continue
 			}
-			return {id: u.ccscopeId, colored: n, series: u.series.length - 1};
-		})`, &ps)
-		return ps
+		default:
+		}
+		break
 	}
+	for _, p := range l.problems {
+		t.Errorf("console: %s", p)
+	}
+	for _, u := range l.fetched {
+		t.Errorf("the page fetched %s; a report must be self-contained", u)
+	}
+}
+
+// panel is what drawnPanels reads of one uPlot chart.
+type panel struct {
+	ID      string `json:"id"`
+	Colored int    `json:"colored"`
+	Series  int    `json:"series"`
+	Dashed  int    `json:"dashed"`
+}
+
+// drawnPanels counts saturated pixels in each plot area (grid lines and
+// axes are grey, every series has a colour) and the series drawn dashed.
+func drawnPanels(c *cdp) (ps []panel) {
+	c.eval(`window.ccscopeCharts.map(u => {
+		const b = u.bbox, d = u.ctx.getImageData(b.left, b.top, b.width, b.height).data;
+		let n = 0;
+		for (let i = 0; i < d.length; i += 4) {
+			const mx = Math.max(d[i], d[i+1], d[i+2]), mn = Math.min(d[i], d[i+1], d[i+2]);
+			if (d[i+3] > 0 && mx - mn > 60) n++;
+		}
+		return {id: u.ccscopeId, colored: n, series: u.series.length - 1, dashed: u.series.filter(s => s.dash).length};
+	})`, &ps)
+	return ps
+}
+
+// The report in a real browser: headless Chromium loads the file from disk
+// with the network cut off; the page must log no error, fetch nothing,
+// draw every panel (coloured pixels inside every plot area), and a zoom
+// dragged on one panel must move every other panel to the same range.
+func TestReportInChromium(t *testing.T) {
+	b := runReport(t, "p-rtr-p", []string{"flows.f0.cc=bbr", "runtime.duration=3s"})
+	c, log := openPage(t, b)
+
+	// Every panel drawn.
+	drawn := func() []panel { return drawnPanels(c) }
 	panels := drawn()
 	want := []string{"f0-rates", "f0-inflight", "f0-events", "f0-phase", "f0-cc-phase", "f0-rtt", "q-bottleneck-ab-backlog", "q-bottleneck-ab-sojourn"}
 	ids := map[string]bool{}
@@ -384,22 +424,36 @@ func TestReportInChromium(t *testing.T) {
 	}
 	t.Logf("screenshot of the zoomed report (%d panels): %s", len(panels), out)
 
-	// Drain what arrived meanwhile, then judge errors and fetches.
-	for {
-		select {
-		case ev, ok := <-c.events:
-			if ok {
-				collect(ev)
-				continue
+	log.check(t, c)
+}
+
+// Two runs on one page in a real browser: no error, every panel drawn,
+// and the second run's series drawn dashed, as many as the page holds.
+func TestBesideInChromium(t *testing.T) {
+	a := runReport(t, "p-rtr-p", []string{"runtime.duration=2s"})
+	if err := a.Beside(runReport(t, "p-rtr-p", []string{"runtime.duration=2s", "flows.f0.cc=bbr"}), "cubic", "bbr"); err != nil {
+		t.Fatal(err)
+	}
+	want := 0
+	for _, g := range writePage(t, a).Groups {
+		for _, c := range g.Charts {
+			for _, s := range c.Series {
+				if s.Dash {
+					want++
+				}
 			}
-		default:
 		}
-		break
 	}
-	for _, p := range problems {
-		t.Errorf("console: %s", p)
+	c, log := openPage(t, a)
+	dashed := 0
+	for _, p := range drawnPanels(c) {
+		dashed += p.Dashed
+		if p.Colored < 50 {
+			t.Errorf("panel %s: %d coloured pixels in its plot area, want a drawn chart (>= 50)", p.ID, p.Colored)
+		}
 	}
-	for _, u := range fetched {
-		t.Errorf("the page fetched %s; a report must be self-contained", u)
+	if want == 0 || dashed != want {
+		t.Errorf("%d series drawn dashed, want the page's %d (and some)", dashed, want)
 	}
+	log.check(t, c)
 }

@@ -77,21 +77,32 @@ func ResolveTrace(prefix string) (string, error) {
 // summary, scenario and detail come from the .run.json beside them if it
 // exists; without it the time axis spans the last row in the tables.
 func ReadTrace(prefix string, opt Options) (*Builder, error) {
-	path, err := ResolveTrace(prefix)
+	path, meta, err := readMeta(prefix)
 	if err != nil {
 		return nil, err
+	}
+	return readTables(path, meta, opt)
+}
+
+// readMeta resolves prefix and reads what the report says of its run: the
+// .run.json beside the tables if there is one, and the span, from the
+// tables' last rows when the run info does not give it.
+func readMeta(prefix string) (string, Meta, error) {
+	path, err := ResolveTrace(prefix)
+	if err != nil {
+		return "", Meta{}, err
 	}
 	meta := Meta{Source: "trace files " + path}
 	if raw, err := os.ReadFile(RunInfoPath(path)); err == nil {
 		var info RunInfo
 		if err := json.Unmarshal(raw, &info); err != nil {
-			return nil, fmt.Errorf("report: %s: %w", RunInfoPath(path), err)
+			return "", Meta{}, fmt.Errorf("report: %s: %w", RunInfoPath(path), err)
 		}
 		m := MetaFromSummary(&info.Summary)
 		m.Config, m.Detail, m.Source = info.Config, info.Detail, meta.Source
 		meta = m
 	} else if !errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("report: %w", err)
+		return "", Meta{}, fmt.Errorf("report: %w", err)
 	}
 	if meta.HorizonPs <= 0 {
 		// No summary: one pass over the time columns finds the span.
@@ -104,10 +115,15 @@ func ReadTrace(prefix string, opt Options) (*Builder, error) {
 				return nil
 			})
 			if err != nil && !errors.Is(err, os.ErrNotExist) {
-				return nil, err
+				return "", Meta{}, err
 			}
 		}
 	}
+	return path, meta, nil
+}
+
+// readTables builds the report of meta's run from its table files at path.
+func readTables(path string, meta Meta, opt Options) (*Builder, error) {
 	b, err := New(meta, opt)
 	if err != nil {
 		return nil, err

@@ -88,6 +88,8 @@ type view struct {
 	License   string
 	Version   string
 	Notes     []string
+	Tables    []Table
+	SummaryOf string // the run the summary is of, when the page shows two
 }
 
 // Write renders the page. The page holds everything it needs.
@@ -95,19 +97,20 @@ func (b *Builder) Write(w io.Writer) error {
 	var d pageData
 	d.Grid.W, d.Grid.N, d.Grid.Slots = b.g.w, b.g.n, slots
 	notes := append([]string(nil), b.notes...)
-	for i, f := range b.flows {
-		g := b.flowGroup(i, f)
-		if len(g.Charts) == 0 {
-			// Trace files that lack tables or columns say so already.
-			if !b.partial {
-				notes = append(notes, fmt.Sprintf("flow %s has no trace rows (is trace.detail \"summary\"?)", f.id))
-			}
-			continue
+	if o := b.beside; o != nil {
+		notes = append(notes, fmt.Sprintf("two runs on one page: solid lines are %s (%s), dashed ones %s (%s); the summary is %s's",
+			o.labels[0], b.meta.Source, o.labels[1], o.b.meta.Source, o.labels[0]))
+		for _, n := range o.b.notes {
+			notes = append(notes, o.labels[1]+": "+n)
 		}
-		d.Groups = append(d.Groups, g)
 	}
-	for _, q := range b.shownQueues() {
-		d.Groups = append(d.Groups, b.queueGroup(q))
+	var empty []string
+	d.Groups, empty = b.groups()
+	for _, id := range empty {
+		// Trace files that lack tables or columns say so already.
+		if !b.partial {
+			notes = append(notes, fmt.Sprintf("flow %s has no trace rows (is trace.detail \"summary\"?)", id))
+		}
 	}
 	if b.meta.Detail == "sampled" {
 		notes = append(notes, "the trace was sampled: events (ACK, SACK, TLP, RTO, …) are recorded at trace.detail \"change\" only")
@@ -123,7 +126,10 @@ func (b *Builder) Write(w io.Writer) error {
 	v := view{Meta: b.meta, Title: title, Rows: b.rows, Buckets: b.g.n, BucketMs: float64(b.g.w) / 1e9,
 		Summary: b.meta.Summary, Data: template.JS(js), UPlotJS: template.JS(uplotJS), UPlotCSS: template.CSS(uplotCSS),
 		ReportJS: template.JS(reportJS), ReportCSS: template.CSS(reportCSS), License: uplotLicense, Version: UPlotVersion,
-		Notes: notes, Generated: time.Now().UTC().Format(time.RFC3339)}
+		Notes: notes, Generated: time.Now().UTC().Format(time.RFC3339), Tables: b.tables}
+	if b.beside != nil {
+		v.SummaryOf = b.beside.labels[0]
+	}
 	bw := bufio.NewWriterSize(w, 1<<16)
 	if err := page.Execute(bw, v); err != nil {
 		return fmt.Errorf("report: %w", err)

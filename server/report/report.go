@@ -94,6 +94,8 @@ type Builder struct {
 	rows    int64
 	notes   []string // what the page should say is missing
 	partial bool     // the trace files lack tables or columns (notes say which)
+	beside  *beside  // a second run drawn on the page, if any
+	tables  []Table  // tables shown under the summary
 }
 
 // New returns a Builder for a run spanning meta.HorizonPs.
@@ -105,10 +107,7 @@ func New(meta Meta, opt Options) (*Builder, error) {
 		opt.WirePacketBytes = 1500
 	}
 	if opt.Buckets <= 0 {
-		opt.Buckets = 4000
-		if n := len(meta.Flows); n > 4 {
-			opt.Buckets = max(500, 16000/n)
-		}
+		opt.Buckets = defaultBuckets(len(meta.Flows))
 	}
 	b := &Builder{meta: meta, opt: opt, g: newGrid(meta.HorizonPs, opt.Buckets), flowIdx: map[string]int{}, qIdx: map[string]int{}}
 	for _, f := range meta.Flows {
@@ -116,6 +115,29 @@ func New(meta Meta, opt Options) (*Builder, error) {
 	}
 	return b, nil
 }
+
+// defaultBuckets is the bucket count of a run of n flows: 4000 for up to
+// four, fewer beyond so the page stays small.
+func defaultBuckets(n int) int {
+	if n > 4 {
+		return max(500, 16000/n)
+	}
+	return 4000
+}
+
+// Table is a table of figures the page shows under the summary, such as
+// compare's metrics beside the kernel's.
+type Table struct {
+	Title string
+	Head  []string
+	Rows  [][]string
+}
+
+// AddTable shows t on the page.
+func (b *Builder) AddTable(t Table) { b.tables = append(b.tables, t) }
+
+// AddNote puts a note at the top of the page.
+func (b *Builder) AddNote(n string) { b.notes = append(b.notes, n) }
 
 // flow returns the accumulator of the flow named id, creating it.
 func (b *Builder) flow(id string) *flowAcc {
@@ -213,8 +235,13 @@ func (b *Builder) SetSummary(s *engine.Summary) {
 	b.meta.Summary, b.meta.Digest = s, s.Digest
 }
 
-// Rows is the number of trace rows the builder has consumed.
-func (b *Builder) Rows() int64 { return b.rows }
+// Rows is the number of trace rows the builder has consumed (both runs', for a page that shows two).
+func (b *Builder) Rows() int64 {
+	if b.beside != nil {
+		return b.rows + b.beside.b.rows
+	}
+	return b.rows
+}
 
 // flowAcc accumulates one flow's signals.
 type flowAcc struct {

@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/ccscope/ccscope/server/emulate"
+	"github.com/ccscope/ccscope/server/report"
 	"github.com/ccscope/ccscope/server/sweep"
 )
 
@@ -27,6 +28,7 @@ func compareMain(args []string) int {
 	maxRate := fs.Int64("max-rate", 0, "emulation refusal threshold in `BPS` (default: the measured ceiling)")
 	ccState := fs.Bool("cc-state", false, "read the kernel CC's state with bpftrace into the kernel runs' signals table (see emulate --cc-state)")
 	retries := fs.Int("retries", 2, "run a seed's kernel side up to `N` more times while its relay runs late (p99 over 1 ms), keeping the least late")
+	reportPath := fs.String("report", "", "write an HTML report of each seed's two runs, the kernel's dashed in the simulator's panels, to `FILE.html` (FILE-seedN.html for several seeds)")
 	raw, sets, opts, code, ok := c.parse(args)
 	if !ok {
 		return code
@@ -34,9 +36,26 @@ func compareMain(args []string) int {
 	if *retries < 0 {
 		return fail(fmt.Errorf("--retries %d: want 0 or more", *retries))
 	}
+	if isSet(fs, "report") && !strings.HasSuffix(*reportPath, ".html") {
+		return fail(fmt.Errorf("--report %q: the file name must end in .html", *reportPath))
+	}
 	seeds, err := parseSeeds(*seedsArg)
 	if err != nil {
 		return fail(err)
+	}
+	var onSeed func(emulate.SeedRuns) error
+	if *reportPath != "" {
+		onSeed = func(s emulate.SeedRuns) error {
+			path := *reportPath
+			if len(seeds) > 1 {
+				path = fmt.Sprintf("%s-seed%d.html", strings.TrimSuffix(path, ".html"), s.Seed)
+			}
+			if err := compareReport(path, s); err != nil {
+				return err
+			}
+			fmt.Fprintln(os.Stderr, "compare: report written to", path)
+			return nil
+		}
 	}
 	if *traceDir != "" {
 		if err := os.MkdirAll(*traceDir, 0o755); err != nil {
@@ -47,7 +66,7 @@ func compareMain(args []string) int {
 	defer stop()
 	cmp, err := emulate.Compare(ctx, raw, sets, emulate.CompareOptions{Seeds: seeds, TraceDir: *traceDir,
 		Emulate: emulate.Options{MaxRateBps: *maxRate, CCState: *ccState}, Retries: *retries,
-		Progress: func(msg string) { fmt.Fprintln(os.Stderr, "compare:", msg) }, Config: opts})
+		Progress: func(msg string) { fmt.Fprintln(os.Stderr, "compare:", msg) }, Config: opts, Seed: onSeed})
 	if err != nil {
 		return fail(err)
 	}
@@ -216,4 +235,47 @@ func widen(r [2]float64, v float64, first bool) [2]float64 {
 		return [2]float64{v, v}
 	}
 	return [2]float64{min(r[0], v), max(r[1], v)}
+}
+
+// compareReport writes one seed's two runs as one page: the simulator's
+// panels with the kernel's series dashed in them, the seed's rows as a
+// table and its notes.
+func compareReport(path string, s emulate.SeedRuns) error {
+	ma := report.MetaFromSummary(s.SimSummary)
+	ma.Detail, ma.Config = "sampled", string(s.Config)
+	ma.Source = "ccscope compare " + strings.Join(os.Args[2:], " ")
+	mb := report.MetaFromSummary(s.KernelSummary)
+	mb.Flows, mb.HorizonPs = ma.Flows, ma.HorizonPs // one time axis; the flows as the simulator names them
+	mb.Source = "Linux " + s.KernelRelease + " on the emulated path"
+	a, err := report.FromRecorder(ma, report.Options{}, s.Sim)
+	if err != nil {
+		return err
+	}
+	b, err := report.FromRecorder(mb, report.Options{}, s.Kernel)
+	if err != nil {
+		return err
+	}
+	if err := a.Beside(b, "sim", "kernel"); err != nil {
+		return err
+	}
+	t := report.Table{Title: fmt.Sprintf("The simulator beside Linux %s, seed %d", s.KernelRelease, s.Seed),
+		Head: []string{"flow", "metric", "unit", "sim", "kernel", "diff"}}
+	num := func(v *float64) string {
+		if v == nil {
+			return "-"
+		}
+		return fmt.Sprintf("%.2f", *v)
+	}
+	for _, r := range s.Rows {
+		diff := "-"
+		if r.RelDiff != nil {
+			diff = fmt.Sprintf("%+.1f%%", 100**r.RelDiff)
+		}
+		t.Rows = append(t.Rows, []string{r.Flow, r.Metric, r.Unit, num(r.Sim), num(r.Kernel), diff})
+	}
+	a.AddTable(t)
+	for _, n := range s.Notes {
+		a.AddNote(n)
+	}
+	return writeFile(path, a)
 }

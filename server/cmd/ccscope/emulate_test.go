@@ -8,12 +8,15 @@ import (
 	"math"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/ccscope/ccscope/engine"
+	"github.com/ccscope/ccscope/engine/config"
 	"github.com/ccscope/ccscope/engine/sim"
 	"github.com/ccscope/ccscope/server/emulate"
 )
@@ -180,5 +183,50 @@ func TestPrintComparisonLateness(t *testing.T) {
 	printComparison(&b, c)
 	if want := "(relay lateness p99 4.000ms, max 9.000ms, the worst of 2 seeds)"; !strings.Contains(b.String(), want) {
 		t.Errorf("header lacks %q:\n%s", want, b.String())
+	}
+}
+
+// compare --report's page for one seed: the simulator's panels with the
+// other run's series dashed in them, the seed's rows as a table and its
+// notes. The kernel's side is stood in for by a second simulated run (BBR
+// where the first runs CUBIC), which needs no root.
+func TestCompareReportPage(t *testing.T) {
+	run := func(sets ...string) (*engine.Run, engine.Summary, []byte) {
+		raw, err := config.Builtin("p-rtr-p")
+		if err != nil {
+			t.Fatal(err)
+		}
+		prep, err := engine.Prepare(raw, append([]string{"runtime.duration=1s", "trace.detail=sampled", "trace.interval=1ms"}, sets...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := engine.New(prep.Scenario, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.RunToEnd()
+		return r, r.Summary(prep.Hash), prep.Canonical
+	}
+	sr, ss, canon := run()
+	kr, ks, _ := run("flows.f0.cc=bbr")
+	g, k := 93.5, 91.0
+	diff := (k - g) / g
+	s := emulate.SeedRuns{Seed: 1, Config: canon, Sim: sr.Trace, Kernel: kr.Trace, SimSummary: &ss, KernelSummary: &ks,
+		KernelRelease: "6.18-test", Notes: []string{"seed 1: a note"},
+		Rows: []emulate.CompareRow{{Seed: 1, Flow: "f0", Metric: "goodput", Unit: "Mbps", Sim: &g, Kernel: &k, RelDiff: &diff}}}
+	path := filepath.Join(t.TempDir(), "c.html")
+	if err := compareReport(path, s); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(raw)
+	for _, want := range []string{"The simulator beside Linux 6.18-test, seed 1", "<td>goodput</td><td>Mbps</td><td>93.50</td><td>91.00</td><td>-2.7%</td>",
+		"Note: seed 1: a note", `"label":"srtt · sim"`, `"label":"srtt · kernel"`, `"dash":true`, "Summary of sim", ss.Digest} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
 	}
 }

@@ -14,11 +14,11 @@ const usage = `ccscope — a deterministic packet-level simulator of TCP congest
 Usage:
   ccscope run SCENARIO|FILE.json [--seed N] [--duration D] [--set path=value]... [--trace FILE [--trace-select LIST]]
               [--report FILE.html] [--pcap FILE[:link[:dir]]] [--json]
-  ccscope report TRACE_PREFIX [-o FILE.html]
+  ccscope report TRACE_PREFIX [-o FILE.html] [--beside TRACE_PREFIX [--labels A,B]]
   ccscope sweep SPEC.json|SCENARIO [--grid path=v1,v2]... [--axis path=v1,v2]... [--seeds 1-5] [-o catalog.parquet] [--report-dir DIR]
   ccscope emulate SCENARIO|FILE.json [--seed N] [--duration D] [--set path=value]... [--trace FILE] [--capture FILE.csv]
               [--pcap FILE] [--json]
-  ccscope compare SCENARIO|FILE.json [--seeds 1-3] [--duration D] [--set path=value]... [--trace DIR] [--retries N] [--json]
+  ccscope compare SCENARIO|FILE.json [--seeds 1-3] [--duration D] [--set path=value]... [--trace DIR] [--report FILE.html] [--retries N] [--json]
   ccscope calibrate CAPTURE [--cc NAME] [--flow F] [--out FILE.json] [--json]
   ccscope scenarios [--show NAME | --ccs | --cc-params NAME]
   ccscope leo-path [--scenario NAME|FILE.json] [--link ID] [--seed N] [--duration D] [--outage D]

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -52,8 +53,10 @@ func reportMain(args []string) int {
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
 	out := fs.String("o", "", "write the HTML report to `FILE.html` (default: TRACE_PREFIX.html)")
 	buckets := fs.Int("buckets", 0, "time buckets every chart shares, 1 to 100000 (default 4000; fewer with many flows)")
+	besideArg := fs.String("beside", "", "draw a second run's trace, at `TRACE_PREFIX`, dashed in the same panels (the kernel's of compare --trace, another CC's, ...)")
+	labels := fs.String("labels", "", "the two runs' names in legends and titles with --beside, `A,B` (default: the prefixes' file names)")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: ccscope report TRACE_PREFIX [-o out.html]")
+		fmt.Fprintln(fs.Output(), "Usage: ccscope report TRACE_PREFIX [-o out.html] [--beside TRACE_PREFIX [--labels A,B]]")
 		fmt.Fprintln(fs.Output(), "TRACE_PREFIX is what --trace was given (out.parquet, out.arrow) or the name before .flows.parquet.")
 		fs.PrintDefaults()
 	}
@@ -65,16 +68,30 @@ func reportMain(args []string) int {
 	if isSet(fs, "buckets") && (*buckets < 1 || *buckets > 100_000) {
 		return fail(fmt.Errorf("--buckets %d: want 1 to 100000", *buckets))
 	}
+	if *labels != "" && *besideArg == "" {
+		return fail(fmt.Errorf("--labels %q: only with --beside", *labels))
+	}
 	start := time.Now()
-	b, err := report.ReadTrace(arg, report.Options{Buckets: *buckets})
+	var b *report.Builder
+	var err error
+	if *besideArg == "" {
+		b, err = report.ReadTrace(arg, report.Options{Buckets: *buckets})
+	} else {
+		var la, lb string
+		if la, lb, err = besideLabels(*labels, arg, *besideArg); err == nil {
+			b, err = report.ReadBeside(arg, *besideArg, la, lb, report.Options{Buckets: *buckets})
+		}
+	}
 	if err != nil {
 		return fail(err)
 	}
 	path := *out
 	if path == "" {
-		base, _ := report.ResolveTrace(arg)
-		path = strings.TrimSuffix(base, ".parquet")
-		path = strings.TrimSuffix(path, ".arrow") + ".html"
+		path = tracePrefix(arg)
+		if *besideArg != "" {
+			path += "-vs-" + filepath.Base(tracePrefix(*besideArg))
+		}
+		path += ".html"
 	}
 	if !strings.HasSuffix(path, ".html") {
 		return fail(fmt.Errorf("-o %q: the file name must end in .html", path))
@@ -84,4 +101,26 @@ func reportMain(args []string) int {
 	}
 	fmt.Fprintf(os.Stderr, "ccscope: report of %d trace rows written to %s in %.1fs\n", b.Rows(), path, time.Since(start).Seconds())
 	return 0
+}
+
+// tracePrefix is the path of arg's trace files without the extension
+// (out/sim-seed1), or arg itself when it has none.
+func tracePrefix(arg string) string {
+	base, err := report.ResolveTrace(arg)
+	if err != nil {
+		base = arg
+	}
+	return strings.TrimSuffix(strings.TrimSuffix(base, ".parquet"), ".arrow")
+}
+
+// besideLabels are --labels' two names, or the prefixes' file names.
+func besideLabels(arg, a, b string) (string, string, error) {
+	if arg == "" {
+		return filepath.Base(tracePrefix(a)), filepath.Base(tracePrefix(b)), nil
+	}
+	la, lb, ok := strings.Cut(arg, ",")
+	if !ok || la == "" || lb == "" || strings.Contains(lb, ",") {
+		return "", "", fmt.Errorf("--labels %q: want two names, A,B", arg)
+	}
+	return la, lb, nil
 }

@@ -66,3 +66,52 @@ func TestTraceReplacesEarlierTrace(t *testing.T) {
 		t.Error("the report draws CUBIC's signals of the earlier run, or does not say it lacks the queue table")
 	}
 }
+
+// `report A --beside B` draws two runs' traces on one page, named after
+// their files or --labels, B dashed; its flags refuse what they cannot
+// take, naming the flag.
+func TestReportBeside(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "cubic.parquet"), filepath.Join(dir, "bbr.parquet")
+	for _, run := range [][]string{
+		{"run", "p-rtr-p", "--duration", "300ms", "--trace", a},
+		{"run", "p-rtr-p", "--duration", "300ms", "--set", "flows.f0.cc=bbr", "--trace", b},
+	} {
+		if code, _, stderr := ccscope(t, run...); code != 0 {
+			t.Fatalf("%v: exit %d, %s", run, code, stderr)
+		}
+	}
+	if code, _, stderr := ccscope(t, "report", a, "--beside", b); code != 0 {
+		t.Fatalf("report --beside: exit %d, %s", code, stderr)
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "cubic-vs-bbr.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"label":"srtt · cubic"`, `"label":"srtt · bbr"`, `"dash":true`, "dashed ones bbr"} {
+		if !strings.Contains(string(raw), want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	page := filepath.Join(dir, "named.html")
+	if code, _, stderr := ccscope(t, "report", a, "--beside", b, "--labels", "A,B", "-o", page); code != 0 {
+		t.Fatalf("report --beside --labels: exit %d, %s", code, stderr)
+	}
+	if raw, err := os.ReadFile(page); err != nil || !strings.Contains(string(raw), `"label":"srtt · B"`) {
+		t.Errorf("--labels A,B: the page lacks srtt · B (%v)", err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"report", a, "--labels", "A,B"}, `--labels "A,B": only with --beside`},
+		{[]string{"report", a, "--beside", b, "--labels", "A"}, `--labels "A": want two names, A,B`},
+		{[]string{"report", a, "--beside", b, "--labels", "A,A"}, "two different, non-empty labels"},
+		{[]string{"report", a, "--beside", filepath.Join(dir, "none")}, "no trace files"},
+		{[]string{"compare", "pump", "--report", filepath.Join(dir, "c.txt")}, `--report "` + filepath.Join(dir, "c.txt") + `": the file name must end in .html`},
+	} {
+		if code, _, stderr := ccscope(t, tc.args...); code == 0 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("ccscope %v: exit %d, %q; want an error with %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}

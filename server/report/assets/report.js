@@ -103,9 +103,10 @@
         },
       };
       if (s.style === "step") o.paths = stepped;
+      if (s.dash) o.dash = [6, 4]; // the second run of a page that shows two
       if (s.style === "points") {
         o.paths = () => null;
-        o.points = { show: true, size: 5, fill: s.color, stroke: s.color };
+        o.points = { show: true, size: 5, fill: s.dash ? "#ffffff" : s.color, stroke: s.color };
       } else {
         o.points = { show: false };
       }
