@@ -52,7 +52,7 @@ func FromRecorder(meta Meta, opt Options, r *trace.Recorder) (*Builder, error) {
 // ReadBeside reads the traces at prefixes a and b (see ResolveTrace) onto
 // one time axis, the longer of their spans, and draws b beside a, each
 // labelled with its given label.
-func ReadBeside(a, b string, labelA, labelB string, opt Options) (*Builder, error) {
+func ReadBeside(a, b, labelA, labelB string, opt Options) (*Builder, error) {
 	pa, ma, err := readMeta(a)
 	if err != nil {
 		return nil, err
@@ -157,7 +157,7 @@ func (o *beside) overlay(ga, gb group) group {
 		case d == nil:
 			g.Charts = append(g.Charts, titled(c, la))
 		case c.Ticks:
-			d.ID += "-" + "beside"
+			d.ID += "-beside"
 			g.Charts = append(g.Charts, titled(c, la), titled(d, lb))
 		default:
 			g.Charts = append(g.Charts, merge(c, d, la, lb))
