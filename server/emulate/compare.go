@@ -235,7 +235,7 @@ func Compare(ctx context.Context, raw []byte, sets []string, opt CompareOptions)
 				name string
 				rec  *trace.Recorder
 			}{{"sim", r.Trace}, {"kernel", res.Trace}} {
-				paths, err := writeTrace(t.rec, filepath.Join(opt.TraceDir, fmt.Sprintf("%s-seed%d.parquet", t.name, seed)))
+				paths, err := writeTrace(t.rec, TracePath(opt.TraceDir, t.name, seed))
 				if err != nil {
 					return nil, err
 				}
@@ -244,6 +244,13 @@ func Compare(ctx context.Context, raw []byte, sets []string, opt CompareOptions)
 		}
 	}
 	return c, nil
+}
+
+// TracePath is where CompareOptions.TraceDir holds one side's trace
+// ("sim" or "kernel") of a seed: dir/sim-seed1.parquet, whose tables are
+// dir/sim-seed1.flows.parquet, ….
+func TracePath(dir, side string, seed uint64) string {
+	return filepath.Join(dir, fmt.Sprintf("%s-seed%d.parquet", side, seed))
 }
 
 // leastLate takes a run, then up to retries more while none so far had

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"text/tabwriter"
 
+	"github.com/ccscope/ccscope/engine"
 	"github.com/ccscope/ccscope/server/emulate"
 	"github.com/ccscope/ccscope/server/report"
 	"github.com/ccscope/ccscope/server/sweep"
@@ -43,20 +44,7 @@ func compareMain(args []string) int {
 	if err != nil {
 		return fail(err)
 	}
-	var onSeed func(emulate.SeedRuns) error
-	if *reportPath != "" {
-		onSeed = func(s emulate.SeedRuns) error {
-			path := *reportPath
-			if len(seeds) > 1 {
-				path = fmt.Sprintf("%s-seed%d.html", strings.TrimSuffix(path, ".html"), s.Seed)
-			}
-			if err := compareReport(path, s); err != nil {
-				return err
-			}
-			fmt.Fprintln(os.Stderr, "compare: report written to", path)
-			return nil
-		}
-	}
+	files := seedFiles{traceDir: *traceDir, report: *reportPath, several: len(seeds) > 1}
 	if *traceDir != "" {
 		if err := os.MkdirAll(*traceDir, 0o755); err != nil {
 			return fail(err)
@@ -66,7 +54,7 @@ func compareMain(args []string) int {
 	defer stop()
 	cmp, err := emulate.Compare(ctx, raw, sets, emulate.CompareOptions{Seeds: seeds, TraceDir: *traceDir,
 		Emulate: emulate.Options{MaxRateBps: *maxRate, CCState: *ccState}, Retries: *retries,
-		Progress: func(msg string) { fmt.Fprintln(os.Stderr, "compare:", msg) }, Config: opts, Seed: onSeed})
+		Progress: func(msg string) { fmt.Fprintln(os.Stderr, "compare:", msg) }, Config: opts, Seed: files.write})
 	if err != nil {
 		return fail(err)
 	}
@@ -235,6 +223,42 @@ func widen(r [2]float64, v float64, first bool) [2]float64 {
 		return [2]float64{v, v}
 	}
 	return [2]float64{min(r[0], v), max(r[1], v)}
+}
+
+// seedFiles writes what compare keeps of each seed's pair of runs beside
+// the trace tables Compare writes itself: each run's .run.json in the
+// trace directory, so that `ccscope report` draws their pages with the
+// summary and scenario as it does for `run --trace`, and the seed's
+// --report page.
+type seedFiles struct {
+	traceDir, report string
+	several          bool // a page per seed: FILE-seedN.html
+}
+
+func (f seedFiles) write(s emulate.SeedRuns) error {
+	if f.traceDir != "" {
+		for _, run := range []struct {
+			side string
+			sum  *engine.Summary
+		}{{"sim", s.SimSummary}, {"kernel", s.KernelSummary}} {
+			info := report.RunInfo{Summary: *run.sum, Config: string(s.Config), Detail: "sampled"}
+			if err := report.WriteRunInfo(emulate.TracePath(f.traceDir, run.side, s.Seed), info); err != nil {
+				return err
+			}
+		}
+	}
+	if f.report == "" {
+		return nil
+	}
+	path := f.report
+	if f.several {
+		path = fmt.Sprintf("%s-seed%d.html", strings.TrimSuffix(path, ".html"), s.Seed)
+	}
+	if err := compareReport(path, s); err != nil {
+		return err
+	}
+	fmt.Fprintln(os.Stderr, "compare: report written to", path)
+	return nil
 }
 
 // compareReport writes one seed's two runs as one page: the simulator's

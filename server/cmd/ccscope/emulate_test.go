@@ -4,6 +4,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -19,6 +20,7 @@ import (
 	"github.com/ccscope/ccscope/engine/config"
 	"github.com/ccscope/ccscope/engine/sim"
 	"github.com/ccscope/ccscope/server/emulate"
+	"github.com/ccscope/ccscope/server/report"
 )
 
 // TestEmulateHelper is not a test: TestEmulateCtrlC runs this test binary
@@ -186,11 +188,13 @@ func TestPrintComparisonLateness(t *testing.T) {
 	}
 }
 
-// compare --report's page for one seed: the simulator's panels with the
-// other run's series dashed in them, the seed's rows as a table and its
-// notes. The kernel's side is stood in for by a second simulated run (BBR
-// where the first runs CUBIC), which needs no root.
-func TestCompareReportPage(t *testing.T) {
+// What compare keeps of one seed: with --report, its page, the
+// simulator's panels with the other run's series dashed in them, the
+// seed's rows as a table and its notes (a page per seed when there are
+// several); with --trace, each run's .run.json beside its tables, as `run
+// --trace` writes it. The kernel's side is stood in for by a second
+// simulated run (BBR where the first runs CUBIC), which needs no root.
+func TestCompareSeedFiles(t *testing.T) {
 	run := func(sets ...string) (*engine.Run, engine.Summary, []byte) {
 		raw, err := config.Builtin("p-rtr-p")
 		if err != nil {
@@ -214,11 +218,21 @@ func TestCompareReportPage(t *testing.T) {
 	s := emulate.SeedRuns{Seed: 1, Config: canon, Sim: sr.Trace, Kernel: kr.Trace, SimSummary: &ss, KernelSummary: &ks,
 		KernelRelease: "6.18-test", Notes: []string{"seed 1: a note"},
 		Rows: []emulate.CompareRow{{Seed: 1, Flow: "f0", Metric: "goodput", Unit: "Mbps", Sim: &g, Kernel: &k, RelDiff: &diff}}}
-	path := filepath.Join(t.TempDir(), "c.html")
-	if err := compareReport(path, s); err != nil {
+	dir := t.TempDir()
+	if err := (seedFiles{traceDir: dir, report: filepath.Join(dir, "c.html"), several: true}).write(s); err != nil {
 		t.Fatal(err)
 	}
-	raw, err := os.ReadFile(path)
+	for side, want := range map[string]*engine.Summary{"sim": &ss, "kernel": &ks} {
+		raw, err := os.ReadFile(filepath.Join(dir, side+"-seed1.run.json"))
+		var info report.RunInfo
+		if err == nil {
+			err = json.Unmarshal(raw, &info)
+		}
+		if err != nil || info.Summary.Digest != want.Digest || info.Summary.Scenario != "p-rtr-p" || info.Detail != "sampled" || info.Config != string(canon) {
+			t.Errorf("%s-seed1.run.json: %v; digest %q, scenario %q, detail %q; want the run's", side, err, info.Summary.Digest, info.Summary.Scenario, info.Detail)
+		}
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "c-seed1.html"))
 	if err != nil {
 		t.Fatal(err)
 	}
