@@ -82,6 +82,7 @@ var ops = []opDef{
 	{name: "signals", scope: scopeSession, args: []argSpec{sessionArg, {"table", false, "string"}, {"flows", true, "list"},
 		{"signals", true, "list"}}, sess: (*session).opSignals},
 	{name: "summary", scope: scopeSession, args: []argSpec{sessionArg}, sess: (*session).opSummary},
+	{name: "report", scope: scopeSession, args: []argSpec{sessionArg, {"buckets", true, "integer"}}, sess: (*session).opReport},
 	{name: "checkpoint", scope: scopeSession, args: []argSpec{sessionArg}, sess: (*session).opCheckpoint},
 	{name: "restore", scope: scopeBuild, args: []argSpec{{"checkpoint", false, "map"}},
 		conn: func(c *conn, a *args, _ any) (any, *Error) { return c.opRestore(a, false) }},

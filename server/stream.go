@@ -189,6 +189,24 @@ func (t *tracer) snapshot(r *trace.Recorder, table string, f trace.Filter) ([]ar
 	return recs, rows, nil
 }
 
+// feed hands sink every row kept of every table, then the rows r holds
+// not yet flushed, table by table in time order (report reads them so).
+func (t *tracer) feed(r *trace.Recorder, sink trace.Sink) error {
+	for _, table := range trace.Tables {
+		chunks := t.kept[table]
+		if tableLen(r, table) > 0 {
+			chunks = append(slices.Clip(chunks), r)
+		}
+		for _, c := range chunks {
+			c.Links, c.Flows, c.Signals = r.Links, r.Flows, r.Signals
+			if err := sink.Flush(c, table); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // releaseAll releases every record of recs.
 func releaseAll(recs []arrow.Record) {
 	for _, rec := range recs {

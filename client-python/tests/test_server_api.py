@@ -422,3 +422,25 @@ def test_link_table_holds_the_handovers(client):
         assert at(start) == (0, d) and at(end - 1) == (0, d)
         assert at(end)[0] in states and at(end)[1] == d
     assert len(set(rate) - {0}) >= 2  # the process moved between states
+
+
+def test_report_writes_the_run_so_far_as_a_page(client, tmp_path):
+    # The page of `ccscope run --report`, of the session's trace so far: its
+    # embedded time axis ends at the session's clock, and it draws the flow.
+    with client.open("p-rtr-p", set={"runtime.duration": "2s", "trace.detail": "change"}) as s:
+        with pytest.raises(errors.InvalidRequest, match="has not run yet"):
+            s.report(tmp_path / "early.html")
+        s.step("300ms")
+        out = s.report(tmp_path / "run.html")
+        assert out == tmp_path / "run.html"
+        page = out.read_text()
+        data = json.loads(page.split('<script type="application/json" id="ccscope-data">')[1].split("</script>")[0])
+        grid = data["grid"]
+        assert 300 * PS // 1000 <= grid["w_ps"] * grid["n"] < 300 * PS // 1000 + grid["n"]
+        assert "flow f0 · cubic" in [g["title"] for g in data["groups"]]
+        s.report(tmp_path / "coarse.html", buckets=50)
+        assert '"n":50' in (tmp_path / "coarse.html").read_text()
+        with pytest.raises(errors.BadArguments, match="buckets"):
+            s.report(tmp_path / "bad.html", buckets=0)
+        with pytest.raises(ValueError, match="must end in .html"):
+            s.report(tmp_path / "run.txt")

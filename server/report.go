@@ -1,0 +1,57 @@
+package server
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/ccscope/ccscope/engine/trace"
+	"github.com/ccscope/ccscope/server/report"
+)
+
+// maxReportBuckets bounds report's buckets, as `ccscope report --buckets`.
+const maxReportBuckets = 100_000
+
+// opReport draws the session's trace so far as the HTML page `ccscope run
+// --report` writes: every row the session keeps (a note says how many of
+// the oldest it dropped to stay under max_trace_rows), the summary so far
+// and the scenario, on a time axis up to the session's clock.
+func (s *session) opReport(a *args, _ any) (any, *Error) {
+	opt := report.Options{}
+	if a.has("buckets") {
+		n, e := a.uint("buckets")
+		if e != nil {
+			return nil, e
+		}
+		if n < 1 || n > maxReportBuckets {
+			return nil, errorf(CodeBadArgs, "buckets", "buckets is %d, want 1 to %d", n, maxReportBuckets)
+		}
+		opt.Buckets = int(n)
+	}
+	if e := a.done(); e != nil {
+		return nil, e
+	}
+	sum := s.st.summary()
+	if sum.SimTimePs <= 0 {
+		return nil, errorf(CodeBadRequest, "", "the session has not run yet: its report would span nothing (step or run it first)")
+	}
+	meta := report.MetaFromSummary(&sum)
+	meta.Config, meta.Detail = string(s.st.config), s.st.run.Scenario.Trace.Detail.String()
+	meta.Source = "ccscope serve, session " + s.id
+	b, err := report.New(meta, opt)
+	if err == nil {
+		err = s.tr.feed(s.st.run.Trace, b)
+	}
+	if err != nil {
+		return nil, errorf(CodeInternal, "", "report: %v", err)
+	}
+	for _, t := range trace.Tables {
+		if n := s.tr.dropped[t]; n > 0 {
+			b.AddNote(fmt.Sprintf("the session kept its newest trace rows only: the %d oldest of the %s table were dropped (the server's max_trace_rows)", n, t))
+		}
+	}
+	var page bytes.Buffer
+	if err := b.Write(&page); err != nil {
+		return nil, errorf(CodeInternal, "", "report: %v", err)
+	}
+	return map[string]any{"html": page.Bytes(), "rows": b.Rows()}, nil
+}
