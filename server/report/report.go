@@ -14,6 +14,10 @@
 // therefore bounded by the bucket count, not by the run's length: a 60 s
 // every-change trace gives the same few megabytes as a 6 s one, and no
 // spike disappears in the thinning.
+//
+// Two runs of one scenario can share a page (Beside): the second's series
+// are drawn dashed in the first's panels, as compare --report draws the
+// kernel's beside the simulator's.
 package report
 
 import (
@@ -92,7 +96,7 @@ type Builder struct {
 	queues  []*queueAcc
 	qIdx    map[string]int
 	rows    int64
-	notes   []string // what the page should say is missing
+	notes   []string // what the page says at the top: what is missing, AddNote's
 	partial bool     // the trace files lack tables or columns (notes say which)
 	beside  *beside  // a second run drawn on the page, if any
 	tables  []Table  // tables shown under the summary
