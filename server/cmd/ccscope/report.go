@@ -113,10 +113,15 @@ func tracePrefix(arg string) string {
 	return strings.TrimSuffix(strings.TrimSuffix(base, ".parquet"), ".arrow")
 }
 
-// besideLabels are --labels' two names, or the prefixes' file names.
+// besideLabels are --labels' two names, or the prefixes' file names (their
+// paths when the names are the same: a/run and b/run).
 func besideLabels(arg, a, b string) (string, string, error) {
 	if arg == "" {
-		return filepath.Base(tracePrefix(a)), filepath.Base(tracePrefix(b)), nil
+		la, lb := filepath.Base(tracePrefix(a)), filepath.Base(tracePrefix(b))
+		if la == lb {
+			la, lb = tracePrefix(a), tracePrefix(b)
+		}
+		return la, lb, nil
 	}
 	la, lb, ok := strings.Cut(arg, ",")
 	if !ok || la == "" || lb == "" || strings.Contains(lb, ",") {

@@ -93,6 +93,21 @@ func TestReportBeside(t *testing.T) {
 			t.Errorf("the page lacks %q", want)
 		}
 	}
+	// Runs of one name in two directories are told apart by their paths.
+	if err := os.MkdirAll(filepath.Join(dir, "other"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(dir, "other", "cubic.parquet")
+	if code, _, stderr := ccscope(t, "run", "p-rtr-p", "--duration", "300ms", "--set", "flows.f0.cc=reno", "--trace", other); code != 0 {
+		t.Fatalf("run: exit %d, %s", code, stderr)
+	}
+	same := filepath.Join(dir, "same.html")
+	if code, _, stderr := ccscope(t, "report", a, "--beside", other, "-o", same); code != 0 {
+		t.Fatalf("report --beside of two cubic.parquet: exit %d, %s", code, stderr)
+	}
+	if raw, err := os.ReadFile(same); err != nil || !strings.Contains(string(raw), `"label":"srtt · `+filepath.Join(dir, "other", "cubic")+`"`) {
+		t.Errorf("two runs named cubic: the page does not name the second by its path (%v)", err)
+	}
 	page := filepath.Join(dir, "named.html")
 	if code, _, stderr := ccscope(t, "report", a, "--beside", b, "--labels", "A,B", "-o", page); code != 0 {
 		t.Fatalf("report --beside --labels: exit %d, %s", code, stderr)
