@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/gorilla/websocket"
@@ -49,6 +50,8 @@ func seedNewer(f *testing.F) {
 		// error quoting them was once not UTF-8 either.
 		{"id": 8, "op": "stats", "b\xffogus": 1},
 		{"id": 9, "op": "open", "scenario": "p-rtr-p", "set": map[string]any{"na\xffme": 1, "description": "\xfe"}},
+		{"id": 10, "op": "report", "session": "s1", "buckets": 200},
+		{"id": 11, "op": "report", "session": "s1"},
 	} {
 		b, err := canonicalMsgpack(v)
 		if err != nil {
@@ -178,6 +181,9 @@ func FuzzServeFrame(f *testing.F) {
 		if err := c.ws.WriteMessage(websocket.BinaryMessage, frame); err != nil {
 			t.Fatalf("write: %v", err)
 		}
+		// A server that never answers fails the input, which the fuzzer
+		// then keeps, rather than hanging the worker until -fuzztime ends.
+		c.ws.SetReadDeadline(time.Now().Add(10 * time.Second))
 		for {
 			_, b, err := c.ws.ReadMessage()
 			if websocket.IsCloseError(err, closeVersion) {
