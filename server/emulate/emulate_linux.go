@@ -172,11 +172,7 @@ func Run(ctx context.Context, scn *config.Scenario, hash string, opt Options) (r
 		}
 	}
 	interval := sampleInterval(opt.SampleInterval, scn.Trace)
-	detail := scn.Trace.Detail
-	if detail == config.TraceSummary {
-		detail = config.TraceSampled
-	}
-	rec := trace.NewRecorder(detail, interval, nil)
+	rec := trace.NewRecorder(RecordedDetail(scn.Trace), interval, nil)
 	for _, l := range scn.Links {
 		rec.Links = append(rec.Links, l.ID)
 	}

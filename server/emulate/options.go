@@ -72,3 +72,13 @@ func sampleInterval(set sim.Duration, t config.Trace) sim.Duration {
 	}
 	return defaultSample
 }
+
+// RecordedDetail is the detail a kernel run records its trace at: the
+// scenario's, but a summary-only scenario is sampled (the relay's TCP_INFO
+// samples are what the kernel side shows).
+func RecordedDetail(t config.Trace) config.TraceDetail {
+	if t.Detail == config.TraceSummary {
+		return config.TraceSampled
+	}
+	return t.Detail
+}

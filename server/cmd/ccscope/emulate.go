@@ -13,6 +13,7 @@ import (
 	"github.com/ccscope/ccscope/engine/trace"
 	"github.com/ccscope/ccscope/server/calibrate"
 	"github.com/ccscope/ccscope/server/emulate"
+	"github.com/ccscope/ccscope/server/report"
 )
 
 // emulateMain runs a scenario on this machine's kernel TCP (Linux, root).
@@ -35,7 +36,7 @@ func emulateMain(args []string) int {
 		return fail(err)
 	}
 	printNotes(prep.Notes)
-	sink, err := openTrace(*tracePath, "", prep.Scenario, false)
+	sink, err := openTrace(*tracePath, "", prep.Scenario)
 	if err != nil {
 		return fail(err)
 	}
@@ -52,6 +53,10 @@ func emulateMain(args []string) int {
 	}
 	if sink != nil {
 		if err := sink.Close(); err != nil {
+			return fail(err)
+		}
+		if err := report.WriteRunInfo(*tracePath, report.RunInfo{Summary: res.Summary.Summary, Config: string(prep.Canonical),
+			Detail: emulate.RecordedDetail(prep.Scenario.Trace).String()}); err != nil {
 			return fail(err)
 		}
 		fmt.Fprintln(os.Stderr, "ccscope: trace written to", joinPaths(sink.Paths()))

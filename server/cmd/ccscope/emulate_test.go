@@ -244,3 +244,33 @@ func TestCompareSeedFiles(t *testing.T) {
 		}
 	}
 }
+
+// `emulate --trace` writes the run's .run.json beside its tables, as `run
+// --trace` does, so that `ccscope report` draws the kernel run's page with
+// its summary and scenario.
+func TestEmulateTraceRunInfo(t *testing.T) {
+	if err := emulate.Available(); err != nil {
+		t.Skipf("EMULATION TEST NOT RUN: %v", err)
+	}
+	dir := t.TempDir()
+	tr := filepath.Join(dir, "k.parquet")
+	if code, _, stderr := ccscope(t, "emulate", "p-rtr-p", "--duration", "1s", "--trace", tr); code != 0 {
+		t.Fatalf("emulate --trace: exit %d, %s", code, stderr)
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "k.run.json"))
+	var info report.RunInfo
+	if err == nil {
+		err = json.Unmarshal(raw, &info)
+	}
+	// p-rtr-p records a summary only; --trace raises it to every change, as for run.
+	if err != nil || info.Summary.Scenario != "p-rtr-p" || info.Detail != "change" || len(info.Summary.Flows) != 1 || info.Config == "" {
+		t.Fatalf("k.run.json: %v; scenario %q, detail %q, %d flows", err, info.Summary.Scenario, info.Detail, len(info.Summary.Flows))
+	}
+	page := filepath.Join(dir, "k.html")
+	if code, _, stderr := ccscope(t, "report", tr, "-o", page); code != 0 {
+		t.Fatalf("report: exit %d, %s", code, stderr)
+	}
+	if raw, err := os.ReadFile(page); err != nil || !strings.Contains(string(raw), "<h2>Summary</h2>") || strings.Contains(string(raw), "no run summary") {
+		t.Errorf("the kernel run's page has no summary (%v)", err)
+	}
+}

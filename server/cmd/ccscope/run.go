@@ -48,7 +48,7 @@ func runMain(args []string) int {
 		fmt.Fprintln(os.Stderr, "ccscope: the scenario's trace.detail is \"summary\"; --report records every change (set trace.detail to \"sampled\" for less)")
 	}
 	noteMemory(prep.Scenario)
-	sink, err := openTrace(*tracePath, *traceSelect, prep.Scenario, true)
+	sink, err := openTrace(*tracePath, *traceSelect, prep.Scenario)
 	if err != nil {
 		return fail(err)
 	}

@@ -18,7 +18,7 @@ import (
 // would be empty, so asking for one raises the detail to every change, and
 // says so. The trace of an earlier run under the same name is replaced
 // whole (removeStale), so that a report never draws tables of two runs.
-func openTrace(path, selection string, scn *config.Scenario, writesRunInfo bool) (*trace.FileSink, error) {
+func openTrace(path, selection string, scn *config.Scenario) (*trace.FileSink, error) {
 	if path == "" {
 		if selection != "" {
 			return nil, fmt.Errorf("--trace-select %q: needs --trace FILE", selection)
@@ -44,7 +44,7 @@ func openTrace(path, selection string, scn *config.Scenario, writesRunInfo bool)
 	if err != nil {
 		return nil, err
 	}
-	if err := removeStale(path, sink.Paths(), writesRunInfo); err != nil {
+	if err := removeStale(path, sink.Paths()); err != nil {
 		sink.Close()
 		return nil, err
 	}
@@ -52,23 +52,23 @@ func openTrace(path, selection string, scn *config.Scenario, writesRunInfo bool)
 }
 
 // removeStale removes the files an earlier trace under path left that
-// this one does not write over: the tables it leaves out, and the run-info
-// file when it writes none (emulate). It says which, on stderr.
-func removeStale(path string, writing []string, writesRunInfo bool) error {
+// this one does not write over: the tables it leaves out, which it names on
+// stderr, and the run-info file, which this run writes anew once it ends
+// (one that ends early leaves none, rather than the earlier run's).
+func removeStale(path string, writing []string) error {
 	var stale []string
 	for _, t := range trace.Tables {
 		if p := trace.TablePath(path, t); !slices.Contains(writing, p) {
 			stale = append(stale, p)
 		}
 	}
-	if !writesRunInfo {
-		stale = append(stale, report.RunInfoPath(path))
-	}
 	var removed []string
-	for _, p := range stale {
+	for _, p := range append(stale, report.RunInfoPath(path)) {
 		switch err := os.Remove(p); {
 		case err == nil:
-			removed = append(removed, p)
+			if p != report.RunInfoPath(path) {
+				removed = append(removed, p)
+			}
 		case !errors.Is(err, os.ErrNotExist):
 			return fmt.Errorf("--trace %q: removing %s, left by an earlier trace: %w", path, p, err)
 		}
