@@ -3,7 +3,10 @@ package server
 import (
 	"bytes"
 	"fmt"
+	"slices"
+	"strings"
 
+	"github.com/ccscope/ccscope/engine"
 	"github.com/ccscope/ccscope/engine/trace"
 	"github.com/ccscope/ccscope/server/report"
 )
@@ -27,12 +30,25 @@ func (s *session) opReport(a *args, _ any) (any, *Error) {
 		}
 		opt.Buckets = int(n)
 	}
+	if a.has("flows") {
+		flows, e := a.strList("flows")
+		if e != nil {
+			return nil, e
+		}
+		opt.Flows = flows
+	}
 	if e := a.done(); e != nil {
 		return nil, e
 	}
 	sum := s.st.summary()
 	if sum.SimTimePs <= 0 {
 		return nil, errorf(CodeBadRequest, "", "the session has not run yet: its report would span nothing (step or run it first)")
+	}
+	for _, f := range opt.Flows {
+		// The trace's flows: a split flow's legs, f0.0 and f0.1, not f0.
+		if !slices.ContainsFunc(sum.Flows, func(s engine.FlowSummary) bool { return s.ID == f }) {
+			return nil, errorf(CodeNotFound, "flows", "flows: no flow %q in this session's trace (%s)", f, flowIDs(sum.Flows))
+		}
 	}
 	meta := report.MetaFromSummary(&sum)
 	meta.Config, meta.Detail = string(s.st.config), s.st.run.Scenario.Trace.Detail.String()
@@ -54,4 +70,16 @@ func (s *session) opReport(a *args, _ any) (any, *Error) {
 		return nil, errorf(CodeInternal, "", "report: %v", err)
 	}
 	return map[string]any{"html": page.Bytes(), "rows": b.Rows()}, nil
+}
+
+// flowIDs lists flows' ids for an error, the first few of many.
+func flowIDs(fs []engine.FlowSummary) string {
+	var ids []string
+	for i, f := range fs {
+		if i == 8 {
+			return strings.Join(ids, ", ") + fmt.Sprintf(", … (%d flows)", len(fs))
+		}
+		ids = append(ids, f.ID)
+	}
+	return strings.Join(ids, ", ")
 }

@@ -73,10 +73,21 @@ func TestReportOp(t *testing.T) {
 	if _, n, _ := pageOf(t, c.call("report", map[string]any{"session": id, "buckets": 100})["html"].([]byte)); n != 100 {
 		t.Errorf("buckets 100: the page has %d", n)
 	}
+	if e := c.fail("report", map[string]any{"session": id, "flows": []any{"f9"}}); e["code"] != string(CodeNotFound) || e["path"] != "flows" {
+		t.Errorf("flows [f9]: %v, want not_found at flows", e)
+	}
 	for _, b := range []any{0, 100_001, "many"} {
 		if e := c.fail("report", map[string]any{"session": id, "buckets": b}); e["code"] != string(CodeBadArgs) || e["path"] != "buckets" {
 			t.Errorf("buckets %v: %v, want bad_args at buckets", b, e)
 		}
+	}
+
+	// The flows option picks the flows drawn, by their trace names.
+	id = c.open("dumbbell-n", "flows.bulk.count=3", "runtime.duration=100ms", "trace.detail=change")
+	c.call("step", map[string]any{"session": id, "time": "50ms"})
+	_, _, titles = pageOf(t, c.call("report", map[string]any{"session": id, "flows": []any{"bulk/2"}})["html"].([]byte))
+	if !slices.Contains(titles, "flow bulk/2 · cubic") || slices.Contains(titles, "flow bulk/0 · cubic") {
+		t.Errorf("flows [bulk/2]: groups %q, want bulk/2's alone of the flows", titles)
 	}
 
 	// Rows are kept in chunks of a flush (64 Ki rows), the newest always:

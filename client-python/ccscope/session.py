@@ -345,7 +345,9 @@ class Session:
         """
         return Summary(self._client.call("summary", {"session": self.id}))
 
-    def report(self, path: str | os.PathLike[str], *, buckets: int | None = None) -> Path:
+    def report(
+        self, path: str | os.PathLike[str], *, flows: Sequence[str] | None = None, buckets: int | None = None
+    ) -> Path:
         """Write the run so far as one self-contained HTML page, the page of ``ccscope run --report``.
 
         Per flow, panels of rates, inflight against the BDP, events, CA state
@@ -359,6 +361,10 @@ class Session:
 
         Args:
             path: The file to write; its name must end in ``.html``.
+            flows: The flows whose panels the page draws, by their trace
+                names (a split flow's legs ``"f0.0"``, ``"f0.1"``); default
+                the first 32, and a note on the page says how many it left
+                out. The summary tables list every flow.
             buckets: The time buckets every chart shares, 1 to 100000
                 (default 4000; fewer beyond four flows).
 
@@ -368,12 +374,13 @@ class Session:
         Raises:
             ValueError: ``path`` does not end in ``.html``.
             InvalidRequest: The session has not been stepped or run yet.
+            NotFound: A flow of ``flows`` is not in the session's trace.
             UnknownOp: The server predates protocol 1.3.
         """
         out = Path(path)
         if out.suffix != ".html":
             raise ValueError(f"Session.report: {os.fspath(path)!r}: the file name must end in .html")
-        args: dict[str, Any] = {"session": self.id}
+        args: dict[str, Any] = {"session": self.id, "flows": _list(flows)}
         if buckets is not None:
             args["buckets"] = buckets
         res = self._client.call("report", args)

@@ -444,3 +444,12 @@ def test_report_writes_the_run_so_far_as_a_page(client, tmp_path):
             s.report(tmp_path / "bad.html", buckets=0)
         with pytest.raises(ValueError, match="must end in .html"):
             s.report(tmp_path / "run.txt")
+        with pytest.raises(errors.NotFound, match="f9"):
+            s.report(tmp_path / "nf.html", flows=["f9"])
+    # Many flows: the first 32 are drawn unless flows= names others.
+    with client.open("dumbbell-n", set={"flows.bulk.count": 40, "runtime.duration": "50ms", "trace.detail": "change"}) as s:
+        s.run(progress=False)
+        page = s.report(tmp_path / "many.html").read_text()
+        assert "the page draws the panels of 32 of the run&#39;s 40 flows" in page
+        page = s.report(tmp_path / "one.html", flows=["bulk/39"]).read_text()
+        assert "flow bulk/39 · cubic" in page and "flow bulk/0 · cubic" not in page

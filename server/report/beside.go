@@ -110,11 +110,12 @@ func (a *Builder) groups() (gs []group, empty []string) {
 		}
 	}
 	shown := map[string]bool{}
-	for _, q := range a.shownQueues() {
+	qs, _ := a.shownQueues()
+	for _, q := range qs {
 		shown[q.name] = true
 		g := a.queueGroup(q)
 		if o != nil {
-			if j, ok := o.b.qIdx[q.name]; ok && o.b.queues[j].seen {
+			if j, ok := o.b.qIdx[q.name]; ok && o.b.queues[j].seen && o.b.queues[j].drawn {
 				g = o.overlay(g, o.b.queueGroup(o.b.queues[j]))
 			} else {
 				g = o.only(g, 0)
@@ -123,7 +124,8 @@ func (a *Builder) groups() (gs []group, empty []string) {
 		gs = append(gs, g)
 	}
 	if o != nil {
-		for _, q := range o.b.shownQueues() {
+		qs, _ := o.b.shownQueues()
+		for _, q := range qs {
 			if !shown[q.name] {
 				gs = append(gs, o.only(o.b.queueGroup(q), 1))
 			}

@@ -323,23 +323,21 @@ func (b *Builder) queueGroup(q *queueAcc) group {
 	return g
 }
 
-// shownQueues are the directions worth a panel: every flow's path
+// shownQueues are the directions worth a panel: every drawn flow's path
 // bottleneck, and any other direction that queued (two packets or more) or
-// dropped, in the order the trace first saw them.
-func (b *Builder) shownQueues() []*queueAcc {
-	bott := map[string]bool{}
-	for _, f := range b.flows {
-		if f.path.Bottleneck != "" {
-			bott[f.path.Bottleneck] = true
-		}
-	}
-	var out []*queueAcc
+// dropped, in the order the trace first saw them; and how many more such
+// directions the builder kept no series of (Builder.queue).
+func (b *Builder) shownQueues() (out []*queueAcc, undrawn int) {
 	for _, q := range b.queues {
-		if q.seen && (bott[q.name] || q.maxPkts >= 2 || q.totalDrops > 0) {
+		if q.seen && (b.bott[q.name] || q.maxPkts >= 2 || q.totalDrops > 0) {
+			if !q.drawn {
+				undrawn++
+				continue
+			}
 			out = append(out, q)
 		}
 	}
-	return out
+	return out, undrawn
 }
 
 func ptr0() *float64 { z := 0.0; return &z }

@@ -145,6 +145,9 @@ func readTables(path string, meta Meta, opt Options) (*Builder, error) {
 			b.partial = true
 		}
 	}
+	if err := b.missingFlows(); err != nil {
+		return nil, err
+	}
 	return b, nil
 }
 

@@ -104,6 +104,18 @@ func (b *Builder) Write(w io.Writer) error {
 			notes = append(notes, o.labels[1]+": "+n)
 		}
 	}
+	if n := len(b.undrawn); n > 0 {
+		which := fmt.Sprintf("the first %d in trace order; the flows option, `ccscope report --flows LIST`, picks others", len(b.flows))
+		if b.opt.Flows != nil {
+			which = "those the flows option names"
+		}
+		notes = append(notes, fmt.Sprintf("the page draws the panels of %d of the run's %d flows (%s); the summary tables list every flow",
+			len(b.flows), len(b.flows)+n, which))
+	}
+	if _, n := b.shownQueues(); n > 0 {
+		notes = append(notes, fmt.Sprintf("%d more link directions queued or dropped; the page draws the queues of the drawn flows' bottlenecks and of the first %d directions in the trace, and the summary tables list every queue",
+			n, maxDrawnQueues))
+	}
 	var empty []string
 	d.Groups, empty = b.groups()
 	for _, id := range empty {

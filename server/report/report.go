@@ -22,6 +22,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/ccscope/ccscope/engine"
 	"github.com/ccscope/ccscope/engine/cc"
@@ -83,7 +84,20 @@ type Options struct {
 	Buckets int
 	// WirePacketBytes converts the BDP to packets (default 1500).
 	WirePacketBytes int64
+	// Flows names the flows whose panels the page draws (default: the
+	// first maxDrawnFlows in trace order).
+	Flows []string
 }
+
+// maxDrawnFlows is how many flows' panels a page draws unless
+// Options.Flows names them, and maxDrawnQueues how many link directions it
+// keeps the series of beside the drawn flows' bottlenecks. dumbbell-n's
+// 1,024 flows drawn whole made a 77 MB page of 7,000 charts, which took
+// 2 GB to build; their summary rows say more than their panels would.
+const (
+	maxDrawnFlows  = 32
+	maxDrawnQueues = 32
+)
 
 // Builder accumulates a run's decimated trace. Feed it with Flush (as the
 // run's trace sink) or ReadTrace, then call Write.
@@ -100,6 +114,12 @@ type Builder struct {
 	partial bool     // the trace files lack tables or columns (notes say which)
 	beside  *beside  // a second run drawn on the page, if any
 	tables  []Table  // tables shown under the summary
+	// undrawn are the flows whose rows the page leaves out (Options.Flows,
+	// maxDrawnFlows); bott the drawn flows' bottlenecks, whose queues are
+	// drawn whatever maxDrawnQueues; drawnQueues counts the directions drawn.
+	undrawn     map[string]bool
+	bott        map[string]bool
+	drawnQueues int
 }
 
 // New returns a Builder for a run spanning meta.HorizonPs.
@@ -110,14 +130,37 @@ func New(meta Meta, opt Options) (*Builder, error) {
 	if opt.WirePacketBytes <= 0 {
 		opt.WirePacketBytes = 1500
 	}
-	if opt.Buckets <= 0 {
-		opt.Buckets = defaultBuckets(len(meta.Flows))
+	if len(meta.Flows) > 0 {
+		for _, id := range opt.Flows {
+			if !slices.ContainsFunc(meta.Flows, func(f FlowMeta) bool { return f.ID == id }) {
+				return nil, fmt.Errorf("report: flows: the run has no flow %q", id)
+			}
+		}
 	}
-	b := &Builder{meta: meta, opt: opt, g: newGrid(meta.HorizonPs, opt.Buckets), flowIdx: map[string]int{}, qIdx: map[string]int{}}
+	if opt.Buckets <= 0 {
+		n := len(opt.Flows)
+		if n == 0 {
+			n = min(len(meta.Flows), maxDrawnFlows)
+		}
+		opt.Buckets = defaultBuckets(n)
+	}
+	b := &Builder{meta: meta, opt: opt, g: newGrid(meta.HorizonPs, opt.Buckets), flowIdx: map[string]int{}, qIdx: map[string]int{},
+		undrawn: map[string]bool{}, bott: map[string]bool{}}
 	for _, f := range meta.Flows {
 		b.flow(f.ID)
 	}
 	return b, nil
+}
+
+// missingFlows is an error naming the flows Options.Flows asks for that
+// the trace has no rows of, once it has been read.
+func (b *Builder) missingFlows() error {
+	for _, id := range b.opt.Flows {
+		if _, ok := b.flowIdx[id]; !ok {
+			return fmt.Errorf("report: flows: the trace has no rows of flow %q", id)
+		}
+	}
+	return nil
 }
 
 // defaultBuckets is the bucket count of a run of n flows: 4000 for up to
@@ -143,10 +186,18 @@ func (b *Builder) AddTable(t Table) { b.tables = append(b.tables, t) }
 // AddNote puts a note at the top of the page.
 func (b *Builder) AddNote(n string) { b.notes = append(b.notes, n) }
 
-// flow returns the accumulator of the flow named id, creating it.
+// flow returns the accumulator of the flow named id, creating it, or nil
+// for a flow whose panels the page does not draw (its rows are skipped).
 func (b *Builder) flow(id string) *flowAcc {
 	if i, ok := b.flowIdx[id]; ok {
 		return b.flows[i]
+	}
+	if b.undrawn[id] {
+		return nil
+	}
+	if b.opt.Flows != nil && !slices.Contains(b.opt.Flows, id) || b.opt.Flows == nil && len(b.flows) == maxDrawnFlows {
+		b.undrawn[id] = true
+		return nil
 	}
 	f := &flowAcc{id: id, g: b.g, first: -1, sigIdx: map[string]int{}}
 	for _, m := range b.meta.Flows {
@@ -154,17 +205,26 @@ func (b *Builder) flow(id string) *flowAcc {
 			f.cc, f.path = m.CC, m.Path
 		}
 	}
+	if f.path.Bottleneck != "" {
+		b.bott[f.path.Bottleneck] = true
+	}
 	b.flowIdx[id] = len(b.flows)
 	b.flows = append(b.flows, f)
 	return f
 }
 
-// queue returns the accumulator of direction name ("<link>/ab"), creating it.
+// queue returns the accumulator of direction name ("<link>/ab"), creating
+// it. It keeps the series of the drawn flows' bottlenecks and of the first
+// maxDrawnQueues directions besides, and of every direction the counts
+// that say whether it queued or dropped.
 func (b *Builder) queue(name string) *queueAcc {
 	if i, ok := b.qIdx[name]; ok {
 		return b.queues[i]
 	}
-	q := &queueAcc{name: name, g: b.g}
+	q := &queueAcc{name: name, g: b.g, drawn: b.bott[name] || b.drawnQueues < maxDrawnQueues}
+	if q.drawn {
+		b.drawnQueues++
+	}
 	b.qIdx[name] = len(b.queues)
 	b.queues = append(b.queues, q)
 	return q
@@ -318,6 +378,9 @@ const (
 // addRow takes a flows-table row, of which only the fields has names are
 // known.
 func (f *flowAcc) addRow(r *trace.FlowRow, has rowHas) {
+	if f == nil {
+		return
+	}
 	t := int64(r.T)
 	b := f.g.bucket(t)
 	f.touch(b)
@@ -365,6 +428,9 @@ func (f *flowAcc) addRow(r *trace.FlowRow, has rowHas) {
 }
 
 func (f *flowAcc) addDelivery(t, delivered int64) {
+	if f == nil {
+		return
+	}
 	b := f.g.bucket(t)
 	f.touch(b)
 	if f.goodput == nil {
@@ -375,7 +441,7 @@ func (f *flowAcc) addDelivery(t, delivered int64) {
 }
 
 func (f *flowAcc) addEvent(t int64, k trace.EventKind) {
-	if int(k) >= len(f.events) {
+	if f == nil || int(k) >= len(f.events) {
 		return
 	}
 	b := f.g.bucket(t)
@@ -387,6 +453,9 @@ func (f *flowAcc) addEvent(t int64, k trace.EventKind) {
 }
 
 func (f *flowAcc) addSignal(t int64, name string, v float64) {
+	if f == nil {
+		return
+	}
 	i, ok := f.sigIdx[name]
 	if !ok {
 		i = len(f.sigs)
@@ -412,10 +481,14 @@ type queueAcc struct {
 	linkRows               int
 	seen                   bool   // the queue table has rows of it
 	has                    rowHas // the queue table's fields it has
+	drawn                  bool   // its series are kept (Builder.queue); else its counts alone
 }
 
 // addLink takes a link row: the rate and delay from t on.
 func (q *queueAcc) addLink(t, rateBps, delayPs int64) {
+	if !q.drawn {
+		return
+	}
 	if q.rate == nil {
 		q.rate, q.delay = newExtremes(q.g.n), newExtremes(q.g.n)
 	}
@@ -434,16 +507,27 @@ type queueRow struct {
 // add takes a queue-table row, of which only the fields has names are
 // known.
 func (q *queueAcc) add(t int64, r queueRow, has rowHas) {
-	if !q.seen {
-		q.pkts, q.kb, q.sojourn = newExtremes(q.g.n), newExtremes(q.g.n), newExtremes(q.g.n)
-		q.drops, q.marks = make([]float64, q.g.n), make([]float64, q.g.n)
-		q.seen = true
-	}
-	b := q.g.bucket(t)
+	q.seen = true
 	q.has |= has
 	if has&hasPkts != 0 {
-		q.pkts.add(b, t, float64(r.pkts))
 		q.maxPkts = max(q.maxPkts, r.pkts)
+	}
+	if !q.drawn {
+		if has&hasDrops != 0 {
+			q.totalDrops = r.drops
+		}
+		if has&hasMarks != 0 {
+			q.totalMarks = r.marks
+		}
+		return
+	}
+	if q.pkts == nil {
+		q.pkts, q.kb, q.sojourn = newExtremes(q.g.n), newExtremes(q.g.n), newExtremes(q.g.n)
+		q.drops, q.marks = make([]float64, q.g.n), make([]float64, q.g.n)
+	}
+	b := q.g.bucket(t)
+	if has&hasPkts != 0 {
+		q.pkts.add(b, t, float64(r.pkts))
 	}
 	if has&hasBytes != 0 {
 		q.kb.add(b, t, float64(r.bytes)/1e3)

@@ -25,9 +25,8 @@ func runReport(t *testing.T, scenario string, sets []string) *Builder {
 	return b
 }
 
-// runReportTrace is runReport that also writes trace files to tracePath
-// (with their .run.json) when it is not empty.
-func runReportTrace(t *testing.T, scenario string, sets []string, tracePath string, opts ...trace.FileOption) (*Builder, engine.Summary) {
+// newRun builds a built-in scenario's run at every-change detail.
+func newRun(t *testing.T, scenario string, sets []string) (*engine.Run, *engine.Prepared) {
 	t.Helper()
 	raw, err := config.Builtin(scenario)
 	if err != nil {
@@ -41,6 +40,14 @@ func runReportTrace(t *testing.T, scenario string, sets []string, tracePath stri
 	if err != nil {
 		t.Fatal(err)
 	}
+	return r, prep
+}
+
+// runReportTrace is runReport that also writes trace files to tracePath
+// (with their .run.json) when it is not empty.
+func runReportTrace(t *testing.T, scenario string, sets []string, tracePath string, opts ...trace.FileOption) (*Builder, engine.Summary) {
+	t.Helper()
+	r, prep := newRun(t, scenario, sets)
 	meta := MetaFromRun(r, prep.Hash)
 	meta.Detail, meta.Config, meta.Source = "change", string(prep.Canonical), "test"
 	b, err := New(meta, Options{})
@@ -529,5 +536,65 @@ func TestWriteTwiceSamePage(t *testing.T) {
 	}
 	if findSeries(first, "f0-rates", "send rate") == nil || findSeries(first, "f0-rates", "cc ") == nil {
 		t.Error("no send rate or CC rate signal: the test needs both")
+	}
+}
+
+// A run of many flows draws the panels of the first 32 (maxDrawnFlows) and
+// says how many it left out; the flows option draws those it names. Rows of
+// the flows left out are not kept, nor are the series of link directions
+// beyond the drawn flows' bottlenecks and the first 32 others
+// (maxDrawnQueues), whose count the page gives: dumbbell-n's 1,024 flows
+// drawn whole took 2 GB and made a 77 MB page.
+func TestManyFlowsDrawnInPart(t *testing.T) {
+	sets := []string{"flows.bulk.count=40", "runtime.duration=100ms"}
+	b := runReport(t, "dumbbell-n", sets)
+	var page bytes.Buffer
+	if err := b.Write(&page); err != nil {
+		t.Fatal(err)
+	}
+	d := pageJSON(t, page.Bytes())
+	var flows, queues []string
+	for _, g := range d.Groups {
+		if strings.HasPrefix(g.Title, "flow ") {
+			flows = append(flows, g.Title)
+		} else {
+			queues = append(queues, g.Title)
+		}
+	}
+	if len(flows) != maxDrawnFlows || flows[0] != "flow bulk/0 · cubic" || flows[31] != "flow bulk/31 · cubic" {
+		t.Errorf("%d flow groups, %q … %q; want bulk/0 to bulk/31", len(flows), flows[0], flows[len(flows)-1])
+	}
+	if !bytes.Contains(page.Bytes(), []byte("the page draws the panels of 32 of the run&#39;s 40 flows")) {
+		t.Error("the page does not say it left 8 flows out")
+	}
+	kept := 0
+	for _, q := range b.queues {
+		if q.pkts != nil {
+			kept++
+		}
+	}
+	if kept > maxDrawnQueues+1 || !slices.Contains(queues, "queue bottleneck/ab") {
+		t.Errorf("series kept of %d link directions, want at most %d, the bottleneck among them (%q)", kept, maxDrawnQueues+1, queues)
+	}
+
+	r, prep := newRun(t, "dumbbell-n", sets)
+	meta := MetaFromRun(r, prep.Hash)
+	if _, err := New(meta, Options{Flows: []string{"bulk/3", "bulk/40"}}); err == nil || !strings.Contains(err.Error(), `no flow "bulk/40"`) {
+		t.Errorf("flows naming bulk/40 of 40: %v, want an error naming it", err)
+	}
+	named, err := New(meta, Options{Flows: []string{"bulk/39", "bulk/3"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Trace.SetSink(named)
+	r.RunToEnd()
+	flows = nil
+	for _, g := range writePage(t, named).Groups {
+		if strings.HasPrefix(g.Title, "flow ") {
+			flows = append(flows, g.Title)
+		}
+	}
+	if strings.Join(flows, ", ") != "flow bulk/3 · cubic, flow bulk/39 · cubic" {
+		t.Errorf("flows bulk/39 and bulk/3: groups %q", flows)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -55,8 +56,9 @@ func reportMain(args []string) int {
 	buckets := fs.Int("buckets", 0, "time buckets every chart shares, 1 to 100000 (default 4000; fewer with many flows)")
 	besideArg := fs.String("beside", "", "draw a second run's trace, at `TRACE_PREFIX`, dashed in the same panels (the kernel's of compare --trace, another CC's, ...)")
 	labels := fs.String("labels", "", "the two runs' names in legends and titles with --beside, `A,B` (default: the prefixes' file names)")
+	flowsArg := fs.String("flows", "", "draw the panels of these flows, `LIST` such as f0,web/3 (default: the first 32 in trace order)")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: ccscope report TRACE_PREFIX [-o out.html] [--beside TRACE_PREFIX [--labels A,B]]")
+		fmt.Fprintln(fs.Output(), "Usage: ccscope report TRACE_PREFIX [-o out.html] [--flows LIST] [--beside TRACE_PREFIX [--labels A,B]]")
 		fmt.Fprintln(fs.Output(), "TRACE_PREFIX is what --trace was given (out.parquet, out.arrow) or the name before .flows.parquet.")
 		fs.PrintDefaults()
 	}
@@ -71,15 +73,22 @@ func reportMain(args []string) int {
 	if *labels != "" && *besideArg == "" {
 		return fail(fmt.Errorf("--labels %q: only with --beside", *labels))
 	}
+	opt := report.Options{Buckets: *buckets}
+	if *flowsArg != "" {
+		opt.Flows = strings.Split(*flowsArg, ",")
+		if slices.Contains(opt.Flows, "") {
+			return fail(fmt.Errorf("--flows %q: an empty flow name", *flowsArg))
+		}
+	}
 	start := time.Now()
 	var b *report.Builder
 	var err error
 	if *besideArg == "" {
-		b, err = report.ReadTrace(arg, report.Options{Buckets: *buckets})
+		b, err = report.ReadTrace(arg, opt)
 	} else {
 		var la, lb string
 		if la, lb, err = besideLabels(*labels, arg, *besideArg); err == nil {
-			b, err = report.ReadBeside(arg, *besideArg, la, lb, report.Options{Buckets: *buckets})
+			b, err = report.ReadBeside(arg, *besideArg, la, lb, opt)
 		}
 	}
 	if err != nil {

@@ -119,6 +119,8 @@ func TestReportBeside(t *testing.T) {
 		args []string
 		want string
 	}{
+		{[]string{"report", a, "--flows", "f9"}, `report: flows: the run has no flow "f9"`},
+		{[]string{"report", a, "--flows", "f0,"}, `--flows "f0,": an empty flow name`},
 		{[]string{"report", a, "--labels", "A,B"}, `--labels "A,B": only with --beside`},
 		{[]string{"report", a, "--beside", b, "--labels", "A"}, `--labels "A": want two names, A,B`},
 		{[]string{"report", a, "--beside", b, "--labels", "A,A"}, "two different, non-empty labels"},
