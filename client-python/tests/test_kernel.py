@@ -202,7 +202,7 @@ def test_compare_on_the_kernel(binary_env, tmp_path):
     assert not [n for n in df.attrs["notes"] if ".tcp.hz:" in n], df.attrs["notes"]
     # Both runs on one page: the kernel's srtt dashed in the simulator's panel.
     html = page.read_text()
-    assert '"label":"srtt · sim"' in html and '"label":"srtt · kernel"' in html and '"dash":true' in html
+    assert '"label":"srtt · sim"' in html and '"label":"srtt · kernel"' in html and '"dash":1' in html
 
 
 def test_kernel_hz_reads_the_kernel_configuration(monkeypatch, tmp_path):

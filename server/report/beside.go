@@ -2,35 +2,53 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ccscope/ccscope/engine/trace"
 )
 
-// beside is a second run drawn on a page with the first (Builder.Beside):
-// the simulator beside the kernel (compare --report), or any two traces of
-// one scenario (report A --beside B).
+// beside holds the runs drawn on a page with its own (Builder.Beside): the
+// simulator's beside the kernel's (compare --report), or traces of one
+// scenario under other CCs or settings (report A --beside B --beside C).
 type beside struct {
-	b      *Builder
-	labels [2]string // the first run's and this one's, in legends and titles
+	label  string     // the page's own run's, in legends and titles
+	runs   []*Builder // drawn in the page's panels, each in a dash pattern of its own
+	labels []string   // theirs
 }
+
+// maxBeside is how many runs a page draws beside its own: report.js has a
+// dash pattern for each.
+const maxBeside = 3
 
 // Beside draws b's run on a's page: panel by panel, each of b's series
 // after a's, dashed, in the colour of a's series of the same name, so the
-// two runs read as one line against another. Event ticks keep a panel per
-// run (their rows are the kinds each run saw); panels, flows and queues
-// only one run has are drawn with its label in their titles. The two must
-// share the time axis: the same span and bucket count (ReadBeside and
-// FromRecorder with one Options see to it).
+// runs read as one line against another. Each further call adds a run, up
+// to maxBeside, in a dash pattern of its own; labelA must stay the same.
+// Event ticks keep a panel per run (their rows are the kinds each run
+// saw); panels, flows and queues not every run has say whose they are.
+// The runs must share the time axis: the same span and bucket count
+// (ReadBeside and FromRecorder with one Options see to it).
 func (a *Builder) Beside(b *Builder, labelA, labelB string) error {
 	if a.g != b.g {
-		return fmt.Errorf("report: the two runs' time axes differ (%d buckets of %d ps against %d of %d); give both the same span and buckets",
+		return fmt.Errorf("report: the runs' time axes differ (%d buckets of %d ps against %d of %d); give them the same span and buckets",
 			a.g.n, a.g.w, b.g.n, b.g.w)
 	}
-	if labelA == "" || labelB == "" || labelA == labelB {
-		return fmt.Errorf("report: the two runs need two different, non-empty labels (got %q and %q)", labelA, labelB)
+	o := a.beside
+	if o == nil {
+		o = &beside{label: labelA}
 	}
-	a.beside = &beside{b: b, labels: [2]string{labelA, labelB}}
+	if labelA != o.label {
+		return fmt.Errorf("report: the page's own run is labelled %q, not %q", o.label, labelA)
+	}
+	if labelA == "" || labelB == "" || labelB == labelA || slices.Contains(o.labels, labelB) {
+		return fmt.Errorf("report: the runs need different, non-empty labels (got %q beside %q)", labelB, append([]string{labelA}, o.labels...))
+	}
+	if len(o.runs) == maxBeside {
+		return fmt.Errorf("report: at most %d runs beside a page's own", maxBeside)
+	}
+	o.runs, o.labels = append(o.runs, b), append(o.labels, labelB)
+	a.beside = o
 	return nil
 }
 
@@ -49,39 +67,44 @@ func FromRecorder(meta Meta, opt Options, r *trace.Recorder) (*Builder, error) {
 	return b, nil
 }
 
-// ReadBeside reads the traces at prefixes a and b (see ResolveTrace) onto
-// one time axis, the longer of their spans, and draws b beside a, each
-// labelled with its given label.
-func ReadBeside(a, b, labelA, labelB string, opt Options) (*Builder, error) {
-	pa, ma, err := readMeta(a)
-	if err != nil {
-		return nil, err
+// ReadBeside reads the traces at prefixes (see ResolveTrace) onto one time
+// axis, the longest of their spans, and draws the others beside the first,
+// each named by its label.
+func ReadBeside(prefixes, labels []string, opt Options) (*Builder, error) {
+	if len(prefixes) != len(labels) || len(prefixes) < 2 {
+		return nil, fmt.Errorf("report: %d traces and %d labels; want two or more of each, as many labels as traces", len(prefixes), len(labels))
 	}
-	pb, mb, err := readMeta(b)
-	if err != nil {
-		return nil, err
+	paths, metas := make([]string, len(prefixes)), make([]Meta, len(prefixes))
+	var span int64
+	flows := 0
+	for i, p := range prefixes {
+		var err error
+		if paths[i], metas[i], err = readMeta(p); err != nil {
+			return nil, err
+		}
+		span, flows = max(span, metas[i].HorizonPs), max(flows, len(metas[i].Flows))
 	}
-	ma.HorizonPs = max(ma.HorizonPs, mb.HorizonPs)
-	mb.HorizonPs = ma.HorizonPs
 	if opt.Buckets <= 0 {
-		opt.Buckets = defaultBuckets(max(len(ma.Flows), len(mb.Flows)))
+		opt.Buckets = defaultBuckets(drawnFlows(flows, opt))
 	}
-	ba, err := readTables(pa, ma, opt)
-	if err != nil {
-		return nil, err
+	var page *Builder
+	for i := range prefixes {
+		metas[i].HorizonPs = span
+		b, err := readTables(paths[i], metas[i], opt)
+		if err != nil {
+			return nil, err
+		}
+		if i == 0 {
+			page = b
+		} else if err := page.Beside(b, labels[0], labels[i]); err != nil {
+			return nil, err
+		}
 	}
-	bb, err := readTables(pb, mb, opt)
-	if err != nil {
-		return nil, err
-	}
-	if err := ba.Beside(bb, labelA, labelB); err != nil {
-		return nil, err
-	}
-	return ba, nil
+	return page, nil
 }
 
-// groups lays out the page's panels: a's flows and queues, with b's drawn
-// into them when b is beside a.
+// groups lays out the page's panels: its run's flows and queues, with the
+// runs beside it drawn into them.
 func (a *Builder) groups() (gs []group, empty []string) {
 	o := a.beside
 	add := func(g group, id string) {
@@ -94,18 +117,27 @@ func (a *Builder) groups() (gs []group, empty []string) {
 	for i, f := range a.flows {
 		g := a.flowGroup(i, f)
 		if o != nil {
-			if j, ok := o.b.flowIdx[f.id]; ok {
-				g = o.overlay(g, o.b.flowGroup(i, o.b.flows[j]))
-			} else {
-				g = o.only(g, 0)
+			var others []*group
+			for _, b := range o.runs {
+				var gb *group
+				if j, ok := b.flowIdx[f.id]; ok {
+					x := b.flowGroup(i, b.flows[j])
+					gb = &x
+				}
+				others = append(others, gb)
 			}
+			g = o.overlay(g, others)
 		}
 		add(g, f.id)
 	}
 	if o != nil {
-		for j, f := range o.b.flows {
-			if _, ok := a.flowIdx[f.id]; !ok {
-				add(o.only(o.b.flowGroup(len(a.flows)+j, f), 1), f.id+" ("+o.labels[1]+")")
+		next := len(a.flows) // chart ids of flows the page's run lacks
+		for k, b := range o.runs {
+			for _, f := range b.flows {
+				if _, ok := a.flowIdx[f.id]; !ok {
+					add(o.only(b.flowGroup(next, f), k), f.id+" ("+o.labels[k]+")")
+					next++
+				}
 			}
 		}
 	}
@@ -115,78 +147,132 @@ func (a *Builder) groups() (gs []group, empty []string) {
 		shown[q.name] = true
 		g := a.queueGroup(q)
 		if o != nil {
-			if j, ok := o.b.qIdx[q.name]; ok && o.b.queues[j].seen && o.b.queues[j].drawn {
-				g = o.overlay(g, o.b.queueGroup(o.b.queues[j]))
-			} else {
-				g = o.only(g, 0)
+			var others []*group
+			for _, b := range o.runs {
+				var gb *group
+				if j, ok := b.qIdx[q.name]; ok && b.queues[j].seen && b.queues[j].drawn {
+					x := b.queueGroup(b.queues[j])
+					gb = &x
+				}
+				others = append(others, gb)
 			}
+			g = o.overlay(g, others)
 		}
 		gs = append(gs, g)
 	}
 	if o != nil {
-		qs, _ := o.b.shownQueues()
-		for _, q := range qs {
-			if !shown[q.name] {
-				gs = append(gs, o.only(o.b.queueGroup(q), 1))
+		for k, b := range o.runs {
+			qs, _ := b.shownQueues()
+			for _, q := range qs {
+				if !shown[q.name] {
+					gs = append(gs, o.only(b.queueGroup(q), k))
+				}
 			}
 		}
 	}
 	return gs, empty
 }
 
-// overlay draws gb's series into ga's panels.
-func (o *beside) overlay(ga, gb group) group {
-	la, lb := o.labels[0], o.labels[1]
+// overlay draws the other runs' groups (nil: the run lacks it) into ga's
+// panels, the k-th run's series in dash pattern k+1. A panel no other run
+// has, and each run's event ticks, say whose they are.
+func (o *beside) overlay(ga group, others []*group) group {
 	g := group{Title: ga.Title, Subtitle: ga.Subtitle}
-	switch {
-	case strings.HasPrefix(gb.Title, ga.Title):
-		g.Title = gb.Title // the kernel's trace may not name the CC
-	case !strings.HasPrefix(ga.Title, gb.Title):
-		g.Title = ga.Title + " (" + la + ") · " + gb.Title + " (" + lb + ")"
-	}
-	if g.Subtitle == "" {
-		g.Subtitle = gb.Subtitle
-	}
 	byID := map[string]*chart{}
-	for _, c := range gb.Charts {
+	for _, c := range ga.Charts {
+		relabel(c, o.label)
 		byID[c.ID] = c
 	}
-	done := map[string]bool{}
+	matched := map[string]bool{}
+	ticks := map[string][]*chart{} // the other runs' ticks, by the page's ticks panel
+	var extra []*chart
+	var lacking []string
+	g.Title = o.title(ga, others)
+	for k, gb := range others {
+		lb := o.labels[k]
+		if gb == nil {
+			lacking = append(lacking, lb)
+			continue
+		}
+		if g.Subtitle == "" {
+			g.Subtitle = gb.Subtitle
+		}
+		for _, d := range gb.Charts {
+			c := byID[d.ID]
+			switch {
+			case c != nil && d.Ticks:
+				ticks[c.ID] = append(ticks[c.ID], titled(d, lb, k))
+			case c != nil:
+				matched[c.ID] = true
+				merge(c, d, o.label, lb, k+1)
+			default:
+				extra = append(extra, titled(d, lb, k))
+			}
+		}
+	}
 	for _, c := range ga.Charts {
-		d := byID[c.ID]
-		done[c.ID] = true
+		if c.Ticks || !matched[c.ID] && len(lacking) < len(others) {
+			c.Title += " · " + o.label
+		}
+		g.Charts = append(append(g.Charts, c), ticks[c.ID]...)
+	}
+	g.Charts = append(g.Charts, extra...)
+	if len(lacking) == len(others) {
+		g.Title += " (" + o.label + " only)"
+	} else if len(lacking) > 0 {
+		g.Subtitle = strings.TrimPrefix(g.Subtitle+"; not in "+strings.Join(lacking, ", "), "; ")
+	}
+	return g
+}
+
+// title is a group's title ("flow f0 · cubic") for every run: one CC as
+// it is, several each followed by the run's label where that is not the
+// CC's name ("flow f0 · cubic · bbr", "flow f0 · cubic (run 1) · bbr (run
+// 2)"). A trace that does not name the CC (bare tables) adds none.
+func (o *beside) title(ga group, others []*group) string {
+	head, own, _ := strings.Cut(ga.Title, " · ")
+	tails, labels := []string{own}, []string{o.label}
+	for k, gb := range others {
+		if gb != nil {
+			_, t, _ := strings.Cut(gb.Title, " · ")
+			tails, labels = append(tails, t), append(labels, o.labels[k])
+		}
+	}
+	var named []string
+	for _, t := range tails {
+		if t != "" && !slices.Contains(named, t) {
+			named = append(named, t)
+		}
+	}
+	if len(named) <= 1 {
+		return strings.Join(append([]string{head}, named...), " · ")
+	}
+	parts := []string{head}
+	for i, t := range tails {
 		switch {
-		case d == nil:
-			g.Charts = append(g.Charts, titled(c, la))
-		case c.Ticks:
-			d.ID += "-beside"
-			g.Charts = append(g.Charts, titled(c, la), titled(d, lb))
+		case t == "":
+		case t == labels[i]:
+			parts = append(parts, t)
 		default:
-			g.Charts = append(g.Charts, merge(c, d, la, lb))
+			parts = append(parts, t+" ("+labels[i]+")")
 		}
 	}
-	for _, d := range gb.Charts {
-		if !done[d.ID] {
-			g.Charts = append(g.Charts, titled(d, lb))
-		}
-	}
-	return g
+	return strings.Join(parts, " · ")
 }
 
-// only marks a group that one run alone has (side 0 or 1).
-func (o *beside) only(g group, side int) group {
-	g.Title += " (" + o.labels[side] + " only)"
+// only marks a group the k-th run beside the page has and its own lacks.
+func (o *beside) only(g group, k int) group {
+	g.Title += " (" + o.labels[k] + " only)"
 	for _, c := range g.Charts {
-		if side == 1 {
-			c.ID += "-beside"
-		}
-		relabel(c, o.labels[side])
+		c.ID += fmt.Sprintf("-beside%d", k+1)
+		relabel(c, o.labels[k])
 	}
 	return g
 }
 
-// titled names the run a panel of one run's series shows.
-func titled(c *chart, label string) *chart {
+// titled is a panel of the k-th run's alone, its id and title made its own.
+func titled(c *chart, label string, k int) *chart {
+	c.ID += fmt.Sprintf("-beside%d", k+1)
 	c.Title += " · " + label
 	relabel(c, label)
 	return c
@@ -199,15 +285,17 @@ func relabel(c *chart, label string) {
 	}
 }
 
-// merge appends d's series to c's, dashed, each in the colour of c's
-// series of the same name. The BDP, a fact of the path, is drawn once.
-func merge(c, d *chart, la, lb string) *chart {
+// merge appends d's series to c's in dash pattern dash, each named with
+// its run's label and in the colour of the page's own series of the same
+// name (c's, named with own). The BDP, a fact of the path, is drawn once.
+func merge(c, d *chart, own, label string, dash int) {
 	color := map[string]string{}
 	for _, s := range c.Series {
-		color[s.Label] = s.Color
+		if s.Dash == 0 {
+			color[strings.TrimSuffix(s.Label, " · "+own)] = s.Color
+		}
 	}
 	n := len(c.Series)
-	relabel(c, la)
 	for _, s := range d.Series {
 		col, ok := color[s.Label]
 		if s.Label == "BDP" && ok {
@@ -217,8 +305,8 @@ func merge(c, d *chart, la, lb string) *chart {
 			col = palette[n%len(palette)]
 			n++
 		}
-		s.Label += " · " + lb
-		s.Color, s.Dash = col, true
+		s.Label += " · " + label
+		s.Color, s.Dash = col, dash
 		c.Series = append(c.Series, s)
 	}
 	for k := range c.Axes {
@@ -226,5 +314,4 @@ func merge(c, d *chart, la, lb string) *chart {
 			c.Axes[k].Max = dm
 		}
 	}
-	return c
 }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"math"
 	"os"
 	"path/filepath"
@@ -59,7 +60,7 @@ func TestBesideOverlaysTwoRuns(t *testing.T) {
 			t.Errorf("%s: no %q of both runs (cubic %v, bbr %v) or of their own pages (%v, %v)", c.chart, c.label, sa != nil, sb != nil, wa != nil, wb != nil)
 			continue
 		}
-		if sa.Dash || !sb.Dash {
+		if sa.Dash != 0 || sb.Dash != 1 {
 			t.Errorf("%s %q: dashed cubic %v, bbr %v; want the second run's alone dashed", c.chart, c.label, sa.Dash, sb.Dash)
 		}
 		if sa.Color != sb.Color {
@@ -88,13 +89,13 @@ func TestBesideOverlaysTwoRuns(t *testing.T) {
 	}
 
 	ids, idsA, idsB := chartIDs(d), chartIDs(ownA), chartIDs(ownB)
-	if !strings.HasSuffix(ids["f0-events"], " · cubic") || !strings.HasSuffix(ids["f0-events-beside"], " · bbr") {
-		t.Errorf("event ticks: panels %q and %q, want one per run, titled with its label", ids["f0-events"], ids["f0-events-beside"])
+	if !strings.HasSuffix(ids["f0-events"], " · cubic") || !strings.HasSuffix(ids["f0-events-beside1"], " · bbr") {
+		t.Errorf("event ticks: panels %q and %q, want one per run, titled with its label", ids["f0-events"], ids["f0-events-beside1"])
 	}
 	only := 0
 	for id, title := range ids {
 		_, inA := idsA[id]
-		_, inB := idsB[strings.TrimSuffix(id, "-beside")]
+		_, inB := idsB[strings.TrimSuffix(id, "-beside1")]
 		switch {
 		case inA && !inB:
 			only++
@@ -117,7 +118,7 @@ func TestBesideOverlaysTwoRuns(t *testing.T) {
 		}
 	}
 	for id := range idsB {
-		if _, ok := ids[id]; !ok && ids[id+"-beside"] == "" {
+		if _, ok := ids[id]; !ok && ids[id+"-beside1"] == "" {
 			t.Errorf("BBR's panel %s is missing from the page", id)
 		}
 	}
@@ -147,12 +148,12 @@ func TestReadBesideSharesTheLongerSpan(t *testing.T) {
 	if err := os.Remove(RunInfoPath(pb)); err != nil {
 		t.Fatal(err)
 	}
-	b, err := ReadBeside(strings.TrimSuffix(pa, ".parquet"), pb, "sim", "kernel", Options{})
+	b, err := ReadBeside([]string{strings.TrimSuffix(pa, ".parquet"), pb}, []string{"sim", "kernel"}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b.meta.HorizonPs != 3e12 || b.beside.b.g != b.g {
-		t.Errorf("span %d ps, grids %+v and %+v: want 3 s on one grid", b.meta.HorizonPs, b.g, b.beside.b.g)
+	if b.meta.HorizonPs != 3e12 || b.beside.runs[0].g != b.g {
+		t.Errorf("span %d ps, grids %+v and %+v: want 3 s on one grid", b.meta.HorizonPs, b.g, b.beside.runs[0].g)
 	}
 	d := writePage(t, b)
 	k := findRun(d, "f0-rtt", "srtt", "kernel")
@@ -166,5 +167,43 @@ func TestReadBesideSharesTheLongerSpan(t *testing.T) {
 	}
 	if end := float64(last/slots) * float64(b.g.w) / 1e12; end < 1.9 || end > 2 {
 		t.Errorf("the 2 s run's srtt ends at %.3f s of the 3 s axis, want at 2 s", end)
+	}
+}
+
+// Up to three runs beside a page's own, each in a dash pattern of its own
+// and the colour of the page's series of the same name, the page's note
+// saying which is which; a fourth, or another name for the page's own
+// run, is refused.
+func TestBesideThreeRuns(t *testing.T) {
+	sets := func(cc string) []string { return []string{"runtime.duration=1s", "flows.f0.cc=" + cc} }
+	a := runReport(t, "p-rtr-p", sets("cubic"))
+	for _, cc := range []string{"bbr", "reno", "vegas"} {
+		if err := a.Beside(runReport(t, "p-rtr-p", sets(cc)), "cubic", cc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := a.Beside(runReport(t, "p-rtr-p", sets("bic")), "cubic", "bic"); err == nil || !strings.Contains(err.Error(), "at most 3") {
+		t.Errorf("a fourth run beside: %v, want refused", err)
+	}
+	if err := a.Beside(runReport(t, "p-rtr-p", sets("bic")), "CUBIC", "bic"); err == nil || !strings.Contains(err.Error(), `labelled "cubic"`) {
+		t.Errorf("another name for the page's own run: %v, want refused", err)
+	}
+	var page bytes.Buffer
+	if err := a.Write(&page); err != nil {
+		t.Fatal(err)
+	}
+	d := pageJSON(t, page.Bytes())
+	if got := d.Groups[0].Title; got != "flow f0 · cubic · bbr · reno · vegas" {
+		t.Errorf("the flow's title %q, want each run's CC once", got)
+	}
+	own := findRun(d, "f0-rtt", "srtt", "cubic")
+	for i, cc := range []string{"bbr", "reno", "vegas"} {
+		s := findRun(d, "f0-rtt", "srtt", cc)
+		if s == nil || own == nil || s.Dash != i+1 || s.Color != own.Color || s.Data == own.Data {
+			t.Errorf("srtt of %s: %+v, want dash %d in cubic's colour, its own values", cc, s, i+1)
+		}
+	}
+	if !bytes.Contains(page.Bytes(), []byte("4 runs on one page: solid lines are cubic (test), dashed ones bbr (test), dotted ones reno (test), dash-dotted ones vegas (test)")) {
+		t.Error("the page's note does not say which run is drawn how")
 	}
 }

@@ -438,7 +438,7 @@ func TestBesideInChromium(t *testing.T) {
 	for _, g := range writePage(t, a).Groups {
 		for _, c := range g.Charts {
 			for _, s := range c.Series {
-				if s.Dash {
+				if s.Dash != 0 {
 					want++
 				}
 			}

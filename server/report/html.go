@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/ccscope/ccscope/engine"
@@ -61,6 +62,9 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	"secs": secsStr,
 }).Parse(pageHTML))
 
+// dashNames name report.js's dash patterns, for the page's note.
+var dashNames = [maxBeside]string{"dashed", "dotted", "dash-dotted"}
+
 // pageData is what the browser script reads (as JSON).
 type pageData struct {
 	Grid struct {
@@ -98,10 +102,15 @@ func (b *Builder) Write(w io.Writer) error {
 	d.Grid.W, d.Grid.N, d.Grid.Slots = b.g.w, b.g.n, slots
 	notes := append([]string(nil), b.notes...)
 	if o := b.beside; o != nil {
-		notes = append(notes, fmt.Sprintf("two runs on one page: solid lines are %s (%s), dashed ones %s (%s); the summary is %s's",
-			o.labels[0], b.meta.Source, o.labels[1], o.b.meta.Source, o.labels[0]))
-		for _, n := range o.b.notes {
-			notes = append(notes, o.labels[1]+": "+n)
+		runs := []string{fmt.Sprintf("solid lines are %s (%s)", o.label, b.meta.Source)}
+		for k, r := range o.runs {
+			runs = append(runs, fmt.Sprintf("%s ones %s (%s)", dashNames[k], o.labels[k], r.meta.Source))
+		}
+		notes = append(notes, fmt.Sprintf("%d runs on one page: %s; the summary is %s's", len(o.runs)+1, strings.Join(runs, ", "), o.label))
+		for k, r := range o.runs {
+			for _, n := range r.notes {
+				notes = append(notes, o.labels[k]+": "+n)
+			}
 		}
 	}
 	if n := len(b.undrawn); n > 0 {
@@ -140,7 +149,7 @@ func (b *Builder) Write(w io.Writer) error {
 		ReportJS: template.JS(reportJS), ReportCSS: template.CSS(reportCSS), License: uplotLicense, Version: UPlotVersion,
 		Notes: notes, Generated: time.Now().UTC().Format(time.RFC3339), Tables: b.tables}
 	if b.beside != nil {
-		v.SummaryOf = b.beside.labels[0]
+		v.SummaryOf = b.beside.label
 	}
 	bw := bufio.NewWriterSize(w, 1<<16)
 	if err := page.Execute(bw, v); err != nil {

@@ -112,7 +112,7 @@ type Builder struct {
 	rows    int64
 	notes   []string // what the page says at the top: what is missing, AddNote's
 	partial bool     // the trace files lack tables or columns (notes say which)
-	beside  *beside  // a second run drawn on the page, if any
+	beside  *beside  // the runs drawn on the page beside its own, if any
 	tables  []Table  // tables shown under the summary
 	// undrawn are the flows whose rows the page leaves out (Options.Flows,
 	// maxDrawnFlows); bott the drawn flows' bottlenecks, whose queues are
@@ -138,11 +138,7 @@ func New(meta Meta, opt Options) (*Builder, error) {
 		}
 	}
 	if opt.Buckets <= 0 {
-		n := len(opt.Flows)
-		if n == 0 {
-			n = min(len(meta.Flows), maxDrawnFlows)
-		}
-		opt.Buckets = defaultBuckets(n)
+		opt.Buckets = defaultBuckets(drawnFlows(len(meta.Flows), opt))
 	}
 	b := &Builder{meta: meta, opt: opt, g: newGrid(meta.HorizonPs, opt.Buckets), flowIdx: map[string]int{}, qIdx: map[string]int{},
 		undrawn: map[string]bool{}, bott: map[string]bool{}}
@@ -161,6 +157,14 @@ func (b *Builder) missingFlows() error {
 		}
 	}
 	return nil
+}
+
+// drawnFlows is how many of a run's n flows a page draws.
+func drawnFlows(n int, opt Options) int {
+	if opt.Flows != nil {
+		return len(opt.Flows)
+	}
+	return min(n, maxDrawnFlows)
 }
 
 // defaultBuckets is the bucket count of a run of n flows: 4000 for up to
@@ -301,10 +305,13 @@ func (b *Builder) SetSummary(s *engine.Summary) {
 
 // Rows is the number of trace rows the builder has consumed (both runs', for a page that shows two).
 func (b *Builder) Rows() int64 {
+	n := b.rows
 	if b.beside != nil {
-		return b.rows + b.beside.b.rows
+		for _, r := range b.beside.runs {
+			n += r.rows
+		}
 	}
-	return b.rows
+	return n
 }
 
 // flowAcc accumulates one flow's signals.

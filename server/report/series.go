@@ -55,9 +55,9 @@ type series struct {
 	Data  string `json:"data"` // slot values, comma-separated, empty for none
 	// Counts are per-slot counts for event ticks (the hover shows them).
 	Counts string `json:"counts,omitempty"`
-	// Dash draws the series dashed (points hollow): the second run of a
-	// page that shows two (Builder.Beside).
-	Dash bool `json:"dash,omitempty"`
+	// Dash draws the series in a dash pattern (points hollow): 1 to
+	// maxBeside for the runs drawn beside the page's own (Builder.Beside).
+	Dash int `json:"dash,omitempty"`
 }
 
 // extremes keeps, per bucket, the minimum and maximum with the times they

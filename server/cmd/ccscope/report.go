@@ -54,11 +54,12 @@ func reportMain(args []string) int {
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
 	out := fs.String("o", "", "write the HTML report to `FILE.html` (default: TRACE_PREFIX.html)")
 	buckets := fs.Int("buckets", 0, "time buckets every chart shares, 1 to 100000 (default 4000; fewer with many flows)")
-	besideArg := fs.String("beside", "", "draw a second run's trace, at `TRACE_PREFIX`, dashed in the same panels (the kernel's of compare --trace, another CC's, ...)")
-	labels := fs.String("labels", "", "the two runs' names in legends and titles with --beside, `A,B` (default: the prefixes' file names)")
+	var besides prefixList
+	fs.Var(&besides, "beside", "draw another run's trace, at `TRACE_PREFIX`, in the same panels, dashed (the kernel's of compare --trace, another CC's, ...); up to 3, each in a dash pattern of its own")
+	labels := fs.String("labels", "", "the runs' names in legends and titles with --beside, `A,B,...`, the page's own first (default: the prefixes' file names)")
 	flowsArg := fs.String("flows", "", "draw the panels of these flows, `LIST` such as f0,web/3 (default: the first 32 in trace order)")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "Usage: ccscope report TRACE_PREFIX [-o out.html] [--flows LIST] [--beside TRACE_PREFIX [--labels A,B]]")
+		fmt.Fprintln(fs.Output(), "Usage: ccscope report TRACE_PREFIX [-o out.html] [--flows LIST] [--beside TRACE_PREFIX]... [--labels A,B,...]")
 		fmt.Fprintln(fs.Output(), "TRACE_PREFIX is what --trace was given (out.parquet, out.arrow) or the name before .flows.parquet.")
 		fs.PrintDefaults()
 	}
@@ -70,7 +71,7 @@ func reportMain(args []string) int {
 	if isSet(fs, "buckets") && (*buckets < 1 || *buckets > 100_000) {
 		return fail(fmt.Errorf("--buckets %d: want 1 to 100000", *buckets))
 	}
-	if *labels != "" && *besideArg == "" {
+	if *labels != "" && len(besides) == 0 {
 		return fail(fmt.Errorf("--labels %q: only with --beside", *labels))
 	}
 	opt := report.Options{Buckets: *buckets}
@@ -83,12 +84,13 @@ func reportMain(args []string) int {
 	start := time.Now()
 	var b *report.Builder
 	var err error
-	if *besideArg == "" {
+	if len(besides) == 0 {
 		b, err = report.ReadTrace(arg, opt)
 	} else {
-		var la, lb string
-		if la, lb, err = besideLabels(*labels, arg, *besideArg); err == nil {
-			b, err = report.ReadBeside(arg, *besideArg, la, lb, opt)
+		prefixes := append([]string{arg}, besides...)
+		var names []string
+		if names, err = besideLabels(*labels, prefixes); err == nil {
+			b, err = report.ReadBeside(prefixes, names, opt)
 		}
 	}
 	if err != nil {
@@ -97,8 +99,8 @@ func reportMain(args []string) int {
 	path := *out
 	if path == "" {
 		path = tracePrefix(arg)
-		if *besideArg != "" {
-			path += "-vs-" + filepath.Base(tracePrefix(*besideArg))
+		for _, p := range besides {
+			path += "-vs-" + filepath.Base(tracePrefix(p))
 		}
 		path += ".html"
 	}
@@ -122,19 +124,37 @@ func tracePrefix(arg string) string {
 	return strings.TrimSuffix(strings.TrimSuffix(base, ".parquet"), ".arrow")
 }
 
-// besideLabels are --labels' two names, or the prefixes' file names (their
-// paths when the names are the same: a/run and b/run).
-func besideLabels(arg, a, b string) (string, string, error) {
-	if arg == "" {
-		la, lb := filepath.Base(tracePrefix(a)), filepath.Base(tracePrefix(b))
-		if la == lb {
-			la, lb = tracePrefix(a), tracePrefix(b)
+// besideLabels are --labels' names, one per trace, or the prefixes' file
+// names (their paths when two names are the same: a/run and b/run).
+func besideLabels(arg string, prefixes []string) ([]string, error) {
+	if arg != "" {
+		names := strings.Split(arg, ",")
+		if len(names) != len(prefixes) || slices.Contains(names, "") {
+			return nil, fmt.Errorf("--labels %q: want %d names, the page's own run's first, as A,B", arg, len(prefixes))
 		}
-		return la, lb, nil
+		return names, nil
 	}
-	la, lb, ok := strings.Cut(arg, ",")
-	if !ok || la == "" || lb == "" || strings.Contains(lb, ",") {
-		return "", "", fmt.Errorf("--labels %q: want two names, A,B", arg)
+	names := make([]string, len(prefixes))
+	for i, p := range prefixes {
+		names[i] = filepath.Base(tracePrefix(p))
 	}
-	return la, lb, nil
+	if len(slices.Compact(slices.Sorted(slices.Values(names)))) < len(names) {
+		for i, p := range prefixes {
+			names[i] = tracePrefix(p)
+		}
+	}
+	return names, nil
+}
+
+// prefixList is a flag given once per trace prefix (--beside).
+type prefixList []string
+
+func (l *prefixList) String() string { return strings.Join(*l, ",") }
+
+func (l *prefixList) Set(v string) error {
+	if v == "" {
+		return fmt.Errorf("an empty trace prefix")
+	}
+	*l = append(*l, v)
+	return nil
 }

@@ -88,10 +88,22 @@ func TestReportBeside(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`"label":"srtt · cubic"`, `"label":"srtt · bbr"`, `"dash":true`, "dashed ones bbr"} {
+	for _, want := range []string{`"label":"srtt · cubic"`, `"label":"srtt · bbr"`, `"dash":1`, "dashed ones bbr"} {
 		if !strings.Contains(string(raw), want) {
 			t.Errorf("the page lacks %q", want)
 		}
+	}
+	// A third run, in a dash pattern of its own; the default name lists all.
+	c := filepath.Join(dir, "reno.parquet")
+	if code, _, stderr := ccscope(t, "run", "p-rtr-p", "--duration", "300ms", "--set", "flows.f0.cc=reno", "--trace", c); code != 0 {
+		t.Fatalf("run: exit %d, %s", code, stderr)
+	}
+	if code, _, stderr := ccscope(t, "report", a, "--beside", b, "--beside", c); code != 0 {
+		t.Fatalf("report --beside --beside: exit %d, %s", code, stderr)
+	}
+	if raw, err := os.ReadFile(filepath.Join(dir, "cubic-vs-bbr-vs-reno.html")); err != nil || !strings.Contains(string(raw), `"label":"srtt · reno"`) ||
+		!strings.Contains(string(raw), `"dash":2`) {
+		t.Errorf("three runs: the page lacks reno's srtt in the second dash pattern (%v)", err)
 	}
 	// Runs of one name in two directories are told apart by their paths.
 	if err := os.MkdirAll(filepath.Join(dir, "other"), 0o755); err != nil {
@@ -122,8 +134,9 @@ func TestReportBeside(t *testing.T) {
 		{[]string{"report", a, "--flows", "f9"}, `report: flows: the run has no flow "f9"`},
 		{[]string{"report", a, "--flows", "f0,"}, `--flows "f0,": an empty flow name`},
 		{[]string{"report", a, "--labels", "A,B"}, `--labels "A,B": only with --beside`},
-		{[]string{"report", a, "--beside", b, "--labels", "A"}, `--labels "A": want two names, A,B`},
-		{[]string{"report", a, "--beside", b, "--labels", "A,A"}, "two different, non-empty labels"},
+		{[]string{"report", a, "--beside", b, "--labels", "A"}, `--labels "A": want 2 names`},
+		{[]string{"report", a, "--beside", b, "--beside", c, "--labels", "A,B"}, `--labels "A,B": want 3 names`},
+		{[]string{"report", a, "--beside", b, "--labels", "A,A"}, "different, non-empty labels"},
 		{[]string{"report", a, "--beside", filepath.Join(dir, "none")}, "no trace files"},
 		{[]string{"compare", "pump", "--report", filepath.Join(dir, "c.txt")}, `--report "` + filepath.Join(dir, "c.txt") + `": the file name must end in .html`},
 	} {

@@ -35,6 +35,8 @@
     syncing = false;
   }
   const stepped = uPlot.paths.stepped({ align: 1 });
+  // The dash patterns of the runs drawn beside the page's own (report.maxBeside).
+  const dashes = [[6, 4], [2, 3], [10, 3, 2, 3]];
   const root = document.getElementById("groups");
   const width = () => Math.max(480, root.clientWidth - 8);
 
@@ -103,7 +105,7 @@
         },
       };
       if (s.style === "step") o.paths = stepped;
-      if (s.dash) o.dash = [6, 4]; // the second run of a page that shows two
+      if (s.dash) o.dash = dashes[(s.dash - 1) % dashes.length]; // a run beside the page's own
       if (s.style === "points") {
         o.paths = () => null;
         o.points = { show: true, size: 5, fill: s.dash ? "#ffffff" : s.color, stroke: s.color };
