@@ -114,7 +114,7 @@ func (b *Builder) Write(w io.Writer) error {
 		}
 	}
 	if n := len(b.undrawn); n > 0 {
-		which := fmt.Sprintf("the first %d in trace order; the flows option, `ccscope report --flows LIST`, picks others", len(b.flows))
+		which := fmt.Sprintf("the first %d in trace order; the flows option picks others: `ccscope report --flows LIST`, `run --report-flows`", len(b.flows))
 		if b.opt.Flows != nil {
 			which = "those the flows option names"
 		}

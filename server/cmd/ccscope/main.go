@@ -13,7 +13,7 @@ const usage = `ccscope — a deterministic packet-level simulator of TCP congest
 
 Usage:
   ccscope run SCENARIO|FILE.json [--seed N] [--duration D] [--set path=value]... [--trace FILE [--trace-select LIST]]
-              [--report FILE.html] [--pcap FILE[:link[:dir]]] [--json]
+              [--report FILE.html [--report-flows LIST]] [--pcap FILE[:link[:dir]]] [--json]
   ccscope report TRACE_PREFIX [-o FILE.html] [--flows LIST] [--beside TRACE_PREFIX]... [--labels A,B,...]
   ccscope sweep SPEC.json|SCENARIO [--grid path=v1,v2]... [--axis path=v1,v2]... [--seeds 1-5] [-o catalog.parquet] [--report-dir DIR]
   ccscope emulate SCENARIO|FILE.json [--seed N] [--duration D] [--set path=value]... [--trace FILE] [--capture FILE.csv]

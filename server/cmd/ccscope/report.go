@@ -13,15 +13,32 @@ import (
 	"github.com/ccscope/ccscope/server/report"
 )
 
-// openReport returns the report builder for --report (nil when not asked for).
-func openReport(path string, r *engine.Run, prep *engine.Prepared) (*report.Builder, error) {
+// openReport returns the report builder for --report (nil when not asked
+// for), drawing the panels of flows (nil: the first 32).
+func openReport(path string, r *engine.Run, prep *engine.Prepared, flows []string) (*report.Builder, error) {
 	if path == "" {
 		return nil, nil
 	}
 	scn := prep.Scenario
 	meta := report.MetaFromRun(r, prep.Hash)
 	meta.Detail, meta.Config, meta.Source = scn.Trace.Detail.String(), string(prep.Canonical), "ccscope run "+strings.Join(os.Args[2:], " ")
-	return report.New(meta, report.Options{})
+	b, err := report.New(meta, report.Options{Flows: flows})
+	if err != nil && flows != nil {
+		return nil, fmt.Errorf("--report-flows: %w", err)
+	}
+	return b, err
+}
+
+// flowList reads a flag's comma-separated flow names ("" is none).
+func flowList(flag, v string) ([]string, error) {
+	if v == "" {
+		return nil, nil
+	}
+	flows := strings.Split(v, ",")
+	if slices.Contains(flows, "") {
+		return nil, fmt.Errorf("%s %q: an empty flow name", flag, v)
+	}
+	return flows, nil
 }
 
 // writeReport writes the page once the run is over.
@@ -74,16 +91,13 @@ func reportMain(args []string) int {
 	if *labels != "" && len(besides) == 0 {
 		return fail(fmt.Errorf("--labels %q: only with --beside", *labels))
 	}
-	opt := report.Options{Buckets: *buckets}
-	if *flowsArg != "" {
-		opt.Flows = strings.Split(*flowsArg, ",")
-		if slices.Contains(opt.Flows, "") {
-			return fail(fmt.Errorf("--flows %q: an empty flow name", *flowsArg))
-		}
+	flows, err := flowList("--flows", *flowsArg)
+	if err != nil {
+		return fail(err)
 	}
+	opt := report.Options{Buckets: *buckets, Flows: flows}
 	start := time.Now()
 	var b *report.Builder
-	var err error
 	if len(besides) == 0 {
 		b, err = report.ReadTrace(arg, opt)
 	} else {

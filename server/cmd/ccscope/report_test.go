@@ -132,6 +132,8 @@ func TestReportBeside(t *testing.T) {
 		want string
 	}{
 		{[]string{"report", a, "--flows", "f9"}, `report: flows: the run has no flow "f9"`},
+		{[]string{"run", "p-rtr-p", "--duration", "100ms", "--report", filepath.Join(dir, "r.html"), "--report-flows", "f9"}, `--report-flows: report: flows: the run has no flow "f9"`},
+		{[]string{"run", "p-rtr-p", "--duration", "100ms", "--report-flows", "f0"}, `--report-flows "f0": only with --report`},
 		{[]string{"report", a, "--flows", "f0,"}, `--flows "f0,": an empty flow name`},
 		{[]string{"report", a, "--labels", "A,B"}, `--labels "A,B": only with --beside`},
 		{[]string{"report", a, "--beside", b, "--labels", "A"}, `--labels "A": want 2 names`},
@@ -143,5 +145,20 @@ func TestReportBeside(t *testing.T) {
 		if code, _, stderr := ccscope(t, tc.args...); code == 0 || !strings.Contains(stderr, tc.want) {
 			t.Errorf("ccscope %v: exit %d, %q; want an error with %q", tc.args, code, stderr, tc.want)
 		}
+	}
+}
+
+// run --report-flows draws the panels of the flows it names.
+func TestRunReportFlows(t *testing.T) {
+	page := filepath.Join(t.TempDir(), "r.html")
+	if code, _, stderr := ccscope(t, "run", "dumbbell-n", "--set", "flows.bulk.count=40", "--duration", "50ms", "--report", page, "--report-flows", "bulk/39"); code != 0 {
+		t.Fatalf("run --report-flows: exit %d, %s", code, stderr)
+	}
+	raw, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if html := string(raw); !strings.Contains(html, `"title":"flow bulk/39 · cubic"`) || strings.Contains(html, `"title":"flow bulk/0 · cubic"`) {
+		t.Error("the page does not draw bulk/39 alone of the flows")
 	}
 }

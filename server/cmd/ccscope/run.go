@@ -30,6 +30,7 @@ func runMain(args []string) int {
 	traceSelect := fs.String("trace-select", "", "with --trace, write only these tables or columns: `LIST` of table or table.column, comma-separated (e.g. flows.cwnd_pkts,flows.srtt_ps,queue)")
 	pcapSpec := fs.String("pcap", "", "write the packets crossing a link direction to a pcap: `FILE[:link[:dir]]` (default: the first flow's bottleneck direction)")
 	reportPath := fs.String("report", "", "write a self-contained HTML report of the run to `FILE.html`")
+	reportFlows := fs.String("report-flows", "", "with --report, draw the panels of these flows, `LIST` such as bulk/3,bulk/9 (default: the first 32)")
 	asJSON := fs.Bool("json", false, "print the summary as one JSON object")
 	raw, sets, opts, code, ok := c.parse(args)
 	if !ok {
@@ -42,6 +43,13 @@ func runMain(args []string) int {
 	printNotes(prep.Notes)
 	if *reportPath != "" && !strings.HasSuffix(*reportPath, ".html") {
 		return fail(fmt.Errorf("--report %q: the file name must end in .html", *reportPath))
+	}
+	flows, err := flowList("--report-flows", *reportFlows)
+	if err != nil {
+		return fail(err)
+	}
+	if flows != nil && *reportPath == "" {
+		return fail(fmt.Errorf("--report-flows %q: only with --report", *reportFlows))
 	}
 	if *reportPath != "" && prep.Scenario.Trace.Detail == config.TraceSummary {
 		prep.Scenario.Trace.Detail = config.TraceChange
@@ -56,7 +64,7 @@ func runMain(args []string) int {
 	if err != nil {
 		return fail(err)
 	}
-	rep, err := openReport(*reportPath, r, prep)
+	rep, err := openReport(*reportPath, r, prep, flows)
 	if err != nil {
 		return fail(err)
 	}
