@@ -15,9 +15,10 @@ import (
 const maxReportBuckets = 100_000
 
 // opReport draws the session's trace so far as the HTML page `ccscope run
-// --report` writes: every row the session keeps (a note says how many of
-// the oldest it dropped to stay under max_trace_rows), the summary so far
-// and the scenario, on a time axis up to the session's clock.
+// --report` writes: from the rows the session keeps (a note says how many
+// of the oldest it dropped to stay under max_trace_rows), the panels of
+// the flows the flows argument names (default the first 32), the summary
+// so far and the scenario, on a time axis up to the session's clock.
 func (s *session) opReport(a *args, _ any) (any, *Error) {
 	opt := report.Options{}
 	if a.has("buckets") {
