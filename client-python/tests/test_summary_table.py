@@ -37,3 +37,14 @@ def test_an_unknown_part_is_refused_naming_the_parts():
     assert sm.table("queues")["drops"].to_pylist() == [3]
     # groups is a part a scenario without flow groups has no rows of.
     assert sm.table("groups").num_rows == 0
+
+
+def test_a_notebook_shows_the_first_rows_of_a_long_list():
+    # dumbbell-n at 1,024 flows has 4,098 queues: the cell shows 40 rows of
+    # a list and says how many more table() has, while a short list is whole.
+    flows = [dict(TCP, id=f"bulk/{i}") for i in range(100)]
+    page = Summary({"scenario": "dumbbell-n", "flows": flows, "queues": [QUEUE]})._repr_html_()
+    assert "<td>bulk/39</td>" in page and "<td>bulk/40</td>" not in page
+    assert "… and 60 more flows: <code>summary.table('flows')</code> has all 100" in page
+    assert "<td>bottleneck</td>" in page and "more queues" not in page
+    assert Summary({"flows": flows}).table("flows").num_rows == 100
