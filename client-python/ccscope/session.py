@@ -142,7 +142,7 @@ class Session:
             ("sim time", f"{format_ps(self.sim_time_ps)} of {format_ps(self.horizon_ps)} ({frac:.0%})"),
             ("events", f"{self.events:,}"),
             ("flows", _flows_line(self.config, self.flows)),
-            ("links", ", ".join(self.links)),
+            ("links", _few(self.links, "links")),
             ("config hash", self.config_hash[:16]),
         ]
         if self.digest:
@@ -719,10 +719,13 @@ def _flow_cc(config: Mapping[str, Any], name: str) -> str:
     return "?"
 
 
-def _flows_line(config: Mapping[str, Any], flows: Sequence[str], most: int = 8) -> str:
-    """The flows with their CCs; beyond ``most``, the first few, the last and
-    how many (a group has thousands)."""
-    named = [f"{f} ({_flow_cc(config, f)})" for f in flows]
-    if len(named) <= most:
-        return ", ".join(named)
-    return ", ".join(named[: most - 2]) + f", …, {named[-1]} ({len(named):,} flows)"
+def _flows_line(config: Mapping[str, Any], flows: Sequence[str]) -> str:
+    """The flows with their CCs, as :func:`_few` lists them (a group has thousands)."""
+    return _few([f"{f} ({_flow_cc(config, f)})" for f in flows], "flows")
+
+
+def _few(names: Sequence[str], what: str, most: int = 8) -> str:
+    """names; beyond ``most``, the first few, the last and how many."""
+    if len(names) <= most:
+        return ", ".join(names)
+    return ", ".join(names[: most - 2]) + f", …, {names[-1]} ({len(names):,} {what})"

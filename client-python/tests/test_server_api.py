@@ -179,6 +179,8 @@ def test_group_flows_are_named_with_their_groups_cc(client):
         assert "[32 flows]" in repr(s)
         page = s._repr_html_()
         assert "bulk/0 (cubic)" in page and "bulk/31 (cubic) (32 flows)" in page
+        # 65 links: a host link per flow end and the bottleneck, listed as the flows are.
+        assert f", …, {s.links[-1]} (65 links)" in page and s.links[10] not in page
         s.run(progress=False)
         # The summary's page has the group's row too (FCTs, Jain's index).
         summ = s.summary()
