@@ -166,18 +166,27 @@ func (t *tracer) unsubscribe(table string) {
 	delete(t.pending, table)
 }
 
-// snapshot builds every row of table recorded so far, filtered: the kept
-// records plus the rows not yet flushed. The caller releases the records.
+// chunks are table's rows recorded so far: the kept chunks, then r itself
+// when it holds rows not yet flushed, each naming links, flows and signals
+// as r does (names are interned append-only, so the live lists index every
+// chunk).
+func (t *tracer) chunks(r *trace.Recorder, table string) []*trace.Recorder {
+	cs := t.kept[table]
+	if tableLen(r, table) > 0 {
+		cs = append(slices.Clip(cs), r)
+	}
+	for _, c := range cs {
+		c.Links, c.Flows, c.Signals = r.Links, r.Flows, r.Signals
+	}
+	return cs
+}
+
+// snapshot builds every row of table recorded so far, filtered. The caller
+// releases the records.
 func (t *tracer) snapshot(r *trace.Recorder, table string, f trace.Filter) ([]arrow.Record, int64, error) {
 	var recs []arrow.Record
-	chunks := t.kept[table]
-	if tableLen(r, table) > 0 {
-		chunks = append(slices.Clip(chunks), r)
-	}
 	var rows int64
-	for _, c := range chunks {
-		// Names are interned append-only, so the live lists index every chunk.
-		c.Links, c.Flows, c.Signals = r.Links, r.Flows, r.Signals
+	for _, c := range t.chunks(r, table) {
 		rec, err := c.BatchFiltered(table, t.mem, f)
 		if err != nil {
 			releaseAll(recs)
@@ -189,16 +198,11 @@ func (t *tracer) snapshot(r *trace.Recorder, table string, f trace.Filter) ([]ar
 	return recs, rows, nil
 }
 
-// feed hands sink every row kept of every table, then the rows r holds
-// not yet flushed, table by table in time order (report reads them so).
+// feed hands sink every row of every table recorded so far, table by
+// table in time order (report reads them so).
 func (t *tracer) feed(r *trace.Recorder, sink trace.Sink) error {
 	for _, table := range trace.Tables {
-		chunks := t.kept[table]
-		if tableLen(r, table) > 0 {
-			chunks = append(slices.Clip(chunks), r)
-		}
-		for _, c := range chunks {
-			c.Links, c.Flows, c.Signals = r.Links, r.Flows, r.Signals
+		for _, c := range t.chunks(r, table) {
 			if err := sink.Flush(c, table); err != nil {
 				return err
 			}

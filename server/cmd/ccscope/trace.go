@@ -63,15 +63,17 @@ func removeStale(path string, writing []string) error {
 		}
 	}
 	var removed []string
-	for _, p := range append(stale, report.RunInfoPath(path)) {
+	for _, p := range stale {
 		switch err := os.Remove(p); {
 		case err == nil:
-			if p != report.RunInfoPath(path) {
-				removed = append(removed, p)
-			}
+			removed = append(removed, p)
 		case !errors.Is(err, os.ErrNotExist):
 			return fmt.Errorf("--trace %q: removing %s, left by an earlier trace: %w", path, p, err)
 		}
+	}
+	info := report.RunInfoPath(path)
+	if err := os.Remove(info); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("--trace %q: removing %s, left by an earlier trace: %w", path, info, err)
 	}
 	if len(removed) > 0 {
 		fmt.Fprintf(os.Stderr, "ccscope: removed %s, left by an earlier trace under this name (this run does not write them)\n", strings.Join(removed, " "))
