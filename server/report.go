@@ -3,7 +3,6 @@ package server
 import (
 	"bytes"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/ccscope/ccscope/engine"
@@ -17,7 +16,8 @@ const maxReportBuckets = 100_000
 // opReport draws the session's trace so far as the HTML page `ccscope run
 // --report` writes: from the rows the session keeps (a note says how many
 // of the oldest it dropped to stay under max_trace_rows), the panels of
-// the flows the flows argument names (default the first 32), the summary
+// the flows the flows argument names (a split flow's id both its legs;
+// default the first 32), the summary
 // so far and the scenario, on a time axis up to the session's clock.
 func (s *session) opReport(a *args, _ any) (any, *Error) {
 	opt := report.Options{}
@@ -36,7 +36,14 @@ func (s *session) opReport(a *args, _ any) (any, *Error) {
 		if e != nil {
 			return nil, e
 		}
-		opt.Flows = flows
+		opt.Flows = make([]string, 0, len(flows))
+		for i, fl := range flows {
+			legs := s.st.run.TraceNames(fl) // a split flow's id draws both legs, as signals selects them
+			if legs == nil {
+				return nil, errorf(CodeNotFound, fmt.Sprintf("flows[%d]", i), "flows: no flow %q in this session (%s)", fl, flowIDs(s.st.summary().Flows))
+			}
+			opt.Flows = append(opt.Flows, legs...)
+		}
 	}
 	if e := a.done(); e != nil {
 		return nil, e
@@ -44,12 +51,6 @@ func (s *session) opReport(a *args, _ any) (any, *Error) {
 	sum := s.st.summary()
 	if sum.SimTimePs <= 0 {
 		return nil, errorf(CodeBadRequest, "", "the session has not run yet: its report would span nothing (step or run it first)")
-	}
-	for _, f := range opt.Flows {
-		// The trace's flows: a split flow's legs, f0.0 and f0.1, not f0.
-		if !slices.ContainsFunc(sum.Flows, func(s engine.FlowSummary) bool { return s.ID == f }) {
-			return nil, errorf(CodeNotFound, "flows", "flows: no flow %q in this session's trace (%s)", f, flowIDs(sum.Flows))
-		}
 	}
 	meta := report.MetaFromSummary(&sum)
 	meta.Config, meta.Detail = string(s.st.config), s.st.run.Scenario.Trace.Detail.String()

@@ -73,8 +73,8 @@ func TestReportOp(t *testing.T) {
 	if _, n, _ := pageOf(t, c.call("report", map[string]any{"session": id, "buckets": 100})["html"].([]byte)); n != 100 {
 		t.Errorf("buckets 100: the page has %d", n)
 	}
-	if e := c.fail("report", map[string]any{"session": id, "flows": []any{"f9"}}); e["code"] != string(CodeNotFound) || e["path"] != "flows" {
-		t.Errorf("flows [f9]: %v, want not_found at flows", e)
+	if e := c.fail("report", map[string]any{"session": id, "flows": []any{"f0", "f9"}}); e["code"] != string(CodeNotFound) || e["path"] != "flows[1]" {
+		t.Errorf("flows [f0 f9]: %v, want not_found at flows[1]", e)
 	}
 	for _, b := range []any{0, 100_001, "many"} {
 		if e := c.fail("report", map[string]any{"session": id, "buckets": b}); e["code"] != string(CodeBadArgs) || e["path"] != "buckets" {
@@ -88,6 +88,29 @@ func TestReportOp(t *testing.T) {
 	_, _, titles = pageOf(t, c.call("report", map[string]any{"session": id, "flows": []any{"bulk/2"}})["html"].([]byte))
 	if !slices.Contains(titles, "flow bulk/2 · cubic") || slices.Contains(titles, "flow bulk/0 · cubic") {
 		t.Errorf("flows [bulk/2]: groups %q, want bulk/2's alone of the flows", titles)
+	}
+
+	// A split flow's id draws both legs, as it selects both in signals;
+	// a leg's name draws that leg alone.
+	id = c.open("p-we-p", "runtime.duration=100ms", "trace.detail=change")
+	c.call("step", map[string]any{"session": id, "time": "50ms"})
+	for _, tc := range []struct {
+		flows []any
+		want  string
+	}{
+		{[]any{"f0"}, "flow f0.0 · cubic, flow f0.1 · cubic"},
+		{[]any{"f0.1"}, "flow f0.1 · cubic"},
+	} {
+		var flows []string
+		_, _, titles = pageOf(t, c.call("report", map[string]any{"session": id, "flows": tc.flows})["html"].([]byte))
+		for _, ti := range titles {
+			if strings.HasPrefix(ti, "flow ") {
+				flows = append(flows, ti)
+			}
+		}
+		if got := strings.Join(flows, ", "); got != tc.want {
+			t.Errorf("p-we-p, flows %v: flow groups %q, want %q", tc.flows, got, tc.want)
+		}
 	}
 
 	// Rows are kept in chunks of a flush (64 Ki rows), the newest always:

@@ -361,9 +361,9 @@ class Session:
 
         Args:
             path: The file to write; its name must end in ``.html``.
-            flows: The flows whose panels the page draws, by their trace
-                names (a split flow's legs ``"f0.0"``, ``"f0.1"``); default
-                the first 32, and a note on the page says how many it left
+            flows: The flows whose panels the page draws, as
+                :meth:`signals` takes them (a split flow's id draws both
+                legs, ``"f0.0"`` or ``"f0.1"`` one); default the first 32, and a note on the page says how many it left
                 out. The summary tables list every flow.
             buckets: The time buckets every chart shares, 1 to 100000
                 (default 4000; fewer beyond four flows).

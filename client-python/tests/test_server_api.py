@@ -455,3 +455,8 @@ def test_report_writes_the_run_so_far_as_a_page(client, tmp_path):
         assert "the page draws the panels of 32 of the run&#39;s 40 flows" in page
         page = s.report(tmp_path / "one.html", flows=["bulk/39"]).read_text()
         assert "flow bulk/39 · cubic" in page and "flow bulk/0 · cubic" not in page
+    # A split flow's id draws both legs, as signals(flows=) selects both.
+    with client.open("p-we-p", set={"runtime.duration": "50ms", "trace.detail": "change"}) as s:
+        s.run(progress=False)
+        page = s.report(tmp_path / "legs.html", flows=["f0"]).read_text()
+        assert "flow f0.0 · cubic" in page and "flow f0.1 · cubic" in page

@@ -84,8 +84,8 @@ type Options struct {
 	Buckets int
 	// WirePacketBytes converts the BDP to packets (default 1500).
 	WirePacketBytes int64
-	// Flows names the flows whose panels the page draws (default: the
-	// first maxDrawnFlows in trace order).
+	// Flows names the flows whose panels the page draws, a split flow's
+	// id both its legs (default: the first maxDrawnFlows in trace order).
 	Flows []string
 }
 
@@ -130,12 +130,16 @@ func New(meta Meta, opt Options) (*Builder, error) {
 	if opt.WirePacketBytes <= 0 {
 		opt.WirePacketBytes = 1500
 	}
-	if len(meta.Flows) > 0 {
+	if len(meta.Flows) > 0 && opt.Flows != nil {
+		flows := make([]string, 0, len(opt.Flows))
 		for _, id := range opt.Flows {
-			if !slices.ContainsFunc(meta.Flows, func(f FlowMeta) bool { return f.ID == id }) {
+			names := meta.traceNames(id)
+			if names == nil {
 				return nil, fmt.Errorf("report: flows: the run has no flow %q", id)
 			}
+			flows = append(flows, names...)
 		}
+		opt.Flows = flows
 	}
 	if opt.Buckets <= 0 {
 		opt.Buckets = defaultBuckets(drawnFlows(len(meta.Flows), opt))
@@ -146,6 +150,22 @@ func New(meta Meta, opt Options) (*Builder, error) {
 		b.flow(f.ID)
 	}
 	return b, nil
+}
+
+// traceNames are the trace's names of flow id: its own, or a split flow's
+// legs, id.0 and id.1 (ids have no dots, so a leg's name is no other
+// flow's); nil if the run has neither.
+func (m *Meta) traceNames(id string) []string {
+	has := func(name string) bool {
+		return slices.ContainsFunc(m.Flows, func(f FlowMeta) bool { return f.ID == name })
+	}
+	switch {
+	case has(id):
+		return []string{id}
+	case has(id+".0") && has(id+".1"):
+		return []string{id + ".0", id + ".1"}
+	}
+	return nil
 }
 
 // missingFlows is an error naming the flows Options.Flows asks for that

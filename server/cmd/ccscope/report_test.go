@@ -148,17 +148,37 @@ func TestReportBeside(t *testing.T) {
 	}
 }
 
-// run --report-flows draws the panels of the flows it names.
+// run --report-flows draws the panels of the flows it names, a split
+// flow's id both its legs; report --flows does the same from files.
 func TestRunReportFlows(t *testing.T) {
-	page := filepath.Join(t.TempDir(), "r.html")
+	dir := t.TempDir()
+	page := filepath.Join(dir, "r.html")
+	read := func() string {
+		t.Helper()
+		raw, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(raw)
+	}
 	if code, _, stderr := ccscope(t, "run", "dumbbell-n", "--set", "flows.bulk.count=40", "--duration", "50ms", "--report", page, "--report-flows", "bulk/39"); code != 0 {
 		t.Fatalf("run --report-flows: exit %d, %s", code, stderr)
 	}
-	raw, err := os.ReadFile(page)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if html := string(raw); !strings.Contains(html, `"title":"flow bulk/39 · cubic"`) || strings.Contains(html, `"title":"flow bulk/0 · cubic"`) {
+	if html := read(); !strings.Contains(html, `"title":"flow bulk/39 · cubic"`) || strings.Contains(html, `"title":"flow bulk/0 · cubic"`) {
 		t.Error("the page does not draw bulk/39 alone of the flows")
+	}
+
+	tr := filepath.Join(dir, "pwep.parquet")
+	if code, _, stderr := ccscope(t, "run", "p-we-p", "--duration", "50ms", "--trace", tr, "--report", page, "--report-flows", "f0"); code != 0 {
+		t.Fatalf("run p-we-p --report-flows f0: exit %d, %s", code, stderr)
+	}
+	if html := read(); !strings.Contains(html, `"title":"flow f0.0 · cubic"`) || !strings.Contains(html, `"title":"flow f0.1 · cubic"`) {
+		t.Error("--report-flows f0 on p-we-p: the page does not draw both legs")
+	}
+	if code, _, stderr := ccscope(t, "report", tr, "-o", page, "--flows", "f0.1"); code != 0 {
+		t.Fatalf("report --flows f0.1: exit %d, %s", code, stderr)
+	}
+	if html := read(); strings.Contains(html, `"title":"flow f0.0 · cubic"`) || !strings.Contains(html, `"title":"flow f0.1 · cubic"`) {
+		t.Error("report --flows f0.1: the page does not draw leg f0.1 alone")
 	}
 }
