@@ -6,6 +6,8 @@
 - :func:`queue`: a link direction's backlog and sojourn time, with drops.
 - :func:`compare`: one column of several runs on one axis (e.g. a run and
   its fork).
+- :func:`catalog`, :func:`plane`: a sweep catalog's metric against a swept
+  parameter; its runs on the throughput–delay plane.
 
 Every function takes a :class:`~ccscope.Session` (tables are fetched) or
 ``pyarrow`` tables, and returns the matplotlib ``Figure``. Long every-change
@@ -30,7 +32,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from .session import Session
 
-__all__ = ["flow", "queue", "compare", "path_bdp", "catalog"]
+__all__ = ["flow", "queue", "compare", "path_bdp", "catalog", "plane"]
 
 _CA_COLOURS = {"open": "#8fd18f", "disorder": "#f2d16b", "cwr": "#7fb2e5", "recovery": "#f29e4c", "loss": "#e05a5a"}
 _EVENT_KINDS = ("ack", "sack", "dsack", "tlp", "rto", "retransmit", "loss", "drop", "ecn_mark")
@@ -651,10 +653,9 @@ def sim_vs_kernel(
 
 def _display_unit(name: str) -> tuple[float, str]:
     """The divisor and axis label that show a catalog column in readable units."""
-    if name.endswith("_bps"):
-        return 1e6, name[: -len("_bps")] + " (Mbps)"
-    if name.endswith("_ps"):
-        return 1e9, name[: -len("_ps")] + " (ms)"
+    for suffix, div, unit in (("_bps", 1e6, "Mbps"), ("_ps", 1e9, "ms"), ("_mbps", 1.0, "Mbps"), ("_ms", 1.0, "ms")):
+        if name.endswith(suffix):
+            return div, f"{name[: -len(suffix)]} ({unit})"
     return 1.0, name
 
 
@@ -720,5 +721,82 @@ def catalog(df: Any, *, x: str, y: str = "goodput_bps", hue: str = "cc", ax: Axe
     ax.set_xlabel(x)
     ax.set_ylabel(label)
     ax.grid(alpha=0.3)
+    ax.legend(title=hue, fontsize="small")
+    return fig
+
+
+def _sigma_ellipse(x: np.ndarray, y: np.ndarray, n: int = 100) -> np.ndarray | None:
+    """The 1-σ ellipse of points (x, y): the mean plus one standard deviation
+    along each eigenvector of their covariance (n vertices), or None for
+    fewer than two points."""
+    if x.size < 2:
+        return None
+    vals, vecs = np.linalg.eigh(np.cov(np.vstack([x, y])))
+    a = np.linspace(0.0, 2.0 * np.pi, n)
+    unit = np.vstack([np.cos(a), np.sin(a)]) * np.sqrt(np.clip(vals, 0.0, None))[:, None]
+    return (vecs @ unit).T + np.array([x.mean(), y.mean()])
+
+
+def plane(
+    df: Any, *, delay: str = "rtt_p99_ps", throughput: str = "goodput_bps", hue: str = "cc", ax: Axes | None = None
+) -> Figure:
+    """Runs on the throughput–delay plane, one colour per ``hue``, as Pantheon's summary plots draw schemes.
+
+    Every row (a run's flow) is a dot; each ``hue`` gets a marker at the
+    mean of its rows and the shaded 1-σ ellipse of their spread (the
+    covariance of throughput and delay, one standard deviation along each
+    principal axis). Delay is on a logarithmic axis, inverted, so that
+    better — more throughput, less delay — is up and to the right. Pass the
+    rows of one path (a sweep point's seeds, filtered by its swept
+    columns): runs of different paths on one plane compare nothing.
+
+    Args:
+        df: A :class:`~ccscope.catalog.Catalog` (or any DataFrame with the
+            columns named here).
+        delay: The delay column (``*_ps`` drawn in ms), e.g. ``"rtt_p50_ps"``.
+        throughput: The throughput column (``*_bps`` drawn in Mbps).
+        hue: The column that names the schemes.
+        ax: An axes to draw into; default a new figure.
+
+    Returns:
+        The matplotlib Figure.
+    """
+    plt = _plt()
+    for c in (delay, throughput, hue):
+        if c not in df.columns:
+            raise KeyError(f"ccscope.plot.plane: no column {c!r} in the catalog ({', '.join(map(str, df.columns))})")
+    rows = df[df[delay].notna() & df[throughput].notna()]
+    if rows.empty:
+        raise ValueError(f"ccscope.plot.plane: no row has both {delay} and {throughput}")
+    xdiv, xlabel = _display_unit(delay)
+    ydiv, ylabel = _display_unit(throughput)
+    xs = rows[delay].to_numpy(dtype=float) / xdiv
+    if (xs <= 0).any():
+        raise ValueError(f"ccscope.plot.plane: {delay} has values of 0 or less, which a logarithmic axis cannot place")
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(7, 5), constrained_layout=True)
+    else:
+        fig = ax.figure
+    for i, g in enumerate(dict.fromkeys(rows[hue].tolist())):
+        sub = rows[rows[hue] == g]
+        x = sub[delay].to_numpy(dtype=float) / xdiv
+        y = sub[throughput].to_numpy(dtype=float) / ydiv
+        colour = f"C{i}"
+        ax.scatter(x, y, s=12, color=colour, alpha=0.5, zorder=2)
+        ring = _sigma_ellipse(x, y)
+        if ring is not None:
+            ring[:, 0] = np.maximum(ring[:, 0], xs.min() / 10)  # a wide spread's ring stays on the log axis
+            ax.fill(ring[:, 0], ring[:, 1], color=colour, alpha=0.2, linewidth=0, zorder=1)
+        ax.scatter([x.mean()], [y.mean()], s=60, color=colour, marker="D", edgecolors="black", zorder=3, label=str(g))
+    from matplotlib import ticker
+
+    ax.set_xscale("log")
+    ax.xaxis.set_major_locator(ticker.LogLocator(subs=(1.0, 2.0, 3.0, 5.0, 7.0)))
+    ax.xaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.xaxis.set_minor_formatter(ticker.NullFormatter())
+    ax.invert_xaxis()
+    ax.set_xlabel(xlabel + " — better to the right")
+    ax.set_ylabel(ylabel)
+    ax.grid(alpha=0.3, which="both")
     ax.legend(title=hue, fontsize="small")
     return fig

@@ -219,3 +219,33 @@ def test_sim_vs_kernel_draws_cc_signals_and_says_which_side_has_none(tmp_path):
     assert "no rtt_cnt rows: simulator" in [t.get_text() for t in rtt_cnt.texts]
     assert fig.get_size_inches()[1] == pytest.approx(12)
     matplotlib.pyplot.close(fig)
+
+
+def test_plane_draws_each_schemes_mean_and_one_sigma_ellipse():
+    # Scheme a's four runs sit at the corners of a square, 10 ms and 10 Mbps
+    # from (20 ms, 60 Mbps): covariance diag(400/3, 400/3) with n - 1, so
+    # its ellipse is a circle of radius sqrt(400/3) = 11.547 about the mean.
+    # Scheme b's one run has a mean and no ellipse.
+    pd = pytest.importorskip("pandas")
+    df = pd.DataFrame({
+        "cc": ["a"] * 4 + ["b"],
+        "rtt_p99_ps": [10 * MS, 30 * MS, 10 * MS, 30 * MS, 80 * MS],
+        "goodput_bps": [50e6, 50e6, 70e6, 70e6, 90e6],
+    })  # fmt: skip
+    ax = plot.plane(df).axes[0]
+    assert ax.get_xscale() == "log" and ax.xaxis_inverted()
+    assert ax.get_xlabel().startswith("rtt_p99 (ms)") and ax.get_ylabel() == "goodput (Mbps)"
+    (ring,) = ax.patches
+    v = ring.get_xy()
+    r = np.sqrt(400 / 3)
+    assert np.allclose([v[:, 0].min(), v[:, 0].max()], [20 - r, 20 + r], atol=0.02)
+    assert np.allclose([v[:, 1].min(), v[:, 1].max()], [60 - r, 60 + r], atol=0.02)
+    assert np.allclose(np.hypot(v[:, 0] - 20, v[:, 1] - 60), r)
+    means = {t.get_text(): None for t in ax.get_legend().get_texts()}
+    assert list(means) == ["a", "b"]
+    marks = [c.get_offsets()[0].tolist() for c in ax.collections if c.get_offsets().shape[0] == 1 and c.get_sizes()[0] == 60]
+    assert marks == [[20.0, 60.0], [80.0, 90.0]]
+    with pytest.raises(KeyError, match="no column 'rtt_p95_ps'"):
+        plot.plane(df, delay="rtt_p95_ps")
+    with pytest.raises(ValueError, match="0 or less"):
+        plot.plane(df.assign(rtt_p99_ps=0))
