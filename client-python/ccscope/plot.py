@@ -659,6 +659,14 @@ def _display_unit(name: str) -> tuple[float, str]:
     return 1.0, name
 
 
+def _rows_with(fn: str, df: Any, x: str, y: str, hue: str) -> Any:
+    """The rows of df with both x and y; a KeyError naming a column df lacks."""
+    for c in (x, y, hue):
+        if c not in df.columns:
+            raise KeyError(f"ccscope.plot.{fn}: no column {c!r} in the catalog ({', '.join(map(str, df.columns))})")
+    return df[df[x].notna() & df[y].notna()]
+
+
 def catalog(df: Any, *, x: str, y: str = "goodput_bps", hue: str = "cc", ax: Axes | None = None) -> Figure:
     """A sweep catalog's metric against one swept parameter, one series per ``hue``.
 
@@ -680,10 +688,7 @@ def catalog(df: Any, *, x: str, y: str = "goodput_bps", hue: str = "cc", ax: Axe
         The matplotlib Figure.
     """
     plt = _plt()
-    for c in (x, y, hue):
-        if c not in df.columns:
-            raise KeyError(f"ccscope.plot.catalog: no column {c!r} in the catalog ({', '.join(map(str, df.columns))})")
-    rows = df[df[x].notna() & df[y].notna()]
+    rows = _rows_with("catalog", df, x, y, hue)
     if "axis" in rows.columns and (rows["axis"] == x).any():
         rows = rows[rows["axis"] == x]
     if ax is None:
@@ -762,10 +767,7 @@ def plane(
         The matplotlib Figure.
     """
     plt = _plt()
-    for c in (delay, throughput, hue):
-        if c not in df.columns:
-            raise KeyError(f"ccscope.plot.plane: no column {c!r} in the catalog ({', '.join(map(str, df.columns))})")
-    rows = df[df[delay].notna() & df[throughput].notna()]
+    rows = _rows_with("plane", df, delay, throughput, hue)
     if rows.empty:
         raise ValueError(f"ccscope.plot.plane: no row has both {delay} and {throughput}")
     xdiv, xlabel = _display_unit(delay)
