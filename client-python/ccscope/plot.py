@@ -743,7 +743,13 @@ def _sigma_ellipse(x: np.ndarray, y: np.ndarray, n: int = 100) -> np.ndarray | N
 
 
 def plane(
-    df: Any, *, delay: str = "rtt_p99_ps", throughput: str = "goodput_bps", hue: str = "cc", ax: Axes | None = None
+    df: Any,
+    *,
+    delay: str = "rtt_p99_ps",
+    throughput: str = "goodput_bps",
+    hue: str = "cc",
+    colors: Mapping[Any, str] | None = None,
+    ax: Axes | None = None,
 ) -> Figure:
     """Runs on the throughput–delay plane, one colour per ``hue``, as Pantheon's summary plots draw schemes.
 
@@ -761,6 +767,9 @@ def plane(
         delay: The delay column (``*_ps`` drawn in ms), e.g. ``"rtt_p50_ps"``.
         throughput: The throughput column (``*_bps`` drawn in Mbps).
         hue: The column that names the schemes.
+        colors: Each scheme's colour by its ``hue`` value (to keep them
+            from one figure to the next); default ``C0``, ``C1``, … in the
+            order the schemes first appear.
         ax: An axes to draw into; default a new figure.
 
     Returns:
@@ -783,7 +792,7 @@ def plane(
         sub = rows[rows[hue] == g]
         x = sub[delay].to_numpy(dtype=float) / xdiv
         y = sub[throughput].to_numpy(dtype=float) / ydiv
-        colour = f"C{i}"
+        colour = colors[g] if colors is not None and g in colors else f"C{i}"
         ax.scatter(x, y, s=12, color=colour, alpha=0.5, zorder=2)
         ring = _sigma_ellipse(x, y)
         if ring is not None:

@@ -1,4 +1,7 @@
-"""Live notebook views of a stepping session (needs the ``widgets`` extra: ipywidgets, matplotlib).
+"""Live notebook views (needs the ``widgets`` extra: ipywidgets, matplotlib, pandas).
+
+:func:`plane` compares congestion controls on the throughput–delay plane
+and runs them again as the path's sliders move (see :class:`PlaneView`).
 
 :func:`live` shows a session as it steps: per-flow panels (delivery rate,
 cwnd, srtt) and the bottleneck queue's sojourn time, redrawn after every
@@ -33,7 +36,7 @@ from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 try:
@@ -48,10 +51,11 @@ from .errors import ServerError
 from .tables import format_duration, parse_duration
 
 if TYPE_CHECKING:  # pragma: no cover
+    from .client import Client
     from .results import Checkpoint
     from .session import Session
 
-__all__ = ["live", "LiveView", "QDISC_KINDS"]
+__all__ = ["live", "LiveView", "QDISC_KINDS", "plane", "PlaneView", "CCS"]
 
 #: The qdisc kinds the dropdown offers (a restart of the run with that kind).
 QDISC_KINDS = ("fifo", "codel", "fq_codel", "pie", "fq_pie")
@@ -457,3 +461,293 @@ def _loss_p(loss: Any) -> float:
     if isinstance(loss, dict):
         return float(loss.get("p", 0.0) or 0.0)
     return float(loss or 0.0)
+
+
+#: The congestion controls the plane view offers: the engine's, without the
+#: pump and ping flow kinds (a test holds it to ``ccscope scenarios --ccs``).
+CCS = (
+    "bbr", "bbr3", "bbrb", "bic", "cdg", "cubic", "dctcp", "highspeed", "htcp", "hybla", "illinois",
+    "leocc", "lp", "nv", "prague", "reno", "satcp", "scalable", "vegas", "veno", "westwood", "yeah",
+)  # fmt: skip
+
+# The buffer slider's range, in BDPs of the path as the sliders set it.
+_BUFFER_BDP = (0.05, 20.0)
+
+
+def plane(client: Client, scenario: str | Mapping[str, Any] = "p-rtr-p", **kwargs: Any) -> PlaneView:
+    """Compare congestion controls on the throughput–delay plane as the path changes; see :class:`PlaneView`.
+
+    Returns:
+        The :class:`PlaneView` (it renders as its widget box).
+    """
+    return PlaneView(client, scenario, **kwargs)
+
+
+class PlaneView:
+    """Congestion controls on the throughput–delay plane, run again as the path changes.
+
+    Each run of the view opens one session per picked CC and seed on the
+    path the controls set, runs it to its end, and draws the flow's goodput
+    against its RTT quantile as :func:`ccscope.plot.plane` does: a dot per
+    seed, each CC's mean and the 1-σ ellipse of its seeds. The means of the
+    settings before stay as hollow markers, with an arrow to where each CC
+    moved; the path's base RTT and its bottleneck's rate bound the plane.
+    So moving the buffer from 1 to 8 BDP shows CUBIC's delay grow by the
+    buffer while BBR's holds, and 1 % loss shows CUBIC fall and BBR stay.
+
+    The sliders set the bottleneck direction ``link``/``dir``: its rate, the
+    link's one-way delay, Bernoulli loss, and its queue: the buffer, in BDPs
+    of the path as the rate and delay sliders make it (written as a packet
+    limit), and the qdisc kind. A control left where it started leaves the
+    scenario's setting as written (its loss model, its queue). Runs are
+    summary-only and take ``duration`` of simulated time each; the status
+    line counts them.
+
+    Args:
+        client: A connected :class:`~ccscope.Client`.
+        scenario: A built-in's name or a scenario mapping.
+        link: The bottleneck link the sliders set.
+        dir: Its data direction, ``"ab"`` or ``"ba"``.
+        flow: The flow whose CC each run sets and whose goodput and RTT
+            are drawn.
+        ccs: The CCs compared at first (the selector changes them).
+        seeds: Seeds per CC at first, the scenario's seed and those after
+            it (1 to 10).
+        duration: Simulated time per run, e.g. ``"10s"``.
+        quantile: The RTT drawn, ``"p50"`` or ``"p99"``.
+        run: Run the first settings at once.
+
+    Attributes:
+        results: A pandas DataFrame of every run so far: ``setting`` (0, 1,
+            … in run order), the path's settings (``rate_mbps``,
+            ``delay_ms``, ``loss_pct``, ``buffer_bdp``, ``qdisc``), ``cc``,
+            ``seed``, and the flow's ``goodput_bps``, ``rtt_p50_ps``,
+            ``rtt_p99_ps``, ``retransmits``, ``base_rtt_ps`` and
+            ``bottleneck_bps``.
+        widget: The top-level widget box.
+    """
+
+    def __init__(
+        self,
+        client: Client,
+        scenario: str | Mapping[str, Any] = "p-rtr-p",
+        *,
+        link: str = "bottleneck",
+        dir: str = "ab",
+        flow: str = "f0",
+        ccs: Sequence[str] = ("cubic", "reno", "bbr", "vegas"),
+        seeds: int = 3,
+        duration: str = "10s",
+        quantile: str = "p99",
+        run: bool = True,
+    ) -> None:
+        import pandas as pd
+
+        if dir not in ("ab", "ba"):
+            raise ValueError(f"ccscope.widgets.plane: dir is {dir!r}; a link direction is 'ab' or 'ba'")
+        if quantile not in ("p50", "p99"):
+            raise ValueError(f"ccscope.widgets.plane: quantile is {quantile!r}, want 'p50' or 'p99'")
+        if not 1 <= int(seeds) <= 10:
+            raise ValueError(f"ccscope.widgets.plane: seeds is {seeds}, want 1 to 10")
+        if isinstance(ccs, str) or not ccs:
+            raise ValueError(f"ccscope.widgets.plane: ccs is {ccs!r}, want a list of one CC or more")
+        parse_duration(duration)
+        probe = client.open(scenario)
+        try:
+            self._config = copy.deepcopy(probe.config)
+            self._seed0 = probe.seed
+            path = probe.paths.get(flow)
+            queue = probe.queues.get(f"{link}/{dir}", {})
+            links = probe.links
+        finally:
+            probe.close()
+        if link not in links:
+            raise ValueError(f"ccscope.widgets.plane: link is {link!r}, not a link of the scenario ({', '.join(links)})")
+        if not any(f.get("id") == flow for f in self._config.get("flows", [])):
+            ids = ", ".join(str(f.get("id")) for f in self._config.get("flows", []))
+            raise ValueError(f"ccscope.widgets.plane: flow is {flow!r}, not a flow of the scenario's list ({ids})")
+        ln, d = self._link(self._config, link, dir)
+        if "rate" not in d and "rate" not in ln:
+            raise ValueError(f"ccscope.widgets.plane: {link}/{dir} has no fixed rate (a trace drives it); the view sets one")
+        if not path or not path.get("bottleneck_bps"):
+            raise ValueError(f"ccscope.widgets.plane: the server reports no path for flow {flow!r}")
+        self._client = client
+        self.link, self.dir, self.flow, self.duration = link, dir, flow, duration
+        self._base_rtt_ps = int(path["base_rtt_ps"])
+        rate_mbps = _rate_mbps(d.get("rate", ln.get("rate")))
+        delay_ms = parse_duration(str(d.get("delay", ln.get("delay", "0s")))) / _PS_PER_MS
+        limit = queue.get("limit_packets") or (queue.get("limit_bytes") or 0) / _WIRE_BYTES
+        bdp_pkts = rate_mbps * 1e6 * self._base_rtt_ps / 1e12 / 8 / _WIRE_BYTES
+        buffer = min(max(limit / bdp_pkts, _BUFFER_BDP[0]), _BUFFER_BDP[1]) if limit else _BUFFER_BDP[1]
+        self._qdisc0 = dict(d.get("qdisc") or {"kind": "fifo"})
+        kind = str(self._qdisc0.get("kind", "fifo"))
+
+        self.rate = W.FloatLogSlider(value=rate_mbps, base=10, min=min(-1, math.floor(math.log10(rate_mbps))),
+                                     max=max(4, math.ceil(math.log10(rate_mbps))), description="rate (Mbps)")  # fmt: skip
+        self.delay = W.FloatSlider(value=delay_ms, min=0, max=max(300, math.ceil(delay_ms)), step=0.5, description="delay (ms)")
+        self.loss = W.FloatSlider(value=100 * _loss_p(d.get("loss")), min=0, max=20, step=0.05, description="loss (%)")
+        self.buffer = W.FloatLogSlider(value=buffer, base=10, min=math.log10(_BUFFER_BDP[0]),
+                                       max=math.log10(_BUFFER_BDP[1]), step=0.05, description="buffer (BDP)")  # fmt: skip
+        self.qdisc = W.Dropdown(options=sorted({*QDISC_KINDS, kind}), value=kind, description="qdisc")
+        self.ccs = W.SelectMultiple(options=sorted({*CCS, *ccs}), value=tuple(ccs), rows=6, description="CCs")
+        self.seeds = W.IntSlider(value=int(seeds), min=1, max=10, description="seeds")
+        self.quantile = W.ToggleButtons(options=["p50", "p99"], value=quantile, description="RTT")
+        self.run_button = W.Button(description="run", icon="play")
+        self.status = W.HTML()
+        self.table = W.HTML()
+        self.out = W.Output()
+        self._start = {"rate": self.rate.value, "delay": self.delay.value, "loss": self.loss.value,
+                       "buffer": self.buffer.value, "qdisc": kind}  # fmt: skip
+        self._colors: dict[str, str] = {}
+        self.results = pd.DataFrame()
+        self.run_button.on_click(lambda _b: self.run())
+        self.quantile.observe(lambda _c: self.draw(), names="value")
+        self.widget = W.VBox(
+            [
+                W.HBox([self.rate, self.delay, self.loss]),
+                W.HBox([self.buffer, self.qdisc, self.seeds]),
+                W.HBox([self.ccs, W.VBox([self.quantile, self.run_button])]),
+                self.status,
+                self.out,
+                self.table,
+            ]
+        )
+        self._fig: Any = None
+        if run:
+            self.run()
+
+    def _ipython_display_(self) -> None:  # pragma: no cover - needs a frontend
+        from IPython.display import display
+
+        display(self.widget)
+
+    @property
+    def figure(self) -> Any:
+        """The plane's matplotlib Figure as last drawn (None before the first run): to save it, or to show it where widgets do not render."""
+        return self._fig
+
+    @staticmethod
+    def _link(config: dict[str, Any], link: str, dir: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The link ``link`` of ``config`` and its direction ``dir`` (made if absent), in place."""
+        for ln in config.get("links", []):
+            if ln.get("id") == link:
+                return ln, ln.setdefault(dir, {})
+        raise ValueError(f"ccscope.widgets.plane: the scenario has no link {link!r}")
+
+    def _moved(self, name: str) -> bool:
+        return getattr(self, name).value != self._start[name]
+
+    def settings(self) -> dict[str, Any]:
+        """The path the controls set now: rate (Mbps), one-way delay (ms), loss (%), buffer (BDP), qdisc kind."""
+        return {"rate_mbps": self.rate.value, "delay_ms": self.delay.value, "loss_pct": self.loss.value,
+                "buffer_bdp": self.buffer.value, "qdisc": self.qdisc.value}  # fmt: skip
+
+    def scenario(self, cc: str) -> dict[str, Any]:
+        """The scenario one run of ``cc`` opens: the view's scenario with the controls' path and CC, summary only."""
+        config = copy.deepcopy(self._config)
+        config["runtime"] = {**config.get("runtime", {}), "duration": self.duration}
+        config["trace"] = {"detail": "summary"}
+        ln, d = self._link(config, self.link, self.dir)
+        if self._moved("rate"):
+            d["rate"] = f"{round(self.rate.value * 1000)}Kbps"
+        if self._moved("delay"):
+            us = f"{round(self.delay.value * 1000)}us"
+            ln["delay"] = us
+            for side in ("ab", "ba"):
+                if "delay" in (ln.get(side) or {}):
+                    ln[side]["delay"] = us
+        if self._moved("loss"):
+            d["loss"] = {"kind": "bernoulli", "p": self.loss.value / 100}
+        if any(self._moved(c) for c in ("rate", "delay", "buffer", "qdisc")):
+            kind = self.qdisc.value
+            qd = dict(self._qdisc0) if kind == self._qdisc0.get("kind", "fifo") else {"kind": kind}
+            qd["limit"] = f"{self._limit_pkts()}p"
+            d["qdisc"] = qd
+        for f in config["flows"]:
+            if f.get("id") == self.flow:
+                if f.get("cc") != cc:
+                    f.pop("cc_params", None)  # another CC's module parameters
+                f["cc"] = cc
+        return config
+
+    def _limit_pkts(self) -> int:
+        """The buffer slider's BDPs in full-size packets, at the rate and base RTT the sliders set."""
+        rtt_ps = self._base_rtt_ps + 2 * round((self.delay.value - self._start["delay"]) * _PS_PER_MS)
+        bdp_pkts = self.rate.value * 1e6 * max(rtt_ps, 0) / 1e12 / 8 / _WIRE_BYTES
+        return max(1, round(self.buffer.value * bdp_pkts))
+
+    def run(self) -> None:
+        """Run every picked CC over the seeds on the controls' path, then redraw."""
+        import pandas as pd
+
+        ccs, seeds = list(self.ccs.value), range(self._seed0, self._seed0 + int(self.seeds.value))
+        if not ccs:
+            self._say("pick one CC or more")
+            return
+        setting = int(self.results["setting"].max()) + 1 if len(self.results) else 0
+        here = self.settings()
+        rows, total, k = [], len(ccs) * len(seeds), 0
+        for cc in ccs:
+            self._colors.setdefault(cc, f"C{len(self._colors) % 10}")
+            for seed in seeds:
+                k += 1
+                self._say(f"running {k} of {total}: {cc}, seed {seed}")
+                with self._client.open(self.scenario(cc), seed=seed) as s:
+                    s.run(progress=False)
+                    f = s.summary().flow(self.flow)
+                rows.append({"setting": setting, **here, "cc": cc, "seed": seed, "goodput_bps": f["goodput_bps"],
+                             "rtt_p50_ps": f["rtt_p50_ps"], "rtt_p99_ps": f["rtt_p99_ps"], "retransmits": f["retransmits"],
+                             "base_rtt_ps": f["path_base_rtt_ps"], "bottleneck_bps": f["path_bottleneck_bps"]})  # fmt: skip
+        self.results = pd.concat([self.results, pd.DataFrame(rows)], ignore_index=True)
+        what = ", ".join(f"{k} {v:.3g}" if isinstance(v, float) else f"{k} {v}" for k, v in here.items())
+        self._say(f"setting {setting}: {total} runs of {self.duration} ({what}), limit {self._limit_pkts()} packets")
+        self.draw()
+
+    def draw(self) -> None:
+        """Redraw the plane and the table from :attr:`results`."""
+        import matplotlib.pyplot as plt
+
+        from . import plot
+
+        if self._fig is None:
+            self._fig, self._ax = plt.subplots(figsize=(8, 5.5), layout="constrained")
+            plt.close(self._fig)  # drawn into the Output below, not by the inline backend
+        ax = self._ax
+        ax.clear()
+        if len(self.results) == 0:
+            return
+        col = f"rtt_{self.quantile.value}_ps"
+        last = int(self.results["setting"].max())
+        now = self.results[self.results["setting"] == last]
+        plot.plane(now, delay=col, colors=self._colors, ax=ax)
+        means = now.groupby("cc")[[col, "goodput_bps"]].mean()
+        if last > 0:
+            before = self.results[self.results["setting"] == last - 1].groupby("cc")[[col, "goodput_bps"]].mean()
+            for cc, b in before.iterrows():
+                c = self._colors[cc]
+                ax.scatter([b[col] / 1e9], [b["goodput_bps"] / 1e6], s=60, marker="D", facecolors="none", edgecolors=c, zorder=3)
+                if cc in means.index:
+                    m = means.loc[cc]
+                    ax.annotate("", xy=(m[col] / 1e9, m["goodput_bps"] / 1e6), xytext=(b[col] / 1e9, b["goodput_bps"] / 1e6),
+                                arrowprops={"arrowstyle": "->", "color": c, "lw": 1.2})  # fmt: skip
+        ax.axvline(now["base_rtt_ps"].iloc[0] / 1e9, color="0.4", ls=":", lw=1, label="base RTT")
+        ax.axhline(now["bottleneck_bps"].iloc[0] / 1e6, color="0.4", ls="--", lw=1, label="bottleneck rate")
+        ax.legend(fontsize="small", loc="lower left")
+        ax.set_title(f"setting {last}" + (" (hollow: setting before)" if last > 0 else ""))
+        self.out.clear_output(wait=True)
+        with self.out:
+            from IPython.display import display
+
+            display(self._fig)
+        agg = now.groupby("cc", sort=False).agg(
+            goodput_mbps=("goodput_bps", "mean"), rtt_p50_ms=("rtt_p50_ps", "mean"),
+            rtt_p99_ms=("rtt_p99_ps", "mean"), retransmits=("retransmits", "mean"),
+        )  # fmt: skip
+        agg["goodput_mbps"] /= 1e6
+        agg[["rtt_p50_ms", "rtt_p99_ms"]] /= 1e9
+        self.table.value = agg.round(2).to_html()
+
+    def _say(self, text: str) -> None:
+        import html
+
+        self.status.value = f"<code>{html.escape(text)}</code>"
