@@ -472,6 +472,9 @@ CCS = (
 
 # The buffer slider's range, in BDPs of the path as the sliders set it.
 _BUFFER_BDP = (0.05, 20.0)
+# How many of a plane's runs go to the server at once (its default allows a
+# connection 64 sessions).
+_PLANE_BATCH = 8
 
 
 def plane(client: Client, scenario: str | Mapping[str, Any] = "p-rtr-p", **kwargs: Any) -> PlaneView:
@@ -686,18 +689,29 @@ class PlaneView:
             return
         setting = int(self.results["setting"].max()) + 1 if len(self.results) else 0
         here = self.settings()
-        rows, total, k = [], len(ccs) * len(seeds), 0
         for cc in ccs:
             self._colors.setdefault(cc, f"C{len(self._colors) % 10}")
-            for seed in seeds:
-                k += 1
-                self._say(f"running {k} of {total}: {cc}, seed {seed}")
-                with self._client.open(self.scenario(cc), seed=seed) as s:
-                    s.run(progress=False)
+        points = [(cc, seed) for cc in ccs for seed in seeds]
+        rows, total = [], len(points)
+        # A batch of sessions runs at once: the server gives each its own
+        # goroutine, so the batch takes about the time of its slowest run
+        # per core.
+        for at in range(0, total, _PLANE_BATCH):
+            batch = points[at : at + _PLANE_BATCH]
+            self._say(f"running {at + 1}–{at + len(batch)} of {total} runs")
+            sessions = []
+            try:
+                for cc, seed in batch:
+                    sessions.append(self._client.open(self.scenario(cc), seed=seed))
+                self._client.call_many([("run", {"session": s.id}) for s in sessions])
+                for (cc, seed), s in zip(batch, sessions):
                     f = s.summary().flow(self.flow)
-                rows.append({"setting": setting, **here, "cc": cc, "seed": seed, "goodput_bps": f["goodput_bps"],
-                             "rtt_p50_ps": f["rtt_p50_ps"], "rtt_p99_ps": f["rtt_p99_ps"], "retransmits": f["retransmits"],
-                             "base_rtt_ps": f["path_base_rtt_ps"], "bottleneck_bps": f["path_bottleneck_bps"]})  # fmt: skip
+                    rows.append({"setting": setting, **here, "cc": cc, "seed": seed, "goodput_bps": f["goodput_bps"],
+                                 "rtt_p50_ps": f["rtt_p50_ps"], "rtt_p99_ps": f["rtt_p99_ps"], "retransmits": f["retransmits"],
+                                 "base_rtt_ps": f["path_base_rtt_ps"], "bottleneck_bps": f["path_bottleneck_bps"]})  # fmt: skip
+            finally:
+                for s in sessions:
+                    s.close()
         self.results = pd.concat([self.results, pd.DataFrame(rows)], ignore_index=True)
         what = ", ".join(f"{k} {v:.3g}" if isinstance(v, float) else f"{k} {v}" for k, v in here.items())
         self._say(f"setting {setting}: {total} runs of {self.duration} ({what}), limit {self._limit_pkts()} packets")
