@@ -492,11 +492,12 @@ class PlaneView:
     Each run of the view opens one session per picked CC and seed on the
     path the controls set, runs it to its end, and draws the flow's goodput
     against its RTT quantile as :func:`ccscope.plot.plane` does: a dot per
-    seed, each CC's mean and the 1-σ ellipse of its seeds. The means of the
-    settings before stay as hollow markers, with an arrow to where each CC
+    seed, each CC's mean and the 1-σ ellipse of its seeds. The previous
+    setting's means stay as hollow markers, with an arrow to where each CC
     moved; the path's base RTT and its bottleneck's rate bound the plane.
     So moving the buffer from 1 to 8 BDP shows CUBIC's delay grow by the
-    buffer while BBR's holds, and 1 % loss shows CUBIC fall and BBR stay.
+    buffer while BBR's median holds, and 1 % loss shows CUBIC fall and BBR
+    stay.
 
     The sliders set the bottleneck direction ``link``/``dir``: its rate, the
     link's one-way delay, Bernoulli loss, and its queue: the buffer, in BDPs
