@@ -327,7 +327,7 @@ func (f *eflow) sample(r *relay, now sim.Time, scratch []byte) {
 		SSThreshPkts: ti.SndSSThresh, InflightBytes: int64(in) * mss, InflightPkts: in,
 		SRTT: sim.Duration(ti.RTT) * sim.Microsecond, RTTVar: sim.Duration(ti.RTTVar) * sim.Microsecond,
 		MinRTT: sim.Duration(ti.MinRTT) * sim.Microsecond, PacingRateBps: int64(ti.PacingRate) * 8,
-		DeliveryRateBps: int64(ti.DeliveryRate) * 8, Delivered: uint64(ti.Delivered), Lost: uint64(ti.Lost),
+		DeliveryRateBps: int64(ti.DeliveryRate) * 8, Delivered: uint64(ti.Delivered), Lost: ti.lostSoFar(),
 		Retrans: uint64(ti.TotalRetrans), CAState: ti.CAState})
 	r.rec.RecordDelivery(&f.delivSmp, now, int32(f.idx), received)
 	if f.capture != nil {

@@ -98,6 +98,19 @@ func (ti *tcpInfo) inflight() uint32 {
 	return ti.Unacked - min(ti.Unacked, ti.Sacked+ti.Lost) + ti.Retrans
 }
 
+// lostSoFar is the packets marked lost so far, the simulator's lost_pkts
+// (tp->lost, which TCP_INFO does not report), from the counters it does:
+// those retransmitted (tcpi_total_retrans) and those marked lost and not
+// yet retransmitted (tcpi_lost less tcpi_retrans, the lost ones in flight
+// again being counted in both). A retransmission of a packet never marked
+// lost (a TLP probe) counts too, so that with tcpi_delivered and inflight
+// it sums to every segment sent: delivered + packets_out − sacked_out +
+// total_retrans.
+func (ti *tcpInfo) lostSoFar() uint64 {
+	sent := uint64(ti.TotalRetrans) + uint64(ti.Lost)
+	return sent - min(uint64(ti.Retrans), sent)
+}
+
 // bbrInfo is struct tcp_bbr_info (include/uapi/linux/inet_diag.h), the
 // TCP_CC_INFO of bbr: its bandwidth estimate (bytes/s, split in two u32),
 // min_rtt (µs) and gains (<<8 fixed point).
