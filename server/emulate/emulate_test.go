@@ -23,13 +23,13 @@ import (
 )
 
 // The emulation tests run real TCP over namespaces in wall-clock time, one
-// at a time (none is parallel). Their budget: about 55 s of wall time in
+// at a time (none is parallel). Their budget: about 57 s of wall time in
 // all — the 6 s clean-path run (shared by two tests), a 4 s run with a
 // scheduled change, a 4 s run of two senders, a 3 s run with a ping probe,
-// a 2 s run with receive-path models, a 2 s sized flow, a 5 s calibration
-// capture, a 3 s run read with bpftrace, two 4 s runs through a split-TCP
-// proxy, a 2 s run with tcp_cubic's parameters set, and short
-// setup-and-cancel runs.
+// a 2 s run with receive-path models, a 2 s sized flow, a 2 s lossy run,
+// a 5 s calibration capture, a 3 s run read with bpftrace, two 4 s runs
+// through a split-TCP proxy, a 2 s run with tcp_cubic's parameters set,
+// and short setup-and-cancel runs.
 
 // requireEmulation skips, loudly, only where emulation cannot run at all:
 // not root, or no TUN device.
