@@ -87,6 +87,10 @@ type chart struct {
 	Axis    string
 	SVG     template.HTML
 	Caption string // what a bar spans, how the x axis is scaled
+	// Planes are the axis's throughput–delay planes, one per value, and
+	// PlaneNote what they show or why there are none (svgPlanes).
+	Planes    template.HTML
+	PlaneNote string
 }
 
 // WriteCatalogHTML writes the catalog page: one chart per impairment axis
@@ -132,8 +136,10 @@ func WriteCatalogHTML(path string, spec *Spec, rows []Row, metric string) error 
 			}
 			sel = append(sel, r)
 		}
-		svg, caption := svgChart(ax, sweptPaths(spec, sel), sel, metric)
-		charts = append(charts, chart{Axis: ax, SVG: template.HTML(svg), Caption: caption})
+		paths := sweptPaths(spec, sel)
+		svg, caption := svgChart(ax, paths, sel, metric)
+		planes, note := svgPlanes(fmt.Sprintf("plane%d", len(charts)), ax, paths, sel, metric)
+		charts = append(charts, chart{Axis: ax, SVG: template.HTML(svg), Caption: caption, Planes: template.HTML(planes), PlaneNote: note})
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("sweep: report: %w", err)
@@ -309,37 +315,13 @@ func spanCaption(seeds int, flows map[string]map[string]bool) string {
 // the chart and its caption.
 func svgChart(axis string, paths []string, rows []*Row, metric string) (string, string) {
 	const W, ml, mr, mt, mb = 720.0, 70.0, 20.0, 20.0, 50.0
-	// x values in order: ascending when all are numbers of one unit, else
-	// first seen.
-	var xs []string
-	seen := map[string]bool{}
-	for _, r := range rows {
-		if k := string(r.Params[axis]); !seen[k] {
-			seen[k] = true
-			xs = append(xs, k)
-		}
-	}
-	sc := newXScale(xs)
-	if sc.kind != xCategorical {
-		sort.SliceStable(xs, func(i, j int) bool { return sc.value[xs[i]] < sc.value[xs[j]] })
-	}
+	xs, sc := axisValues(axis, rows)
 	xi := map[string]int{}
 	for i, x := range xs {
 		xi[x] = i
 	}
-	flows := map[string]map[string]bool{} // flow group → its flows
-	seeds := map[uint64]bool{}
-	for _, r := range rows {
-		if _, ok := metricValue(metric, r); !ok {
-			continue
-		}
-		g := flowGroup(r.Flow)
-		if flows[g] == nil {
-			flows[g] = map[string]bool{}
-		}
-		flows[g][r.Flow] = true
-		seeds[r.Seed] = true
-	}
+	flows, seeds := flowGroups(rows, metric)
+	colours := seriesColours(axis, paths, rows, metric)
 	caption := spanCaption(len(seeds), flows) + " " + sc.caption()
 	var ss []*series
 	byLabel := map[string]*series{}
@@ -401,7 +383,7 @@ func svgChart(axis string, paths []string, rows []*Row, metric string) (string, 
 	fmt.Fprintf(&b, `<text x="%g" y="%g" text-anchor="middle">%s</text>`, ml+pw/2, mt+ph+mb-18, html.EscapeString(axis))
 	fmt.Fprintf(&b, `<text transform="translate(14 %g) rotate(-90)" text-anchor="middle">%s</text>`, mt+ph/2, html.EscapeString(unitLabel(metric)))
 	for si, s := range ss {
-		col := palette[si%len(palette)]
+		col := colours[s.label]
 		off := (float64(si) - float64(len(ss)-1)/2) * 3 // small dodge so spreads do not overlap
 		var line []string
 		for i := range xs {
@@ -431,6 +413,59 @@ func svgChart(axis string, paths []string, rows []*Row, metric string) (string, 
 	}
 	b.WriteString(`</svg>`)
 	return b.String(), caption
+}
+
+// axisValues lists the values of axis the rows take, ascending when all
+// are numbers of one unit, else in the order first seen, and their scale.
+func axisValues(axis string, rows []*Row) ([]string, xScale) {
+	var xs []string
+	seen := map[string]bool{}
+	for _, r := range rows {
+		if k := string(r.Params[axis]); !seen[k] {
+			seen[k] = true
+			xs = append(xs, k)
+		}
+	}
+	sc := newXScale(xs)
+	if sc.kind != xCategorical {
+		sort.SliceStable(xs, func(i, j int) bool { return sc.value[xs[i]] < sc.value[xs[j]] })
+	}
+	return xs, sc
+}
+
+// flowGroups maps each flow group of the rows with a value of metric to
+// its flows, and lists those rows' seeds.
+func flowGroups(rows []*Row, metric string) (flows map[string]map[string]bool, seeds map[uint64]bool) {
+	flows, seeds = map[string]map[string]bool{}, map[uint64]bool{}
+	for _, r := range rows {
+		if _, ok := metricValue(metric, r); !ok {
+			continue
+		}
+		g := flowGroup(r.Flow)
+		if flows[g] == nil {
+			flows[g] = map[string]bool{}
+		}
+		flows[g][r.Flow] = true
+		seeds[r.Seed] = true
+	}
+	return flows, seeds
+}
+
+// seriesColours gives each series of axis's chart its colour, in the order
+// the rows with a value of metric first show them, so that the chart and
+// its throughput–delay planes colour a series alike.
+func seriesColours(axis string, paths []string, rows []*Row, metric string) map[string]string {
+	flows, _ := flowGroups(rows, metric)
+	colours := map[string]string{}
+	for _, r := range rows {
+		if _, ok := metricValue(metric, r); !ok {
+			continue
+		}
+		if l := seriesLabel(r, paths, axis, len(flows) > 1); colours[l] == "" {
+			colours[l] = palette[len(colours)%len(palette)]
+		}
+	}
+	return colours
 }
 
 // yAxis returns the y axis's ends and tick step for values from lo to hi of
@@ -581,7 +616,7 @@ func spread(vs []float64) (lo, hi, med float64) {
 
 var catalogTmpl = template.Must(template.New("catalog").Parse(`<!doctype html>
 <html><head><meta charset="utf-8"><title>ccscope sweep catalog</title>
-<style>body{font-family:sans-serif;margin:1.5em;max-width:80em} pre{background:#f6f6f6;padding:.5em} h2{font-size:1.1em;margin-top:1.5em}</style>
+<style>body{font-family:sans-serif;margin:1.5em;max-width:80em} pre{background:#f6f6f6;padding:.5em} h2{font-size:1.1em;margin-top:1.5em} .planes{display:flex;flex-wrap:wrap;gap:.5em}</style>
 </head><body>
 <h1>Sweep catalog</h1>
 <p>{{.Runs}} runs, {{.Rows}} catalog rows (one per run and flow). Each chart plots {{.Metric}} against one impairment axis,
@@ -589,6 +624,8 @@ one colour per series (a combination of the swept parameters other than the char
 {{range .Charts}}<h2>{{.Axis}}</h2>
 {{.SVG}}
 {{with .Caption}}<p>{{.}}</p>{{end}}
+{{with .Planes}}<div class="planes">{{.}}</div>{{end}}
+{{with .PlaneNote}}<p>{{.}}</p>{{end}}
 {{end}}
 <h2>Spec</h2><pre>{{.Spec}}</pre>
 </body></html>
