@@ -172,79 +172,7 @@ func Run(ctx context.Context, scn *config.Scenario, hash string, opt Options) (r
 		}
 	}
 	interval := sampleInterval(opt.SampleInterval, scn.Trace)
-	rec := trace.NewRecorder(RecordedDetail(scn.Trace), interval, nil)
-	for _, l := range scn.Links {
-		rec.Links = append(rec.Links, l.ID)
-	}
-	for _, f := range pl.flows {
-		rec.Flows = append(rec.Flows, f.ID)
-	}
-	r := &relay{s: s, pool: pool, nw: nw, nflows: len(pl.flows), rec: rec, slot: slotFor(e.mtu)}
-	// A switch's flooded copies carry the frame's bytes too: without them
-	// the copy that reached the destination carried another packet's.
-	pool.OnClone = func(from, to packet.ID) { copy(r.buf(to), r.buf(from)) }
-	for i := range r.nodeOf {
-		r.nodeOf[i] = -1
-	}
-	var fds []int
-	for i := range nw.Nodes {
-		n, ok := e.nodes[int32(i)]
-		if !ok {
-			continue
-		}
-		r.nodeOf[n.addr[3]] = n.index
-		p := &tunPort{r: r, fd: n.tun, node: n.index}
-		r.ports = append(r.ports, p)
-		fds = append(fds, n.tun)
-		nw.Nodes[i].Attach(r.foreignFlow(n.index), p)
-	}
-	// A flow's packets are addressed to its two ends only, and the network
-	// holds a receiver for each flow at two nodes.
-	for _, f := range e.flows {
-		nw.Nodes[f.src.index].Attach(int32(f.idx), r.port(f.src.index))
-		nw.Nodes[f.dst.index].Attach(int32(f.idx), r.port(f.dst.index))
-	}
-	// A ping flow is the engine's probe, run by the relay at its source
-	// node and echoed at its destination node: its packets share the
-	// emulated links with the kernels' and never leave the relay.
-	probes := map[int]*ping.Probe{}
-	for i, fc := range scn.Flows {
-		if fc.CC == config.Ping {
-			probes[i] = engine.NewPing(s, pool, nw, rec, int32(i), fc)
-		}
-	}
-	r.acks = make([]rcvpath.Sink, len(pl.flows))
-	r.ackNum = make([]uint64, len(pl.flows))
-	r.rtt = make([]rttTrack, len(pl.flows))
-	for _, f := range e.flows {
-		if f.cfg.Rcv.On() {
-			f.rcvPath = r.receivePath(f, scn.Runtime.Seed)
-		}
-	}
-	for _, f := range e.flows {
-		r.rtt[f.idx] = rttTrack{src: f.src.index, ring: make([]rttEntry, 1<<16)}
-		if opt.Capture {
-			f.capture = make([]calibrate.Sample, 0, int(scn.Runtime.Duration/interval)+16)
-		}
-	}
-	if opt.Pcap && len(e.flows) > 0 {
-		const snap = 128
-		pkts := int64(scn.Runtime.Duration.Seconds()*float64(offeredRate(pl))/(8*1500)) * 2
-		r.pcap = calibrate.NewPcapWriter(snap, int(min(max(pkts, 1024), 4<<20)))
-		for _, p := range r.ports {
-			if p.node == e.flows[0].src.index {
-				p.capture = true
-			}
-		}
-	}
-	for i, d := range nw.Dirs {
-		q := &queueObs{QueueRecorder: engine.QueueRecorder{Trace: r.rec, Link: int32(i / 2), AB: d.AB}, r: r}
-		r.queues = append(r.queues, q)
-		d.Observe(q)
-		if r.rec.On() {
-			d.LogLink(&q.QueueRecorder)
-		}
-	}
+	r, probes, fds := e.newRelay(s, pool, nw, interval, opt)
 	ep, err := newEpoll(fds)
 	if err != nil {
 		return nil, fmt.Errorf("emulate: epoll: %w", err)
@@ -327,9 +255,19 @@ func Run(ctx context.Context, scn *config.Scenario, hash string, opt Options) (r
 			return nil, fmt.Errorf("emulate: flows[%s]: %w", f.cfg.ID, f.err)
 		}
 	}
+	return e.result(r, nw, probes, cct, mono0, end, hash, opt)
+}
+
+// result is the run's Result once the relay's loop has ended at end: the
+// queues brought up to date, the trace's held rows released and the CC
+// tracer's signals merged (mono0 is the monotonic clock at the run's
+// start), the summary with its notes (the relay's lateness among them),
+// the trace flushed to Options.Sink, and the captures.
+func (e *run) result(r *relay, nw *topo.Network, probes map[int]*ping.Probe, cct *ccTracer, mono0 int64, end sim.Time, hash string, opt Options) (*Result, error) {
 	for _, d := range nw.Dirs {
 		d.CatchUp() // a FIFO direction serves its queue lazily (engine/link/lazy.go)
 	}
+	scn, rec := e.scn, r.rec
 	rec.ReleaseHeld(min(end, sim.Time(scn.Runtime.Duration)))
 	if cct != nil {
 		cct.stop()
@@ -340,7 +278,7 @@ func Run(ctx context.Context, scn *config.Scenario, hash string, opt Options) (r
 		rec.MergeSignals(sig)
 	}
 	sum := e.summary(r, nw, probes, hash, min(end, sim.Time(scn.Runtime.Duration)))
-	sum.Notes = append(notes(pl.flows), clockNotes(scn.Runtime)...)
+	sum.Notes = append(notes(e.plan.flows), clockNotes(scn.Runtime)...)
 	if p99 := sum.Lateness.P99Ps; p99 != nil && sim.Duration(*p99) > LateWarn {
 		ms := func(ps int64) float64 { return float64(ps) / float64(sim.Millisecond) }
 		sum.Notes = append(sum.Notes, fmt.Sprintf("lateness: the relay wrote packets %.2f ms late at the 99th percentile (max %.2f ms), over %v: this machine did not keep up in real time, so the kernel run's timing is disturbed; rerun it on a quieter machine or at lower rates",
@@ -362,6 +300,90 @@ func Run(ctx context.Context, scn *config.Scenario, hash string, opt Options) (r
 		out.Pcap = r.pcap.Bytes()
 	}
 	return out, nil
+}
+
+// newRelay builds the relay between the nodes' TUN devices and the
+// simulated network nw: a port per node with a kernel (fds are their TUN
+// devices), the flows' ends attached where the kernels' packets leave and
+// arrive, the engine's ping probes, the receive-path models, the RTT
+// trackers, the capture and pcap buffers Options ask for, and an observer
+// on every link direction, all recording into one trace sampled every
+// interval.
+func (e *run) newRelay(s *sim.Sim, pool *packet.Pool, nw *topo.Network, interval sim.Duration, opt Options) (r *relay, probes map[int]*ping.Probe, fds []int) {
+	scn, pl := e.scn, e.plan
+	rec := trace.NewRecorder(RecordedDetail(scn.Trace), interval, nil)
+	for _, l := range scn.Links {
+		rec.Links = append(rec.Links, l.ID)
+	}
+	for _, f := range pl.flows {
+		rec.Flows = append(rec.Flows, f.ID)
+	}
+	r = &relay{s: s, pool: pool, nw: nw, nflows: len(pl.flows), rec: rec, slot: slotFor(e.mtu)}
+	// A switch's flooded copies carry the frame's bytes too: without them
+	// the copy that reached the destination carried another packet's.
+	pool.OnClone = func(from, to packet.ID) { copy(r.buf(to), r.buf(from)) }
+	for i := range r.nodeOf {
+		r.nodeOf[i] = -1
+	}
+	for i := range nw.Nodes {
+		n, ok := e.nodes[int32(i)]
+		if !ok {
+			continue
+		}
+		r.nodeOf[n.addr[3]] = n.index
+		p := &tunPort{r: r, fd: n.tun, node: n.index}
+		r.ports = append(r.ports, p)
+		fds = append(fds, n.tun)
+		nw.Nodes[i].Attach(r.foreignFlow(n.index), p)
+	}
+	// A flow's packets are addressed to its two ends only, and the network
+	// holds a receiver for each flow at two nodes.
+	for _, f := range e.flows {
+		nw.Nodes[f.src.index].Attach(int32(f.idx), r.port(f.src.index))
+		nw.Nodes[f.dst.index].Attach(int32(f.idx), r.port(f.dst.index))
+	}
+	// A ping flow is the engine's probe, run by the relay at its source
+	// node and echoed at its destination node: its packets share the
+	// emulated links with the kernels' and never leave the relay.
+	probes = map[int]*ping.Probe{}
+	for i, fc := range scn.Flows {
+		if fc.CC == config.Ping {
+			probes[i] = engine.NewPing(s, pool, nw, rec, int32(i), fc)
+		}
+	}
+	r.acks = make([]rcvpath.Sink, len(pl.flows))
+	r.ackNum = make([]uint64, len(pl.flows))
+	r.rtt = make([]rttTrack, len(pl.flows))
+	for _, f := range e.flows {
+		if f.cfg.Rcv.On() {
+			f.rcvPath = r.receivePath(f, scn.Runtime.Seed)
+		}
+	}
+	for _, f := range e.flows {
+		r.rtt[f.idx] = rttTrack{src: f.src.index, ring: make([]rttEntry, 1<<16)}
+		if opt.Capture {
+			f.capture = make([]calibrate.Sample, 0, int(scn.Runtime.Duration/interval)+16)
+		}
+	}
+	if opt.Pcap && len(e.flows) > 0 {
+		const snap = 128
+		pkts := int64(scn.Runtime.Duration.Seconds()*float64(offeredRate(pl))/(8*1500)) * 2
+		r.pcap = calibrate.NewPcapWriter(snap, int(min(max(pkts, 1024), 4<<20)))
+		for _, p := range r.ports {
+			if p.node == e.flows[0].src.index {
+				p.capture = true
+			}
+		}
+	}
+	for i, d := range nw.Dirs {
+		q := &queueObs{QueueRecorder: engine.QueueRecorder{Trace: r.rec, Link: int32(i / 2), AB: d.AB}, r: r}
+		r.queues = append(r.queues, q)
+		d.Observe(q)
+		if r.rec.On() {
+			d.LogLink(&q.QueueRecorder)
+		}
+	}
+	return r, probes, fds
 }
 
 // setMaxSeg sets TCP_MAXSEG so that the kernel's segments carry mss bytes,
