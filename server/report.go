@@ -17,8 +17,8 @@ const maxReportBuckets = 100_000
 // --report` writes: from the rows the session keeps (a note says how many
 // of the oldest it dropped to stay under max_trace_rows), the panels of
 // the flows the flows argument names (a split flow's id both its legs;
-// default the first 32), the summary
-// so far and the scenario, on a time axis up to the session's clock.
+// default the first 32), the summary so far and the scenario, on a time
+// axis up to the session's clock.
 func (s *session) opReport(a *args, _ any) (any, *Error) {
 	opt := report.Options{}
 	if a.has("buckets") {
