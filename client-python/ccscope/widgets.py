@@ -35,6 +35,7 @@ Example::
 from __future__ import annotations
 
 import copy
+import json
 import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -715,7 +716,10 @@ class PlaneView:
                     s.close()
         self.results = pd.concat([self.results, pd.DataFrame(rows)], ignore_index=True)
         what = ", ".join(f"{k} {v:.3g}" if isinstance(v, float) else f"{k} {v}" for k, v in here.items())
-        self._say(f"setting {setting}: {total} runs of {self.duration} ({what}), limit {self._limit_pkts()} packets")
+        ln = next(ln for ln in self.scenario(ccs[0])["links"] if ln.get("id") == self.link)
+        qd = (ln.get(self.dir) or {}).get("qdisc")
+        queue = json.dumps(qd) if qd else "the link's default"
+        self._say(f"setting {setting}: {total} run{'s' * (total > 1)} of {self.duration} ({what}); queue {queue}")
         self.draw()
 
     def draw(self) -> None:
