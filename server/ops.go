@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ccscope/ccscope/engine"
+	"github.com/ccscope/ccscope/engine/cc"
 	"github.com/ccscope/ccscope/engine/config"
 )
 
@@ -81,7 +82,10 @@ func (c *conn) opScenarios(a *args, _ any) (any, *Error) {
 	for _, b := range config.Builtins() {
 		list = append(list, map[string]string{"name": b.Name, "description": b.Description})
 	}
-	return map[string]any{"scenarios": list}, nil
+	// The congestion controls a flow's cc may name (pump and ping are flow
+	// kinds, not CCs): those built into this binary, a CC of one's own
+	// among them (README, Writing a congestion control).
+	return map[string]any{"scenarios": list, "ccs": cc.Names()}, nil
 }
 
 func (c *conn) opStats(a *args, _ any) (any, *Error) {

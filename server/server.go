@@ -24,7 +24,7 @@ import (
 )
 
 // ProtocolVersion is the wire protocol version this server speaks.
-const ProtocolVersion = "1.3"
+const ProtocolVersion = "1.4"
 
 // Options configure a Server. Zero values take the defaults noted; New
 // refuses negative ones.

@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -47,7 +48,7 @@ func TestHelloAndScenarios(t *testing.T) {
 	t.Parallel()
 	_, url := newTestServer(t, Options{})
 	c := dial(t, url)
-	h := c.call("hello", map[string]any{"version": "1.3", "client": "test"})
+	h := c.call("hello", map[string]any{"version": "1.4", "client": "test"})
 	if h["version"] != ProtocolVersion || h["engine_version"] != engine.Version {
 		t.Errorf("hello = %v, want version %s engine %s", h, ProtocolVersion, engine.Version)
 	}
@@ -61,6 +62,19 @@ func TestHelloAndScenarios(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, names); diff != "" {
 		t.Errorf("scenarios (-want +got):\n%s", diff)
+	}
+	// Every CC the server lists opens as a flow's cc, and one it does not
+	// list is refused, naming the field.
+	ccs := c.call("scenarios", nil)["ccs"].([]any)
+	if len(ccs) < 20 || !slices.Contains(ccs, any("cubic")) || slices.Contains(ccs, any("pump")) {
+		t.Errorf("ccs = %v, want the registry's CCs, cubic among them, no flow kinds", ccs)
+	}
+	for _, name := range ccs {
+		id := c.open("p-rtr-p", "flows.f0.cc="+name.(string), "runtime.duration=10ms")
+		c.call("close", map[string]any{"session": id})
+	}
+	if e := c.fail("open", map[string]any{"scenario": "p-rtr-p", "set": []any{"flows.f0.cc=nosuch"}}); e["code"] != string(CodeInvalidConfig) {
+		t.Errorf("open with cc nosuch: %v, want invalid_config", e)
 	}
 	st := c.call("stats", nil)
 	if asInt(st["connections"]) != 1 || asInt(st["sessions"]) != 0 {

@@ -186,6 +186,22 @@ class Client:
         """
         return list(self.call("scenarios")["scenarios"])
 
+    def ccs(self) -> list[str]:
+        """The congestion controls a flow's ``cc`` may name on this server.
+
+        Those compiled into its binary, sorted: the built-in ones and any of
+        one's own (README, *Writing a congestion control*); the flow kinds
+        ``pump`` and ``ping`` apart.
+
+        Raises:
+            ProtocolError: The server predates protocol 1.4, which added
+                the list.
+        """
+        res = self.call("scenarios")
+        if "ccs" not in res:
+            raise ProtocolError("ccscope: this server does not list its congestion controls (protocol 1.4 added them)")
+        return list(res["ccs"])
+
     def open(
         self,
         scenario_or_config: str | os.PathLike | Mapping[str, Any],

@@ -1,6 +1,6 @@
 """The wire codec, with no I/O: requests to bytes, bytes to frames.
 
-The protocol (``proto/README.md``, version 1.3) puts exactly one msgpack map
+The protocol (``proto/README.md``, version 1.4) puts exactly one msgpack map
 in every binary websocket message. A request has an ``op``, a response an
 ``ok``, a push a ``stream``. Data pushes and the ``signals`` result carry a
 complete Arrow IPC stream as msgpack ``bin``.
@@ -43,7 +43,7 @@ __all__ = [
 ]
 
 #: The protocol version this client speaks ("MAJOR.MINOR").
-PROTOCOL_VERSION = "1.3"
+PROTOCOL_VERSION = "1.4"
 
 
 @dataclass(frozen=True)

@@ -56,7 +56,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .results import Checkpoint
     from .session import Session
 
-__all__ = ["live", "LiveView", "QDISC_KINDS", "plane", "PlaneView", "CCS"]
+__all__ = ["live", "LiveView", "QDISC_KINDS", "plane", "PlaneView"]
 
 #: The qdisc kinds the dropdown offers (a restart of the run with that kind).
 QDISC_KINDS = ("fifo", "codel", "fq_codel", "pie", "fq_pie")
@@ -464,13 +464,6 @@ def _loss_p(loss: Any) -> float:
     return float(loss or 0.0)
 
 
-#: The congestion controls the plane view offers: the engine's, without the
-#: pump and ping flow kinds (a test holds it to ``ccscope scenarios --ccs``).
-CCS = (
-    "bbr", "bbr3", "bbrb", "bic", "cdg", "cubic", "dctcp", "highspeed", "htcp", "hybla", "illinois",
-    "leocc", "lp", "nv", "prague", "reno", "satcp", "scalable", "vegas", "veno", "westwood", "yeah",
-)  # fmt: skip
-
 # The buffer slider's range, in BDPs of the path as the sliders set it.
 _BUFFER_BDP = (0.05, 20.0)
 # How many of a plane's runs go to the server at once (its default allows a
@@ -594,7 +587,8 @@ class PlaneView:
         self.buffer = W.FloatLogSlider(value=buffer, base=10, min=math.log10(_BUFFER_BDP[0]),
                                        max=math.log10(_BUFFER_BDP[1]), step=0.05, description="buffer (BDP)")  # fmt: skip
         self.qdisc = W.Dropdown(options=sorted({*QDISC_KINDS, kind}), value=kind, description="qdisc")
-        self.ccs = W.SelectMultiple(options=sorted({*CCS, *ccs}), value=tuple(ccs), rows=6, description="CCs")
+        # The server's own list, a CC of one's own compiled into it included.
+        self.ccs = W.SelectMultiple(options=sorted({*client.ccs(), *ccs}), value=tuple(ccs), rows=6, description="CCs")
         self.seeds = W.IntSlider(value=int(seeds), min=1, max=10, description="seeds")
         self.quantile = W.ToggleButtons(options=["p50", "p99"], value=quantile, description="RTT")
         self.run_button = W.Button(description="run", icon="play")

@@ -118,4 +118,6 @@ class FakeServer:
             return [ok({"session": req["session"], "closed": True})]
         if op == "stats":
             return [ok({"sessions": 1})]
+        if op == "scenarios":  # a 1.0 server: no "ccs" (1.4)
+            return [ok({"scenarios": [{"name": "toy", "description": "a toy"}]})]
         return [fail("unknown_op", f"no op {op!r}")]

@@ -269,3 +269,11 @@ def test_signals_marks_dropped_rows(fake):
     t = s.signals("flows")
     assert s.dropped_rows == {"flows": 42}
     assert t.schema.metadata[b"ccscope.dropped_rows"] == b"42"
+
+
+def test_ccs_from_a_server_before_1_4_says_so(fake):
+    # The fake speaks 1.0, whose scenarios result has no "ccs".
+    c, _, _ = fake
+    assert [x["name"] for x in c.scenarios()] == ["toy"]
+    with pytest.raises(errors.ProtocolError, match="protocol 1.4"):
+        c.ccs()

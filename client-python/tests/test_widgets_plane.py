@@ -11,14 +11,17 @@ pytest.importorskip("pandas")
 mpl = pytest.importorskip("matplotlib")
 mpl.use("Agg")
 
-from ccscope.widgets import CCS, PlaneView  # noqa: E402
+from ccscope.widgets import PlaneView  # noqa: E402
 
 pytestmark = pytest.mark.server
 
 
-def test_ccs_are_the_engines(server_binary):
+def test_the_cc_selector_offers_the_servers_ccs(client, server_binary):
+    # The server's list is the binary's, as `ccscope scenarios --ccs` prints it.
     out = subprocess.run([str(server_binary), "scenarios", "--ccs"], capture_output=True, text=True, check=True).stdout
-    assert sorted(CCS) == sorted(out.split())
+    assert client.ccs() == out.split()
+    view = PlaneView(client, "p-rtr-p", ccs=("cubic",), seeds=1, duration="1s", run=False)
+    assert list(view.ccs.options) == out.split() and view.ccs.value == ("cubic",)
 
 
 def test_a_fifo_full_at_its_peak_sets_cubics_tail_and_not_bbrs_median(client):
