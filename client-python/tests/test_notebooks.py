@@ -40,7 +40,7 @@ JOBS = max(1, int(os.environ.get("CCSCOPE_NOTEBOOK_JOBS", "2")))
 
 def test_there_are_notebooks():
     names = [p.name for p in NOTEBOOKS]
-    for want in ("01-quickstart.ipynb", "02-loss-response.ipynb", "03-bufferbloat-lab.ipynb", "04-sim-vs-kernel.ipynb", "05-leo.ipynb", "06-rebbr.ipynb", "07-calibration.ipynb", "08-topologies.ipynb", "09-tcp-lp.ipynb"):
+    for want in ("01-quickstart.ipynb", "02-loss-response.ipynb", "03-bufferbloat-lab.ipynb", "04-sim-vs-kernel.ipynb", "05-leo.ipynb", "06-rebbr.ipynb", "07-calibration.ipynb", "08-topologies.ipynb", "09-tcp-lp.ipynb", "10-learned-cc.ipynb"):
         assert want in names, f"notebooks/ has {names}, missing {want}"
 
 
