@@ -37,6 +37,9 @@ func svgPlanes(id, axis string, paths []string, rows []*Row, metric string) (str
 				continue
 			}
 			label := seriesLabel(r, paths, axis, len(flows) > 1)
+			if colours[label] == "" { // a series the chart's metric has no value of
+				colours[label] = palette[len(colours)%len(palette)]
+			}
 			pts = append(pts, planePoint{delayMs: float64(*r.RTTP99Ps) / 1e9, mbps: float64(*r.GoodputBps) / 1e6, label: label, row: r})
 		}
 		if len(pts) == 0 {
