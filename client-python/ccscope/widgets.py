@@ -599,7 +599,7 @@ class PlaneView:
                        "buffer": self.buffer.value, "qdisc": kind}  # fmt: skip
         self._colors: dict[str, str] = {}
         self.results = pd.DataFrame()
-        self.run_button.on_click(lambda _b: self.run())
+        self.run_button.on_click(self._on_run)
         self.quantile.observe(lambda _c: self.draw(), names="value")
         self.widget = W.VBox(
             [
@@ -715,6 +715,15 @@ class PlaneView:
         queue = json.dumps(qd) if qd else "the link's default"
         self._say(f"setting {setting}: {total} run{'s' * (total > 1)} of {self.duration} ({what}); queue {queue}")
         self.draw()
+
+    def _on_run(self, _button: Any) -> None:
+        # ipywidgets swallows a callback's exception into its log: a scenario
+        # the server refuses (a qdisc that takes no packet limit) is said in
+        # the status line instead.
+        try:
+            self.run()
+        except ServerError as e:
+            self._say(f"run refused: {e.message}")
 
     def draw(self) -> None:
         """Redraw the plane and the table from :attr:`results`."""

@@ -90,3 +90,13 @@ def test_untouched_controls_leave_the_scenario_and_bad_arguments_are_refused(cli
             PlaneView(client, "p-rtr-p", run=False, **kwargs)
     with pytest.raises(ValueError, match="no fixed rate"):
         PlaneView(client, "cellular", run=False)
+
+
+def test_a_refused_run_is_said_in_the_status_line(client):
+    # Runs longer than the server allows (max_sim_time_ps, a day by default)
+    # are refused when they open: the run button's callback says so rather
+    # than losing it in the widget's log.
+    view = PlaneView(client, "p-rtr-p", ccs=("reno",), seeds=1, duration="172800s", run=False)
+    view.run_button.click()
+    assert "run refused" in view.status.value, view.status.value
+    assert len(view.results) == 0
