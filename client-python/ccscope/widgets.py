@@ -562,11 +562,13 @@ class PlaneView:
         if link not in links:
             raise ValueError(f"ccscope.widgets.plane: link is {link!r}, not a link of the scenario ({', '.join(links)})")
         if not any(f.get("id") == flow for f in self._config.get("flows", [])):
-            ids = ", ".join(str(f.get("id")) for f in self._config.get("flows", []))
-            raise ValueError(f"ccscope.widgets.plane: flow is {flow!r}, not a flow of the scenario's list ({ids})")
+            ids = ", ".join(f["id"] if "id" in f else f"group {f.get('group')}" for f in self._config.get("flows", []))
+            raise ValueError(f"ccscope.widgets.plane: flow is {flow!r}, not a flow the scenario lists ({ids}); "
+                             "the view sets one flow's cc, so a group's flows cannot be picked one by one")  # fmt: skip
         ln, d = self._link(self._config, link, dir)
         if "rate" not in d and "rate" not in ln:
-            raise ValueError(f"ccscope.widgets.plane: {link}/{dir} has no fixed rate (a trace drives it); the view sets one")
+            raise ValueError(f"ccscope.widgets.plane: {link}/{dir} has no fixed rate (a trace or a capacity process "
+                             "drives it); the view sets one")  # fmt: skip
         if not path or not path.get("bottleneck_bps"):
             raise ValueError(f"ccscope.widgets.plane: the server reports no path for flow {flow!r}")
         self._client = client

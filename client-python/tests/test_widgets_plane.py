@@ -90,6 +90,10 @@ def test_untouched_controls_leave_the_scenario_and_bad_arguments_are_refused(cli
             PlaneView(client, "p-rtr-p", run=False, **kwargs)
     with pytest.raises(ValueError, match="no fixed rate"):
         PlaneView(client, "cellular", run=False)
+    with pytest.raises(ValueError, match="a capacity process"):
+        PlaneView(client, "leo-handover", run=False)
+    with pytest.raises(ValueError, match=r"group up, group down, ping\); .* a group's flows"):
+        PlaneView(client, "rrul", flow="up/0", run=False)
 
 
 def test_a_refused_run_is_said_in_the_status_line(client):
