@@ -719,9 +719,9 @@ class PlaneView:
         self.draw()
 
     def _on_run(self, _button: Any) -> None:
-        # ipywidgets swallows a callback's exception into its log: a scenario
-        # the server refuses (a qdisc that takes no packet limit) is said in
-        # the status line instead.
+        # ipywidgets swallows a callback's exception into its log: a run the
+        # server refuses (one longer than its limits allow) is said in the
+        # status line instead.
         try:
             self.run()
         except ServerError as e:
