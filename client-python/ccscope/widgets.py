@@ -507,7 +507,8 @@ class PlaneView:
         link: The bottleneck link the sliders set.
         dir: Its data direction, ``"ab"`` or ``"ba"``.
         flow: The flow whose CC each run sets and whose goodput and RTT
-            are drawn.
+            are drawn, or a flow group's name: every flow of the group
+            takes the CC and is drawn, a dot per flow and run.
         ccs: The CCs compared at first (the selector changes them).
         seeds: Seeds per CC at first, the scenario's seed and those after
             it (1 to 10).
@@ -519,7 +520,7 @@ class PlaneView:
         results: A pandas DataFrame of every run so far: ``setting`` (0, 1,
             … in run order), the path's settings (``rate_mbps``,
             ``delay_ms``, ``loss_pct``, ``buffer_bdp``, ``qdisc``), ``cc``,
-            ``seed``, and the flow's ``goodput_bps``, ``rtt_p50_ps``,
+            ``seed``, ``flow``, and the flow's ``goodput_bps``, ``rtt_p50_ps``,
             ``rtt_p99_ps``, ``retransmits``, ``base_rtt_ps`` and
             ``bottleneck_bps``.
         widget: The top-level widget box.
@@ -554,17 +555,19 @@ class PlaneView:
         try:
             self._config = copy.deepcopy(probe.config)
             self._seed0 = probe.seed
-            path = probe.paths.get(flow)
+            # A group's flows are named group/0, group/1, ...: its first one's path.
+            self._group = any(f.get("group") == flow for f in self._config.get("flows", []))
+            path = probe.paths.get(f"{flow}/0" if self._group else flow)
             queue = probe.queues.get(f"{link}/{dir}", {})
             links = probe.links
         finally:
             probe.close()
         if link not in links:
             raise ValueError(f"ccscope.widgets.plane: link is {link!r}, not a link of the scenario ({', '.join(links)})")
-        if not any(f.get("id") == flow for f in self._config.get("flows", [])):
+        if not self._group and not any(f.get("id") == flow for f in self._config.get("flows", [])):
             ids = ", ".join(f["id"] if "id" in f else f"group {f.get('group')}" for f in self._config.get("flows", []))
-            raise ValueError(f"ccscope.widgets.plane: flow is {flow!r}, not a flow the scenario lists ({ids}); "
-                             "the view sets one flow's cc, so a group's flows cannot be picked one by one")  # fmt: skip
+            raise ValueError(f"ccscope.widgets.plane: flow is {flow!r}, neither a flow nor a group the scenario lists ({ids}); "
+                             "the view sets a flow's or a whole group's cc")  # fmt: skip
         ln, d = self._link(self._config, link, dir)
         if "rate" not in d and "rate" not in ln:
             raise ValueError(f"ccscope.widgets.plane: {link}/{dir} has no fixed rate (a trace or a capacity process "
@@ -665,7 +668,7 @@ class PlaneView:
             qd["limit"] = f"{self._limit_pkts()}p"
             d["qdisc"] = qd
         for f in config["flows"]:
-            if f.get("id") == self.flow:
+            if f.get("group" if self._group else "id") == self.flow:
                 if f.get("cc") != cc:
                     f.pop("cc_params", None)  # another CC's module parameters
                 f["cc"] = cc
@@ -703,10 +706,13 @@ class PlaneView:
                     sessions.append(self._client.open(self.scenario(cc), seed=seed))
                 self._client.call_many([("run", {"session": s.id}) for s in sessions])
                 for (cc, seed), s in zip(batch, sessions):
-                    f = s.summary().flow(self.flow)
-                    rows.append({"setting": setting, **here, "cc": cc, "seed": seed, "goodput_bps": f["goodput_bps"],
-                                 "rtt_p50_ps": f["rtt_p50_ps"], "rtt_p99_ps": f["rtt_p99_ps"], "retransmits": f["retransmits"],
-                                 "base_rtt_ps": f["path_base_rtt_ps"], "bottleneck_bps": f["path_bottleneck_bps"]})  # fmt: skip
+                    for f in s.summary()["flows"]:
+                        if not (f["id"].startswith(self.flow + "/") if self._group else f["id"] == self.flow):
+                            continue
+                        rows.append({"setting": setting, **here, "cc": cc, "seed": seed, "flow": f["id"],
+                                     "goodput_bps": f["goodput_bps"], "rtt_p50_ps": f["rtt_p50_ps"],
+                                     "rtt_p99_ps": f["rtt_p99_ps"], "retransmits": f["retransmits"],
+                                     "base_rtt_ps": f["path_base_rtt_ps"], "bottleneck_bps": f["path_bottleneck_bps"]})  # fmt: skip
             finally:
                 for s in sessions:
                     s.close()
