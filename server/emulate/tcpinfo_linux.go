@@ -107,8 +107,8 @@ func (ti *tcpInfo) inflight() uint32 {
 // it sums to every segment sent: delivered + packets_out − sacked_out +
 // total_retrans.
 func (ti *tcpInfo) lostSoFar() uint64 {
-	sent := uint64(ti.TotalRetrans) + uint64(ti.Lost)
-	return sent - min(uint64(ti.Retrans), sent)
+	n := uint64(ti.TotalRetrans) + uint64(ti.Lost)
+	return n - min(uint64(ti.Retrans), n)
 }
 
 // bbrInfo is struct tcp_bbr_info (include/uapi/linux/inet_diag.h), the
