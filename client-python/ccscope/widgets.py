@@ -692,6 +692,7 @@ class PlaneView:
         here = self.settings()
         for cc in ccs:
             self._colors.setdefault(cc, f"C{len(self._colors) % 10}")
+        configs = {cc: self.scenario(cc) for cc in ccs}
         points = [(cc, seed) for cc in ccs for seed in seeds]
         rows, total = [], len(points)
         # A batch of sessions runs at once: the server gives each its own
@@ -703,7 +704,7 @@ class PlaneView:
             sessions = []
             try:
                 for cc, seed in batch:
-                    sessions.append(self._client.open(self.scenario(cc), seed=seed))
+                    sessions.append(self._client.open(configs[cc], seed=seed))
                 self._client.call_many([("run", {"session": s.id}) for s in sessions])
                 for (cc, seed), s in zip(batch, sessions):
                     for f in s.summary()["flows"]:
@@ -718,7 +719,7 @@ class PlaneView:
                     s.close()
         self.results = pd.concat([self.results, pd.DataFrame(rows)], ignore_index=True)
         what = ", ".join(f"{k} {v:.3g}" if isinstance(v, float) else f"{k} {v}" for k, v in here.items())
-        ln = next(ln for ln in self.scenario(ccs[0])["links"] if ln.get("id") == self.link)
+        ln = next(ln for ln in configs[ccs[0]]["links"] if ln.get("id") == self.link)
         qd = (ln.get(self.dir) or {}).get("qdisc")
         queue = json.dumps(qd) if qd else "the link's default"
         self._say(f"setting {setting}: {total} run{'s' * (total > 1)} of {self.duration} ({what}); queue {queue}")

@@ -321,7 +321,7 @@ func svgChart(axis string, paths []string, rows []*Row, metric string) (string, 
 		xi[x] = i
 	}
 	flows, seeds := flowGroups(rows, metric)
-	colours := seriesColours(axis, paths, rows, metric)
+	colours := seriesColours(axis, paths, rows, metric, len(flows) > 1)
 	caption := spanCaption(len(seeds), flows) + " " + sc.caption()
 	var ss []*series
 	byLabel := map[string]*series{}
@@ -453,15 +453,15 @@ func flowGroups(rows []*Row, metric string) (flows map[string]map[string]bool, s
 
 // seriesColours gives each series of axis's chart its colour, in the order
 // the rows with a value of metric first show them, so that the chart and
-// its throughput–delay planes colour a series alike.
-func seriesColours(axis string, paths []string, rows []*Row, metric string) map[string]string {
-	flows, _ := flowGroups(rows, metric)
+// its throughput–delay planes colour a series alike; byGroup is
+// seriesLabel's (the rows' flowGroups are several).
+func seriesColours(axis string, paths []string, rows []*Row, metric string, byGroup bool) map[string]string {
 	colours := map[string]string{}
 	for _, r := range rows {
 		if _, ok := metricValue(metric, r); !ok {
 			continue
 		}
-		if l := seriesLabel(r, paths, axis, len(flows) > 1); colours[l] == "" {
+		if l := seriesLabel(r, paths, axis, byGroup); colours[l] == "" {
 			colours[l] = palette[len(colours)%len(palette)]
 		}
 	}

@@ -27,7 +27,8 @@ func svgPlanes(id, axis string, paths []string, rows []*Row, metric string) (str
 		return "", fmt.Sprintf("No throughput–delay planes: %s takes %d values, more than the %d planes a page draws (ccscope.plot.plane draws any point's).", axis, len(xs), maxPlanes)
 	}
 	flows, _ := flowGroups(rows, metric)
-	colours := seriesColours(axis, paths, rows, metric)
+	byGroup := len(flows) > 1
+	colours := seriesColours(axis, paths, rows, metric, byGroup)
 	var b strings.Builder
 	drawn := 0
 	for _, x := range xs {
@@ -36,7 +37,7 @@ func svgPlanes(id, axis string, paths []string, rows []*Row, metric string) (str
 			if string(r.Params[axis]) != x || r.GoodputBps == nil || r.RTTP99Ps == nil || *r.RTTP99Ps <= 0 {
 				continue
 			}
-			label := seriesLabel(r, paths, axis, len(flows) > 1)
+			label := seriesLabel(r, paths, axis, byGroup)
 			if colours[label] == "" { // a series the chart's metric has no value of
 				colours[label] = palette[len(colours)%len(palette)]
 			}
